@@ -1,0 +1,37 @@
+# Two commands do all set-up: `make run` (the series, the main job) and `make test`.
+# Both create or reuse .venv from requirements*.txt; a changed requirements file reinstalls.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed-$(shell cat requirements.txt requirements-dev.txt | sha1sum | cut -c1-12)
+BACKEND ?= auto
+ARGS   ?=
+KERNEL := trainium-profiling
+
+.PHONY: venv run test kernel lab clean-runs
+
+$(STAMP): requirements.txt requirements-dev.txt
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q -r requirements-dev.txt
+	@rm -f $(VENV)/.installed-* && touch $@
+
+venv: $(STAMP)
+
+## run the whole series on the detected backend into runs/<UTC time>-<backend>/
+run: venv
+	$(PY) -m helpers.run_series --backend $(BACKEND) $(ARGS)
+
+## run the test suite (BACKEND=cpu unless set; notebooks run end to end with papermill)
+test: venv
+	BACKEND=$(if $(filter auto,$(BACKEND)),cpu,$(BACKEND)) $(PY) -m pytest $(ARGS)
+
+## register this environment as the Jupyter kernel "Python (trainium-profiling)"
+kernel: venv
+	$(PY) -m ipykernel install --user --name $(KERNEL) --display-name "Python ($(KERNEL))"
+
+## JupyterLab on 127.0.0.1 only, with a token (printed at start)
+lab: kernel
+	$(VENV)/bin/jupyter lab --ip 127.0.0.1 --no-browser --notebook-dir notebooks
+
+clean-runs:
+	rm -rf runs/

@@ -1,0 +1,254 @@
+"""Choose the backend (neuron, cuda or cpu) and hold what differs between them.
+
+Every notebook runs on all three. What changes is small and lives here: the torch device, the
+profiler activities, how to wait for the device, the key_averages column that holds device
+time, and the torch.compile backend. The rest of the series reads these fields instead of
+branching on the backend's name.
+"""
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import os
+import platform
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch.profiler import ProfilerActivity
+
+from .errors import BackendUnavailableError, ParameterError
+
+BACKEND_CHOICES = ("auto", "neuron", "cuda", "cpu")
+
+NEURON_VENV = "/opt/aws_neuronx_venv_torch_neuronx_2_14_0"
+NEURON_INSTALL_FIX = (
+    f"on a trn2/trn3 Neuron DLAMI run `source {NEURON_VENV}/bin/activate` and select that kernel; "
+    "elsewhere `pip install -r requirements-neuron.txt` (torch-neuronx==2.14.*, neuronx-cc==2.*) "
+    "with the Neuron pip repository as extra index. TorchNeuron does not support trn1."
+)
+
+
+@dataclass(frozen=True)
+class Backend:
+    """What one backend needs for profiling and timing.
+
+    `device_label` is how torch.profiler names the device in its tables: with PrivateUse1 the
+    column is named after the backend ("NEURON"), with CUDA it is "CUDA".
+    """
+
+    name: str
+    activities: tuple[ProfilerActivity, ...]
+    device_time_sort_key: str
+    compile_backend: str
+    asynchronous: bool
+    device_label: str
+    reason: str = ""
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def device(self) -> torch.device:
+        """Built on use: `torch.device("neuron")` exists only once torch-neuronx has registered it."""
+        return torch.device(self.name)
+
+    def synchronize(self) -> None:
+        """Wait until all queued device work is finished (a no-op on cpu, which never queues)."""
+        if self.name == "neuron":
+            torch.neuron.synchronize()
+        elif self.name == "cuda":
+            torch.cuda.synchronize()
+
+    @property
+    def has_device_timeline(self) -> bool:
+        """True where the profiler records device activity apart from CPU ops."""
+        return self.name in ("neuron", "cuda")
+
+    def device_count(self) -> int:
+        if self.name == "neuron":
+            return int(torch.neuron.device_count())
+        if self.name == "cuda":
+            return torch.cuda.device_count()
+        return 1
+
+    def device_name(self) -> str:
+        if self.name == "cuda":
+            return torch.cuda.get_device_name(0)
+        if self.name == "neuron":
+            try:
+                return str(torch.neuron.get_device_properties(0).name)
+            except Exception:  # the property set is not documented for every SDK
+                return "NeuronCore (name not reported by this torch-neuronx)"
+        return cpu_model_name()
+
+    def memory_free_bytes(self) -> int | None:
+        """Free memory where this backend's tensors live, or None if it cannot be read."""
+        if self.name == "cuda":
+            free, _total = torch.cuda.mem_get_info()
+            return int(free)
+        if self.name == "neuron":
+            try:
+                total = torch.neuron.get_device_properties(0).total_memory
+                return int(total - torch.neuron.memory_allocated())
+            except Exception:
+                return None
+        return host_memory_available_bytes()
+
+    def describe(self) -> dict[str, Any]:
+        """The environment record written beside every result."""
+        return {
+            "backend": self.name,
+            "reason": self.reason,
+            "device": self.name,
+            "device_name": self.device_name(),
+            "device_count": self.device_count(),
+            "python": platform.python_version(),
+            "torch": torch.__version__,
+            "torch_neuronx": package_version("torch-neuronx"),
+            "neuronx_cc": package_version("neuronx-cc"),
+            "cuda_runtime": torch.version.cuda,
+            "platform": platform.platform(),
+            "cpu_count": os.cpu_count(),
+        }
+
+
+def package_version(dist: str) -> str | None:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def host_memory_available_bytes() -> int | None:
+    """MemAvailable from /proc/meminfo (Linux); None elsewhere."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def cpu_model_name() -> str:
+    """The CPU's marketing name from /proc/cpuinfo (Linux), else the architecture."""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def neuron_status() -> tuple[bool, str]:
+    """Whether TorchNeuron can run here, and if not, why."""
+    if importlib.util.find_spec("torch_neuronx") is None:
+        return False, "torch-neuronx is not installed in this Python environment"
+    try:
+        import torch_neuronx  # noqa: F401  (registers `neuron` even with autoload off)
+    except Exception as exc:  # a broken install must not stop cpu/cuda runs
+        return False, f"torch-neuronx is installed but `import torch_neuronx` failed: {exc}"
+    neuron = getattr(torch, "neuron", None)
+    if neuron is None:
+        return False, "torch-neuronx imported but torch.neuron is missing (version mismatch?)"
+    try:
+        available = bool(neuron.is_available())
+    except RuntimeError as exc:
+        from .neuron import explain_runtime_error
+
+        raise explain_runtime_error(exc) from exc
+    if not available:
+        return False, "torch.neuron.is_available() is False: no NeuronCores visible (check `neuron-ls`)"
+    return True, f"torch-neuronx {package_version('torch-neuronx')} sees NeuronCores"
+
+
+def cuda_status() -> tuple[bool, str]:
+    if torch.cuda.is_available():
+        return True, f"torch.cuda.is_available() is True ({torch.cuda.get_device_name(0)})"
+    if torch.version.cuda is None:
+        return False, f"this torch ({torch.__version__}) is a CPU-only build"
+    return False, "torch.cuda.is_available() is False: no GPU visible to this CUDA build of torch"
+
+
+def make_backend(name: str, reason: str) -> Backend:
+    """Build the Backend record for a backend already known to be available."""
+    if name == "neuron":
+        return Backend(
+            name="neuron",
+            activities=(ProfilerActivity.CPU, ProfilerActivity.PrivateUse1),
+            device_time_sort_key="self_privateuse1_time_total",
+            compile_backend="neuron",
+            asynchronous=True,
+            device_label="NEURON",
+            reason=reason,
+        )
+    if name == "cuda":
+        return Backend(
+            name="cuda",
+            activities=(ProfilerActivity.CPU, ProfilerActivity.CUDA),
+            device_time_sort_key="self_cuda_time_total",
+            compile_backend="inductor",
+            asynchronous=True,
+            device_label="CUDA",
+            reason=reason,
+        )
+    if name == "cpu":
+        return Backend(
+            name="cpu",
+            activities=(ProfilerActivity.CPU,),
+            device_time_sort_key="self_cpu_time_total",
+            compile_backend="inductor",
+            asynchronous=False,
+            device_label="CPU",
+            reason=reason,
+            notes=(
+                "On cpu the device is the CPU: there is no separate device timeline, so the "
+                "profiler's device-time columns stay empty and compute time is CPU time.",
+            ),
+        )
+    raise ParameterError(
+        f"BACKEND={name!r} is not a backend this series knows",
+        f"use one of {', '.join(BACKEND_CHOICES)}",
+    )
+
+
+def select_backend(requested: str = "auto") -> Backend:
+    """Honour an explicit BACKEND, or pick neuron, then cuda, then cpu.
+
+    An explicit backend that cannot run is an error that names what is missing, never a silent
+    fall-back: a regression check asked to run on neuron must not quietly measure a CPU.
+    """
+    if not isinstance(requested, str) or requested.strip().lower() not in BACKEND_CHOICES:
+        raise ParameterError(
+            f"BACKEND={requested!r} is not one of {', '.join(BACKEND_CHOICES)}",
+            "pass e.g. `-p BACKEND cpu` to papermill, or BACKEND=cpu to make",
+        )
+    requested = requested.strip().lower()
+    if requested == "neuron":
+        ok, why = neuron_status()
+        if not ok:
+            raise BackendUnavailableError(f"BACKEND=neuron requested, but {why}", NEURON_INSTALL_FIX)
+        return make_backend("neuron", f"requested explicitly; {why}")
+    if requested == "cuda":
+        ok, why = cuda_status()
+        if not ok:
+            raise BackendUnavailableError(
+                f"BACKEND=cuda requested, but {why}",
+                "run on a machine with an NVIDIA GPU and a CUDA build of torch 2.13.0, or use BACKEND=cpu",
+            )
+        return make_backend("cuda", f"requested explicitly; {why}")
+    if requested == "cpu":
+        return make_backend("cpu", "requested explicitly")
+
+    neuron_ok, neuron_why = neuron_status()
+    if neuron_ok:
+        return make_backend("neuron", f"auto: {neuron_why}")
+    cuda_ok, cuda_why = cuda_status()
+    if cuda_ok:
+        return make_backend("cuda", f"auto: neuron skipped ({neuron_why}); {cuda_why}")
+    return make_backend("cpu", f"auto: neuron skipped ({neuron_why}); cuda skipped ({cuda_why})")
+
+

@@ -1,0 +1,220 @@
+"""The documented torch-neuronx profiling API, and the output folder it writes.
+
+Nothing here has run on Trainium in this project's CI: it follows the vendor documentation
+summarised in shared/reference/neuron-profiling-facts.md. Where that summary marks a fact
+UNVERIFIED (`correlate_device_time`, device time in key_averages), the code detects it at run
+time and reports what it found. The contract tests in tests/test_neuron_contract.py check these
+functions against a fake torch_neuronx and a synthetic output folder in the documented layout.
+"""
+from __future__ import annotations
+
+import inspect
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import DeviceBusyError, SeriesError
+
+# Runtime messages seen when another process holds the NeuronCores, or none can be counted.
+_BUSY_PATTERNS = re.compile(
+    r"(allocat\w* .*neuron ?core|neuron ?core.*(in use|busy|allocat|not available)|nrt_init|"
+    r"failed to (count|get|find) .*neuron|logical neuron ?core|NRT_RESOURCE|NRT_FAILURE)",
+    re.IGNORECASE,
+)
+
+BUSY_FIX = (
+    "another process holds the NeuronCores: shut down the other notebook's kernel "
+    "(Kernel > Shut Down Kernel) or end that process, then run again; `neuron-ls` shows "
+    "which PID holds each device"
+)
+
+
+def explain_runtime_error(exc: BaseException) -> SeriesError | BaseException:
+    """Turn the runtime's 'cannot allocate NeuronCores' errors into one clear line.
+
+    Any other error is returned unchanged, so that it is re-raised as it came.
+    """
+    if _BUSY_PATTERNS.search(str(exc)):
+        first_line = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+        return DeviceBusyError(f"The Neuron runtime could not get NeuronCores ({first_line})", BUSY_FIX)
+    return exc
+
+
+def accepts_keyword(callable_: Any, name: str) -> bool:
+    """True only if `name` is an explicit parameter of `callable_`.
+
+    A **kwargs catch-all is not proof that the keyword is understood, so it counts as no.
+    """
+    try:
+        params = inspect.signature(callable_).parameters
+    except (TypeError, ValueError):  # builtins and C extensions may have no signature
+        return False
+    param = params.get(name)
+    return param is not None and param.kind in (
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        inspect.Parameter.KEYWORD_ONLY,
+    )
+
+
+@dataclass
+class NeuronProfilerSetup:
+    """The NeuronConfig and exporter for one profiled run, and what was detected."""
+
+    config: Any
+    exporter: Any
+    config_kwargs: dict[str, Any]
+    correlate_device_time: bool
+    output_dir: Path
+
+
+def neuron_profiler_setup(output_dir: Path) -> NeuronProfilerSetup:
+    """Build NeuronConfig(modes=[DEVICE, RUNTIME]) and NeuronProfiler as the vendor documents.
+
+    `correlate_device_time=True` is passed only where the installed NeuronConfig names it.
+    """
+    from torch_neuronx.profiling import NeuronConfig, NeuronProfiler, ProfileMode
+
+    kwargs: dict[str, Any] = {
+        "modes": [ProfileMode.DEVICE, ProfileMode.RUNTIME],
+        "profile_output_dir": str(output_dir),
+    }
+    correlate = accepts_keyword(NeuronConfig, "correlate_device_time")
+    if correlate:
+        kwargs["correlate_device_time"] = True
+    config = NeuronConfig(**kwargs)
+    return NeuronProfilerSetup(
+        config=config,
+        exporter=NeuronProfiler(config),
+        config_kwargs=kwargs,
+        correlate_device_time=correlate,
+        output_dir=output_dir,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# The output folder: <dir>/<instance-id>_pid_<pid>/<timestamp>/
+# ---------------------------------------------------------------------------------------------
+_SESSION_PARENT = re.compile(r"^(?P<instance>.+)_pid_(?P<pid>\d+)$")
+_MODEL_NEFF = re.compile(r"^neff_(?P<hash>\d+)\.neff$")
+_SESSION_NEFF = re.compile(r"^neff_(?P<hash>[0-9A-Za-z]+)_vnc_(?P<vnc>\d+)\.neff$")
+_MODEL_NTFF = re.compile(r"^(?P<hash>\d+)_instid_(?P<inst>\d+)_vnc_(?P<vnc>\d+)\.ntff$")
+_SESSION_NTFF = re.compile(r"^profile_nc_(?P<core>\d+)_session_(?P<session>\d+)\.ntff$")
+_FRAMEWORK_TRACE = re.compile(r"^(trace|neuron_framework_trace_rank_\d+)\.json(\.gz)?$")
+
+FIX_EMPTY = (
+    "the profiler wrote nothing: pass on_trace_ready=NeuronProfiler(cfg).export_trace, call "
+    "prof.step() every iteration, and run at least wait+warmup+active steps"
+)
+FIX_EMPTY_NTFF = (
+    "0-byte .ntff is the documented sign of a warm-up problem: warm up at least 3 iterations "
+    "before the active window (schedule warmup>=3) so that no compilation falls inside it"
+)
+FIX_NO_NEFF = (
+    "no .neff beside the traces: set NeuronConfig(neff_cache_dir=...) or "
+    "TORCH_NEURONX_NEFF_CACHE_DIR to the profile folder before the run"
+)
+FIX_ONLY_PB = "only .pb files: ProfileMode.DEVICE was off; add it to NeuronConfig(modes=[...])"
+FIX_NEFF_WITHOUT_NTFF = (
+    "a model-mode NEFF has no NTFF with its hash: the device trace for that graph was not "
+    "captured; re-run with ProfileMode.DEVICE and enough warm-up"
+)
+
+
+@dataclass
+class ArtifactProblem:
+    sign: str
+    fix: str
+    path: Path | None = None
+
+
+@dataclass
+class NeuronArtifacts:
+    """What a Neuron profile folder holds, sorted the way Neuron Explorer pairs it."""
+
+    root: Path
+    session_dirs: list[Path] = field(default_factory=list)
+    neffs: list[Path] = field(default_factory=list)
+    ntffs: list[Path] = field(default_factory=list)
+    model_pairs: list[tuple[Path, Path]] = field(default_factory=list)
+    session_ntffs: dict[int, list[Path]] = field(default_factory=dict)
+    framework_traces: list[Path] = field(default_factory=list)
+    pb_files: list[Path] = field(default_factory=list)
+    problems: list[ArtifactProblem] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def find_neuron_artifacts(root: Path | str) -> NeuronArtifacts:
+    """List NEFF/NTFF/.pb files under a profile folder and check them for the documented failure signs.
+
+    Never raises for a bad folder: what is wrong is reported in `problems`, each with its fix.
+    """
+    root = Path(root)
+    found = NeuronArtifacts(root=root)
+    if not root.is_dir():
+        found.problems.append(ArtifactProblem("profile folder does not exist", FIX_EMPTY, root))
+        return found
+    files = sorted(p for p in root.rglob("*") if p.is_file())
+    found.session_dirs = sorted(
+        {p.parent for p in files if p.parent.parent != p.parent and _SESSION_PARENT.match(p.parent.parent.name)}
+    )
+    if not files:
+        found.problems.append(ArtifactProblem("profile folder is empty", FIX_EMPTY, root))
+        return found
+
+    model_neffs: dict[str, Path] = {}
+    model_ntffs: dict[str, list[Path]] = {}
+    for path in files:
+        name = path.name
+        if name.endswith(".neff"):
+            found.neffs.append(path)
+            if m := _MODEL_NEFF.match(name):
+                model_neffs[m["hash"]] = path
+        elif name.endswith(".ntff"):
+            found.ntffs.append(path)
+            if path.stat().st_size == 0:
+                found.problems.append(ArtifactProblem("0-byte .ntff", FIX_EMPTY_NTFF, path))
+            if m := _MODEL_NTFF.match(name):
+                model_ntffs.setdefault(m["hash"], []).append(path)
+            elif m := _SESSION_NTFF.match(name):
+                found.session_ntffs.setdefault(int(m["core"]), []).append(path)
+        elif name.endswith(".pb"):
+            found.pb_files.append(path)
+        elif _FRAMEWORK_TRACE.match(name):
+            found.framework_traces.append(path)
+
+    for digest, neff in sorted(model_neffs.items()):
+        for ntff in model_ntffs.get(digest, []):
+            found.model_pairs.append((neff, ntff))
+        if digest not in model_ntffs:
+            found.problems.append(ArtifactProblem("NEFF without its NTFF", FIX_NEFF_WITHOUT_NTFF, neff))
+    if found.ntffs and not found.neffs:
+        found.problems.append(ArtifactProblem("no .neff", FIX_NO_NEFF, root))
+    if found.pb_files and not found.ntffs and not found.neffs:
+        found.problems.append(ArtifactProblem("only .pb files", FIX_ONLY_PB, root))
+    return found
+
+
+def explorer_commands(profile_dir: Path | str, display_name: str = "rmsnorm") -> dict[str, str]:
+    """The documented ways to open a profile in Neuron Explorer, ready to copy.
+
+    The tunnel binds both forwarded ports to 127.0.0.1 on the laptop: the UI (3001) calls its API
+    (3002) from the browser, so forwarding only 3001 shows an empty UI.
+    """
+    d = str(profile_dir)
+    return {
+        "view": f"neuron-explorer view -d {d}",
+        "ingest": f"neuron-explorer view -d {d} --ingest-only --display-name {display_name}",
+        "one_pair": "neuron-explorer view -n <file>.neff -s <file>.ntff",
+        "tunnel": (
+            "ssh -L 127.0.0.1:3001:localhost:3001 -L 127.0.0.1:3002:localhost:3002 <user>@<instance>"
+            "   # then browse http://localhost:3001"
+        ),
+        "vscode": (
+            'VS Code: install the "AWS Neuron Explorer" extension, connect with Remote-SSH, '
+            "open the profile folder (the extension runs the server, no tunnel needed)"
+        ),
+    }

@@ -1,0 +1,74 @@
+"""What every notebook does first and last: choose the backend, make its output folder,
+record the environment, publish its metrics, and release the device.
+"""
+from __future__ import annotations
+
+import gc
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from .backend import Backend, select_backend
+from .metrics import write_metrics
+from .outputs import RUNS_DIR, ensure_writable_dir, new_run_dir, write_json
+from .plotting import set_plot_defaults
+
+
+@dataclass
+class NotebookSession:
+    """One notebook's run: its backend, its output folder and the metrics it publishes."""
+
+    name: str
+    backend: Backend
+    out_dir: Path
+    metrics: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def publish(self, metrics: dict[str, dict[str, Any]]) -> Path:
+        """Add to this notebook's metrics.json (rewritten whole each time, atomically)."""
+        self.metrics.update(metrics)
+        return write_metrics(self.out_dir, self.name, self.backend.name, self.metrics)
+
+    def show_metrics(self) -> None:
+        print(json.dumps(self.metrics, indent=1, default=str))
+
+    def finish(self) -> None:
+        """Free this kernel's device memory.
+
+        On Trainium the NeuronCores stay held by this kernel's process until it exits; the
+        message says so, because a held core is the most common problem in workshops.
+        """
+        gc.collect()
+        if self.backend.name == "cuda":
+            torch.cuda.empty_cache()
+        elif self.backend.name == "neuron":
+            torch.neuron.empty_cache()
+        print(f"Released cached {self.backend.name} memory. Results are in {self.out_dir}")
+        if self.backend.name == "neuron":
+            print(
+                "This kernel still holds its NeuronCores until it exits: shut it down "
+                "(Kernel > Shut Down Kernel) before starting the next notebook."
+            )
+
+
+def start(name: str, backend: str = "auto", out_dir: str = "") -> NotebookSession:
+    """Choose the backend, create `<OUT_DIR>/<name>/`, and write environment.json there.
+
+    With OUT_DIR empty (an interactive session) the notebook gets a fresh folder under runs/,
+    so re-running it never overwrites an earlier result.
+    """
+    set_plot_defaults()
+    chosen = select_backend(backend)
+    base = Path(out_dir) if out_dir else new_run_dir(RUNS_DIR, chosen.name, "interactive")
+    nb_dir = ensure_writable_dir(base / name)
+    write_json(nb_dir / "environment.json", chosen.describe())
+    print(f"Backend: {chosen.name} ({chosen.reason})")
+    print(f"Device:  {chosen.device_name()} x{chosen.device_count()}")
+    print(f"Output:  {nb_dir}")
+    for note in chosen.notes:
+        print(f"Note:    {note}")
+    return NotebookSession(name=name, backend=chosen, out_dir=nb_dir)
+
+

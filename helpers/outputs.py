@@ -1,0 +1,86 @@
+"""Output folders: created safely, never reused by accident, never half-written.
+
+A failed or interrupted run must not destroy an earlier run's results, and two runs started in
+the same second must not share a folder. Folders are made with an exclusive mkdir, files are
+written to a temporary name and renamed into place.
+"""
+from __future__ import annotations
+
+import errno
+import json
+import os
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from .errors import OutputDirError
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+RUNS_DIR = REPO_ROOT / "runs"
+
+
+def _explain_os_error(path: Path, exc: OSError) -> OutputDirError:
+    if exc.errno == errno.ENOSPC:
+        return OutputDirError(f"No space left on the device holding {path}", "free disk space or pass another OUT_DIR")
+    return OutputDirError(
+        f"Cannot write to {path}: {exc.strerror or exc}",
+        "pass an OUT_DIR you can write to (e.g. `-p OUT_DIR /tmp/profiling-run`), or fix its permissions",
+    )
+
+
+def ensure_writable_dir(path: Path | str) -> Path:
+    """Create `path` (and parents) and prove it is writable, or raise OutputDirError."""
+    path = Path(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path, prefix=".write-probe-"):
+            pass
+    except OSError as exc:
+        raise _explain_os_error(path, exc) from exc
+    return path
+
+
+def utc_stamp() -> str:
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+
+
+def new_run_dir(parent: Path | str, backend: str, suffix: str = "") -> Path:
+    """A fresh folder `<parent>/<UTC timestamp>-<backend>[-suffix]`, never an existing one.
+
+    mkdir without exist_ok is atomic, so two processes started in the same second get
+    distinct folders (`...-2`, `...-3`).
+    """
+    parent = ensure_writable_dir(parent)
+    base = f"{utc_stamp()}-{backend}" + (f"-{suffix}" if suffix else "")
+    for n in range(1, 1000):
+        candidate = parent / (base if n == 1 else f"{base}-{n}")
+        try:
+            candidate.mkdir()
+            return candidate
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise _explain_os_error(candidate, exc) from exc
+    raise OutputDirError(f"Could not create a new run folder under {parent}", "remove old runs from that folder")
+
+
+def write_atomic(path: Path | str, data: str | bytes) -> Path:
+    """Write a file completely or not at all (temporary file, then rename)."""
+    path = Path(path)
+    mode = "wb" if isinstance(data, bytes) else "w"
+    tmp = None
+    try:
+        with tempfile.NamedTemporaryFile(mode, dir=path.parent, prefix=f".{path.name}.", delete=False) as fh:
+            tmp = fh.name
+            fh.write(data)
+        os.replace(tmp, path)
+    except OSError as exc:
+        if tmp and os.path.exists(tmp):
+            os.unlink(tmp)
+        raise _explain_os_error(path, exc) from exc
+    return path
+
+
+def write_json(path: Path | str, obj: Any) -> Path:
+    return write_atomic(path, json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")

@@ -1,0 +1,141 @@
+"""The RMSNorm variants under study, their float64 reference, and their input checks.
+
+    y = x / sqrt(mean(x^2, last dim) + eps) * weight
+
+The notebooks show this source: the naive version is three lines of separate ops, each of
+which reads and writes a whole tensor; the fused and compiled versions do the same arithmetic in
+one pass. The copy floor is what any RMSNorm must cost at least: read x once, write y once.
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import torch
+
+from .backend import Backend
+from .errors import CompileError, DeviceMemoryError, InputError
+
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+# Max error against the float64 reference, relative to the largest reference value: 4 units in
+# the last place of the dtype. Measured here: about 1 ULP for every variant in fp32, bf16, fp16.
+ULPS_ALLOWED = 4
+
+
+def rmsnorm_naive(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
+    """Separate ops: pow, mean (sum + div), add, rsqrt, mul, mul, each a pass over memory."""
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight
+
+
+def rmsnorm_fused(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
+    """PyTorch's own op: aten::rms_norm -> aten::_fused_rms_norm (what runs depends on the backend)."""
+    return torch.rms_norm(x, (x.shape[-1],), weight, eps)
+
+
+def rmsnorm_reference(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
+    """The naive formula in float64 on the CPU: the ground truth for error measurements."""
+    x64, w64 = x.detach().to("cpu", torch.float64), weight.detach().to("cpu", torch.float64)
+    return x64 * torch.rsqrt(x64.pow(2).mean(-1, keepdim=True) + eps) * w64
+
+
+def copy_floor(x: torch.Tensor) -> torch.Tensor:
+    """A same-size copy: reads x once and writes a new tensor once, like an ideal RMSNorm."""
+    return x.clone()
+
+
+def compile_rmsnorm(fn: Callable[..., torch.Tensor], backend: Backend) -> Callable[..., torch.Tensor]:
+    """torch.compile with the backend's compiler and fullgraph=True (a graph break is an error)."""
+    return torch.compile(fn, backend=backend.compile_backend, fullgraph=True)
+
+
+def call_compiled(compiled: Callable[..., torch.Tensor], *args: object) -> torch.Tensor:
+    """Call a compiled function; a compile failure or graph break becomes one clear error."""
+    import torch._dynamo.exc as dynamo_exc
+
+    try:
+        return compiled(*args)
+    except dynamo_exc.Unsupported as exc:
+        first = str(exc).strip().splitlines()[0]
+        raise CompileError(
+            f"torch.compile(fullgraph=True) found a graph break: {first}",
+            "the op named there cannot be captured in one graph; rewrite it with tensor ops, or "
+            "compile without fullgraph=True and read torch._dynamo.explain() to see each break",
+        ) from exc
+    except dynamo_exc.BackendCompilerFailed as exc:
+        first = str(exc).strip().splitlines()[0]
+        raise CompileError(
+            f"the torch.compile backend failed: {first}",
+            "run the function eagerly to check it works, then report the op named above",
+        ) from exc
+
+
+def check_inputs(x: torch.Tensor, weight: torch.Tensor, eps: float, backend: Backend) -> None:
+    """Refuse inputs RMSNorm cannot take, with the fix, before torch fails deep inside."""
+    if x.numel() == 0:
+        raise InputError(f"the input is empty (shape {tuple(x.shape)})", "use TOKENS >= 1 and HIDDEN >= 1")
+    if not x.is_floating_point():
+        raise InputError(f"RMSNorm needs a floating-point input, got {x.dtype}", f"use DTYPE in {', '.join(DTYPES)}")
+    if backend.name == "neuron" and x.dtype == torch.float64:
+        raise InputError("float64 is not run on neuron in this series", "use DTYPE float32 or bfloat16")
+    if tuple(weight.shape) != (x.shape[-1],):
+        raise InputError(
+            f"weight has shape {tuple(weight.shape)} but the last dimension of x is {x.shape[-1]}",
+            f"make the weight torch.ones({x.shape[-1]}) (one scale per hidden unit)",
+        )
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not eps > 0:
+        raise InputError(f"eps must be > 0, got {eps!r}", "eps guards the division: use e.g. 1e-6")
+
+
+def format_bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.1f} {unit}" if unit != "B" else f"{int(n)} B"
+        n /= 1024
+    return f"{n} B"
+
+
+def check_fits_in_memory(tokens: int, hidden: int, dtype: torch.dtype, backend: Backend, tensors: int = 5) -> int:
+    """Bytes the study needs at this shape; DeviceMemoryError if more than 90% of what is free.
+
+    `tensors` counts the input, the output and the naive chain's intermediates alive at once.
+    """
+    per_tensor = tokens * hidden * torch.empty((), dtype=dtype).element_size()
+    need = per_tensor * tensors
+    free = backend.memory_free_bytes()
+    if free is not None and need > 0.9 * free:
+        raise DeviceMemoryError(
+            f"TOKENS x HIDDEN = {tokens} x {hidden} in {str(dtype).removeprefix('torch.')} needs about "
+            f"{format_bytes(need)} on {backend.name} ({tensors} tensors of {format_bytes(per_tensor)}), "
+            f"but only {format_bytes(free)} is free",
+            "lower TOKENS or HIDDEN",
+        )
+    return need
+
+
+def make_inputs(tokens: int, hidden: int, dtype_name: str, backend: Backend,
+                eps: float = 1e-6, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """Random x (tokens x hidden) and a non-trivial weight on the backend's device, checked."""
+    if dtype_name not in DTYPES:
+        raise InputError(f"DTYPE {dtype_name!r} is not one this series runs", f"use one of {', '.join(DTYPES)}")
+    dtype = DTYPES[dtype_name]
+    check_fits_in_memory(tokens, hidden, dtype, backend)
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(tokens, hidden, generator=gen).to(backend.device, dtype)
+    weight = (1.0 + 0.1 * torch.randn(hidden, generator=gen)).to(backend.device, dtype)
+    check_inputs(x, weight, eps, backend)
+    return x, weight
+
+
+def max_error(out: torch.Tensor, reference: torch.Tensor) -> float:
+    """Largest absolute difference to the reference, relative to the reference's largest value."""
+    diff = (out.detach().to("cpu", torch.float64) - reference).abs().max().item()
+    return diff / reference.abs().max().item()
+
+
+def error_tolerance(dtype: torch.dtype) -> float:
+    return ULPS_ALLOWED * torch.finfo(dtype).eps
+
+
+def within_tolerance(err: float, dtype: torch.dtype) -> bool:
+    return math.isfinite(err) and err <= error_tolerance(dtype)

@@ -1,0 +1,222 @@
+"""The main job: execute the series with papermill into a fresh run folder.
+
+    python -m helpers.run_series [--notebooks 02 05] [-p HIDDEN 4096] [--out runs/] [--backend cpu]
+
+The run folder `runs/<UTC timestamp>-<backend>/` holds the executed notebooks, their HTML
+renders, each notebook's artifacts, `metrics.json` (all notebooks' metrics merged, with units),
+`environment.json`, `status.json` and `summary.md` with a chart. A file named INCOMPLETE stays
+in the folder until every notebook has passed, so an interrupted or failed run is never taken
+for a finished one. A failing notebook is reported with its cell and error, the others still
+run, and the exit code is non-zero.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import signal
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from .errors import ParameterError, SeriesError
+from .outputs import REPO_ROOT, RUNS_DIR, new_run_dir, write_atomic, write_json
+
+NOTEBOOK_DIR = REPO_ROOT / "notebooks"
+INCOMPLETE = "INCOMPLETE"
+EXECUTION_TIMEOUT_S = 1800
+
+
+def available_notebooks() -> list[Path]:
+    return sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb"))
+
+
+def select_notebooks(names: list[str] | None) -> list[Path]:
+    """Notebooks by number ('02'), stem ('02_naive_rmsnorm') or file name; all when none given."""
+    every = available_notebooks()
+    if not names:
+        return every
+    chosen = []
+    for name in names:
+        key = name.removesuffix(".ipynb")
+        matches = [p for p in every if p.stem == key or p.stem.split("_", 1)[0] == key]
+        if not matches:
+            raise ParameterError(f"No notebook named {name!r}",
+                                 f"choose from: {', '.join(p.stem for p in every)} (or their numbers)")
+        chosen.extend(m for m in matches if m not in chosen)
+    return chosen
+
+
+def parse_value(text: str) -> Any:
+    """A command-line value as papermill would read it: int, float, bool, None, else a string."""
+    lowered = text.strip().lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    if lowered == "none":
+        return None
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def check_overrides(overrides: dict[str, Any], notebooks: list[Path]) -> dict[Path, dict[str, Any]]:
+    """Every override must be declared by a selected notebook and valid; returns each notebook's share."""
+    import papermill as pm
+
+    from .params import PARAMETER_SPECS, check_parameters
+
+    declared = {p: set(pm.inspect_notebook(str(p))) for p in notebooks}
+    every = set().union(*declared.values()) if declared else set()
+    for name in overrides:
+        if name in ("BACKEND", "OUT_DIR"):
+            raise ParameterError(f"{name} is set by the runner", "use --backend and --out instead of -p")
+        if name not in every:
+            raise ParameterError(
+                f"No selected notebook declares a parameter {name!r}",
+                f"declared: {', '.join(sorted(every - {'BACKEND', 'OUT_DIR'}))}",
+            )
+        if name in PARAMETER_SPECS:
+            check_parameters(**{name: overrides[name]})
+    return {p: {k: v for k, v in overrides.items() if k in declared[p]} for p in notebooks}
+
+
+def instance_type() -> str | None:
+    """The EC2 instance type where the machine reports it locally (DMI product name); never an ID."""
+    try:
+        name = Path("/sys/devices/virtual/dmi/id/product_name").read_text().strip()
+    except OSError:
+        return None
+    return name or None
+
+
+def git_commit() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=10)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO_ROOT,
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    commit = out.stdout.strip()
+    return (commit + ("+dirty" if dirty else "")) if out.returncode == 0 and commit else None
+
+
+def environment_record(backend_desc: dict[str, Any]) -> dict[str, Any]:
+    return {
+        **backend_desc,
+        "instance_type": instance_type(),
+        "git_commit": git_commit(),
+        "date_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "host_python": platform.python_version(),
+    }
+
+
+def merge_metrics(run_dir: Path, notebooks: list[Path]) -> dict[str, Any]:
+    merged: dict[str, Any] = {}
+    for nb in notebooks:
+        path = run_dir / nb.stem / "metrics.json"
+        if path.exists():
+            merged[nb.stem] = json.loads(path.read_text())["metrics"]
+    return merged
+
+
+def run(notebooks: list[Path], overrides: dict[Path, dict[str, Any]], run_dir: Path, backend: str,
+        html: bool = True) -> list[dict[str, Any]]:
+    """Execute each notebook; return one status record per notebook."""
+    import papermill as pm
+
+    results = []
+    for i, nb in enumerate(notebooks, 1):
+        print(f"[{i}/{len(notebooks)}] {nb.stem} ...", flush=True)
+        executed = run_dir / nb.name
+        params = {**overrides.get(nb, {}), "BACKEND": backend, "OUT_DIR": str(run_dir)}
+        start = time.perf_counter()
+        record: dict[str, Any] = {"notebook": nb.stem, "parameters": params}
+        try:
+            pm.execute_notebook(str(nb), str(executed), parameters=params, kernel_name="python3",
+                                cwd=str(NOTEBOOK_DIR), execution_timeout=EXECUTION_TIMEOUT_S, progress_bar=True)
+            record["status"] = "passed"
+        except pm.PapermillExecutionError as exc:
+            record.update(status="failed", cell=exc.exec_count, cell_index=exc.cell_index,
+                          error=f"{exc.ename}: {exc.evalue}")
+        except Exception as exc:  # a dead kernel, a timeout: report and go on with the next notebook
+            record.update(status="failed", error=f"{type(exc).__name__}: {exc}")
+        record["seconds"] = round(time.perf_counter() - start, 1)
+        if record["status"] == "failed":
+            where = f" in cell In[{record['cell']}]" if record.get("cell") is not None else ""
+            print(f"    FAILED{where}: {record['error'].splitlines()[0]}", flush=True)
+        else:
+            print(f"    passed in {record['seconds']} s", flush=True)
+        if html and executed.exists():
+            record["html"] = render_html(executed)
+        results.append(record)
+    return results
+
+
+def render_html(executed: Path) -> str | None:
+    from .handouts import render_handout
+
+    try:
+        return render_handout(executed).name
+    except Exception as exc:  # a render failure must not fail the run
+        print(f"    (HTML render failed: {exc})", flush=True)
+        return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m helpers.run_series", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--notebooks", nargs="+", metavar="NAME", help="numbers or names (default: all)")
+    parser.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
+                        help="override a notebook parameter, e.g. -p HIDDEN 4096")
+    parser.add_argument("--out", default=str(RUNS_DIR), help="folder that receives the run folder (default: runs/)")
+    parser.add_argument("--backend", default="auto", help="auto | neuron | cuda | cpu (default: auto)")
+    parser.add_argument("--no-html", action="store_true", help="skip the HTML renders")
+    args = parser.parse_args(argv)
+
+    try:
+        notebooks = select_notebooks(args.notebooks)
+        overrides = check_overrides({k: parse_value(v) for k, v in args.parameter}, notebooks)
+        from .backend import select_backend
+
+        backend = select_backend(args.backend)
+        run_dir = new_run_dir(Path(args.out), backend.name)
+    except SeriesError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+    write_atomic(run_dir / INCOMPLETE, "This run has not finished, or a notebook failed: see status.json.\n")
+    write_json(run_dir / "environment.json", environment_record(backend.describe()))
+    print(f"Run folder: {run_dir}\nBackend: {backend.name} ({backend.reason})", flush=True)
+
+    started = time.perf_counter()
+    results: list[dict[str, Any]] = []
+    status = "interrupted"
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # kill -TERM is treated like Ctrl-C
+    try:
+        results = run(notebooks, overrides, run_dir, backend.name, html=not args.no_html)
+        status = "passed" if all(r["status"] == "passed" for r in results) else "failed"
+    except KeyboardInterrupt:
+        print("\nInterrupted: the run folder stays marked INCOMPLETE.", file=sys.stderr)
+    finally:
+        total = round(time.perf_counter() - started, 1)
+        write_json(run_dir / "metrics.json", merge_metrics(run_dir, notebooks))
+        write_json(run_dir / "status.json", {"status": status, "seconds": total, "notebooks": results})
+        from .summary import write_summary
+
+        try:
+            write_summary(run_dir)
+        except Exception as exc:  # the summary must never hide the run's own status
+            print(f"(summary failed: {exc})", file=sys.stderr)
+    if status == "passed":
+        (run_dir / INCOMPLETE).unlink()
+    print(f"\n{status.upper()} in {total} s: {run_dir}")
+    return {"passed": 0, "failed": 1}.get(status, 130)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,64 @@
+"""summary.md and summary.png of a run folder: what ran, how long, and its headline figures."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .outputs import write_atomic
+
+
+def _read(path: Path) -> dict:
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def _fmt(entry: dict) -> str:
+    v = entry.get("value")
+    if isinstance(v, float):
+        v = f"{v:.4g}"
+    return f"{v} {entry.get('unit', '')}".strip()
+
+
+def write_summary(run_dir: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from .plotting import backend_title, set_plot_defaults
+
+    status = _read(run_dir / "status.json")
+    metrics = _read(run_dir / "metrics.json")
+    env = _read(run_dir / "environment.json")
+    rows = status.get("notebooks", [])
+    lines = [
+        f"# Run {run_dir.name}",
+        "",
+        f"Status: **{status.get('status', 'unknown')}** in {status.get('seconds', '?')} s on backend "
+        f"`{env.get('backend')}` ({env.get('device_name')}), torch {env.get('torch')}, "
+        f"torch-neuronx {env.get('torch_neuronx') or '—'}, commit {env.get('git_commit') or '—'}, {env.get('date_utc')}.",
+        "",
+        "| notebook | status | seconds | error |",
+        "|---|---|---|---|",
+    ]
+    for r in rows:
+        err = (r.get("error") or "").splitlines()[0] if r.get("error") else ""
+        cell = f" (cell In[{r['cell']}])" if r.get("cell") is not None else ""
+        lines.append(f"| {r['notebook']} | {r['status']} | {r.get('seconds')} | {err}{cell} |")
+    lines += ["", "## Metrics", ""]
+    for nb, values in metrics.items():
+        lines.append(f"### {nb}")
+        lines.append("")
+        lines += [f"- {name}: {_fmt(entry)}" for name, entry in values.items()]
+        lines.append("")
+    if rows:
+        set_plot_defaults()
+        fig, ax = plt.subplots(figsize=(8, 0.45 * len(rows) + 1.2))
+        colors = ["#009E73" if r["status"] == "passed" else "#D55E00" for r in rows]
+        ax.barh([r["notebook"] for r in rows], [r.get("seconds", 0) for r in rows], color=colors)
+        ax.invert_yaxis()
+        ax.set_xlabel("wall time (s)")
+        ax.set_title(backend_title("Notebook run times (green passed, red failed)", env.get("backend", "?")))
+        fig.savefig(run_dir / "summary.png")
+        plt.close(fig)
+        lines += ["![run times](summary.png)", ""]
+    return write_atomic(run_dir / "summary.md", "\n".join(lines) + "\n")

@@ -1,0 +1,340 @@
+"""Load the Chrome trace that torch.profiler exports and analyse it per profiler step.
+
+Events are put in lanes by the trace's own categories, not by backend name, so a trace from a
+backend this series has not seen still loads:
+
+- framework: PyTorch ops and annotations on the CPU (cpu_op, python_function, user_annotation)
+- runtime:   the host side of the device API (cuda_runtime, cuda_driver, privateuse1_runtime)
+- device:    work on the accelerator (kernel, gpu_memcpy, gpu_memset, privateuse1_driver, ...)
+
+Per step the analysis reports the device operations (on cpu, where there is no device lane, the
+leaf ATen ops that do work and the compiled-graph calls), the device busy time, the idle gaps
+between consecutive device operations, launch-to-execution latency, and CPU op counts.
+
+Parsing is json only: trace content is never evaluated.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .errors import TraceFileError
+
+FRAMEWORK_CATEGORIES = {"cpu_op", "python_function", "user_annotation", "operator", "cpu_instant_event"}
+RUNTIME_CATEGORIES = {"cuda_runtime", "cuda_driver", "privateuse1_runtime", "xpu_runtime", "mtia_runtime"}
+DEVICE_CATEGORIES = {"kernel", "gpu_memcpy", "gpu_memset", "privateuse1_driver", "privateuse1_device",
+                     "mtia_ccp_events", "gpu_user_annotation"}
+
+# ATen ops that only allocate, reshape or read metadata: no kernel does work for them on cpu.
+NO_COMPUTE_OPS = {
+    "aten::empty", "aten::empty_strided", "aten::empty_like", "aten::as_strided", "aten::view",
+    "aten::reshape", "aten::_reshape_alias", "aten::expand", "aten::t", "aten::transpose",
+    "aten::permute", "aten::unsqueeze", "aten::squeeze", "aten::slice", "aten::select",
+    "aten::detach", "aten::alias", "aten::resize_", "aten::result_type", "aten::lift_fresh",
+    "aten::_unsafe_view", "aten::_local_scalar_dense", "aten::item", "aten::is_nonzero",
+    # wrappers: the work, if any, is done by the copy_ they call
+    "aten::to", "aten::_to_copy", "aten::type_as", "aten::contiguous",
+}
+# Ops that, nested inside another working op, are part of its work (zeroing its output,
+# converting a scalar operand), so the outer op is the one counted.
+HELPER_OPS = {"aten::fill_", "aten::copy_", "aten::zero_"}
+COMPILED_GRAPH_PREFIX = "## Call CompiledFxGraph"
+
+EVENT_COLUMNS = ["name", "cat", "lane", "ts", "dur", "end", "pid", "tid", "correlation", "step"]
+
+
+def lane_of(category: str | None) -> str:
+    """framework / runtime / device / other, from a Chrome-trace category."""
+    cat = (category or "").lower()
+    if cat in FRAMEWORK_CATEGORIES:
+        return "framework"
+    if cat in RUNTIME_CATEGORIES or cat.endswith("_runtime"):
+        return "runtime"
+    if cat in DEVICE_CATEGORIES or cat.endswith(("_driver", "_device", "_kernel")) or "memcpy" in cat or "memset" in cat:
+        return "device"
+    return "other"
+
+
+@dataclass
+class Trace:
+    """A loaded trace: complete events, steps, memory events and flow links, as DataFrames.
+
+    Times are µs from the start of the first profiler step.
+    """
+
+    path: Path
+    events: pd.DataFrame
+    steps: pd.DataFrame
+    memory: pd.DataFrame
+    flows: pd.DataFrame
+
+    @property
+    def has_device_lane(self) -> bool:
+        return bool((self.events["lane"] == "device").any())
+
+    @property
+    def device_op_kind(self) -> str:
+        """What `device_ops()` counts on this trace, in words a learner can check."""
+        if self.has_device_lane:
+            return "device operations (events in the device lane)"
+        return "compute ops on the CPU (leaf ATen ops that do work, and compiled-graph calls)"
+
+
+def _read_json(path: Path) -> dict:
+    if not path.exists():
+        raise TraceFileError(f"No trace file at {path}", "run the profiling cell that writes it first")
+    size = path.stat().st_size
+    if size == 0:
+        raise TraceFileError(
+            f"Trace file {path} is empty (0 bytes)",
+            "the export did not finish (interrupted, or the disk was full): run the profiling again",
+        )
+    try:
+        with path.open("rb") as fh:
+            gzipped = fh.read(2) == b"\x1f\x8b"
+        opener = gzip.open if gzipped else open
+        with opener(path, "rt", encoding="utf-8") as fh:
+            data = json.load(fh)
+    except json.JSONDecodeError as exc:
+        raise TraceFileError(
+            f"Trace file {path} is not complete JSON ({exc.msg} at character {exc.pos}; file is {size} bytes)",
+            "the file was cut off or is not a trace: run the profiling again",
+        ) from exc
+    except (EOFError, gzip.BadGzipFile, zlib.error, UnicodeDecodeError) as exc:
+        raise TraceFileError(f"Trace file {path} is truncated or corrupt ({exc})", "run the profiling again") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("traceEvents"), list):
+        raise TraceFileError(
+            f"{path} is JSON but not a Chrome trace (no traceEvents list)",
+            "pass the file written by prof.export_chrome_trace()",
+        )
+    return data
+
+
+def load_trace(path: Path | str) -> Trace:
+    """Load a Chrome trace (plain or gzipped JSON) into DataFrames, steps assigned."""
+    path = Path(path)
+    raw = _read_json(path)["traceEvents"]
+
+    complete = [e for e in raw if e.get("ph") == "X"]
+    names = [e.get("name", "") for e in complete]
+    cats = [e.get("cat") or "" for e in complete]
+    ts = np.fromiter((float(e.get("ts", 0.0)) for e in complete), dtype=float, count=len(complete))
+    dur = np.fromiter((float(e.get("dur", 0.0)) for e in complete), dtype=float, count=len(complete))
+    corr = np.fromiter(
+        ((e.get("args") or {}).get("correlation", -1) if isinstance(e.get("args"), dict) else -1 for e in complete),
+        dtype=np.int64, count=len(complete),
+    )
+    events = pd.DataFrame(
+        {
+            "name": names,
+            "cat": cats,
+            "lane": [lane_of(c) for c in cats],
+            "ts": ts,
+            "dur": dur,
+            "end": ts + dur,
+            "pid": [str(e.get("pid", "")) for e in complete],
+            "tid": [str(e.get("tid", "")) for e in complete],
+            "correlation": corr,
+        }
+    )
+
+    is_step = events["name"].str.startswith("ProfilerStep#") & (events["lane"] == "framework")
+    steps = events.loc[is_step, ["name", "ts", "end"]].copy()
+    steps["step"] = steps["name"].str.slice(len("ProfilerStep#")).astype(int)
+    steps = steps.sort_values("ts").reset_index(drop=True)
+    origin = float(steps["ts"].min()) if len(steps) else (float(ts.min()) if len(ts) else 0.0)
+    steps["dur"] = steps["end"] - steps["ts"]
+    events["ts"] -= origin
+    events["end"] -= origin
+    steps[["ts", "end"]] -= origin
+
+    events["step"] = _assign_steps(events["ts"].to_numpy(), steps)
+    _steps_from_launches(events)
+
+    memory_raw = [e for e in raw if e.get("name") == "[memory]" and isinstance(e.get("args"), dict)]
+    memory = pd.DataFrame(
+        {
+            "ts": [float(e.get("ts", 0.0)) - origin for e in memory_raw],
+            "bytes": [int(e["args"].get("Bytes", 0)) for e in memory_raw],
+            "device_type": [int(e["args"].get("Device Type", 0)) for e in memory_raw],
+        }
+    )
+    memory["step"] = _assign_steps(memory["ts"].to_numpy(), steps) if len(memory) else pd.Series(dtype=float)
+
+    flow_raw = [e for e in raw if e.get("ph") in ("s", "f") and "id" in e]
+    flows = pd.DataFrame(
+        {
+            "id": [str(e["id"]) for e in flow_raw],
+            "ph": [e["ph"] for e in flow_raw],
+            "ts": [float(e.get("ts", 0.0)) - origin for e in flow_raw],
+            "tid": [str(e.get("tid", "")) for e in flow_raw],
+        }
+    )
+    return Trace(path=path, events=events[EVENT_COLUMNS], steps=steps[["step", "ts", "end", "dur"]],
+                 memory=memory, flows=flows)
+
+
+def _assign_steps(ts: np.ndarray, steps: pd.DataFrame) -> np.ndarray:
+    """Step number of the step interval containing each timestamp, NaN outside all steps."""
+    out = np.full(len(ts), np.nan)
+    if not len(steps) or not len(ts):
+        return out
+    starts, ends, numbers = (steps[c].to_numpy() for c in ("ts", "end", "step"))
+    idx = np.searchsorted(starts, ts, side="right") - 1
+    ok = idx >= 0
+    inside = np.zeros(len(ts), dtype=bool)
+    inside[ok] = ts[ok] < ends[idx[ok]]
+    out[inside] = numbers[idx[inside]]
+    return out
+
+
+def _steps_from_launches(events: pd.DataFrame) -> None:
+    """A device op belongs to the step that launched it (same correlation id), when known."""
+    dev = (events["lane"] == "device") & (events["correlation"] >= 0)
+    launches = events[(events["lane"] == "runtime") & (events["correlation"] >= 0)]
+    if not dev.any() or launches.empty:
+        return
+    step_of = launches.drop_duplicates("correlation").set_index("correlation")["step"]
+    mapped = events.loc[dev, "correlation"].map(step_of)
+    events.loc[dev, "step"] = mapped.where(mapped.notna(), events.loc[dev, "step"])
+
+
+def cpu_compute_ops(events: pd.DataFrame) -> pd.DataFrame:
+    """The innermost cpu ops that do work: an ATen op (not an allocation, view or wrapper) with
+    no such op nested under it, or a compiled-graph call (its generated kernel is not an event).
+    fill_/copy_/zero_ nested inside a working op count as part of it (sum zeroes its output).
+
+    Nesting is read from time containment on each thread, the way the trace viewer draws it.
+    """
+    ops = events[events["cat"] == "cpu_op"].sort_values(["tid", "ts", "dur"], ascending=[True, True, False])
+    candidate = ((ops["name"].str.startswith("aten::") & ~ops["name"].isin(NO_COMPUTE_OPS))
+                 | ops["name"].str.startswith(COMPILED_GRAPH_PREFIX)).to_numpy()
+    ts, end, tid = ops["ts"].to_numpy(), ops["end"].to_numpy(), ops["tid"].to_numpy()
+    parent = np.full(len(ops), -1)
+    stack: list[int] = []
+    for i in range(len(ops)):
+        while stack and (tid[stack[-1]] != tid[i] or ts[i] >= end[stack[-1]]):
+            stack.pop()
+        parent[i] = stack[-1] if stack else -1
+        stack.append(i)
+    helper = ops["name"].isin(HELPER_OPS).to_numpy()
+    inside_candidate = np.zeros(len(ops), dtype=bool)
+    for i in range(len(ops)):  # parents come before their children in this order
+        p = parent[i]
+        inside_candidate[i] = p >= 0 and (candidate[p] or inside_candidate[p])
+    works_below = np.zeros(len(ops), dtype=bool)
+    counts = np.zeros(len(ops), dtype=bool)
+    for i in range(len(ops) - 1, -1, -1):
+        if helper[i] and inside_candidate[i]:
+            continue
+        counts[i] = candidate[i] and not works_below[i]
+        if (counts[i] or works_below[i]) and parent[i] >= 0:
+            works_below[parent[i]] = True
+    return ops[counts]
+
+
+def device_ops(trace: Trace) -> pd.DataFrame:
+    """The operations that do the work: the device lane, or CPU compute ops where there is none."""
+    if trace.has_device_lane:
+        ops = trace.events[trace.events["lane"] == "device"]
+        ops = ops[~ops["cat"].str.lower().eq("gpu_user_annotation")]
+    else:
+        ops = cpu_compute_ops(trace.events)
+    return ops[ops["step"].notna()].sort_values(["step", "ts"])
+
+
+def step_summary(trace: Trace) -> pd.DataFrame:
+    """Per profiler step: device ops, busy time, idle gaps, launch latency, CPU ops (µs)."""
+    ops = device_ops(trace)
+    rows = pd.DataFrame(index=pd.Index(trace.steps["step"], name="step"))
+    rows["step_us"] = trace.steps.set_index("step")["dur"]
+    in_step = trace.events[trace.events["step"].notna()]
+    rows["cpu_ops"] = in_step[in_step["cat"] == "cpu_op"].groupby("step").size()
+    rows["device_ops"] = ops.groupby("step").size()
+    if len(ops):
+        g = ops.groupby("step")
+        prev_end = g["end"].cummax().groupby(ops["step"]).shift(1)
+        gap = (ops["ts"] - prev_end).clip(lower=0)
+        span = g["end"].max() - g["ts"].min()
+        gaps = gap.groupby(ops["step"])
+        rows["idle_gaps"] = (gap > 0).groupby(ops["step"]).sum()
+        rows["idle_total_us"] = gaps.sum()
+        rows["idle_largest_us"] = gaps.max()
+        rows["busy_us"] = span - rows["idle_total_us"].reindex(span.index)
+    else:
+        for col in ("idle_gaps", "idle_total_us", "idle_largest_us", "busy_us"):
+            rows[col] = np.nan
+    rows["launch_latency_us"] = launch_latency(trace).groupby("step")["latency_us"].median()
+    mem = trace.memory
+    if len(mem):
+        alloc = mem[(mem["bytes"] > 0) & mem["step"].notna()]
+        rows["allocations"] = alloc.groupby("step").size()
+        rows["allocated_bytes"] = alloc.groupby("step")["bytes"].sum()
+    counts = ["cpu_ops", "device_ops", "idle_gaps"] + (["allocations", "allocated_bytes"] if len(mem) else [])
+    rows[counts] = rows[counts].fillna(0).astype(int)
+    return rows
+
+
+def launch_latency(trace: Trace) -> pd.DataFrame:
+    """For each device op with a known launch: device start minus the runtime launch's start (µs)."""
+    ev = trace.events
+    dev = ev[(ev["lane"] == "device") & (ev["correlation"] >= 0)]
+    runtime = ev[(ev["lane"] == "runtime") & (ev["correlation"] >= 0)].drop_duplicates("correlation")
+    joined = dev.merge(runtime[["correlation", "ts", "name"]], on="correlation", suffixes=("", "_launch"))
+    joined["latency_us"] = joined["ts"] - joined["ts_launch"]
+    return joined[["step", "name", "name_launch", "ts", "ts_launch", "latency_us"]]
+
+
+def per_call_summary(trace: Trace, calls_per_step: int = 1) -> dict[str, float]:
+    """Medians over the steps, divided by the calls each step makes."""
+    s = step_summary(trace)
+    med = s.median(numeric_only=True)
+    out = {
+        "device_ops_per_call": float(med["device_ops"]) / calls_per_step,
+        "busy_us_per_call": float(med["busy_us"]) / calls_per_step,
+        "idle_gaps_per_call": float(med["idle_gaps"]) / calls_per_step,
+        "idle_total_us_per_call": float(med["idle_total_us"]) / calls_per_step,
+        "idle_largest_us": float(med["idle_largest_us"]),
+        "cpu_ops_per_call": float(med["cpu_ops"]) / calls_per_step,
+        "step_us": float(med["step_us"]),
+    }
+    if "allocations" in s:
+        out["allocations_per_call"] = float(med["allocations"]) / calls_per_step
+        out["allocated_bytes_per_call"] = float(med["allocated_bytes"]) / calls_per_step
+    return out
+
+
+def dispatch_tree(trace: Trace, root: str, step: int | None = None, max_depth: int = 6) -> list[str]:
+    """The nesting under the first `root` op of a step, as indented lines with durations.
+
+    On cuda the device kernels launched from inside the tree are appended under their launch,
+    which is the dispatch chain: PyTorch op -> ATen op -> runtime launch -> device kernel.
+    """
+    ev = trace.events
+    if step is None:
+        step = int(trace.steps["step"].iloc[-1])
+    candidates = ev[(ev["name"] == root) & (ev["step"] == step)].sort_values("ts")
+    if candidates.empty:
+        return [f"(no '{root}' in step {step})"]
+    top = candidates.iloc[0]
+    inside = ev[(ev["tid"] == top["tid"]) & (ev["ts"] >= top["ts"]) & (ev["end"] <= top["end"])]
+    inside = inside.sort_values(["ts", "dur"], ascending=[True, False])
+    kernels_by_corr = ev[ev["lane"] == "device"].groupby("correlation")["name"].apply(list).to_dict()
+    lines: list[str] = []
+    stack: list[float] = []
+    for _, e in inside.iterrows():
+        while stack and e["ts"] >= stack[-1]:
+            stack.pop()
+        depth = len(stack)
+        if depth < max_depth:
+            lines.append(f"{'  ' * depth}{e['name']}  [{e['lane']}, {e['dur']:.1f} us]")
+            for k in kernels_by_corr.get(e["correlation"], []) if e["lane"] == "runtime" else []:
+                lines.append(f"{'  ' * (depth + 1)}-> {k}  [device]")
+        stack.append(e["end"])
+    return lines

@@ -1,0 +1,76 @@
+"""Backend selection: explicit choices are honoured or refused with the fix; auto falls back in order."""
+import pytest
+import torch
+from torch.profiler import ProfilerActivity
+
+from helpers import backend as backend_mod
+from helpers.backend import make_backend, select_backend
+from helpers.errors import BackendUnavailableError, ParameterError
+
+
+@pytest.mark.parametrize("bad", ["gpu", "", "trn1", 3, None])
+def test_unknown_backend_names_the_choices(bad):
+    with pytest.raises(ParameterError) as err:
+        select_backend(bad)
+    assert "auto, neuron, cuda, cpu" in str(err.value)
+
+
+def test_neuron_without_torch_neuronx_names_the_dlami_venv(monkeypatch):
+    monkeypatch.setattr(backend_mod.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(BackendUnavailableError) as err:
+        select_backend("neuron")
+    msg = str(err.value)
+    assert "torch-neuronx is not installed" in msg
+    assert "/opt/aws_neuronx_venv_torch_neuronx_2_14_0" in msg
+    assert "torch-neuronx==2.14.*" in msg and "neuronx-cc==2.*" in msg
+    assert "trn1" in msg
+
+
+def test_cuda_unavailable_says_why(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(BackendUnavailableError) as err:
+        select_backend("cuda")
+    assert "BACKEND=cpu" in str(err.value)
+
+
+def test_auto_falls_back_to_cpu_and_says_why(monkeypatch):
+    monkeypatch.setattr(backend_mod.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    chosen = select_backend("auto")
+    assert chosen.name == "cpu"
+    assert "neuron skipped" in chosen.reason and "cuda skipped" in chosen.reason
+
+
+def test_explicit_name_is_case_and_space_tolerant():
+    assert select_backend(" CPU ").name == "cpu"
+
+
+@pytest.mark.parametrize(
+    "name, activities, sort_key, compile_backend, label",
+    [
+        ("neuron", {ProfilerActivity.CPU, ProfilerActivity.PrivateUse1}, "self_privateuse1_time_total", "neuron", "NEURON"),
+        ("cuda", {ProfilerActivity.CPU, ProfilerActivity.CUDA}, "self_cuda_time_total", "inductor", "CUDA"),
+        ("cpu", {ProfilerActivity.CPU}, "self_cpu_time_total", "inductor", "CPU"),
+    ],
+)
+def test_backend_fields(name, activities, sort_key, compile_backend, label):
+    b = make_backend(name, "test")
+    assert set(b.activities) == activities
+    assert b.device_time_sort_key == sort_key
+    assert b.compile_backend == compile_backend
+    assert b.device_label == label
+    assert b.name == name
+    assert b.has_device_timeline == (name != "cpu")
+
+
+def test_cpu_describe_records_versions(cpu_backend):
+    env = cpu_backend.describe()
+    assert env["backend"] == "cpu"
+    assert env["torch"] == torch.__version__
+    assert env["torch_neuronx"] is None and env["neuronx_cc"] is None
+    assert env["device_count"] == 1
+
+
+def test_cpu_memory_free_is_read(cpu_backend):
+    free = cpu_backend.memory_free_bytes()
+    assert free is None or free > 0

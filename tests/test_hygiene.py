@@ -1,0 +1,59 @@
+"""Notebooks are stored clean and follow the series' shape."""
+import json
+from pathlib import Path
+
+import pytest
+
+from helpers.series import NOTEBOOKS as SERIES
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+
+
+def load(path):
+    return json.loads(path.read_text())
+
+
+def code_cells(nb):
+    return [c for c in nb["cells"] if c["cell_type"] == "code"]
+
+
+def text(cell):
+    return "".join(cell["source"])
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_stored_without_outputs(path):
+    for cell in code_cells(load(path)):
+        assert cell["outputs"] == [] and cell["execution_count"] is None, f"{path.name} has outputs: clear them"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_one_parameters_cell_first(path):
+    cells = code_cells(load(path))
+    tagged = [i for i, c in enumerate(cells) if "parameters" in c["metadata"].get("tags", [])]
+    assert tagged == [0], f"{path.name}: exactly one parameters cell, the first code cell"
+    assert "BACKEND = \"auto\"" in text(cells[0]) and "OUT_DIR = \"\"" in text(cells[0])
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_kernelspec_python3(path):
+    assert load(path)["metadata"]["kernelspec"]["name"] == "python3"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_teaching_shape(path):
+    nb = load(path)
+    intro = text(nb["cells"][0])
+    assert "**What you will learn:**" in intro and "**What it needs:**" in intro
+    markdown = "\n".join(text(c) for c in nb["cells"] if c["cell_type"] == "markdown")
+    assert "## Summary" in markdown and "## Exercises" in markdown
+    cells = code_cells(nb)
+    assert "check_kernel()" in text(cells[1]), "the cell after the parameters checks the kernel"
+    assert "check_parameters(" in text(cells[2]), "parameters are validated before use"
+    assert text(cells[-1]).strip() == "session.finish()", "the last cell releases the device"
+
+
+def test_numbered_names_match_series_table():
+    assert [p.stem for p in NOTEBOOKS] == [info.stem for info in SERIES]
+    assert all(p.stem[:2].isdigit() and p.stem[2] == "_" for p in NOTEBOOKS)

@@ -1,0 +1,100 @@
+"""Run every notebook end to end with papermill and check the metrics it publishes.
+
+Notebooks are discovered, not listed. Each runs with small parameters (only those it declares),
+kernel `python3`, an execution timeout, and BACKEND from the environment (cpu in CI; set
+BACKEND=cuda or BACKEND=neuron on such machines). A failure names the notebook and the cell.
+Each notebook's metrics are checked by the function of the same name in CHECKS: directions and
+ratios measured in the same run, never absolute times.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import papermill as pm
+import pytest
+
+from helpers.metrics import read_metrics
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+BACKEND = os.environ.get("BACKEND", "cpu")
+EXECUTION_TIMEOUT_S = 600
+
+# Small shapes and few steps: the tests check that the lesson runs and its numbers hang together.
+CI_PARAMETERS = {
+    "TOKENS": 64, "HIDDEN": 256, "SMALL_TOKENS": 8, "SMALL_HIDDEN": 256,
+    "WAIT": 0, "WARMUP": 1, "ACTIVE": 2, "REPEATS": 5,
+}
+
+
+def run_notebook(path: Path, out_dir: Path, executed: Path, **overrides) -> dict:
+    declared = pm.inspect_notebook(str(path))
+    params = {k: v for k, v in {**CI_PARAMETERS, **overrides}.items() if k in declared}
+    params.update(BACKEND=BACKEND, OUT_DIR=str(out_dir))
+    try:
+        pm.execute_notebook(str(path), str(executed), parameters=params, kernel_name="python3",
+                            cwd=str(path.parent), execution_timeout=EXECUTION_TIMEOUT_S,
+                            progress_bar=False, log_output=False)
+    except pm.PapermillExecutionError as exc:
+        pytest.fail(f"{path.name} failed in cell In[{exc.exec_count}] (cell index {exc.cell_index}): "
+                    f"{exc.ename}: {exc.evalue}", pytrace=False)
+    nb = json.loads(executed.read_text())
+    unexecuted = [i for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code" and c.get("execution_count") is None]
+    assert not unexecuted, f"{path.name}: code cells {unexecuted} did not run"
+    return read_metrics(out_dir / path.stem)
+
+
+def value(metrics: dict, name: str):
+    assert name in metrics, f"metric {name!r} not published"
+    return metrics[name]["value"]
+
+
+# ------------------------------------------------------------------ per-notebook checks
+def check_00_environment_check(m, out):
+    assert value(m, "backend") == BACKEND
+    assert value(m, "device_count") >= 1
+    assert value(m, "torch_version").startswith(("2.13.", "2.14."))
+    assert value(m, "neuron_available") == (BACKEND == "neuron")
+    env = json.loads((out / "environment.json").read_text())
+    assert env["backend"] == BACKEND and env["torch"] == value(m, "torch_version")
+
+
+def check_01_profiler_setup(m, out):
+    assert value(m, "active_steps") == CI_PARAMETERS["ACTIVE"]
+    assert value(m, "trace_bytes") > 1000 and (out / "mlp.trace.json").stat().st_size == value(m, "trace_bytes")
+    assert value(m, "unsynchronized_flagged") is True  # a loop without synchronize is never a measurement
+    assert value(m, "device_time_captured") is (BACKEND in ("cuda", "neuron"))
+    assert value(m, "cold_over_warm") > 0 and value(m, "warm_call_us") > 0
+    # the profiler cannot make the work itself faster; allow noise of a shared 2-core machine
+    assert value(m, "profiler_overhead_ratio") > 0.7
+    if BACKEND == "cpu":  # cpu ops finish before the call returns: issuing == finishing
+        assert value(m, "issue_over_finish_ratio") == pytest.approx(1.0, abs=0.05)
+    else:
+        assert value(m, "issue_over_finish_ratio") <= 1.0
+
+
+CHECKS = {name.removeprefix("check_"): fn for name, fn in globals().items() if name.startswith("check_")}
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook(path, tmp_path):
+    assert path.stem in CHECKS, f"{path.name} has no metric checks: add check_{path.stem} to this file"
+    metrics = run_notebook(path, tmp_path / "run", tmp_path / path.name)
+    assert metrics["notebook"] == path.stem and metrics["backend"] == BACKEND
+    CHECKS[path.stem](metrics["metrics"], tmp_path / "run" / path.stem)
+
+
+def test_every_notebook_is_found():
+    assert len(NOTEBOOKS) >= 2, "notebook discovery found too few notebooks"
+
+
+def test_wrong_parameter_type_stops_with_its_name(tmp_path):
+    path = ROOT / "notebooks" / "01_profiler_setup.ipynb"
+    with pytest.raises(pm.PapermillExecutionError) as err:
+        pm.execute_notebook(str(path), str(tmp_path / "out.ipynb"), parameters={"HIDDEN": "abc", "OUT_DIR": str(tmp_path)},
+                            kernel_name="python3", cwd=str(path.parent), progress_bar=False)
+    assert err.value.ename == "ParameterError"
+    assert "HIDDEN must be an integer >= 1, got 'abc'" in err.value.evalue
+    assert len(err.value.traceback) == 1  # the message, not a traceback from inside torch

@@ -1,0 +1,83 @@
+"""profile_steps on cpu: real traces, honest device-time flags, bad schedules and failing callables."""
+import json
+import math
+
+import pytest
+import torch
+
+from helpers.errors import OutputDirError, ParameterError
+from helpers.profiling import estimate_trace_bytes, profile_steps
+
+
+def work():
+    x = torch.ones(64, 64)
+    return (x @ x).sum()
+
+
+def test_cpu_profile_writes_trace_and_table(cpu_backend, tmp_path):
+    result = profile_steps(work, cpu_backend, tmp_path, label="mm", wait=0, warmup=1, active=3)
+    data = json.loads(result.trace_path.read_text())
+    steps = {e["name"] for e in data["traceEvents"] if e.get("name", "").startswith("ProfilerStep#")}
+    assert len(steps) == 3  # exactly the active steps are recorded
+    names = set(result.table["name"])
+    assert "aten::mm" in names and "mm" in names
+    assert list(result.table.columns[:6]) == ["name", "calls", "self_cpu_us", "cpu_total_us",
+                                              "self_device_us", "device_total_us"]
+    mm = result.table.set_index("name").loc["aten::mm"]
+    assert mm["calls"] == 3 and mm["self_cpu_us"] > 0
+
+
+def test_cpu_device_time_is_reported_not_captured(cpu_backend, tmp_path):
+    result = profile_steps(work, cpu_backend, tmp_path, wait=0, warmup=1, active=2)
+    assert not result.device_time_captured
+    assert "no separate device timeline" in result.device_time_note
+    assert result.table["self_device_us"].isna().all()  # never an empty column shown as zeros
+    assert "self_device_us" not in result.top(5).columns
+
+
+def test_unsynchronized_loop_is_flagged(cpu_backend, tmp_path):
+    result = profile_steps(work, cpu_backend, tmp_path, wait=0, warmup=1, active=2, synchronize=False)
+    assert not result.device_time_captured
+    assert "no synchronize()" in result.device_time_note
+    assert math.isnan(result.per_step("self_device_us")) or result.per_step("self_device_us") == 0
+
+
+@pytest.mark.parametrize("wait, warmup, active", [(0, 1, 0), (0, -1, 2), (-1, 1, 1), (0, 0, 2), (0, 1, 1.5)])
+def test_bad_schedule_is_refused(cpu_backend, tmp_path, wait, warmup, active):
+    with pytest.raises(ParameterError) as err:
+        profile_steps(work, cpu_backend, tmp_path, wait=wait, warmup=warmup, active=active)
+    assert "schedule" in str(err.value)
+
+
+def test_output_folder_that_cannot_be_created(cpu_backend, tmp_path):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a folder")
+    with pytest.raises(OutputDirError) as err:
+        profile_steps(work, cpu_backend, blocker / "sub", wait=0, warmup=1, active=1)
+    assert "OUT_DIR" in str(err.value)
+
+
+def test_raising_callable_stops_profiler_and_keeps_original_error(cpu_backend, tmp_path):
+    calls = []
+
+    def flaky():
+        calls.append(1)
+        if len(calls) == 3:
+            raise ZeroDivisionError("boom in step 2")
+        return work()
+
+    with pytest.raises(ZeroDivisionError, match="boom in step 2") as err:
+        profile_steps(flaky, cpu_backend, tmp_path, wait=0, warmup=1, active=3)
+    assert any("step 2" in n for n in err.value.__notes__)
+    assert not torch.autograd.profiler._is_profiler_enabled
+    # the profiler is really closed: a new one starts
+    profile_steps(work, cpu_backend, tmp_path, label="after", wait=0, warmup=1, active=1)
+
+
+def test_large_trace_warning(cpu_backend, tmp_path, monkeypatch):
+    import helpers.profiling as prof_mod
+
+    monkeypatch.setattr(prof_mod, "LARGE_TRACE_BYTES", 10)
+    with pytest.warns(UserWarning, match="estimated at"):
+        profile_steps(work, cpu_backend, tmp_path, wait=0, warmup=1, active=1, with_stack=True)
+    assert estimate_trace_bytes(1000, True) == 4 * estimate_trace_bytes(1000, False)
