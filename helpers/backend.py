@@ -44,6 +44,7 @@ class Backend:
     compile_backend: str
     asynchronous: bool
     device_label: str
+    memory_device_type: int  # c10 DeviceType in the trace's [memory] events: CPU 0, CUDA 1, PrivateUse1 20
     reason: str = ""
     notes: tuple[str, ...] = field(default=())
 
@@ -183,6 +184,7 @@ def make_backend(name: str, reason: str) -> Backend:
             compile_backend="neuron",
             asynchronous=True,
             device_label="NEURON",
+            memory_device_type=20,
             reason=reason,
         )
     if name == "cuda":
@@ -193,6 +195,7 @@ def make_backend(name: str, reason: str) -> Backend:
             compile_backend="inductor",
             asynchronous=True,
             device_label="CUDA",
+            memory_device_type=1,
             reason=reason,
         )
     if name == "cpu":
@@ -203,6 +206,7 @@ def make_backend(name: str, reason: str) -> Backend:
             compile_backend="inductor",
             asynchronous=False,
             device_label="CPU",
+            memory_device_type=0,
             reason=reason,
             notes=(
                 "On cpu the device is the CPU: there is no separate device timeline, so the "

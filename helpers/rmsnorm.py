@@ -45,8 +45,25 @@ def copy_floor(x: torch.Tensor) -> torch.Tensor:
 
 
 def compile_rmsnorm(fn: Callable[..., torch.Tensor], backend: Backend) -> Callable[..., torch.Tensor]:
-    """torch.compile with the backend's compiler and fullgraph=True (a graph break is an error)."""
-    return torch.compile(fn, backend=backend.compile_backend, fullgraph=True)
+    """torch.compile with the backend's compiler, fullgraph=True (a graph break is an error) and
+    static shapes (each new shape compiles its own graph; Neuron rejects dynamic=True)."""
+    return torch.compile(fn, backend=backend.compile_backend, fullgraph=True, dynamic=False)
+
+
+def summarise_dynamo_error(text: str) -> str:
+    """Dynamo's multi-line report reduced to: what broke, the op it names, and the user's line."""
+    lines = [line.strip() for line in text.strip().splitlines()]
+    headline = lines[0] if lines else "unknown error"
+    explanation = next((line.removeprefix("Explanation:").strip() for line in lines if line.startswith("Explanation:")), "")
+    where = ""
+    if "from user code:" in lines:
+        tail = lines[lines.index("from user code:") + 1:]
+        files = [i for i, line in enumerate(tail) if line.startswith("File ")]
+        if files:
+            i = files[-1]
+            code = tail[i + 1] if i + 1 < len(tail) else ""
+            where = f"at {tail[i]}: `{code}`"
+    return ". ".join(part.rstrip(".") for part in (headline, explanation, where) if part)
 
 
 def call_compiled(compiled: Callable[..., torch.Tensor], *args: object) -> torch.Tensor:
@@ -56,16 +73,14 @@ def call_compiled(compiled: Callable[..., torch.Tensor], *args: object) -> torch
     try:
         return compiled(*args)
     except dynamo_exc.Unsupported as exc:
-        first = str(exc).strip().splitlines()[0]
         raise CompileError(
-            f"torch.compile(fullgraph=True) found a graph break: {first}",
+            f"torch.compile(fullgraph=True) found a graph break: {summarise_dynamo_error(str(exc))}",
             "the op named there cannot be captured in one graph; rewrite it with tensor ops, or "
             "compile without fullgraph=True and read torch._dynamo.explain() to see each break",
         ) from exc
     except dynamo_exc.BackendCompilerFailed as exc:
-        first = str(exc).strip().splitlines()[0]
         raise CompileError(
-            f"the torch.compile backend failed: {first}",
+            f"the torch.compile backend failed: {summarise_dynamo_error(str(exc))}",
             "run the function eagerly to check it works, then report the op named above",
         ) from exc
 

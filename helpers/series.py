@@ -24,6 +24,14 @@ NOTEBOOKS = (
     NotebookInfo("01_profiler_setup", "profiler, schedule, synchronize, overhead",
                  "NeuronConfig + NeuronProfiler, PrivateUse1 activity, Neuron profile folder",
                  "same loop without the Neuron exporter; the Neuron code is shown as text"),
+    NotebookInfo("02_naive_rmsnorm", "naive RMSNorm: ops, memory, gaps",
+                 "one NEFF execution per op (eager)", "kernels on cuda, ATen ops on cpu"),
+    NotebookInfo("03_fused_rms_norm", "torch.rms_norm",
+                 "one NEFF per shape (documented)", "one fused kernel on cuda; same ops as naive on cpu"),
+    NotebookInfo("04_torch_compile", "torch.compile: cold vs warm, graphs, breaks",
+                 "backend='neuron': one NEFF per graph", "Inductor: generated C++ (cpu) or Triton (cuda)"),
+    NotebookInfo("05_compare_variants", "all variants, two shapes, copy floor",
+                 "device time from the timer; Neuron profile per variant", "same table and chart"),
 )
 
 

@@ -83,7 +83,7 @@ class Trace:
         """What `device_ops()` counts on this trace, in words a learner can check."""
         if self.has_device_lane:
             return "device operations (events in the device lane)"
-        return "compute ops on the CPU (leaf ATen ops that do work, and compiled-graph calls)"
+        return "compute ops on the CPU (innermost ATen ops that do work, and compiled-graph calls)"
 
 
 def _read_json(path: Path) -> dict:
@@ -212,7 +212,10 @@ def cpu_compute_ops(events: pd.DataFrame) -> pd.DataFrame:
 
     Nesting is read from time containment on each thread, the way the trace viewer draws it.
     """
-    ops = events[events["cat"] == "cpu_op"].sort_values(["tid", "ts", "dur"], ascending=[True, True, False])
+    # the compiled-graph call is a cpu_op or a user_annotation, depending on the profiler options
+    is_graph_call = events["name"].str.startswith(COMPILED_GRAPH_PREFIX)
+    ops = events[(events["cat"] == "cpu_op") | is_graph_call]
+    ops = ops.sort_values(["tid", "ts", "dur"], ascending=[True, True, False])
     candidate = ((ops["name"].str.startswith("aten::") & ~ops["name"].isin(NO_COMPUTE_OPS))
                  | ops["name"].str.startswith(COMPILED_GRAPH_PREFIX)).to_numpy()
     ts, end, tid = ops["ts"].to_numpy(), ops["end"].to_numpy(), ops["tid"].to_numpy()
@@ -249,8 +252,11 @@ def device_ops(trace: Trace) -> pd.DataFrame:
     return ops[ops["step"].notna()].sort_values(["step", "ts"])
 
 
-def step_summary(trace: Trace) -> pd.DataFrame:
-    """Per profiler step: device ops, busy time, idle gaps, launch latency, CPU ops (µs)."""
+def step_summary(trace: Trace, memory_device_type: int | None = None) -> pd.DataFrame:
+    """Per profiler step: device ops, busy time, idle gaps, launch latency, CPU ops (µs).
+
+    Allocations count the [memory] events of `memory_device_type` (all devices when None).
+    """
     ops = device_ops(trace)
     rows = pd.DataFrame(index=pd.Index(trace.steps["step"], name="step"))
     rows["step_us"] = trace.steps.set_index("step")["dur"]
@@ -274,11 +280,49 @@ def step_summary(trace: Trace) -> pd.DataFrame:
     mem = trace.memory
     if len(mem):
         alloc = mem[(mem["bytes"] > 0) & mem["step"].notna()]
+        if memory_device_type is not None:
+            alloc = alloc[alloc["device_type"] == memory_device_type]
         rows["allocations"] = alloc.groupby("step").size()
         rows["allocated_bytes"] = alloc.groupby("step")["bytes"].sum()
     counts = ["cpu_ops", "device_ops", "idle_gaps"] + (["allocations", "allocated_bytes"] if len(mem) else [])
     rows[counts] = rows[counts].fillna(0).astype(int)
     return rows
+
+
+def step_ops(trace: Trace, step: int | None = None) -> pd.DataFrame:
+    """The device operations of one step (the last by default), times from that step's start."""
+    ops = device_ops(trace)
+    if step is None:
+        step = int(ops["step"].max()) if len(ops) else -1
+    one = ops[ops["step"] == step].copy()
+    start = float(trace.steps.set_index("step").loc[step, "ts"]) if step in set(trace.steps["step"]) else 0.0
+    one["start_us"] = one["ts"] - start
+    return one[["name", "lane", "start_us", "dur"]].rename(columns={"dur": "duration_us"}).reset_index(drop=True)
+
+
+def gap_table(trace: Trace, step: int | None = None, memory_device_type: int | None = None) -> pd.DataFrame:
+    """Each idle gap of one step: the ops on either side, its length, and the memory freed or
+    allocated during it (which often explains a long gap on the host)."""
+    ops = device_ops(trace)
+    if step is None:
+        step = int(ops["step"].max()) if len(ops) else -1
+    one = ops[ops["step"] == step].sort_values("ts")
+    mem = trace.memory
+    if memory_device_type is not None and len(mem):
+        mem = mem[mem["device_type"] == memory_device_type]
+    rows = []
+    busy_until, prev_name = None, None
+    for _, op in one.iterrows():
+        if busy_until is not None and op["ts"] > busy_until:
+            inside = mem[(mem["ts"] >= busy_until) & (mem["ts"] < op["ts"])] if len(mem) else mem
+            rows.append({
+                "after": prev_name, "before": op["name"], "gap_us": op["ts"] - busy_until,
+                "freed_bytes": int(-inside.loc[inside["bytes"] < 0, "bytes"].sum()) if len(inside) else 0,
+                "allocated_bytes": int(inside.loc[inside["bytes"] > 0, "bytes"].sum()) if len(inside) else 0,
+            })
+        if busy_until is None or op["end"] > busy_until:
+            busy_until, prev_name = op["end"], op["name"]
+    return pd.DataFrame(rows, columns=["after", "before", "gap_us", "freed_bytes", "allocated_bytes"])
 
 
 def launch_latency(trace: Trace) -> pd.DataFrame:
@@ -291,9 +335,9 @@ def launch_latency(trace: Trace) -> pd.DataFrame:
     return joined[["step", "name", "name_launch", "ts", "ts_launch", "latency_us"]]
 
 
-def per_call_summary(trace: Trace, calls_per_step: int = 1) -> dict[str, float]:
+def per_call_summary(trace: Trace, calls_per_step: int = 1, memory_device_type: int | None = None) -> dict[str, float]:
     """Medians over the steps, divided by the calls each step makes."""
-    s = step_summary(trace)
+    s = step_summary(trace, memory_device_type)
     med = s.median(numeric_only=True)
     out = {
         "device_ops_per_call": float(med["device_ops"]) / calls_per_step,

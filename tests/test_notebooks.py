@@ -75,6 +75,54 @@ def check_01_profiler_setup(m, out):
         assert value(m, "issue_over_finish_ratio") <= 1.0
 
 
+def check_02_naive_rmsnorm(m, out):
+    assert value(m, "error_within_tolerance") is True
+    # pow, sum, div, add, rsqrt, mul, mul on cpu; kernels or NEFFs elsewhere: several separate ops
+    assert value(m, "device_ops_per_call") >= 4
+    if BACKEND == "cpu":
+        assert value(m, "device_ops_per_call") == 7
+    # x*x and x*rsqrt(...) are full-size intermediates next to the output: about 3x the input
+    assert 2.5 <= value(m, "allocated_over_input") <= 3.5
+    assert value(m, "idle_gaps_per_call") == value(m, "device_ops_per_call") - 1 or BACKEND != "cpu"
+    assert value(m, "device_time_captured") is (BACKEND in ("cuda", "neuron"))
+    assert (out / "naive.trace.json").stat().st_size > 0
+
+
+def check_03_fused_rms_norm(m, out):
+    assert value(m, "errors_within_tolerance") is True
+    assert value(m, "dispatches_fused_rms_norm") is True
+    if BACKEND == "cpu":  # torch 2.13 decomposes _fused_rms_norm on cpu into the naive chain
+        assert value(m, "fused_device_ops_per_call") == value(m, "naive_device_ops_per_call")
+    else:
+        assert value(m, "fused_device_ops_per_call") < value(m, "naive_device_ops_per_call")
+
+
+def check_04_torch_compile(m, out):
+    assert value(m, "errors_within_tolerance") is True
+    assert value(m, "graph_count") == 1 and value(m, "graph_break_count") == 0
+    assert value(m, "compiled_device_ops_per_call") < value(m, "naive_device_ops_per_call")
+    assert value(m, "cold_over_warm") > 1  # compiling costs more than a warm call
+    if BACKEND != "neuron":
+        assert value(m, "generated_kernels") >= 1
+    # the compiled call writes only its output; the naive one ~3x the input
+    assert value(m, "compiled_allocated_over_input") < 1.5
+
+
+def check_05_compare_variants(m, out):
+    for dtype in ("float32", "bfloat16"):
+        for v in ("naive", "rms_norm", "compile"):
+            assert value(m, f"err_{dtype}_{v}") is not None
+    for shape in ("small", "large"):
+        assert value(m, f"{shape}_copy_over_copy") == 1.0
+        assert value(m, f"{shape}_compile_device_ops") < value(m, f"{shape}_naive_device_ops")
+        for v in ("naive", "rms_norm", "compile"):  # nothing beats reading and writing once, by much
+            assert value(m, f"{shape}_{v}_over_copy") > 0.5
+    # at the (CI) large shape the naive chain moves several times the bytes of the compiled kernel
+    assert value(m, "large_naive_alloc_bytes") > 2 * value(m, "large_compile_alloc_bytes")
+    assert value(m, "best_large_variant") in ("naive", "torch.rms_norm", "torch.compile")
+    assert (out / "variants_over_copy.png").stat().st_size > 10_000
+
+
 CHECKS = {name.removeprefix("check_"): fn for name, fn in globals().items() if name.startswith("check_")}
 
 

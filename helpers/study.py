@@ -1,0 +1,105 @@
+"""Measure one RMSNorm variant the way every notebook of the case study does.
+
+One method for all variants keeps the comparison fair: the same inputs, the timer (median of N,
+device synchronized, no profiler attached) for time per call, then a separate profiled run for
+what ran (device operations, allocations, gaps), and the error against the float64 reference.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+
+from .backend import Backend
+from .measure import Timing, time_per_call
+from .profiling import ProfileResult, profile_steps
+from .rmsnorm import error_tolerance, max_error, rmsnorm_reference
+from .traces import Trace, device_ops, load_trace, per_call_summary
+
+
+@dataclass
+class VariantReport:
+    name: str
+    timing: Timing
+    profile: ProfileResult
+    trace: Trace
+    per_call: dict[str, float]
+    max_error: float
+    tolerance: float
+    input_bytes: int
+
+    @property
+    def error_ok(self) -> bool:
+        return math.isfinite(self.max_error) and self.max_error <= self.tolerance
+
+    def op_names(self) -> list[str]:
+        """The device operations of the last recorded step, in order."""
+        ops = device_ops(self.trace)
+        return list(ops[ops["step"] == ops["step"].max()]["name"])
+
+    @property
+    def cpu_us_per_call(self) -> float:
+        """Host time inside the variant's call (its record_function label), per call."""
+        row = self.profile.table[self.profile.table["name"] == self.name]
+        return float(row["cpu_total_us"].iloc[0] / row["calls"].iloc[0]) if len(row) else math.nan
+
+    @property
+    def device_us_per_call(self) -> float:
+        """Profiler device time per call; NaN where device time was not captured."""
+        if not self.profile.device_time_captured:
+            return math.nan
+        return self.profile.per_step("self_device_us")
+
+    def row(self) -> dict[str, Any]:
+        pc = self.per_call
+        return {
+            "variant": self.name,
+            "time_us": self.timing.median_us,
+            "p10_us": self.timing.p10_us,
+            "p90_us": self.timing.p90_us,
+            "device_us": self.device_us_per_call,
+            "cpu_us": self.cpu_us_per_call,
+            "device_ops": pc["device_ops_per_call"],
+            "allocations": pc.get("allocations_per_call", math.nan),
+            "alloc_bytes": pc.get("allocated_bytes_per_call", math.nan),
+            "alloc_over_input": pc.get("allocated_bytes_per_call", math.nan) / self.input_bytes,
+            "idle_gaps": pc["idle_gaps_per_call"],
+            "idle_us": pc["idle_total_us_per_call"],
+            "max_error": self.max_error,
+            "error_ok": self.error_ok,
+        }
+
+
+def study_variant(
+    name: str,
+    fn: Callable[[torch.Tensor, torch.Tensor, float], torch.Tensor],
+    x: torch.Tensor,
+    weight: torch.Tensor,
+    eps: float,
+    backend: Backend,
+    out_dir: Path,
+    *,
+    repeats: int = 15,
+    wait: int = 1,
+    warmup: int = 3,
+    active: int = 5,
+    reference: torch.Tensor | None = None,
+) -> VariantReport:
+    """Time, profile (with memory) and check one variant on (x, weight)."""
+    with torch.no_grad():
+        out = fn(x, weight, eps)
+        ref = reference if reference is not None else rmsnorm_reference(x, weight, eps)
+        err = max_error(out, ref) if out.shape == ref.shape else math.nan
+        del out
+        timing = time_per_call(lambda: fn(x, weight, eps), backend, label=name, repeats=repeats)
+        profile = profile_steps(lambda: fn(x, weight, eps), backend, out_dir, label=name, wait=wait,
+                                warmup=warmup, active=active, profile_memory=True, record_shapes=True)
+    trace = load_trace(profile.trace_path)
+    return VariantReport(
+        name=name, timing=timing, profile=profile, trace=trace,
+        per_call=per_call_summary(trace, memory_device_type=backend.memory_device_type),
+        max_error=err, tolerance=error_tolerance(x.dtype), input_bytes=x.numel() * x.element_size(),
+    )
