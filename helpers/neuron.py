@@ -218,3 +218,80 @@ def explorer_commands(profile_dir: Path | str, display_name: str = "rmsnorm") ->
             "open the profile folder (the extension runs the server, no tunnel needed)"
         ),
     }
+
+
+# ---------------------------------------------------------------------------------------------
+# Neuron Explorer's Parquet export, loaded into the series' lanes
+# ---------------------------------------------------------------------------------------------
+EXPLORER_SOURCE_LANES = {"framework": "framework", "neuron_rt": "runtime", "neuron_hw": "device"}
+
+
+@dataclass
+class ExplorerExport:
+    """System events exported by neuron-explorer, or why there are none."""
+
+    events: Any = None  # pandas DataFrame in the series' event columns, or None
+    reason: str = ""
+    command: list[str] = field(default_factory=list)
+
+
+def system_events_to_lanes(table: Any) -> Any:
+    """SystemProfileEvents rows (name, start_ts, end_ts, duration_ns, trace_event_source) as
+    series events: framework / runtime (neuron_rt) / device (neuron_hw) lanes, times in µs."""
+    import pandas as pd
+
+    start_us = table["start_ts"].astype("float64") / 1000.0
+    dur_us = table["duration_ns"].astype("float64") / 1000.0
+    source = table["trace_event_source"].astype(str)
+    out = pd.DataFrame({
+        "name": table["name"].astype(str),
+        "cat": source,
+        "lane": source.map(EXPLORER_SOURCE_LANES).fillna("other"),
+        "ts": start_us - start_us.min() if len(start_us) else start_us,
+        "dur": dur_us,
+    })
+    out["end"] = out["ts"] + out["dur"]
+    return out
+
+
+def export_system_events(profile_dir: Path | str, out_dir: Path | str, timeout_s: int = 900) -> ExplorerExport:
+    """Run `neuron-explorer view -d DIR --output-format parquet --output-file OUT` where the tool
+    exists and supports those flags (checked in its --help), then load SystemProfileEvents.
+
+    Parquet is the documented default export (the JSON export is unmaintained since SDK 2.34).
+    The flags and table name follow the docs and are checked at run time: nothing is assumed.
+    """
+    import shutil
+    import subprocess
+
+    exe = shutil.which("neuron-explorer") or (
+        "/opt/aws/neuron/bin/neuron-explorer" if Path("/opt/aws/neuron/bin/neuron-explorer").exists() else None)
+    if exe is None:
+        return ExplorerExport(reason="neuron-explorer is not installed here (it comes with aws-neuronx-tools on Trainium)")
+    try:
+        help_text = subprocess.run([exe, "view", "--help"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return ExplorerExport(reason=f"`neuron-explorer view --help` failed: {exc}")
+    flags = help_text.stdout + help_text.stderr
+    missing = [f for f in ("--output-format", "--output-file") if f not in flags]
+    if missing:
+        return ExplorerExport(reason=f"this neuron-explorer does not list {', '.join(missing)} in `view --help`")
+    out_dir = Path(out_dir)
+    command = [exe, "view", "-d", str(profile_dir), "--output-format", "parquet", "--output-file", str(out_dir)]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return ExplorerExport(reason=f"export failed: {exc}", command=command)
+    if done.returncode != 0:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+        return ExplorerExport(reason=f"export exited {done.returncode}: {tail[0]}", command=command)
+    tables = sorted(out_dir.rglob("SystemProfileEvents*.parquet"))
+    if not tables:
+        return ExplorerExport(reason=f"no SystemProfileEvents*.parquet under {out_dir}", command=command)
+    try:
+        import pandas as pd
+
+        table = pd.concat([pd.read_parquet(t) for t in tables], ignore_index=True)
+    except ImportError:
+        return ExplorerExport(reason="reading Parquet needs pyarrow: `pip install pyarrow`", command=command)
+    return ExplorerExport(events=system_events_to_lanes(table), command=command)

@@ -35,3 +35,67 @@ def set_plot_defaults() -> None:
 def backend_title(text: str, backend: str) -> str:
     """A chart title that names the backend the numbers came from."""
     return f"{text}  [measured on {backend}]"
+
+
+LANE_ROWS = ("framework", "runtime", "device")
+LANE_COLORS = {"framework": OKABE_ITO[0], "runtime": OKABE_ITO[1], "device": OKABE_ITO[2]}
+
+
+def plot_timeline(traces: dict, backend: str, step: int | None = None, max_us: float | None = None):
+    """One profiler step of each trace, stacked on one time scale, in three lanes.
+
+    framework: PyTorch ops on the host; runtime: the device API on the host; device: the
+    operations that did the work (on cpu, where there is no device lane, the compute ops, drawn
+    in that row and labelled so). Idle gaps between device operations are shaded, and the
+    largest is labelled with its length.
+    """
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+
+    from .traces import device_ops
+
+    fig, axes = plt.subplots(len(traces), 1, figsize=(11, 1.9 * len(traces) + 0.8), sharex=True, squeeze=False)
+    spans = []
+    for ax, (label, trace) in zip(axes[:, 0], traces.items()):
+        s = int(trace.steps["step"].iloc[-1]) if step is None else step
+        start = float(trace.steps.set_index("step").loc[s, "ts"])
+        ev = trace.events[(trace.events["step"] == s) & ~trace.events["name"].astype(str).str.startswith("ProfilerStep#")]
+        ops = device_ops(trace)
+        ops = ops[ops["step"] == s].sort_values("ts")
+        rows = {"framework": ev[ev["lane"] == "framework"], "runtime": ev[ev["lane"] == "runtime"], "device": ops}
+        for y, lane in enumerate(reversed(LANE_ROWS)):
+            part = rows[lane]
+            ax.broken_barh(list(zip(part["ts"] - start, part["dur"].clip(lower=0.05))), (y - 0.35, 0.7),
+                           facecolors=LANE_COLORS[lane], alpha=0.45 if lane == "framework" else 0.9,
+                           edgecolor="black", linewidth=0.3)
+        if len(ops) > 1:
+            busy_until = ops["end"].cummax().shift(1)
+            gaps = _gap_frame(ops, busy_until, start)
+            for _, g in gaps.iterrows():
+                ax.axvspan(g["from"], g["to"], ymin=0.0, ymax=0.33, color=OKABE_ITO[3], alpha=0.25, lw=0)
+            if len(gaps):
+                big = gaps.loc[gaps["length"].idxmax()]
+                ax.annotate(f"largest gap {big['length']:,.1f} us", xy=((big["from"] + big["to"]) / 2, 0.35),
+                            xytext=(0, 14), textcoords="offset points", ha="center", fontsize=9,
+                            arrowprops={"arrowstyle": "->", "lw": 0.8})
+        device_label = "device" if trace.has_device_lane else "compute ops (cpu)"
+        ax.set_yticks([0, 1, 2], [device_label, "runtime", "framework"])
+        ax.set_ylim(-0.6, 2.6)
+        ax.set_title(f"{label}: step {s}, {len(ops)} operation{'' if len(ops) == 1 else 's'}", loc="left", fontsize=10)
+        spans.append(float(trace.steps.set_index("step").loc[s, "dur"]))
+    axes[-1, 0].set_xlabel("time since the start of the step (us)")
+    axes[-1, 0].set_xlim(0, max_us or max(spans) * 1.02)
+    fig.legend(handles=[Patch(color=LANE_COLORS[k], label=k) for k in LANE_ROWS]
+               + [Patch(color=OKABE_ITO[3], alpha=0.25, label="idle gap")], loc="upper right", ncol=4, fontsize=9)
+    fig.suptitle(backend_title("One profiler step per variant, same time scale", backend), x=0.01, ha="left")
+    fig.tight_layout(rect=(0, 0, 1, 0.95))
+    return fig
+
+
+def _gap_frame(ops, busy_until, start):
+    import pandas as pd
+
+    gap = ops["ts"] - busy_until
+    keep = gap > 0
+    return pd.DataFrame({"from": (busy_until[keep] - start).to_numpy(), "to": (ops["ts"][keep] - start).to_numpy(),
+                         "length": gap[keep].to_numpy()})

@@ -32,6 +32,8 @@ NOTEBOOKS = (
                  "backend='neuron': one NEFF per graph", "Inductor: generated C++ (cpu) or Triton (cuda)"),
     NotebookInfo("05_compare_variants", "all variants, two shapes, copy floor",
                  "device time from the timer; Neuron profile per variant", "same table and chart"),
+    NotebookInfo("06_reading_traces", "lanes, gaps, dispatch chain, Neuron Explorer",
+                 "Neuron Explorer walkthrough on the real profile", "Perfetto UI; what Neuron Explorer would show"),
 )
 
 

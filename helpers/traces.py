@@ -117,38 +117,62 @@ def _read_json(path: Path) -> dict:
 
 
 def load_trace(path: Path | str) -> Trace:
-    """Load a Chrome trace (plain or gzipped JSON) into DataFrames, steps assigned."""
+    """Load a Chrome trace (plain or gzipped JSON) into DataFrames, steps assigned.
+
+    One pass over the events builds every column; names, categories and threads are stored as
+    categoricals, so string tests run once per distinct value (a 1,000,000-event trace loads in
+    a few seconds: benchmarks/trace_benchmark.py).
+    """
     path = Path(path)
     raw = _read_json(path)["traceEvents"]
 
-    complete = [e for e in raw if e.get("ph") == "X"]
-    names = [e.get("name", "") for e in complete]
-    cats = [e.get("cat") or "" for e in complete]
-    ts = np.fromiter((float(e.get("ts", 0.0)) for e in complete), dtype=float, count=len(complete))
-    dur = np.fromiter((float(e.get("dur", 0.0)) for e in complete), dtype=float, count=len(complete))
-    corr = np.fromiter(
-        ((e.get("args") or {}).get("correlation", -1) if isinstance(e.get("args"), dict) else -1 for e in complete),
-        dtype=np.int64, count=len(complete),
-    )
-    events = pd.DataFrame(
-        {
-            "name": names,
-            "cat": cats,
-            "lane": [lane_of(c) for c in cats],
-            "ts": ts,
-            "dur": dur,
-            "end": ts + dur,
-            "pid": [str(e.get("pid", "")) for e in complete],
-            "tid": [str(e.get("tid", "")) for e in complete],
-            "correlation": corr,
-        }
-    )
+    names, cats, ts, dur, pids, tids, corr = [], [], [], [], [], [], []
+    mem_ts, mem_bytes, mem_dev = [], [], []
+    flow_id, flow_ph, flow_ts, flow_tid = [], [], [], []
+    for e in raw:
+        if e.__class__ is not dict:
+            continue
+        ph = e.get("ph")
+        if ph == "X":
+            names.append(e.get("name", ""))
+            cats.append(e.get("cat") or "")
+            ts.append(e.get("ts", 0.0))
+            dur.append(e.get("dur", 0.0))
+            pids.append(e.get("pid", ""))
+            tids.append(e.get("tid", ""))
+            args = e.get("args")
+            corr.append(args.get("correlation", -1) if args.__class__ is dict else -1)
+        elif ph in ("i", "I") and e.get("name") == "[memory]" and e.get("args").__class__ is dict:
+            mem_ts.append(e.get("ts", 0.0))
+            mem_bytes.append(e["args"].get("Bytes", 0))
+            mem_dev.append(e["args"].get("Device Type", 0))
+        elif ph in ("s", "f") and "id" in e:
+            flow_id.append(e["id"])
+            flow_ph.append(ph)
+            flow_ts.append(e.get("ts", 0.0))
+            flow_tid.append(e.get("tid", ""))
 
-    is_step = events["name"].str.startswith("ProfilerStep#") & (events["lane"] == "framework")
+    try:
+        ts_arr = np.asarray(ts, dtype=float)
+        dur_arr = np.asarray(dur, dtype=float)
+        corr_arr = np.asarray(corr, dtype=np.int64)
+    except (TypeError, ValueError) as exc:
+        raise TraceFileError(f"Trace file {path} has an event with a non-numeric ts, dur or correlation ({exc})",
+                             "pass a trace written by prof.export_chrome_trace()") from exc
+    cat_col = pd.Categorical(cats)
+    lanes = pd.Categorical(pd.Series(cat_col.categories).map(lane_of).to_numpy()[cat_col.codes]
+                           if len(cat_col.categories) else [])
+    events = pd.DataFrame({
+        "name": pd.Categorical(names), "cat": cat_col, "lane": lanes, "ts": ts_arr, "dur": dur_arr,
+        "end": ts_arr + dur_arr, "pid": _str_categorical(pids), "tid": _str_categorical(tids),
+        "correlation": corr_arr,
+    })
+
+    is_step = (events["lane"] == "framework") & events["name"].str.startswith("ProfilerStep#")
     steps = events.loc[is_step, ["name", "ts", "end"]].copy()
-    steps["step"] = steps["name"].str.slice(len("ProfilerStep#")).astype(int)
+    steps["step"] = steps["name"].astype(str).str.slice(len("ProfilerStep#")).astype(int)
     steps = steps.sort_values("ts").reset_index(drop=True)
-    origin = float(steps["ts"].min()) if len(steps) else (float(ts.min()) if len(ts) else 0.0)
+    origin = float(steps["ts"].min()) if len(steps) else (float(ts_arr.min()) if len(ts_arr) else 0.0)
     steps["dur"] = steps["end"] - steps["ts"]
     events["ts"] -= origin
     events["end"] -= origin
@@ -157,27 +181,22 @@ def load_trace(path: Path | str) -> Trace:
     events["step"] = _assign_steps(events["ts"].to_numpy(), steps)
     _steps_from_launches(events)
 
-    memory_raw = [e for e in raw if e.get("name") == "[memory]" and isinstance(e.get("args"), dict)]
-    memory = pd.DataFrame(
-        {
-            "ts": [float(e.get("ts", 0.0)) - origin for e in memory_raw],
-            "bytes": [int(e["args"].get("Bytes", 0)) for e in memory_raw],
-            "device_type": [int(e["args"].get("Device Type", 0)) for e in memory_raw],
-        }
-    )
-    memory["step"] = _assign_steps(memory["ts"].to_numpy(), steps) if len(memory) else pd.Series(dtype=float)
-
-    flow_raw = [e for e in raw if e.get("ph") in ("s", "f") and "id" in e]
-    flows = pd.DataFrame(
-        {
-            "id": [str(e["id"]) for e in flow_raw],
-            "ph": [e["ph"] for e in flow_raw],
-            "ts": [float(e.get("ts", 0.0)) - origin for e in flow_raw],
-            "tid": [str(e.get("tid", "")) for e in flow_raw],
-        }
-    )
+    memory = pd.DataFrame({"ts": np.asarray(mem_ts, dtype=float) - origin,
+                           "bytes": np.asarray(mem_bytes, dtype=np.int64),
+                           "device_type": np.asarray(mem_dev, dtype=np.int64)})
+    memory["step"] = _assign_steps(memory["ts"].to_numpy(), steps)
+    flows = pd.DataFrame({"id": [str(i) for i in flow_id], "ph": flow_ph,
+                          "ts": np.asarray(flow_ts, dtype=float) - origin, "tid": [str(t) for t in flow_tid]})
     return Trace(path=path, events=events[EVENT_COLUMNS], steps=steps[["step", "ts", "end", "dur"]],
                  memory=memory, flows=flows)
+
+
+def _str_categorical(values: list) -> pd.Categorical:
+    """Ids as text (pid/tid are ints in some traces, strings in others), converted once per distinct value."""
+    codes, uniques = pd.factorize(pd.Series(values, dtype=object))
+    labels = pd.Index([str(u) for u in uniques]).drop_duplicates()
+    as_text = np.asarray([str(u) for u in uniques], dtype=object)
+    return pd.Categorical.from_codes(labels.get_indexer(as_text)[codes], categories=labels) if len(codes) else pd.Categorical([])
 
 
 def _assign_steps(ts: np.ndarray, steps: pd.DataFrame) -> np.ndarray:

@@ -123,6 +123,19 @@ def check_05_compare_variants(m, out):
     assert (out / "variants_over_copy.png").stat().st_size > 10_000
 
 
+def check_06_reading_traces(m, out):
+    lanes = set(value(m, "lanes_present"))
+    assert "framework" in lanes
+    assert ("device" in lanes) == (BACKEND in ("cuda", "neuron"))
+    assert value(m, "naive_device_ops_per_step") > value(m, "compile_device_ops_per_step")
+    assert value(m, "naive_idle_gaps") >= 1  # separate ops leave gaps between them
+    if BACKEND == "cpu":
+        assert value(m, "compile_idle_gaps") == 0  # one compiled kernel call: nothing to wait between
+    for v in ("naive", "rms_norm", "compile"):
+        assert value(m, f"{v}_busy_us") > 0 and value(m, f"{v}_host_only_us") >= 0
+    assert (out / "timeline.png").stat().st_size > 10_000 and (out / "time_split.png").stat().st_size > 5_000
+
+
 CHECKS = {name.removeprefix("check_"): fn for name, fn in globals().items() if name.startswith("check_")}
 
 

@@ -1,0 +1,105 @@
+"""Contract tests of the DOCUMENTED Neuron profile layout, on SYNTHETIC folders made here.
+
+No real Neuron profile is read: the folders below follow the layout and file names of the
+vendor documentation (<dir>/<instance-id>_pid_<pid>/<timestamp>/, neff_<hash>.neff paired with
+<hash>_instid_<n>_vnc_<n>.ntff in model mode, profile_nc_<n>_session_<n>.ntff in session mode).
+"""
+import pandas as pd
+import pytest
+
+from helpers.neuron import (FIX_EMPTY, FIX_EMPTY_NTFF, FIX_NEFF_WITHOUT_NTFF, FIX_NO_NEFF, FIX_ONLY_PB, explorer_commands,
+                            export_system_events, find_neuron_artifacts, system_events_to_lanes)
+
+
+def session_dir(root):
+    d = root / "i-0123456789abcdef0_pid_4242" / "20261203T010203"
+    d.mkdir(parents=True)
+    return d
+
+
+def touch(path, size=16):
+    path.write_bytes(b"\0" * size)
+    return path
+
+
+def test_contract_documented_session_layout(tmp_path):
+    d = session_dir(tmp_path)
+    touch(d / "neff_a1b2_vnc_0.neff")
+    touch(d / "neff_c3d4_vnc_0.neff")
+    touch(d / "profile_nc_0_session_0.ntff")
+    touch(d / "profile_nc_1_session_0.ntff")
+    touch(d / "ntrace.pb")
+    touch(d / "trace_info.pb")
+    touch(d / "trace.json")
+    found = find_neuron_artifacts(tmp_path)
+    assert found.ok, found.problems
+    assert found.session_dirs == [d]
+    assert len(found.neffs) == 2 and len(found.ntffs) == 2 and len(found.pb_files) == 2
+    assert sorted(found.session_ntffs) == [0, 1]
+    assert [p.name for p in found.framework_traces] == ["trace.json"]
+
+
+def test_contract_model_mode_pairs_by_hash(tmp_path):
+    d = session_dir(tmp_path)
+    touch(d / "neff_395760075800974.neff")
+    touch(d / "395760075800974_instid_0_vnc_0.ntff")
+    found = find_neuron_artifacts(tmp_path)
+    assert [(n.name, t.name) for n, t in found.model_pairs] == [
+        ("neff_395760075800974.neff", "395760075800974_instid_0_vnc_0.ntff")]
+    assert found.ok
+
+
+@pytest.mark.parametrize("make, sign, fix", [
+    (lambda d: None, "profile folder is empty", FIX_EMPTY),
+    (lambda d: (touch(d / "neff_1_vnc_0.neff"), touch(d / "profile_nc_0_session_0.ntff", 0)), "0-byte .ntff", FIX_EMPTY_NTFF),
+    (lambda d: touch(d / "profile_nc_0_session_0.ntff"), "no .neff", FIX_NO_NEFF),
+    (lambda d: (touch(d / "ntrace.pb"), touch(d / "trace_info.pb")), "only .pb files", FIX_ONLY_PB),
+    (lambda d: touch(d / "neff_77.neff"), "NEFF without its NTFF", FIX_NEFF_WITHOUT_NTFF),
+])
+def test_contract_failure_signs_get_documented_fix(tmp_path, make, sign, fix):
+    d = tmp_path / "profile"
+    d.mkdir()
+    make(d)
+    found = find_neuron_artifacts(d)
+    assert not found.ok
+    assert sign in [p.sign for p in found.problems]
+    assert fix in [p.fix for p in found.problems]
+
+
+def test_missing_folder_is_reported_not_raised(tmp_path):
+    found = find_neuron_artifacts(tmp_path / "absent")
+    assert found.problems[0].sign == "profile folder does not exist"
+
+
+def test_explorer_commands_tunnel_both_ports_on_loopback():
+    c = explorer_commands("/data/prof", "my-run")
+    assert c["view"] == "neuron-explorer view -d /data/prof"
+    assert c["ingest"] == "neuron-explorer view -d /data/prof --ingest-only --display-name my-run"
+    assert "-L 127.0.0.1:3001:localhost:3001" in c["tunnel"] and "-L 127.0.0.1:3002:localhost:3002" in c["tunnel"]
+    assert "AWS Neuron Explorer" in c["vscode"]
+
+
+def test_export_without_neuron_explorer(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    result = export_system_events(tmp_path, tmp_path / "out")
+    assert result.events is None and "not installed" in result.reason
+
+
+def test_contract_export_detects_missing_flags(tmp_path, monkeypatch):
+    fake = tmp_path / "neuron-explorer"
+    fake.write_text("#!/bin/sh\necho 'usage: neuron-explorer view -d DIR'\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    result = export_system_events(tmp_path, tmp_path / "out")
+    assert result.events is None and "--output-format" in result.reason
+
+
+def test_contract_system_events_map_to_lanes():
+    table = pd.DataFrame({
+        "name": ["aten::mul", "nrt_execute", "nc_exec_running"],
+        "start_ts": [1_000_000, 1_002_000, 1_005_000], "end_ts": [1_010_000, 1_004_000, 1_009_000],
+        "duration_ns": [9_000, 2_000, 4_000], "trace_event_source": ["framework", "neuron_rt", "neuron_hw"],
+    })
+    ev = system_events_to_lanes(table)
+    assert list(ev["lane"]) == ["framework", "runtime", "device"]
+    assert list(ev["ts"]) == [0.0, 2.0, 5.0] and list(ev["dur"]) == [9.0, 2.0, 4.0]

@@ -1,0 +1,148 @@
+"""Trace loading and analysis: real cpu traces made here, synthetic traces for the device lanes,
+and malformed files that must give a clear error."""
+import gzip
+import json
+
+import pytest
+import torch
+
+from helpers.errors import TraceFileError
+from helpers.profiling import profile_steps
+from helpers.rmsnorm import rmsnorm_naive
+from helpers.traces import (device_ops, dispatch_tree, gap_table, lane_of, launch_latency, load_trace,
+                            per_call_summary, step_summary)
+
+
+@pytest.fixture(scope="module")
+def naive_trace(tmp_path_factory):
+    from helpers.backend import select_backend
+
+    x, w = torch.randn(64, 512), torch.ones(512)
+    result = profile_steps(lambda: rmsnorm_naive(x, w), select_backend("cpu"), tmp_path_factory.mktemp("t"),
+                           label="naive", wait=0, warmup=1, active=3, profile_memory=True)
+    return load_trace(result.trace_path)
+
+
+def test_cpu_trace_steps_and_ops(naive_trace):
+    assert list(naive_trace.steps["step"]) == [1, 2, 3]
+    assert not naive_trace.has_device_lane
+    ops = device_ops(naive_trace)
+    last = ops[ops["step"] == 3]["name"].astype(str).tolist()
+    assert last == ["aten::pow", "aten::sum", "aten::div_", "aten::add", "aten::rsqrt", "aten::mul", "aten::mul"]
+
+
+def test_cpu_step_summary(naive_trace):
+    s = step_summary(naive_trace, memory_device_type=0)
+    assert (s["device_ops"] == 7).all() and (s["idle_gaps"] <= 6).all()
+    assert (s["busy_us"] > 0).all() and (s["busy_us"] <= s["step_us"]).all()
+    # x**2 and x*rsqrt are full size (64*512*4 bytes each) next to the output
+    assert (s["allocated_bytes"] >= 3 * 64 * 512 * 4).all()
+    pc = per_call_summary(naive_trace, memory_device_type=0)
+    assert pc["device_ops_per_call"] == 7
+
+
+def test_dispatch_tree_and_gaps(naive_trace):
+    tree = dispatch_tree(naive_trace, "naive")
+    assert tree[0].startswith("naive") and any(line.strip().startswith("aten::mean") for line in tree)
+    assert dispatch_tree(naive_trace, "not_there")[0].startswith("(no 'not_there'")
+    gaps = gap_table(naive_trace, memory_device_type=0)
+    assert len(gaps) <= 6 and (gaps["gap_us"] > 0).all()
+
+
+@pytest.mark.parametrize("cat, lane", [
+    ("cpu_op", "framework"), ("user_annotation", "framework"), ("python_function", "framework"),
+    ("cuda_runtime", "runtime"), ("cuda_driver", "runtime"), ("privateuse1_runtime", "runtime"),
+    ("xpu_runtime", "runtime"), ("kernel", "device"), ("gpu_memcpy", "device"), ("gpu_memset", "device"),
+    ("privateuse1_driver", "device"), ("someaccel_device", "device"), ("Trace", "other"), (None, "other"),
+])
+def test_lanes_by_category_not_backend(cat, lane):
+    assert lane_of(cat) == lane
+
+
+def synthetic_cuda_trace(path, gz=False):
+    """Two steps; each launches two kernels from the host, 3 us after the launch, 10 us apart."""
+    events = []
+    for step, t0 in ((1, 0.0), (2, 100.0)):
+        events.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{step}", "pid": 1, "tid": 1,
+                       "ts": t0, "dur": 90.0})
+        for k, off in enumerate((5.0, 25.0)):
+            corr = step * 10 + k
+            events += [
+                {"ph": "X", "cat": "cpu_op", "name": "aten::mul", "pid": 1, "tid": 1, "ts": t0 + off, "dur": 6.0},
+                {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": t0 + off + 1,
+                 "dur": 4.0, "args": {"correlation": corr}},
+                {"ph": "X", "cat": "kernel", "name": f"mul_kernel_{k}", "pid": 0, "tid": 7, "ts": t0 + off + 4,
+                 "dur": 10.0, "args": {"correlation": corr}},
+                {"ph": "s", "cat": "ac2g", "name": "ac2g", "id": corr, "pid": 1, "tid": 1, "ts": t0 + off + 1},
+                {"ph": "f", "cat": "ac2g", "name": "ac2g", "id": corr, "pid": 0, "tid": 7, "ts": t0 + off + 4, "bp": "e"},
+            ]
+    data = json.dumps({"traceEvents": events}).encode()
+    path.write_bytes(gzip.compress(data) if gz else data)
+    return path
+
+
+@pytest.mark.parametrize("gz", [False, True], ids=["json", "gzip"])
+def test_synthetic_device_lane(tmp_path, gz):
+    trace = load_trace(synthetic_cuda_trace(tmp_path / ("t.json.gz" if gz else "t.json"), gz))
+    assert trace.has_device_lane
+    s = step_summary(trace)
+    assert list(s["device_ops"]) == [2, 2]
+    assert list(s["busy_us"]) == [20.0, 20.0]
+    assert list(s["idle_gaps"]) == [1, 1] and list(s["idle_total_us"]) == [10.0, 10.0]
+    assert list(s["launch_latency_us"]) == [3.0, 3.0]
+    assert len(launch_latency(trace)) == 4
+    assert set(trace.flows["ph"]) == {"s", "f"} and len(trace.flows) == 8
+    assert "-> mul_kernel_0" in "\n".join(dispatch_tree(trace, "aten::mul", step=1))
+
+
+def test_trace_without_device_events_counts_no_device_ops(tmp_path):
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"traceEvents": [
+        {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#0", "pid": 1, "tid": 1, "ts": 0, "dur": 10}]}))
+    trace = load_trace(path)
+    s = step_summary(trace)
+    assert not trace.has_device_lane and list(s["device_ops"]) == [0]
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(TraceFileError, match="No trace file"):
+        load_trace(tmp_path / "nope.json")
+
+
+def test_empty_file(tmp_path):
+    (tmp_path / "e.json").write_text("")
+    with pytest.raises(TraceFileError, match=r"empty \(0 bytes\)"):
+        load_trace(tmp_path / "e.json")
+
+
+def test_truncated_json_names_file_and_position(tmp_path):
+    path = synthetic_cuda_trace(tmp_path / "t.json")
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(TraceFileError) as err:
+        load_trace(path)
+    assert str(path) in str(err.value) and "not complete JSON" in str(err.value) and "Fix:" in str(err.value)
+
+
+def test_truncated_gzip(tmp_path):
+    path = synthetic_cuda_trace(tmp_path / "t.json.gz", gz=True)
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(TraceFileError, match="truncated or corrupt|not complete JSON"):
+        load_trace(path)
+
+
+def test_json_that_is_not_a_trace(tmp_path):
+    (tmp_path / "x.json").write_text('{"hello": 1}')
+    with pytest.raises(TraceFileError, match="not a Chrome trace"):
+        load_trace(tmp_path / "x.json")
+
+
+def test_parsing_never_evaluates_content(tmp_path):
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"traceEvents": [
+        {"ph": "X", "cat": "cpu_op", "name": "__import__('os').system('touch PWNED')", "pid": 1, "tid": 1,
+         "ts": 0, "dur": 1}]}))
+    trace = load_trace(path)
+    assert trace.events["name"].iloc[0].startswith("__import__")
+    assert not (tmp_path / "PWNED").exists()
