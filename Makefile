@@ -8,7 +8,7 @@ BACKEND ?= auto
 ARGS   ?=
 KERNEL := trainium-profiling
 
-.PHONY: venv run test kernel lab clean-runs
+.PHONY: venv run test compare sweep kernel lab clean-runs
 
 $(STAMP): requirements.txt requirements-dev.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -24,6 +24,14 @@ run: venv
 ## run the test suite (BACKEND=cpu unless set; notebooks run end to end with papermill)
 test: venv
 	BACKEND=$(if $(filter auto,$(BACKEND)),cpu,$(BACKEND)) $(PY) -m pytest $(ARGS)
+
+## compare two runs: make compare ARGS="runs/A runs/B" (or ARGS="runs/B --baseline base.json")
+compare: venv
+	$(PY) -m helpers.compare $(ARGS)
+
+## sweep tokens x hidden for every variant: writes runs/<UTC time>-<backend>-sweep/sweep.csv and .png
+sweep: venv
+	$(PY) -m helpers.sweep --backend $(BACKEND) $(ARGS)
 
 ## register this environment as the Jupyter kernel "Python (trainium-profiling)"
 kernel: venv

@@ -30,13 +30,15 @@ INCOMPLETE = "INCOMPLETE"
 EXECUTION_TIMEOUT_S = 1800
 
 
-def available_notebooks() -> list[Path]:
-    return sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.ipynb"))
+def available_notebooks(notebook_dir: Path = NOTEBOOK_DIR) -> list[Path]:
+    return sorted(notebook_dir.glob("[0-9][0-9]_*.ipynb"))
 
 
-def select_notebooks(names: list[str] | None) -> list[Path]:
+def select_notebooks(names: list[str] | None, notebook_dir: Path = NOTEBOOK_DIR) -> list[Path]:
     """Notebooks by number ('02'), stem ('02_naive_rmsnorm') or file name; all when none given."""
-    every = available_notebooks()
+    every = available_notebooks(notebook_dir)
+    if not every:
+        raise ParameterError(f"No notebooks (NN_*.ipynb) in {notebook_dir}", "pass the series' notebooks/ folder")
     if not names:
         return every
     chosen = []
@@ -139,7 +141,7 @@ def run(notebooks: list[Path], overrides: dict[Path, dict[str, Any]], run_dir: P
         record: dict[str, Any] = {"notebook": nb.stem, "parameters": params}
         try:
             pm.execute_notebook(str(nb), str(executed), parameters=params, kernel_name="python3",
-                                cwd=str(NOTEBOOK_DIR), execution_timeout=EXECUTION_TIMEOUT_S, progress_bar=True)
+                                cwd=str(nb.parent), execution_timeout=EXECUTION_TIMEOUT_S, progress_bar=True)
             record["status"] = "passed"
         except pm.PapermillExecutionError as exc:
             record.update(status="failed", cell=exc.exec_count, cell_index=exc.cell_index,
@@ -176,10 +178,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=str(RUNS_DIR), help="folder that receives the run folder (default: runs/)")
     parser.add_argument("--backend", default="auto", help="auto | neuron | cuda | cpu (default: auto)")
     parser.add_argument("--no-html", action="store_true", help="skip the HTML renders")
+    parser.add_argument("--notebook-dir", default=str(NOTEBOOK_DIR), help="where the notebooks are (default: notebooks/)")
     args = parser.parse_args(argv)
 
     try:
-        notebooks = select_notebooks(args.notebooks)
+        notebooks = select_notebooks(args.notebooks, Path(args.notebook_dir))
         overrides = check_overrides({k: parse_value(v) for k, v in args.parameter}, notebooks)
         from .backend import select_backend
 

@@ -1,0 +1,165 @@
+"""Compare two runs (or a run against a baseline file) metric by metric.
+
+    python -m helpers.compare RUN_A RUN_B [--tolerance 0.10]
+    python -m helpers.compare RUN --baseline baseline.json [--tolerance 0.10]
+
+A is the reference (older run or baseline), B the candidate. Exit codes: 0 no regression,
+1 regression, 2 bad input. What counts as a regression:
+
+- time:   a time-per-call metric (`*time_us`, `time_per_call_us`, `*_device_us`, `warm_call_us`) of B above A by more
+          than the tolerance;
+- ops:    more device operations per call (any metric in unit "ops");
+- errors: an accuracy flag (`*within_tolerance`) that turned False, or an `err_<dtype>_*` metric
+          beyond that dtype's tolerance.
+
+Every other metric is listed for information with its change, so that, for example, the
+movement of the speed-up ratios between two runs of the same commit can be read off the table.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import SeriesError
+
+TIME_METRIC = re.compile(r"(time_us|time_per_call_us|_device_us|warm_call_us)$")
+ERROR_METRIC = re.compile(r"^err_(float32|bfloat16|float16)_")
+
+
+@dataclass
+class Source:
+    label: str
+    metrics: dict[str, dict[str, dict[str, Any]]]  # notebook -> metric -> {value, unit}
+    backend: str | None
+    incomplete: bool
+
+
+def load_source(path: Path | str) -> Source:
+    """A run folder (metrics.json + environment.json) or a baseline file (a metrics.json copy)."""
+    path = Path(path)
+    if path.is_dir():
+        if not (path / "environment.json").exists():
+            raise SeriesError(f"{path} is not a run folder (it has no environment.json)",
+                              "pass a folder made by `make run` (runs/<UTC time>-<backend>/) or a baseline file")
+        if not (path / "metrics.json").exists():
+            raise SeriesError(f"Run {path} has no metrics.json: it did not finish writing its results",
+                              "re-run it, or compare another run")
+        metrics = _read_json(path / "metrics.json")
+        backend = _read_json(path / "environment.json").get("backend")
+        return Source(str(path), metrics, backend, (path / "INCOMPLETE").exists())
+    if path.is_file():
+        data = _read_json(path)
+        if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+            raise SeriesError(f"{path} is not a metrics file", "use a run's metrics.json as the baseline")
+        return Source(str(path), data, None, False)
+    raise SeriesError(f"{path} does not exist", "pass a run folder under runs/ or a baseline metrics file")
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise SeriesError(f"{path} is not valid JSON ({exc.msg})", "re-run, or restore the file") from exc
+
+
+def _number(v: Any) -> float | None:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else None
+
+
+def judge(name: str, unit: str, a: Any, b: Any, tolerance: float) -> tuple[str, float | None]:
+    """(verdict, relative change) for one metric; verdict is ok / REGRESSION / info."""
+    na, nb = _number(a), _number(b)
+    change = (nb - na) / na if na not in (None, 0.0) and nb is not None else None
+    if name.endswith("within_tolerance"):
+        return ("REGRESSION" if a is True and b is not True else "ok"), None
+    if m := ERROR_METRIC.match(name):
+        from .rmsnorm import DTYPES, error_tolerance
+
+        return ("REGRESSION" if nb is not None and nb > error_tolerance(DTYPES[m.group(1)]) else "ok"), change
+    if unit == "ops":
+        return ("REGRESSION" if na is not None and nb is not None and nb > na else "ok"), change
+    if TIME_METRIC.search(name) and unit == "us":
+        return ("REGRESSION" if change is not None and change > tolerance else "ok"), change
+    return "info", change
+
+
+def compare(a: Source, b: Source, tolerance: float) -> list[dict[str, Any]]:
+    rows = []
+    for notebook in sorted(set(a.metrics) | set(b.metrics)):
+        ma, mb = a.metrics.get(notebook, {}), b.metrics.get(notebook, {})
+        for name in sorted(set(ma) | set(mb)):
+            ea, eb = ma.get(name), mb.get(name)
+            unit = (eb or ea or {}).get("unit", "")
+            if ea is None or eb is None:
+                rows.append({"notebook": notebook, "metric": name, "unit": unit, "a": (ea or {}).get("value"),
+                             "b": (eb or {}).get("value"), "change": None, "verdict": "new" if ea is None else "missing"})
+                continue
+            verdict, change = judge(name, unit, ea.get("value"), eb.get("value"), tolerance)
+            rows.append({"notebook": notebook, "metric": name, "unit": unit, "a": ea.get("value"),
+                         "b": eb.get("value"), "change": change, "verdict": verdict})
+    return rows
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    if isinstance(v, list):
+        return ",".join(map(str, v))
+    return str(v)
+
+
+def format_table(rows: list[dict[str, Any]]) -> str:
+    header = ("notebook", "metric", "unit", "A", "B", "change", "verdict")
+    body = [(r["notebook"], r["metric"], r["unit"], _fmt(r["a"]), _fmt(r["b"]),
+             "" if r["change"] is None else f"{r['change'] * 100:+.1f}%", r["verdict"]) for r in rows]
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *body)]
+    line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths))  # noqa: E731
+    return "\n".join([line(header), line(["-" * w for w in widths]), *map(line, body)])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m helpers.compare", description=__doc__.split("\n\n")[0])
+    parser.add_argument("runs", nargs="+", help="RUN_A RUN_B, or one RUN with --baseline")
+    parser.add_argument("--baseline", help="a metrics.json to compare RUN against (it plays A)")
+    parser.add_argument("--tolerance", type=float, default=0.10, help="allowed relative slow-down (default 0.10)")
+    args = parser.parse_args(argv)
+    try:
+        if args.baseline:
+            if len(args.runs) != 1:
+                raise SeriesError("with --baseline pass exactly one run", "python -m helpers.compare RUN --baseline FILE")
+            a, b = load_source(args.baseline), load_source(args.runs[0])
+        else:
+            if len(args.runs) != 2:
+                raise SeriesError("pass two runs to compare", "python -m helpers.compare RUN_A RUN_B")
+            a, b = load_source(args.runs[0]), load_source(args.runs[1])
+        if not 0 <= args.tolerance < 10:
+            raise SeriesError(f"--tolerance {args.tolerance} is out of range", "use e.g. 0.10 for 10%")
+    except SeriesError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if a.backend and b.backend and a.backend != b.backend:
+        print(f"warning: A ran on {a.backend}, B on {b.backend}: their times are not comparable", file=sys.stderr)
+    for src in (a, b):
+        if src.incomplete:
+            print(f"warning: {src.label} is marked INCOMPLETE: some notebooks failed or did not run", file=sys.stderr)
+    rows = compare(a, b, args.tolerance)
+    print(f"A: {a.label}\nB: {b.label}\ntolerance: {args.tolerance:.0%} on time per call\n")
+    print(format_table(rows))
+    regressions = [r for r in rows if r["verdict"] == "REGRESSION"]
+    ratios = [abs(r["change"]) for r in rows if r["unit"] == "ratio" and r["change"] is not None]
+    if ratios:
+        print(f"\nratio metrics (speed-ups, ratios to the copy floor) moved by at most {max(ratios) * 100:.1f}% "
+              f"(median {sorted(ratios)[len(ratios) // 2] * 100:.1f}%)")
+    print(f"\n{len(regressions)} regression(s)" + (": " + ", ".join(f"{r['notebook']}/{r['metric']}" for r in regressions)
+                                               if regressions else ""))
+    return 1 if regressions else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

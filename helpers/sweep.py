@@ -1,0 +1,124 @@
+"""Sweep tokens x hidden for every RMSNorm variant and the copy floor.
+
+    python -m helpers.sweep [--tokens 8 64 512 4096] [--hidden 1024 4096] [--dtype float32]
+                            [--backend auto] [--repeats 7] [--out runs/]
+
+For each point it records the median time per call (the series' timer), the achieved GB/s
+(counting only what an ideal RMSNorm moves: read x once, write y once), the ratio to the copy
+of the same size, and the regime. The regime uses a two-term model, time = fixed cost + bytes /
+bandwidth, with each variant's fixed cost estimated by its cheapest call anywhere in the sweep
+(robust to one noisy small point): a point is *overhead-bound* where that fixed cost is more than
+half its time, otherwise *memory-bound*. Writes sweep.csv and sweep.png into a new folder under --out.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .errors import SeriesError
+from .outputs import RUNS_DIR, new_run_dir, write_atomic
+
+VARIANT_NAMES = ("copy", "naive", "torch.rms_norm", "torch.compile")
+
+
+def run_sweep(tokens: list[int], hidden: list[int], dtype: str, backend_name: str, repeats: int,
+              variants: tuple[str, ...] = VARIANT_NAMES):
+    import pandas as pd
+    import torch
+
+    from .backend import select_backend
+    from .measure import time_per_call
+    from .rmsnorm import call_compiled, compile_rmsnorm, copy_floor, make_inputs, rmsnorm_fused, rmsnorm_naive
+
+    backend = select_backend(backend_name)
+    compiled = compile_rmsnorm(rmsnorm_naive, backend)
+    fns = {
+        "copy": lambda x, w: copy_floor(x),
+        "naive": lambda x, w: rmsnorm_naive(x, w, 1e-6),
+        "torch.rms_norm": lambda x, w: rmsnorm_fused(x, w, 1e-6),
+        "torch.compile": lambda x, w: call_compiled(compiled, x, w, 1e-6),
+    }
+    rows = []
+    points = sorted((t, h) for t in tokens for h in hidden)
+    for i, (t, h) in enumerate(points, 1):
+        x, w = make_inputs(t, h, dtype, backend)
+        moved = 2 * x.numel() * x.element_size()
+        print(f"[{i}/{len(points)}] {t} x {h}", flush=True)
+        with torch.no_grad():
+            for name in variants:
+                timing = time_per_call(lambda name=name: fns[name](x, w), backend, label=name, repeats=repeats)
+                rows.append({"variant": name, "tokens": t, "hidden": h, "bytes_moved": moved,
+                             "median_us": timing.median_us, "p10_us": timing.p10_us, "p90_us": timing.p90_us,
+                             "GB_per_s": moved / (timing.median_us * 1e-6) / 1e9})
+        del x, w
+    df = pd.DataFrame(rows)
+    copy = df[df["variant"] == "copy"].set_index(["tokens", "hidden"])["median_us"]
+    df["over_copy"] = [r.median_us / copy.get((r.tokens, r.hidden), float("nan")) for r in df.itertuples()]
+    fixed = df.groupby("variant")["median_us"].min()
+    df["fixed_cost_share"] = df["variant"].map(fixed) / df["median_us"]
+    df["regime"] = ["overhead-bound" if s > 0.5 else "memory-bound" for s in df["fixed_cost_share"]]
+    return backend, df
+
+
+def plot_sweep(df, backend: str, dtype: str, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from .plotting import backend_title, set_plot_defaults
+
+    set_plot_defaults()
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5))
+    for name, part in df.groupby("variant", sort=False):
+        part = part.sort_values("bytes_moved")
+        style = {"ls": "--", "color": "black"} if name == "copy" else {}
+        ax1.plot(part["bytes_moved"] / 2**20, part["median_us"], marker="o", label=name, **style)
+        ax2.plot(part["bytes_moved"] / 2**20, part["GB_per_s"], marker="o", label=name, **style)
+    for ax in (ax1, ax2):
+        ax.set_xscale("log")
+        ax.set_xlabel("bytes an ideal RMSNorm moves (MiB, log)")
+    ax1.set_yscale("log")
+    ax1.set_ylabel("median time per call (us, log)")
+    ax2.set_ylabel("achieved GB/s (read x + write y)")
+    ax1.legend()
+    fig.suptitle(backend_title(f"RMSNorm shape sweep ({dtype}): time and bandwidth", backend))
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m helpers.sweep", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tokens", type=int, nargs="+", default=[8, 64, 512, 4096])
+    parser.add_argument("--hidden", type=int, nargs="+", default=[1024, 4096])
+    parser.add_argument("--dtype", default="float32")
+    parser.add_argument("--backend", default="auto")
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--variants", nargs="+", default=list(VARIANT_NAMES), choices=VARIANT_NAMES)
+    parser.add_argument("--out", default=str(RUNS_DIR), help="parent of the new sweep folder (default: runs/)")
+    args = parser.parse_args(argv)
+    try:
+        from .params import check_parameters
+
+        for v in args.tokens:
+            check_parameters(TOKENS=v)
+        for v in args.hidden:
+            check_parameters(HIDDEN=v)
+        check_parameters(DTYPE=args.dtype, REPEATS=args.repeats, BACKEND=args.backend)
+        if "copy" not in args.variants:
+            raise SeriesError("the sweep needs the copy variant", "keep `copy` in --variants: it is the floor")
+        backend, df = run_sweep(args.tokens, args.hidden, args.dtype, args.backend, args.repeats, tuple(args.variants))
+        out = new_run_dir(Path(args.out), backend.name, "sweep")
+    except SeriesError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    write_atomic(out / "sweep.csv", df.to_csv(index=False))
+    plot_sweep(df, backend.name, args.dtype, out / "sweep.png")
+    print(df.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    print(f"\nwrote {out / 'sweep.csv'} and {out / 'sweep.png'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

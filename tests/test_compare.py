@@ -1,0 +1,128 @@
+"""compare: synthetic run folders made here; regressions exit 1, bad input exits 2."""
+import copy
+import json
+
+import pytest
+
+from helpers.compare import main
+
+BASE = {
+    "02_naive_rmsnorm": {
+        "time_per_call_us": {"value": 1000.0, "unit": "us"},
+        "device_ops_per_call": {"value": 7.0, "unit": "ops"},
+        "error_within_tolerance": {"value": True, "unit": "bool"},
+        "idle_us_per_call": {"value": 50.0, "unit": "us"},
+    },
+    "05_compare_variants": {
+        "large_compile_over_copy": {"value": 1.05, "unit": "ratio"},
+        "err_bfloat16_naive": {"value": 0.008, "unit": "relative"},
+        "large_naive_device_us": {"value": None, "unit": "us"},
+    },
+}
+
+
+def make_run(path, metrics, backend="cpu", incomplete=False):
+    path.mkdir(parents=True)
+    (path / "metrics.json").write_text(json.dumps(metrics))
+    (path / "environment.json").write_text(json.dumps({"backend": backend}))
+    if incomplete:
+        (path / "INCOMPLETE").write_text("")
+    return path
+
+
+def changed(**edits):
+    m = copy.deepcopy(BASE)
+    for key, value in edits.items():
+        nb, name = key.split("__")
+        m[nb][name]["value"] = value
+    return m
+
+
+def run(tmp_path, b_metrics, capsys, *extra):
+    a = make_run(tmp_path / "a", BASE)
+    b = make_run(tmp_path / "b", b_metrics)
+    code = main([str(a), str(b), *extra])
+    return code, capsys.readouterr()
+
+
+def test_same_metrics_no_regression(tmp_path, capsys):
+    code, out = run(tmp_path, BASE, capsys)
+    assert code == 0 and "0 regression(s)" in out.out and "REGRESSION" not in out.out
+
+
+def test_small_noise_within_tolerance(tmp_path, capsys):
+    code, out = run(tmp_path, changed(**{"02_naive_rmsnorm__time_per_call_us": 1080.0}), capsys)
+    assert code == 0 and "+8.0%" in out.out
+
+
+def test_injected_slowdown_is_caught(tmp_path, capsys):
+    code, out = run(tmp_path, changed(**{"02_naive_rmsnorm__time_per_call_us": 1500.0}), capsys)
+    assert code == 1
+    assert "02_naive_rmsnorm/time_per_call_us" in out.out and "+50.0%" in out.out
+
+
+def test_tolerance_option(tmp_path, capsys):
+    code, _ = run(tmp_path, changed(**{"02_naive_rmsnorm__time_per_call_us": 1500.0}), capsys, "--tolerance", "0.6")
+    assert code == 0
+
+
+def test_more_device_ops_is_a_regression(tmp_path, capsys):
+    code, out = run(tmp_path, changed(**{"02_naive_rmsnorm__device_ops_per_call": 8.0}), capsys)
+    assert code == 1 and "device_ops_per_call" in out.out.split("regression(s):")[1]
+
+
+def test_accuracy_flag_lost(tmp_path, capsys):
+    code, _ = run(tmp_path, changed(**{"02_naive_rmsnorm__error_within_tolerance": False}), capsys)
+    assert code == 1
+
+
+def test_error_beyond_dtype_tolerance(tmp_path, capsys):
+    code, _ = run(tmp_path, changed(**{"05_compare_variants__err_bfloat16_naive": 0.2}), capsys)
+    assert code == 1
+
+
+def test_non_headline_times_are_informational(tmp_path, capsys):
+    code, out = run(tmp_path, changed(**{"02_naive_rmsnorm__idle_us_per_call": 500.0}), capsys)
+    assert code == 0 and "info" in out.out
+
+
+def test_ratio_movement_is_reported(tmp_path, capsys):
+    code, out = run(tmp_path, changed(**{"05_compare_variants__large_compile_over_copy": 1.155}), capsys)
+    assert code == 0 and "moved by at most 10.0%" in out.out
+
+
+def test_baseline_file(tmp_path, capsys):
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(json.dumps(BASE))
+    b = make_run(tmp_path / "b", changed(**{"02_naive_rmsnorm__time_per_call_us": 2000.0}))
+    assert main([str(b), "--baseline", str(baseline)]) == 1
+
+
+def test_folder_that_is_not_a_run(tmp_path, capsys):
+    (tmp_path / "random").mkdir()
+    make_run(tmp_path / "b", BASE)
+    assert main([str(tmp_path / "random"), str(tmp_path / "b")]) == 2
+    assert "is not a run folder" in capsys.readouterr().err
+
+
+def test_run_missing_metrics(tmp_path, capsys):
+    a = make_run(tmp_path / "a", BASE)
+    b = make_run(tmp_path / "b", BASE)
+    (b / "metrics.json").unlink()
+    assert main([str(a), str(b)]) == 2
+    assert "has no metrics.json" in capsys.readouterr().err
+
+
+def test_missing_path_and_wrong_arity(tmp_path, capsys):
+    assert main([str(tmp_path / "nope"), str(tmp_path / "nope2")]) == 2
+    assert main([str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "does not exist" in err and "pass two runs" in err
+
+
+def test_warnings_for_backend_mismatch_and_incomplete(tmp_path, capsys):
+    a = make_run(tmp_path / "a", BASE, backend="cpu")
+    b = make_run(tmp_path / "b", BASE, backend="cuda", incomplete=True)
+    assert main([str(a), str(b)]) == 0
+    err = capsys.readouterr().err
+    assert "not comparable" in err and "INCOMPLETE" in err
