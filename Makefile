@@ -8,7 +8,7 @@ BACKEND ?= auto
 ARGS   ?=
 KERNEL := trainium-profiling
 
-.PHONY: venv run test compare sweep kernel lab clean-runs
+.PHONY: venv run test compare sweep student kernel lab clean-runs
 
 $(STAMP): requirements.txt requirements-dev.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -32,6 +32,10 @@ compare: venv
 ## sweep tokens x hidden for every variant: writes runs/<UTC time>-<backend>-sweep/sweep.csv and .png
 sweep: venv
 	$(PY) -m helpers.sweep --backend $(BACKEND) $(ARGS)
+
+## student copies of the notebooks (solutions replaced by empty answer cells) in student/
+student: venv
+	$(PY) -m helpers.student $(ARGS)
 
 ## register this environment as the Jupyter kernel "Python (trainium-profiling)"
 kernel: venv

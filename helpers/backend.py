@@ -95,6 +95,22 @@ class Backend:
                 return None
         return host_memory_available_bytes()
 
+    def claim_device(self) -> None:
+        """Run one tiny op on the device now, so that a device held by another process fails
+        here, with the fix, instead of deep inside the first lesson cell."""
+        if self.name == "cpu":
+            return
+        try:
+            torch.ones(1, device=self.name).add_(1)
+            self.synchronize()
+        except RuntimeError as exc:
+            from .neuron import explain_runtime_error
+
+            explained = explain_runtime_error(exc) if self.name == "neuron" else exc
+            if explained is exc:
+                raise
+            raise explained from exc
+
     def describe(self) -> dict[str, Any]:
         """The environment record written beside every result."""
         return {

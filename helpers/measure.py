@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import time
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -77,6 +78,43 @@ def time_per_call(
         backend.synchronize()
         samples[r] = (time.perf_counter() - start) / inner * 1e6
     return Timing(label=label, samples_us=samples, inner=inner)
+
+
+def time_alternating(
+    fn: Callable[[], Any],
+    backend: Backend,
+    conditions: dict[str, Callable[[], AbstractContextManager]],
+    *,
+    repeats: int = 15,
+    warmup: int = 3,
+    min_sample_s: float = 0.002,
+    max_inner: int = 1000,
+) -> dict[str, Timing]:
+    """Time `fn` under several conditions (e.g. without and with a profiler), one sample of each
+    in turn, so that a load that comes and goes on the machine falls on all of them alike.
+
+    Each condition is a factory of a context manager entered around its sample (outside the
+    timed region, so entering and leaving it is not counted).
+    """
+    for _ in range(warmup):
+        fn()
+    backend.synchronize()
+    start = time.perf_counter()
+    fn()
+    backend.synchronize()
+    one = time.perf_counter() - start
+    inner = int(min(max_inner, max(1, math.ceil(min_sample_s / max(one, 1e-9)))))
+    samples = {name: [] for name in conditions}
+    for _ in range(repeats):
+        for name, context in conditions.items():
+            with context():
+                backend.synchronize()
+                start = time.perf_counter()
+                for _ in range(inner):
+                    fn()
+                backend.synchronize()
+                samples[name].append((time.perf_counter() - start) / inner * 1e6)
+    return {name: Timing(label=name, samples_us=np.asarray(v), inner=inner) for name, v in samples.items()}
 
 
 def time_once(fn: Callable[[], Any], backend: Backend) -> tuple[float, Any]:

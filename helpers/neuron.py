@@ -30,14 +30,32 @@ BUSY_FIX = (
 )
 
 
+def neuron_ls_output(max_lines: int = 20) -> str:
+    """`neuron-ls` output (which process holds which device), or why it is not shown."""
+    import shutil
+    import subprocess
+
+    exe = shutil.which("neuron-ls")
+    if exe is None:
+        return "(neuron-ls is not on PATH here)"
+    try:
+        done = subprocess.run([exe], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"(neuron-ls failed: {exc})"
+    lines = (done.stdout or done.stderr).strip().splitlines()
+    return "\n".join(lines[:max_lines] + (["..."] if len(lines) > max_lines else []))
+
+
 def explain_runtime_error(exc: BaseException) -> SeriesError | BaseException:
-    """Turn the runtime's 'cannot allocate NeuronCores' errors into one clear line.
+    """Turn the runtime's 'cannot allocate NeuronCores' errors into one clear line, followed by
+    what `neuron-ls` says about who holds them.
 
     Any other error is returned unchanged, so that it is re-raised as it came.
     """
     if _BUSY_PATTERNS.search(str(exc)):
         first_line = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
-        return DeviceBusyError(f"The Neuron runtime could not get NeuronCores ({first_line})", BUSY_FIX)
+        return DeviceBusyError(f"The Neuron runtime could not get NeuronCores ({first_line})",
+                               f"{BUSY_FIX}\n$ neuron-ls\n{neuron_ls_output()}")
     return exc
 
 

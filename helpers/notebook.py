@@ -61,6 +61,7 @@ def start(name: str, backend: str = "auto", out_dir: str = "") -> NotebookSessio
     """
     set_plot_defaults()
     chosen = select_backend(backend)
+    chosen.claim_device()
     base = Path(out_dir) if out_dir else new_run_dir(RUNS_DIR, chosen.name, "interactive")
     nb_dir = ensure_writable_dir(base / name)
     write_json(nb_dir / "environment.json", chosen.describe())

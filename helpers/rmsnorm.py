@@ -79,8 +79,10 @@ def call_compiled(compiled: Callable[..., torch.Tensor], *args: object) -> torch
             "compile without fullgraph=True and read torch._dynamo.explain() to see each break",
         ) from exc
     except dynamo_exc.BackendCompilerFailed as exc:
+        inner = getattr(exc, "inner_exception", None)
+        cause = f"{type(inner).__name__}: {inner}" if inner is not None else summarise_dynamo_error(str(exc))
         raise CompileError(
-            f"the torch.compile backend failed: {summarise_dynamo_error(str(exc))}",
+            f"the torch.compile backend failed: {cause}",
             "run the function eagerly to check it works, then report the op named above",
         ) from exc
 

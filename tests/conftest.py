@@ -1,9 +1,17 @@
+import os
 import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# Under pytest-xdist (`pytest -n 2`) every worker, and every notebook kernel it starts, would run
+# torch with one OpenMP thread per core: on a 2-core machine two workers then oversubscribe the
+# cores and spinning threads slow some timing samples down tens of times. One thread per worker
+# keeps parallel runs from disturbing each other's measurements.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 

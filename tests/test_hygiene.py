@@ -57,3 +57,19 @@ def test_teaching_shape(path):
 def test_numbered_names_match_series_table():
     assert [p.stem for p in NOTEBOOKS] == [info.stem for info in SERIES]
     assert all(p.stem[:2].isdigit() and p.stem[2] == "_" for p in NOTEBOOKS)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_each_exercise_has_a_strippable_solution(path):
+    import re
+
+    nb = load(path)
+    markdown = "\n".join(text(c) for c in nb["cells"] if c["cell_type"] == "markdown")
+    exercises = markdown.split("## Exercises", 1)[1]
+    listed = re.findall(r"^(\d+)\. ", exercises, flags=re.M)
+    solutions = [c for c in code_cells(nb) if "solution" in c["metadata"].get("tags", [])]
+    assert 2 <= len(listed) <= 4, f"{path.name}: 2 to 4 exercises"
+    assert [re.match(r"# Exercise (\d+)", text(c)).group(1) for c in solutions] == listed, \
+        f"{path.name}: one solution cell per exercise, in order, starting with '# Exercise N'"
+    headers = [c for c in nb["cells"] if c["cell_type"] == "markdown" and "solution" in c["metadata"].get("tags", [])]
+    assert len(headers) == 1 and "### Solutions" in text(headers[0])

@@ -12,7 +12,7 @@ from helpers.neuron import (FIX_EMPTY, FIX_EMPTY_NTFF, FIX_NEFF_WITHOUT_NTFF, FI
 
 
 def session_dir(root):
-    d = root / "i-0123456789abcdef0_pid_4242" / "20261203T010203"
+    d = root / "instance-example_pid_4242" / "20261203T010203"
     d.mkdir(parents=True)
     return d
 

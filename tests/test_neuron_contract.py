@@ -181,3 +181,19 @@ def test_accepts_keyword_rejects_catch_all():
     assert accepts_keyword(ConfigWithCorrelate, "correlate_device_time")
     assert not accepts_keyword(ConfigCatchAll, "correlate_device_time")
     assert not accepts_keyword(len, "anything")
+
+
+def test_contract_busy_cores_at_notebook_start(monkeypatch):
+    """A device held by another process fails at the first op with the fix and neuron-ls output."""
+    install_fake_neuronx(monkeypatch, ConfigWithCorrelate)
+    b = select_backend("neuron")
+
+    def held(*args, **kwargs):
+        raise RuntimeError("nrt_init: Failed to allocate 1 NeuronCore(s), already in use by pid 4242")
+
+    monkeypatch.setattr(torch, "ones", held)
+    with pytest.raises(DeviceBusyError) as err:
+        b.claim_device()
+    msg = str(err.value)
+    assert "could not get NeuronCores" in msg and "shut down the other notebook's kernel" in msg
+    assert "$ neuron-ls" in msg  # its output, or why it could not be shown

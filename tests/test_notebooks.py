@@ -29,13 +29,13 @@ CI_PARAMETERS = {
 }
 
 
-def run_notebook(path: Path, out_dir: Path, executed: Path, **overrides) -> dict:
+def run_notebook(path: Path, out_dir: Path, executed: Path, cwd: Path | None = None, **overrides) -> dict:
     declared = pm.inspect_notebook(str(path))
     params = {k: v for k, v in {**CI_PARAMETERS, **overrides}.items() if k in declared}
     params.update(BACKEND=BACKEND, OUT_DIR=str(out_dir))
     try:
         pm.execute_notebook(str(path), str(executed), parameters=params, kernel_name="python3",
-                            cwd=str(path.parent), execution_timeout=EXECUTION_TIMEOUT_S,
+                            cwd=str(cwd or path.parent), execution_timeout=EXECUTION_TIMEOUT_S,
                             progress_bar=False, log_output=False)
     except pm.PapermillExecutionError as exc:
         pytest.fail(f"{path.name} failed in cell In[{exc.exec_count}] (cell index {exc.cell_index}): "
@@ -144,6 +144,27 @@ def test_notebook(path, tmp_path):
     assert path.stem in CHECKS, f"{path.name} has no metric checks: add check_{path.stem} to this file"
     metrics = run_notebook(path, tmp_path / "run", tmp_path / path.name)
     assert metrics["notebook"] == path.stem and metrics["backend"] == BACKEND
+    CHECKS[path.stem](metrics["metrics"], tmp_path / "run" / path.stem)
+
+
+@pytest.fixture(scope="session")
+def student_dir(tmp_path_factory):
+    from helpers.student import write_student_copies
+
+    out = tmp_path_factory.mktemp("student")
+    write_student_copies(NOTEBOOKS, out)
+    return out
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[f"student-{p.stem}" for p in NOTEBOOKS])
+def test_student_copy(path, student_dir, tmp_path):
+    """The copy without solutions runs end to end, unanswered, and publishes the same metrics."""
+    copy = student_dir / path.name
+    nb = json.loads(copy.read_text())
+    assert not any("solution" in c["metadata"].get("tags", []) for c in nb["cells"])
+    stubs = [c for c in nb["cells"] if "exercise" in c["metadata"].get("tags", []) and c["cell_type"] == "code"]
+    assert stubs and all("".join(c["source"]).lstrip().startswith("# Exercise") for c in stubs)
+    metrics = run_notebook(copy, tmp_path / "run", tmp_path / path.name, cwd=path.parent)
     CHECKS[path.stem](metrics["metrics"], tmp_path / "run" / path.stem)
 
 

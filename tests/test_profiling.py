@@ -81,3 +81,22 @@ def test_large_trace_warning(cpu_backend, tmp_path, monkeypatch):
     with pytest.warns(UserWarning, match="estimated at"):
         profile_steps(work, cpu_backend, tmp_path, wait=0, warmup=1, active=1, with_stack=True)
     assert estimate_trace_bytes(1000, True) == 4 * estimate_trace_bytes(1000, False)
+
+
+def test_alternating_timer_samples_each_condition(cpu_backend):
+    from contextlib import nullcontext
+
+    from helpers.measure import time_alternating
+
+    entered = []
+
+    class Counting:
+        def __enter__(self):
+            entered.append(1)
+
+        def __exit__(self, *exc):
+            return False
+
+    out = time_alternating(work, cpu_backend, {"plain": nullcontext, "counted": Counting}, repeats=4)
+    assert set(out) == {"plain", "counted"} and len(entered) == 4
+    assert all(len(t.samples_us) == 4 and t.median_us > 0 for t in out.values())

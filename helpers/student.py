@@ -1,0 +1,74 @@
+"""Student copies of the series: every solution cell replaced by an empty answer cell.
+
+    python -m helpers.student [--out student/]
+
+Solutions live in the notebooks as code cells tagged `solution`, each starting with a comment
+`# Exercise N: ...` (the text after the number may give the answer away, so it is dropped), and
+under a markdown cell tagged `solution`. A student copy keeps everything else, and replaces each
+solution cell with a cell tagged `exercise` that holds only comments: an unanswered exercise
+runs as a no-op, so the copies execute end to end (the test suite runs them).
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+from .outputs import REPO_ROOT, ensure_writable_dir
+
+EXERCISE = re.compile(r"^#\s*(Exercise\s+\d+)")
+ANSWERS_MARKDOWN = ("### Your answers\n"
+                    "Write your answer to each exercise in the cells below. They are yours: the run does not check them.")
+
+
+def student_cell_source(solution_source: str) -> str:
+    first = solution_source.lstrip().splitlines()[0] if solution_source.strip() else ""
+    label = m.group(1) if (m := EXERCISE.match(first)) else "Exercise"
+    return f"# {label}: your answer here (this cell is not checked; leave it as comments to skip it)\n"
+
+
+def to_student(nb):
+    """A copy of the notebook node without solutions."""
+    import copy
+
+    import nbformat
+
+    out = copy.deepcopy(nb)
+    cells = []
+    for cell in out.cells:
+        tags = cell.metadata.get("tags", [])
+        if "solution" not in tags:
+            cells.append(cell)
+        elif cell.cell_type == "markdown":
+            cells.append(nbformat.v4.new_markdown_cell(ANSWERS_MARKDOWN, metadata={"tags": ["exercise"]}))
+        else:
+            cells.append(nbformat.v4.new_code_cell(student_cell_source(cell.source), metadata={"tags": ["exercise"]}))
+    out.cells = cells
+    return out
+
+
+def write_student_copies(notebooks: list[Path], out_dir: Path) -> list[Path]:
+    import nbformat
+
+    out_dir = ensure_writable_dir(out_dir)
+    written = []
+    for path in notebooks:
+        target = out_dir / path.name
+        nbformat.write(to_student(nbformat.read(path, as_version=4)), target)
+        written.append(target)
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m helpers.student", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", default=str(REPO_ROOT / "student"), help="folder for the copies (default: student/)")
+    args = parser.parse_args(argv)
+    notebooks = sorted((REPO_ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    written = write_student_copies(notebooks, Path(args.out))
+    print(f"wrote {len(written)} student notebooks to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
