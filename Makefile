@@ -43,7 +43,7 @@ kernel: venv
 
 ## JupyterLab on 127.0.0.1 only, with a token (printed at start)
 lab: kernel
-	$(VENV)/bin/jupyter lab --ip 127.0.0.1 --no-browser --notebook-dir notebooks
+	$(VENV)/bin/jupyter lab --ip 127.0.0.1 --no-browser --notebook-dir notebooks $(if $(filter 0,$(shell id -u)),--allow-root)
 
 clean-runs:
 	rm -rf runs/
