@@ -20,20 +20,20 @@ class NotebookInfo:
 
 NOTEBOOKS = (
     NotebookInfo("00_environment_check", "versions, backend, devices",
-                 "lists NeuronCores with neuron-ls", "lists the GPU or CPU"),
+                 "lists NeuronCores with neuron-ls", "lists the GPU or CPU", cpu_seconds=4.3),
     NotebookInfo("01_profiler_setup", "profiler, schedule, synchronize, overhead",
                  "NeuronConfig + NeuronProfiler, PrivateUse1 activity, Neuron profile folder",
-                 "same loop without the Neuron exporter; the Neuron code is shown as text"),
+                 "same loop without the Neuron exporter; the Neuron code is shown as text", cpu_seconds=8.0),
     NotebookInfo("02_naive_rmsnorm", "naive RMSNorm: ops, memory, gaps",
-                 "one NEFF execution per op (eager)", "kernels on cuda, ATen ops on cpu"),
+                 "one NEFF execution per op (eager)", "kernels on cuda, ATen ops on cpu", cpu_seconds=14.3),
     NotebookInfo("03_fused_rms_norm", "torch.rms_norm",
-                 "one NEFF per shape (documented)", "one fused kernel on cuda; same ops as naive on cpu"),
+                 "one NEFF per shape (documented)", "one fused kernel on cuda; same ops as naive on cpu", cpu_seconds=20.1),
     NotebookInfo("04_torch_compile", "torch.compile: cold vs warm, graphs, breaks",
-                 "backend='neuron': one NEFF per graph", "Inductor: generated C++ (cpu) or Triton (cuda)"),
+                 "backend='neuron': one NEFF per graph", "Inductor: generated C++ (cpu) or Triton (cuda)", cpu_seconds=31.1),
     NotebookInfo("05_compare_variants", "all variants, two shapes, copy floor",
-                 "device time from the timer; Neuron profile per variant", "same table and chart"),
+                 "device time from the timer; Neuron profile per variant", "same table and chart", cpu_seconds=32.1),
     NotebookInfo("06_reading_traces", "lanes, gaps, dispatch chain, Neuron Explorer",
-                 "Neuron Explorer walkthrough on the real profile", "Perfetto UI; what Neuron Explorer would show"),
+                 "Neuron Explorer walkthrough on the real profile", "Perfetto UI; what Neuron Explorer would show", cpu_seconds=13.1),
 )
 
 
