@@ -190,49 +190,29 @@ def cuda_status() -> tuple[bool, str]:
     return False, "torch.cuda.is_available() is False: no GPU visible to this CUDA build of torch"
 
 
+# What differs between the backends, in one table.
+BACKEND_FIELDS: dict[str, dict[str, Any]] = {
+    "neuron": dict(activities=(ProfilerActivity.CPU, ProfilerActivity.PrivateUse1),
+                   device_time_sort_key="self_privateuse1_time_total", compile_backend="neuron",
+                   asynchronous=True, device_label="NEURON", memory_device_type=20),
+    "cuda": dict(activities=(ProfilerActivity.CPU, ProfilerActivity.CUDA),
+                 device_time_sort_key="self_cuda_time_total", compile_backend="inductor",
+                 asynchronous=True, device_label="CUDA", memory_device_type=1),
+    "cpu": dict(activities=(ProfilerActivity.CPU,), device_time_sort_key="self_cpu_time_total",
+                compile_backend="inductor", asynchronous=False, device_label="CPU", memory_device_type=0,
+                notes=("On cpu the device is the CPU: there is no separate device timeline, so the "
+                       "profiler's device-time columns stay empty and compute time is CPU time.",)),
+}
+
+
 def make_backend(name: str, reason: str) -> Backend:
     """Build the Backend record for a backend already known to be available."""
-    if name == "neuron":
-        return Backend(
-            name="neuron",
-            activities=(ProfilerActivity.CPU, ProfilerActivity.PrivateUse1),
-            device_time_sort_key="self_privateuse1_time_total",
-            compile_backend="neuron",
-            asynchronous=True,
-            device_label="NEURON",
-            memory_device_type=20,
-            reason=reason,
+    if name not in BACKEND_FIELDS:
+        raise ParameterError(
+            f"BACKEND={name!r} is not a backend this series knows",
+            f"use one of {', '.join(BACKEND_CHOICES)}",
         )
-    if name == "cuda":
-        return Backend(
-            name="cuda",
-            activities=(ProfilerActivity.CPU, ProfilerActivity.CUDA),
-            device_time_sort_key="self_cuda_time_total",
-            compile_backend="inductor",
-            asynchronous=True,
-            device_label="CUDA",
-            memory_device_type=1,
-            reason=reason,
-        )
-    if name == "cpu":
-        return Backend(
-            name="cpu",
-            activities=(ProfilerActivity.CPU,),
-            device_time_sort_key="self_cpu_time_total",
-            compile_backend="inductor",
-            asynchronous=False,
-            device_label="CPU",
-            memory_device_type=0,
-            reason=reason,
-            notes=(
-                "On cpu the device is the CPU: there is no separate device timeline, so the "
-                "profiler's device-time columns stay empty and compute time is CPU time.",
-            ),
-        )
-    raise ParameterError(
-        f"BACKEND={name!r} is not a backend this series knows",
-        f"use one of {', '.join(BACKEND_CHOICES)}",
-    )
+    return Backend(name=name, reason=reason, **BACKEND_FIELDS[name])
 
 
 def select_backend(requested: str = "auto") -> Backend:

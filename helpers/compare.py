@@ -7,7 +7,10 @@ A is the reference (older run or baseline), B the candidate. Exit codes: 0 no re
 1 regression, 2 bad input. What counts as a regression:
 
 - time:   a time-per-call metric (`*time_us`, `time_per_call_us`, `*_device_us`, `warm_call_us`) of B above A by more
-          than the tolerance;
+          than the tolerance and, where both runs published their p10/p90, beyond the noise: B's
+          p10 above A's p90 (the middle 80% of the samples do not overlap). A slowdown inside the
+          noise is marked `noise`: on a shared machine, microsecond timings move by more than 10%
+          between two runs of the same commit;
 - ops:    more device operations per call (any metric in unit "ops");
 - errors: an accuracy flag (`*within_tolerance`) that turned False, or an `err_<dtype>_*` metric
           beyond that dtype's tolerance.
@@ -72,8 +75,9 @@ def _number(v: Any) -> float | None:
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else None
 
 
-def judge(name: str, unit: str, a: Any, b: Any, tolerance: float) -> tuple[str, float | None]:
-    """(verdict, relative change) for one metric; verdict is ok / REGRESSION / info."""
+def judge(name: str, unit: str, a: Any, b: Any, tolerance: float,
+          spread_a: tuple[Any, Any] = (None, None), spread_b: tuple[Any, Any] = (None, None)) -> tuple[str, float | None]:
+    """(verdict, relative change) for one metric; verdict is ok / noise / REGRESSION / info."""
     na, nb = _number(a), _number(b)
     change = (nb - na) / na if na not in (None, 0.0) and nb is not None else None
     if name.endswith("within_tolerance"):
@@ -85,7 +89,12 @@ def judge(name: str, unit: str, a: Any, b: Any, tolerance: float) -> tuple[str, 
     if unit == "ops":
         return ("REGRESSION" if na is not None and nb is not None and nb > na else "ok"), change
     if TIME_METRIC.search(name) and unit == "us":
-        return ("REGRESSION" if change is not None and change > tolerance else "ok"), change
+        if change is None or change <= tolerance:
+            return "ok", change
+        a_p90, b_p10 = _number(spread_a[1]), _number(spread_b[0])
+        if a_p90 is not None and b_p10 is not None and b_p10 <= a_p90:
+            return "noise", change
+        return "REGRESSION", change
     return "info", change
 
 
@@ -100,7 +109,8 @@ def compare(a: Source, b: Source, tolerance: float) -> list[dict[str, Any]]:
                 rows.append({"notebook": notebook, "metric": name, "unit": unit, "a": (ea or {}).get("value"),
                              "b": (eb or {}).get("value"), "change": None, "verdict": "new" if ea is None else "missing"})
                 continue
-            verdict, change = judge(name, unit, ea.get("value"), eb.get("value"), tolerance)
+            verdict, change = judge(name, unit, ea.get("value"), eb.get("value"), tolerance,
+                                    (ea.get("p10"), ea.get("p90")), (eb.get("p10"), eb.get("p90")))
             rows.append({"notebook": notebook, "metric": name, "unit": unit, "a": ea.get("value"),
                          "b": eb.get("value"), "change": change, "verdict": verdict})
     return rows
@@ -152,9 +162,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"A: {a.label}\nB: {b.label}\ntolerance: {args.tolerance:.0%} on time per call\n")
     print(format_table(rows))
     regressions = [r for r in rows if r["verdict"] == "REGRESSION"]
-    ratios = [abs(r["change"]) for r in rows if r["unit"] == "ratio" and r["change"] is not None]
+    ratios = [abs(r["change"]) for r in rows if r["unit"] == "ratio" and r["change"] is not None
+              and ("speedup" in r["metric"] or "over_copy" in r["metric"])]
     if ratios:
-        print(f"\nratio metrics (speed-ups, ratios to the copy floor) moved by at most {max(ratios) * 100:.1f}% "
+        print(f"\nspeed-up ratios and ratios to the copy floor moved by at most {max(ratios) * 100:.1f}% "
               f"(median {sorted(ratios)[len(ratios) // 2] * 100:.1f}%)")
     print(f"\n{len(regressions)} regression(s)" + (": " + ", ".join(f"{r['notebook']}/{r['metric']}" for r in regressions)
                                                if regressions else ""))

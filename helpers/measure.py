@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import time
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -61,23 +61,8 @@ def time_per_call(
     max_inner: int = 1000,
 ) -> Timing:
     """Median-of-`repeats` time per call of `fn`, with the device synchronized around each sample."""
-    for _ in range(warmup):
-        fn()
-    backend.synchronize()
-    start = time.perf_counter()
-    fn()
-    backend.synchronize()
-    one = time.perf_counter() - start
-    inner = int(min(max_inner, max(1, math.ceil(min_sample_s / max(one, 1e-9)))))
-    samples = np.empty(repeats)
-    for r in range(repeats):
-        backend.synchronize()
-        start = time.perf_counter()
-        for _ in range(inner):
-            fn()
-        backend.synchronize()
-        samples[r] = (time.perf_counter() - start) / inner * 1e6
-    return Timing(label=label, samples_us=samples, inner=inner)
+    return time_alternating(fn, backend, {label: nullcontext}, repeats=repeats, warmup=warmup,
+                            min_sample_s=min_sample_s, max_inner=max_inner)[label]
 
 
 def time_alternating(

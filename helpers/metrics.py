@@ -26,6 +26,14 @@ def metric(value: Any, unit: str, note: str = "") -> dict[str, Any]:
     return out
 
 
+def timing_metric(timing: Any, note: str = "") -> dict[str, Any]:
+    """A time per call (median, µs) with its p10 and p90, so that `compare` can tell a slowdown
+    from the run-to-run noise that the run itself measured."""
+    out = metric(timing.median_us, "us", note)
+    out.update(p10=timing.p10_us, p90=timing.p90_us)
+    return out
+
+
 def write_metrics(out_dir: Path | str, notebook: str, backend: str, metrics: dict[str, dict[str, Any]]) -> Path:
     for name, entry in metrics.items():
         if not isinstance(entry, dict) or "value" not in entry or "unit" not in entry:

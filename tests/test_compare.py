@@ -126,3 +126,23 @@ def test_warnings_for_backend_mismatch_and_incomplete(tmp_path, capsys):
     assert main([str(a), str(b)]) == 0
     err = capsys.readouterr().err
     assert "not comparable" in err and "INCOMPLETE" in err
+
+
+def with_spread(metrics, name, value, p10, p90):
+    m = copy.deepcopy(metrics)
+    m["02_naive_rmsnorm"][name] = {"value": value, "unit": "us", "p10": p10, "p90": p90}
+    return m
+
+
+def test_slowdown_inside_measured_noise_is_not_a_regression(tmp_path, capsys):
+    a = make_run(tmp_path / "a", with_spread(BASE, "time_per_call_us", 1000.0, 800.0, 1300.0))
+    b = make_run(tmp_path / "b", with_spread(BASE, "time_per_call_us", 1200.0, 1000.0, 1500.0))
+    assert main([str(a), str(b)]) == 0
+    assert "noise" in capsys.readouterr().out
+
+
+def test_slowdown_beyond_measured_noise_is_a_regression(tmp_path, capsys):
+    a = make_run(tmp_path / "a", with_spread(BASE, "time_per_call_us", 1000.0, 950.0, 1050.0))
+    b = make_run(tmp_path / "b", with_spread(BASE, "time_per_call_us", 1500.0, 1400.0, 1600.0))
+    assert main([str(a), str(b)]) == 1
+    assert "REGRESSION" in capsys.readouterr().out
