@@ -80,7 +80,7 @@ def test_large_trace_warning(cpu_backend, tmp_path, monkeypatch):
     monkeypatch.setattr(prof_mod, "LARGE_TRACE_BYTES", 10)
     with pytest.warns(UserWarning, match="estimated at"):
         profile_steps(work, cpu_backend, tmp_path, wait=0, warmup=1, active=1, with_stack=True)
-    assert estimate_trace_bytes(1000, True) == 4 * estimate_trace_bytes(1000, False)
+    assert estimate_trace_bytes(1000, True) == pytest.approx(prof_mod.STACK_FACTOR * estimate_trace_bytes(1000, False))
 
 
 def test_alternating_timer_samples_each_condition(cpu_backend):
