@@ -11,7 +11,6 @@ import importlib.metadata
 import importlib.util
 import os
 import platform
-import sys
 from dataclasses import dataclass, field
 from typing import Any
 

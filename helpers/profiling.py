@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pandas as pd
-import torch
 from torch.profiler import profile, record_function, schedule
 
 from .backend import Backend
@@ -116,7 +115,7 @@ def judge_device_time(backend: Backend, table: pd.DataFrame, synchronized: bool,
         return False, (
             "device time not captured: the loop had no synchronize(), so device work was not "
             "waited for inside its step and its time cannot be attributed. Add "
-            f"backend.synchronize() before prof.step()."
+            "backend.synchronize() before prof.step()."
         )
     if not backend.has_device_timeline:
         return False, (

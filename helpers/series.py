@@ -36,9 +36,3 @@ NOTEBOOKS = (
                  "Neuron Explorer walkthrough on the real profile", "Perfetto UI; what Neuron Explorer would show", cpu_seconds=13.1),
 )
 
-
-def notebook_info(stem: str) -> NotebookInfo:
-    for info in NOTEBOOKS:
-        if info.stem == stem:
-            return info
-    raise KeyError(stem)

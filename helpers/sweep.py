@@ -47,7 +47,7 @@ def run_sweep(tokens: list[int], hidden: list[int], dtype: str, backend_name: st
         print(f"[{i}/{len(points)}] {t} x {h}", flush=True)
         with torch.no_grad():
             for name in variants:
-                timing = time_per_call(lambda name=name: fns[name](x, w), backend, label=name, repeats=repeats)
+                timing = time_per_call(lambda name=name, x=x, w=w: fns[name](x, w), backend, label=name, repeats=repeats)
                 rows.append({"variant": name, "tokens": t, "hidden": h, "bytes_moved": moved,
                              "median_us": timing.median_us, "p10_us": timing.p10_us, "p90_us": timing.p90_us,
                              "GB_per_s": moved / (timing.median_us * 1e-6) / 1e9})

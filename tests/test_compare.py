@@ -2,7 +2,6 @@
 import copy
 import json
 
-import pytest
 
 from helpers.compare import main
 

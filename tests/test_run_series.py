@@ -1,6 +1,5 @@
 """The main job: notebook selection, parameter overrides, failures, interruptions, run folders."""
 import json
-import os
 import signal
 import subprocess
 import sys
