@@ -52,7 +52,7 @@ def plot_timeline(traces: dict, backend: str, step: int | None = None, max_us: f
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch
 
-    from .traces import device_ops
+    from .traces import gap_table, step_ops
 
     fig, axes = plt.subplots(len(traces), 1, figsize=(11, 1.9 * len(traces) + 0.8), sharex=True, squeeze=False)
     spans = []
@@ -60,24 +60,23 @@ def plot_timeline(traces: dict, backend: str, step: int | None = None, max_us: f
         s = int(trace.steps["step"].iloc[-1]) if step is None else step
         start = float(trace.steps.set_index("step").loc[s, "ts"])
         ev = trace.events[(trace.events["step"] == s) & ~trace.events["name"].astype(str).str.startswith("ProfilerStep#")]
-        ops = device_ops(trace)
-        ops = ops[ops["step"] == s].sort_values("ts")
-        rows = {"framework": ev[ev["lane"] == "framework"], "runtime": ev[ev["lane"] == "runtime"], "device": ops}
+        ops = step_ops(trace, s)
+        rows = {"framework": list(zip(ev.loc[ev["lane"] == "framework", "ts"] - start, ev.loc[ev["lane"] == "framework", "dur"])),
+                "runtime": list(zip(ev.loc[ev["lane"] == "runtime", "ts"] - start, ev.loc[ev["lane"] == "runtime", "dur"])),
+                "device": list(zip(ops["start_us"], ops["duration_us"]))}
         for y, lane in enumerate(reversed(LANE_ROWS)):
-            part = rows[lane]
-            ax.broken_barh(list(zip(part["ts"] - start, part["dur"].clip(lower=0.05))), (y - 0.35, 0.7),
+            ax.broken_barh([(x0, max(w, 0.05)) for x0, w in rows[lane]], (y - 0.35, 0.7),
                            facecolors=LANE_COLORS[lane], alpha=0.45 if lane == "framework" else 0.9,
                            edgecolor="black", linewidth=0.3)
-        if len(ops) > 1:
-            busy_until = ops["end"].cummax().shift(1)
-            gaps = _gap_frame(ops, busy_until, start)
-            for _, g in gaps.iterrows():
-                ax.axvspan(g["from"], g["to"], ymin=0.0, ymax=0.33, color=OKABE_ITO[3], alpha=0.25, lw=0)
-            if len(gaps):
-                big = gaps.loc[gaps["length"].idxmax()]
-                ax.annotate(f"largest gap {big['length']:,.1f} us", xy=((big["from"] + big["to"]) / 2, 0.35),
-                            xytext=(0, 14), textcoords="offset points", ha="center", fontsize=9,
-                            arrowprops={"arrowstyle": "->", "lw": 0.8})
+        gaps = gap_table(trace, s)
+        for _, g in gaps.iterrows():
+            ax.axvspan(g["start_us"], g["start_us"] + g["gap_us"], ymin=0.0, ymax=0.33, color=OKABE_ITO[3],
+                       alpha=0.25, lw=0)
+        if len(gaps):
+            big = gaps.loc[gaps["gap_us"].idxmax()]
+            ax.annotate(f"largest gap {big['gap_us']:,.1f} us", xy=(big["start_us"] + big["gap_us"] / 2, 0.35),
+                        xytext=(0, 14), textcoords="offset points", ha="center", fontsize=9,
+                        arrowprops={"arrowstyle": "->", "lw": 0.8})
         device_label = "device" if trace.has_device_lane else "compute ops (cpu)"
         ax.set_yticks([0, 1, 2], [device_label, "runtime", "framework"])
         ax.set_ylim(-0.6, 2.6)
@@ -91,11 +90,3 @@ def plot_timeline(traces: dict, backend: str, step: int | None = None, max_us: f
     fig.tight_layout(rect=(0, 0, 1, 0.95))
     return fig
 
-
-def _gap_frame(ops, busy_until, start):
-    import pandas as pd
-
-    gap = ops["ts"] - busy_until
-    keep = gap > 0
-    return pd.DataFrame({"from": (busy_until[keep] - start).to_numpy(), "to": (ops["ts"][keep] - start).to_numpy(),
-                         "length": gap[keep].to_numpy()})

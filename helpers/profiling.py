@@ -166,11 +166,12 @@ def profile_steps(
         neuron = neuron_profiler_setup(ensure_writable_dir(out_dir / f"{label}.neuron"))
 
     def on_trace_ready(prof: profile) -> None:
-        estimate = estimate_trace_bytes(len(prof.events()), with_stack)
+        n_events = len(prof.events())
+        estimate = estimate_trace_bytes(n_events, with_stack)
         if estimate > LARGE_TRACE_BYTES:
             warnings.warn(
                 f"the trace about to be written to {trace_path} is estimated at "
-                f"{estimate / 2**20:.0f} MiB ({len(prof.events())} events"
+                f"{estimate / 2**20:.0f} MiB ({n_events} events"
                 f"{', with_stack' if with_stack else ''}); fewer active steps or with_stack=False "
                 "make it smaller",
                 stacklevel=2,

@@ -64,8 +64,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m helpers.student", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default=str(REPO_ROOT / "student"), help="folder for the copies (default: student/)")
     args = parser.parse_args(argv)
-    notebooks = sorted((REPO_ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-    written = write_student_copies(notebooks, Path(args.out))
+    from .run_series import available_notebooks
+
+    written = write_student_copies(available_notebooks(), Path(args.out))
     print(f"wrote {len(written)} student notebooks to {args.out}")
     return 0
 

@@ -17,7 +17,7 @@ from .backend import Backend
 from .measure import Timing, time_per_call
 from .profiling import ProfileResult, profile_steps
 from .rmsnorm import error_tolerance, max_error, rmsnorm_reference
-from .traces import Trace, device_ops, load_trace, per_call_summary
+from .traces import Trace, load_trace, per_call_summary, step_ops
 
 
 @dataclass
@@ -37,8 +37,7 @@ class VariantReport:
 
     def op_names(self) -> list[str]:
         """The device operations of the last recorded step, in order."""
-        ops = device_ops(self.trace)
-        return list(ops[ops["step"] == ops["step"].max()]["name"])
+        return list(step_ops(self.trace)["name"])
 
     @property
     def cpu_us_per_call(self) -> float:

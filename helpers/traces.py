@@ -284,8 +284,7 @@ def step_summary(trace: Trace, memory_device_type: int | None = None) -> pd.Data
     rows["device_ops"] = ops.groupby("step").size()
     if len(ops):
         g = ops.groupby("step")
-        prev_end = g["end"].cummax().groupby(ops["step"]).shift(1)
-        gap = (ops["ts"] - prev_end).clip(lower=0)
+        gap, _ = _idle_before(ops)
         span = g["end"].max() - g["ts"].min()
         gaps = gap.groupby(ops["step"])
         rows["idle_gaps"] = (gap > 0).groupby(ops["step"]).sum()
@@ -308,40 +307,48 @@ def step_summary(trace: Trace, memory_device_type: int | None = None) -> pd.Data
     return rows
 
 
-def step_ops(trace: Trace, step: int | None = None) -> pd.DataFrame:
-    """The device operations of one step (the last by default), times from that step's start."""
+def _idle_before(ops: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
+    """For each op (sorted by step, then start): the idle time since the device was last busy in
+    its step (0 when it overlaps, NaN for a step's first op), and when that busy time ended."""
+    busy_until = ops.groupby("step")["end"].cummax().groupby(ops["step"]).shift(1)
+    return (ops["ts"] - busy_until).clip(lower=0), busy_until
+
+
+def _one_step(trace: Trace, step: int | None) -> tuple[pd.DataFrame, int, float]:
+    """The device ops of one step (the last with ops by default), the step, and its start time."""
     ops = device_ops(trace)
     if step is None:
         step = int(ops["step"].max()) if len(ops) else -1
-    one = ops[ops["step"] == step].copy()
-    start = float(trace.steps.set_index("step").loc[step, "ts"]) if step in set(trace.steps["step"]) else 0.0
-    one["start_us"] = one["ts"] - start
-    return one[["name", "lane", "start_us", "dur"]].rename(columns={"dur": "duration_us"}).reset_index(drop=True)
+    starts = trace.steps.set_index("step")["ts"]
+    return ops[ops["step"] == step], step, float(starts.get(step, 0.0))
+
+
+def step_ops(trace: Trace, step: int | None = None) -> pd.DataFrame:
+    """The device operations of one step (the last by default), times from that step's start."""
+    one, _, start = _one_step(trace, step)
+    out = one[["name", "lane", "ts", "dur"]].rename(columns={"dur": "duration_us"}).reset_index(drop=True)
+    out["ts"] -= start
+    return out.rename(columns={"ts": "start_us"})
 
 
 def gap_table(trace: Trace, step: int | None = None, memory_device_type: int | None = None) -> pd.DataFrame:
-    """Each idle gap of one step: the ops on either side, its length, and the memory freed or
-    allocated during it (which often explains a long gap on the host)."""
-    ops = device_ops(trace)
-    if step is None:
-        step = int(ops["step"].max()) if len(ops) else -1
-    one = ops[ops["step"] == step].sort_values("ts")
+    """Each idle gap of one step: the ops on either side, when it started (from the step's start),
+    its length, and the memory freed or allocated during it (which often explains a long gap)."""
+    one, _, start = _one_step(trace, step)
+    gap, busy_until = _idle_before(one)
+    after = one["name"].shift(1)
     mem = trace.memory
     if memory_device_type is not None and len(mem):
         mem = mem[mem["device_type"] == memory_device_type]
     rows = []
-    busy_until, prev_name = None, None
-    for _, op in one.iterrows():
-        if busy_until is not None and op["ts"] > busy_until:
-            inside = mem[(mem["ts"] >= busy_until) & (mem["ts"] < op["ts"])] if len(mem) else mem
-            rows.append({
-                "after": prev_name, "before": op["name"], "gap_us": op["ts"] - busy_until,
-                "freed_bytes": int(-inside.loc[inside["bytes"] < 0, "bytes"].sum()) if len(inside) else 0,
-                "allocated_bytes": int(inside.loc[inside["bytes"] > 0, "bytes"].sum()) if len(inside) else 0,
-            })
-        if busy_until is None or op["end"] > busy_until:
-            busy_until, prev_name = op["end"], op["name"]
-    return pd.DataFrame(rows, columns=["after", "before", "gap_us", "freed_bytes", "allocated_bytes"])
+    for i in one.index[gap > 0]:
+        inside = mem[(mem["ts"] >= busy_until[i]) & (mem["ts"] < one.at[i, "ts"])]
+        rows.append({
+            "after": after[i], "before": one.at[i, "name"], "start_us": busy_until[i] - start, "gap_us": gap[i],
+            "freed_bytes": int(-inside.loc[inside["bytes"] < 0, "bytes"].sum()),
+            "allocated_bytes": int(inside.loc[inside["bytes"] > 0, "bytes"].sum()),
+        })
+    return pd.DataFrame(rows, columns=["after", "before", "start_us", "gap_us", "freed_bytes", "allocated_bytes"])
 
 
 def launch_latency(trace: Trace) -> pd.DataFrame:
