@@ -1,25 +1,27 @@
 # Two commands do all set-up: `make run` (the series, the main job) and `make test`.
-# Both create or reuse .venv from requirements*.txt; a changed requirements file reinstalls.
+# Both create or reuse .venv from requirements*.txt and install this repository into it (editable);
+# a changed requirements file or pyproject.toml reinstalls.
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.installed-$(shell cat requirements.txt requirements-dev.txt | sha1sum | cut -c1-12)
+STAMP  := $(VENV)/.installed-$(shell cat requirements.txt requirements-dev.txt pyproject.toml | sha1sum | cut -c1-12)
 BACKEND ?= auto
 ARGS   ?=
 KERNEL := trainium-profiling
 
 .PHONY: venv run test compare sweep student kernel lab clean-runs
 
-$(STAMP): requirements.txt requirements-dev.txt
+$(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q -r requirements-dev.txt
+	$(PY) -m pip install -q --no-deps -e .
 	@rm -f $(VENV)/.installed-* && touch $@
 
 venv: $(STAMP)
 
 ## run the whole series on the detected backend into runs/<UTC time>-<backend>/
 run: venv
-	$(PY) -m helpers.run_series --backend $(BACKEND) $(ARGS)
+	$(PY) -m series_tools.run_series --backend $(BACKEND) $(ARGS)
 
 ## run the test suite (BACKEND=cpu unless set; notebooks run end to end with papermill)
 test: venv
@@ -27,15 +29,15 @@ test: venv
 
 ## compare two runs: make compare ARGS="runs/A runs/B" (or ARGS="runs/B --baseline base.json")
 compare: venv
-	$(PY) -m helpers.compare $(ARGS)
+	$(PY) -m series_tools.compare $(ARGS)
 
 ## sweep tokens x hidden for every variant: writes runs/<UTC time>-<backend>-sweep/sweep.csv and .png
 sweep: venv
-	$(PY) -m helpers.sweep --backend $(BACKEND) $(ARGS)
+	$(PY) -m series_tools.sweep --backend $(BACKEND) $(ARGS)
 
 ## student copies of the notebooks (solutions replaced by empty answer cells) in student/
 student: venv
-	$(PY) -m helpers.student $(ARGS)
+	$(PY) -m series_tools.student $(ARGS)
 
 ## register this environment as the Jupyter kernel "Python (trainium-profiling)"
 kernel: venv

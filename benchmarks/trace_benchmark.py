@@ -18,9 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from helpers.traces import load_trace, step_summary  # noqa: E402
+from helpers.traces import load_trace, step_summary
 
 
 def synthetic_trace(n_events: int, kind: str) -> dict:

@@ -1,18 +1,43 @@
-"""Helpers for the TorchNeuron profiling notebook series.
+"""Lesson helpers for the TorchNeuron profiling notebook series: plumbing, not the lesson.
 
-Importing this package imports nothing heavy: the first cell of every notebook must be able to
-import `helpers.kernel_check` in a kernel that lacks torch and say which environment to select.
-Each module has one job:
+A notebook starts with `session = helpers.start("NN_name", globals())`. Importing this package
+imports nothing heavy, so that `start` can check the kernel before torch is imported and tell a
+learner in the wrong kernel which environment to select. Each module has one job:
 
 - kernel_check: is this kernel the series' environment? (stdlib only)
-- errors:       the series' own exceptions, each carrying the fix
+- environment:  versions, machine, commit and date recorded beside every result (stdlib only)
+- series:       the series' shared facts: notebooks, backends, dtypes, variants (stdlib only)
+- errors:       the series' own exceptions, each carrying the fix (stdlib only)
 - params:       validation of the papermill parameters cell
+- outputs:      run folders and atomic writes
+- metrics:      the metrics.json layout: writing, reading, merging (no torch)
+- notebook:     a notebook's session: backend, output folder, metrics, release of the device
 - backend:      neuron / cuda / cpu selection and what differs between them
 - neuron:       the documented torch-neuronx profiler objects and output layout
-- profiling:    one profiled loop over torch.profiler.schedule, the same on every backend
-- measure:      wall-clock timing (median of N) with the backend's synchronize
-- rmsnorm:      the RMSNorm variants under study and their input checks
+- profiling:    the profiled loop of notebook 01 as a helper, for the repetitions after it
+- measure:      wall-clock timing (median of N, interleaved conditions) with the backend's synchronize
+- rmsnorm:      the RMSNorm variants (source: the notebooks' `# @save` cells) and their input checks
+- study:        one variant timed, profiled and checked the same way in every notebook
 - traces:       Chrome-trace loading and per-step analysis (lanes, gaps, counts)
-- metrics:      what each notebook publishes for tests and for the run folder
 - plotting:     plot defaults and the series' charts
+
+The command-line tools (run the series, compare runs, sweep shapes, student copies, handouts)
+live in the separate package `series_tools`, which uses these modules; no module here imports it.
 """
+from __future__ import annotations
+
+from typing import Any
+
+
+def start(name: str, namespace: dict[str, Any]) -> Any:
+    """Check the kernel, validate the notebook's parameters, choose the backend and open its session.
+
+    `namespace` is the notebook's `globals()`: every UPPER_CASE name in it is a parameter (the
+    parameters cell, or papermill's injected one) and is checked against the series' spec.
+    """
+    from .kernel_check import check_kernel
+
+    check_kernel()
+    from .notebook import start_session
+
+    return start_session(name, namespace)

@@ -7,19 +7,16 @@ branching on the backend's name.
 """
 from __future__ import annotations
 
-import importlib.metadata
 import importlib.util
-import os
-import platform
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 from torch.profiler import ProfilerActivity
 
+from .environment import cpu_model_name, host_memory_available_bytes, host_record, package_version
 from .errors import BackendUnavailableError, ParameterError
-
-BACKEND_CHOICES = ("auto", "neuron", "cuda", "cpu")
+from .series import BACKEND_CHOICES
 
 NEURON_VENV = "/opt/aws_neuronx_venv_torch_neuronx_2_14_0"
 NEURON_INSTALL_FIX = (
@@ -31,18 +28,14 @@ NEURON_INSTALL_FIX = (
 
 @dataclass(frozen=True)
 class Backend:
-    """What one backend needs for profiling and timing.
-
-    `device_label` is how torch.profiler names the device in its tables: with PrivateUse1 the
-    column is named after the backend ("NEURON"), with CUDA it is "CUDA".
-    """
+    """What one backend needs for profiling and timing."""
 
     name: str
     activities: tuple[ProfilerActivity, ...]
     device_time_sort_key: str
+    memory_sort_key: str  # key_averages().table(sort_by=...) for the memory this backend's tensors use
     compile_backend: str
     asynchronous: bool
-    device_label: str
     memory_device_type: int  # c10 DeviceType in the trace's [memory] events: CPU 0, CUDA 1, PrivateUse1 20
     reason: str = ""
     notes: tuple[str, ...] = field(default=())
@@ -111,52 +104,17 @@ class Backend:
             raise explained from exc
 
     def describe(self) -> dict[str, Any]:
-        """The environment record written beside every result."""
+        """The environment record written beside every result: this backend's device, and the
+        host's versions, machine, commit and date (`helpers.environment`)."""
         return {
+            **host_record(),
             "backend": self.name,
             "reason": self.reason,
-            "device": self.name,
             "device_name": self.device_name(),
             "device_count": self.device_count(),
-            "python": platform.python_version(),
             "torch": torch.__version__,
-            "torch_neuronx": package_version("torch-neuronx"),
-            "neuronx_cc": package_version("neuronx-cc"),
             "cuda_runtime": torch.version.cuda,
-            "platform": platform.platform(),
-            "cpu_count": os.cpu_count(),
         }
-
-
-def package_version(dist: str) -> str | None:
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return None
-
-
-def host_memory_available_bytes() -> int | None:
-    """MemAvailable from /proc/meminfo (Linux); None elsewhere."""
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
-
-
-def cpu_model_name() -> str:
-    """The CPU's marketing name from /proc/cpuinfo (Linux), else the architecture."""
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def neuron_status() -> tuple[bool, str]:
@@ -193,12 +151,15 @@ def cuda_status() -> tuple[bool, str]:
 BACKEND_FIELDS: dict[str, dict[str, Any]] = {
     "neuron": dict(activities=(ProfilerActivity.CPU, ProfilerActivity.PrivateUse1),
                    device_time_sort_key="self_privateuse1_time_total", compile_backend="neuron",
-                   asynchronous=True, device_label="NEURON", memory_device_type=20),
+                   memory_sort_key="self_device_memory_usage",
+                   asynchronous=True, memory_device_type=20),
     "cuda": dict(activities=(ProfilerActivity.CPU, ProfilerActivity.CUDA),
                  device_time_sort_key="self_cuda_time_total", compile_backend="inductor",
-                 asynchronous=True, device_label="CUDA", memory_device_type=1),
+                 memory_sort_key="self_device_memory_usage",
+                 asynchronous=True, memory_device_type=1),
     "cpu": dict(activities=(ProfilerActivity.CPU,), device_time_sort_key="self_cpu_time_total",
-                compile_backend="inductor", asynchronous=False, device_label="CPU", memory_device_type=0,
+                memory_sort_key="self_cpu_memory_usage",
+                compile_backend="inductor", asynchronous=False, memory_device_type=0,
                 notes=("On cpu the device is the CPU: there is no separate device timeline, so the "
                        "profiler's device-time columns stay empty and compute time is CPU time.",)),
 }

@@ -6,14 +6,14 @@ ModuleNotFoundError three cells later.
 """
 from __future__ import annotations
 
-import importlib.metadata
 import importlib.util
 import sys
 
+from .environment import package_version
 from .errors import SeriesError, install_error_display
+from .series import SUPPORTED_TORCH
 
 KERNEL_NAME = "trainium-profiling"
-SUPPORTED_TORCH = ("2.13.", "2.14.")  # 2.13 from requirements.txt, 2.14 with torch-neuronx 2.14.*
 
 REGISTER_HELP = (
     f"select the kernel 'Python ({KERNEL_NAME})'. To create it: `make kernel` in the repository "
@@ -23,25 +23,27 @@ REGISTER_HELP = (
 )
 
 
-def _version(dist: str) -> str | None:
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return None
-
-
 def kernel_problems() -> list[str]:
     """What this kernel lacks for the series (empty when it is fine)."""
     problems = []
-    torch_version = _version("torch")
+    torch_version = package_version("torch")
     if importlib.util.find_spec("torch") is None or torch_version is None:
         problems.append("torch is not installed")
-    elif not torch_version.startswith(SUPPORTED_TORCH):
+    elif _older_than_supported(torch_version):
         problems.append(f"torch {torch_version} is installed; the series is pinned to 2.13 (2.14 with torch-neuronx)")
     for module in ("pandas", "matplotlib"):
         if importlib.util.find_spec(module) is None:
             problems.append(f"{module} is not installed")
     return problems
+
+
+def _older_than_supported(version: str) -> bool:
+    """True for a torch older than the oldest supported release. A newer one (a GPU machine's own
+    build, say) runs the series, and the kernel check says it is not the pinned version."""
+    def release(v: str) -> tuple[int, ...]:
+        return tuple(int(p) for p in v.split("+")[0].split(".")[:2] if p.isdigit())
+
+    return release(version) < release(SUPPORTED_TORCH[0] + "0")
 
 
 def check_kernel() -> None:
@@ -56,4 +58,8 @@ def check_kernel() -> None:
             f"This kernel ({sys.executable}) is not the series' environment: {'; '.join(problems)}.",
             REGISTER_HELP,
         )
-    print(f"Kernel OK: {sys.executable} (Python {sys.version.split()[0]}, torch {_version('torch')})")
+    torch_version = package_version("torch")
+    print(f"Kernel OK: {sys.executable} (Python {sys.version.split()[0]}, torch {torch_version})")
+    if not torch_version.startswith(SUPPORTED_TORCH):
+        print(f"Note: torch {torch_version} is not a version the series is pinned to ({', '.join(v + 'x' for v in SUPPORTED_TORCH)}); "
+              "it runs, and environment.json records it beside every result.")

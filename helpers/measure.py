@@ -7,6 +7,12 @@ caches, allocator growth) excluded, and the median of N samples reported with it
 A sample times `inner` back-to-back calls and one synchronize, divided by `inner`, so that a
 call of a few microseconds is not drowned by timer and synchronize overhead; `inner` is chosen
 so that one sample lasts at least `min_sample_s`.
+
+Whatever is compared (variants with each other and with the copy floor, profiler on and off) is
+timed *interleaved*: one sample of each in turn, round after round. A change in the machine's
+state (another process, frequency, memory pressure) then falls on every case of a round alike,
+and a ratio taken per round cancels it. `PairedRatio` is the median of those per-round ratios with
+its p10-p90: that spread, not the spread of either timing, says whether a ratio is measurable.
 """
 from __future__ import annotations
 
@@ -44,10 +50,89 @@ class Timing:
         """(p90 - p10) / median: 0.1 means the middle 80% of samples lie within 10% of the median."""
         return (self.p90_us - self.p10_us) / self.median_us if self.median_us else math.nan
 
-    def as_row(self) -> dict[str, Any]:
-        return {"label": self.label, "median_us": self.median_us, "p10_us": self.p10_us,
-                "p90_us": self.p90_us, "spread": self.spread, "samples": len(self.samples_us),
-                "calls_per_sample": self.inner}
+
+@dataclass
+class PairedRatio:
+    """numerator / denominator per interleaved round: its median and p10-p90 over the rounds."""
+
+    numerator: str
+    denominator: str
+    per_round: np.ndarray
+
+    @property
+    def median(self) -> float:
+        return float(np.median(self.per_round))
+
+    @property
+    def p10(self) -> float:
+        return float(np.percentile(self.per_round, 10))
+
+    @property
+    def p90(self) -> float:
+        return float(np.percentile(self.per_round, 90))
+
+    @property
+    def measurable(self) -> bool:
+        """True when 1.0 (no difference) lies outside the per-round p10-p90."""
+        return not (self.p10 <= 1.0 <= self.p90)
+
+    def describe(self, faster: str = "faster", slower: str = "slower") -> str:
+        """The ratio in words, with its spread; "no measurable difference" when the spread holds 1.0."""
+        spread = f"per-round p10-p90 {self.p10:.2f}-{self.p90:.2f}"
+        if not self.measurable:
+            return f"no measurable difference here ({self.numerator} / {self.denominator} = {self.median:.2f}, {spread})"
+        word = slower if self.median > 1 else faster
+        factor = self.median if self.median > 1 else 1 / self.median
+        return f"{self.numerator} took {self.median:.2f}x the time of {self.denominator}: {factor:.2f}x {word} ({spread})"
+
+
+def paired_ratio(timings: dict[str, Timing], numerator: str, denominator: str) -> PairedRatio:
+    """Ratio of two interleaved timings, taken round by round (same `inner` on both sides or not)."""
+    a, b = timings[numerator].samples_us, timings[denominator].samples_us
+    n = min(len(a), len(b))
+    return PairedRatio(numerator, denominator, a[:n] / b[:n])
+
+
+def _inner_calls(fn: Callable[[], Any], backend: Backend, min_sample_s: float, max_inner: int) -> int:
+    backend.synchronize()
+    start = time.perf_counter()
+    fn()
+    backend.synchronize()
+    one = time.perf_counter() - start
+    return int(min(max_inner, max(1, math.ceil(min_sample_s / max(one, 1e-9)))))
+
+
+def time_interleaved(
+    cases: dict[str, Callable[[], Any]],
+    backend: Backend,
+    *,
+    contexts: dict[str, Callable[[], AbstractContextManager]] | None = None,
+    repeats: int = 15,
+    warmup: int = 3,
+    min_sample_s: float = 0.002,
+    max_inner: int = 1000,
+) -> dict[str, Timing]:
+    """Time several callables one sample of each in turn, `repeats` rounds.
+
+    `contexts` optionally gives a case a context manager (e.g. an active profiler) entered around
+    its sample, outside the timed region, so entering and leaving it is not counted.
+    """
+    contexts = contexts or {}
+    for fn in cases.values():
+        for _ in range(warmup):
+            fn()
+    inner = {name: _inner_calls(fn, backend, min_sample_s, max_inner) for name, fn in cases.items()}
+    samples: dict[str, list[float]] = {name: [] for name in cases}
+    for _ in range(repeats):
+        for name, fn in cases.items():
+            with contexts.get(name, nullcontext)():
+                backend.synchronize()
+                start = time.perf_counter()
+                for _ in range(inner[name]):
+                    fn()
+                backend.synchronize()
+                samples[name].append((time.perf_counter() - start) / inner[name] * 1e6)
+    return {name: Timing(label=name, samples_us=np.asarray(v), inner=inner[name]) for name, v in samples.items()}
 
 
 def time_per_call(
@@ -61,45 +146,8 @@ def time_per_call(
     max_inner: int = 1000,
 ) -> Timing:
     """Median-of-`repeats` time per call of `fn`, with the device synchronized around each sample."""
-    return time_alternating(fn, backend, {label: nullcontext}, repeats=repeats, warmup=warmup,
+    return time_interleaved({label: fn}, backend, repeats=repeats, warmup=warmup,
                             min_sample_s=min_sample_s, max_inner=max_inner)[label]
-
-
-def time_alternating(
-    fn: Callable[[], Any],
-    backend: Backend,
-    conditions: dict[str, Callable[[], AbstractContextManager]],
-    *,
-    repeats: int = 15,
-    warmup: int = 3,
-    min_sample_s: float = 0.002,
-    max_inner: int = 1000,
-) -> dict[str, Timing]:
-    """Time `fn` under several conditions (e.g. without and with a profiler), one sample of each
-    in turn, so that a load that comes and goes on the machine falls on all of them alike.
-
-    Each condition is a factory of a context manager entered around its sample (outside the
-    timed region, so entering and leaving it is not counted).
-    """
-    for _ in range(warmup):
-        fn()
-    backend.synchronize()
-    start = time.perf_counter()
-    fn()
-    backend.synchronize()
-    one = time.perf_counter() - start
-    inner = int(min(max_inner, max(1, math.ceil(min_sample_s / max(one, 1e-9)))))
-    samples = {name: [] for name in conditions}
-    for _ in range(repeats):
-        for name, context in conditions.items():
-            with context():
-                backend.synchronize()
-                start = time.perf_counter()
-                for _ in range(inner):
-                    fn()
-                backend.synchronize()
-                samples[name].append((time.perf_counter() - start) / inner * 1e6)
-    return {name: Timing(label=name, samples_us=np.asarray(v), inner=inner) for name, v in samples.items()}
 
 
 def time_once(fn: Callable[[], Any], backend: Backend) -> tuple[float, Any]:

@@ -1,14 +1,19 @@
-"""Metrics that notebooks publish and that tests, the run folder and `compare` read back.
+"""The metrics.json layout: what notebooks publish and what tests, the run folder and `compare`
+read back. One layout for a notebook's file and for a run's merged file, and one reader:
 
-Every value carries its unit, so a merged metrics.json can be read without the notebook that
-wrote it. Regression checks compare these files, never notebook outputs.
+    {"backend": "cpu", "notebooks": {"02_naive_rmsnorm": {"time_per_call_us": {"value": 1.2e5,
+                                                                               "unit": "us", ...}}}}
+
+A notebook's file holds one notebook; a run's file holds all of them. Every value carries its
+unit, a timing its p10/p90, an error its tolerance, so a file can be judged without the code that
+wrote it (`compare` never imports torch). No torch here either.
 """
 from __future__ import annotations
 
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from .errors import SeriesError
 from .outputs import write_json
@@ -16,11 +21,11 @@ from .outputs import write_json
 METRICS_FILE = "metrics.json"
 
 
-def metric(value: Any, unit: str, note: str = "") -> dict[str, Any]:
+def metric(value: Any, unit: str, note: str = "", **fields: Any) -> dict[str, Any]:
     """One published figure. NaN becomes None, so the JSON stays standard."""
     if isinstance(value, float) and not math.isfinite(value):
         value = None
-    out: dict[str, Any] = {"value": value, "unit": unit}
+    out: dict[str, Any] = {"value": value, "unit": unit, **fields}
     if note:
         out["note"] = note
     return out
@@ -29,19 +34,34 @@ def metric(value: Any, unit: str, note: str = "") -> dict[str, Any]:
 def timing_metric(timing: Any, note: str = "") -> dict[str, Any]:
     """A time per call (median, µs) with its p10 and p90, so that `compare` can tell a slowdown
     from the run-to-run noise that the run itself measured."""
-    out = metric(timing.median_us, "us", note)
-    out.update(p10=timing.p10_us, p90=timing.p90_us)
-    return out
+    return metric(timing.median_us, "us", note, p10=timing.p10_us, p90=timing.p90_us)
+
+
+def error_metric(error: float, tolerance: float, note: str = "") -> dict[str, Any]:
+    """An error against the float64 reference, stored with the tolerance it is judged by."""
+    return metric(error, "relative", note, tolerance=tolerance)
+
+
+def ratio_metric(ratio: Any, note: str = "") -> dict[str, Any]:
+    """A paired ratio (helpers.measure.PairedRatio): median of the per-round ratios, with their p10/p90."""
+    return metric(ratio.median, "ratio", note, p10=ratio.p10, p90=ratio.p90)
+
+
+def _check_entries(notebook: str, metrics: dict[str, Any]) -> None:
+    for name, entry in metrics.items():
+        if not isinstance(entry, dict) or "value" not in entry or "unit" not in entry:
+            raise SeriesError(f"metric {notebook}/{name} has no value and unit",
+                              "build it with helpers.metrics.metric(value, unit)")
 
 
 def write_metrics(out_dir: Path | str, notebook: str, backend: str, metrics: dict[str, dict[str, Any]]) -> Path:
-    for name, entry in metrics.items():
-        if not isinstance(entry, dict) or "value" not in entry or "unit" not in entry:
-            raise TypeError(f"metric {name!r} must be built with helpers.metrics.metric(value, unit)")
-    return write_json(Path(out_dir) / METRICS_FILE, {"notebook": notebook, "backend": backend, "metrics": metrics})
+    """A notebook's metrics.json (one notebook in the series' layout), written atomically."""
+    _check_entries(notebook, metrics)
+    return write_json(Path(out_dir) / METRICS_FILE, {"backend": backend, "notebooks": {notebook: metrics}})
 
 
 def read_metrics(path: Path | str) -> dict[str, Any]:
+    """A metrics.json (a notebook's or a run's; a folder means its metrics.json), checked for the layout."""
     path = Path(path)
     if path.is_dir():
         path = path / METRICS_FILE
@@ -50,5 +70,19 @@ def read_metrics(path: Path | str) -> dict[str, Any]:
     except FileNotFoundError as exc:
         raise SeriesError(f"No metrics file at {path}", "run the notebook (or the series) first") from exc
     except json.JSONDecodeError as exc:
-        raise SeriesError(f"{path} is not valid JSON ({exc})", "re-run the notebook that wrote it") from exc
+        raise SeriesError(f"{path} is not valid JSON ({exc.msg})", "re-run the notebook that wrote it") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("notebooks"), dict):
+        raise SeriesError(f"{path} is not a metrics file (no 'notebooks' table)",
+                          "pass a metrics.json written by a notebook or by `make run`")
+    for notebook, metrics in data["notebooks"].items():
+        _check_entries(notebook, metrics)
     return data
+
+
+def merge_metrics(paths: Iterable[Path | str], backend: str) -> dict[str, Any]:
+    """One run's metrics: every existing notebook file merged, in the same layout."""
+    notebooks: dict[str, Any] = {}
+    for path in paths:
+        if Path(path).exists():
+            notebooks.update(read_metrics(path)["notebooks"])
+    return {"backend": backend, "notebooks": notebooks}

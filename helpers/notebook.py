@@ -1,5 +1,5 @@
-"""What every notebook does first and last: choose the backend, make its output folder,
-record the environment, publish its metrics, and release the device.
+"""What every notebook does first and last: validate its parameters, choose the backend, make
+its output folder, record the environment, publish its metrics, and release the device.
 """
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import torch
 from .backend import Backend, select_backend
 from .metrics import write_metrics
 from .outputs import RUNS_DIR, ensure_writable_dir, new_run_dir, write_json
+from .params import check_parameters, notebook_parameters
 from .plotting import set_plot_defaults
 
 
@@ -24,6 +25,7 @@ class NotebookSession:
     name: str
     backend: Backend
     out_dir: Path
+    parameters: dict[str, Any] = field(default_factory=dict)
     metrics: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def publish(self, metrics: dict[str, dict[str, Any]]) -> Path:
@@ -53,14 +55,17 @@ class NotebookSession:
             )
 
 
-def start(name: str, backend: str = "auto", out_dir: str = "") -> NotebookSession:
-    """Choose the backend, create `<OUT_DIR>/<name>/`, and write environment.json there.
+def start_session(name: str, namespace: dict[str, Any]) -> NotebookSession:
+    """Validate the notebook's parameters (its UPPER_CASE globals), choose the backend, create
+    `<OUT_DIR>/<name>/`, and write environment.json there.
 
     With OUT_DIR empty (an interactive session) the notebook gets a fresh folder under runs/,
     so re-running it never overwrites an earlier result.
     """
+    parameters = check_parameters(notebook_parameters(namespace))
+    out_dir = parameters.get("OUT_DIR", "")
     set_plot_defaults()
-    chosen = select_backend(backend)
+    chosen = select_backend(parameters.get("BACKEND", "auto"))
     chosen.claim_device()
     base = Path(out_dir) if out_dir else new_run_dir(RUNS_DIR, chosen.name, "interactive")
     nb_dir = ensure_writable_dir(base / name)
@@ -70,6 +75,6 @@ def start(name: str, backend: str = "auto", out_dir: str = "") -> NotebookSessio
     print(f"Output:  {nb_dir}")
     for note in chosen.notes:
         print(f"Note:    {note}")
-    return NotebookSession(name=name, backend=chosen, out_dir=nb_dir)
+    return NotebookSession(name=name, backend=chosen, out_dir=nb_dir, parameters=parameters)
 
 

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from .errors import OutputDirError
+from .series import REPO_ROOT
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
 RUNS_DIR = REPO_ROOT / "runs"
 
 

@@ -1,17 +1,17 @@
 """Validation of the papermill parameters cell.
 
 papermill turns `-p HIDDEN abc` into the string "abc" without complaint; the notebook would then
-fail deep inside torch. Every notebook passes its parameters through `check_parameters` right
-after the parameters cell, so a wrong value stops the run with the parameter's name, what it
-expects, and an example.
+fail deep inside torch. `helpers.start` passes the notebook's namespace here right after the
+parameters cell: every UPPER_CASE name in it is a parameter, so a notebook never restates its
+parameters, and a wrong value stops the run with the parameter's name, what it expects, and an
+example.
 """
 from __future__ import annotations
 
 from typing import Any, Callable
 
 from .errors import ParameterError
-
-DTYPE_CHOICES = ("float32", "bfloat16", "float16")
+from .series import BACKEND_CHOICES, DTYPE_NAMES
 
 
 def _int(minimum: int) -> Callable[[str, Any], None]:
@@ -54,13 +54,13 @@ def _str(name: str, value: Any) -> None:
 
 # One spec for the whole series: the same name means the same thing in every notebook.
 PARAMETER_SPECS: dict[str, Callable[[str, Any], None]] = {
-    "BACKEND": _choice("auto", "neuron", "cuda", "cpu"),
+    "BACKEND": _choice(*BACKEND_CHOICES),
     "OUT_DIR": _str,
     "TOKENS": _int(1),
     "HIDDEN": _int(1),
     "SMALL_TOKENS": _int(1),
     "SMALL_HIDDEN": _int(1),
-    "DTYPE": _choice(*DTYPE_CHOICES),
+    "DTYPE": _choice(*DTYPE_NAMES),
     "EPS": _positive_float,
     "WAIT": _int(0),
     "WARMUP": _int(1),
@@ -70,9 +70,18 @@ PARAMETER_SPECS: dict[str, Callable[[str, Any], None]] = {
 }
 
 
-def check_parameters(**values: Any) -> None:
-    """Raise ParameterError for the first parameter whose value does not fit its spec."""
+def notebook_parameters(namespace: dict[str, Any]) -> dict[str, Any]:
+    """The parameters among a notebook's globals: its UPPER_CASE names (the series' convention)."""
+    return {k: v for k, v in namespace.items() if k.isupper() and not k.startswith("_")}
+
+
+def check_parameters(values: dict[str, Any]) -> dict[str, Any]:
+    """Raise ParameterError for the first parameter whose value does not fit its spec; return them.
+
+    A name without a spec is an error too: a new parameter must say what values it takes.
+    """
     for name, value in values.items():
         if name not in PARAMETER_SPECS:
-            raise KeyError(f"{name} has no spec in helpers.params.PARAMETER_SPECS")
+            raise ParameterError(f"parameter {name} has no spec", f"add {name} to helpers.params.PARAMETER_SPECS")
         PARAMETER_SPECS[name](name, value)
+    return values

@@ -42,7 +42,8 @@ LANE_COLORS = {"framework": OKABE_ITO[0], "runtime": OKABE_ITO[1], "device": OKA
 
 
 def plot_timeline(traces: dict, backend: str, step: int | None = None, max_us: float | None = None):
-    """One profiler step of each trace, stacked on one time scale, in three lanes.
+    """One profiler step of each trace (its median-length step by default), stacked on one time
+    scale, in three lanes.
 
     framework: PyTorch ops on the host; runtime: the device API on the host; device: the
     operations that did the work (on cpu, where there is no device lane, the compute ops, drawn
@@ -52,12 +53,12 @@ def plot_timeline(traces: dict, backend: str, step: int | None = None, max_us: f
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch
 
-    from .traces import gap_table, step_ops
+    from .traces import gap_table, representative_step, step_ops
 
     fig, axes = plt.subplots(len(traces), 1, figsize=(11, 1.9 * len(traces) + 0.8), sharex=True, squeeze=False)
     spans = []
     for ax, (label, trace) in zip(axes[:, 0], traces.items()):
-        s = int(trace.steps["step"].iloc[-1]) if step is None else step
+        s = representative_step(trace) if step is None else step
         start = float(trace.steps.set_index("step").loc[s, "ts"])
         ev = trace.events[(trace.events["step"] == s) & ~trace.events["name"].astype(str).str.startswith("ProfilerStep#")]
         ops = step_ops(trace, s)

@@ -61,16 +61,11 @@ class ProfileResult:
     neuron_artifacts_dir: Path | None = None
     neuron_config: dict[str, Any] = field(default_factory=dict)
 
-    def top(self, n: int = 10, by: str | None = None) -> pd.DataFrame:
-        """The n rows with the most self time: device time where captured, else CPU time."""
-        by = by or ("self_device_us" if self.device_time_captured else "self_cpu_us")
-        shown = self.table if self.device_time_captured else self.table.drop(columns=DEVICE_COLUMNS)
-        return shown.sort_values(by, ascending=False).head(n).reset_index(drop=True)
-
     def per_step(self, column: str) -> float:
-        """Sum of a time column over all ops, divided by the active steps (µs per step)."""
+        """Sum of a time column over all ops, divided by the active steps (µs per step); NaN where
+        the column was not captured (an all-NaN sum must not read as zero time)."""
         ops = self.table[~self.table["name"].str.startswith("ProfilerStep")]
-        return float(ops[column].sum()) / self.active
+        return float(ops[column].sum(min_count=1)) / self.active
 
 
 def check_schedule(wait: int, warmup: int, active: int) -> None:

@@ -2,9 +2,10 @@
 
     y = x / sqrt(mean(x^2, last dim) + eps) * weight
 
-The notebooks show this source: the naive version is three lines of separate ops, each of
-which reads and writes a whole tensor; the fused and compiled versions do the same arithmetic in
-one pass. The copy floor is what any RMSNorm must cost at least: read x once, write y once.
+`rmsnorm_naive` and `rmsnorm_fused` are written in notebooks 02 and 03, in cells marked
+`# @save helpers/rmsnorm.py`: those cells are their source, and tests/test_one_source.py fails if
+the copies here differ. They are here for the notebooks after them, the sweep tool and the tests.
+The copy floor is what any RMSNorm must cost at least: read x once, write y once.
 """
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ import torch
 
 from .backend import Backend
 from .errors import CompileError, DeviceMemoryError, InputError
+from .series import DTYPE_NAMES
 
-DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+DTYPES = {name: getattr(torch, name) for name in DTYPE_NAMES}
 
 # Max error against the float64 reference, relative to the largest reference value: 4 units in
 # the last place of the dtype. Measured here: about 1 ULP for every variant in fp32, bf16, fp16.
@@ -24,7 +26,8 @@ ULPS_ALLOWED = 4
 
 
 def rmsnorm_naive(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
-    """Separate ops: pow, mean (sum + div), add, rsqrt, mul, mul, each a pass over memory."""
+    """Separate ops: pow and the two muls write full-size tensors; mean, add and rsqrt work on
+    the reduced (tokens x 1) tensor."""
     return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight
 
 

@@ -1,12 +1,32 @@
-"""The series at a glance: what each notebook measures, per backend, and how long it takes.
+"""The series' facts that more than one module needs, each stated once.
 
-Run times are measured, not guessed: the cpu column is the wall time of each notebook with its
-default parameters in `make run` on this project's 2-core CI machine (the run's summary.md has
-the figures of any later run). Neuron and cuda times are left empty until measured there.
+The notebook list, the backends, the dtypes, the RMSNorm variants and the metric key of each,
+and the torch versions the series supports. Standard library only: the kernel check and the
+command-line tools (which must not import torch to read a JSON file) use it too.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOK_DIR = REPO_ROOT / "notebooks"
+
+BACKEND_CHOICES = ("auto", "neuron", "cuda", "cpu")
+DTYPE_NAMES = ("float32", "bfloat16", "float16")
+# 2.13 from requirements.txt; 2.14 with torch-neuronx 2.14.* on Trainium. A GPU machine's own
+# torch may be newer: it is accepted with a warning by the kernel check, and recorded.
+SUPPORTED_TORCH = ("2.13.", "2.14.")
+
+# The RMSNorm variants in the order every table shows them, with the key that names each in
+# metrics ("large_compile_over_copy"). The copy is the floor the others are measured against.
+VARIANT_KEYS = {"copy": "copy", "naive": "naive", "torch.rms_norm": "rms_norm", "torch.compile": "compile"}
+RMSNORM_VARIANTS = tuple(name for name in VARIANT_KEYS if name != "copy")
+
+
+def notebook_paths(notebook_dir: Path | str = NOTEBOOK_DIR) -> list[Path]:
+    """The series' notebooks (NN_*.ipynb), in order: the one place that finds them."""
+    return sorted(Path(notebook_dir).glob("[0-9][0-9]_*.ipynb"))
 
 
 @dataclass(frozen=True)
@@ -15,8 +35,12 @@ class NotebookInfo:
     topic: str
     on_neuron: str
     elsewhere: str
-    cpu_seconds: float | None = None  # measured; see the module docstring
+    cpu_seconds: float | None = None  # measured: see CPU_SECONDS_MEASURED_ON
 
+
+# Where and when `cpu_seconds` were measured (a `make run` at default parameters); a notebook
+# that shows them says so, because another machine's wall time is not this run's.
+CPU_SECONDS_MEASURED_ON = "a 2-core AMD EPYC CI machine, torch 2.13.0+cpu, run 20261203T042944Z"
 
 NOTEBOOKS = (
     NotebookInfo("00_environment_check", "versions, backend, devices",
@@ -35,4 +59,3 @@ NOTEBOOKS = (
     NotebookInfo("06_reading_traces", "lanes, gaps, dispatch chain, Neuron Explorer",
                  "Neuron Explorer walkthrough on the real profile", "Perfetto UI; what Neuron Explorer would show", cpu_seconds=13.1),
 )
-

@@ -16,7 +16,7 @@ import torch
 from .backend import Backend
 from .measure import Timing, time_per_call
 from .profiling import ProfileResult, profile_steps
-from .rmsnorm import error_tolerance, max_error, rmsnorm_reference
+from .rmsnorm import error_tolerance, max_error, rmsnorm_reference, within_tolerance
 from .traces import Trace, load_trace, per_call_summary, step_ops
 
 
@@ -28,12 +28,16 @@ class VariantReport:
     trace: Trace
     per_call: dict[str, float]
     max_error: float
-    tolerance: float
+    dtype: torch.dtype
     input_bytes: int
 
     @property
+    def tolerance(self) -> float:
+        return error_tolerance(self.dtype)
+
+    @property
     def error_ok(self) -> bool:
-        return math.isfinite(self.max_error) and self.max_error <= self.tolerance
+        return within_tolerance(self.max_error, self.dtype)
 
     def op_names(self) -> list[str]:
         """The device operations of the last recorded step, in order."""
@@ -86,19 +90,25 @@ def study_variant(
     warmup: int = 3,
     active: int = 5,
     reference: torch.Tensor | None = None,
+    timing: Timing | None = None,
 ) -> VariantReport:
-    """Time, profile (with memory) and check one variant on (x, weight)."""
+    """Time, profile (with memory) and check one variant on (x, weight).
+
+    Pass `timing` when the variant was already timed, interleaved with the variants it is
+    compared with (`helpers.measure.time_interleaved`): one value per quantity in a notebook.
+    """
     with torch.no_grad():
         out = fn(x, weight, eps)
         ref = reference if reference is not None else rmsnorm_reference(x, weight, eps)
         err = max_error(out, ref) if out.shape == ref.shape else math.nan
         del out
-        timing = time_per_call(lambda: fn(x, weight, eps), backend, label=name, repeats=repeats)
+        if timing is None:
+            timing = time_per_call(lambda: fn(x, weight, eps), backend, label=name, repeats=repeats)
         profile = profile_steps(lambda: fn(x, weight, eps), backend, out_dir, label=name, wait=wait,
                                 warmup=warmup, active=active, profile_memory=True, record_shapes=True)
     trace = load_trace(profile.trace_path)
     return VariantReport(
         name=name, timing=timing, profile=profile, trace=trace,
         per_call=per_call_summary(trace, memory_device_type=backend.memory_device_type),
-        max_error=err, tolerance=error_tolerance(x.dtype), input_bytes=x.numel() * x.element_size(),
+        max_error=err, dtype=x.dtype, input_bytes=x.numel() * x.element_size(),
     )

@@ -314,17 +314,27 @@ def _idle_before(ops: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
     return (ops["ts"] - busy_until).clip(lower=0), busy_until
 
 
+def representative_step(trace: Trace) -> int:
+    """The recorded step of median duration: call trees, gap tables and timelines show this one,
+    not the last, so that one outlier step (a page-fault storm, a preemption) is not what a
+    learner reads as typical. With an even count the shorter of the two middle steps is taken."""
+    if not len(trace.steps):
+        return -1
+    ordered = trace.steps.sort_values(["dur", "step"]).reset_index(drop=True)
+    return int(ordered.loc[(len(ordered) - 1) // 2, "step"])
+
+
 def _one_step(trace: Trace, step: int | None) -> tuple[pd.DataFrame, int, float]:
-    """The device ops of one step (the last with ops by default), the step, and its start time."""
+    """The device ops of one step (the representative one by default), the step, and its start time."""
     ops = device_ops(trace)
     if step is None:
-        step = int(ops["step"].max()) if len(ops) else -1
+        step = representative_step(trace)
     starts = trace.steps.set_index("step")["ts"]
     return ops[ops["step"] == step], step, float(starts.get(step, 0.0))
 
 
 def step_ops(trace: Trace, step: int | None = None) -> pd.DataFrame:
-    """The device operations of one step (the last by default), times from that step's start."""
+    """The device operations of one step (the representative one by default), times from that step's start."""
     one, _, start = _one_step(trace, step)
     out = one[["name", "lane", "ts", "dur"]].rename(columns={"dur": "duration_us"}).reset_index(drop=True)
     out["ts"] -= start
@@ -361,34 +371,35 @@ def launch_latency(trace: Trace) -> pd.DataFrame:
     return joined[["step", "name", "name_launch", "ts", "ts_launch", "latency_us"]]
 
 
-def per_call_summary(trace: Trace, calls_per_step: int = 1, memory_device_type: int | None = None) -> dict[str, float]:
-    """Medians over the steps, divided by the calls each step makes."""
+def per_call_summary(trace: Trace, memory_device_type: int | None = None) -> dict[str, float]:
+    """Medians over the recorded steps; each step of the series' profiled loops makes one call."""
     s = step_summary(trace, memory_device_type)
     med = s.median(numeric_only=True)
     out = {
-        "device_ops_per_call": float(med["device_ops"]) / calls_per_step,
-        "busy_us_per_call": float(med["busy_us"]) / calls_per_step,
-        "idle_gaps_per_call": float(med["idle_gaps"]) / calls_per_step,
-        "idle_total_us_per_call": float(med["idle_total_us"]) / calls_per_step,
+        "device_ops_per_call": float(med["device_ops"]),
+        "busy_us_per_call": float(med["busy_us"]),
+        "idle_gaps_per_call": float(med["idle_gaps"]),
+        "idle_total_us_per_call": float(med["idle_total_us"]),
         "idle_largest_us": float(med["idle_largest_us"]),
-        "cpu_ops_per_call": float(med["cpu_ops"]) / calls_per_step,
+        "cpu_ops_per_call": float(med["cpu_ops"]),
         "step_us": float(med["step_us"]),
     }
     if "allocations" in s:
-        out["allocations_per_call"] = float(med["allocations"]) / calls_per_step
-        out["allocated_bytes_per_call"] = float(med["allocated_bytes"]) / calls_per_step
+        out["allocations_per_call"] = float(med["allocations"])
+        out["allocated_bytes_per_call"] = float(med["allocated_bytes"])
     return out
 
 
 def dispatch_tree(trace: Trace, root: str, step: int | None = None, max_depth: int = 6) -> list[str]:
-    """The nesting under the first `root` op of a step, as indented lines with durations.
+    """The nesting under the first `root` op of a step (the representative one by default), as
+    indented lines with durations.
 
     On cuda the device kernels launched from inside the tree are appended under their launch,
     which is the dispatch chain: PyTorch op -> ATen op -> runtime launch -> device kernel.
     """
     ev = trace.events
     if step is None:
-        step = int(trace.steps["step"].iloc[-1])
+        step = representative_step(trace)
     candidates = ev[(ev["name"] == root) & (ev["step"] == step)].sort_values("ts")
     if candidates.empty:
         return [f"(no '{root}' in step {step})"]

@@ -1,10 +1,6 @@
 import os
-import sys
-from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parent.parent
 
 # Under pytest-xdist (`pytest -n 2`) every worker, and every notebook kernel it starts, would run
 # torch with one OpenMP thread per core: on a 2-core machine two workers then oversubscribe the
@@ -12,8 +8,6 @@ ROOT = Path(__file__).resolve().parent.parent
 # keeps parallel runs from disturbing each other's measurements.
 if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
 
 @pytest.fixture

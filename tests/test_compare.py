@@ -3,7 +3,7 @@ import copy
 import json
 
 
-from helpers.compare import main
+from series_tools.compare import main
 
 BASE = {
     "02_naive_rmsnorm": {
@@ -14,15 +14,20 @@ BASE = {
     },
     "05_compare_variants": {
         "large_compile_over_copy": {"value": 1.05, "unit": "ratio"},
-        "err_bfloat16_naive": {"value": 0.008, "unit": "relative"},
+        "err_bfloat16_naive": {"value": 0.008, "unit": "relative", "tolerance": 0.03125},
         "large_naive_device_us": {"value": None, "unit": "us"},
     },
 }
 
 
+def document(metrics, backend="cpu"):
+    """A metrics.json in the series' layout (helpers.metrics)."""
+    return {"backend": backend, "notebooks": metrics}
+
+
 def make_run(path, metrics, backend="cpu", incomplete=False):
     path.mkdir(parents=True)
-    (path / "metrics.json").write_text(json.dumps(metrics))
+    (path / "metrics.json").write_text(json.dumps(document(metrics, backend)))
     (path / "environment.json").write_text(json.dumps({"backend": backend}))
     if incomplete:
         (path / "INCOMPLETE").write_text("")
@@ -75,9 +80,29 @@ def test_accuracy_flag_lost(tmp_path, capsys):
     assert code == 1
 
 
-def test_error_beyond_dtype_tolerance(tmp_path, capsys):
+def test_error_beyond_its_stored_tolerance(tmp_path, capsys):
     code, _ = run(tmp_path, changed(**{"05_compare_variants__err_bfloat16_naive": 0.2}), capsys)
     assert code == 1
+    code, _ = run(tmp_path / "again", changed(**{"05_compare_variants__err_bfloat16_naive": 0.03}), capsys)
+    assert code == 0  # larger than before, but inside the tolerance the notebook stored
+
+
+def test_compare_imports_no_torch():
+    """Reading two JSON files must not cost a torch import (seconds, and gigabytes on some machines)."""
+    import subprocess
+    import sys
+
+    code = "import sys; import series_tools.compare; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_file_in_another_layout_is_refused(tmp_path, capsys):
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(BASE))  # notebook -> metrics, without the "notebooks" table
+    make_run(tmp_path / "b", BASE)
+    assert main([str(tmp_path / "b"), "--baseline", str(old)]) == 2
+    assert "is not a metrics file" in capsys.readouterr().err
 
 
 def test_non_headline_times_are_informational(tmp_path, capsys):
@@ -92,7 +117,7 @@ def test_ratio_movement_is_reported(tmp_path, capsys):
 
 def test_baseline_file(tmp_path, capsys):
     baseline = tmp_path / "baseline.json"
-    baseline.write_text(json.dumps(BASE))
+    baseline.write_text(json.dumps(document(BASE)))
     b = make_run(tmp_path / "b", changed(**{"02_naive_rmsnorm__time_per_call_us": 2000.0}))
     assert main([str(b), "--baseline", str(baseline)]) == 1
 

@@ -5,9 +5,10 @@ from pathlib import Path
 import pytest
 
 from helpers.series import NOTEBOOKS as SERIES
+from helpers.series import notebook_paths
 
 ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+NOTEBOOKS = notebook_paths()
 
 
 def load(path):
@@ -49,12 +50,18 @@ def test_teaching_shape(path):
     markdown = "\n".join(text(c) for c in nb["cells"] if c["cell_type"] == "markdown")
     assert "## Summary" in markdown and "## Exercises" in markdown
     cells = code_cells(nb)
-    assert "check_kernel()" in text(cells[1]), "the cell after the parameters checks the kernel"
-    assert "check_parameters(" in text(cells[2]), "parameters are validated before use"
+    first = text(cells[1]).strip().splitlines()
+    # the first cell after the parameters: at most three lines, which check the kernel and the
+    # parameters (helpers.start does both) and open the session; no search for the repository
+    assert len(first) <= 3, f"{path.name}: the first code cell after the parameters has {len(first)} lines"
+    assert first[0].startswith("import helpers") and f'helpers.start("{path.stem}", globals())' in text(cells[1])
+    assert "sys.path" not in json.dumps(nb) and "check_parameters(" not in json.dumps(nb)
     assert text(cells[-1]).strip() == "session.finish()", "the last cell releases the device"
 
 
 def test_numbered_names_match_series_table():
+    every_ipynb = sorted((ROOT / "notebooks").glob("*.ipynb"))
+    assert every_ipynb == NOTEBOOKS, "a notebook without the NN_ prefix is not part of the series"
     assert [p.stem for p in NOTEBOOKS] == [info.stem for info in SERIES]
     assert all(p.stem[:2].isdigit() and p.stem[2] == "_" for p in NOTEBOOKS)
 

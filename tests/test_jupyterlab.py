@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.browser
+
 ROOT = Path(__file__).resolve().parent.parent
 SCREENSHOT_DIR = Path(os.environ.get("SCREENSHOT_DIR", ROOT / "runs" / "test-screenshots"))
 

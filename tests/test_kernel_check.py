@@ -21,7 +21,7 @@ def test_missing_torch_names_kernel_and_registration(monkeypatch):
 
 
 def test_wrong_torch_version(monkeypatch):
-    monkeypatch.setattr(kernel_check, "_version", lambda dist: "2.4.1" if dist == "torch" else None)
+    monkeypatch.setattr(kernel_check, "package_version", lambda dist: "2.4.1" if dist == "torch" else None)
     with pytest.raises(SeriesError, match="torch 2.4.1 is installed"):
         kernel_check.check_kernel()
 

@@ -10,6 +10,8 @@ import pytest
 from helpers.neuron import (FIX_EMPTY, FIX_EMPTY_NTFF, FIX_NEFF_WITHOUT_NTFF, FIX_NO_NEFF, FIX_ONLY_PB, explorer_commands,
                             export_system_events, find_neuron_artifacts, system_events_to_lanes)
 
+pytestmark = pytest.mark.contract
+
 
 def session_dir(root):
     d = root / "instance-example_pid_4242" / "20261203T010203"

@@ -17,6 +17,8 @@ from helpers.backend import select_backend
 from helpers.errors import DeviceBusyError
 from helpers.neuron import accepts_keyword, explain_runtime_error, neuron_profiler_setup
 
+pytestmark = pytest.mark.contract
+
 
 class FakeProfileMode:
     DEVICE = "DEVICE"

@@ -2,7 +2,7 @@
 import pytest
 
 from helpers.errors import ParameterError
-from helpers.params import check_parameters
+from helpers.params import check_parameters, notebook_parameters
 
 
 @pytest.mark.parametrize(
@@ -23,16 +23,23 @@ from helpers.params import check_parameters
 )
 def test_bad_values_are_named(kwargs, expected):
     with pytest.raises(ParameterError) as err:
-        check_parameters(**kwargs)
+        check_parameters(kwargs)
     assert expected in str(err.value)
     assert "-p " in str(err.value)  # the fix shows the papermill spelling
 
 
 def test_good_values_pass():
-    check_parameters(BACKEND="cpu", HIDDEN=8, TOKENS=1, DTYPE="bfloat16", WAIT=0, WARMUP=1, ACTIVE=1, EPS=1e-6,
-                     SHOW_UNSYNCHRONIZED=False, OUT_DIR="")
+    good = dict(BACKEND="cpu", HIDDEN=8, TOKENS=1, DTYPE="bfloat16", WAIT=0, WARMUP=1, ACTIVE=1, EPS=1e-6,
+                SHOW_UNSYNCHRONIZED=False, OUT_DIR="")
+    assert check_parameters(good) == good
 
 
-def test_undeclared_spec_is_a_programming_error():
-    with pytest.raises(KeyError):
-        check_parameters(NOT_A_PARAMETER=1)
+def test_a_parameter_without_spec_is_refused_with_the_fix():
+    with pytest.raises(ParameterError, match="parameter NOT_A_PARAMETER has no spec") as err:
+        check_parameters({"NOT_A_PARAMETER": 1})
+    assert "PARAMETER_SPECS" in str(err.value)
+
+
+def test_parameters_are_the_upper_case_names_of_the_namespace():
+    namespace = {"BACKEND": "cpu", "HIDDEN": 8, "session": object(), "_HIDDEN": 1, "In": [], "x": 1}
+    assert notebook_parameters(namespace) == {"BACKEND": "cpu", "HIDDEN": 8}

@@ -32,14 +32,13 @@ def test_cpu_device_time_is_reported_not_captured(cpu_backend, tmp_path):
     assert not result.device_time_captured
     assert "no separate device timeline" in result.device_time_note
     assert result.table["self_device_us"].isna().all()  # never an empty column shown as zeros
-    assert "self_device_us" not in result.top(5).columns
 
 
 def test_unsynchronized_loop_is_flagged(cpu_backend, tmp_path):
     result = profile_steps(work, cpu_backend, tmp_path, wait=0, warmup=1, active=2, synchronize=False)
     assert not result.device_time_captured
     assert "no synchronize()" in result.device_time_note
-    assert math.isnan(result.per_step("self_device_us")) or result.per_step("self_device_us") == 0
+    assert math.isnan(result.per_step("self_device_us"))  # not captured: NaN, never a zero that reads as "no time"
 
 
 @pytest.mark.parametrize("wait, warmup, active", [(0, 1, 0), (0, -1, 2), (-1, 1, 1), (0, 0, 2), (0, 1, 1.5)])
@@ -81,22 +80,3 @@ def test_large_trace_warning(cpu_backend, tmp_path, monkeypatch):
     with pytest.warns(UserWarning, match="estimated at"):
         profile_steps(work, cpu_backend, tmp_path, wait=0, warmup=1, active=1, with_stack=True)
     assert estimate_trace_bytes(1000, True) == pytest.approx(prof_mod.STACK_FACTOR * estimate_trace_bytes(1000, False))
-
-
-def test_alternating_timer_samples_each_condition(cpu_backend):
-    from contextlib import nullcontext
-
-    from helpers.measure import time_alternating
-
-    entered = []
-
-    class Counting:
-        def __enter__(self):
-            entered.append(1)
-
-        def __exit__(self, *exc):
-            return False
-
-    out = time_alternating(work, cpu_backend, {"plain": nullcontext, "counted": Counting}, repeats=4)
-    assert set(out) == {"plain", "counted"} and len(entered) == 4
-    assert all(len(t.samples_us) == 4 and t.median_us > 0 for t in out.values())

@@ -10,7 +10,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from helpers import outputs, run_series
+from helpers import outputs
+from series_tools import run_series
 from helpers.errors import ParameterError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -95,8 +96,8 @@ def tiny_notebook(path, body):
 OK_BODY = """import json, pathlib, time
 time.sleep(SECONDS)
 d = pathlib.Path(OUT_DIR) / "01_ok"; d.mkdir(parents=True, exist_ok=True)
-(d / "metrics.json").write_text(json.dumps({"notebook": "01_ok", "backend": BACKEND,
-    "metrics": {"answer": {"value": 42, "unit": "count"}}}))"""
+(d / "metrics.json").write_text(json.dumps({"backend": BACKEND,
+    "notebooks": {"01_ok": {"answer": {"value": 42, "unit": "count"}}}}))"""
 
 
 @pytest.fixture
@@ -122,7 +123,8 @@ def test_failing_notebook_is_reported_and_others_still_run(tiny_series, tmp_path
     # In[3]: the parameters cell, papermill's injected-parameters cell, then the failing cell
     assert by_name["02_fails"]["cell"] == 3 and "ValueError: broken on purpose" in by_name["02_fails"]["error"]
     assert (run / "INCOMPLETE").exists()
-    assert json.loads((run / "metrics.json").read_text())["01_ok"]["answer"]["value"] == 42
+    merged = json.loads((run / "metrics.json").read_text())  # the same layout as a notebook's file
+    assert merged["backend"] == "cpu" and merged["notebooks"]["01_ok"]["answer"]["value"] == 42
     assert "02_fails" in (run / "summary.md").read_text()
     assert "FAILED in cell In[3]: ValueError: broken on purpose" in capsys.readouterr().out
 
@@ -148,7 +150,7 @@ def test_interrupted_run_stays_incomplete_and_earlier_runs_are_intact(tiny_serie
                             "--backend", "cpu", "--no-html"]) == 0
     (earlier,) = runs.iterdir()
     before = {p.name: p.read_bytes() for p in earlier.iterdir() if p.is_file()}
-    proc = subprocess.Popen([sys.executable, "-m", "helpers.run_series", "--notebook-dir", str(tiny_series),
+    proc = subprocess.Popen([sys.executable, "-m", "series_tools.run_series", "--notebook-dir", str(tiny_series),
                              "--notebooks", "01", "-p", "SECONDS", "60", "--out", str(runs), "--backend", "cpu",
                              "--no-html"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 60

@@ -3,7 +3,7 @@ import json
 
 import nbformat
 
-from helpers.student import main, student_cell_source, to_student
+from series_tools.student import main, student_cell_source, to_student
 
 
 def make_nb():

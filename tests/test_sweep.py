@@ -1,7 +1,7 @@
 """The shape sweep at tiny sizes: its table, regimes, files, and bad input."""
 import pandas as pd
 
-from helpers.sweep import main, run_sweep
+from series_tools.sweep import main, run_sweep
 
 
 def test_sweep_table(tmp_path):

@@ -1,7 +1,7 @@
 """Compare two runs (or a run against a baseline file) metric by metric.
 
-    python -m helpers.compare RUN_A RUN_B [--tolerance 0.10]
-    python -m helpers.compare RUN --baseline baseline.json [--tolerance 0.10]
+    python -m series_tools.compare RUN_A RUN_B [--tolerance 0.10]
+    python -m series_tools.compare RUN --baseline baseline.json [--tolerance 0.10]
 
 A is the reference (older run or baseline), B the candidate. Exit codes: 0 no regression,
 1 regression, 2 bad input. What counts as a regression:
@@ -12,8 +12,8 @@ A is the reference (older run or baseline), B the candidate. Exit codes: 0 no re
           noise is marked `noise`: on a shared machine, microsecond timings move by more than 10%
           between two runs of the same commit;
 - ops:    more device operations per call (any metric in unit "ops");
-- errors: an accuracy flag (`*within_tolerance`) that turned False, or an `err_<dtype>_*` metric
-          beyond that dtype's tolerance.
+- errors: an accuracy flag (`*within_tolerance`) that turned False, or an error metric beyond
+          the tolerance stored with it (`"tolerance"`, written by the notebook that measured it).
 
 Every other metric is listed for information with its change, so that, for example, the
 movement of the speed-up ratios between two runs of the same commit can be read off the table.
@@ -21,7 +21,6 @@ movement of the speed-up ratios between two runs of the same commit can be read 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import re
 import sys
@@ -29,16 +28,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import SeriesError
+from helpers.errors import SeriesError
+from helpers.metrics import METRICS_FILE, read_metrics
 
 TIME_METRIC = re.compile(r"(time_us|time_per_call_us|_device_us|warm_call_us)$")
-ERROR_METRIC = re.compile(r"^err_(float32|bfloat16|float16)_")
 
 
 @dataclass
 class Source:
     label: str
-    metrics: dict[str, dict[str, dict[str, Any]]]  # notebook -> metric -> {value, unit}
+    metrics: dict[str, dict[str, dict[str, Any]]]  # notebook -> metric -> {value, unit, ...}
     backend: str | None
     incomplete: bool
 
@@ -50,25 +49,15 @@ def load_source(path: Path | str) -> Source:
         if not (path / "environment.json").exists():
             raise SeriesError(f"{path} is not a run folder (it has no environment.json)",
                               "pass a folder made by `make run` (runs/<UTC time>-<backend>/) or a baseline file")
-        if not (path / "metrics.json").exists():
+        if not (path / METRICS_FILE).exists():
             raise SeriesError(f"Run {path} has no metrics.json: it did not finish writing its results",
                               "re-run it, or compare another run")
-        metrics = _read_json(path / "metrics.json")
-        backend = _read_json(path / "environment.json").get("backend")
-        return Source(str(path), metrics, backend, (path / "INCOMPLETE").exists())
+        data = read_metrics(path)
+        return Source(str(path), data["notebooks"], data.get("backend"), (path / "INCOMPLETE").exists())
     if path.is_file():
-        data = _read_json(path)
-        if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
-            raise SeriesError(f"{path} is not a metrics file", "use a run's metrics.json as the baseline")
-        return Source(str(path), data, None, False)
+        data = read_metrics(path)
+        return Source(str(path), data["notebooks"], data.get("backend"), False)
     raise SeriesError(f"{path} does not exist", "pass a run folder under runs/ or a baseline metrics file")
-
-
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise SeriesError(f"{path} is not valid JSON ({exc.msg})", "re-run, or restore the file") from exc
 
 
 def _number(v: Any) -> float | None:
@@ -76,16 +65,18 @@ def _number(v: Any) -> float | None:
 
 
 def judge(name: str, unit: str, a: Any, b: Any, tolerance: float,
-          spread_a: tuple[Any, Any] = (None, None), spread_b: tuple[Any, Any] = (None, None)) -> tuple[str, float | None]:
-    """(verdict, relative change) for one metric; verdict is ok / noise / REGRESSION / info."""
+          spread_a: tuple[Any, Any] = (None, None), spread_b: tuple[Any, Any] = (None, None),
+          error_tolerance: Any = None) -> tuple[str, float | None]:
+    """(verdict, relative change) for one metric; verdict is ok / noise / REGRESSION / info.
+
+    `error_tolerance` is the tolerance stored with an error metric by the notebook that measured it.
+    """
     na, nb = _number(a), _number(b)
     change = (nb - na) / na if na not in (None, 0.0) and nb is not None else None
     if name.endswith("within_tolerance"):
         return ("REGRESSION" if a is True and b is not True else "ok"), None
-    if m := ERROR_METRIC.match(name):
-        from .rmsnorm import DTYPES, error_tolerance
-
-        return ("REGRESSION" if nb is not None and nb > error_tolerance(DTYPES[m.group(1)]) else "ok"), change
+    if (limit := _number(error_tolerance)) is not None:
+        return ("REGRESSION" if nb is not None and nb > limit else "ok"), change
     if unit == "ops":
         return ("REGRESSION" if na is not None and nb is not None and nb > na else "ok"), change
     if TIME_METRIC.search(name) and unit == "us":
@@ -110,7 +101,8 @@ def compare(a: Source, b: Source, tolerance: float) -> list[dict[str, Any]]:
                              "b": (eb or {}).get("value"), "change": None, "verdict": "new" if ea is None else "missing"})
                 continue
             verdict, change = judge(name, unit, ea.get("value"), eb.get("value"), tolerance,
-                                    (ea.get("p10"), ea.get("p90")), (eb.get("p10"), eb.get("p90")))
+                                    (ea.get("p10"), ea.get("p90")), (eb.get("p10"), eb.get("p90")),
+                                    eb.get("tolerance"))
             rows.append({"notebook": notebook, "metric": name, "unit": unit, "a": ea.get("value"),
                          "b": eb.get("value"), "change": change, "verdict": verdict})
     return rows
@@ -134,7 +126,7 @@ def format_table(rows: list[dict[str, Any]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m helpers.compare", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m series_tools.compare", description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="+", help="RUN_A RUN_B, or one RUN with --baseline")
     parser.add_argument("--baseline", help="a metrics.json to compare RUN against (it plays A)")
     parser.add_argument("--tolerance", type=float, default=0.10, help="allowed relative slow-down (default 0.10)")
@@ -142,11 +134,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.baseline:
             if len(args.runs) != 1:
-                raise SeriesError("with --baseline pass exactly one run", "python -m helpers.compare RUN --baseline FILE")
+                raise SeriesError("with --baseline pass exactly one run", "python -m series_tools.compare RUN --baseline FILE")
             a, b = load_source(args.baseline), load_source(args.runs[0])
         else:
             if len(args.runs) != 2:
-                raise SeriesError("pass two runs to compare", "python -m helpers.compare RUN_A RUN_B")
+                raise SeriesError("pass two runs to compare", "python -m series_tools.compare RUN_A RUN_B")
             a, b = load_source(args.runs[0]), load_source(args.runs[1])
         if not 0 <= args.tolerance < 10:
             raise SeriesError(f"--tolerance {args.tolerance} is out of range", "use e.g. 0.10 for 10%")

@@ -1,6 +1,6 @@
 """Sweep tokens x hidden for every RMSNorm variant and the copy floor.
 
-    python -m helpers.sweep [--tokens 8 64 512 4096] [--hidden 1024 4096] [--dtype float32]
+    python -m series_tools.sweep [--tokens 8 64 512 4096] [--hidden 1024 4096] [--dtype float32]
                             [--backend auto] [--repeats 7] [--out runs/]
 
 For each point it records the median time per call (the series' timer), the achieved GB/s
@@ -16,8 +16,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from .errors import SeriesError
-from .outputs import RUNS_DIR, new_run_dir, write_atomic
+from helpers.errors import SeriesError
+from helpers.outputs import RUNS_DIR, new_run_dir, write_atomic
 
 VARIANT_NAMES = ("copy", "naive", "torch.rms_norm", "torch.compile")
 
@@ -27,9 +27,9 @@ def run_sweep(tokens: list[int], hidden: list[int], dtype: str, backend_name: st
     import pandas as pd
     import torch
 
-    from .backend import select_backend
-    from .measure import time_per_call
-    from .rmsnorm import call_compiled, compile_rmsnorm, copy_floor, make_inputs, rmsnorm_fused, rmsnorm_naive
+    from helpers.backend import select_backend
+    from helpers.measure import time_per_call
+    from helpers.rmsnorm import call_compiled, compile_rmsnorm, copy_floor, make_inputs, rmsnorm_fused, rmsnorm_naive
 
     backend = select_backend(backend_name)
     compiled = compile_rmsnorm(rmsnorm_naive, backend)
@@ -67,7 +67,7 @@ def plot_sweep(df, backend: str, dtype: str, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from .plotting import backend_title, set_plot_defaults
+    from helpers.plotting import backend_title, set_plot_defaults
 
     set_plot_defaults()
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5))
@@ -89,7 +89,7 @@ def plot_sweep(df, backend: str, dtype: str, path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m helpers.sweep", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m series_tools.sweep", description=__doc__.split("\n\n")[0])
     parser.add_argument("--tokens", type=int, nargs="+", default=[8, 64, 512, 4096])
     parser.add_argument("--hidden", type=int, nargs="+", default=[1024, 4096])
     parser.add_argument("--dtype", default="float32")
@@ -99,13 +99,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=str(RUNS_DIR), help="parent of the new sweep folder (default: runs/)")
     args = parser.parse_args(argv)
     try:
-        from .params import check_parameters
+        from helpers.params import check_parameters
 
         for v in args.tokens:
-            check_parameters(TOKENS=v)
+            check_parameters({"TOKENS": v})
         for v in args.hidden:
-            check_parameters(HIDDEN=v)
-        check_parameters(DTYPE=args.dtype, REPEATS=args.repeats, BACKEND=args.backend)
+            check_parameters({"HIDDEN": v})
+        check_parameters({"DTYPE": args.dtype, "REPEATS": args.repeats, "BACKEND": args.backend})
         if "copy" not in args.variants:
             raise SeriesError("the sweep needs the copy variant", "keep `copy` in --variants: it is the floor")
         backend, df = run_sweep(args.tokens, args.hidden, args.dtype, args.backend, args.repeats, tuple(args.variants))

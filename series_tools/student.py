@@ -1,6 +1,6 @@
 """Student copies of the series: every solution cell replaced by an empty answer cell.
 
-    python -m helpers.student [--out student/]
+    python -m series_tools.student [--out student/]
 
 Solutions live in the notebooks as code cells tagged `solution`, each starting with a comment
 `# Exercise N: ...` (the text after the number may give the answer away, so it is dropped), and
@@ -15,7 +15,8 @@ import re
 import sys
 from pathlib import Path
 
-from .outputs import REPO_ROOT, ensure_writable_dir
+from helpers.outputs import REPO_ROOT, ensure_writable_dir
+from helpers.series import notebook_paths
 
 EXERCISE = re.compile(r"^#\s*(Exercise\s+\d+)")
 ANSWERS_MARKDOWN = ("### Your answers\n"
@@ -61,12 +62,10 @@ def write_student_copies(notebooks: list[Path], out_dir: Path) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m helpers.student", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m series_tools.student", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default=str(REPO_ROOT / "student"), help="folder for the copies (default: student/)")
     args = parser.parse_args(argv)
-    from .run_series import available_notebooks
-
-    written = write_student_copies(available_notebooks(), Path(args.out))
+    written = write_student_copies(notebook_paths(), Path(args.out))
     print(f"wrote {len(written)} student notebooks to {args.out}")
     return 0
 

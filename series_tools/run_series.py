@@ -1,6 +1,6 @@
 """The main job: execute the series with papermill into a fresh run folder.
 
-    python -m helpers.run_series [--notebooks 02 05] [-p HIDDEN 4096] [--out runs/] [--backend cpu]
+    python -m series_tools.run_series [--notebooks 02 05] [-p HIDDEN 4096] [--out runs/] [--backend cpu]
 
 The run folder `runs/<UTC timestamp>-<backend>/` holds the executed notebooks, their HTML
 renders, each notebook's artifacts, `metrics.json` (all notebooks' metrics merged, with units),
@@ -12,31 +12,24 @@ run, and the exit code is non-zero.
 from __future__ import annotations
 
 import argparse
-import json
-import platform
 import signal
-import subprocess
 import sys
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .errors import ParameterError, SeriesError
-from .outputs import REPO_ROOT, RUNS_DIR, new_run_dir, write_atomic, write_json
+from helpers.errors import ParameterError, SeriesError
+from helpers.metrics import METRICS_FILE, merge_metrics
+from helpers.outputs import RUNS_DIR, new_run_dir, write_atomic, write_json
+from helpers.series import NOTEBOOK_DIR, notebook_paths
 
-NOTEBOOK_DIR = REPO_ROOT / "notebooks"
 INCOMPLETE = "INCOMPLETE"
 EXECUTION_TIMEOUT_S = 1800
 
 
-def available_notebooks(notebook_dir: Path = NOTEBOOK_DIR) -> list[Path]:
-    return sorted(notebook_dir.glob("[0-9][0-9]_*.ipynb"))
-
-
 def select_notebooks(names: list[str] | None, notebook_dir: Path = NOTEBOOK_DIR) -> list[Path]:
     """Notebooks by number ('02'), stem ('02_naive_rmsnorm') or file name; all when none given."""
-    every = available_notebooks(notebook_dir)
+    every = notebook_paths(notebook_dir)
     if not every:
         raise ParameterError(f"No notebooks (NN_*.ipynb) in {notebook_dir}", "pass the series' notebooks/ folder")
     if not names:
@@ -71,7 +64,7 @@ def check_overrides(overrides: dict[str, Any], notebooks: list[Path]) -> dict[Pa
     """Every override must be declared by a selected notebook and valid; returns each notebook's share."""
     import papermill as pm
 
-    from .params import PARAMETER_SPECS, check_parameters
+    from helpers.params import PARAMETER_SPECS, check_parameters
 
     declared = {p: set(pm.inspect_notebook(str(p))) for p in notebooks}
     every = set().union(*declared.values()) if declared else set()
@@ -84,47 +77,8 @@ def check_overrides(overrides: dict[str, Any], notebooks: list[Path]) -> dict[Pa
                 f"declared: {', '.join(sorted(every - {'BACKEND', 'OUT_DIR'}))}",
             )
         if name in PARAMETER_SPECS:
-            check_parameters(**{name: overrides[name]})
+            check_parameters({name: overrides[name]})
     return {p: {k: v for k, v in overrides.items() if k in declared[p]} for p in notebooks}
-
-
-def instance_type() -> str | None:
-    """The EC2 instance type where the machine reports it locally (DMI product name); never an ID."""
-    try:
-        name = Path("/sys/devices/virtual/dmi/id/product_name").read_text().strip()
-    except OSError:
-        return None
-    return name or None
-
-
-def git_commit() -> str | None:
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=10)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO_ROOT,
-                               capture_output=True, text=True, timeout=10).stdout.strip()
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    commit = out.stdout.strip()
-    return (commit + ("+dirty" if dirty else "")) if out.returncode == 0 and commit else None
-
-
-def environment_record(backend_desc: dict[str, Any]) -> dict[str, Any]:
-    return {
-        **backend_desc,
-        "instance_type": instance_type(),
-        "git_commit": git_commit(),
-        "date_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "host_python": platform.python_version(),
-    }
-
-
-def merge_metrics(run_dir: Path, notebooks: list[Path]) -> dict[str, Any]:
-    merged: dict[str, Any] = {}
-    for nb in notebooks:
-        path = run_dir / nb.stem / "metrics.json"
-        if path.exists():
-            merged[nb.stem] = json.loads(path.read_text())["metrics"]
-    return merged
 
 
 def run(notebooks: list[Path], overrides: dict[Path, dict[str, Any]], run_dir: Path, backend: str,
@@ -161,7 +115,7 @@ def run(notebooks: list[Path], overrides: dict[Path, dict[str, Any]], run_dir: P
 
 
 def render_html(executed: Path) -> str | None:
-    from .handouts import render_handout
+    from series_tools.handouts import render_handout
 
     try:
         return render_handout(executed).name
@@ -171,7 +125,7 @@ def render_html(executed: Path) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m helpers.run_series", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m series_tools.run_series", description=__doc__.split("\n\n")[0])
     parser.add_argument("--notebooks", nargs="+", metavar="NAME", help="numbers or names (default: all)")
     parser.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
                         help="override a notebook parameter, e.g. -p HIDDEN 4096")
@@ -184,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         notebooks = select_notebooks(args.notebooks, Path(args.notebook_dir))
         overrides = check_overrides({k: parse_value(v) for k, v in args.parameter}, notebooks)
-        from .backend import select_backend
+        from helpers.backend import select_backend
 
         backend = select_backend(args.backend)
         run_dir = new_run_dir(Path(args.out), backend.name)
@@ -193,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     write_atomic(run_dir / INCOMPLETE, "This run has not finished, or a notebook failed: see status.json.\n")
-    write_json(run_dir / "environment.json", environment_record(backend.describe()))
+    write_json(run_dir / "environment.json", backend.describe())
     print(f"Run folder: {run_dir}\nBackend: {backend.name} ({backend.reason})", flush=True)
 
     started = time.perf_counter()
@@ -207,9 +161,10 @@ def main(argv: list[str] | None = None) -> int:
         print("\nInterrupted: the run folder stays marked INCOMPLETE.", file=sys.stderr)
     finally:
         total = round(time.perf_counter() - started, 1)
-        write_json(run_dir / "metrics.json", merge_metrics(run_dir, notebooks))
+        write_json(run_dir / METRICS_FILE,
+                   merge_metrics([run_dir / nb.stem / METRICS_FILE for nb in notebooks], backend.name))
         write_json(run_dir / "status.json", {"status": status, "seconds": total, "notebooks": results})
-        from .summary import write_summary
+        from series_tools.summary import write_summary
 
         try:
             write_summary(run_dir)

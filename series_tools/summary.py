@@ -4,7 +4,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .outputs import write_atomic
+from helpers.metrics import METRICS_FILE, read_metrics
+from helpers.outputs import write_atomic
 
 
 def _read(path: Path) -> dict:
@@ -24,10 +25,10 @@ def write_summary(run_dir: Path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from .plotting import backend_title, set_plot_defaults
+    from helpers.plotting import backend_title, set_plot_defaults
 
     status = _read(run_dir / "status.json")
-    metrics = _read(run_dir / "metrics.json")
+    metrics = read_metrics(run_dir).get("notebooks", {}) if (run_dir / METRICS_FILE).exists() else {}
     env = _read(run_dir / "environment.json")
     rows = status.get("notebooks", [])
     lines = [

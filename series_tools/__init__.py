@@ -1,0 +1,11 @@
+"""Command-line tools around the series, apart from the lesson helpers they use.
+
+- run_series: the main job, every notebook with papermill into a fresh run folder (`make run`)
+- compare:    two runs (or a run and a baseline) metric by metric; exit 1 on a regression
+- sweep:      tokens x hidden for every RMSNorm variant against the copy floor
+- student:    copies of the notebooks without solutions
+- handouts:   HTML renders headed by the environment they were measured in
+- summary:    a run folder's summary.md and summary.png
+
+`helpers` never imports this package (tests/test_layering.py).
+"""

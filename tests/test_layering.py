@@ -1,0 +1,48 @@
+"""The folders show the layering: lesson helpers never import the command-line tools."""
+import ast
+from pathlib import Path
+
+import pytest
+
+from helpers.series import REPO_ROOT
+
+TOOL_PACKAGE = "series_tools"
+LESSON_MODULES = sorted((REPO_ROOT / "helpers").glob("*.py"))
+
+
+def imported_modules(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    names = set()
+    for node in ast.walk(tree):  # imports inside functions count too
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+def tool_imports(path: Path) -> list[str]:
+    return sorted(m for m in imported_modules(path) if m == TOOL_PACKAGE or m.startswith(TOOL_PACKAGE + "."))
+
+
+@pytest.mark.parametrize("path", LESSON_MODULES, ids=[p.stem for p in LESSON_MODULES])
+def test_lesson_module_imports_no_tool(path):
+    assert tool_imports(path) == [], f"helpers/{path.name} imports the tooling package: move that code to {TOOL_PACKAGE}/"
+
+
+def test_the_check_finds_a_tool_import(tmp_path):
+    """The layering check itself can fail: a lesson module importing a tool is caught."""
+    bad = tmp_path / "bad.py"
+    bad.write_text("def f():\n    from series_tools.compare import main\n    return main\n")
+    assert tool_imports(bad) == ["series_tools.compare"]
+
+
+def test_notebooks_use_only_lesson_helpers():
+    for nb in sorted((REPO_ROOT / "notebooks").glob("*.ipynb")):
+        assert TOOL_PACKAGE not in nb.read_text(), f"{nb.name} imports the tooling package"
+
+
+def test_helpers_init_lists_every_module():
+    doc = (REPO_ROOT / "helpers" / "__init__.py").read_text()
+    missing = [p.stem for p in LESSON_MODULES if p.stem != "__init__" and f"- {p.stem}:" not in doc]
+    assert not missing, f"helpers/__init__.py's module map lacks {missing}"

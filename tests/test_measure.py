@@ -1,0 +1,51 @@
+"""The series' timer: interleaved samples, paired ratios and what they say about noise."""
+from contextlib import nullcontext
+
+import numpy as np
+import pytest
+
+from helpers.measure import PairedRatio, Timing, paired_ratio, time_interleaved, time_per_call
+
+
+def test_interleaved_cases_take_turns_and_contexts_wrap_only_their_case(cpu_backend):
+    order, entered = [], []
+
+    class Counting:
+        def __enter__(self):
+            entered.append(order[-1] if order else None)
+
+        def __exit__(self, *exc):
+            return False
+
+    cases = {"a": lambda: order.append("a"), "b": lambda: order.append("b")}
+    out = time_interleaved(cases, cpu_backend, contexts={"b": Counting}, repeats=4, warmup=1, max_inner=1)
+    assert set(out) == {"a", "b"} and all(len(t.samples_us) == 4 for t in out.values())
+    timed = order[-8:]  # after warm-up and the inner-count probe: one sample of each, in turn
+    assert timed == ["a", "b"] * 4
+    assert len(entered) == 4 and all(prev == "a" for prev in entered)  # entered before each b sample
+
+
+def test_time_per_call_batches_short_calls(cpu_backend):
+    t = time_per_call(lambda: None, cpu_backend, repeats=3, min_sample_s=0.001)
+    assert t.inner > 1 and t.median_us > 0 and t.p10_us <= t.median_us <= t.p90_us
+
+
+def test_paired_ratio_is_taken_per_round():
+    timings = {"slow": Timing("slow", np.array([200.0, 400.0, 220.0]), 1),
+               "fast": Timing("fast", np.array([100.0, 200.0, 110.0]), 1)}
+    r = paired_ratio(timings, "slow", "fast")
+    # every round is exactly 2x, although the samples themselves spread by 2x
+    assert r.median == pytest.approx(2.0) and r.p10 == pytest.approx(2.0) and r.p90 == pytest.approx(2.0)
+    assert r.measurable and "2.00x slower" in r.describe()
+
+
+def test_ratio_whose_spread_holds_one_is_no_measurable_difference():
+    r = PairedRatio("a", "b", np.array([0.9, 1.05, 1.1, 0.97, 1.02]))
+    assert not r.measurable
+    assert r.describe().startswith("no measurable difference here")
+
+
+def test_faster_is_said_as_a_factor_above_one():
+    r = PairedRatio("compiled", "naive", np.array([0.25, 0.26, 0.24]))
+    assert r.median == pytest.approx(0.25)
+    assert "4.00x faster" in r.describe()

@@ -1,0 +1,65 @@
+"""A notebook's session, its metrics file, and the run folder's summary and handouts."""
+import json
+
+import pytest
+
+from helpers.errors import ParameterError
+from helpers.metrics import error_metric, merge_metrics, metric, read_metrics
+from helpers.notebook import start_session
+from series_tools.handouts import environment_header
+from series_tools.summary import write_summary
+
+
+def test_session_checks_parameters_writes_environment_and_publishes(tmp_path, capsys):
+    namespace = {"BACKEND": "cpu", "OUT_DIR": str(tmp_path), "HIDDEN": 8, "helper_value": object()}
+    session = start_session("99_demo", namespace)
+    assert session.backend.name == "cpu" and session.parameters == {"BACKEND": "cpu", "OUT_DIR": str(tmp_path), "HIDDEN": 8}
+    env = json.loads((tmp_path / "99_demo" / "environment.json").read_text())
+    assert env["backend"] == "cpu" and env["torch"]
+    session.publish({"a": metric(1.5, "us")})
+    session.publish({"b": error_metric(1e-7, 4.8e-7)})  # publishing again keeps the earlier metrics
+    data = read_metrics(tmp_path / "99_demo")
+    assert data == {"backend": "cpu", "notebooks": {"99_demo": {"a": {"value": 1.5, "unit": "us"},
+                                                                "b": {"value": 1e-7, "unit": "relative", "tolerance": 4.8e-7}}}}
+    assert "Backend: cpu" in capsys.readouterr().out
+
+
+def test_session_refuses_a_bad_parameter_before_choosing_a_backend(tmp_path):
+    with pytest.raises(ParameterError, match="HIDDEN must be an integer"):
+        start_session("99_demo", {"BACKEND": "cpu", "OUT_DIR": str(tmp_path), "HIDDEN": "abc"})
+    assert not (tmp_path / "99_demo").exists()
+
+
+def test_publish_refuses_a_bare_number(tmp_path):
+    session = start_session("99_demo", {"BACKEND": "cpu", "OUT_DIR": str(tmp_path)})
+    with pytest.raises(Exception, match="has no value and unit"):
+        session.publish({"bare": 3})
+
+
+def test_merged_metrics_have_the_notebook_layout(tmp_path):
+    for stem, value in (("01_a", 1), ("02_b", 2)):
+        start_session(stem, {"BACKEND": "cpu", "OUT_DIR": str(tmp_path)}).publish({"x": metric(value, "count")})
+    merged = merge_metrics([tmp_path / "01_a" / "metrics.json", tmp_path / "02_b" / "metrics.json",
+                            tmp_path / "03_missing" / "metrics.json"], "cpu")
+    assert merged == {"backend": "cpu", "notebooks": {"01_a": {"x": {"value": 1, "unit": "count"}},
+                                                     "02_b": {"x": {"value": 2, "unit": "count"}}}}
+
+
+def test_summary_lists_each_notebook_and_its_metrics(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "status.json").write_text(json.dumps({"status": "failed", "seconds": 3.0, "notebooks": [
+        {"notebook": "01_a", "status": "passed", "seconds": 1.0},
+        {"notebook": "02_b", "status": "failed", "seconds": 2.0, "cell": 4, "error": "ValueError: boom\nmore"}]}))
+    (run / "metrics.json").write_text(json.dumps({"backend": "cpu", "notebooks": {"01_a": {"x": {"value": 0.123456, "unit": "s"}}}}))
+    (run / "environment.json").write_text(json.dumps({"backend": "cpu", "torch": "2.13.0"}))
+    text = write_summary(run).read_text()
+    assert "| 02_b | failed | 2.0 | ValueError: boom (cell In[4]) |" in text
+    assert "- x: 0.1235 s" in text and "Status: **failed**" in text
+    assert (run / "summary.png").stat().st_size > 1000
+
+
+def test_handout_header_names_where_it_was_measured():
+    header = environment_header({"backend": "neuron", "torch": "2.14.0", "torch_neuronx": None})
+    assert header.startswith("> Measured on this run:")
+    assert "**backend**: neuron" in header and "**torch_neuronx**: —" in header
