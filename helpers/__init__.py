@@ -35,8 +35,10 @@ def start(name: str, namespace: dict[str, Any]) -> Any:
     `namespace` is the notebook's `globals()`: every UPPER_CASE name in it is a parameter (the
     parameters cell, or papermill's injected one) and is checked against the series' spec.
     """
+    from .environment import configure_allocator
     from .kernel_check import check_kernel
 
+    configure_allocator()  # before torch is imported: see helpers.environment.ALLOCATOR_SETTINGS
     check_kernel()
     from .notebook import start_session
 

@@ -24,6 +24,13 @@ def package_version(dist: str) -> str | None:
         return None
 
 
+def _read_text(path: str) -> str | None:
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return None
+
+
 def host_memory_available_bytes() -> int | None:
     """MemAvailable from /proc/meminfo (Linux); None elsewhere."""
     try:
@@ -69,6 +76,27 @@ def git_commit() -> str | None:
     return (commit + ("+dirty" if dirty else "")) if out.returncode == 0 and commit else None
 
 
+# Host-memory settings the series runs with. On a CPU, most of a large RMSNorm call is spent
+# page-faulting its fresh full-size tensors (measured here at 8192x4096 fp32: a clone took 48.6 ms
+# with 4 KiB pages and 23.3 ms with 2 MiB pages; the naive RMSNorm 152 ms and 79 ms). Whether the
+# kernel backs them with huge pages otherwise depends on the machine's THP setting and its state,
+# so the same call could measure twice as long in one notebook as in another. PyTorch's CPU
+# allocator asks for huge pages (madvise) when THP_MEM_ALLOC_ENABLE=1; it reads the variable once,
+# so it is set before torch is imported. An explicit value in the environment wins (set it to 0
+# to measure the 4 KiB-page behaviour).
+ALLOCATOR_SETTINGS = {"THP_MEM_ALLOC_ENABLE": "1"}
+
+
+def configure_allocator() -> dict[str, str]:
+    """Apply ALLOCATOR_SETTINGS where the environment does not set them; return what is in force.
+
+    Effective only before torch's CPU allocator first runs (helpers.start calls it before
+    importing torch; the Makefile exports the same setting to every command)."""
+    for name, value in ALLOCATOR_SETTINGS.items():
+        os.environ.setdefault(name, value)
+    return {name: os.environ[name] for name in ALLOCATOR_SETTINGS}
+
+
 def host_record() -> dict[str, Any]:
     """Everything about this machine and checkout that does not depend on the backend."""
     return {
@@ -78,6 +106,8 @@ def host_record() -> dict[str, Any]:
         "neuronx_cc": package_version("neuronx-cc"),
         "platform": platform.platform(),
         "cpu_count": os.cpu_count(),
+        "allocator_settings": {name: os.environ.get(name) for name in ALLOCATOR_SETTINGS},
+        "transparent_hugepage": _read_text("/sys/kernel/mm/transparent_hugepage/enabled"),
         "instance_type": instance_type(),
         "git_commit": git_commit(),
         "date_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),

@@ -31,6 +31,10 @@ class DeviceBusyError(SeriesError, RuntimeError):
     """Another process holds the accelerator (the NeuronCores, typically)."""
 
 
+class NeuronDriverError(SeriesError, RuntimeError):
+    """The Neuron runtime cannot reach the driver (not a core held by another process)."""
+
+
 class OutputDirError(SeriesError, OSError):
     """An output folder cannot be created or written."""
 

@@ -31,10 +31,22 @@ def metric(value: Any, unit: str, note: str = "", **fields: Any) -> dict[str, An
     return out
 
 
-def timing_metric(timing: Any, note: str = "") -> dict[str, Any]:
+def timing_metric(timing: Any, note: str = "", of: str = "") -> dict[str, Any]:
     """A time per call (median, µs) with its p10 and p90, so that `compare` can tell a slowdown
-    from the run-to-run noise that the run itself measured."""
-    return metric(timing.median_us, "us", note, p10=timing.p10_us, p90=timing.p90_us)
+    from the run-to-run noise that the run itself measured.
+
+    `of` names the quantity (`quantity(variant, x)`): the same quantity timed in several notebooks
+    of one run must agree within its p10-p90, and the run checks that (series_tools.consistency).
+    """
+    fields = {"p10": timing.p10_us, "p90": timing.p90_us}
+    if of:
+        fields["of"] = of
+    return metric(timing.median_us, "us", note, **fields)
+
+
+def quantity(variant: str, x: Any) -> str:
+    """What a timing measures, e.g. "naive 8192x4096 float32": the variant, the shape and the dtype of x."""
+    return f"{variant} {'x'.join(str(d) for d in x.shape)} {str(x.dtype).removeprefix('torch.')}"
 
 
 def error_metric(error: float, tolerance: float, note: str = "") -> dict[str, Any]:

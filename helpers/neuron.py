@@ -1,10 +1,11 @@
 """The documented torch-neuronx profiling API, and the output folder it writes.
 
-Nothing here has run on Trainium in this project's CI: it follows the vendor documentation
-summarised in shared/reference/neuron-profiling-facts.md. Where that summary marks a fact
-UNVERIFIED (`correlate_device_time`, device time in key_averages), the code detects it at run
-time and reports what it found. The contract tests in tests/test_neuron_contract.py check these
-functions against a fake torch_neuronx and a synthetic output folder in the documented layout.
+Nothing here has run on Trainium in this project's CI: it follows the vendor documentation as
+recorded, fact by fact with its source and status, in docs/NEURON_NOTES.md (the N<n> labels
+below). Where a fact is UNVERIFIED (`correlate_device_time`, device time in key_averages), the
+code detects it at run time and reports what it found. The contract tests in
+tests/test_neuron_contract.py and tests/test_neuron_artifacts.py check these functions against a
+FAKE torch_neuronx and SYNTHETIC output folders in the documented layout.
 """
 from __future__ import annotations
 
@@ -14,19 +15,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import DeviceBusyError, SeriesError
+from .errors import DeviceBusyError, NeuronDriverError, SeriesError
 
-# Runtime messages seen when another process holds the NeuronCores, or none can be counted.
-_BUSY_PATTERNS = re.compile(
-    r"(allocat\w* .*neuron ?core|neuron ?core.*(in use|busy|allocat|not available)|nrt_init|"
-    r"failed to (count|get|find) .*neuron|logical neuron ?core|NRT_RESOURCE|NRT_FAILURE)",
-    re.IGNORECASE,
-)
+# N7: the documented runtime message when another process holds the NeuronCores:
+#   NRT:nrt_allocate_neuron_cores NeuronCore(s) not available - Requested:nc1-nc1 Available:0
+_BUSY_PATTERN = re.compile(r"nrt_allocate_neuron_cores.*NeuronCore\(s\) not available", re.IGNORECASE)
+# N8: driver problems surface from nrt_init too (`NRT:nrt_init Unable to determine Neuron Driver
+# version`): a different cause, with a different fix. Matched only when the busy message is absent.
+_DRIVER_PATTERN = re.compile(r"nrt_init.*(driver|Unable to determine)|neuron driver", re.IGNORECASE)
 
 BUSY_FIX = (
     "another process holds the NeuronCores: shut down the other notebook's kernel "
     "(Kernel > Shut Down Kernel) or end that process, then run again; `neuron-ls` shows "
-    "which PID holds each device"
+    "which PID holds each device. To share one instance, give each kernel its own cores "
+    "(NEURON_RT_VISIBLE_CORES, set before the runtime starts)"
+)
+DRIVER_FIX = (
+    "the Neuron runtime could not talk to the Neuron driver: check that the driver is loaded "
+    "(`lsmod | grep neuron`, `neuron-ls`), and that aws-neuronx-dkms matches the runtime; on a Neuron "
+    "DLAMI a reboot after a driver update is often needed"
 )
 
 
@@ -52,10 +59,13 @@ def explain_runtime_error(exc: BaseException) -> SeriesError | BaseException:
 
     Any other error is returned unchanged, so that it is re-raised as it came.
     """
-    if _BUSY_PATTERNS.search(str(exc)):
-        first_line = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+    text = str(exc)
+    first_line = text.strip().splitlines()[0][:200] if text.strip() else type(exc).__name__
+    if _BUSY_PATTERN.search(text):
         return DeviceBusyError(f"The Neuron runtime could not get NeuronCores ({first_line})",
                                f"{BUSY_FIX}\n$ neuron-ls\n{neuron_ls_output()}")
+    if _DRIVER_PATTERN.search(text):
+        return NeuronDriverError(f"The Neuron runtime could not start ({first_line})", DRIVER_FIX)
     return exc
 
 
@@ -87,16 +97,29 @@ class NeuronProfilerSetup:
 
 
 def neuron_profiler_setup(output_dir: Path) -> NeuronProfilerSetup:
-    """Build NeuronConfig(modes=[DEVICE, RUNTIME]) and NeuronProfiler as the vendor documents.
+    """Build NeuronConfig(modes=[DEVICE, RUNTIME]) and NeuronProfiler as the vendor documents (N9).
 
-    `correlate_device_time=True` is passed only where the installed NeuronConfig names it.
+    `neff_cache_dir` puts the NEFFs beside the NTFFs (N14); `correlate_device_time=True` (N11,
+    undocumented) is passed only where the installed NeuronConfig names it. Environment capture
+    (`NEURON_RT_INSPECT_ENABLE=1`) must not be combined with torch.profiler (N21): refused here.
     """
+    import os
+
+    if os.environ.get("NEURON_RT_INSPECT_ENABLE", "0") not in ("", "0"):
+        raise SeriesError(
+            "NEURON_RT_INSPECT_ENABLE=1 is set: the Neuron docs say not to combine environment capture "
+            "with torch.profiler",
+            "unset NEURON_RT_INSPECT_ENABLE (and restart the kernel) to profile with torch.profiler, "
+            "or capture with the environment variables alone, without torch.profiler",
+        )
     from torch_neuronx.profiling import NeuronConfig, NeuronProfiler, ProfileMode
 
     kwargs: dict[str, Any] = {
         "modes": [ProfileMode.DEVICE, ProfileMode.RUNTIME],
         "profile_output_dir": str(output_dir),
     }
+    if accepts_keyword(NeuronConfig, "neff_cache_dir"):
+        kwargs["neff_cache_dir"] = str(output_dir)
     correlate = accepts_keyword(NeuronConfig, "correlate_device_time")
     if correlate:
         kwargs["correlate_device_time"] = True
@@ -121,22 +144,28 @@ _SESSION_NTFF = re.compile(r"^profile_nc_(?P<core>\d+)_session_(?P<session>\d+)\
 _FRAMEWORK_TRACE = re.compile(r"^(trace|neuron_framework_trace_rank_\d+)\.json(\.gz)?$")
 
 FIX_EMPTY = (
-    "the profiler wrote nothing: pass on_trace_ready=NeuronProfiler(cfg).export_trace, call "
-    "prof.step() every iteration, and run at least wait+warmup+active steps"
+    "the documented causes of an empty profile folder: profiling was not enabled (pass "
+    "on_trace_ready=NeuronProfiler(cfg).export_trace and experimental_config=cfg, call prof.step() "
+    "every iteration, run at least wait+warmup+active steps), or the workload did not run on "
+    "Neuron (check that the tensors are on device 'neuron')"
 )
 FIX_EMPTY_NTFF = (
-    "0-byte .ntff is the documented sign of a warm-up problem: warm up at least 3 iterations "
-    "before the active window (schedule warmup>=3) so that no compilation falls inside it"
+    "every .ntff is 0 bytes, the documented sign of a warm-up problem: warm up at least 3 "
+    "iterations before the active window (schedule warmup>=3) so that no compilation falls inside it"
+)
+NOTE_SOME_EMPTY_NTFF = (
+    "some .ntff files are 0 bytes: expected in PyTorch for NeuronCores this process initialised "
+    "but did not run on (N12); only when all are empty is warm-up the suspect"
+)
+NOTE_NEFF_WITHOUT_NTFF = (
+    "a NEFF without a matching NTFF is expected: in session mode executions are tied to NEFFs "
+    "by nc_exec_running events, and in model mode some NEFFs never execute (N13)"
 )
 FIX_NO_NEFF = (
     "no .neff beside the traces: set NeuronConfig(neff_cache_dir=...) or "
     "TORCH_NEURONX_NEFF_CACHE_DIR to the profile folder before the run"
 )
 FIX_ONLY_PB = "only .pb files: ProfileMode.DEVICE was off; add it to NeuronConfig(modes=[...])"
-FIX_NEFF_WITHOUT_NTFF = (
-    "a model-mode NEFF has no NTFF with its hash: the device trace for that graph was not "
-    "captured; re-run with ProfileMode.DEVICE and enough warm-up"
-)
 
 
 @dataclass
@@ -159,6 +188,7 @@ class NeuronArtifacts:
     framework_traces: list[Path] = field(default_factory=list)
     pb_files: list[Path] = field(default_factory=list)
     problems: list[ArtifactProblem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # documented, expected findings: not problems
 
     @property
     def ok(self) -> bool:
@@ -193,8 +223,6 @@ def find_neuron_artifacts(root: Path | str) -> NeuronArtifacts:
                 model_neffs[m["hash"]] = path
         elif name.endswith(".ntff"):
             found.ntffs.append(path)
-            if path.stat().st_size == 0:
-                found.problems.append(ArtifactProblem("0-byte .ntff", FIX_EMPTY_NTFF, path))
             if m := _MODEL_NTFF.match(name):
                 model_ntffs.setdefault(m["hash"], []).append(path)
             elif m := _SESSION_NTFF.match(name):
@@ -204,11 +232,17 @@ def find_neuron_artifacts(root: Path | str) -> NeuronArtifacts:
         elif _FRAMEWORK_TRACE.match(name):
             found.framework_traces.append(path)
 
+    empty_ntffs = [p for p in found.ntffs if p.stat().st_size == 0]
+    if found.ntffs and len(empty_ntffs) == len(found.ntffs):
+        found.problems.append(ArtifactProblem("every .ntff is 0 bytes", FIX_EMPTY_NTFF, root))
+    elif empty_ntffs:
+        found.notes.append(f"{len(empty_ntffs)} of {len(found.ntffs)} .ntff files are 0 bytes: {NOTE_SOME_EMPTY_NTFF}")
     for digest, neff in sorted(model_neffs.items()):
         for ntff in model_ntffs.get(digest, []):
             found.model_pairs.append((neff, ntff))
-        if digest not in model_ntffs:
-            found.problems.append(ArtifactProblem("NEFF without its NTFF", FIX_NEFF_WITHOUT_NTFF, neff))
+    unpaired = [neff for digest, neff in model_neffs.items() if digest not in model_ntffs]
+    if unpaired and found.ntffs:
+        found.notes.append(f"{len(unpaired)} NEFF(s) without a matching NTFF: {NOTE_NEFF_WITHOUT_NTFF}")
     if found.ntffs and not found.neffs:
         found.problems.append(ArtifactProblem("no .neff", FIX_NO_NEFF, root))
     if found.pb_files and not found.ntffs and not found.neffs:
@@ -226,7 +260,8 @@ def explorer_commands(profile_dir: Path | str, display_name: str = "rmsnorm") ->
     return {
         "view": f"neuron-explorer view -d {d}",
         "ingest": f"neuron-explorer view -d {d} --ingest-only --display-name {display_name}",
-        "one_pair": "neuron-explorer view -n <file>.neff -s <file>.ntff",
+        # model-mode pairs only; the torch.profiler path writes session-mode profiles: use "view" (N15)
+        "one_pair": "neuron-explorer view -n <file>.neff -s <file>.ntff   # model-mode profiles only",
         "tunnel": (
             "ssh -L 127.0.0.1:3001:localhost:3001 -L 127.0.0.1:3002:localhost:3002 <user>@<instance>"
             "   # then browse http://localhost:3001"

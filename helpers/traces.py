@@ -4,8 +4,12 @@ Events are put in lanes by the trace's own categories, not by backend name, so a
 backend this series has not seen still loads:
 
 - framework: PyTorch ops and annotations on the CPU (cpu_op, python_function, user_annotation)
-- runtime:   the host side of the device API (cuda_runtime, cuda_driver, privateuse1_runtime)
-- device:    work on the accelerator (kernel, gpu_memcpy, gpu_memset, privateuse1_driver, ...)
+- runtime:   the host side of the device API (cuda_runtime, cuda_driver, privateuse1_runtime,
+             privateuse1_driver: Kineto documents it as host-side driver events, docs/NEURON_NOTES.md N19)
+- device:    work on the accelerator (kernel, gpu_memcpy, gpu_memset, ...)
+
+Device operations are counted only from categories known to be device-side: an unverified
+category is never counted as device work.
 
 Per step the analysis reports the device operations (on cpu, where there is no device lane, the
 leaf ATen ops that do work and the compiled-graph calls), the device busy time, the idle gaps
@@ -27,8 +31,9 @@ import pandas as pd
 from .errors import TraceFileError
 
 FRAMEWORK_CATEGORIES = {"cpu_op", "python_function", "user_annotation", "operator", "cpu_instant_event"}
-RUNTIME_CATEGORIES = {"cuda_runtime", "cuda_driver", "privateuse1_runtime", "xpu_runtime", "mtia_runtime"}
-DEVICE_CATEGORIES = {"kernel", "gpu_memcpy", "gpu_memset", "privateuse1_driver", "privateuse1_device",
+RUNTIME_CATEGORIES = {"cuda_runtime", "cuda_driver", "privateuse1_runtime", "privateuse1_driver", "xpu_runtime",
+                      "mtia_runtime"}
+DEVICE_CATEGORIES = {"kernel", "gpu_memcpy", "gpu_memset", "privateuse1_device",
                      "mtia_ccp_events", "gpu_user_annotation"}
 
 # ATen ops that only allocate, reshape or read metadata: no kernel does work for them on cpu.
@@ -54,9 +59,9 @@ def lane_of(category: str | None) -> str:
     cat = (category or "").lower()
     if cat in FRAMEWORK_CATEGORIES:
         return "framework"
-    if cat in RUNTIME_CATEGORIES or cat.endswith("_runtime"):
+    if cat in RUNTIME_CATEGORIES or cat.endswith(("_runtime", "_driver")):
         return "runtime"
-    if cat in DEVICE_CATEGORIES or cat.endswith(("_driver", "_device", "_kernel")) or "memcpy" in cat or "memset" in cat:
+    if cat in DEVICE_CATEGORIES or cat.endswith(("_device", "_kernel")) or "memcpy" in cat or "memset" in cat:
         return "device"
     return "other"
 

@@ -22,6 +22,7 @@ from helpers.errors import ParameterError, SeriesError
 from helpers.metrics import METRICS_FILE, merge_metrics
 from helpers.outputs import RUNS_DIR, new_run_dir, write_atomic, write_json
 from helpers.series import NOTEBOOK_DIR, notebook_paths
+from series_tools.consistency import check_consistency
 
 INCOMPLETE = "INCOMPLETE"
 EXECUTION_TIMEOUT_S = 1800
@@ -161,8 +162,15 @@ def main(argv: list[str] | None = None) -> int:
         print("\nInterrupted: the run folder stays marked INCOMPLETE.", file=sys.stderr)
     finally:
         total = round(time.perf_counter() - started, 1)
-        write_json(run_dir / METRICS_FILE,
-                   merge_metrics([run_dir / nb.stem / METRICS_FILE for nb in notebooks], backend.name))
+        merged = merge_metrics([run_dir / nb.stem / METRICS_FILE for nb in notebooks], backend.name)
+        write_json(run_dir / METRICS_FILE, merged)
+        consistency = check_consistency(merged["notebooks"])
+        write_json(run_dir / "consistency.json", consistency)
+        for row in consistency:
+            if not row["agree"]:
+                print(f"DISAGREE: {row['quantity']} measured " + ", ".join(
+                    f"{t['median']:,.0f} us ({t['notebook']})" for t in row["timings"])
+                    + ": one quantity, different values; see summary.md", flush=True)
         write_json(run_dir / "status.json", {"status": status, "seconds": total, "notebooks": results})
         from series_tools.summary import write_summary
 

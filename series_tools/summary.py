@@ -6,6 +6,7 @@ from pathlib import Path
 
 from helpers.metrics import METRICS_FILE, read_metrics
 from helpers.outputs import write_atomic
+from series_tools.consistency import check_consistency, format_consistency
 
 
 def _read(path: Path) -> dict:
@@ -45,6 +46,9 @@ def write_summary(run_dir: Path) -> Path:
         err = (r.get("error") or "").splitlines()[0] if r.get("error") else ""
         cell = f" (cell In[{r['cell']}])" if r.get("cell") is not None else ""
         lines.append(f"| {r['notebook']} | {r['status']} | {r.get('seconds')} | {err}{cell} |")
+    lines += ["", "## One value per quantity",
+              "The same variant, shape and dtype timed in several notebooks must agree within p10-p90.", ""]
+    lines += format_consistency(check_consistency(metrics))
     lines += ["", "## Metrics", ""]
     for nb, values in metrics.items():
         lines.append(f"### {nb}")

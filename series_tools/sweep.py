@@ -98,6 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--variants", nargs="+", default=list(VARIANT_NAMES), choices=VARIANT_NAMES)
     parser.add_argument("--out", default=str(RUNS_DIR), help="parent of the new sweep folder (default: runs/)")
     args = parser.parse_args(argv)
+    from helpers.environment import configure_allocator
+
+    configure_allocator()  # the notebooks' host-memory settings, before torch is imported
     try:
         from helpers.params import check_parameters
 

@@ -3,8 +3,9 @@
 No Trainium machine runs these tests. The fake module records how the series calls the
 documented API (NeuronConfig, ProfileMode, NeuronProfiler.export_trace, torch.neuron.*), so
 these tests check that the calls match the vendor documentation summarised in
-shared/reference/neuron-profiling-facts.md; they prove nothing about real hardware.
+docs/NEURON_NOTES.md (N9, N10, N11, N21); they prove nothing about real hardware.
 """
+import inspect
 import sys
 import types
 
@@ -14,7 +15,7 @@ from torch.profiler import ProfilerActivity
 
 import helpers.profiling as profiling
 from helpers.backend import select_backend
-from helpers.errors import DeviceBusyError
+from helpers.errors import DeviceBusyError, NeuronDriverError, SeriesError
 from helpers.neuron import accepts_keyword, explain_runtime_error, neuron_profiler_setup
 
 pytestmark = pytest.mark.contract
@@ -27,15 +28,32 @@ class FakeProfileMode:
     HOST_MEMORY = "HOST_MEMORY"
 
 
-class ConfigWithCorrelate:
-    def __init__(self, modes=None, profile_output_dir="profile_output", correlate_device_time=False):
-        self.kwargs = dict(modes=modes, profile_output_dir=profile_output_dir,
-                           correlate_device_time=correlate_device_time)
+class DocumentedConfig:
+    """A FAKE NeuronConfig with exactly the documented parameters (docs/NEURON_NOTES.md, N10).
+
+    Like a real constructor, it raises TypeError for any other keyword, so a typo in the series'
+    call (`profile_output_directory=`) fails here instead of on a learner's first trn2 run.
+    """
+
+    def __init__(self, modes=None, profile_output_dir="profile_output", max_events_per_nc=1_000_000,
+                 capture_enabled_for_nc=None, neff_cache_dir=None, precache_node_info=True):
+        self.kwargs = dict(modes=modes, profile_output_dir=profile_output_dir, max_events_per_nc=max_events_per_nc,
+                           capture_enabled_for_nc=capture_enabled_for_nc, neff_cache_dir=neff_cache_dir,
+                           precache_node_info=precache_node_info)
 
 
-class ConfigWithoutCorrelate:
-    def __init__(self, modes=None, profile_output_dir="profile_output", max_events_per_nc=1_000_000):
-        self.kwargs = dict(modes=modes, profile_output_dir=profile_output_dir)
+class ConfigWithCorrelate(DocumentedConfig):
+    """The documented parameters plus the tutorial's undocumented correlate_device_time (N11)."""
+
+    def __init__(self, modes=None, profile_output_dir="profile_output", max_events_per_nc=1_000_000,
+                 capture_enabled_for_nc=None, neff_cache_dir=None, precache_node_info=True,
+                 correlate_device_time=False):
+        super().__init__(modes, profile_output_dir, max_events_per_nc, capture_enabled_for_nc, neff_cache_dir,
+                         precache_node_info)
+        self.kwargs["correlate_device_time"] = correlate_device_time
+
+
+ConfigWithoutCorrelate = DocumentedConfig
 
 
 class ConfigCatchAll:
@@ -162,21 +180,49 @@ def test_contract_profile_steps_on_neuron(monkeypatch, tmp_path):
     assert "correlate_device_time passed: False" in result.device_time_note
 
 
-@pytest.mark.parametrize("message", [
-    "nrt_init failed: Failed to allocate 1 NeuronCore(s)",
-    "Logical Neuron Core(s) not available - requested 1",
-    "RuntimeError: failed to count NeuronCores on this instance",
-])
-def test_contract_busy_neuroncores_become_one_clear_error(message):
-    err = explain_runtime_error(RuntimeError(message))
+# The documented runtime messages (docs/NEURON_NOTES.md, N7 and N8).
+BUSY_MESSAGE = "NRT:nrt_allocate_neuron_cores NeuronCore(s) not available - Requested:nc1-nc1 Available:0"
+DRIVER_MESSAGE = "NRT:nrt_init Unable to determine Neuron Driver version"
+
+
+def test_contract_documented_busy_message_becomes_one_clear_error():
+    err = explain_runtime_error(RuntimeError(BUSY_MESSAGE))
     assert isinstance(err, DeviceBusyError)
     assert "shut down the other notebook's kernel" in str(err)
     assert "neuron-ls" in str(err)
 
 
+def test_contract_driver_error_is_not_reported_as_busy_cores():
+    err = explain_runtime_error(RuntimeError(DRIVER_MESSAGE))
+    assert not isinstance(err, DeviceBusyError)
+    assert isinstance(err, NeuronDriverError)
+    assert "driver" in str(err) and "shut down the other notebook's kernel" not in str(err)
+
+
 def test_unrelated_runtime_error_passes_through():
     exc = RuntimeError("shape mismatch")
     assert explain_runtime_error(exc) is exc
+
+
+def test_contract_fake_config_rejects_an_undocumented_keyword():
+    with pytest.raises(TypeError):
+        DocumentedConfig(modes=[], profile_output_directory="x")  # the typo a learner would hit on trn2
+
+
+def test_contract_setup_passes_only_documented_keywords(monkeypatch, tmp_path):
+    install_fake_neuronx(monkeypatch, DocumentedConfig)
+    setup = neuron_profiler_setup(tmp_path)
+    assert set(setup.config_kwargs) <= set(inspect.signature(DocumentedConfig).parameters)
+    # N14: NEFFs copied beside the NTFFs, so the profile folder is complete for Neuron Explorer
+    assert setup.config.kwargs["neff_cache_dir"] == str(tmp_path)
+
+
+def test_contract_inspect_capture_with_torch_profiler_is_refused(monkeypatch, tmp_path):
+    install_fake_neuronx(monkeypatch, DocumentedConfig)
+    monkeypatch.setenv("NEURON_RT_INSPECT_ENABLE", "1")
+    with pytest.raises(SeriesError, match="NEURON_RT_INSPECT_ENABLE=1") as err:
+        neuron_profiler_setup(tmp_path)
+    assert "unset NEURON_RT_INSPECT_ENABLE" in str(err.value)
 
 
 def test_accepts_keyword_rejects_catch_all():
@@ -191,7 +237,7 @@ def test_contract_busy_cores_at_notebook_start(monkeypatch):
     b = select_backend("neuron")
 
     def held(*args, **kwargs):
-        raise RuntimeError("nrt_init: Failed to allocate 1 NeuronCore(s), already in use by pid 4242")
+        raise RuntimeError(BUSY_MESSAGE)
 
     monkeypatch.setattr(torch, "ones", held)
     with pytest.raises(DeviceBusyError) as err:

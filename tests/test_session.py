@@ -63,3 +63,16 @@ def test_handout_header_names_where_it_was_measured():
     header = environment_header({"backend": "neuron", "torch": "2.14.0", "torch_neuronx": None})
     assert header.startswith("> Measured on this run:")
     assert "**backend**: neuron" in header and "**torch_neuronx**: —" in header
+
+
+def test_one_quantity_timed_in_two_notebooks_must_agree():
+    from series_tools.consistency import check_consistency
+
+    def timing(median, p10, p90, of="naive 8x8 float32"):
+        return {"value": median, "unit": "us", "p10": p10, "p90": p90, "of": of}
+
+    agree = check_consistency({"02": {"t": timing(100, 95, 110)}, "05": {"t": timing(104, 99, 112)},
+                               "06": {"t": timing(5, 4, 6, of="copy 8x8 float32")}})
+    assert [(r["quantity"], r["agree"]) for r in agree] == [("naive 8x8 float32", True)]  # single timings are not rows
+    twice = check_consistency({"02": {"t": timing(190, 185, 200)}, "05": {"t": timing(98, 95, 101)}})
+    assert twice[0]["agree"] is False and twice[0]["max_over_min"] == pytest.approx(190 / 98)

@@ -53,7 +53,7 @@ def test_dispatch_tree_and_gaps(naive_trace):
     ("cpu_op", "framework"), ("user_annotation", "framework"), ("python_function", "framework"),
     ("cuda_runtime", "runtime"), ("cuda_driver", "runtime"), ("privateuse1_runtime", "runtime"),
     ("xpu_runtime", "runtime"), ("kernel", "device"), ("gpu_memcpy", "device"), ("gpu_memset", "device"),
-    ("privateuse1_driver", "device"), ("someaccel_device", "device"), ("Trace", "other"), (None, "other"),
+    ("privateuse1_driver", "runtime"), ("someaccel_device", "device"), ("Trace", "other"), (None, "other"),
 ])
 def test_lanes_by_category_not_backend(cat, lane):
     assert lane_of(cat) == lane

@@ -1,0 +1,79 @@
+"""How well notebook 05's ratios repeat: run it N times back to back and report each ratio's
+largest deviation from its median over the runs.
+
+    python benchmarks/ratio_benchmark.py [--runs 5] [--backend cpu] [--notebook-dir notebooks]
+
+Every ratio to the copy floor (`*_over_copy`) and every speed-up over naive is printed per run,
+with its largest deviation from the median of the runs. Goal: within +/-5% at both shapes.
+This is a benchmark, not a test: it prints figures and exits 0 whatever they are; its wall time
+is about N times notebook 05's.
+
+Speed-ups come from the notebook's paired `*_speedup_over_naive` metrics; for a notebook that
+does not publish them (an older version, for a before/after comparison) they are computed from
+its median times, and metrics files of the layout before 0.2 ({"metrics": ...}) are read too.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import papermill as pm
+
+from helpers.series import NOTEBOOK_DIR, RMSNORM_VARIANTS, VARIANT_KEYS
+
+NOTEBOOK = "05_compare_variants"
+
+
+def ratios_of(metrics: dict) -> dict[str, float]:
+    out = {k: v["value"] for k, v in metrics.items()
+           if k.endswith("_over_copy") and "_copy_over" not in k and not k.startswith("best_")}
+    for shape in ("small", "large"):
+        for name in RMSNORM_VARIANTS[1:]:
+            key = VARIANT_KEYS[name]
+            paired = metrics.get(f"{shape}_{key}_speedup_over_naive")
+            out[f"{shape}_{key}_speedup_over_naive"] = paired["value"] if paired else (
+                metrics[f"{shape}_naive_time_us"]["value"] / metrics[f"{shape}_{key}_time_us"]["value"])
+    return out
+
+
+def read_notebook_metrics(path: Path) -> dict:
+    data = json.loads(path.read_text())
+    return data["notebooks"][NOTEBOOK] if "notebooks" in data else data["metrics"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--backend", default="cpu")
+    parser.add_argument("--notebook-dir", default=str(NOTEBOOK_DIR))
+    args = parser.parse_args(argv)
+    nb = Path(args.notebook_dir) / f"{NOTEBOOK}.ipynb"
+    per_run: list[dict[str, float]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(args.runs):
+            out = Path(tmp) / f"run{i}"
+            start = time.perf_counter()
+            pm.execute_notebook(str(nb), str(Path(tmp) / f"{i}.ipynb"), parameters={"BACKEND": args.backend, "OUT_DIR": str(out)},
+                                kernel_name="python3", cwd=str(nb.parent), progress_bar=False)
+            per_run.append(ratios_of(read_notebook_metrics(out / NOTEBOOK / "metrics.json")))
+            print(f"run {i + 1}/{args.runs}: {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
+    names = sorted(per_run[0])
+    print(f"{'ratio':38s} " + " ".join(f"run{i + 1:>2d}" for i in range(args.runs)) + "   median  max dev")
+    worst = 0.0
+    for name in names:
+        values = [r[name] for r in per_run]
+        med = statistics.median(values)
+        dev = max(abs(v - med) / med for v in values)
+        worst = max(worst, dev)
+        print(f"{name:38s} " + " ".join(f"{v:6.2f}" for v in values) + f"   {med:6.2f}  {dev * 100:6.1f}%")
+    print(f"\nlargest deviation from the median over {args.runs} runs: {worst * 100:.1f}% (goal: 5%)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
