@@ -18,8 +18,9 @@ from pathlib import Path
 
 from helpers.errors import SeriesError
 from helpers.outputs import RUNS_DIR, new_run_dir, write_atomic
+from helpers.series import VARIANT_KEYS
 
-VARIANT_NAMES = ("copy", "naive", "torch.rms_norm", "torch.compile")
+VARIANT_NAMES = tuple(VARIANT_KEYS)  # copy, naive, torch.rms_norm, torch.compile
 
 
 def run_sweep(tokens: list[int], hidden: list[int], dtype: str, backend_name: str, repeats: int,
