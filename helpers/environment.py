@@ -101,7 +101,6 @@ def host_record() -> dict[str, Any]:
     """Everything about this machine and checkout that does not depend on the backend."""
     return {
         "python": platform.python_version(),
-        "torch": package_version("torch"),
         "torch_neuronx": package_version("torch-neuronx"),
         "neuronx_cc": package_version("neuronx-cc"),
         "platform": platform.platform(),

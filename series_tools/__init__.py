@@ -6,6 +6,7 @@
 - student:    copies of the notebooks without solutions
 - handouts:   HTML renders headed by the environment they were measured in
 - summary:    a run folder's summary.md and summary.png
+- consistency: one value per quantity: the same timing across notebooks of one run must agree
 
 `helpers` never imports this package (tests/test_layering.py).
 """

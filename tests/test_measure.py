@@ -1,5 +1,4 @@
 """The series' timer: interleaved samples, paired ratios and what they say about noise."""
-from contextlib import nullcontext
 
 import numpy as np
 import pytest
