@@ -17,6 +17,7 @@ learner in the wrong kernel which environment to select. Each module has one job
 - profiling:    the profiled loop of notebook 01 as a helper, for the repetitions after it
 - measure:      wall-clock timing (median of N, interleaved conditions) with the backend's synchronize
 - rmsnorm:      the RMSNorm variants (source: the notebooks' `# @save` cells) and their input checks
+- floor:        the copy floor and the same-bytes bandwidth probe that checks it
 - study:        one variant timed, profiled and checked the same way in every notebook
 - traces:       Chrome-trace loading and per-step analysis (lanes, gaps, counts)
 - plotting:     plot defaults and the series' charts

@@ -42,11 +42,6 @@ def rmsnorm_reference(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) 
     return x64 * torch.rsqrt(x64.pow(2).mean(-1, keepdim=True) + eps) * w64
 
 
-def copy_floor(x: torch.Tensor) -> torch.Tensor:
-    """A same-size copy: reads x once and writes a new tensor once, like an ideal RMSNorm."""
-    return x.clone()
-
-
 def compile_rmsnorm(fn: Callable[..., torch.Tensor], backend: Backend) -> Callable[..., torch.Tensor]:
     """torch.compile with the backend's compiler, fullgraph=True (a graph break is an error) and
     static shapes (each new shape compiles its own graph; Neuron rejects dynamic=True)."""

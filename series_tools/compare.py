@@ -11,6 +11,10 @@ A is the reference (older run or baseline), B the candidate. Exit codes: 0 no re
           p10 above A's p90 (the middle 80% of the samples do not overlap). A slowdown inside the
           noise is marked `noise`: on a shared machine, microsecond timings move by more than 10%
           between two runs of the same commit;
+- ratio:  a paired ratio (taken per interleaved round, published with the p10/p90 of its rounds)
+          that moved the bad way by more than the tolerance and beyond both runs' per-round spread:
+          a ratio to the copy floor (`*_over_copy`) whose B p10 is above A's p90, or a speed-up
+          (`*speedup*`) whose B p90 is below A's p10. Inside the spread it is `noise`;
 - ops:    more device operations per call (any metric in unit "ops");
 - errors: an accuracy flag (`*within_tolerance`) that turned False, or an error metric beyond
           the tolerance stored with it (`"tolerance"`, written by the notebook that measured it).
@@ -32,6 +36,8 @@ from helpers.errors import SeriesError
 from helpers.metrics import METRICS_FILE, read_metrics
 
 TIME_METRIC = re.compile(r"(time_us|time_per_call_us|_device_us|warm_call_us)$")
+RATIO_WORSE_WHEN_HIGHER = re.compile(r"_over_copy$")
+RATIO_WORSE_WHEN_LOWER = re.compile(r"speedup")
 
 
 @dataclass
@@ -79,11 +85,19 @@ def judge(name: str, unit: str, a: Any, b: Any, tolerance: float,
         return ("REGRESSION" if nb is not None and nb > limit else "ok"), change
     if unit == "ops":
         return ("REGRESSION" if na is not None and nb is not None and nb > na else "ok"), change
-    if TIME_METRIC.search(name) and unit == "us":
-        if change is None or change <= tolerance:
+    worse_when_higher = (TIME_METRIC.search(name) and unit == "us") or (unit == "ratio" and RATIO_WORSE_WHEN_HIGHER.search(name))
+    worse_when_lower = unit == "ratio" and RATIO_WORSE_WHEN_LOWER.search(name)
+    if worse_when_higher or worse_when_lower:
+        if change is None or (change <= tolerance if worse_when_higher else change >= -tolerance):
             return "ok", change
-        a_p90, b_p10 = _number(spread_a[1]), _number(spread_b[0])
-        if a_p90 is not None and b_p10 is not None and b_p10 <= a_p90:
+        # beyond the noise: the middle 80% of A's and B's samples (or per-round ratios) do not overlap
+        if worse_when_higher:
+            edge_a, edge_b, overlap = _number(spread_a[1]), _number(spread_b[0]), lambda a, b: b <= a
+        else:
+            edge_a, edge_b, overlap = _number(spread_a[0]), _number(spread_b[1]), lambda a, b: b >= a
+        if unit == "ratio" and (edge_a is None or edge_b is None):
+            return "info", change  # a ratio without its per-round spread cannot be judged
+        if edge_a is not None and edge_b is not None and overlap(edge_a, edge_b):
             return "noise", change
         return "REGRESSION", change
     return "info", change

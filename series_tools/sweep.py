@@ -29,8 +29,9 @@ def run_sweep(tokens: list[int], hidden: list[int], dtype: str, backend_name: st
     import torch
 
     from helpers.backend import select_backend
+    from helpers.floor import copy_floor
     from helpers.measure import time_per_call
-    from helpers.rmsnorm import call_compiled, compile_rmsnorm, copy_floor, make_inputs, rmsnorm_fused, rmsnorm_naive
+    from helpers.rmsnorm import call_compiled, compile_rmsnorm, make_inputs, rmsnorm_fused, rmsnorm_naive
 
     backend = select_backend(backend_name)
     compiled = compile_rmsnorm(rmsnorm_naive, backend)

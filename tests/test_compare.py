@@ -170,3 +170,33 @@ def test_slowdown_beyond_measured_noise_is_a_regression(tmp_path, capsys):
     b = make_run(tmp_path / "b", with_spread(BASE, "time_per_call_us", 1500.0, 1400.0, 1600.0))
     assert main([str(a), str(b)]) == 1
     assert "REGRESSION" in capsys.readouterr().out
+
+
+def with_ratio(name, value, p10, p90):
+    m = copy.deepcopy(BASE)
+    m["05_compare_variants"][name] = {"value": value, "unit": "ratio", "p10": p10, "p90": p90}
+    return m
+
+
+def test_ratio_regressions_are_judged_by_their_per_round_spread(tmp_path, capsys):
+    a = make_run(tmp_path / "a", with_ratio("large_naive_over_copy", 3.0, 2.9, 3.1))
+    worse = make_run(tmp_path / "worse", with_ratio("large_naive_over_copy", 3.6, 3.5, 3.7))
+    noisy = make_run(tmp_path / "noisy", with_ratio("large_naive_over_copy", 3.6, 2.8, 4.4))
+    better = make_run(tmp_path / "better", with_ratio("large_naive_over_copy", 2.0, 1.9, 2.1))
+    assert main([str(a), str(worse)]) == 1 and "large_naive_over_copy" in capsys.readouterr().out.splitlines()[-1]
+    assert main([str(a), str(noisy)]) == 0 and "noise" in capsys.readouterr().out
+    assert main([str(a), str(better)]) == 0
+
+
+def test_a_lost_speedup_is_a_regression_only_beyond_the_spread(tmp_path, capsys):
+    a = make_run(tmp_path / "a", with_ratio("large_compile_speedup_over_naive", 2.5, 2.4, 2.6))
+    lost = make_run(tmp_path / "lost", with_ratio("large_compile_speedup_over_naive", 1.5, 1.4, 1.6))
+    gained = make_run(tmp_path / "gained", with_ratio("large_compile_speedup_over_naive", 3.5, 3.4, 3.6))
+    assert main([str(a), str(lost)]) == 1
+    capsys.readouterr()
+    assert main([str(a), str(gained)]) == 0
+
+
+def test_a_ratio_without_its_spread_is_only_reported(tmp_path, capsys):
+    code, out = run(tmp_path, changed(**{"05_compare_variants__large_compile_over_copy": 2.0}), capsys)
+    assert code == 0 and "info" in out.out

@@ -48,3 +48,4 @@ def test_faster_is_said_as_a_factor_above_one():
     r = PairedRatio("compiled", "naive", np.array([0.25, 0.26, 0.24]))
     assert r.median == pytest.approx(0.25)
     assert "4.00x faster" in r.describe()
+

@@ -1,0 +1,71 @@
+"""The copy floor, and the bandwidth probe that says whether the floor itself is sound.
+
+The floor of an RMSNorm is a same-size copy (`x.clone()`): it reads x once and writes a new
+tensor once, as an ideal RMSNorm must, and it pays for allocating its output as every variant
+does. A floor is only useful if it is measured well, so it is timed beside a STREAM-style triad
+(`a = b + s * c` on preallocated tensors) that moves the same number of bytes: the bandwidth the
+machine reaches without allocating. A copy much faster than the triad did not move its bytes (a
+timing error); one far slower, or with a wide spread, was disturbed. Either is re-measured, and
+flagged if it stays so.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+import torch
+
+from .measure import Timing
+
+WIDE_SPREAD = 0.25                      # (p90 - p10) / median of the copy's samples
+PLAUSIBLE_COPY_OVER_PROBE = (0.25, 1.5)  # copy bandwidth / triad bandwidth, at a memory-bound shape
+
+
+def copy_floor(x: torch.Tensor) -> torch.Tensor:
+    """A same-size copy: reads x once and writes a new tensor once, like an ideal RMSNorm."""
+    return x.clone()
+
+
+def triad_probe(x: torch.Tensor) -> Callable[[], torch.Tensor]:
+    """A triad over three preallocated tensors of 2/3 of x's elements: two reads and one write
+    move the bytes of the copy (read x, write y), with no allocation inside the timed call."""
+    n = max(1, math.ceil(2 * x.numel() / 3))
+    b, c = (torch.randn(n, device=x.device).to(x.dtype) for _ in range(2))
+    a = torch.empty_like(b)
+    return lambda: torch.add(b, c, alpha=0.5, out=a)
+
+
+@dataclass
+class FloorCheck:
+    """The copy's and the probe's bandwidth over the same bytes, and what is wrong with the copy."""
+
+    copy_gb_per_s: float
+    probe_gb_per_s: float
+    copy_spread: float
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    @property
+    def copy_over_probe(self) -> float:
+        return self.copy_gb_per_s / self.probe_gb_per_s if self.probe_gb_per_s else math.nan
+
+
+def check_floor(copy: Timing, probe: Timing, bytes_moved: int, *, memory_bound: bool) -> FloorCheck:
+    """Judge a copy timing against the triad timed in the same rounds.
+
+    The bandwidth comparison applies only where the shape is memory-bound: at a few kilobytes both
+    calls are launch overhead, and their "bandwidth" says nothing about memory."""
+    copy_bw = bytes_moved / (copy.median_us * 1e-6) / 1e9
+    probe_bw = bytes_moved / (probe.median_us * 1e-6) / 1e9
+    check = FloorCheck(copy_bw, probe_bw, copy.spread)
+    if copy.spread > WIDE_SPREAD:
+        check.problems.append(f"the copy's spread is wide ({copy.spread:.2f} > {WIDE_SPREAD})")
+    low, high = PLAUSIBLE_COPY_OVER_PROBE
+    if memory_bound and not low <= check.copy_over_probe <= high:
+        check.problems.append(f"the copy reached {check.copy_over_probe:.2f}x the triad's bandwidth "
+                              f"(plausible: {low}-{high}x)")
+    return check
