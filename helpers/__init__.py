@@ -5,6 +5,7 @@ imports nothing heavy, so that `start` can check the kernel before torch is impo
 learner in the wrong kernel which environment to select. Each module has one job:
 
 - kernel_check: is this kernel the series' environment? (stdlib only)
+- neuron_runtime: Neuron runtime settings applied before torch loads: core, profile mode (stdlib only)
 - environment:  versions, machine, commit and date recorded beside every result (stdlib only)
 - series:       the series' shared facts: notebooks, backends, dtypes, variants (stdlib only)
 - errors:       the series' own exceptions, each carrying the fix (stdlib only)
@@ -38,9 +39,13 @@ def start(name: str, namespace: dict[str, Any]) -> Any:
     """
     from .environment import configure_allocator
     from .kernel_check import check_kernel
+    from .neuron_runtime import configure_neuron_runtime
+    from .params import check_parameters, notebook_parameters
 
-    configure_allocator()  # before torch is imported: see helpers.environment.ALLOCATOR_SETTINGS
-    check_kernel()
+    # before torch is imported: helpers.environment.ALLOCATOR_SETTINGS, helpers.neuron_runtime
+    configure_allocator()
+    check_kernel()  # also makes IPython show a SeriesError as its message and fix
+    configure_neuron_runtime(check_parameters(notebook_parameters(namespace)))
     from .notebook import start_session
 
     return start_session(name, namespace)

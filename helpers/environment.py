@@ -97,6 +97,14 @@ def configure_allocator() -> dict[str, str]:
     return {name: os.environ[name] for name in ALLOCATOR_SETTINGS}
 
 
+def neuron_settings_record() -> dict[str, Any]:
+    """The Neuron runtime settings of this kernel (helpers.neuron_runtime) and the variables in force."""
+    from .neuron_runtime import COMPILE_DEBUG_SETTINGS, VISIBLE_CORES, current
+
+    names = (VISIBLE_CORES, *COMPILE_DEBUG_SETTINGS, "TORCH_NEURONX_NEFF_CACHE_DIR", "NEURON_RT_INSPECT_ENABLE")
+    return {**current().record(), "environment": {name: os.environ.get(name) for name in names}}
+
+
 def host_record() -> dict[str, Any]:
     """Everything about this machine and checkout that does not depend on the backend."""
     return {
@@ -106,6 +114,7 @@ def host_record() -> dict[str, Any]:
         "platform": platform.platform(),
         "cpu_count": os.cpu_count(),
         "allocator_settings": {name: os.environ.get(name) for name in ALLOCATOR_SETTINGS},
+        "neuron_settings": neuron_settings_record(),
         "transparent_hugepage": _read_text("/sys/kernel/mm/transparent_hugepage/enabled"),
         "instance_type": instance_type(),
         "git_commit": git_commit(),

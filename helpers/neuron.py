@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from .errors import DeviceBusyError, NeuronDriverError, SeriesError
+from .neuron_runtime import DEFAULT_MAX_EVENTS_PER_NC, NeuronSettings, dropped_events
+from .neuron_runtime import current as current_settings
 
 # N7: the documented runtime message when another process holds the NeuronCores:
 #   NRT:nrt_allocate_neuron_cores NeuronCore(s) not available - Requested:nc1-nc1 Available:0
@@ -94,15 +96,43 @@ class NeuronProfilerSetup:
     config_kwargs: dict[str, Any]
     correlate_device_time: bool
     output_dir: Path
+    max_events_per_nc: int = DEFAULT_MAX_EVENTS_PER_NC
+    dropped_events: int = 0
+
+    def export_trace(self, prof: Any) -> None:
+        """`NeuronProfiler.export_trace(prof)` (N9), watching the runtime's output for dropped
+        events (N23): the count is kept here and reported with the fix."""
+        _, text = run_capturing_native_output(self.exporter.export_trace, prof)
+        self.dropped_events += report_dropped_events(text, self.max_events_per_nc)
 
 
-def neuron_profiler_setup(output_dir: Path) -> NeuronProfilerSetup:
-    """Build NeuronConfig(modes=[DEVICE, RUNTIME]) and NeuronProfiler as the vendor documents (N9).
+def neuron_config_kwargs(output_dir: Path, settings: NeuronSettings, profile_mode: Any,
+                         neuron_config: Any) -> tuple[dict[str, Any], bool]:
+    """The documented NeuronConfig keywords for this kernel's settings (N9, N10), and whether the
+    undocumented `correlate_device_time` (N11) was added.
 
-    `neff_cache_dir` puts the NEFFs beside the NTFFs (N14); `correlate_device_time=True` (N11,
-    undocumented) is passed only where the installed NeuronConfig names it. Environment capture
-    (`NEURON_RT_INSPECT_ENABLE=1`) must not be combined with torch.profiler (N21): refused here.
-    """
+    `modes` follow NEURON_PROFILE ("system": RUNTIME only, no HBM reserved, N22); the capture is
+    limited to this kernel's core (`capture_enabled_for_nc`, given the NEURON_RT_VISIBLE_CORES
+    spec: whether it counts cores on the instance or within the process is UNVERIFIED, N28);
+    `neff_cache_dir` puts the NEFFs beside the NTFFs (N14). Optional keywords are passed only
+    where the installed NeuronConfig declares them."""
+    kwargs: dict[str, Any] = {
+        "modes": [getattr(profile_mode, name) for name in settings.mode_names],
+        "profile_output_dir": str(output_dir),
+    }
+    optional = {"max_events_per_nc": settings.max_events_per_nc, "capture_enabled_for_nc": settings.visible_cores,
+                "neff_cache_dir": str(output_dir)}
+    for name, value in optional.items():
+        if value is not None and accepts_keyword(neuron_config, name):
+            kwargs[name] = value
+    correlate = accepts_keyword(neuron_config, "correlate_device_time")
+    if correlate:
+        kwargs["correlate_device_time"] = True
+    return kwargs, correlate
+
+
+def refuse_environment_capture() -> None:
+    """Environment capture (`NEURON_RT_INSPECT_ENABLE=1`) must not be combined with torch.profiler (N21)."""
     import os
 
     if os.environ.get("NEURON_RT_INSPECT_ENABLE", "0") not in ("", "0"):
@@ -112,17 +142,16 @@ def neuron_profiler_setup(output_dir: Path) -> NeuronProfilerSetup:
             "unset NEURON_RT_INSPECT_ENABLE (and restart the kernel) to profile with torch.profiler, "
             "or capture with the environment variables alone, without torch.profiler",
         )
+
+
+def neuron_profiler_setup(output_dir: Path, settings: NeuronSettings | None = None) -> NeuronProfilerSetup:
+    """Build NeuronConfig and NeuronProfiler as the vendor documents (N9), for this kernel's
+    settings (helpers.neuron_runtime: core, profile mode, event limit)."""
+    refuse_environment_capture()
     from torch_neuronx.profiling import NeuronConfig, NeuronProfiler, ProfileMode
 
-    kwargs: dict[str, Any] = {
-        "modes": [ProfileMode.DEVICE, ProfileMode.RUNTIME],
-        "profile_output_dir": str(output_dir),
-    }
-    if accepts_keyword(NeuronConfig, "neff_cache_dir"):
-        kwargs["neff_cache_dir"] = str(output_dir)
-    correlate = accepts_keyword(NeuronConfig, "correlate_device_time")
-    if correlate:
-        kwargs["correlate_device_time"] = True
+    settings = settings or current_settings()
+    kwargs, correlate = neuron_config_kwargs(output_dir, settings, ProfileMode, NeuronConfig)
     config = NeuronConfig(**kwargs)
     return NeuronProfilerSetup(
         config=config,
@@ -130,7 +159,47 @@ def neuron_profiler_setup(output_dir: Path) -> NeuronProfilerSetup:
         config_kwargs=kwargs,
         correlate_device_time=correlate,
         output_dir=output_dir,
+        max_events_per_nc=settings.max_events_per_nc,
     )
+
+
+def run_capturing_native_output(fn: Any, *args: Any) -> tuple[Any, str]:
+    """Call fn(*args) with file descriptors 1 and 2 sent to a file, then print what was written.
+
+    The Neuron runtime writes its warnings from C, past Python's sys.stdout; reading them back
+    is the only way to notice one (N23). The output is shown as it would have been."""
+    import os
+    import sys
+    import tempfile
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    with tempfile.TemporaryFile(mode="w+b") as sink:
+        try:
+            os.dup2(sink.fileno(), 1)
+            os.dup2(sink.fileno(), 2)
+            result = fn(*args)
+        finally:
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in saved:
+                os.close(fd)
+        sink.seek(0)
+        text = sink.read().decode(errors="replace")
+    if text:
+        print(text, end="" if text.endswith("\n") else "\n")
+    return result, text
+
+
+def report_dropped_events(text: str, max_events_per_nc: int) -> int:
+    """The events the runtime reported dropped in `text`, printed with the fix (N23)."""
+    dropped = dropped_events(text)
+    if dropped:
+        print(f"PROFILE TRUNCATED: the Neuron runtime dropped {dropped:,} trace events (limit "
+              f"{max_events_per_nc:,} per NeuronCore). Fix: raise MAX_EVENTS_PER_NC (e.g. "
+              f"`-p MAX_EVENTS_PER_NC {max_events_per_nc * 4}`), or record fewer ACTIVE steps.")
+    return dropped
 
 
 # ---------------------------------------------------------------------------------------------

@@ -47,6 +47,15 @@ def _bool(name: str, value: Any) -> None:
         raise ParameterError(f"{name} must be True or False, got {value!r}", f"e.g. `-p {name} True`")
 
 
+def _core(name: str, value: Any) -> None:
+    if value == "auto" or (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+        return
+    if isinstance(value, str) and value.replace("-", "").replace(",", "").isdigit():
+        return  # a NEURON_RT_VISIBLE_CORES spec: "3", "2-3", "0,2"
+    raise ParameterError(f"{name} must be \"auto\", a core index >= 0 or a range like \"2-3\", got {value!r}",
+                         f"e.g. `-p {name} 1` for NeuronCore 1")
+
+
 def _str(name: str, value: Any) -> None:
     if not isinstance(value, str):
         raise ParameterError(f"{name} must be a string, got {value!r}", f'e.g. `-p {name} ""`')
@@ -67,6 +76,10 @@ PARAMETER_SPECS: dict[str, Callable[[str, Any], None]] = {
     "ACTIVE": _int(1),
     "REPEATS": _int(3),
     "SHOW_UNSYNCHRONIZED": _bool,
+    # neuron only (helpers.neuron_runtime): ignored on cpu and cuda
+    "NEURON_CORE": _core,
+    "NEURON_PROFILE": _choice("device", "system"),
+    "MAX_EVENTS_PER_NC": _int(1000),
 }
 
 

@@ -60,6 +60,7 @@ class ProfileResult:
     active: int
     neuron_artifacts_dir: Path | None = None
     neuron_config: dict[str, Any] = field(default_factory=dict)
+    neuron_dropped_events: int = 0  # reported by the runtime at export (N23): the profile is truncated
 
     def per_step(self, column: str) -> float:
         """Sum of a time column over all ops, divided by the active steps (µs per step); NaN where
@@ -172,7 +173,7 @@ def profile_steps(
                 stacklevel=2,
             )
         if neuron is not None:
-            neuron.exporter.export_trace(prof)
+            neuron.export_trace(prof)
         tmp = trace_path.with_suffix(".json.partial")
         prof.export_chrome_trace(str(tmp))
         shutil.move(tmp, trace_path)
@@ -221,4 +222,5 @@ def profile_steps(
         active=active,
         neuron_artifacts_dir=neuron.output_dir if neuron else None,
         neuron_config={k: str(v) for k, v in neuron.config_kwargs.items()} if neuron else {},
+        neuron_dropped_events=neuron.dropped_events if neuron else 0,
     )

@@ -106,7 +106,7 @@ def study_variant(
             timing = time_per_call(lambda: fn(x, weight, eps), backend, label=name, repeats=repeats)
         profile = profile_steps(lambda: fn(x, weight, eps), backend, out_dir, label=name, wait=wait,
                                 warmup=warmup, active=active, profile_memory=True, record_shapes=True)
-    trace = load_trace(profile.trace_path)
+    trace = load_trace(profile.trace_path, backend.name)
     return VariantReport(
         name=name, timing=timing, profile=profile, trace=trace,
         per_call=per_call_summary(trace, memory_device_type=backend.memory_device_type),

@@ -78,17 +78,32 @@ class Trace:
     steps: pd.DataFrame
     memory: pd.DataFrame
     flows: pd.DataFrame
+    backend: str | None = None  # the backend that wrote it (from its run folder's environment.json)
 
     @property
     def has_device_lane(self) -> bool:
         return bool((self.events["lane"] == "device").any())
 
     @property
+    def counts_device_ops(self) -> bool:
+        """False on neuron: no Chrome-trace category is verified there as device-side (N19), so
+        device operations are not counted from the trace at all, rather than from a guessed name."""
+        return self.backend != "neuron"
+
+    @property
     def device_op_kind(self) -> str:
         """What `device_ops()` counts on this trace, in words a learner can check."""
+        if not self.counts_device_ops:
+            return ("not counted: on neuron no Chrome-trace category is verified as device-side "
+                    "(docs/NEURON_NOTES.md N19); device facts come from the Neuron profile")
         if self.has_device_lane:
             return "device operations (events in the device lane)"
         return "compute ops on the CPU (innermost ATen ops that do work, and compiled-graph calls)"
+
+    def category_lanes(self) -> dict[str, str]:
+        """Every event category of this trace and the lane the series put it in."""
+        pairs = self.events[["cat", "lane"]].astype(str).drop_duplicates()
+        return dict(sorted(zip(pairs["cat"], pairs["lane"])))
 
 
 def _read_json(path: Path) -> dict:
@@ -121,14 +136,31 @@ def _read_json(path: Path) -> dict:
     return data
 
 
-def load_trace(path: Path | str) -> Trace:
+def backend_of(path: Path) -> str | None:
+    """The backend recorded in the environment.json of the notebook folder holding `path` (the
+    folder itself or up to two levels above it), or None for a trace from elsewhere."""
+    for folder in (path.parent, *list(path.parents)[1:3]):
+        env = folder / "environment.json"
+        if env.exists():
+            try:
+                return json.loads(env.read_text()).get("backend")
+            except (OSError, ValueError):
+                return None
+    return None
+
+
+def load_trace(path: Path | str, backend: str | None = None) -> Trace:
     """Load a Chrome trace (plain or gzipped JSON) into DataFrames, steps assigned.
 
     One pass over the events builds every column; names, categories and threads are stored as
     categoricals, so string tests run once per distinct value (a 1,000,000-event trace loads in
     a few seconds: benchmarks/trace_benchmark.py).
+
+    `backend` defaults to the one recorded beside the trace. On neuron, events of device-like
+    categories go to the lane "unverified": shown, never counted as device work (N19).
     """
     path = Path(path)
+    backend = backend or backend_of(path)
     raw = _read_json(path)["traceEvents"]
 
     names, cats, ts, dur, pids, tids, corr = [], [], [], [], [], [], []
@@ -165,8 +197,10 @@ def load_trace(path: Path | str) -> Trace:
         raise TraceFileError(f"Trace file {path} has an event with a non-numeric ts, dur or correlation ({exc})",
                              "pass a trace written by prof.export_chrome_trace()") from exc
     cat_col = pd.Categorical(cats)
-    lanes = pd.Categorical(pd.Series(cat_col.categories).map(lane_of).to_numpy()[cat_col.codes]
-                           if len(cat_col.categories) else [])
+    lane_names = pd.Series(cat_col.categories).map(lane_of)
+    if backend == "neuron":
+        lane_names = lane_names.replace("device", "unverified")
+    lanes = pd.Categorical(lane_names.to_numpy()[cat_col.codes] if len(cat_col.categories) else [])
     events = pd.DataFrame({
         "name": pd.Categorical(names), "cat": cat_col, "lane": lanes, "ts": ts_arr, "dur": dur_arr,
         "end": ts_arr + dur_arr, "pid": _str_categorical(pids), "tid": _str_categorical(tids),
@@ -193,7 +227,7 @@ def load_trace(path: Path | str) -> Trace:
     flows = pd.DataFrame({"id": [str(i) for i in flow_id], "ph": flow_ph,
                           "ts": np.asarray(flow_ts, dtype=float) - origin, "tid": [str(t) for t in flow_tid]})
     return Trace(path=path, events=events[EVENT_COLUMNS], steps=steps[["step", "ts", "end", "dur"]],
-                 memory=memory, flows=flows)
+                 memory=memory, flows=flows, backend=backend)
 
 
 def _str_categorical(values: list) -> pd.Categorical:
@@ -267,7 +301,10 @@ def cpu_compute_ops(events: pd.DataFrame) -> pd.DataFrame:
 
 
 def device_ops(trace: Trace) -> pd.DataFrame:
-    """The operations that do the work: the device lane, or CPU compute ops where there is none."""
+    """The operations that do the work: the device lane, or CPU compute ops where there is none;
+    none on neuron (`Trace.counts_device_ops`)."""
+    if not trace.counts_device_ops:
+        return trace.events.iloc[0:0]
     if trace.has_device_lane:
         ops = trace.events[trace.events["lane"] == "device"]
         ops = ops[~ops["cat"].str.lower().eq("gpu_user_annotation")]
@@ -307,8 +344,11 @@ def step_summary(trace: Trace, memory_device_type: int | None = None) -> pd.Data
             alloc = alloc[alloc["device_type"] == memory_device_type]
         rows["allocations"] = alloc.groupby("step").size()
         rows["allocated_bytes"] = alloc.groupby("step")["bytes"].sum()
-    counts = ["cpu_ops", "device_ops", "idle_gaps"] + (["allocations", "allocated_bytes"] if len(mem) else [])
+    counts = ["cpu_ops"] + (["device_ops", "idle_gaps"] if trace.counts_device_ops else [])
+    counts += ["allocations", "allocated_bytes"] if len(mem) else []
     rows[counts] = rows[counts].fillna(0).astype(int)
+    if not trace.counts_device_ops:
+        rows[["device_ops", "idle_gaps"]] = np.nan  # not counted, which is not zero
     return rows
 
 

@@ -17,6 +17,7 @@ import helpers.profiling as profiling
 from helpers.backend import select_backend
 from helpers.errors import DeviceBusyError, NeuronDriverError, SeriesError
 from helpers.neuron import accepts_keyword, explain_runtime_error, neuron_profiler_setup
+from helpers.neuron_runtime import NeuronSettings
 
 pytestmark = pytest.mark.contract
 
@@ -245,3 +246,36 @@ def test_contract_busy_cores_at_notebook_start(monkeypatch):
     msg = str(err.value)
     assert "could not get NeuronCores" in msg and "shut down the other notebook's kernel" in msg
     assert "$ neuron-ls" in msg  # its output, or why it could not be shown
+
+
+def test_contract_config_follows_the_kernels_neuron_settings(monkeypatch, tmp_path):
+    """N10, N22, N28: the kernel's core is the only one captured; a system profile has no DEVICE mode."""
+    install_fake_neuronx(monkeypatch, DocumentedConfig)
+    settings = NeuronSettings(visible_cores="3", profile="system", max_events_per_nc=250_000)
+    setup = neuron_profiler_setup(tmp_path, settings)
+    assert setup.config.kwargs["modes"] == [FakeProfileMode.RUNTIME]
+    assert setup.config.kwargs["capture_enabled_for_nc"] == "3"
+    assert setup.config.kwargs["max_events_per_nc"] == 250_000
+    device = neuron_profiler_setup(tmp_path, NeuronSettings(visible_cores="0"))
+    assert device.config.kwargs["modes"] == [FakeProfileMode.DEVICE, FakeProfileMode.RUNTIME]
+
+
+class DroppingProfiler(FakeNeuronProfiler):
+    """A FAKE exporter that writes the documented warning (N23) from below Python, as C code would."""
+
+    def export_trace(self, prof):
+        import os
+        os.write(2, b"Warning: 5000 trace events were dropped\n")
+        super().export_trace(prof)
+
+
+def test_contract_dropped_events_are_detected_at_export(monkeypatch, tmp_path, capfd):
+    install_fake_neuronx(monkeypatch, DocumentedConfig)
+    monkeypatch.setattr(sys.modules["torch_neuronx.profiling"], "NeuronProfiler", DroppingProfiler)
+    monkeypatch.setattr(profiling, "profile", FakeProfile)
+    result = profiling.profile_steps(lambda: None, select_backend("neuron"), tmp_path, label="naive",
+                                     wait=0, warmup=1, active=1)
+    assert result.neuron_dropped_events == 5000
+    out = capfd.readouterr().out
+    assert "Warning: 5000 trace events were dropped" in out  # the runtime's own line is still shown
+    assert "PROFILE TRUNCATED" in out and "MAX_EVENTS_PER_NC" in out

@@ -26,6 +26,9 @@ pytestmark = pytest.mark.notebook
 NOTEBOOKS = notebook_paths()
 BACKEND = os.environ.get("BACKEND", "cpu")
 EXECUTION_TIMEOUT_S = 600
+# On neuron no Chrome-trace category is verified as device-side (docs/NEURON_NOTES.md N19): the
+# notebooks count no device operations there, and publish NaN (not zero) for them.
+COUNTS_DEVICE_OPS = BACKEND != "neuron"
 
 # Small shapes and few steps: the tests check that the lesson runs and its numbers hang together.
 CI_PARAMETERS = {
@@ -58,6 +61,10 @@ def value(metrics: dict, name: str):
     return metrics[name]["value"]
 
 
+def not_counted(v) -> bool:
+    return v is None or v != v  # NaN
+
+
 # ------------------------------------------------------------------ per-notebook checks
 def check_00_environment_check(m, out):
     assert value(m, "backend") == BACKEND
@@ -86,8 +93,8 @@ def check_01_profiler_setup(m, out):
 
 def check_02_naive_rmsnorm(m, out):
     assert value(m, "error_within_tolerance") is True
-    # pow, sum, div, add, rsqrt, mul, mul on cpu; kernels or NEFFs elsewhere: several separate ops
-    assert value(m, "device_ops_per_call") >= 4
+    # pow, sum, div, add, rsqrt, mul, mul on cpu; kernels elsewhere: several separate ops
+    assert value(m, "device_ops_per_call") >= 4 if COUNTS_DEVICE_OPS else not_counted(value(m, "device_ops_per_call"))
     if BACKEND == "cpu":
         assert value(m, "device_ops_per_call") == 7
     # x*x and x*rsqrt(...) are full-size intermediates next to the output: about 3x the input
@@ -102,6 +109,8 @@ def check_03_fused_rms_norm(m, out):
     assert value(m, "dispatches_fused_rms_norm") is True
     if BACKEND == "cpu":  # torch 2.13 decomposes _fused_rms_norm on cpu into the naive chain
         assert value(m, "fused_device_ops_per_call") == value(m, "naive_device_ops_per_call")
+    elif not COUNTS_DEVICE_OPS:
+        assert not_counted(value(m, "fused_device_ops_per_call"))
     else:
         assert value(m, "fused_device_ops_per_call") < value(m, "naive_device_ops_per_call")
 
@@ -109,7 +118,8 @@ def check_03_fused_rms_norm(m, out):
 def check_04_torch_compile(m, out):
     assert value(m, "errors_within_tolerance") is True
     assert value(m, "graph_count") == 1 and value(m, "graph_break_count") == 0
-    assert value(m, "compiled_device_ops_per_call") < value(m, "naive_device_ops_per_call")
+    if COUNTS_DEVICE_OPS:
+        assert value(m, "compiled_device_ops_per_call") < value(m, "naive_device_ops_per_call")
     assert value(m, "cold_over_warm") > 1  # compiling costs more than a warm call
     if BACKEND != "neuron":
         assert value(m, "generated_kernels") >= 1
@@ -123,7 +133,8 @@ def check_05_compare_variants(m, out):
             assert value(m, f"err_{dtype}_{v}") is not None
     for shape in ("small", "large"):
         assert value(m, f"{shape}_copy_over_copy") == 1.0
-        assert value(m, f"{shape}_compile_device_ops") < value(m, f"{shape}_naive_device_ops")
+        if COUNTS_DEVICE_OPS:
+            assert value(m, f"{shape}_compile_device_ops") < value(m, f"{shape}_naive_device_ops")
         for v in ("naive", "rms_norm", "compile"):  # nothing beats reading and writing once, by much
             assert value(m, f"{shape}_{v}_over_copy") > 0.5
     # at the (CI) large shape the naive chain moves several times the bytes of the compiled kernel
@@ -140,9 +151,13 @@ def check_05_compare_variants(m, out):
 def check_06_reading_traces(m, out):
     lanes = set(value(m, "lanes_present"))
     assert "framework" in lanes
-    assert ("device" in lanes) == (BACKEND in ("cuda", "neuron"))
-    assert value(m, "naive_device_ops_per_step") > value(m, "compile_device_ops_per_step")
-    assert value(m, "naive_idle_gaps") >= 1  # separate ops leave gaps between them
+    categories = value(m, "trace_categories")  # recorded per run: which categories, and where they went
+    assert categories["cpu_op"] == "framework" and set(categories.values()) <= lanes
+    assert value(m, "device_ops_counted") is (BACKEND != "neuron")
+    assert ("device" in lanes) == (BACKEND == "cuda")  # on neuron device-like events are "unverified"
+    if COUNTS_DEVICE_OPS:
+        assert value(m, "naive_device_ops_per_step") > value(m, "compile_device_ops_per_step")
+        assert value(m, "naive_idle_gaps") >= 1  # separate ops leave gaps between them
     if BACKEND == "cpu":
         assert value(m, "compile_idle_gaps") == 0  # one compiled kernel call: nothing to wait between
     for v in ("naive", "rms_norm", "compile"):

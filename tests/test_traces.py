@@ -146,3 +146,24 @@ def test_parsing_never_evaluates_content(tmp_path):
     trace = load_trace(path)
     assert trace.events["name"].iloc[0].startswith("__import__")
     assert not (tmp_path / "PWNED").exists()
+
+
+def test_contract_neuron_trace_counts_no_device_ops_from_an_unverified_category(tmp_path):
+    """A SYNTHETIC trace in a run folder recorded as neuron: its `kernel` and `privateuse1_runtime`
+    events are shown (lanes "unverified" and "runtime") but nothing is counted as device work (N19)."""
+    (tmp_path / "environment.json").write_text(json.dumps({"backend": "neuron"}))
+    (tmp_path / "large").mkdir()  # a trace one folder below the notebook's (05 writes one per shape)
+    trace = load_trace(synthetic_cuda_trace(tmp_path / "large" / "t.json"))
+    assert trace.backend == "neuron" and not trace.counts_device_ops and not trace.has_device_lane
+    assert trace.category_lanes()["kernel"] == "unverified"
+    s = step_summary(trace)
+    assert s["device_ops"].isna().all() and s["idle_gaps"].isna().all() and list(s["cpu_ops"]) == [2, 2]
+    pc = per_call_summary(trace)
+    assert pc["device_ops_per_call"] != pc["device_ops_per_call"]  # NaN: not counted, which is not zero
+    assert "not counted" in trace.device_op_kind
+    assert load_trace(trace.path, backend="cuda").counts_device_ops  # an explicit backend wins
+
+
+def test_category_lanes_of_a_cuda_trace(tmp_path):
+    lanes = load_trace(synthetic_cuda_trace(tmp_path / "t.json")).category_lanes()
+    assert lanes == {"cpu_op": "framework", "cuda_runtime": "runtime", "kernel": "device", "user_annotation": "framework"}

@@ -1,0 +1,59 @@
+"""Neuron runtime settings applied before torch loads. CONTRACT tests: no Trainium here; the
+environment is checked as the documented runtime would read it (docs/NEURON_NOTES.md N24, N27)."""
+import pytest
+
+from helpers import neuron_runtime
+from helpers.errors import ParameterError
+from helpers.neuron_runtime import COMPILE_DEBUG_SETTINGS, VISIBLE_CORES, configure_neuron_runtime, dropped_events
+from helpers.params import check_parameters
+
+
+@pytest.fixture
+def clean_env(monkeypatch):
+    for name in (VISIBLE_CORES, *COMPILE_DEBUG_SETTINGS):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(neuron_runtime, "_current", neuron_runtime.NeuronSettings(None))
+    return monkeypatch
+
+
+def test_one_core_per_kernel_by_default_and_debug_info_before_the_first_compile(clean_env):
+    settings = configure_neuron_runtime({}, installed=True)
+    assert settings.visible_cores == "0" and neuron_runtime.current() is settings
+    import os
+    assert os.environ[VISIBLE_CORES] == "0"
+    assert all(os.environ[name] == "1" for name in COMPILE_DEBUG_SETTINGS)
+
+
+def test_an_instructors_per_seat_setting_wins_over_auto_and_a_parameter_wins_over_both(clean_env):
+    clean_env.setenv(VISIBLE_CORES, "5")
+    assert configure_neuron_runtime({"NEURON_CORE": "auto"}, installed=True).visible_cores == "5"
+    assert configure_neuron_runtime({"NEURON_CORE": 2}, installed=True).visible_cores == "2"
+
+
+def test_nothing_is_set_without_torch_neuronx(clean_env):
+    import os
+    settings = configure_neuron_runtime({"NEURON_CORE": 3, "NEURON_PROFILE": "system"}, installed=False)
+    assert settings.visible_cores is None and VISIBLE_CORES not in os.environ
+    assert not any(name in os.environ for name in COMPILE_DEBUG_SETTINGS)
+    assert settings.mode_names == ("RUNTIME",)  # a system-only profile reserves no HBM (N22)
+
+
+def test_late_settings_are_marked(clean_env):
+    import torch  # noqa: F401  (already imported by the suite: the runtime would have started)
+    assert configure_neuron_runtime({}, installed=True).late is True
+
+
+def test_neuron_parameters_are_validated():
+    check_parameters({"NEURON_CORE": "auto", "NEURON_PROFILE": "system", "MAX_EVENTS_PER_NC": 100_000})
+    check_parameters({"NEURON_CORE": "2-3"})
+    with pytest.raises(ParameterError, match="NEURON_CORE must be"):
+        check_parameters({"NEURON_CORE": "core one"})
+    with pytest.raises(ParameterError, match="NEURON_PROFILE must be one of device, system"):
+        check_parameters({"NEURON_PROFILE": "both"})
+
+
+def test_dropped_event_warnings_are_counted():
+    # the documented message (N23), twice in one export (one per core), and unrelated output
+    text = "Warning: 1,200 trace events were dropped\nINFO other\nWarning: 34 trace events were dropped\n"
+    assert dropped_events(text) == 1234
+    assert dropped_events("nothing dropped here") == 0
