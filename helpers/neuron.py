@@ -376,6 +376,40 @@ def system_events_to_lanes(table: Any) -> Any:
     return out
 
 
+def explorer_accepting(*words: str) -> tuple[str | None, str]:
+    """The neuron-explorer executable if its `view --help` lists every one of `words`, else why not."""
+    import shutil
+    import subprocess
+
+    exe = shutil.which("neuron-explorer") or (
+        "/opt/aws/neuron/bin/neuron-explorer" if Path("/opt/aws/neuron/bin/neuron-explorer").exists() else None)
+    if exe is None:
+        return None, "neuron-explorer is not installed here (it comes with aws-neuronx-tools on Trainium)"
+    try:
+        help_text = subprocess.run([exe, "view", "--help"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, f"`neuron-explorer view --help` failed: {exc}"
+    flags = help_text.stdout + help_text.stderr
+    missing = [w for w in words if w not in flags]
+    if missing:
+        return None, f"this neuron-explorer does not list {', '.join(missing)} in `view --help`"
+    return exe, ""
+
+
+def _run_explorer(command: list[str], timeout_s: int) -> str:
+    """'' when the command succeeded, else why not (its last line of output)."""
+    import subprocess
+
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"export failed: {exc}"
+    if done.returncode != 0:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+        return f"export exited {done.returncode}: {tail[0]}"
+    return ""
+
+
 def export_system_events(profile_dir: Path | str, out_dir: Path | str, timeout_s: int = 900) -> ExplorerExport:
     """Run `neuron-explorer view -d DIR --output-format parquet --output-file OUT` where the tool
     exists and supports those flags (checked in its --help), then load SystemProfileEvents.
@@ -383,30 +417,13 @@ def export_system_events(profile_dir: Path | str, out_dir: Path | str, timeout_s
     Parquet is the documented default export (the JSON export is unmaintained since SDK 2.34).
     The flags and table name follow the docs and are checked at run time: nothing is assumed.
     """
-    import shutil
-    import subprocess
-
-    exe = shutil.which("neuron-explorer") or (
-        "/opt/aws/neuron/bin/neuron-explorer" if Path("/opt/aws/neuron/bin/neuron-explorer").exists() else None)
+    exe, reason = explorer_accepting("--output-format", "--output-file")
     if exe is None:
-        return ExplorerExport(reason="neuron-explorer is not installed here (it comes with aws-neuronx-tools on Trainium)")
-    try:
-        help_text = subprocess.run([exe, "view", "--help"], capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return ExplorerExport(reason=f"`neuron-explorer view --help` failed: {exc}")
-    flags = help_text.stdout + help_text.stderr
-    missing = [f for f in ("--output-format", "--output-file") if f not in flags]
-    if missing:
-        return ExplorerExport(reason=f"this neuron-explorer does not list {', '.join(missing)} in `view --help`")
+        return ExplorerExport(reason=reason)
     out_dir = Path(out_dir)
     command = [exe, "view", "-d", str(profile_dir), "--output-format", "parquet", "--output-file", str(out_dir)]
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return ExplorerExport(reason=f"export failed: {exc}", command=command)
-    if done.returncode != 0:
-        tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
-        return ExplorerExport(reason=f"export exited {done.returncode}: {tail[0]}", command=command)
+    if reason := _run_explorer(command, timeout_s):
+        return ExplorerExport(reason=reason, command=command)
     tables = sorted(out_dir.rglob("SystemProfileEvents*.parquet"))
     if not tables:
         return ExplorerExport(reason=f"no SystemProfileEvents*.parquet under {out_dir}", command=command)
@@ -417,3 +434,44 @@ def export_system_events(profile_dir: Path | str, out_dir: Path | str, timeout_s
     except ImportError:
         return ExplorerExport(reason="reading Parquet needs pyarrow: `pip install pyarrow`", command=command)
     return ExplorerExport(events=system_events_to_lanes(table), command=command)
+
+
+def explorer_summary(profile_dir: Path | str, out_file: Path | str, timeout_s: int = 900) -> ExplorerExport:
+    """The profile's summary metrics as a two-column table (metric, value), from
+    `neuron-explorer view -d DIR --output-format summary-json --output-file OUT` (N18), where this
+    neuron-explorer lists `summary-json` in its help. Whether it writes the file or prints the JSON
+    is not documented, so both are read. `events` holds the table."""
+    import json
+
+    exe, reason = explorer_accepting("--output-format", "summary-json")
+    if exe is None:
+        return ExplorerExport(reason=reason)
+    out_file = Path(out_file)
+    command = [exe, "view", "-d", str(profile_dir), "--output-format", "summary-json", "--output-file", str(out_file)]
+    if reason := _run_explorer(command, timeout_s):
+        return ExplorerExport(reason=reason, command=command)
+    try:
+        data = json.loads(out_file.read_text())
+    except (OSError, ValueError) as exc:
+        return ExplorerExport(reason=f"no readable summary JSON at {out_file} ({exc})", command=command)
+    return ExplorerExport(events=summary_table(data), command=command)
+
+
+def summary_table(data: Any) -> Any:
+    """A nested summary (dicts and lists) flattened into rows of (metric, value), dotted paths as names."""
+    import pandas as pd
+
+    rows: list[tuple[str, Any]] = []
+
+    def walk(prefix: str, node: Any) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                walk(f"{prefix}.{key}" if prefix else str(key), value)
+        elif isinstance(node, list):
+            for i, value in enumerate(node):
+                walk(f"{prefix}[{i}]", value)
+        else:
+            rows.append((prefix, node))
+
+    walk("", data)
+    return pd.DataFrame(rows, columns=["metric", "value"])

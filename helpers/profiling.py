@@ -147,6 +147,7 @@ def profile_steps(
     record_shapes: bool = False,
     profile_memory: bool = False,
     with_stack: bool = False,
+    neuron: NeuronProfilerSetup | None = None,
 ) -> ProfileResult:
     """Profile `fn` over schedule(wait, warmup, active), synchronizing inside every step.
 
@@ -157,8 +158,7 @@ def profile_steps(
     check_schedule(wait, warmup, active)
     out_dir = ensure_writable_dir(out_dir)
     trace_path = out_dir / f"{label}.trace.json"
-    neuron = None
-    if backend.name == "neuron":
+    if backend.name == "neuron" and neuron is None:  # `neuron`: a NeuronConfig set up by the caller
         neuron = neuron_profiler_setup(ensure_writable_dir(out_dir / f"{label}.neuron"))
 
     def on_trace_ready(prof: profile) -> None:

@@ -7,6 +7,8 @@
 - handouts:   HTML renders headed by the environment they were measured in
 - summary:    a run folder's summary.md and summary.png
 - consistency: one value per quantity: the same timing across notebooks of one run must agree
+- verify_neuron: on a trn2/trn3, every UNVERIFIED Neuron fact checked, "assumed -> observed"
+- neuron_probe: the hardware observations verify_neuron judges (Trainium only)
 
 `helpers` never imports this package (tests/test_layering.py).
 """

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from helpers.neuron import (FIX_EMPTY, FIX_EMPTY_NTFF, FIX_NO_NEFF, FIX_ONLY_PB, explorer_commands,
-                            export_system_events, find_neuron_artifacts, system_events_to_lanes)
+                            explorer_summary, export_system_events, find_neuron_artifacts, system_events_to_lanes)
 
 pytestmark = pytest.mark.contract
 
@@ -131,3 +131,33 @@ def test_contract_system_events_map_to_lanes():
     ev = system_events_to_lanes(table)
     assert list(ev["lane"]) == ["framework", "runtime", "device"]
     assert list(ev["ts"]) == [0.0, 2.0, 5.0] and list(ev["dur"]) == [9.0, 2.0, 4.0]
+
+
+FAKE_EXPLORER_WITH_SUMMARY = """#!/bin/sh
+# A FAKE neuron-explorer: lists summary-json in its help and writes a summary to --output-file.
+if [ "$2" = "--help" ]; then echo 'view -d DIR --output-format {parquet,json,summary-text,summary-json} --output-file F'; exit 0; fi
+while [ $# -gt 0 ]; do
+  if [ "$1" = "--output-file" ]; then printf '%s' '{"total_time_ns": 1200, "engines": {"Tensor": {"busy_pct": 41.5}}, "neffs": [{"name": "n0"}]}' > "$2"; fi
+  shift
+done
+"""
+
+
+def test_contract_explorer_summary_becomes_a_table(tmp_path, monkeypatch):
+    fake = tmp_path / "neuron-explorer"
+    fake.write_text(FAKE_EXPLORER_WITH_SUMMARY)
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
+    result = explorer_summary(tmp_path, tmp_path / "summary.json")
+    assert result.reason == "" and "summary-json" in result.command
+    assert dict(zip(result.events["metric"], result.events["value"])) == {
+        "total_time_ns": 1200, "engines.Tensor.busy_pct": 41.5, "neffs[0].name": "n0"}
+
+
+def test_explorer_summary_without_the_format_says_so(tmp_path, monkeypatch):
+    fake = tmp_path / "neuron-explorer"
+    fake.write_text("#!/bin/sh\necho 'view -d DIR --output-format {parquet} --output-file F'\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
+    result = explorer_summary(tmp_path, tmp_path / "summary.json")
+    assert result.events is None and "summary-json" in result.reason

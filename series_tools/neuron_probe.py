@@ -1,0 +1,100 @@
+"""The observations `verify_neuron` needs, taken on real Trainium hardware.
+
+Each call profiles one RMSNorm variant at a small shape (64 x 256, float32) with the series' own
+loop (`helpers.profiling.profile_steps`: wait 0, warm-up 3, active 2), with a NeuronConfig built
+as the series builds it (`helpers.neuron.neuron_config_kwargs`) and then changed only where the
+check asks (correlate_device_time off, another capture core, a tiny event limit). Nothing here
+runs off Trainium: the constructor asks for the neuron backend, which refuses with the fix.
+"""
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from helpers.backend import select_backend
+from helpers.neuron import NeuronProfilerSetup, explorer_accepting, find_neuron_artifacts, neuron_config_kwargs
+from helpers.neuron_runtime import current as current_settings
+from helpers.profiling import profile_steps
+from helpers.traces import load_trace
+
+from .verify_neuron import Observation
+
+TOKENS, HIDDEN, EPS = 64, 256, 1e-6
+
+
+class HardwareProbe:
+    label = "Trainium, real hardware"
+
+    def __init__(self) -> None:
+        self.backend = select_backend("neuron")  # BackendUnavailableError (a SeriesError) elsewhere
+        self.work_dir = Path("neuron-verify-profiles")
+        self._runs = 0
+        self._cache: dict[tuple, Observation] = {}
+
+    def device_properties(self) -> dict[str, str]:
+        import torch
+
+        props = torch.neuron.get_device_properties(0)
+        return {k: repr(getattr(props, k)) for k in dir(props) if not k.startswith("_")}
+
+    def visible_cores(self) -> str:
+        return current_settings().visible_cores or "0"
+
+    def profile(self, variant: str, *, compiled: bool = False, correlate: bool = True, capture: str | None = None,
+                max_events: int | None = None) -> Observation:
+        key = (variant, compiled, correlate, capture, max_events)
+        if key not in self._cache:
+            self._cache[key] = self._profile(*key)
+        return self._cache[key]
+
+    def _profile(self, variant: str, compiled: bool, correlate: bool, capture: str | None,
+                 max_events: int | None) -> Observation:
+        import torch
+        from torch_neuronx.profiling import NeuronConfig, NeuronProfiler, ProfileMode
+
+        from helpers.measure import time_once
+        from helpers.rmsnorm import compile_rmsnorm, make_inputs, rmsnorm_fused, rmsnorm_naive
+
+        self._runs += 1
+        label = f"{self._runs:02d}-{variant}-{'compiled' if compiled else 'eager'}"
+        out = self.work_dir / label
+        settings = current_settings()
+        settings = dataclasses.replace(settings, visible_cores=capture or settings.visible_cores,
+                                       max_events_per_nc=max_events or settings.max_events_per_nc)
+        kwargs, correlate_passed = neuron_config_kwargs(out / "neuron", settings, ProfileMode, NeuronConfig)
+        if not correlate and kwargs.pop("correlate_device_time", None) is not None:
+            correlate_passed = False
+        config = NeuronConfig(**kwargs)
+        setup = NeuronProfilerSetup(config, NeuronProfiler(config), kwargs, correlate_passed, out / "neuron",
+                                    settings.max_events_per_nc)
+        x, w = make_inputs(TOKENS, HIDDEN, "float32", self.backend, EPS)
+        fn = {"naive": rmsnorm_naive, "torch.rms_norm": rmsnorm_fused}[variant]
+        if compiled:
+            fn = compile_rmsnorm(fn, self.backend)
+        with torch.no_grad():
+            first_s, _ = time_once(lambda: fn(x, w, EPS), self.backend)
+            result = profile_steps(lambda: fn(x, w, EPS), self.backend, out, label=label, wait=0, warmup=3, active=2,
+                                   neuron=setup)
+        table = result.table  # helpers.profiling.key_averages_frame: self device time per op
+        device_us = float(table["self_device_us"].fillna(0).sum()) if "self_device_us" in table else None
+        found = find_neuron_artifacts(setup.output_dir)
+        return Observation(
+            variant=variant, compiled=compiled, correlate_passed=correlate_passed, device_time_us=device_us,
+            categories=load_trace(result.trace_path, "neuron").category_lanes(),
+            neffs=len(found.neffs), ntffs=len(found.ntffs),
+            ntffs_nonempty=sum(1 for p in found.ntffs if p.stat().st_size > 0),
+            layout_problems=[f"{p.sign}: {p.fix}" for p in found.problems] + found.notes,
+            first_call_s=first_s, dropped_events=result.neuron_dropped_events,
+        )
+
+    def explorer(self) -> dict[str, Any]:
+        exe = shutil.which("neuron-explorer")
+        if exe is None:
+            return {"version": "not installed"}
+        version = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=60)
+        accepts = [flag for flag in ("--output-format", "--output-file", "summary-json", "summary-text", "parquet")
+                   if explorer_accepting(flag)[0]]
+        return {"version": (version.stdout or version.stderr).strip() or "unknown", "accepts": accepts}

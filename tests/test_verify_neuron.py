@@ -1,0 +1,92 @@
+"""verify-neuron: its checks against a FAKE probe (no Trainium here), its report, and its refusal
+to run anywhere else. The FAKE observations are invented to exercise both verdicts; they say
+nothing about real hardware."""
+import json
+
+import pytest
+
+from series_tools import verify_neuron
+from series_tools.verify_neuron import CHECKS, NEEDS_TRAINIUM, Observation, main, unverified_facts, verify
+
+
+class FakeProbe:
+    label = "FAKE probe (contract test, not hardware)"
+
+    def __init__(self, device_side_category=False, visible="3"):
+        self.device_side_category = device_side_category
+        self.visible = visible
+        self.calls = []
+
+    def device_properties(self):
+        return {"name": "'fake NeuronCore'", "total_memory": "25769803776"}
+
+    def visible_cores(self):
+        return self.visible
+
+    def profile(self, variant, *, compiled=False, correlate=True, capture=None, max_events=None):
+        self.calls.append((variant, compiled, correlate, capture, max_events))
+        categories = {"cpu_op": "framework", "privateuse1_runtime": "runtime"}
+        if self.device_side_category:
+            categories["kernel"] = "unverified"
+        nonempty = 1 if capture in (None, self.visible) else 0
+        neffs = 1 if compiled or variant == "torch.rms_norm" else 7
+        return Observation(variant, compiled, correlate, 12.5 if correlate else 0.0, categories, neffs, 1, nonempty,
+                           [], 0.5, 40 if max_events else 0)
+
+    def explorer(self):
+        return {"version": "neuron-explorer FAKE", "accepts": ["--output-format", "parquet"]}
+
+
+def test_every_unverified_fact_of_the_notes_has_a_check():
+    facts = unverified_facts()
+    assert facts, "the notes list no UNVERIFIED fact: the parser or the notes changed"
+    missing = sorted(set(facts) - set(CHECKS))
+    assert not missing, f"UNVERIFIED facts without a check in series_tools/verify_neuron.py: {missing}"
+
+
+def test_unverified_facts_are_read_from_the_status_column(tmp_path):
+    notes = tmp_path / "notes.md"
+    notes.write_text("| id | fact | source | status | hw | used |\n|---|---|---|---|---|---|\n"
+                     "| N1 | a | s | documented | not yet | x |\n| N2 | b UNVERIFIED in text | s | documented | no | x |\n"
+                     "| N3 | c | s | **UNVERIFIED** | not yet | x |\n")
+    assert unverified_facts(notes) == ["N3"]
+
+
+def test_contract_report_against_a_fake_probe(tmp_path, capsys):
+    probe = FakeProbe()
+    assert main(["--out", str(tmp_path)], probe=probe) == 0
+    (folder,) = tmp_path.glob("*-neuron-verify")
+    report = json.loads((folder / "neuron-verification.json").read_text())
+    assert report["probe"].startswith("FAKE") and report["errors"] == {}
+    verdicts = {(r["fact"], r["check"]): r["holds"] for r in report["rows"]}
+    assert verdicts[("N25", "torch.rms_norm lowers to one NEFF per shape and dtype")] is True
+    assert verdicts[("N28", "capture_enabled_for_nc indices")] is True
+    assert verdicts[("N11", "device time in key_averages(), with and without correlate_device_time")] is True
+    assert {r["fact"] for r in report["rows"]} >= set(unverified_facts())
+    md = (folder / "neuron-verification.md").read_text()
+    assert "FAKE probe" in md and "| N29 |" in md and "assumed" in md
+    assert ("naive", False, True, None, verify_neuron.PROVOKE_DROPS_MAX_EVENTS) in probe.calls
+
+
+def test_contract_an_assumption_that_fails_is_reported_as_such():
+    report = verify(FakeProbe(device_side_category=True, visible="0"))
+    n19 = [r for r in report.rows if r.fact == "N19"]
+    assert n19 and all(r.holds is False for r in n19) and "kernel->unverified" in n19[0].observed
+    (n28,) = [r for r in report.rows if r.fact == "N28"]
+    assert n28.holds is None and "not distinguishable on core 0" in n28.observed
+
+
+def test_a_check_that_raises_does_not_hide_the_others():
+    class Broken(FakeProbe):
+        def device_properties(self):
+            raise RuntimeError("no properties here")
+
+    report = verify(Broken())
+    assert report.errors == {"N5": "RuntimeError: no properties here"}
+    assert any(r.fact == "N25" for r in report.rows)
+
+
+def test_off_trainium_it_refuses_and_writes_nothing(tmp_path, capsys):
+    assert main(["--out", str(tmp_path)]) == NEEDS_TRAINIUM
+    assert "needs a Trainium" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())
