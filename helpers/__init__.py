@@ -19,6 +19,7 @@ learner in the wrong kernel which environment to select. Each module has one job
 - measure:      wall-clock timing (median of N, interleaved conditions) with the backend's synchronize
 - rmsnorm:      the RMSNorm variants (source: the notebooks' `# @save` cells) and their input checks
 - floor:        the copy floor and the same-bytes bandwidth probe that checks it
+- shapes:       notebook 07's request stream, strategies (source: its `# @save` cell) and per-call compiles
 - study:        one variant timed, profiled and checked the same way in every notebook
 - traces:       Chrome-trace loading and per-step analysis (lanes, gaps, counts)
 - plotting:     plot defaults and the series' charts

@@ -47,6 +47,12 @@ def _bool(name: str, value: Any) -> None:
         raise ParameterError(f"{name} must be True or False, got {value!r}", f"e.g. `-p {name} True`")
 
 
+def _sizes(name: str, value: Any) -> None:
+    if not isinstance(value, list) or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in value):
+        raise ParameterError(f"{name} must be a list of whole numbers >= 1, got {value!r}",
+                             f"e.g. `-p {name} '[64, 128, 256, 512]'`")
+
+
 def _core(name: str, value: Any) -> None:
     if value == "auto" or (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
         return
@@ -76,6 +82,11 @@ PARAMETER_SPECS: dict[str, Callable[[str, Any], None]] = {
     "ACTIVE": _int(1),
     "REPEATS": _int(3),
     "SHOW_UNSYNCHRONIZED": _bool,
+    "REQUESTS": _int(1),
+    "MAX_TOKENS": _int(1),
+    "SEED": _int(0),
+    "BUCKETS": _sizes,  # an empty list passes here: notebook 07 refuses it with the bucketing fix
+    "RECOMPILE_LIMIT": _int(1),
     # neuron only (helpers.neuron_runtime): ignored on cpu and cuda
     "NEURON_CORE": _core,
     "NEURON_PROFILE": _choice("device", "system"),

@@ -5,7 +5,6 @@
 `rmsnorm_naive` and `rmsnorm_fused` are written in notebooks 02 and 03, in cells marked
 `# @save helpers/rmsnorm.py`: those cells are their source, and tests/test_one_source.py fails if
 the copies here differ. They are here for the notebooks after them, the sweep tool and the tests.
-The copy floor is what any RMSNorm must cost at least: read x once, write y once.
 """
 from __future__ import annotations
 

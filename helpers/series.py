@@ -58,4 +58,7 @@ NOTEBOOKS = (
                  "device time from the timer; Neuron profile per variant", "same table and chart", cpu_seconds=32.1),
     NotebookInfo("06_reading_traces", "lanes, gaps, dispatch chain, Neuron Explorer",
                  "Neuron Explorer walkthrough on the real profile", "Perfetto UI; what Neuron Explorer would show", cpu_seconds=13.1),
+    NotebookInfo("07_shapes_and_recompiles", "new shapes: recompiles, the recompile limit, bucketing, caches",
+                 "one neuronx-cc compile per shape; dynamic=True rejected; the NEFF cache",
+                 "Dynamo guards and Inductor's on-disk cache, measured", cpu_seconds=None),
 )

@@ -34,6 +34,7 @@ COUNTS_DEVICE_OPS = BACKEND != "neuron"
 CI_PARAMETERS = {
     "TOKENS": 64, "HIDDEN": 256, "SMALL_TOKENS": 8, "SMALL_HIDDEN": 256,
     "WAIT": 0, "WARMUP": 1, "ACTIVE": 2, "REPEATS": 5,
+    "REQUESTS": 12, "MAX_TOKENS": 64, "BUCKETS": [16, 64], "RECOMPILE_LIMIT": 2,
 }
 
 
@@ -163,6 +164,24 @@ def check_06_reading_traces(m, out):
     for v in ("naive", "rms_norm", "compile"):
         assert value(m, f"{v}_busy_us") > 0 and value(m, f"{v}_host_only_us") >= 0
     assert (out / "timeline.png").stat().st_size > 10_000 and (out / "time_split.png").stat().st_size > 5_000
+
+
+def check_07_shapes_and_recompiles(m, out):
+    distinct, limit = value(m, "distinct_lengths"), CI_PARAMETERS["RECOMPILE_LIMIT"]
+    assert value(m, "static_compiles") == min(distinct, limit)  # one graph per distinct shape, up to the limit
+    assert value(m, "static_eager_fallbacks") == max(0, distinct - limit)
+    assert 1 <= value(m, "bucketed_compiles") <= len(CI_PARAMETERS["BUCKETS"])
+    if BACKEND != "neuron" and distinct > 2:  # dynamic=True: one graph, plus one for the 0/1 specialisation
+        assert value(m, "dynamic_compiles") < value(m, "static_compiles")
+    for name in ("static", "dynamic", "bucketed"):
+        if f"{name}_max_error" in m:
+            assert value(m, f"{name}_max_error") <= m[f"{name}_max_error"]["tolerance"]
+    assert "fullgraph" in (value(m, "fullgraph_limit_error") or "")  # past the limit, fullgraph=True fails
+    assert all(n.startswith("Torch-Compiled Region: 0/") for n in value(m, "compiled_region_names"))
+    # a fresh on-disk cache: the first process misses, a second process with the same cache hits
+    assert value(m, "first_process_cache_hits") == 0 and value(m, "second_process_cache_hits") >= 1
+    assert value(m, "second_process_compile_s") < value(m, "first_process_compile_s")
+    assert (out / "cumulative_time.png").stat().st_size > 10_000
 
 
 CHECKS = {name.removeprefix("check_"): fn for name, fn in globals().items() if name.startswith("check_")}
