@@ -170,7 +170,8 @@ def main(argv: list[str] | None = None) -> int:
             if not row["agree"]:
                 print(f"DISAGREE: {row['quantity']} measured " + ", ".join(
                     f"{t['median']:,.0f} us ({t['notebook']})" for t in row["timings"])
-                    + ": one quantity, different values; see summary.md", flush=True)
+                    + f" ({row['max_over_min']:.2f}x from lowest to highest median): one quantity, different values; "
+                    "see summary.md", flush=True)
         write_json(run_dir / "status.json", {"status": status, "seconds": total, "notebooks": results})
         from series_tools.summary import write_summary
 
