@@ -12,6 +12,7 @@ learner in the wrong kernel which environment to select. Each module has one job
 - params:       validation of the papermill parameters cell
 - outputs:      run folders and atomic writes
 - metrics:      the metrics.json layout: writing, reading, merging (no torch)
+- claims:       a summary's conclusions recorded with the metrics they compare, and their check (no torch)
 - notebook:     a notebook's session: backend, output folder, metrics, release of the device
 - backend:      neuron / cuda / cpu selection and what differs between them
 - neuron:       the documented torch-neuronx profiler objects and output layout

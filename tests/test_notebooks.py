@@ -16,6 +16,7 @@ from pathlib import Path
 import papermill as pm
 import pytest
 
+from helpers.claims import check_claims
 from helpers.kernel_check import SUPPORTED_TORCH
 from helpers.metrics import read_metrics
 from helpers.series import NOTEBOOKS as SERIES
@@ -192,6 +193,28 @@ def test_notebook(path, tmp_path):
     assert path.stem in CHECKS, f"{path.name} has no metric checks: add check_{path.stem} to this file"
     metrics = run_notebook(path, tmp_path / "run", tmp_path / path.name)
     CHECKS[path.stem](metrics, tmp_path / "run" / path.stem)
+    assert_claims_hold(metrics, path.stem)
+
+
+def assert_claims_hold(metrics: dict, stem: str) -> None:
+    """Every conclusion the notebook printed agrees with the metrics it cites (helpers.claims)."""
+    if stem in NOTEBOOKS_WITH_CLAIMS:
+        claims = value(metrics, "claims")
+        assert claims, f"{stem} published no claims for its summary"
+        assert check_claims(claims, metrics) == [], f"{stem}: a conclusion disagrees with its own metrics"
+
+
+# The notebooks whose summaries state rankings and comparisons, and a second parameter set that
+# turns their shapes around (the first is CI_PARAMETERS): the same sentences must still agree.
+NOTEBOOKS_WITH_CLAIMS = ("05_compare_variants", "06_reading_traces")
+CONTRASTING_PARAMETERS = {"TOKENS": 8, "HIDDEN": 64, "SMALL_TOKENS": 256, "SMALL_HIDDEN": 1024}
+
+
+@pytest.mark.parametrize("stem", NOTEBOOKS_WITH_CLAIMS)
+def test_conclusions_hold_at_contrasting_parameters(stem, tmp_path):
+    path = next(p for p in NOTEBOOKS if p.stem == stem)
+    metrics = run_notebook(path, tmp_path / "run", tmp_path / path.name, **CONTRASTING_PARAMETERS)
+    assert_claims_hold(metrics, stem)
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,67 @@
+"""Claims: the conclusions a notebook prints, recorded with the metrics they rest on.
+
+A summary sentence such as "torch.compile is the fastest at the large shape" is generated from the
+run's metrics; beside it the notebook records a claim, `Claim("min", [a, b, c], text)`, naming the
+published metrics the sentence compares. `check_claims` re-evaluates every claim from the metrics
+a notebook published, so the test suite (which runs the notebooks at two contrasting parameter
+sets) fails if a sentence says what its own numbers do not: a hand-edited conclusion, a metric
+renamed or changed after the sentence was written, a ranking taken from the wrong column.
+
+Relations, over the `value` of each named metric (ratios also carry their per-round p10/p90):
+- "min" / "max": the first metric is the smallest / largest of all named;
+- "<": each named metric is smaller than the next (a ranking);
+- "above 1" / "below 1": a paired ratio whose whole p10-p90 lies above / below 1 (measurable);
+- "about 1": a paired ratio whose p10-p90 holds 1 (no measurable difference).
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+RELATIONS = ("min", "max", "<", "above 1", "below 1", "about 1")
+
+
+@dataclass(frozen=True)
+class Claim:
+    relation: str
+    metrics: tuple[str, ...]
+    text: str
+
+    def __post_init__(self) -> None:
+        if self.relation not in RELATIONS:
+            raise ValueError(f"unknown relation {self.relation!r}; one of {RELATIONS}")
+
+    def record(self) -> dict[str, Any]:
+        return {**asdict(self), "metrics": list(self.metrics)}
+
+
+def ratio_relation(p10: float, p90: float) -> str:
+    """The relation a paired ratio's spread supports."""
+    return "above 1" if p10 > 1 else "below 1" if p90 < 1 else "about 1"
+
+
+def _holds(relation: str, entries: list[dict[str, Any]]) -> bool:
+    values = [e["value"] for e in entries]
+    if relation == "min":
+        return values[0] == min(values)
+    if relation == "max":
+        return values[0] == max(values)
+    if relation == "<":
+        return all(a < b for a, b in zip(values, values[1:]))
+    (entry,) = entries
+    return ratio_relation(entry["p10"], entry["p90"]) == relation
+
+
+def check_claims(claims: list[dict[str, Any]], metrics: dict[str, dict[str, Any]]) -> list[str]:
+    """Every claim whose relation does not hold on the published metrics, in words (empty: all hold)."""
+    problems = []
+    for c in claims:
+        missing = [m for m in c["metrics"] if m not in metrics]
+        if missing:
+            problems.append(f"{c['text']!r} cites unpublished metric(s) {missing}")
+            continue
+        entries = [metrics[m] for m in c["metrics"]]
+        if not _holds(c["relation"], entries):
+            shown = ", ".join(f"{m}={metrics[m]['value']!r}" for m in c["metrics"])
+            problems.append(f"{c['text']!r} claims {c['relation']} but the metrics say {shown}")
+    return problems

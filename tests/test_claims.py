@@ -1,0 +1,43 @@
+"""Claims: a conclusion is checked against the metrics it cites, and a wrong one is caught."""
+import pytest
+
+from helpers.claims import Claim, check_claims, ratio_relation
+
+METRICS = {  # as notebook 05 publishes them (values from a cpu run)
+    "large_naive_over_copy": {"value": 3.26, "unit": "ratio", "p10": 3.2, "p90": 3.3},
+    "large_rms_norm_over_copy": {"value": 3.24, "unit": "ratio", "p10": 3.2, "p90": 3.3},
+    "large_compile_over_copy": {"value": 1.28, "unit": "ratio", "p10": 1.25, "p90": 1.31},
+    "small_compile_speedup_over_naive": {"value": 0.47, "unit": "ratio", "p10": 0.44, "p90": 0.5},
+}
+
+
+def test_true_conclusions_hold():
+    claims = [Claim("min", ("large_compile_over_copy", "large_naive_over_copy", "large_rms_norm_over_copy"),
+                    "- Large shape: best torch.compile").record(),
+              Claim("<", ("large_compile_over_copy", "large_rms_norm_over_copy", "large_naive_over_copy"), "rank").record(),
+              Claim("below 1", ("small_compile_speedup_over_naive",), "naive faster at small").record()]
+    assert check_claims(claims, METRICS) == []
+
+
+def test_a_deliberately_wrong_conclusion_is_caught():
+    wrong = Claim("min", ("large_naive_over_copy", "large_compile_over_copy", "large_rms_norm_over_copy"),
+                  "- Large shape: best naive").record()
+    (problem,) = check_claims([wrong], METRICS)
+    assert "best naive" in problem and "large_naive_over_copy=3.26" in problem and "claims min" in problem
+
+
+def test_a_comparison_inside_the_noise_must_say_so():
+    inside = {"r": {"value": 1.03, "unit": "ratio", "p10": 0.97, "p90": 1.08}}
+    assert ratio_relation(0.97, 1.08) == "about 1"
+    assert check_claims([Claim("above 1", ("r",), "3% slower").record()], inside)  # caught: within the spread
+    assert check_claims([Claim("about 1", ("r",), "no measurable difference").record()], inside) == []
+
+
+def test_a_claim_citing_an_unpublished_metric_is_caught():
+    (problem,) = check_claims([Claim("max", ("nope", "large_naive_over_copy"), "x").record()], METRICS)
+    assert "unpublished" in problem and "nope" in problem
+
+
+def test_unknown_relation_is_refused():
+    with pytest.raises(ValueError):
+        Claim("faster", ("a",), "x")
