@@ -39,13 +39,14 @@ def start(name: str, namespace: dict[str, Any]) -> Any:
     `namespace` is the notebook's `globals()`: every UPPER_CASE name in it is a parameter (the
     parameters cell, or papermill's injected one) and is checked against the series' spec.
     """
-    from .environment import configure_allocator
+    from .environment import configure_allocator, quiet_profiler_log
     from .kernel_check import check_kernel
     from .neuron_runtime import configure_neuron_runtime
     from .params import check_parameters, notebook_parameters
 
     # before torch is imported: helpers.environment.ALLOCATOR_SETTINGS, helpers.neuron_runtime
     configure_allocator()
+    quiet_profiler_log()
     check_kernel()  # also makes IPython show a SeriesError as its message and fix
     configure_neuron_runtime(check_parameters(notebook_parameters(namespace)))
     from .notebook import start_session

@@ -87,6 +87,24 @@ def git_commit() -> str | None:
 ALLOCATOR_SETTINGS = {"THP_MEM_ALLOC_ENABLE": "1"}
 
 
+def quiet_profiler_log() -> str | None:
+    """Set KINETO_LOG_LEVEL=6 before torch loads, where this machine has no accelerator.
+
+    Kineto (torch.profiler's tracer) prints `USDT ... profiler_start` / `profiler_stop` lines at
+    every profiled cell, at its highest log level, above ERROR: no level keeps kineto's errors and
+    drops these lines, and 6 silences kineto entirely. Without a GPU or Trainium its errors concern
+    tracers that are not there, so the series silences it; with one (an NVIDIA device node, or
+    torch-neuronx installed) the lines stay, because there a tracer's error (CUPTI permissions, a
+    device plugin failing) matters more than the noise. An explicit value in the environment wins.
+    """
+    import importlib.util
+
+    accelerator = Path("/dev/nvidiactl").exists() or importlib.util.find_spec("torch_neuronx") is not None
+    if not accelerator:
+        os.environ.setdefault("KINETO_LOG_LEVEL", "6")
+    return os.environ.get("KINETO_LOG_LEVEL")
+
+
 def configure_allocator() -> dict[str, str]:
     """Apply ALLOCATOR_SETTINGS where the environment does not set them; return what is in force.
 
@@ -114,6 +132,7 @@ def host_record() -> dict[str, Any]:
         "platform": platform.platform(),
         "cpu_count": os.cpu_count(),
         "allocator_settings": {name: os.environ.get(name) for name in ALLOCATOR_SETTINGS},
+        "kineto_log_level": os.environ.get("KINETO_LOG_LEVEL"),
         "neuron_settings": neuron_settings_record(),
         "transparent_hugepage": _read_text("/sys/kernel/mm/transparent_hugepage/enabled"),
         "instance_type": instance_type(),
