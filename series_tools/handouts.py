@@ -1,4 +1,9 @@
-"""HTML handouts of executed notebooks, each page headed by where its numbers were measured."""
+"""HTML handouts of executed notebooks, each page headed by where its numbers were measured.
+
+Two per notebook: `<name>.html` for the instructor (everything, solutions included) and
+`<name>.student.html` for learners, whose solution cells are replaced by the empty answer cells
+of the student copies (series_tools.student), outputs included: handing it out gives nothing away.
+"""
 from __future__ import annotations
 
 import json
@@ -14,15 +19,19 @@ def environment_header(env: dict) -> str:
 
 
 def render_handout(executed: Path) -> Path:
-    """Write `<executed>.html` beside the executed notebook, with the run's environment on top."""
+    """Write `<name>.html` (instructor) and `<name>.student.html` (no solutions) beside the
+    executed notebook, each with the run's environment on top; return the instructor's."""
     import nbformat
     from nbconvert import HTMLExporter
+
+    from series_tools.student import to_student
 
     env_path = executed.parent / "environment.json"
     env = json.loads(env_path.read_text()) if env_path.exists() else {}
     nb = nbformat.read(executed, as_version=4)
     nb.cells.insert(0, nbformat.v4.new_markdown_cell(environment_header(env)))
-    body, _ = HTMLExporter().from_notebook_node(nb)
     out = executed.with_suffix(".html")
-    out.write_text(body, encoding="utf-8")
+    for target, node in ((out, nb), (executed.with_suffix(".student.html"), to_student(nb))):
+        body, _ = HTMLExporter().from_notebook_node(node)
+        target.write_text(body, encoding="utf-8")
     return out

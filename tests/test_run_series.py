@@ -84,11 +84,13 @@ def test_parallel_processes_get_distinct_folders(tmp_path):
     assert len(set(made)) == 8
 
 
-def tiny_notebook(path, body):
+def tiny_notebook(path, body, solution=None):
     nb = nbformat.v4.new_notebook()
     params = nbformat.v4.new_code_cell('BACKEND = "auto"\nOUT_DIR = ""\nSECONDS = 0')
     params.metadata["tags"] = ["parameters"]
     nb.cells = [params, nbformat.v4.new_code_cell(body)]
+    if solution:
+        nb.cells.append(nbformat.v4.new_code_cell(solution, metadata={"tags": ["solution"]}))
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, path)
 
@@ -104,7 +106,7 @@ d = pathlib.Path(OUT_DIR) / "01_ok"; d.mkdir(parents=True, exist_ok=True)
 def tiny_series(tmp_path):
     nb_dir = tmp_path / "nbs"
     nb_dir.mkdir()
-    tiny_notebook(nb_dir / "01_ok.ipynb", OK_BODY)
+    tiny_notebook(nb_dir / "01_ok.ipynb", OK_BODY, solution="# Exercise 1: the answer\nprint('the answer is printed here')")
     tiny_notebook(nb_dir / "02_fails.ipynb", "x = 1\nraise ValueError('broken on purpose')")
     tiny_notebook(nb_dir / "03_ok_too.ipynb", "y = 2")
     return nb_dir
@@ -141,6 +143,9 @@ def test_passing_run_has_no_incomplete_marker_and_records_environment(tiny_serie
         assert key in env
     html = (run / "01_ok.html").read_text()
     assert "Measured on this run" in html and "torch" in html  # handout header
+    student = (run / "01_ok.student.html").read_text()  # the learners' handout: no solutions
+    assert "Measured on this run" in student and "your answer here" in student
+    assert "the answer is printed here" in html and "the answer is printed here" not in student
     assert (run / "summary.png").stat().st_size > 1000
 
 
