@@ -21,6 +21,8 @@ learner in the wrong kernel which environment to select. Each module has one job
 - rmsnorm:      the RMSNorm variants (source: the notebooks' `# @save` cells) and their input checks
 - floor:        the copy floor and the same-bytes bandwidth probe that checks it
 - shapes:       notebook 07's request stream, strategies (source: its `# @save` cell) and per-call compiles
+- ranks:        notebook 08's torchrun launch (checked, time-limited, nothing left running) and the waits it measured
+- rank_worker:  one rank of notebook 08 (run by torchrun; `train_step` from its `# @save` cell)
 - study:        one variant timed, profiled and checked the same way in every notebook
 - traces:       Chrome-trace loading and per-step analysis (lanes, gaps, counts)
 - plotting:     plot defaults and the series' charts

@@ -42,6 +42,11 @@ def _choice(*choices: str) -> Callable[[str, Any], None]:
     return check
 
 
+def _positive_or_zero(name: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise ParameterError(f"{name} must be a number >= 0, got {value!r}", f"e.g. `-p {name} 20`")
+
+
 def _bool(name: str, value: Any) -> None:
     if not isinstance(value, bool):
         raise ParameterError(f"{name} must be True or False, got {value!r}", f"e.g. `-p {name} True`")
@@ -87,6 +92,12 @@ PARAMETER_SPECS: dict[str, Callable[[str, Any], None]] = {
     "SEED": _int(0),
     "BUCKETS": _sizes,  # an empty list passes here: notebook 07 refuses it with the bucketing fix
     "RECOMPILE_LIMIT": _int(1),
+    "RANKS": _int(1),
+    "STRAGGLER_RANK": _int(-1),
+    "STRAGGLER_MS": _positive_or_zero,
+    "TIMEOUT_S": _int(1),
+    "MASTER_PORT": _int(0),
+    "SHOW_FAILURE": _bool,
     # neuron only (helpers.neuron_runtime): ignored on cpu and cuda
     "NEURON_CORE": _core,
     "NEURON_PROFILE": _choice("device", "system"),

@@ -61,4 +61,7 @@ NOTEBOOKS = (
     NotebookInfo("07_shapes_and_recompiles", "new shapes: recompiles, the recompile limit, bucketing, caches",
                  "one neuronx-cc compile per shape; dynamic=True rejected; the NEFF cache",
                  "Dynamo guards and Inductor's on-disk cache, measured", cpu_seconds=57.1),
+    NotebookInfo("08_many_processes", "torchrun ranks, all-reduce, stragglers, a failing rank",
+                 "the documented torchrun recipe printed; the lesson's ranks on the host CPU",
+                 "gloo on cpu (2 ranks), nccl on cuda", cpu_seconds=None),
 )

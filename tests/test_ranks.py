@@ -1,0 +1,53 @@
+"""Notebook 08's launcher: bad launches refused with their fix, the failure path reported by
+rank with nothing left running, and the documented Neuron recipe (CONTRACT: not run here)."""
+import socket
+
+import pytest
+import torch.distributed as dist
+
+from helpers.errors import BackendUnavailableError, ParameterError
+from helpers.ranks import check_launch, collective_waits, neuron_torchrun_recipe
+
+import pandas as pd
+
+
+def test_more_ranks_than_cores_is_refused_with_the_fix():
+    with pytest.raises(ParameterError) as err:
+        check_launch(3, "cpu", cores=2)
+    assert "needs a core per rank" in str(err.value) and "RANKS <= 2" in err.value.fix
+
+
+def test_a_port_in_use_is_refused_with_the_fix():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        with pytest.raises(ParameterError) as err:
+            check_launch(2, "cpu", port=s.getsockname()[1], cores=2)
+    assert "in use" in str(err.value) and "MASTER_PORT = 0" in err.value.fix
+
+
+def test_a_missing_collective_backend_is_refused_with_the_fix(monkeypatch):
+    monkeypatch.setattr(dist, "is_gloo_available", lambda: False)
+    with pytest.raises(BackendUnavailableError, match="no gloo backend"):
+        check_launch(2, "cpu", cores=2)
+    monkeypatch.setattr(dist, "is_nccl_available", lambda: False)
+    with pytest.raises(BackendUnavailableError, match="BACKEND=cpu"):
+        check_launch(1, "cuda", devices=1)
+
+
+def test_waits_are_measured_against_the_last_arrival():
+    steps = pd.DataFrame({"rank": [0, 1, 0, 1], "step": [3, 3, 4, 4], "straggling": [True, True, False, False],
+                          "start": [0.0, 0.0, 50.0, 50.0], "compute_end": [10.0, 30.0, 60.0, 61.0],
+                          "collective_end": [33.0, 33.0, 63.0, 63.0]})
+    w = collective_waits(steps).set_index(["step", "rank"])
+    assert w.loc[(3, 0), "wait_ms"] == 20.0 and w.loc[(3, 1), "wait_ms"] == 0.0
+    assert w.loc[(3, 0), "exchange_ms"] == w.loc[(3, 1), "exchange_ms"] == 3.0
+
+
+def test_contract_neuron_torchrun_recipe_is_the_documented_one():
+    """The launch line of the vendor's multi-rank profiling example (docs/NEURON_NOTES.md N30)."""
+    recipe = neuron_torchrun_recipe(4)
+    for part in ("TORCH_NEURONX_ENABLE_HOST_CC=1", "TORCH_NEURONX_ENABLE_ASYNC_NRT=1", "NEURON_RT_NUM_CORES=4",
+                 "NEURON_RT_VIRTUAL_CORE_SIZE=2", "torchrun --nproc_per_node 4", "--rdzv_backend c10d",
+                 "--local-ranks-filter 0", "--tee 3"):
+        assert part in recipe
