@@ -40,28 +40,28 @@ class NotebookInfo:
 
 # Where and when `cpu_seconds` were measured (a `make run` at default parameters); a notebook
 # that shows them says so, because another machine's wall time is not this run's.
-CPU_SECONDS_MEASURED_ON = "a 2-core AMD EPYC CI machine, torch 2.13.0+cpu, run 20261203T105958Z"
+CPU_SECONDS_MEASURED_ON = "a 2-core AMD EPYC CI machine, torch 2.13.0+cpu, run 20261203T115051Z"
 
 NOTEBOOKS = (
     NotebookInfo("00_environment_check", "versions, backend, devices",
-                 "lists NeuronCores with neuron-ls", "lists the GPU or CPU", cpu_seconds=5.4),
+                 "lists NeuronCores with neuron-ls", "lists the GPU or CPU", cpu_seconds=4.7),
     NotebookInfo("01_profiler_setup", "profiler, schedule, synchronize, overhead",
                  "NeuronConfig + NeuronProfiler, PrivateUse1 activity, Neuron profile folder",
-                 "same loop without the Neuron exporter; the Neuron code is shown as text", cpu_seconds=10.4),
+                 "same loop without the Neuron exporter; the Neuron code is shown as text", cpu_seconds=8.9),
     NotebookInfo("02_naive_rmsnorm", "naive RMSNorm: ops, memory, gaps",
-                 "one NEFF execution per op (eager)", "kernels on cuda, ATen ops on cpu", cpu_seconds=12.9),
+                 "one NEFF execution per op (eager)", "kernels on cuda, ATen ops on cpu", cpu_seconds=12.1),
     NotebookInfo("03_fused_rms_norm", "torch.rms_norm",
-                 "one NEFF per shape (documented)", "one fused kernel on cuda; same ops as naive on cpu", cpu_seconds=16.5),
+                 "one NEFF per shape (documented)", "one fused kernel on cuda; same ops as naive on cpu", cpu_seconds=14.6),
     NotebookInfo("04_torch_compile", "torch.compile: cold vs warm, graphs, breaks",
-                 "backend='neuron': one NEFF per graph", "Inductor: generated C++ (cpu) or Triton (cuda)", cpu_seconds=25.1),
+                 "backend='neuron': one NEFF per graph", "Inductor: generated C++ (cpu) or Triton (cuda)", cpu_seconds=22.1),
     NotebookInfo("05_compare_variants", "all variants, two shapes, copy floor",
-                 "device time from the timer; Neuron profile per variant", "same table and chart", cpu_seconds=26.8),
+                 "device time from the timer; Neuron profile per variant", "same table and chart", cpu_seconds=25.1),
     NotebookInfo("06_reading_traces", "lanes, gaps, dispatch chain, Neuron Explorer",
-                 "Neuron Explorer walkthrough on the real profile", "Perfetto UI; what Neuron Explorer would show", cpu_seconds=16.1),
+                 "Neuron Explorer walkthrough on the real profile", "Perfetto UI; what Neuron Explorer would show", cpu_seconds=15.1),
     NotebookInfo("07_shapes_and_recompiles", "new shapes: recompiles, the recompile limit, bucketing, caches",
                  "one neuronx-cc compile per shape; dynamic=True rejected; the NEFF cache",
-                 "Dynamo guards and Inductor's on-disk cache, measured", cpu_seconds=57.1),
+                 "Dynamo guards and Inductor's on-disk cache, measured", cpu_seconds=51.1),
     NotebookInfo("08_many_processes", "torchrun ranks, all-reduce, stragglers, a failing rank",
                  "the documented torchrun recipe printed; the lesson's ranks on the host CPU",
-                 "gloo on cpu (2 ranks), nccl on cuda", cpu_seconds=None),
+                 "gloo on cpu (2 ranks), nccl on cuda", cpu_seconds=22.0),
 )
