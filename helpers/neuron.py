@@ -396,18 +396,24 @@ def explorer_accepting(*words: str) -> tuple[str | None, str]:
     return exe, ""
 
 
-def _run_explorer(command: list[str], timeout_s: int) -> str:
-    """'' when the command succeeded, else why not (its last line of output)."""
+def _explorer_view(profile_dir: Path | str, output_format: str, output: Path, timeout_s: int,
+                   ) -> tuple[list[str], str, str]:
+    """Run `neuron-explorer view -d DIR --output-format FMT --output-file OUT` where this
+    neuron-explorer lists the format in its help: (command, why it failed or "", its stdout)."""
     import subprocess
 
+    exe, reason = explorer_accepting("--output-format", "--output-file", output_format)
+    if exe is None:
+        return [], reason, ""
+    command = [exe, "view", "-d", str(profile_dir), "--output-format", output_format, "--output-file", str(output)]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"export failed: {exc}"
+        return command, f"export failed: {exc}", ""
     if done.returncode != 0:
         tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
-        return f"export exited {done.returncode}: {tail[0]}"
-    return ""
+        return command, f"export exited {done.returncode}: {tail[0]}", done.stdout
+    return command, "", done.stdout
 
 
 def export_system_events(profile_dir: Path | str, out_dir: Path | str, timeout_s: int = 900) -> ExplorerExport:
@@ -417,12 +423,9 @@ def export_system_events(profile_dir: Path | str, out_dir: Path | str, timeout_s
     Parquet is the documented default export (the JSON export is unmaintained since SDK 2.34).
     The flags and table name follow the docs and are checked at run time: nothing is assumed.
     """
-    exe, reason = explorer_accepting("--output-format", "--output-file")
-    if exe is None:
-        return ExplorerExport(reason=reason)
     out_dir = Path(out_dir)
-    command = [exe, "view", "-d", str(profile_dir), "--output-format", "parquet", "--output-file", str(out_dir)]
-    if reason := _run_explorer(command, timeout_s):
+    command, reason, _ = _explorer_view(profile_dir, "parquet", out_dir, timeout_s)
+    if reason:
         return ExplorerExport(reason=reason, command=command)
     tables = sorted(out_dir.rglob("SystemProfileEvents*.parquet"))
     if not tables:
@@ -440,20 +443,17 @@ def explorer_summary(profile_dir: Path | str, out_file: Path | str, timeout_s: i
     """The profile's summary metrics as a two-column table (metric, value), from
     `neuron-explorer view -d DIR --output-format summary-json --output-file OUT` (N18), where this
     neuron-explorer lists `summary-json` in its help. Whether it writes the file or prints the JSON
-    is not documented, so both are read. `events` holds the table."""
+    is not documented, so the file is read, else what it printed. `events` holds the table."""
     import json
 
-    exe, reason = explorer_accepting("--output-format", "summary-json")
-    if exe is None:
-        return ExplorerExport(reason=reason)
     out_file = Path(out_file)
-    command = [exe, "view", "-d", str(profile_dir), "--output-format", "summary-json", "--output-file", str(out_file)]
-    if reason := _run_explorer(command, timeout_s):
+    command, reason, printed = _explorer_view(profile_dir, "summary-json", out_file, timeout_s)
+    if reason:
         return ExplorerExport(reason=reason, command=command)
     try:
-        data = json.loads(out_file.read_text())
-    except (OSError, ValueError) as exc:
-        return ExplorerExport(reason=f"no readable summary JSON at {out_file} ({exc})", command=command)
+        data = json.loads(out_file.read_text() if out_file.exists() else printed)
+    except ValueError as exc:
+        return ExplorerExport(reason=f"no readable summary JSON in {out_file} or in its output ({exc})", command=command)
     return ExplorerExport(events=summary_table(data), command=command)
 
 

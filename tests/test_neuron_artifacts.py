@@ -161,3 +161,13 @@ def test_explorer_summary_without_the_format_says_so(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
     result = explorer_summary(tmp_path, tmp_path / "summary.json")
     assert result.events is None and "summary-json" in result.reason
+
+
+def test_contract_explorer_summary_printed_instead_of_written(tmp_path, monkeypatch):
+    fake = tmp_path / "neuron-explorer"
+    fake.write_text("#!/bin/sh\nif [ \"$2\" = \"--help\" ]; then echo '--output-format summary-json --output-file'; exit 0; fi\n"
+                    "echo '{\"total_time_ns\": 7}'\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
+    result = explorer_summary(tmp_path, tmp_path / "not-written.json")
+    assert list(result.events["metric"]) == ["total_time_ns"] and list(result.events["value"]) == [7]
