@@ -28,10 +28,12 @@ class NotebookSession:
     parameters: dict[str, Any] = field(default_factory=dict)
     metrics: dict[str, dict[str, Any]] = field(default_factory=dict)
 
-    def publish(self, metrics: dict[str, dict[str, Any]]) -> Path:
-        """Add to this notebook's metrics.json (rewritten whole each time, atomically)."""
+    def publish(self, metrics: dict[str, dict[str, Any]]) -> None:
+        """Add to this notebook's metrics.json (rewritten whole each time, atomically).
+
+        Returns nothing, so that a cell ending in `session.publish(...)` shows no stray path."""
         self.metrics.update(metrics)
-        return write_metrics(self.out_dir, self.name, self.backend.name, self.metrics)
+        write_metrics(self.out_dir, self.name, self.backend.name, self.metrics)
 
     def show_metrics(self) -> None:
         print(json.dumps(self.metrics, indent=1, default=str))
