@@ -22,9 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
-import papermill as pm
-
 from helpers.series import NOTEBOOK_DIR, RMSNORM_VARIANTS, VARIANT_KEYS
+from series_tools.execute import execute_notebook
 
 NOTEBOOK = "05_compare_variants"
 
@@ -58,8 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         for i in range(args.runs):
             out = Path(tmp) / f"run{i}"
             start = time.perf_counter()
-            pm.execute_notebook(str(nb), str(Path(tmp) / f"{i}.ipynb"), parameters={"BACKEND": args.backend, "OUT_DIR": str(out)},
-                                kernel_name="python3", cwd=str(nb.parent), progress_bar=False)
+            execute_notebook(nb, Path(tmp) / f"{i}.ipynb", {"BACKEND": args.backend, "OUT_DIR": str(out)}, cwd=nb.parent)
             per_run.append(ratios_of(read_notebook_metrics(out / NOTEBOOK / "metrics.json")))
             print(f"run {i + 1}/{args.runs}: {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
     names = sorted(per_run[0])

@@ -87,6 +87,8 @@ def run(notebooks: list[Path], overrides: dict[Path, dict[str, Any]], run_dir: P
     """Execute each notebook; return one status record per notebook."""
     import papermill as pm
 
+    from series_tools.execute import execute_notebook
+
     results = []
     for i, nb in enumerate(notebooks, 1):
         print(f"[{i}/{len(notebooks)}] {nb.stem} ...", flush=True)
@@ -95,8 +97,7 @@ def run(notebooks: list[Path], overrides: dict[Path, dict[str, Any]], run_dir: P
         start = time.perf_counter()
         record: dict[str, Any] = {"notebook": nb.stem, "parameters": params}
         try:
-            pm.execute_notebook(str(nb), str(executed), parameters=params, kernel_name="python3",
-                                cwd=str(nb.parent), execution_timeout=EXECUTION_TIMEOUT_S, progress_bar=True)
+            execute_notebook(nb, executed, params, cwd=nb.parent, timeout_s=EXECUTION_TIMEOUT_S, progress_bar=True)
             record["status"] = "passed"
         except pm.PapermillExecutionError as exc:
             record.update(status="failed", cell=exc.exec_count, cell_index=exc.cell_index,

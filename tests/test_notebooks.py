@@ -22,6 +22,7 @@ from helpers.metrics import read_metrics
 from helpers.series import NOTEBOOKS as SERIES
 from helpers.series import REPO_ROOT as ROOT
 from helpers.series import notebook_paths
+from series_tools.execute import execute_notebook
 
 pytestmark = pytest.mark.notebook
 NOTEBOOKS = notebook_paths()
@@ -48,9 +49,7 @@ def run_notebook(path: Path, out_dir: Path, executed: Path, cwd: Path | None = N
     params = {k: v for k, v in {**CI_PARAMETERS, **overrides}.items() if k in declared}
     params.update(BACKEND=BACKEND, OUT_DIR=str(out_dir))
     try:
-        pm.execute_notebook(str(path), str(executed), parameters=params, kernel_name="python3",
-                            cwd=str(cwd or path.parent), execution_timeout=EXECUTION_TIMEOUT_S,
-                            progress_bar=False, log_output=False)
+        execute_notebook(path, executed, params, cwd=cwd or path.parent, timeout_s=EXECUTION_TIMEOUT_S)
     except pm.PapermillExecutionError as exc:
         pytest.fail(f"{path.name} failed in cell In[{exc.exec_count}] (cell index {exc.cell_index}): "
                     f"{exc.ename}: {exc.evalue}", pytrace=False)
@@ -322,8 +321,7 @@ def test_every_notebook_is_found():
 def test_wrong_parameter_type_stops_with_its_name(tmp_path):
     path = ROOT / "notebooks" / "01_profiler_setup.ipynb"
     with pytest.raises(pm.PapermillExecutionError) as err:
-        pm.execute_notebook(str(path), str(tmp_path / "out.ipynb"), parameters={"HIDDEN": "abc", "OUT_DIR": str(tmp_path)},
-                            kernel_name="python3", cwd=str(path.parent), progress_bar=False)
+        execute_notebook(path, tmp_path / "out.ipynb", {"HIDDEN": "abc", "OUT_DIR": str(tmp_path)}, cwd=path.parent)
     assert err.value.ename == "ParameterError"
     assert "HIDDEN must be an integer >= 1, got 'abc'" in err.value.evalue
     assert len(err.value.traceback) == 1  # the message, not a traceback from inside torch

@@ -165,6 +165,7 @@ def test_interrupted_run_stays_incomplete_and_earlier_runs_are_intact(tiny_serie
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
+    assert "without encryption" not in err  # the kernel's connection is encrypted (series_tools/execute.py)
     later = [p for p in runs.iterdir() if p != earlier]
     assert len(later) == 1 and (later[0] / "INCOMPLETE").exists()
     assert json.loads((later[0] / "status.json").read_text())["status"] == "interrupted"
