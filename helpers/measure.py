@@ -53,11 +53,15 @@ class Timing:
 
 @dataclass
 class PairedRatio:
-    """numerator / denominator per interleaved round: its median and p10-p90 over the rounds."""
+    """numerator / denominator per interleaved round: its median and p10-p90 over the rounds.
+
+    `pairing` names what a pair is, for the printed spread: a timing round here, a request where
+    notebook 07 pairs two strategies request by request, a step where notebook 08 pairs ranks."""
 
     numerator: str
     denominator: str
     per_round: np.ndarray
+    pairing: str = "round"
 
     @property
     def median(self) -> float:
@@ -78,7 +82,7 @@ class PairedRatio:
 
     def describe(self, faster: str = "faster", slower: str = "slower") -> str:
         """The ratio in words, with its spread; "no measurable difference" when the spread holds 1.0."""
-        spread = f"per-round p10-p90 {self.p10:.2f}-{self.p90:.2f}"
+        spread = f"per-{self.pairing} p10-p90 {self.p10:.2f}-{self.p90:.2f}"
         if not self.measurable:
             return f"no measurable difference here ({self.numerator} / {self.denominator} = {self.median:.2f}, {spread})"
         word = slower if self.median > 1 else faster

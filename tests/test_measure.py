@@ -49,3 +49,8 @@ def test_faster_is_said_as_a_factor_above_one():
     assert r.median == pytest.approx(0.25)
     assert "4.00x faster" in r.describe()
 
+
+
+def test_the_spread_names_what_was_paired():
+    assert "per-round p10-p90" in PairedRatio("a", "b", np.array([2.0, 2.1, 1.9])).describe()
+    assert "per-step p10-p90" in PairedRatio("a", "b", np.array([2.0, 2.1, 1.9]), pairing="step").describe()

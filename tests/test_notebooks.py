@@ -19,6 +19,7 @@ import pytest
 from helpers.claims import check_claims as claims_problems
 from helpers.kernel_check import SUPPORTED_TORCH
 from helpers.metrics import read_metrics
+from helpers.ranks import chance_some_rank_last
 from helpers.series import NOTEBOOKS as SERIES
 from helpers.series import REPO_ROOT as ROOT
 from helpers.series import notebook_paths
@@ -193,10 +194,16 @@ def check_08_many_processes(m, out):
     assert value(m, "straggler_identified") == 1  # the notebook's STRAGGLER_RANK
     waits = {r: value(m, f"rank{r}_wait_on_ms") for r in range(CI_PARAMETERS["RANKS"])}
     assert all(waits[r] > waits[1] for r in waits if r != 1)  # the others waited for the straggler
-    assert isinstance(value(m, "off_waits_agree"), bool)
-    # without the straggler, no rank waits for long: a small fraction of what the straggler cost
-    # (on a shared 2-core machine the ranks' small waits can differ by a millisecond; the
-    # notebook says so when they do)
+    # without the straggler: who arrived last is counted over the off steps (every other recorded
+    # step), with the chance that random order does the same; its waits are a small fraction of
+    # what the straggler cost. (Comparing the ranks' p10-p90 waits instead fails by chance: the
+    # last rank's wait is zero by definition, and with 4 steps one rank is last in all of them in
+    # 1 run of 8. helpers/ranks.ArrivalOrder says why.)
+    last = {int(r): n for r, n in value(m, "off_last_arrivals").items()}
+    off_steps = NOTEBOOK_CI_PARAMETERS["08_many_processes"]["ACTIVE"] // 2
+    assert sorted(last) == list(range(CI_PARAMETERS["RANKS"])) and sum(last.values()) == off_steps
+    assert value(m, "off_order_chance") == pytest.approx(
+        chance_some_rank_last(off_steps, CI_PARAMETERS["RANKS"], max(last.values())))
     assert value(m, "off_wait_max_ms") < 0.25 * min(w for r, w in waits.items() if r != 1)
     # a failing rank: reported by rank, first, and nothing left running
     assert value(m, "failure_first_rank") == CI_PARAMETERS["RANKS"] - 1

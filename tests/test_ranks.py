@@ -1,12 +1,13 @@
 """Notebook 08's launcher: bad launches refused with their fix, the failure path reported by
 rank with nothing left running, and the documented Neuron recipe (CONTRACT: not run here)."""
+import itertools
 import socket
 
 import pytest
 import torch.distributed as dist
 
 from helpers.errors import BackendUnavailableError, ParameterError
-from helpers.ranks import check_launch, collective_waits, neuron_torchrun_recipe
+from helpers.ranks import arrival_order, chance_some_rank_last, check_launch, collective_waits, neuron_torchrun_recipe
 
 import pandas as pd
 
@@ -42,6 +43,25 @@ def test_waits_are_measured_against_the_last_arrival():
     w = collective_waits(steps).set_index(["step", "rank"])
     assert w.loc[(3, 0), "wait_ms"] == 20.0 and w.loc[(3, 1), "wait_ms"] == 0.0
     assert w.loc[(3, 0), "exchange_ms"] == w.loc[(3, 1), "exchange_ms"] == 3.0
+
+
+@pytest.mark.parametrize("steps,ranks", [(3, 2), (4, 2), (8, 2), (3, 3), (6, 3), (5, 4)])
+def test_chance_of_one_rank_arriving_last_matches_counting_every_order(steps, ranks):
+    orders = list(itertools.product(range(ranks), repeat=steps))
+    for at_least in range(1, steps + 1):
+        counted = sum(max(o.count(r) for r in range(ranks)) >= at_least for o in orders) / len(orders)
+        assert chance_some_rank_last(steps, ranks, at_least) == pytest.approx(counted, abs=1e-12)
+
+
+def test_arrival_order_counts_the_last_rank_of_each_step():
+    steps = pd.DataFrame({"rank": [0, 1] * 4, "step": [2, 2, 4, 4, 6, 6, 8, 8], "straggling": [False] * 8,
+                          "start": [0.0] * 8, "compute_end": [5.0, 6.0, 5.0, 7.0, 9.0, 8.0, 3.0, 4.0],
+                          "collective_end": [10.0] * 8})
+    order = arrival_order(collective_waits(steps), ranks=2)
+    assert order.last_counts == {0: 1, 1: 3} and order.steps == 4
+    assert order.chance == pytest.approx(0.625) and order.explained_by_chance  # 3 of 4: chance does that often
+    always = arrival_order(collective_waits(steps.assign(compute_end=[1.0, 9.0] * 4)), ranks=2)
+    assert always.last_counts == {0: 0, 1: 4} and always.chance == pytest.approx(0.125)
 
 
 def test_contract_neuron_torchrun_recipe_is_the_documented_one():
