@@ -3,8 +3,10 @@ run must agree within their p10-p90.
 
 Notebooks name what each timing measures (`timing_metric(..., of="naive 8192x4096 float32")`);
 this groups a run's timings by that name and reports every group whose p10-p90 ranges do not
-all overlap. A disagreement means the measurement depends on what ran before it in the notebook
-(the allocator's state, a profiler left on, memory held by earlier cells), not on the code.
+all overlap. A disagreement means either that a notebook changes what it measures (what ran
+before it: the allocator's state, a profiler left on, memory held by earlier cells) or that the
+machine changed between notebooks, which time the same call minutes apart:
+`benchmarks/drift_benchmark.py` measures how much this machine drifts with nothing changing.
 """
 from __future__ import annotations
 

@@ -51,7 +51,9 @@ def write_summary(run_dir: Path) -> Path:
               "disagreement means either that a notebook changes what it measures (the allocator's state, a "
               "profiler left on, memory held by earlier cells) or that the machine changed between notebooks, "
               "which run minutes apart (unlike the interleaved timings inside one notebook). Run again: the same "
-              "notebook off again points to the first; a different one each time, to the second.", ""]
+              "notebook off again points to the first; a different one each time, to the second. "
+              "`python benchmarks/drift_benchmark.py` measures how far this machine drifts in a minute with "
+              "nothing changing.", ""]
     lines += format_consistency(check_consistency(metrics))
     lines += ["", "## Metrics", ""]
     for nb, values in metrics.items():
