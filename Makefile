@@ -51,9 +51,10 @@ verify-neuron:
 kernel: venv
 	$(PY) -m ipykernel install --user --name $(KERNEL) --display-name "Python ($(KERNEL))"
 
-## JupyterLab on 127.0.0.1 only, with a token (printed at start)
+## JupyterLab on 127.0.0.1 only, with a token (printed at start); kernels get CurveZMQ keys, so their
+## connection is encrypted (series_tools/execute.py says why)
 lab: kernel
-	$(VENV)/bin/jupyter lab --ip 127.0.0.1 --no-browser --notebook-dir notebooks $(if $(filter 0,$(shell id -u)),--allow-root)
+	$(VENV)/bin/jupyter lab --ip 127.0.0.1 --no-browser --notebook-dir notebooks --KernelManager.transport_encryption=auto $(if $(filter 0,$(shell id -u)),--allow-root)
 
 clean-runs:
 	rm -rf runs/

@@ -23,6 +23,11 @@ pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parent.parent
 SCREENSHOT_DIR = Path(os.environ.get("SCREENSHOT_DIR", ROOT / "runs" / "test-screenshots"))
+LAB_KERNEL_ENCRYPTION = "--KernelManager.transport_encryption=auto"  # the flag `make lab` passes
+
+
+def test_make_lab_starts_kernels_with_an_encrypted_connection():
+    assert LAB_KERNEL_ENCRYPTION in (ROOT / "Makefile").read_text()
 
 
 def browser_or_skip() -> tuple[str, str]:
@@ -59,7 +64,7 @@ def lab(tmp_path):
         [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip", "127.0.0.1", f"--port={port}",
          f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={served / 'notebooks'}",
          "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-         *(["--allow-root"] if os.geteuid() == 0 else [])],
+         LAB_KERNEL_ENCRYPTION, *(["--allow-root"] if os.geteuid() == 0 else [])],
         env=env, stdout=subprocess.DEVNULL, stderr=open(tmp_path / "lab.log", "w"))
     base = f"http://127.0.0.1:{port}"
     deadline = time.time() + 90
@@ -133,6 +138,8 @@ def test_notebook_runs_its_first_cells_in_chromium(lab, tmp_path):
 
         wait.until(lambda b: "Kernel OK" in outputs(b))
         output = outputs(browser)
+        # the kernel's connection is encrypted, as `make lab` starts it (series_tools/execute.py says why)
+        assert "without encryption" not in (tmp_path / "lab.log").read_text()
         assert "torch 2.13" in output or "torch 2.14" in output
         SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
         shot = SCREENSHOT_DIR / "jupyterlab-00_environment_check.png"
