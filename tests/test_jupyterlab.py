@@ -46,9 +46,11 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture
-def lab(tmp_path):
-    """JupyterLab on 127.0.0.1 with a random token, its data dir (kernelspecs) in tmp."""
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """JupyterLab on 127.0.0.1 with a random token, its data dir (kernelspecs) in tmp; one server
+    for the module's tests (starting one takes about 6 s)."""
+    tmp_path = tmp_path_factory.mktemp("lab")
     env = {**os.environ, "JUPYTER_DATA_DIR": str(tmp_path / "jupyter-data"),
            "JUPYTER_CONFIG_DIR": str(tmp_path / "jupyter-config"), "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime")}
     subprocess.run([sys.executable, "-m", "ipykernel", "install", "--user", "--name", "trainium-profiling",
@@ -77,7 +79,7 @@ def lab(tmp_path):
     else:
         server.kill()
         pytest.fail(f"JupyterLab did not start: {(tmp_path / 'lab.log').read_text()[-2000:]}")
-    yield {"base": base, "token": token, "specs": specs, "port": port, "served": served}
+    yield {"base": base, "token": token, "specs": specs, "port": port, "served": served, "log": tmp_path / "lab.log"}
     server.terminate()
     try:
         server.wait(timeout=20)
@@ -139,7 +141,7 @@ def test_notebook_runs_its_first_cells_in_chromium(lab, tmp_path):
         wait.until(lambda b: "Kernel OK" in outputs(b))
         output = outputs(browser)
         # the kernel's connection is encrypted, as `make lab` starts it (series_tools/execute.py says why)
-        assert "without encryption" not in (tmp_path / "lab.log").read_text()
+        assert "without encryption" not in lab["log"].read_text()
         assert "torch 2.13" in output or "torch 2.14" in output
         SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
         shot = SCREENSHOT_DIR / "jupyterlab-00_environment_check.png"
