@@ -54,9 +54,12 @@ def error_metric(error: float, tolerance: float, note: str = "") -> dict[str, An
     return metric(error, "relative", note, tolerance=tolerance)
 
 
-def ratio_metric(ratio: Any, note: str = "") -> dict[str, Any]:
-    """A paired ratio (helpers.measure.PairedRatio): median of the per-round ratios, with their p10/p90."""
-    return metric(ratio.median, "ratio", note, p10=ratio.p10, p90=ratio.p90)
+def ratio_metric(ratio: Any, note: str = "", of: str = "") -> dict[str, Any]:
+    """A paired ratio (helpers.measure.PairedRatio): median of the per-round ratios, with their p10/p90.
+
+    `of` names it like a timing (`quantity("torch.rms_norm / naive", x)`), so that the run compares
+    the same ratio across notebooks too: a drifting machine moves times, much less paired ratios."""
+    return metric(ratio.median, "ratio", note, p10=ratio.p10, p90=ratio.p90, **({"of": of} if of else {}))
 
 
 def _check_entries(notebook: str, metrics: dict[str, Any]) -> None:

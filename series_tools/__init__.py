@@ -6,7 +6,8 @@
 - student:    copies of the notebooks without solutions
 - handouts:   HTML renders headed by the environment they were measured in
 - summary:    a run folder's summary.md and summary.png
-- consistency: one value per quantity: the same timing across notebooks of one run must agree
+- consistency: one value per quantity: the same timing, or paired ratio, across notebooks of one run must agree
+- execute:    one notebook with papermill, on a kernel with an encrypted connection
 - verify_neuron: on a trn2/trn3, every UNVERIFIED Neuron fact checked, "assumed -> observed"
 - neuron_probe: the hardware observations verify_neuron judges (Trainium only)
 

@@ -169,10 +169,11 @@ def main(argv: list[str] | None = None) -> int:
         write_json(run_dir / "consistency.json", consistency)
         for row in consistency:
             if not row["agree"]:
-                print(f"DISAGREE: {row['quantity']} measured " + ", ".join(
-                    f"{t['median']:,.0f} us ({t['notebook']})" for t in row["timings"])
-                    + f" ({row['max_over_min']:.2f}x from lowest to highest median): one quantity, different values; "
-                    "see summary.md", flush=True)
+                figures = ", ".join((f"{t['median']:,.0f} us" if row["unit"] == "us" else f"{t['median']:.3f}x")
+                                    + f" ({t['notebook']})" for t in row["timings"])
+                print(f"DISAGREE: {row['quantity']} measured {figures} ({row['max_over_min']:.2f}x from lowest to "
+                      "highest median): one quantity, different values"
+                      + (f"; {row['diagnosis']}" if row.get("diagnosis") else "") + "; see summary.md", flush=True)
         write_json(run_dir / "status.json", {"status": status, "seconds": total, "notebooks": results})
         from series_tools.summary import write_summary
 

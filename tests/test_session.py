@@ -76,3 +76,38 @@ def test_one_quantity_timed_in_two_notebooks_must_agree():
     assert [(r["quantity"], r["agree"]) for r in agree] == [("naive 8x8 float32", True)]  # single timings are not rows
     twice = check_consistency({"02": {"t": timing(190, 185, 200)}, "05": {"t": timing(98, 95, 101)}})
     assert twice[0]["agree"] is False and twice[0]["max_over_min"] == pytest.approx(190 / 98)
+    assert twice[0]["diagnosis"] is None  # no paired ratio of the variant was measured in both
+
+
+def ratio(median, p10, p90, of):
+    return {"value": median, "unit": "ratio", "p10": p10, "p90": p90, "of": of}
+
+
+def test_a_ratio_and_its_inverse_are_one_quantity():
+    from series_tools.consistency import check_consistency
+
+    rows = check_consistency({"03": {"r": ratio(0.5, 0.45, 0.55, "torch.rms_norm / naive 8x8 float32")},
+                              "05": {"s": ratio(2.0, 1.9, 2.2, "naive / torch.rms_norm 8x8 float32")}})
+    (row,) = rows
+    assert row["quantity"] == "naive / torch.rms_norm 8x8 float32" and row["agree"] and row["unit"] == "ratio"
+    by_nb = {t["notebook"]: t for t in row["timings"]}
+    assert by_nb["03"]["median"] == pytest.approx(2.0) and by_nb["03"]["p10"] == pytest.approx(1 / 0.55)
+
+
+def test_a_disagreeing_time_is_diagnosed_by_the_paired_ratios_of_the_same_notebooks():
+    from series_tools.consistency import check_consistency, format_consistency
+
+    def run(fused_ratio_in_04):
+        return {
+            "04": {"t": {"value": 97_000, "unit": "us", "p10": 95_000, "p90": 99_000, "of": "naive 8x8 float32"},
+                   "r": ratio(fused_ratio_in_04, fused_ratio_in_04 * 0.97, fused_ratio_in_04 * 1.03,
+                              "torch.rms_norm / naive 8x8 float32")},
+            "05": {"t": {"value": 85_000, "unit": "us", "p10": 83_000, "p90": 87_000, "of": "naive 8x8 float32"},
+                   "s": ratio(1.0, 0.97, 1.03, "naive / torch.rms_norm 8x8 float32")},
+        }
+    together = {r["quantity"]: r for r in check_consistency(run(1.0))}["naive 8x8 float32"]
+    assert not together["agree"] and "variants moved together" in together["diagnosis"]
+    apart = {r["quantity"]: r for r in check_consistency(run(0.7))}["naive 8x8 float32"]
+    assert "moved apart" in apart["diagnosis"]
+    text = "\n".join(format_consistency(check_consistency(run(1.0))))
+    assert "1.000x" in text and "97,000.0 us" in text and "variants moved together" in text
