@@ -13,12 +13,14 @@ JupyterLab's kernels the same keys (`--KernelManager.transport_encryption=auto`)
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import papermill as pm
 
 
+@lru_cache(maxsize=1)  # one class for every notebook of a process
 def encrypted_kernel_manager() -> type | None:
     """A kernel manager that provisions CurveZMQ keys where kernel and libzmq support them.
 
