@@ -7,7 +7,6 @@ branching on the backend's name.
 """
 from __future__ import annotations
 
-import importlib.util
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +15,7 @@ from torch.profiler import ProfilerActivity
 
 from .environment import cpu_model_name, host_memory_available_bytes, host_record, package_version
 from .errors import BackendUnavailableError, ParameterError
+from .neuron_runtime import neuron_installed
 from .series import BACKEND_CHOICES
 
 NEURON_VENV = "/opt/aws_neuronx_venv_torch_neuronx_2_14_0"
@@ -119,7 +119,7 @@ class Backend:
 
 def neuron_status() -> tuple[bool, str]:
     """Whether TorchNeuron can run here, and if not, why."""
-    if importlib.util.find_spec("torch_neuronx") is None:
+    if not neuron_installed():
         return False, "torch-neuronx is not installed in this Python environment"
     try:
         import torch_neuronx  # noqa: F401  (registers `neuron` even with autoload off)

@@ -97,9 +97,9 @@ def quiet_profiler_log() -> str | None:
     torch-neuronx installed) the lines stay, because there a tracer's error (CUPTI permissions, a
     device plugin failing) matters more than the noise. An explicit value in the environment wins.
     """
-    import importlib.util
+    from .neuron_runtime import neuron_installed
 
-    accelerator = Path("/dev/nvidiactl").exists() or importlib.util.find_spec("torch_neuronx") is not None
+    accelerator = Path("/dev/nvidiactl").exists() or neuron_installed()
     if not accelerator:
         os.environ.setdefault("KINETO_LOG_LEVEL", "6")
     return os.environ.get("KINETO_LOG_LEVEL")

@@ -1,10 +1,10 @@
 """Backend selection: explicit choices are honoured or refused with the fix; auto falls back in order."""
+import importlib.util
 import os
 import pytest
 import torch
 from torch.profiler import ProfilerActivity
 
-from helpers import backend as backend_mod
 from helpers.backend import make_backend, select_backend
 from helpers.errors import BackendUnavailableError, ParameterError
 
@@ -17,7 +17,7 @@ def test_unknown_backend_names_the_choices(bad):
 
 
 def test_neuron_without_torch_neuronx_names_the_dlami_venv(monkeypatch):
-    monkeypatch.setattr(backend_mod.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     with pytest.raises(BackendUnavailableError) as err:
         select_backend("neuron")
     msg = str(err.value)
@@ -35,7 +35,7 @@ def test_cuda_unavailable_says_why(monkeypatch):
 
 
 def test_auto_falls_back_to_cpu_and_says_why(monkeypatch):
-    monkeypatch.setattr(backend_mod.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     chosen = select_backend("auto")
     assert chosen.name == "cpu"
