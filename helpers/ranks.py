@@ -110,7 +110,7 @@ def launch(out_dir: Path, ranks: int, device: str, *, port: int = 0, launch_time
         os.killpg(proc.pid, signal.SIGKILL)
     error_files = sorted(out_dir.glob("rank*.error.txt"), key=lambda p: p.stat().st_mtime_ns)
     errors = {int(p.name.split(".")[0].removeprefix("rank")): p.read_text().splitlines()[0] for p in error_files}
-    first = int(error_files[0].name.split(".")[0].removeprefix("rank")) if error_files else None
+    first = next(iter(errors), None)  # errors are in the order their files were written
     return Launch(command, returncode, time.perf_counter() - start, out_dir, errors,
                   "\n".join(output.strip().splitlines()[-15:]), leftover, first)
 

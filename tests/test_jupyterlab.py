@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -18,6 +17,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+
+from helpers.ranks import free_port
 
 pytestmark = pytest.mark.browser
 
@@ -38,12 +39,6 @@ def browser_or_skip() -> tuple[str, str]:
             pytest.fail(f"CI must run the browser test: {reason}")
         pytest.skip(reason)
     return chromium, driver
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
