@@ -87,18 +87,18 @@ def plot_timeline(traces: dict, backend: str, step: int | None = None, max_us: f
     steps, rows_of = {}, {}
     for label, trace in traces.items():
         s = representative_step(trace) if step is None else step
-        start = float(trace.steps.set_index("step").loc[s, "ts"])
+        step_row = trace.steps.set_index("step").loc[s]
+        start = float(step_row["ts"])
         ev = trace.events[(trace.events["step"] == s) & ~trace.events["name"].astype(str).str.startswith("ProfilerStep#")]
         ops = step_ops(trace, s)
         lane_events = {lane: ev[ev["lane"] == lane] for lane in ("framework", "runtime")}
         rows_of[label] = {lane: list(zip(e["ts"] - start, e["dur"], e["name"].astype(str))) for lane, e in lane_events.items()}
         rows_of[label]["device"] = list(zip(ops["start_us"], ops["duration_us"], ops["name"].astype(str)))
-        steps[label] = (s, ops, start)
+        steps[label] = (s, ops, float(step_row["dur"]))
     shown = [lane for lane in LANE_ROWS if any(rows[lane] for rows in rows_of.values())]  # no empty lanes
     fig, axes = plt.subplots(len(traces), 1, figsize=(11, (0.55 * len(shown) + 0.9) * len(traces) + 0.8),
                              sharex=True, squeeze=False)
-    spans = [float(t.steps.set_index("step").loc[steps[k][0], "dur"]) for k, t in traces.items()]
-    axes[-1, 0].set_xlim(0, max_us or max(spans) * 1.02)
+    axes[-1, 0].set_xlim(0, max_us or max(span for _, _, span in steps.values()) * 1.02)
     for ax, (label, trace) in zip(axes[:, 0], traces.items()):
         s, ops, _ = steps[label]
         order = list(reversed(shown))
