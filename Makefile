@@ -52,9 +52,9 @@ kernel: venv
 	$(PY) -m ipykernel install --user --name $(KERNEL) --display-name "Python ($(KERNEL))"
 
 ## JupyterLab on 127.0.0.1 only, with a token (printed at start); kernels get CurveZMQ keys, so their
-## connection is encrypted (series_tools/execute.py says why)
+## connection is encrypted, and a fixed address layout where setarch -R runs (series_tools/execute.py says why)
 lab: kernel
-	$(VENV)/bin/jupyter lab --ip 127.0.0.1 --no-browser --notebook-dir notebooks --KernelManager.transport_encryption=auto $(if $(filter 0,$(shell id -u)),--allow-root)
+	$$(setarch $$(uname -m) -R true 2>/dev/null && echo setarch $$(uname -m) -R) $(VENV)/bin/jupyter lab --ip 127.0.0.1 --no-browser --notebook-dir notebooks --KernelManager.transport_encryption=auto $(if $(filter 0,$(shell id -u)),--allow-root)
 
 clean-runs:
 	rm -rf runs/

@@ -1,12 +1,15 @@
 """How well notebook 05's ratios repeat: run it N times back to back and report each ratio's
 largest deviation from its median over the runs.
 
-    python benchmarks/ratio_benchmark.py [--runs 5] [--backend cpu] [--notebook-dir notebooks]
+    python benchmarks/ratio_benchmark.py [--runs 5] [--backend cpu] [--notebook-dir notebooks] [--layout random]
 
 Every ratio to the copy floor (`*_over_copy`) and every speed-up over naive is printed per run,
 with its largest deviation from the median of the runs. Goal: within +/-5% at both shapes.
 This is a benchmark, not a test: it prints figures and exits 0 whatever they are; its wall time
 is about N times notebook 05's.
+
+Kernels start with a fixed address layout, as everywhere in the series (series_tools/execute.py
+says why); `--layout random` starts them with the system's randomized layout, to see the difference.
 
 Speed-ups come from the notebook's paired `*_speedup_over_naive` metrics; for a notebook that
 does not publish them (an older version, for a before/after comparison) they are computed from
@@ -50,6 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--backend", default="cpu")
     parser.add_argument("--notebook-dir", default=str(NOTEBOOK_DIR))
+    parser.add_argument("--layout", choices=("fixed", "random"), default="fixed",
+                        help="the kernels' address layout (default: fixed, as in the series)")
     args = parser.parse_args(argv)
     nb = Path(args.notebook_dir) / f"{NOTEBOOK}.ipynb"
     per_run: list[dict[str, float]] = []
@@ -57,7 +62,8 @@ def main(argv: list[str] | None = None) -> int:
         for i in range(args.runs):
             out = Path(tmp) / f"run{i}"
             start = time.perf_counter()
-            execute_notebook(nb, Path(tmp) / f"{i}.ipynb", {"BACKEND": args.backend, "OUT_DIR": str(out)}, cwd=nb.parent)
+            execute_notebook(nb, Path(tmp) / f"{i}.ipynb", {"BACKEND": args.backend, "OUT_DIR": str(out)}, cwd=nb.parent,
+                             fixed_layout=args.layout == "fixed")
             per_run.append(ratios_of(read_notebook_metrics(out / NOTEBOOK / "metrics.json")))
             print(f"run {i + 1}/{args.runs}: {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
     names = sorted(per_run[0])
@@ -69,7 +75,8 @@ def main(argv: list[str] | None = None) -> int:
         dev = max(abs(v - med) / med for v in values)
         worst = max(worst, dev)
         print(f"{name:38s} " + " ".join(f"{v:6.2f}" for v in values) + f"   {med:6.2f}  {dev * 100:6.1f}%")
-    print(f"\nlargest deviation from the median over {args.runs} runs: {worst * 100:.1f}% (goal: 5%)")
+    print(f"\nlargest deviation from the median over {args.runs} runs: {worst * 100:.1f}% (goal: 5%); "
+          f"address layout: {args.layout}")
     return 0
 
 

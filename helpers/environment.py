@@ -115,6 +115,23 @@ def configure_allocator() -> dict[str, str]:
     return {name: os.environ[name] for name in ALLOCATOR_SETTINGS}
 
 
+ADDR_NO_RANDOMIZE = 0x0040000  # personality(2) flag: this process's address layout is not randomized
+
+
+def address_layout() -> str | None:
+    """"fixed" where this process runs without address-space randomization (started under
+    `setarch -R`, as series_tools.execute starts every kernel, or ASLR off machine-wide),
+    "randomized" otherwise; None off Linux. A few-microsecond call's time depends on where its
+    code and data land (series_tools/execute.py gives the measurement), so runs compare best
+    when both say "fixed"."""
+    personality = _read_text("/proc/self/personality")
+    if personality is None:
+        return None
+    if int(personality, 16) & ADDR_NO_RANDOMIZE or _read_text("/proc/sys/kernel/randomize_va_space") == "0":
+        return "fixed"
+    return "randomized"
+
+
 def neuron_settings_record() -> dict[str, Any]:
     """The Neuron runtime settings of this kernel (helpers.neuron_runtime) and the variables in force."""
     from .neuron_runtime import COMPILE_DEBUG_SETTINGS, VISIBLE_CORES, current
@@ -134,6 +151,7 @@ def host_record() -> dict[str, Any]:
         "allocator_settings": {name: os.environ.get(name) for name in ALLOCATOR_SETTINGS},
         "kineto_log_level": os.environ.get("KINETO_LOG_LEVEL"),
         "neuron_settings": neuron_settings_record(),
+        "address_layout": address_layout(),
         "transparent_hugepage": _read_text("/sys/kernel/mm/transparent_hugepage/enabled"),
         "instance_type": instance_type(),
         "git_commit": git_commit(),

@@ -25,6 +25,7 @@ movement of the speed-up ratios between two runs of the same commit can be read 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import re
 import sys
@@ -46,6 +47,7 @@ class Source:
     metrics: dict[str, dict[str, dict[str, Any]]]  # notebook -> metric -> {value, unit, ...}
     backend: str | None
     incomplete: bool
+    address_layout: str | None = None  # the kernels' (environment.json): fixed, randomized, or unknown
 
 
 def load_source(path: Path | str) -> Source:
@@ -59,7 +61,8 @@ def load_source(path: Path | str) -> Source:
             raise SeriesError(f"Run {path} has no metrics.json: it did not finish writing its results",
                               "re-run it, or compare another run")
         data = read_metrics(path)
-        return Source(str(path), data["notebooks"], data.get("backend"), (path / "INCOMPLETE").exists())
+        layout = json.loads((path / "environment.json").read_text()).get("address_layout")
+        return Source(str(path), data["notebooks"], data.get("backend"), (path / "INCOMPLETE").exists(), layout)
     if path.is_file():
         data = read_metrics(path)
         return Source(str(path), data["notebooks"], data.get("backend"), False)
@@ -161,6 +164,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if a.backend and b.backend and a.backend != b.backend:
         print(f"warning: A ran on {a.backend}, B on {b.backend}: their times are not comparable", file=sys.stderr)
+    if a.address_layout and b.address_layout and a.address_layout != b.address_layout:
+        print(f"warning: A's kernels ran with a {a.address_layout} address layout, B's with a {b.address_layout} one: "
+              "small-shape times and ratios can differ by several percent for that alone (series_tools/execute.py)",
+              file=sys.stderr)
     for src in (a, b):
         if src.incomplete:
             print(f"warning: {src.label} is marked INCOMPLETE: some notebooks failed or did not run", file=sys.stderr)

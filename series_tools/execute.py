@@ -1,4 +1,4 @@
-"""Execute one notebook with papermill on a kernel whose connection is encrypted.
+"""Execute one notebook with papermill on a kernel that is encrypted and has a fixed address layout.
 
 Every tool that runs notebooks (run, the tests, the benchmark) goes through `execute_notebook`, so a
 notebook runs the same way everywhere.
@@ -10,9 +10,22 @@ CurveZMQ support in its kernelspec, and jupyter_client 8.10 provisions the keys 
 IPC transport, silences it too, but then Ctrl-C waited for the running cell to end (57.7 s measured
 here); with Curve keys Ctrl-C ends a run in 0.7 s, as over plain TCP. `make lab` gives
 JupyterLab's kernels the same keys (`--KernelManager.transport_encryption=auto`).
+
+Why the fixed address layout: Linux places a process's libraries, heap and stack at random
+addresses (ASLR), and where the code and data of a few-microsecond call land moves its time. Ten
+fresh processes timing the 8x1024 naive RMSNorm against its copy, interleaved in one loop, gave
+ratios spread over 9.7% (copy alone 14.2%); the same ten with ASLR off for the process, alternated
+with them, 2.3% (copy 2.4%). So the kernel is started under `setarch <arch> -R`, which turns ASLR off
+for that process only: every run of the series sees the same layout, and a ratio that moves between
+runs moved for a reason. Where setarch is missing or refused (a container's seccomp profile may deny
+the personality call) the kernel starts as usual; the environment record says which
+(`address_layout`). `make lab` starts JupyterLab the same way.
 """
 from __future__ import annotations
 
+import platform
+import shutil
+import subprocess
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -20,31 +33,60 @@ from typing import Any
 import papermill as pm
 
 
-@lru_cache(maxsize=1)  # one class for every notebook of a process
-def encrypted_kernel_manager() -> type | None:
-    """A kernel manager that provisions CurveZMQ keys where kernel and libzmq support them.
+@lru_cache(maxsize=1)
+def fixed_layout_prefix() -> tuple[str, ...]:
+    """`setarch <arch> -R`, where it runs here; () where it does not (not Linux, missing, refused)."""
+    setarch = shutil.which("setarch")
+    if setarch is None:
+        return ()
+    prefix = (setarch, platform.machine(), "-R")
+    try:
+        ok = subprocess.run([*prefix, "true"], capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        ok = False
+    return prefix if ok else ()
 
-    None where this jupyter_client or libzmq cannot (an older Neuron DLAMI venv): papermill's
-    default manager is used, and the kernel runs as before, warning included.
+
+def kernel_address_layout() -> str | None:
+    """The layout `execute_notebook`'s kernels get: "fixed" where setarch -R runs, else this
+    machine's (helpers.environment.address_layout). For the run's own environment record, which
+    the run's process writes outside any kernel."""
+    from helpers.environment import address_layout
+
+    return "fixed" if fixed_layout_prefix() else address_layout()
+
+
+@lru_cache(maxsize=2)  # one class per layout for every notebook of a process
+def series_kernel_manager(fixed_layout: bool = True) -> type:
+    """A kernel manager that starts the kernel with a fixed address layout (unless `fixed_layout` is
+    False, as the ratio benchmark's comparison asks) and, where kernel and libzmq support it,
+    provisions CurveZMQ keys.
+
+    Without Curve support (an older jupyter_client or libzmq, as in some Neuron DLAMI venvs) the
+    connection stays plain TCP, warning included.
     """
     import zmq
     from jupyter_client.manager import AsyncKernelManager
 
-    if "transport_encryption" not in AsyncKernelManager.class_trait_names() or not zmq.has("curve"):
-        return None
+    prefix = fixed_layout_prefix() if fixed_layout else ()
+    encrypt = "transport_encryption" in AsyncKernelManager.class_trait_names() and zmq.has("curve")
 
-    class EncryptedKernelManager(AsyncKernelManager):
+    class SeriesKernelManager(AsyncKernelManager):
         def __init__(self, **kwargs: Any) -> None:
             super().__init__(**kwargs)
-            self.transport_encryption = "auto"  # keys only where the kernelspec declares "curve"
+            if encrypt:
+                self.transport_encryption = "auto"  # keys only where the kernelspec declares "curve"
 
-    return EncryptedKernelManager
+        def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
+            # setarch execs the kernel in its own process: the pid, and so Ctrl-C, are the kernel's
+            return [*prefix, *super().format_kernel_cmd(extra_arguments)]
+
+    return SeriesKernelManager
 
 
 def execute_notebook(source: Path, executed: Path, parameters: dict[str, Any], cwd: Path,
-                     timeout_s: int | None = None, progress_bar: bool = False) -> None:
+                     timeout_s: int | None = None, progress_bar: bool = False, fixed_layout: bool = True) -> None:
     """Run `source` with `parameters` into `executed` (kernel python3); errors are papermill's."""
-    manager = encrypted_kernel_manager()
     pm.execute_notebook(str(source), str(executed), parameters=parameters, kernel_name="python3", cwd=str(cwd),
                         execution_timeout=timeout_s, progress_bar=progress_bar, log_output=False,
-                        **({"kernel_manager_class": manager} if manager else {}))
+                        kernel_manager_class=series_kernel_manager(fixed_layout))

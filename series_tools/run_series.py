@@ -149,7 +149,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     write_atomic(run_dir / INCOMPLETE, "This run has not finished, or a notebook failed: see status.json.\n")
-    write_json(run_dir / "environment.json", backend.describe())
+    from series_tools.execute import kernel_address_layout
+
+    write_json(run_dir / "environment.json", {**backend.describe(), "address_layout": kernel_address_layout()})
     print(f"Run folder: {run_dir}\nBackend: {backend.name} ({backend.reason})", flush=True)
 
     started = time.perf_counter()

@@ -25,10 +25,10 @@ def document(metrics, backend="cpu"):
     return {"backend": backend, "notebooks": metrics}
 
 
-def make_run(path, metrics, backend="cpu", incomplete=False):
+def make_run(path, metrics, backend="cpu", incomplete=False, address_layout=None):
     path.mkdir(parents=True)
     (path / "metrics.json").write_text(json.dumps(document(metrics, backend)))
-    (path / "environment.json").write_text(json.dumps({"backend": backend}))
+    (path / "environment.json").write_text(json.dumps({"backend": backend, "address_layout": address_layout}))
     if incomplete:
         (path / "INCOMPLETE").write_text("")
     return path
@@ -150,6 +150,16 @@ def test_warnings_for_backend_mismatch_and_incomplete(tmp_path, capsys):
     assert main([str(a), str(b)]) == 0
     err = capsys.readouterr().err
     assert "not comparable" in err and "INCOMPLETE" in err
+
+
+def test_a_warning_when_the_kernels_address_layouts_differ(tmp_path, capsys):
+    a = make_run(tmp_path / "a", BASE, address_layout="fixed")
+    b = make_run(tmp_path / "b", BASE, address_layout="randomized")
+    same = make_run(tmp_path / "c", BASE, address_layout="fixed")
+    assert main([str(a), str(b)]) == 0
+    assert "fixed address layout, B's with a randomized one" in capsys.readouterr().err
+    assert main([str(a), str(same)]) == 0
+    assert "address layout" not in capsys.readouterr().err
 
 
 def with_spread(metrics, name, value, p10, p90):

@@ -27,8 +27,10 @@ SCREENSHOT_DIR = Path(os.environ.get("SCREENSHOT_DIR", ROOT / "runs" / "test-scr
 LAB_KERNEL_ENCRYPTION = "--KernelManager.transport_encryption=auto"  # the flag `make lab` passes
 
 
-def test_make_lab_starts_kernels_with_an_encrypted_connection():
-    assert LAB_KERNEL_ENCRYPTION in (ROOT / "Makefile").read_text()
+def test_make_lab_starts_kernels_with_an_encrypted_connection_and_a_fixed_layout():
+    makefile = (ROOT / "Makefile").read_text()
+    assert LAB_KERNEL_ENCRYPTION in makefile
+    assert "echo setarch $$(uname -m) -R) $(VENV)/bin/jupyter lab" in makefile  # as series_tools/execute.py
 
 
 def browser_or_skip() -> tuple[str, str]:

@@ -23,7 +23,7 @@ from helpers.ranks import chance_some_rank_last
 from helpers.series import NOTEBOOKS as SERIES
 from helpers.series import REPO_ROOT as ROOT
 from helpers.series import notebook_paths
-from series_tools.execute import execute_notebook
+from series_tools.execute import execute_notebook, fixed_layout_prefix
 
 pytestmark = pytest.mark.notebook
 NOTEBOOKS = notebook_paths()
@@ -79,6 +79,8 @@ def check_00_environment_check(m, out):
     assert value(m, "neuron_available") == (BACKEND == "neuron")
     env = json.loads((out / "environment.json").read_text())
     assert env["backend"] == BACKEND and env["torch"] == value(m, "torch_version")
+    if fixed_layout_prefix():  # execute_notebook started the kernel under setarch -R
+        assert env["address_layout"] == "fixed"
 
 
 def check_01_profiler_setup(m, out):

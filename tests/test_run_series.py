@@ -141,6 +141,9 @@ def test_passing_run_has_no_incomplete_marker_and_records_environment(tiny_serie
     for key in ("python", "torch", "torch_neuronx", "neuronx_cc", "backend", "device_name", "instance_type",
                 "git_commit", "date_utc"):
         assert key in env
+    from series_tools.execute import kernel_address_layout  # the kernels', not this process's
+
+    assert env["address_layout"] == kernel_address_layout() and env["address_layout"] in ("fixed", "randomized")
     html = (run / "01_ok.html").read_text()
     assert "Measured on this run" in html and "torch" in html  # handout header
     student = (run / "01_ok.student.html").read_text()  # the learners' handout: no solutions
@@ -181,3 +184,18 @@ def test_unwritable_output_folder(tmp_path, capsys):
     blocker.write_text("x")
     assert run_series.main(["--notebooks", "00", "--out", str(blocker / "runs")]) == 2
     assert "Cannot write to" in capsys.readouterr().err
+
+
+def test_kernels_start_with_a_fixed_address_layout_and_the_record_says_so():
+    """series_tools/execute.py starts kernels under `setarch -R`: the same layout in every run."""
+    from series_tools.execute import fixed_layout_prefix
+
+    prefix = fixed_layout_prefix()
+    if not prefix:
+        pytest.skip("setarch is missing or refused here: kernels start with the system's layout")
+    probe = [sys.executable, "-c", "from helpers.environment import address_layout; print(address_layout())"]
+    fixed = subprocess.run([*prefix, *probe], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    plain = subprocess.run(probe, cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    assert fixed == ["fixed"]
+    system_wide_off = Path("/proc/sys/kernel/randomize_va_space").read_text().strip() == "0"
+    assert plain == (["fixed"] if system_wide_off else ["randomized"])
