@@ -1,4 +1,5 @@
-"""Execute one notebook with papermill on a kernel that is encrypted and has a fixed address layout.
+"""Execute one notebook with papermill on a kernel whose connection is encrypted and whose address
+layout is fixed.
 
 Every tool that runs notebooks (run, the tests, the benchmark) goes through `execute_notebook`, so a
 notebook runs the same way everywhere.
@@ -15,9 +16,12 @@ Why the fixed address layout: Linux places a process's libraries, heap and stack
 addresses (ASLR), and where the code and data of a few-microsecond call land moves its time. Ten
 fresh processes timing the 8x1024 naive RMSNorm against its copy, interleaved in one loop, gave
 ratios spread over 9.7% (copy alone 14.2%); the same ten with ASLR off for the process, alternated
-with them, 2.3% (copy 2.4%). So the kernel is started under `setarch <arch> -R`, which turns ASLR off
-for that process only: every run of the series sees the same layout, and a ratio that moves between
-runs moved for a reason. Where setarch is missing or refused (a container's seccomp profile may deny
+with them, 2.3% (copy 2.4%). Over whole runs of notebook 05 (benchmarks/ratio_benchmark.py, 8 runs
+each way) the small shape's naive/copy ratio deviated from its median by up to 7.3% with ASLR and
+3.8% without. So the kernel is started under `setarch <arch> -R`, which turns ASLR off
+for that process only: every run of the series sees the same layout, and this cause of difference
+between runs is gone. Others remain: in the same benchmark the small shape's torch.compile/copy
+ratio still deviated by up to 6.5% (9.1% with ASLR). Where setarch is missing or refused (a container's seccomp profile may deny
 the personality call) the kernel starts as usual; the environment record says which
 (`address_layout`). `make lab` starts JupyterLab the same way.
 """
