@@ -50,7 +50,8 @@ def start(name: str, namespace: dict[str, Any]) -> Any:
     configure_allocator()
     quiet_profiler_log()
     check_kernel()  # also makes IPython show a SeriesError as its message and fix
-    configure_neuron_runtime(check_parameters(notebook_parameters(namespace)))
+    parameters = check_parameters(notebook_parameters(namespace))
+    configure_neuron_runtime(parameters)
     from .notebook import start_session
 
-    return start_session(name, namespace)
+    return start_session(name, namespace, parameters)

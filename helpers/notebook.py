@@ -57,14 +57,16 @@ class NotebookSession:
             )
 
 
-def start_session(name: str, namespace: dict[str, Any]) -> NotebookSession:
+def start_session(name: str, namespace: dict[str, Any], parameters: dict[str, Any] | None = None) -> NotebookSession:
     """Validate the notebook's parameters (its UPPER_CASE globals), choose the backend, create
     `<OUT_DIR>/<name>/`, and write environment.json there.
 
-    With OUT_DIR empty (an interactive session) the notebook gets a fresh folder under runs/,
-    so re-running it never overwrites an earlier result.
+    `parameters`: the namespace's parameters already checked (helpers.start checks them before
+    torch loads); None checks them here. With OUT_DIR empty (an interactive session) the notebook
+    gets a fresh folder under runs/, so re-running it never overwrites an earlier result.
     """
-    parameters = check_parameters(notebook_parameters(namespace))
+    if parameters is None:
+        parameters = check_parameters(notebook_parameters(namespace))
     out_dir = parameters.get("OUT_DIR", "")
     set_plot_defaults()
     chosen = select_backend(parameters.get("BACKEND", "auto"))
