@@ -108,11 +108,24 @@ def launch(out_dir: Path, ranks: int, device: str, *, port: int = 0, launch_time
     leftover = _group_alive(proc.pid)
     if leftover:  # a worker outlived torchrun: end it, and report that it had to be ended
         os.killpg(proc.pid, signal.SIGKILL)
+    (out_dir / "launch.log").write_text(output)  # everything torchrun and the ranks printed
     error_files = sorted(out_dir.glob("rank*.error.txt"), key=lambda p: p.stat().st_mtime_ns)
     errors = {int(p.name.split(".")[0].removeprefix("rank")): p.read_text().splitlines()[0] for p in error_files}
     first = next(iter(errors), None)  # errors are in the order their files were written
     return Launch(command, returncode, time.perf_counter() - start, out_dir, errors,
-                  "\n".join(output.strip().splitlines()[-15:]), leftover, first)
+                  "\n".join(diagnostic_lines(output)), leftover, first)
+
+
+# What a rank prints when it dies outside Python (no error file): a C++ exception, a signal
+CRASH_MARKERS = ("terminate called", "what():", "Aborted", "Segmentation fault", "Fatal Python error")
+
+
+def diagnostic_lines(output: str, tail: int = 15) -> list[str]:
+    """The output's last `tail` lines, after any earlier line that says how a process crashed:
+    torchrun's closing summary names the signal, but the line that says why comes long before it."""
+    lines = output.strip().splitlines()
+    crashes = [line for line in lines[:-tail] if any(marker in line for marker in CRASH_MARKERS)]
+    return crashes[:10] + lines[-tail:]
 
 
 def _group_alive(pgid: int) -> bool:

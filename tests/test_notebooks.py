@@ -212,6 +212,8 @@ def check_08_many_processes(m, out):
     assert value(m, "failure_exit_code") not in (0, None) and value(m, "failure_left_running") is False
     for r in range(CI_PARAMETERS["RANKS"]):
         assert (out / "ranks" / f"rank{r}.trace.json").stat().st_size > 1000
+    # the whole output is kept beside the ranks' files, the rank that failed on purpose included
+    assert "failed on purpose" in (out / "failure" / "launch.log").read_text()
     assert (out / "ranks_timeline.png").stat().st_size > 10_000 and (out / "wait_bars.png").stat().st_size > 5_000
 
 

@@ -71,3 +71,13 @@ def test_contract_neuron_torchrun_recipe_is_the_documented_one():
                  "NEURON_RT_VIRTUAL_CORE_SIZE=2", "torchrun --nproc_per_node 4", "--rdzv_backend c10d",
                  "--local-ranks-filter 0", "--tee 3"):
         assert part in recipe
+
+
+def test_a_crash_line_far_above_torchruns_summary_is_kept():
+    from helpers.ranks import diagnostic_lines
+
+    output = ["[rank0] step 1"] * 5 + ["terminate called after throwing an instance of 'gloo::IoException'",
+                                       "  what():  Connection closed by peer"] + [f"summary {i}" for i in range(20)]
+    lines = diagnostic_lines("\n".join(output), tail=15)
+    assert lines[:2] == output[5:7] and lines[2:] == output[-15:]
+    assert diagnostic_lines("a\nb") == ["a", "b"]
