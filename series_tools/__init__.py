@@ -7,7 +7,7 @@
 - handouts:   HTML renders headed by the environment they were measured in
 - summary:    a run folder's summary.md and summary.png
 - consistency: one value per quantity: the same timing, or paired ratio, across notebooks of one run must agree
-- execute:    one notebook with papermill, on a kernel with an encrypted connection
+- execute:    one notebook with papermill, on a kernel with an encrypted connection and a fixed address layout
 - verify_neuron: on a trn2/trn3, every UNVERIFIED Neuron fact checked, "assumed -> observed"
 - neuron_probe: the hardware observations verify_neuron judges (Trainium only)
 

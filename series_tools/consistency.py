@@ -77,14 +77,18 @@ def diagnose(time_row: dict[str, Any], rows: list[dict[str, Any]]) -> str | None
             "notebooks run before the timing")
 
 
+def figure_style(unit: str, us_format: str = ",.1f") -> tuple[str, str]:
+    """The format and suffix a figure of this unit is printed with: times in us, ratios as "N.NNNx"."""
+    return (us_format, " us") if unit == "us" else (".3f", "x")
+
+
 def format_consistency(rows: list[dict[str, Any]]) -> list[str]:
     """Markdown lines: one table row per figure, grouped by quantity; diagnoses below the table."""
     if not rows:
         return ["No quantity was measured in more than one notebook of this run."]
     lines = ["| quantity | notebook / metric | median | p10-p90 | agree |", "|---|---|---|---|---|"]
     for row in rows:
-        unit = " us" if row["unit"] == "us" else "x"
-        digits = ",.1f" if row["unit"] == "us" else ".3f"
+        digits, unit = figure_style(row["unit"])
         for t in row["timings"]:
             lines.append(f"| {row['quantity']} | {t['notebook']}/{t['metric']} | {t['median']:{digits}}{unit} | "
                          f"{t['p10']:{digits}}-{t['p90']:{digits}}{unit} | {'yes' if row['agree'] else '**NO**'} |")

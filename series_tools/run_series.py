@@ -22,7 +22,7 @@ from helpers.errors import ParameterError, SeriesError
 from helpers.metrics import METRICS_FILE, merge_metrics
 from helpers.outputs import RUNS_DIR, new_run_dir, write_atomic, write_json
 from helpers.series import NOTEBOOK_DIR, notebook_paths
-from series_tools.consistency import check_consistency
+from series_tools.consistency import check_consistency, figure_style
 
 INCOMPLETE = "INCOMPLETE"
 EXECUTION_TIMEOUT_S = 1800
@@ -171,8 +171,8 @@ def main(argv: list[str] | None = None) -> int:
         write_json(run_dir / "consistency.json", consistency)
         for row in consistency:
             if not row["agree"]:
-                figures = ", ".join((f"{t['median']:,.0f} us" if row["unit"] == "us" else f"{t['median']:.3f}x")
-                                    + f" ({t['notebook']})" for t in row["timings"])
+                digits, unit = figure_style(row["unit"], us_format=",.0f")
+                figures = ", ".join(f"{t['median']:{digits}}{unit} ({t['notebook']})" for t in row["timings"])
                 print(f"DISAGREE: {row['quantity']} measured {figures} ({row['max_over_min']:.2f}x from lowest to "
                       "highest median): one quantity, different values"
                       + (f"; {row['diagnosis']}" if row.get("diagnosis") else "") + "; see summary.md", flush=True)
