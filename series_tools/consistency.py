@@ -82,6 +82,20 @@ def figure_style(unit: str, us_format: str = ",.1f") -> tuple[str, str]:
     return (us_format, " us") if unit == "us" else (".3f", "x")
 
 
+def disagreement_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """One line per quantity whose figures disagree, for the console at the end of a run."""
+    lines = []
+    for row in rows:
+        if row["agree"]:
+            continue
+        digits, unit = figure_style(row["unit"], us_format=",.0f")
+        figures = ", ".join(f"{t['median']:{digits}}{unit} ({t['notebook']})" for t in row["timings"])
+        lines.append(f"DISAGREE: {row['quantity']} measured {figures} ({row['max_over_min']:.2f}x from lowest to "
+                     "highest median): one quantity, different values"
+                     + (f"; {row['diagnosis']}" if row.get("diagnosis") else "") + "; see summary.md")
+    return lines
+
+
 def format_consistency(rows: list[dict[str, Any]]) -> list[str]:
     """Markdown lines: one table row per figure, grouped by quantity; diagnoses below the table."""
     if not rows:

@@ -22,7 +22,7 @@ from helpers.errors import ParameterError, SeriesError
 from helpers.metrics import METRICS_FILE, merge_metrics
 from helpers.outputs import RUNS_DIR, new_run_dir, write_atomic, write_json
 from helpers.series import NOTEBOOK_DIR, notebook_paths
-from series_tools.consistency import check_consistency, figure_style
+from series_tools.consistency import check_consistency, disagreement_lines
 
 INCOMPLETE = "INCOMPLETE"
 EXECUTION_TIMEOUT_S = 1800
@@ -169,13 +169,8 @@ def main(argv: list[str] | None = None) -> int:
         write_json(run_dir / METRICS_FILE, merged)
         consistency = check_consistency(merged["notebooks"])
         write_json(run_dir / "consistency.json", consistency)
-        for row in consistency:
-            if not row["agree"]:
-                digits, unit = figure_style(row["unit"], us_format=",.0f")
-                figures = ", ".join(f"{t['median']:{digits}}{unit} ({t['notebook']})" for t in row["timings"])
-                print(f"DISAGREE: {row['quantity']} measured {figures} ({row['max_over_min']:.2f}x from lowest to "
-                      "highest median): one quantity, different values"
-                      + (f"; {row['diagnosis']}" if row.get("diagnosis") else "") + "; see summary.md", flush=True)
+        for line in disagreement_lines(consistency):
+            print(line, flush=True)
         write_json(run_dir / "status.json", {"status": status, "seconds": total, "notebooks": results})
         from series_tools.summary import write_summary
 

@@ -95,7 +95,7 @@ def test_a_ratio_and_its_inverse_are_one_quantity():
 
 
 def test_a_disagreeing_time_is_diagnosed_by_the_paired_ratios_of_the_same_notebooks():
-    from series_tools.consistency import check_consistency, format_consistency
+    from series_tools.consistency import check_consistency, disagreement_lines, format_consistency
 
     def run(fused_ratio_in_04):
         return {
@@ -111,3 +111,9 @@ def test_a_disagreeing_time_is_diagnosed_by_the_paired_ratios_of_the_same_notebo
     assert "moved apart" in apart["diagnosis"]
     text = "\n".join(format_consistency(check_consistency(run(1.0))))
     assert "1.000x" in text and "97,000.0 us" in text and "variants moved together" in text
+    (line,) = disagreement_lines(check_consistency(run(1.0)))
+    assert line.startswith("DISAGREE: naive 8x8 float32 measured 97,000 us (04), 85,000 us (05) (1.14x from lowest")
+    assert "variants moved together" in line and line.endswith("; see summary.md")
+    agreeing = run(1.0)
+    agreeing["05"]["t"] = agreeing["04"]["t"]
+    assert disagreement_lines(check_consistency(agreeing)) == []
