@@ -76,31 +76,15 @@ def git_commit() -> str | None:
     return (commit + ("+dirty" if dirty else "")) if out.returncode == 0 and commit else None
 
 
-# Host-memory settings the series runs with. Every RMSNorm call allocates full-size tensors. glibc
-# hands every block above its mmap threshold (at most 32 MiB unless set) back to the kernel when it
-# is freed, so by default each call of a large RMSNorm page-faults fresh memory, and at smaller
-# sizes the threshold moves with what was freed, so whether a call faults depends on what ran
-# before it. PyTorch's caching allocators on cuda and neuron keep freed device memory for the next
-# call instead. The series makes glibc do the same (HEAP_SETTINGS): blocks up to 1 GiB come from
-# the heap, and up to 1 GiB of freed heap stays in the process. Measured on the project's 2-core CI
-# VM, naive RMSNorm fp32 per call, glibc's defaults -> the series' settings:
-# - 8192x4096: 1,728 page faults in every call, median 75-83 ms -> none after the first 3-6 calls,
-#   median 52-66 ms; calls over 1.5x the median, out of 80: 7 and 3 -> 0 and 0 (on a VM that takes
-#   back freed memory, `free_page_reporting_kib`, re-faulting it is what made those calls slow);
-# - 1024x4096: 1,560 faults in every call, 11 ms, 40 ms for the first 6 calls -> none after the
-#   first call, 7-8 ms.
-# PyTorch's CPU allocator asks for 2 MiB pages when THP_MEM_ALLOC_ENABLE=1. That halved the cost of
-# faulting fresh memory (8192x4096 naive: 152 ms with 4 KiB pages, 79 ms with 2 MiB), but with memory
-# kept in the heap nothing is faulted per call, and the kernel merging the heap's pages into huge
-# ones in the background made 3-5 of 80 calls take 7-8x the median. So the series leaves it off.
-# An explicit value in the environment wins: THP_MEM_ALLOC_ENABLE=1 for huge pages, and
-# MALLOC_MMAP_THRESHOLD_ or MALLOC_TRIM_THRESHOLD_ (glibc reads them at start) to leave the heap
-# to glibc. Both must be in force before torch allocates; helpers.start applies them first.
-ALLOCATOR_SETTINGS = {"THP_MEM_ALLOC_ENABLE": "0"}
-HEAP_SETTINGS = {"mmap_threshold": 1 << 30, "trim_threshold": 1 << 30}  # mallopt takes a C int
-_MALLOPT_PARAMS = {"mmap_threshold": -3, "trim_threshold": -1}  # M_MMAP_THRESHOLD, M_TRIM_THRESHOLD
-HEAP_ENVIRONMENT = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")
-_heap_in_force: dict[str, int] | None = None
+# Host-memory settings the series runs with. On a CPU, most of a large RMSNorm call is spent
+# page-faulting its fresh full-size tensors (measured here at 8192x4096 fp32: a clone took 48.6 ms
+# with 4 KiB pages and 23.3 ms with 2 MiB pages; the naive RMSNorm 152 ms and 79 ms). Whether the
+# kernel backs them with huge pages otherwise depends on the machine's THP setting and its state,
+# so the same call could measure twice as long in one notebook as in another. PyTorch's CPU
+# allocator asks for huge pages (madvise) when THP_MEM_ALLOC_ENABLE=1; it reads the variable once,
+# so it is set before torch is imported. An explicit value in the environment wins (set it to 0
+# to measure the 4 KiB-page behaviour).
+ALLOCATOR_SETTINGS = {"THP_MEM_ALLOC_ENABLE": "1"}
 
 
 def quiet_profiler_log() -> str | None:
@@ -122,44 +106,13 @@ def quiet_profiler_log() -> str | None:
 
 
 def configure_allocator() -> dict[str, str]:
-    """Apply ALLOCATOR_SETTINGS where the environment does not set them, and HEAP_SETTINGS
-    (keep_freed_memory); return the variables in force.
+    """Apply ALLOCATOR_SETTINGS where the environment does not set them; return what is in force.
 
     Effective only before torch's CPU allocator first runs (helpers.start calls it before
     importing torch; the Makefile exports the same setting to every command)."""
     for name, value in ALLOCATOR_SETTINGS.items():
         os.environ.setdefault(name, value)
-    keep_freed_memory()
     return {name: os.environ[name] for name in ALLOCATOR_SETTINGS}
-
-
-def keep_freed_memory() -> dict[str, int] | None:
-    """Set HEAP_SETTINGS with glibc's mallopt, once per process (later calls only report); return
-    them where glibc accepted both, None where this is not glibc, it refused, or the environment
-    sets its own values (HEAP_ENVIRONMENT)."""
-    global _heap_in_force
-    if _heap_in_force is None and not any(name in os.environ for name in HEAP_ENVIRONMENT) \
-            and platform.libc_ver()[0] == "glibc":
-        import ctypes
-
-        try:
-            mallopt = ctypes.CDLL(None).mallopt
-        except (OSError, AttributeError):
-            return None
-        mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
-        if all(mallopt(_MALLOPT_PARAMS[name], value) == 1 for name, value in HEAP_SETTINGS.items()):
-            _heap_in_force = dict(HEAP_SETTINGS)
-    return _heap_in_force
-
-
-def minor_page_faults() -> int | None:
-    """Minor page faults of this process so far (getrusage), None where unavailable: memory a call
-    touches for the first time (a fresh tensor from the kernel) is counted here."""
-    try:
-        import resource
-    except ImportError:
-        return None
-    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
 
 ADDR_NO_RANDOMIZE = 0x0040000  # personality(2) flag: this process's address layout is not randomized
@@ -189,8 +142,7 @@ def free_page_reporting_kib(sys_root: Path = Path("/sys")) -> int | None:
 
     The host discards what is reported; when the guest reuses that memory, the host faults it back
     in, and the guest's page faults take longer. Measured on the project's 2-core CI VM (2 MiB
-    blocks reported), with glibc's default heap settings, under which every call faults its
-    tensors in: the 8192x4096 naive RMSNorm took 1.5-4.8x its median in 6 of 80 calls, twice,
+    blocks reported): the 8192x4096 naive RMSNorm took 1.5-4.8x its median in 6 of 80 calls, twice,
     with reporting on, and in none of 80, twice, with reporting held off (system time rose, the
     number of page faults did not)."""
     for device in sorted((sys_root / "bus/virtio/devices").glob("*")):
@@ -222,8 +174,6 @@ def host_record() -> dict[str, Any]:
         "platform": platform.platform(),
         "cpu_count": os.cpu_count(),
         "allocator_settings": {name: os.environ.get(name) for name in ALLOCATOR_SETTINGS},
-        # the series' values, else the glibc variables the environment set, else null (glibc's defaults)
-        "heap_settings": _heap_in_force or {n: os.environ[n] for n in HEAP_ENVIRONMENT if n in os.environ} or None,
         "kineto_log_level": os.environ.get("KINETO_LOG_LEVEL"),
         "neuron_settings": neuron_settings_record(),
         "address_layout": address_layout(),
