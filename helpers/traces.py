@@ -24,6 +24,7 @@ import json
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -435,11 +436,18 @@ def per_call_summary(trace: Trace, memory_device_type: int | None = None) -> dic
     return out
 
 
-def dispatch_tree(trace: Trace, root: str, step: int | None = None, max_depth: int = 6) -> list[str]:
-    """The nesting under the first `root` op of a step (the representative one by default), as
-    indented lines with durations.
+class CallNode(NamedTuple):
+    depth: int
+    name: str
+    lane: str
+    duration_us: float | None  # None for a device kernel listed under the launch that started it
 
-    On cuda the device kernels launched from inside the tree are appended under their launch,
+
+def call_tree(trace: Trace, root: str, step: int | None = None, max_depth: int = 6) -> list[CallNode]:
+    """The nesting under the first `root` op of a step (the representative one by default), in
+    call order; empty where the step has no `root`.
+
+    On cuda the device kernels launched from inside the tree follow their launch one level deeper,
     which is the dispatch chain: PyTorch op -> ATen op -> runtime launch -> device kernel.
     """
     ev = trace.events
@@ -447,20 +455,31 @@ def dispatch_tree(trace: Trace, root: str, step: int | None = None, max_depth: i
         step = representative_step(trace)
     candidates = ev[(ev["name"] == root) & (ev["step"] == step)].sort_values("ts")
     if candidates.empty:
-        return [f"(no '{root}' in step {step})"]
+        return []
     top = candidates.iloc[0]
     inside = ev[(ev["tid"] == top["tid"]) & (ev["ts"] >= top["ts"]) & (ev["end"] <= top["end"])]
     inside = inside.sort_values(["ts", "dur"], ascending=[True, False])
     kernels_by_corr = ev[ev["lane"] == "device"].groupby("correlation")["name"].apply(list).to_dict()
-    lines: list[str] = []
+    nodes: list[CallNode] = []
     stack: list[float] = []
     for _, e in inside.iterrows():
         while stack and e["ts"] >= stack[-1]:
             stack.pop()
         depth = len(stack)
         if depth < max_depth:
-            lines.append(f"{'  ' * depth}{e['name']}  [{e['lane']}, {e['dur']:.1f} us]")
+            nodes.append(CallNode(depth, str(e["name"]), str(e["lane"]), float(e["dur"])))
             for k in kernels_by_corr.get(e["correlation"], []) if e["lane"] == "runtime" else []:
-                lines.append(f"{'  ' * (depth + 1)}-> {k}  [device]")
+                nodes.append(CallNode(depth + 1, str(k), "device", None))
         stack.append(e["end"])
-    return lines
+    return nodes
+
+
+def dispatch_tree(trace: Trace, root: str, step: int | None = None, max_depth: int = 6) -> list[str]:
+    """`call_tree` as indented lines with durations, for printing."""
+    if step is None:
+        step = representative_step(trace)
+    nodes = call_tree(trace, root, step, max_depth)
+    if not nodes:
+        return [f"(no '{root}' in step {step})"]
+    return [f"{'  ' * n.depth}-> {n.name}  [device]" if n.duration_us is None else
+            f"{'  ' * n.depth}{n.name}  [{n.lane}, {n.duration_us:.1f} us]" for n in nodes]

@@ -9,7 +9,7 @@ import torch
 from helpers.errors import TraceFileError
 from helpers.profiling import profile_steps
 from helpers.rmsnorm import rmsnorm_naive
-from helpers.traces import (device_ops, dispatch_tree, gap_table, lane_of, launch_latency, load_trace,
+from helpers.traces import (call_tree, device_ops, dispatch_tree, gap_table, lane_of, launch_latency, load_trace,
                             per_call_summary, step_summary)
 
 
@@ -93,6 +93,11 @@ def test_synthetic_device_lane(tmp_path, gz):
     assert len(launch_latency(trace)) == 4
     assert set(trace.flows["ph"]) == {"s", "f"} and len(trace.flows) == 8
     assert "-> mul_kernel_0" in "\n".join(dispatch_tree(trace, "aten::mul", step=1))
+    nodes = call_tree(trace, "aten::mul", step=1)  # the structure the lines above are printed from
+    assert nodes[0].depth == 0 and nodes[0].name == "aten::mul" and nodes[0].duration_us is not None
+    (kernel,) = [n for n in nodes if n.lane == "device"]
+    assert kernel.name == "mul_kernel_0" and kernel.duration_us is None and kernel.depth >= 1
+    assert call_tree(trace, "not_there", step=1) == []
 
 
 def test_trace_without_device_events_counts_no_device_ops(tmp_path):
