@@ -5,6 +5,8 @@ largest deviation from its median over the runs.
 
 Every ratio to the copy floor (`*_over_copy`) and every speed-up over naive is printed per run,
 with its largest deviation from the median of the runs. Goal: within +/-5% at both shapes.
+Below them, per run, the bandwidth the copy reached, the triad probe's over the same bytes and,
+where the device reports its memory's nominal bandwidth (cuda), the fraction of it the copy reached.
 This is a benchmark, not a test: it prints figures and exits 0 whatever they are; its wall time
 is about N times notebook 05's.
 
@@ -43,6 +45,36 @@ def ratios_of(metrics: dict) -> dict[str, float]:
     return out
 
 
+def bandwidths_of(metrics: dict) -> dict[str, float]:
+    """The floor's bandwidth figures at both shapes: copy and triad GB/s, and the copy's fraction
+    of the nominal bandwidth where the notebook published one (not part of the 5% goal)."""
+    out = {}
+    for shape in ("small", "large"):
+        for name in (f"{shape}_copy_gb_per_s", f"{shape}_triad_gb_per_s"):
+            if (metrics.get(name) or {}).get("value") is not None:
+                out[name] = metrics[name]["value"]
+        if (fraction := (metrics.get(f"{shape}_copy_over_nominal") or {}).get("value")) is not None:
+            out[f"{shape}_copy_percent_of_nominal"] = 100 * fraction
+    return out
+
+
+def deviation_table(per_run: list[dict[str, float]], title: str, digits: str = "6.2f") -> tuple[list[str], float]:
+    """One line per figure: its value in every run, the median, and the largest deviation from the
+    median; and that largest deviation over all figures. A figure missing from a run is left out."""
+    runs = len(per_run)
+    lines = [f"{title:38s} " + " ".join(f"run{i + 1:>2d}" for i in range(runs)) + "   median  max dev"]
+    worst = 0.0
+    for name in sorted(set().union(*per_run)):
+        if any(name not in r for r in per_run):
+            continue
+        values = [r[name] for r in per_run]
+        med = statistics.median(values)
+        dev = max(abs(v - med) / med for v in values) if med else float("nan")
+        worst = max(worst, dev)
+        lines.append(f"{name:38s} " + " ".join(f"{v:{digits}}" for v in values) + f"   {med:{digits}}  {dev * 100:6.1f}%")
+    return lines, worst
+
+
 def read_notebook_metrics(path: Path) -> dict:
     data = json.loads(path.read_text())
     return data["notebooks"][NOTEBOOK] if "notebooks" in data else data["metrics"]
@@ -57,26 +89,24 @@ def main(argv: list[str] | None = None) -> int:
                         help="the kernels' address layout (default: fixed, as in the series)")
     args = parser.parse_args(argv)
     nb = Path(args.notebook_dir) / f"{NOTEBOOK}.ipynb"
-    per_run: list[dict[str, float]] = []
+    per_run: list[dict] = []
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(args.runs):
             out = Path(tmp) / f"run{i}"
             start = time.perf_counter()
             execute_notebook(nb, Path(tmp) / f"{i}.ipynb", {"BACKEND": args.backend, "OUT_DIR": str(out)}, cwd=nb.parent,
                              fixed_layout=args.layout == "fixed")
-            per_run.append(ratios_of(read_notebook_metrics(out / NOTEBOOK / "metrics.json")))
+            per_run.append(read_notebook_metrics(out / NOTEBOOK / "metrics.json"))
             print(f"run {i + 1}/{args.runs}: {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
-    names = sorted(per_run[0])
-    print(f"{'ratio':38s} " + " ".join(f"run{i + 1:>2d}" for i in range(args.runs)) + "   median  max dev")
-    worst = 0.0
-    for name in names:
-        values = [r[name] for r in per_run]
-        med = statistics.median(values)
-        dev = max(abs(v - med) / med for v in values)
-        worst = max(worst, dev)
-        print(f"{name:38s} " + " ".join(f"{v:6.2f}" for v in values) + f"   {med:6.2f}  {dev * 100:6.1f}%")
+    lines, worst = deviation_table([ratios_of(m) for m in per_run], "ratio")
+    print("\n".join(lines))
     print(f"\nlargest deviation from the median over {args.runs} runs: {worst * 100:.1f}% (goal: 5%); "
           f"address layout: {args.layout}")
+    bandwidth_lines, _ = deviation_table([bandwidths_of(m) for m in per_run], "bandwidth (GB/s; % of nominal)", "6.1f")
+    print("\n" + "\n".join(bandwidth_lines))
+    nominal = per_run[0].get("nominal_memory_gb_per_s") or {}
+    print("nominal memory bandwidth: " + (f"{nominal['value']:,.0f} GB/s ({nominal.get('note', '')})"
+                                          if nominal.get("value") else f"none ({nominal.get('note', 'not published')})"))
     return 0
 
 

@@ -111,3 +111,27 @@ def test_no_virtio_devices_means_no_free_page_reporting(tmp_path):
 
     assert free_page_reporting_kib(tmp_path) is None
     assert "free_page_reporting_kib" in make_backend("cpu", "test").describe()
+
+
+def test_cpu_has_no_nominal_bandwidth_and_says_the_triad_is_the_reference(cpu_backend):
+    value, source = cpu_backend.nominal_memory_gb_per_s()
+    assert value is None and "triad" in source
+
+
+@pytest.mark.parametrize("clock_khz, bus_bits, expected", [
+    (2_619_000, 5120, 3352.32),  # an H100 SXM's properties: its datasheet says 3.35 TB/s
+    (0, 6144, None),             # a torch or CUDA that no longer reports the memory clock
+])
+def test_cuda_nominal_bandwidth_from_fake_device_properties(monkeypatch, clock_khz, bus_bits, expected):
+    """FAKE cuda device properties: the formula (2 x clock x bus width) and the missing-property case."""
+    class FakeProperties:
+        name = "FAKE GPU"
+        memory_clock_rate = clock_khz
+        memory_bus_width = bus_bits
+
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda index=0: FakeProperties())
+    value, source = make_backend("cuda", "test").nominal_memory_gb_per_s()
+    if expected is None:
+        assert value is None and "FAKE GPU" in source
+    else:
+        assert value == pytest.approx(expected) and "5120-bit" in source

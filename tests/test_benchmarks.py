@@ -1,8 +1,19 @@
 """The benchmarks run (they print figures and assert nothing about speed: see benchmarks/)."""
+import importlib.util
 import subprocess
 import sys
 
+import pytest
+
 from helpers.series import REPO_ROOT
+
+
+def benchmark_module(name: str):
+    """A benchmark script imported by path (benchmarks/ is scripts, not a package)."""
+    spec = importlib.util.spec_from_file_location(name, REPO_ROOT / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def test_drift_benchmark_prints_every_window_and_the_deviations():
@@ -14,3 +25,36 @@ def test_drift_benchmark_prints_every_window_and_the_deviations():
     assert windows and all(len(line.split()) == 4 for line in windows)
     for name in ("naive median", "copy median", "naive/copy paired ratio"):
         assert any(line.startswith(name) and "largest deviation" in line for line in lines), name
+
+
+def synthetic_05_metrics(scale: float, nominal: float | None) -> dict:
+    """SYNTHETIC notebook-05 metrics in the published layout: every ratio `scale` times a base value."""
+    from helpers.series import RMSNORM_VARIANTS, VARIANT_KEYS
+
+    m = {"nominal_memory_gb_per_s": {"value": nominal, "unit": "GB/s", "note": "FAKE device"}}
+    for shape in ("small", "large"):
+        for name in RMSNORM_VARIANTS:
+            key = VARIANT_KEYS[name]
+            m[f"{shape}_{key}_over_copy"] = {"value": 2.0 * scale, "unit": "ratio"}
+            m[f"{shape}_{key}_speedup_over_naive"] = {"value": 1.5, "unit": "ratio"}
+        m[f"{shape}_copy_over_copy"] = {"value": 1.0, "unit": "ratio"}
+        m[f"{shape}_copy_gb_per_s"] = {"value": 10.0 * scale, "unit": "GB/s"}
+        m[f"{shape}_triad_gb_per_s"] = {"value": 12.0, "unit": "GB/s"}
+        m[f"{shape}_copy_over_nominal"] = {"value": 0.5 * scale if nominal else None, "unit": "fraction"}
+    return m
+
+
+def test_ratio_benchmark_tables_report_each_figures_largest_deviation():
+    bench = benchmark_module("ratio_benchmark")
+    bandwidths_of, deviation_table, ratios_of = bench.bandwidths_of, bench.deviation_table, bench.ratios_of
+    runs = [synthetic_05_metrics(s, nominal=4000.0) for s in (1.0, 1.1, 0.95)]
+    lines, worst = deviation_table([ratios_of(m) for m in runs], "ratio")
+    assert worst == pytest.approx(0.1)  # the run at 1.1x the median
+    row = next(line for line in lines if line.startswith("large_naive_over_copy"))
+    assert row.split()[1:] == ["2.00", "2.20", "1.90", "2.00", "10.0%"]
+    assert not any(line.startswith("small_copy_over_copy") for line in lines)  # the floor over itself is no ratio
+    bandwidth, _ = deviation_table([bandwidths_of(m) for m in runs], "bandwidth", "6.1f")
+    assert next(line for line in bandwidth if line.startswith("large_copy_percent_of_nominal")).split()[1:4] == ["50.0", "55.0", "47.5"]
+    # where no nominal bandwidth was published (cpu), that row is absent rather than zero
+    cpu = [bandwidths_of(synthetic_05_metrics(1.0, nominal=None))]
+    assert set(cpu[0]) == {f"{s}_{k}_gb_per_s" for s in ("small", "large") for k in ("copy", "triad")}

@@ -153,6 +153,13 @@ def check_05_compare_variants(m, out):
         assert isinstance(value(m, f"{shape}_floor_sound"), bool)
         # a copy that allocates its output cannot be much faster than one into memory it already has
         assert value(m, f"{shape}_copy_over_copy_into") > 0.7
+        # against the device memory's nominal bandwidth where it reports one: a copy cannot beat the peak
+        if value(m, "nominal_memory_gb_per_s") is None:
+            assert value(m, f"{shape}_copy_over_nominal") is None
+        else:
+            assert 0 < value(m, f"{shape}_copy_over_nominal") <= 1.05
+    if BACKEND != "cuda":  # a CPU and torch-neuronx report none (a cuda torch may not either: the note says why)
+        assert value(m, "nominal_memory_gb_per_s") is None and m["nominal_memory_gb_per_s"]["note"]
     assert (out / "variants_over_copy.png").stat().st_size > 10_000
 
 
