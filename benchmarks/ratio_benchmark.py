@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from helpers.environment import cpu_steal_seconds
 from helpers.series import NOTEBOOK_DIR, RMSNORM_VARIANTS, VARIANT_KEYS
 from series_tools.execute import execute_notebook
 
@@ -90,18 +92,25 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     nb = Path(args.notebook_dir) / f"{NOTEBOOK}.ipynb"
     per_run: list[dict] = []
+    host: list[str] = []  # per run: its wall time, and how busy the host was (steal: helpers.environment)
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(args.runs):
             out = Path(tmp) / f"run{i}"
-            start = time.perf_counter()
+            start, steal_before = time.perf_counter(), cpu_steal_seconds()
             execute_notebook(nb, Path(tmp) / f"{i}.ipynb", {"BACKEND": args.backend, "OUT_DIR": str(out)}, cwd=nb.parent,
                              fixed_layout=args.layout == "fixed")
             per_run.append(read_notebook_metrics(out / NOTEBOOK / "metrics.json"))
-            print(f"run {i + 1}/{args.runs}: {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
+            wall_s, steal_after = time.perf_counter() - start, cpu_steal_seconds()
+            steal = (f"{(steal_after - steal_before) / (wall_s * (os.cpu_count() or 1)) * 100:.1f}%"
+                     if steal_before is not None and steal_after is not None else "not reported")
+            host.append(f"run {i + 1}: {wall_s:.0f} s, CPU steal {steal}")
+            print(f"run {i + 1}/{args.runs}: {wall_s:.0f} s", file=sys.stderr, flush=True)
     lines, worst = deviation_table([ratios_of(m) for m in per_run], "ratio")
     print("\n".join(lines))
     print(f"\nlargest deviation from the median over {args.runs} runs: {worst * 100:.1f}% (goal: 5%); "
           f"address layout: {args.layout}")
+    print("host, per run (CPU steal: the share of this VM's CPU time the hypervisor gave to other guests):\n  "
+          + "\n  ".join(host))
     bandwidth_lines, _ = deviation_table([bandwidths_of(m) for m in per_run], "bandwidth (GB/s; % of nominal)", "6.1f")
     print("\n" + "\n".join(bandwidth_lines))
     nominal = per_run[0].get("nominal_memory_gb_per_s") or {}
