@@ -91,9 +91,9 @@ class Backend:
         """The device memory's nominal (peak) bandwidth in GB/s and where it came from; None with
         the reason where the device does not report it.
 
-        A measured copy is judged against what the memory can do at best: on cuda, twice the
-        memory clock times the bus width (double data rate), as NVIDIA's deviceQuery computes it
-        from the same two properties. A CPU reports neither (its triad probe is the reference), and
+        A measured copy is judged against what the memory can do at best: on cuda, the theoretical
+        peak from two device properties, twice the memory clock (double data rate) times the bus
+        width in bytes. A CPU reports neither (its triad probe is the reference), and
         torch-neuronx documents no such property (docs/NEURON_NOTES.md N31: on Trainium a device
         profile's bandwidth utilisation in Neuron Explorer's Summary is the measure)."""
         if self.name == "cuda":

@@ -119,9 +119,9 @@ def cpu_steal_seconds(proc_stat: Path = Path("/proc/stat")) -> float | None:
     """CPU time the hypervisor gave to other guests while this VM's vCPUs wanted to run, summed
     over vCPUs since boot (the `steal` column of /proc/stat); None where it is not reported.
 
-    Read before and after a measurement: steal that rises during it means the host was busy, and
-    a time (or a ratio of a memory-bound call to an overhead-bound one) measured then may differ
-    from one measured on a quiet host. benchmarks/ratio_benchmark.py prints it per run."""
+    Read before and after a measurement: steal that rises during it means the host took CPU time
+    from this VM while it ran. benchmarks/ratio_benchmark.py prints it per run, so that a run
+    that deviates can be checked against it."""
     text = _read_text(str(proc_stat))
     if not text or not text.startswith("cpu "):
         return None
