@@ -13,6 +13,21 @@ is about N times notebook 05's.
 Kernels start with a fixed address layout, as everywhere in the series (series_tools/execute.py
 says why); `--layout random` starts them with the system's randomized layout, to see the difference.
 
+What moves a run off the others on this project's 2-core CI VM (2026-12-03): mostly the small
+shape's ratios to the copy. There the copy and the triad (about 5 us each) run at one of two
+speeds, switching at moments that have nothing to do with the notebook: of 30 processes timing
+them interleaved with the variants for about 3 s each, 5 ran the copy about 20% slower (6.2-6.7
+us against 5.2-5.7 us), throughout or for part of the time, the triad about 15% slower with it,
+while the naive call (dispatch, not memory) moved by 3%. Its ratio to the copy then moves by
+11-18%, and interleaving cannot cancel a slow-down that falls on one side only. Such a run shows
+in the bandwidth table as a low `small_copy_gb_per_s`. CPU steal stayed at 0.3-0.9% in every run,
+outliers included, so the hypervisor did not take the time away; what slows the copy (a busy
+neighbour on the same physical core is one candidate) cannot be seen from inside the VM. Longer
+timing did not help: at least 2 s of rounds per shape, instead of 15 rounds (about 1 s at the
+small shape), still gave 2 outlier runs of 10 (largest deviation 16.9%, against 18.0% in 10 runs
+with 15 rounds). In those two 10-run benchmarks the speed-ups between variants deviated by at
+most 5.8% and 9.2%, the large shape's ratios to the copy by at most 4.5% and 8.8%.
+
 Speed-ups come from the notebook's paired `*_speedup_over_naive` metrics; for a notebook that
 does not publish them (an older version, for a before/after comparison) they are computed from
 its median times, and metrics files of the layout before 0.2 ({"metrics": ...}) are read too.
