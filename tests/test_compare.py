@@ -210,3 +210,28 @@ def test_a_lost_speedup_is_a_regression_only_beyond_the_spread(tmp_path, capsys)
 def test_a_ratio_without_its_spread_is_only_reported(tmp_path, capsys):
     code, out = run(tmp_path, changed(**{"05_compare_variants__large_compile_over_copy": 2.0}), capsys)
     assert code == 0 and "info" in out.out
+
+
+def with_floor_ratio(ratio, copy_us, naive_us):
+    """05's small-shape figures: naive over the copy, and the two times it divides, each with its p10-p90."""
+    m = copy.deepcopy(BASE)
+    m["05_compare_variants"].update({
+        "small_naive_over_copy": {"value": ratio, "unit": "ratio", "p10": ratio * 0.98, "p90": ratio * 1.02},
+        "small_copy_time_us": {"value": copy_us, "unit": "us", "p10": copy_us * 0.98, "p90": copy_us * 1.02},
+        "small_naive_time_us": {"value": naive_us, "unit": "us", "p10": naive_us * 0.98, "p90": naive_us * 1.02},
+    })
+    return m
+
+
+def test_a_ratio_that_rose_because_only_the_copy_sped_up_is_the_floor_moving(tmp_path, capsys):
+    # measured on the CI VM: the small copy ran 6.4 us in one run and 5.4 us in the next, naive 57 us in both
+    a = make_run(tmp_path / "a", with_floor_ratio(9.0, 6.4, 57.0))
+    floor = make_run(tmp_path / "floor", with_floor_ratio(10.5, 5.4, 57.5))
+    assert main([str(a), str(floor)]) == 0
+    out = capsys.readouterr().out
+    assert "floor moved" in out and out.splitlines()[-1] == "0 regression(s)"
+    assert "the copy's time changed -15.6% (beyond its p10-p90) and small_naive_time_us's +0.9%" in out
+    # the variant slowed beyond its noise as well: a regression, whatever the copy did
+    slower = make_run(tmp_path / "slower", with_floor_ratio(10.5, 5.4, 66.0))
+    assert main([str(a), str(slower)]) == 1
+    assert "small_naive_over_copy" in capsys.readouterr().out.splitlines()[-1]
