@@ -157,12 +157,16 @@ def compare(a: Source, b: Source, tolerance: float) -> list[dict[str, Any]]:
     return rows
 
 
+CELL_CHARS = 40  # a value longer than this (a list of claims, a table of names) is cut, so rows stay one line
+
+
 def _fmt(v: Any) -> str:
     if isinstance(v, float):
         return f"{v:.4g}"
-    if isinstance(v, list):
-        return ",".join(map(str, v))
-    return str(v)
+    if isinstance(v, list) and any(isinstance(x, (dict, list)) for x in v):
+        return f"{len(v)} records"
+    text = ",".join(map(str, v)) if isinstance(v, list) else str(v)
+    return text if len(text) <= CELL_CHARS else text[:CELL_CHARS - 3] + "..."
 
 
 def format_table(rows: list[dict[str, Any]]) -> str:

@@ -235,3 +235,14 @@ def test_a_ratio_that_rose_because_only_the_copy_sped_up_is_the_floor_moving(tmp
     slower = make_run(tmp_path / "slower", with_floor_ratio(10.5, 5.4, 66.0))
     assert main([str(a), str(slower)]) == 1
     assert "small_naive_over_copy" in capsys.readouterr().out.splitlines()[-1]
+
+
+def test_long_values_do_not_widen_the_table(tmp_path, capsys):
+    """05-08 publish their summary's claims as a list of records: the table shows a count, one line per row."""
+    m = copy.deepcopy(BASE)
+    m["05_compare_variants"]["claims"] = {"value": [{"relation": "<", "text": "x" * 300}] * 3, "unit": "claims"}
+    m["05_compare_variants"]["names"] = {"value": ["Torch-Compiled Region: 0/1"] * 4, "unit": "names"}
+    code, out = run(tmp_path, m, capsys)
+    row = next(line for line in out.out.splitlines() if " claims " in line)
+    assert "3 records" in row and len(row) < 200
+    assert max(len(line) for line in out.out.splitlines()) < 200
