@@ -126,7 +126,7 @@ def floor_moved(name: str, ma: dict[str, Any], mb: dict[str, Any]) -> str | None
     where the variant's time did rise, or either time is missing."""
     shape = name.split("_", 1)[0]
     variant, copy = name.removesuffix("_over_copy") + "_time_us", f"{shape}_copy_time_us"
-    if not all(m.get(k) for m in (ma, mb) for k in (variant, copy)):
+    if not all(isinstance(m.get(k), dict) and _number(m[k].get("value")) for m in (ma, mb) for k in (variant, copy)):
         return None
     if _beyond_noise(ma[copy], mb[copy]) >= 0 or _beyond_noise(ma[variant], mb[variant]) > 0:
         return None

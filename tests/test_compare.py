@@ -235,6 +235,10 @@ def test_a_ratio_that_rose_because_only_the_copy_sped_up_is_the_floor_moving(tmp
     slower = make_run(tmp_path / "slower", with_floor_ratio(10.5, 5.4, 66.0))
     assert main([str(a), str(slower)]) == 1
     assert "small_naive_over_copy" in capsys.readouterr().out.splitlines()[-1]
+    # a time published without a value (NaN becomes None) cannot tell which side moved: the ratio alone judges
+    unknown = with_floor_ratio(10.5, 5.4, 57.5)
+    unknown["05_compare_variants"]["small_naive_time_us"]["value"] = None
+    assert main([str(a), str(make_run(tmp_path / "unknown", unknown))]) == 1
 
 
 def test_long_values_do_not_widen_the_table(tmp_path, capsys):
