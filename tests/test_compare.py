@@ -224,7 +224,7 @@ def with_floor_ratio(ratio, copy_us, naive_us):
 
 
 def test_a_ratio_that_rose_because_only_the_copy_sped_up_is_the_floor_moving(tmp_path, capsys):
-    # measured on the CI VM: the small copy ran 6.4 us in one run and 5.4 us in the next, naive 57 us in both
+    # as measured on the CI VM: the small copy took 6.4 us in one process and 5.2-5.7 us in others, naive 55-58 us in all
     a = make_run(tmp_path / "a", with_floor_ratio(9.0, 6.4, 57.0))
     floor = make_run(tmp_path / "floor", with_floor_ratio(10.5, 5.4, 57.5))
     assert main([str(a), str(floor)]) == 0
