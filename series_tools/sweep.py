@@ -3,9 +3,10 @@
     python -m series_tools.sweep [--tokens 8 64 512 4096] [--hidden 1024 4096] [--dtype float32]
                             [--backend auto] [--repeats 7] [--out runs/]
 
-For each point it records the median time per call (the series' timer), the achieved GB/s
-(counting only what an ideal RMSNorm moves: read x once, write y once), the ratio to the copy
-of the same size, and the regime. The regime uses a two-term model, time = fixed cost + bytes /
+For each point it times every variant and the copy interleaved (the series' timer: one sample of
+each in turn) and records the median time per call, the achieved GB/s (counting only what an
+ideal RMSNorm moves: read x once, write y once), the ratio to the copy of the same size taken per
+round with its p10-p90 (as notebook 05 does), and the regime. The regime uses a two-term model, time = fixed cost + bytes /
 bandwidth, with each variant's fixed cost estimated by its cheapest call anywhere in the sweep
 (robust to one noisy small point): a point is *overhead-bound* where that fixed cost is more than
 half its time, otherwise *memory-bound*. Writes sweep.csv and sweep.png into a new folder under --out.
@@ -25,12 +26,14 @@ VARIANT_NAMES = tuple(VARIANT_KEYS)  # copy, naive, torch.rms_norm, torch.compil
 
 def run_sweep(tokens: list[int], hidden: list[int], dtype: str, backend_name: str, repeats: int,
               variants: tuple[str, ...] = VARIANT_NAMES):
+    if "copy" not in variants:
+        raise SeriesError("the sweep needs the copy variant", "keep `copy` in --variants: it is the floor")
     import pandas as pd
     import torch
 
     from helpers.backend import select_backend
     from helpers.floor import copy_floor
-    from helpers.measure import time_per_call
+    from helpers.measure import paired_ratio, time_interleaved
     from helpers.rmsnorm import call_compiled, compile_rmsnorm, make_inputs, rmsnorm_fused, rmsnorm_naive
 
     backend = select_backend(backend_name)
@@ -47,16 +50,17 @@ def run_sweep(tokens: list[int], hidden: list[int], dtype: str, backend_name: st
         x, w = make_inputs(t, h, dtype, backend)
         moved = 2 * x.numel() * x.element_size()
         print(f"[{i}/{len(points)}] {t} x {h}", flush=True)
-        with torch.no_grad():
-            for name in variants:
-                timing = time_per_call(lambda name=name, x=x, w=w: fns[name](x, w), backend, label=name, repeats=repeats)
-                rows.append({"variant": name, "tokens": t, "hidden": h, "bytes_moved": moved,
-                             "median_us": timing.median_us, "p10_us": timing.p10_us, "p90_us": timing.p90_us,
-                             "GB_per_s": moved / (timing.median_us * 1e-6) / 1e9})
+        with torch.no_grad():  # the warm-up calls compile torch.compile's graph for this shape, untimed
+            timings = time_interleaved({name: (lambda name=name, x=x, w=w: fns[name](x, w)) for name in variants},
+                                       backend, repeats=repeats)
+        for name, timing in timings.items():
+            ratio = paired_ratio(timings, name, "copy")
+            rows.append({"variant": name, "tokens": t, "hidden": h, "bytes_moved": moved,
+                         "median_us": timing.median_us, "p10_us": timing.p10_us, "p90_us": timing.p90_us,
+                         "GB_per_s": moved / (timing.median_us * 1e-6) / 1e9,
+                         "over_copy": ratio.median, "over_copy_p10": ratio.p10, "over_copy_p90": ratio.p90})
         del x, w
     df = pd.DataFrame(rows)
-    copy = df[df["variant"] == "copy"].set_index(["tokens", "hidden"])["median_us"]
-    df["over_copy"] = [r.median_us / copy.get((r.tokens, r.hidden), float("nan")) for r in df.itertuples()]
     fixed = df.groupby("variant")["median_us"].min()
     df["fixed_cost_share"] = df["variant"].map(fixed) / df["median_us"]
     df["regime"] = ["overhead-bound" if s > 0.5 else "memory-bound" for s in df["fixed_cost_share"]]
@@ -111,8 +115,6 @@ def main(argv: list[str] | None = None) -> int:
         for v in args.hidden:
             check_parameters({"HIDDEN": v})
         check_parameters({"DTYPE": args.dtype, "REPEATS": args.repeats, "BACKEND": args.backend})
-        if "copy" not in args.variants:
-            raise SeriesError("the sweep needs the copy variant", "keep `copy` in --variants: it is the floor")
         backend, df = run_sweep(args.tokens, args.hidden, args.dtype, args.backend, args.repeats, tuple(args.variants))
         out = new_run_dir(Path(args.out), backend.name, "sweep")
     except SeriesError as exc:

@@ -9,6 +9,8 @@ def test_sweep_table(tmp_path):
     assert backend.name == "cpu"
     assert set(df["variant"]) == {"copy", "naive", "torch.rms_norm"} and len(df) == 6
     assert (df[df["variant"] == "copy"]["over_copy"] == 1.0).all()
+    # ratios to the copy are paired per round (interleaved timing): each carries its p10-p90
+    assert (df["over_copy_p10"] <= df["over_copy"]).all() and (df["over_copy"] <= df["over_copy_p90"]).all()
     assert set(df["regime"]) <= {"overhead-bound", "memory-bound"}
     assert (df["GB_per_s"] > 0).all() and (df["fixed_cost_share"] <= 1.0).all()
     # each variant's cheapest point is, by construction, fully overhead-bound
