@@ -6,10 +6,11 @@
 For each point it times every variant and the copy interleaved (the series' timer: one sample of
 each in turn) and records the median time per call, the achieved GB/s (counting only what an
 ideal RMSNorm moves: read x once, write y once), the ratio to the copy of the same size taken per
-round with its p10-p90 (as notebook 05 does), and the regime. The regime uses a two-term model, time = fixed cost + bytes /
-bandwidth, with each variant's fixed cost estimated by its cheapest call anywhere in the sweep
-(robust to one noisy small point): a point is *overhead-bound* where that fixed cost is more than
-half its time, otherwise *memory-bound*. Writes sweep.csv and sweep.png into a new folder under --out.
+round with its p10-p90 (as notebook 05 does), and the regime. The regime uses a two-term model,
+time = fixed cost + bytes / bandwidth, with each variant's fixed cost estimated by its cheapest
+call anywhere in the sweep (robust to one noisy small point): a point is *overhead-bound* where
+that fixed cost is more than half its time, otherwise *memory-bound*. Writes sweep.csv and
+sweep.png into a new folder under --out.
 """
 from __future__ import annotations
 
