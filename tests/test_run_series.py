@@ -96,6 +96,8 @@ def tiny_notebook(path, body, solution=None):
 
 
 OK_BODY = """import json, pathlib, time
+if SECONDS:  # tells a test that the kernel is now inside the sleep
+    (pathlib.Path(OUT_DIR) / "sleeping").write_text("")
 time.sleep(SECONDS)
 d = pathlib.Path(OUT_DIR) / "01_ok"; d.mkdir(parents=True, exist_ok=True)
 (d / "metrics.json").write_text(json.dumps({"backend": BACKEND,
@@ -162,9 +164,10 @@ def test_interrupted_run_stays_incomplete_and_earlier_runs_are_intact(tiny_serie
                              "--notebooks", "01", "-p", "SECONDS", "60", "--out", str(runs), "--backend", "cpu",
                              "--no-html"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 60
-    while time.time() < deadline and "[1/1]" not in (proc.stdout.readline() or ""):
-        pass
-    time.sleep(3)  # the kernel is now inside time.sleep(60)
+    while time.time() < deadline and not list(runs.glob("*/sleeping")):
+        time.sleep(0.1)
+    assert list(runs.glob("*/sleeping")), "the kernel did not reach its time.sleep(60) within 60 s"
+    time.sleep(0.2)  # from writing the marker to inside time.sleep
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
