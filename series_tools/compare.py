@@ -99,25 +99,25 @@ def judge(name: str, unit: str, a: Any, b: Any, tolerance: float,
     if worse_when_higher or worse_when_lower:
         if change is None or (change <= tolerance if worse_when_higher else change >= -tolerance):
             return "ok", change
-        # beyond the noise: the middle 80% of A's and B's samples (or per-round ratios) do not overlap
-        if worse_when_higher:
-            edge_a, edge_b, overlap = _number(spread_a[1]), _number(spread_b[0]), lambda a, b: b <= a
-        else:
-            edge_a, edge_b, overlap = _number(spread_a[0]), _number(spread_b[1]), lambda a, b: b >= a
-        if unit == "ratio" and (edge_a is None or edge_b is None):
+        beyond = _beyond_noise(spread_a, spread_b, upward=bool(worse_when_higher))
+        if beyond is None and unit == "ratio":
             return "info", change  # a ratio without its per-round spread cannot be judged
-        if edge_a is not None and edge_b is not None and overlap(edge_a, edge_b):
-            return "noise", change
-        return "REGRESSION", change
+        return ("noise" if beyond is False else "REGRESSION"), change
     return "info", change
 
 
-def _beyond_noise(ea: dict[str, Any], eb: dict[str, Any]) -> int:
-    """+1 where B's middle 80% lies above A's, -1 where below, 0 where they overlap or were not published."""
-    a10, a90, b10, b90 = (_number(e.get(k)) for e, k in ((ea, "p10"), (ea, "p90"), (eb, "p10"), (eb, "p90")))
-    if None in (a10, a90, b10, b90):
-        return 0
-    return 1 if b10 > a90 else -1 if b90 < a10 else 0
+def _beyond_noise(spread_a: tuple[Any, Any], spread_b: tuple[Any, Any], upward: bool) -> bool | None:
+    """Whether B moved beyond the noise (upward: B's p10 above A's p90; downward: B's p90 below A's
+    p10), i.e. the middle 80% of A's and B's samples (or per-round ratios) do not overlap; None
+    where the two edges that decide it were not published."""
+    edge_a, edge_b = (_number(spread_a[1]), _number(spread_b[0])) if upward else (_number(spread_a[0]), _number(spread_b[1]))
+    if edge_a is None or edge_b is None:
+        return None
+    return edge_b > edge_a if upward else edge_b < edge_a
+
+
+def _spread(entry: dict[str, Any]) -> tuple[Any, Any]:
+    return entry.get("p10"), entry.get("p90")
 
 
 def floor_moved(name: str, ma: dict[str, Any], mb: dict[str, Any]) -> str | None:
@@ -128,7 +128,8 @@ def floor_moved(name: str, ma: dict[str, Any], mb: dict[str, Any]) -> str | None
     variant, copy = name.removesuffix("_over_copy") + "_time_us", f"{shape}_copy_time_us"
     if not all(isinstance(m.get(k), dict) and _number(m[k].get("value")) for m in (ma, mb) for k in (variant, copy)):
         return None
-    if _beyond_noise(ma[copy], mb[copy]) >= 0 or _beyond_noise(ma[variant], mb[variant]) > 0:
+    if not _beyond_noise(_spread(ma[copy]), _spread(mb[copy]), upward=False) or \
+            _beyond_noise(_spread(ma[variant]), _spread(mb[variant]), upward=True):
         return None
     change = lambda k: (mb[k]["value"] - ma[k]["value"]) / ma[k]["value"] * 100  # noqa: E731
     return (f"{name}: the copy's time changed {change(copy):+.1f}% (beyond its p10-p90) and {variant}'s "
@@ -146,8 +147,7 @@ def compare(a: Source, b: Source, tolerance: float) -> list[dict[str, Any]]:
                 rows.append({"notebook": notebook, "metric": name, "unit": unit, "a": (ea or {}).get("value"),
                              "b": (eb or {}).get("value"), "change": None, "verdict": "new" if ea is None else "missing"})
                 continue
-            verdict, change = judge(name, unit, ea.get("value"), eb.get("value"), tolerance,
-                                    (ea.get("p10"), ea.get("p90")), (eb.get("p10"), eb.get("p90")),
+            verdict, change = judge(name, unit, ea.get("value"), eb.get("value"), tolerance, _spread(ea), _spread(eb),
                                     eb.get("tolerance"))
             row = {"notebook": notebook, "metric": name, "unit": unit, "a": ea.get("value"),
                    "b": eb.get("value"), "change": change, "verdict": verdict}
