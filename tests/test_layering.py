@@ -37,6 +37,16 @@ def test_the_check_finds_a_tool_import(tmp_path):
     assert tool_imports(bad) == ["series_tools.compare"]
 
 
+ANALYSIS_MODULES = sorted((REPO_ROOT / "analysis").glob("*.py"))
+
+
+@pytest.mark.parametrize("path", ANALYSIS_MODULES, ids=[p.stem for p in ANALYSIS_MODULES])
+def test_analysis_imports_neither_helpers_nor_tools(path):
+    """The analysis library stands alone: the plumbing and the tools use it, never the reverse."""
+    bad = sorted(m for m in imported_modules(path) if m.split(".")[0] in ("helpers", TOOL_PACKAGE))
+    assert bad == [], f"analysis/{path.name} imports {bad}: the analysis library must not depend on them"
+
+
 def test_notebooks_use_only_lesson_helpers():
     for nb in sorted((REPO_ROOT / "notebooks").glob("*.ipynb")):
         assert TOOL_PACKAGE not in nb.read_text(), f"{nb.name} imports the tooling package"

@@ -1,0 +1,9 @@
+"""The series' analysis library: what a profile says, read the same way on any machine.
+
+Shaped like HolisticTraceAnalysis: one analysis per module, each with a small facade whose
+docstrings state arguments and returns, tested on recorded real-hardware data (`data/`).
+Notebooks, `helpers` (the plumbing) and `series_tools` (the command-line tools) use it; it
+imports none of them (tests/test_layering.py), so it can be read and tested on its own.
+
+Modules:
+"""
