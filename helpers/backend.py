@@ -135,6 +135,9 @@ class Backend:
             "device_count": self.device_count(),
             "torch": torch.__version__,
             "cuda_runtime": torch.version.cuda,
+            # every intra-op parallel region waits for all of these threads: with another process on
+            # one of the CPUs, a small call waits for a parked thread (analysis/contention.py)
+            "intra_op_threads": torch.get_num_threads(),
         }
 
 

@@ -11,14 +11,18 @@ Relations, over the `value` of each named metric (ratios also carry their per-ro
 - "min" / "max": the first metric is the smallest / largest of all named;
 - "<": each named metric is smaller than the next (a ranking);
 - "above 1" / "below 1": a paired ratio whose whole p10-p90 lies above / below 1 (measurable);
-- "about 1": a paired ratio whose p10-p90 holds 1 (no measurable difference).
+- "about 1": a paired ratio whose p10-p90 holds 1 (no measurable difference);
+- "busy": no comparison at all: at least one named metric was timed while the machine was busy
+  (its `contention` record, analysis.contention), so the sentence says "not measurable here".
 """
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from typing import Any
 
-RELATIONS = ("min", "max", "<", "above 1", "below 1", "about 1")
+from analysis.contention import is_busy
+
+RELATIONS = ("min", "max", "<", "above 1", "below 1", "about 1", "busy")
 
 
 @dataclass(frozen=True)
@@ -40,7 +44,17 @@ def ratio_relation(p10: float, p90: float) -> str:
     return "above 1" if p10 > 1 else "below 1" if p90 < 1 else "about 1"
 
 
+def busy_metrics(metrics: dict[str, dict[str, Any]], names: list[str] | tuple[str, ...]) -> list[str]:
+    """The named metrics that were timed while the machine was busy."""
+    return [n for n in names if is_busy(metrics.get(n, {}).get("contention"))]
+
+
 def _holds(relation: str, entries: list[dict[str, Any]]) -> bool:
+    busy = any(is_busy(e.get("contention")) for e in entries)
+    if relation == "busy":
+        return busy
+    if busy:  # a comparison drawn from a contaminated measurement never holds
+        return False
     values = [e["value"] for e in entries]
     if relation == "min":
         return values[0] == min(values)

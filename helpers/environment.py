@@ -13,6 +13,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from analysis.contention import recent_pressure
+
 from .series import REPO_ROOT
 
 
@@ -194,6 +196,7 @@ def host_record() -> dict[str, Any]:
         "neuron_settings": neuron_settings_record(),
         "address_layout": address_layout(),
         "free_page_reporting_kib": free_page_reporting_kib(),
+        "cpu_pressure_avg10_at_start": recent_pressure(),  # analysis.contention: busy before anything ran
         "transparent_hugepage": _read_text("/sys/kernel/mm/transparent_hugepage/enabled"),
         "instance_type": instance_type(),
         "git_commit": git_commit(),

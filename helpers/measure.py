@@ -17,14 +17,19 @@ its p10-p90: that spread, not the spread of either timing, says whether a ratio 
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 import time
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
+from analysis.contention import Contention, combined, contention_between, read_counters
+
 from .backend import Backend
+from .claims import ratio_relation
 
 
 @dataclass
@@ -32,6 +37,7 @@ class Timing:
     label: str
     samples_us: np.ndarray
     inner: int
+    contention: Contention | None = None  # CPU time the block lost to other work (analysis.contention)
 
     @property
     def median_us(self) -> float:
@@ -62,6 +68,12 @@ class PairedRatio:
     denominator: str
     per_round: np.ndarray
     pairing: str = "round"
+    contention: Contention | None = None  # the timings' blocks: a busy machine makes the ratio unmeasurable
+
+    @property
+    def busy(self) -> bool:
+        """True when the machine was busy while either side was timed (analysis.contention)."""
+        return bool(self.contention and self.contention.busy)
 
     @property
     def median(self) -> float:
@@ -77,12 +89,21 @@ class PairedRatio:
 
     @property
     def measurable(self) -> bool:
-        """True when 1.0 (no difference) lies outside the per-round p10-p90."""
-        return not (self.p10 <= 1.0 <= self.p90)
+        """True when 1.0 (no difference) lies outside the per-round p10-p90 and the machine was not busy."""
+        return not self.busy and not (self.p10 <= 1.0 <= self.p90)
+
+    @property
+    def relation(self) -> str:
+        """What the ratio supports, for a claim (helpers.claims): "busy", "above 1", "below 1" or "about 1"."""
+        return "busy" if self.busy else ratio_relation(self.p10, self.p90)
 
     def describe(self, faster: str = "faster", slower: str = "slower") -> str:
-        """The ratio in words, with its spread; "no measurable difference" when the spread holds 1.0."""
+        """The ratio in words, with its spread; "no measurable difference" when the spread holds 1.0;
+        "not measurable here" with what was seen when the machine was busy."""
         spread = f"per-{self.pairing} p10-p90 {self.p10:.2f}-{self.p90:.2f}"
+        if self.busy:
+            return (f"not measurable here: the machine was busy ({self.contention.seen()}); "
+                    f"{self.numerator} / {self.denominator} read {self.median:.2f} ({spread}) and concludes nothing")
         if not self.measurable:
             return f"no measurable difference here ({self.numerator} / {self.denominator} = {self.median:.2f}, {spread})"
         word = slower if self.median > 1 else faster
@@ -90,11 +111,24 @@ class PairedRatio:
         return f"{self.numerator} took {self.median:.2f}x the time of {self.denominator}: {factor:.2f}x {word} ({spread})"
 
 
+def contention_summary(timings: dict[str, Timing]) -> str:
+    """One line on whether another process took CPU time while these timings ran (they share one
+    interleaved block): printed beside every timed comparison, so a busy machine is never silent."""
+    contention = combined([t.contention for t in timings.values() if t.contention is not None])
+    if contention is None or contention.busy is None:
+        return "CPU contention while timing: not measured on this system (no /proc schedstat)"
+    if contention.busy:
+        return (f"BUSY: the machine was busy while timing ({contention.seen()}); "
+                "comparisons drawn from these timings conclude nothing")
+    return f"quiet while timing ({contention.seen()})"
+
+
 def paired_ratio(timings: dict[str, Timing], numerator: str, denominator: str) -> PairedRatio:
     """Ratio of two interleaved timings, taken round by round (same `inner` on both sides or not)."""
     a, b = timings[numerator].samples_us, timings[denominator].samples_us
     n = min(len(a), len(b))
-    return PairedRatio(numerator, denominator, a[:n] / b[:n])
+    blocks = [t.contention for t in (timings[numerator], timings[denominator]) if t.contention is not None]
+    return PairedRatio(numerator, denominator, a[:n] / b[:n], contention=combined(blocks))
 
 
 def _inner_calls(fn: Callable[[], Any], backend: Backend, min_sample_s: float, max_inner: int) -> int:
@@ -118,6 +152,9 @@ def time_interleaved(
 ) -> dict[str, Timing]:
     """Time several callables one sample of each in turn, `repeats` rounds.
 
+    Every Timing carries the block's contention (analysis.contention): whether another process
+    took CPU time from this one while the rounds ran.
+
     `contexts` optionally gives a case a context manager (e.g. an active profiler) entered around
     its sample, outside the timed region, so entering and leaving it is not counted.
     """
@@ -127,6 +164,7 @@ def time_interleaved(
             fn()
     inner = {name: _inner_calls(fn, backend, min_sample_s, max_inner) for name, fn in cases.items()}
     samples: dict[str, list[float]] = {name: [] for name in cases}
+    before = read_counters()
     for _ in range(repeats):
         for name, fn in cases.items():
             with contexts.get(name, nullcontext)():
@@ -136,7 +174,9 @@ def time_interleaved(
                     fn()
                 backend.synchronize()
                 samples[name].append((time.perf_counter() - start) / inner[name] * 1e6)
-    return {name: Timing(label=name, samples_us=np.asarray(v), inner=inner[name]) for name, v in samples.items()}
+    contention = contention_between(before, read_counters())
+    return {name: Timing(label=name, samples_us=np.asarray(v), inner=inner[name], contention=contention)
+            for name, v in samples.items()}
 
 
 def time_per_call(
@@ -161,3 +201,20 @@ def time_once(fn: Callable[[], Any], backend: Backend) -> tuple[float, Any]:
     out = fn()
     backend.synchronize()
     return time.perf_counter() - start, out
+
+
+@contextmanager
+def busy_processes(count: int = 1, max_seconds: float = 60.0) -> Iterator[list[int]]:
+    """`count` other processes, each spinning on a CPU: the stand-in for a browser tab, an indexer
+    or a neighbour's job, so that notebook 01 and benchmarks/ratio_benchmark.py can show what a
+    busy machine does to a timing. Yields their PIDs; stops them by PID on exit. Each also stops
+    itself after `max_seconds`, so an interrupted kernel leaves nothing spinning for long."""
+    spin = f"import time\nend = time.monotonic() + {max_seconds}\nwhile time.monotonic() < end:\n    pass\n"
+    procs = [subprocess.Popen([sys.executable, "-c", spin]) for _ in range(count)]
+    try:
+        time.sleep(0.2)  # started and spinning before anything is timed
+        yield [p.pid for p in procs]
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()

@@ -38,10 +38,17 @@ def timing_metric(timing: Any, note: str = "", of: str = "") -> dict[str, Any]:
     `of` names the quantity (`quantity(variant, x)`): the same quantity timed in several notebooks
     of one run must agree within its p10-p90, and the run checks that (series_tools.consistency).
     """
-    fields = {"p10": timing.p10_us, "p90": timing.p90_us}
+    fields = {"p10": timing.p10_us, "p90": timing.p90_us, **_contention_field(timing)}
     if of:
         fields["of"] = of
     return metric(timing.median_us, "us", note, **fields)
+
+
+def _contention_field(measured: Any) -> dict[str, Any]:
+    """{"contention": record} where the timing knows whether the machine was busy while it ran
+    (analysis.contention); `compare`, the consistency check and the claims read it back."""
+    contention = getattr(measured, "contention", None)
+    return {"contention": contention.record()} if contention is not None else {}
 
 
 def quantity(variant: str, x: Any) -> str:
@@ -59,7 +66,8 @@ def ratio_metric(ratio: Any, note: str = "", of: str = "") -> dict[str, Any]:
 
     `of` names it like a timing (`quantity("torch.rms_norm / naive", x)`), so that the run compares
     the same ratio across notebooks too: a drifting machine moves times, much less paired ratios."""
-    return metric(ratio.median, "ratio", note, p10=ratio.p10, p90=ratio.p90, **({"of": of} if of else {}))
+    return metric(ratio.median, "ratio", note, p10=ratio.p10, p90=ratio.p90, **_contention_field(ratio),
+                  **({"of": of} if of else {}))
 
 
 def _check_entries(notebook: str, metrics: dict[str, Any]) -> None:

@@ -11,6 +11,8 @@ from typing import Any
 
 import torch
 
+from analysis.contention import BUSY_WAITED_FRACTION, recent_pressure
+
 from .backend import Backend, select_backend
 from .metrics import write_metrics
 from .outputs import RUNS_DIR, ensure_writable_dir, new_run_dir, write_json
@@ -79,6 +81,11 @@ def start_session(name: str, namespace: dict[str, Any], parameters: dict[str, An
     print(f"Output:  {nb_dir}")
     for note in chosen.notes:
         print(f"Note:    {note}")
+    pressure = recent_pressure()  # the check before any timing; each timing block checks again while it runs
+    if pressure is not None and pressure >= BUSY_WAITED_FRACTION:
+        print(f"Busy:    in the last 10 s some task on this machine waited for a CPU {pressure:.0%} of the time: "
+              "another process is running. Timings taken while it runs are flagged BUSY and conclude nothing; "
+              "close it (a build, a browser tab, another notebook) for numbers you can compare.")
     return NotebookSession(name=name, backend=chosen, out_dir=nb_dir, parameters=parameters)
 
 

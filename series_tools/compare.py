@@ -22,6 +22,9 @@ A is the reference (older run or baseline), B the candidate. Exit codes: 0 no re
           20% slower or faster for a while with the variants unmoved (benchmarks/ratio_benchmark.py
           has the measurement); a line under the table gives the two changes;
 - ops:    more device operations per call (any metric in unit "ops");
+- busy:   a time or ratio that either run measured while the machine was busy (the metric's
+          `contention` record, analysis.contention) is never a regression: it is marked `busy`,
+          with what was seen under the table, and concludes nothing;
 - errors: an accuracy flag (`*within_tolerance`) that turned False, or an error metric beyond
           the tolerance stored with it (`"tolerance"`, written by the notebook that measured it).
 
@@ -39,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from analysis.contention import is_busy
 from helpers.errors import SeriesError
 from helpers.metrics import METRICS_FILE, read_metrics
 
@@ -153,6 +157,10 @@ def compare(a: Source, b: Source, tolerance: float) -> list[dict[str, Any]]:
                    "b": eb.get("value"), "change": change, "verdict": verdict}
             if verdict == "REGRESSION" and RATIO_WORSE_WHEN_HIGHER.search(name) and (why := floor_moved(name, ma, mb)):
                 row.update(verdict="floor moved", note=f"{notebook}/{why}")
+            busy = [(label, e["contention"]["seen"]) for label, e in (("A", ea), ("B", eb)) if is_busy(e.get("contention"))]
+            if busy:
+                row.update(verdict="busy", note=f"{notebook}/{name}: " + "; ".join(
+                    f"{label} was timed while the machine was busy ({seen})" for label, seen in busy) + ": not judged")
             rows.append(row)
     return rows
 

@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from analysis.contention import is_busy
+
 RATIO = re.compile(r"^(\S+) / (\S+) (.+)$")  # "torch.rms_norm / naive 8192x4096 float32"
 
 
@@ -37,7 +39,9 @@ def timings_by_quantity(notebooks: dict[str, dict[str, dict[str, Any]]]) -> dict
             if entry.get("of") and entry.get("value") is not None and entry.get("p10") is not None:
                 quantity, median, p10, p90 = canonical(entry["of"], entry["value"], entry["p10"], entry["p90"])
                 groups.setdefault(quantity, []).append({"notebook": notebook, "metric": name, "unit": entry.get("unit", "us"),
-                                                        "median": median, "p10": p10, "p90": p90})
+                                                        "median": median, "p10": p10, "p90": p90,
+                                                        "busy": is_busy(entry.get("contention")),
+                                                        "seen": (entry.get("contention") or {}).get("seen")})
     return groups
 
 
@@ -52,9 +56,10 @@ def check_consistency(notebooks: dict[str, dict[str, dict[str, Any]]]) -> list[d
         agree = max(t["p10"] for t in timings) <= min(t["p90"] for t in timings)
         medians = [t["median"] for t in timings]
         rows.append({"quantity": quantity, "agree": agree, "timings": timings, "unit": timings[0]["unit"],
-                     "max_over_min": max(medians) / min(medians) if min(medians) > 0 else None})
+                     "max_over_min": max(medians) / min(medians) if min(medians) > 0 else None,
+                     "busy": [t["notebook"] for t in timings if t.get("busy")]})
     for row in rows:
-        if not row["agree"] and not RATIO.match(row["quantity"]):
+        if not row["agree"] and not row["busy"] and not RATIO.match(row["quantity"]):
             row["diagnosis"] = diagnose(row, rows)
     return rows
 
@@ -83,17 +88,29 @@ def figure_style(unit: str, us_format: str = ",.1f") -> tuple[str, str]:
 
 
 def disagreement_lines(rows: list[dict[str, Any]]) -> list[str]:
-    """One line per quantity whose figures disagree, for the console at the end of a run."""
+    """One line per quantity whose figures disagree, for the console at the end of a run; a
+    disagreement that involves a figure timed on a busy machine is a BUSY line: it concludes nothing."""
     lines = []
     for row in rows:
         if row["agree"]:
             continue
         digits, unit = figure_style(row["unit"], us_format=",.0f")
         figures = ", ".join(f"{t['median']:{digits}}{unit} ({t['notebook']})" for t in row["timings"])
+        if row.get("busy"):
+            seen = next(t["seen"] for t in row["timings"] if t.get("busy"))
+            lines.append(f"BUSY: {row['quantity']} measured {figures}; the machine was busy while "
+                         f"{', '.join(row['busy'])} timed it ({seen}): no conclusion, re-run on a quiet machine")
+            continue
         lines.append(f"DISAGREE: {row['quantity']} measured {figures} ({row['max_over_min']:.2f}x from lowest to "
                      "highest median): one quantity, different values"
                      + (f"; {row['diagnosis']}" if row.get("diagnosis") else "") + "; see summary.md")
     return lines
+
+
+def _agreement(row: dict[str, Any], timing: dict[str, Any]) -> str:
+    if timing.get("busy"):
+        return "busy"
+    return "yes" if row["agree"] else ("busy elsewhere" if row.get("busy") else "**NO**")
 
 
 def format_consistency(rows: list[dict[str, Any]]) -> list[str]:
@@ -105,6 +122,8 @@ def format_consistency(rows: list[dict[str, Any]]) -> list[str]:
         digits, unit = figure_style(row["unit"])
         for t in row["timings"]:
             lines.append(f"| {row['quantity']} | {t['notebook']}/{t['metric']} | {t['median']:{digits}}{unit} | "
-                         f"{t['p10']:{digits}}-{t['p90']:{digits}}{unit} | {'yes' if row['agree'] else '**NO**'} |")
+                         f"{t['p10']:{digits}}-{t['p90']:{digits}}{unit} | {_agreement(row, t)} |")
     notes = [f"- {row['quantity']}: {row['diagnosis']}." for row in rows if row.get("diagnosis")]
+    notes += [f"- {row['quantity']}: timed while the machine was busy in {', '.join(row['busy'])}: no conclusion."
+              for row in rows if row.get("busy") and not row["agree"]]
     return lines + ([""] + notes if notes else [])

@@ -1,0 +1,164 @@
+"""Was the machine busy while we timed? Measured from what Linux reports, never guessed from the times.
+
+A timing on a CPU that another process also wants is not a property of the code being timed. On
+this project's 2-core VM one spinning process (`python3 -c "while True: pass"`) made notebook 05's
+small compiled call 180x slower, because each call opens an OpenMP parallel region over every
+intra-op thread and waits for the one the scheduler has parked behind the other process
+(docs/CHEATSHEET.md, "A busy machine"). Interleaving cannot cancel that: the stall hits the
+multi-threaded calls and not the single-threaded ones.
+
+So every timing block reads three counters before and after:
+- this process's threads' run-queue wait (`/proc/self/task/*/schedstat`, second field: time a
+  thread was runnable but not running): the direct measure that *this* timing lost CPU time;
+- CPU pressure (`/proc/pressure/cpu`, "some" total): the share of the time at least one task on
+  the machine waited for a CPU, whoever it was;
+- steal (`/proc/stat`): time the hypervisor gave this VM's CPUs to other guests.
+A block is *busy* when a thread of this process waited for a CPU for at least
+`BUSY_WAITED_FRACTION` of the block's wall time. Pressure and steal are recorded beside it, to say
+what was seen. Off Linux (no such files) nothing is judged: `busy` is None, not False.
+
+Standard library only: the notebooks' plumbing and the command-line tools both read it.
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+# A thread that waited for a CPU a tenth of the time lost that much of its timing to other work:
+# on the project's 2-core VM quiet timing blocks measured at most 0.03 (Jupyter's own threads
+# waking), and with one spinning process 0.3 to 0.9 (docs/CHEATSHEET.md, "A busy machine").
+BUSY_WAITED_FRACTION = 0.10
+
+PROC = Path("/proc")
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text()
+    except OSError:
+        return None
+
+
+@dataclass(frozen=True)
+class CpuCounters:
+    """A snapshot of the counters that say whether this process got the CPU time it wanted."""
+
+    wall_s: float
+    thread_wait_s: dict[int, float] | None  # per thread id: run-queue wait since the thread started
+    pressure_s: float | None  # machine-wide "some" CPU stall since boot (PSI)
+    steal_s: float | None  # steal summed over the VM's CPUs since boot
+
+
+def read_counters(proc: Path = PROC) -> CpuCounters:
+    """Read the counters now. Any counter this system does not report is None."""
+    waits: dict[int, float] | None = {}
+    task_dir = proc / "self" / "task"
+    try:
+        tids = [int(p.name) for p in task_dir.iterdir()]
+    except OSError:
+        tids, waits = [], None
+    for tid in tids:
+        text = _read(task_dir / str(tid) / "schedstat")
+        if text is not None and len(text.split()) >= 2 and waits is not None:
+            waits[tid] = int(text.split()[1]) / 1e9
+    if waits == {}:
+        waits = None
+    pressure = None
+    for line in (_read(proc / "pressure" / "cpu") or "").splitlines():
+        if line.startswith("some "):
+            pressure = int(dict(f.split("=") for f in line.split()[1:])["total"]) / 1e6
+    steal = None
+    stat = _read(proc / "stat")
+    if stat and stat.startswith("cpu "):
+        fields = stat.splitlines()[0].split()
+        if len(fields) >= 9:
+            steal = int(fields[8]) / os.sysconf("SC_CLK_TCK")
+    return CpuCounters(time.perf_counter(), waits, pressure, steal)
+
+
+def recent_pressure(proc: Path = PROC) -> float | None:
+    """Share of the last 10 s in which some task on the machine waited for a CPU (PSI "some avg10"),
+    0..1; None where the kernel does not report pressure. The check *before* timing: a machine
+    above BUSY_WAITED_FRACTION here is already busy."""
+    for line in (_read(proc / "pressure" / "cpu") or "").splitlines():
+        if line.startswith("some "):
+            return float(dict(f.split("=") for f in line.split()[1:])["avg10"]) / 100
+    return None
+
+
+@dataclass(frozen=True)
+class Contention:
+    """How much CPU time a timing block lost to other work, and the verdict.
+
+    Returns of `contention_between`. Fractions are of the block's wall time; None where the
+    system does not report the counter."""
+
+    wall_s: float
+    waited_fraction: float | None  # the most any thread of this process waited for a CPU
+    pressure_fraction: float | None  # some task on the machine waited for a CPU (PSI)
+    steal_fraction: float | None  # the hypervisor ran other guests on this VM's CPUs
+
+    @property
+    def busy(self) -> bool | None:
+        """True when this process's timing lost CPU time to other work; None where unknown."""
+        if self.waited_fraction is None:
+            return None
+        return self.waited_fraction >= BUSY_WAITED_FRACTION
+
+    def seen(self) -> str:
+        """What was measured, in words, e.g. for "the machine was busy (...)"."""
+        parts = []
+        if self.waited_fraction is not None:
+            parts.append(f"a thread of this process waited for a CPU {self.waited_fraction:.0%} of the {self.wall_s:.1f} s")
+        if self.pressure_fraction is not None:
+            parts.append(f"some task on the machine waited {self.pressure_fraction:.0%} of it")
+        if self.steal_fraction:
+            parts.append(f"the hypervisor took {self.steal_fraction:.0%}")
+        return "; ".join(parts) or "no CPU counters on this system"
+
+    def record(self) -> dict[str, Any]:
+        """The JSON form stored beside a metric (metrics.json) and read back by `from_record`."""
+        return {"busy": self.busy, "wall_s": round(self.wall_s, 3), "waited_fraction": _rounded(self.waited_fraction),
+                "pressure_fraction": _rounded(self.pressure_fraction), "steal_fraction": _rounded(self.steal_fraction),
+                "seen": self.seen()}
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
+def contention_between(before: CpuCounters, after: CpuCounters) -> Contention:
+    """The contention of the block between two snapshots (threads born inside it count from 0)."""
+    wall = max(after.wall_s - before.wall_s, 1e-9)
+    waited = None
+    if before.thread_wait_s is not None and after.thread_wait_s is not None:
+        waited = max((w - before.thread_wait_s.get(tid, 0.0) for tid, w in after.thread_wait_s.items()), default=0.0) / wall
+    pressure = (after.pressure_s - before.pressure_s) / wall if None not in (before.pressure_s, after.pressure_s) else None
+    steal = None
+    if before.steal_s is not None and after.steal_s is not None:
+        steal = (after.steal_s - before.steal_s) / wall / (os.cpu_count() or 1)
+    return Contention(wall, waited, pressure, steal)
+
+
+def combined(contentions: list[Contention]) -> Contention | None:
+    """One record for several blocks (e.g. the two timings of a ratio): the worst of each field,
+    so a ratio is busy when either side's block was."""
+    if not contentions:
+        return None
+    if len(contentions) == 1:
+        return contentions[0]
+
+    def worst(values: list[float | None]) -> float | None:
+        known = [v for v in values if v is not None]
+        return max(known) if known else None
+
+    return Contention(max(c.wall_s for c in contentions), worst([c.waited_fraction for c in contentions]),
+                      worst([c.pressure_fraction for c in contentions]), worst([c.steal_fraction for c in contentions]))
+
+
+def is_busy(record: dict[str, Any] | None) -> bool:
+    """Whether a metric's stored contention record (`Contention.record`) says busy."""
+    return bool(record and record.get("busy"))
