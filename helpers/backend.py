@@ -145,6 +145,8 @@ def neuron_status() -> tuple[bool, str]:
     """Whether TorchNeuron can run here, and if not, why."""
     if not neuron_installed():
         return False, "torch-neuronx is not installed in this Python environment"
+    if legacy := legacy_torch_neuronx(package_version("torch-neuronx")):
+        return False, legacy
     try:
         import torch_neuronx  # noqa: F401  (registers `neuron` even with autoload off)
     except Exception as exc:  # a broken install must not stop cpu/cuda runs
@@ -161,6 +163,25 @@ def neuron_status() -> tuple[bool, str]:
     if not available:
         return False, "torch.neuron.is_available() is False: no NeuronCores visible (check `neuron-ls`)"
     return True, f"torch-neuronx {package_version('torch-neuronx')} sees NeuronCores"
+
+
+NATIVE_TORCH_NEURONX = (2, 13)  # TorchNeuron (native `neuron` device): torch-neuronx 2.13.3.x and 2.14.x (N34)
+
+
+def legacy_torch_neuronx(version: str | None) -> str:
+    """Why this torch-neuronx is the legacy XLA-based library rather than TorchNeuron, or "" (N34).
+
+    Both install as `torch-neuronx`; the vendor's check is `pip show torch-neuronx`: 2.14.x is
+    the native backend, earlier versions (below the 2.13.3.x line of N3) the XLA-based library,
+    which has no `neuron` device for this series to use."""
+    try:
+        major_minor = tuple(int(part) for part in (version or "").split(".")[:2])
+    except ValueError:
+        return ""
+    if len(major_minor) < 2 or major_minor >= NATIVE_TORCH_NEURONX:
+        return ""
+    return (f"torch-neuronx {version} is the legacy XLA-based torch-neuronx, not native TorchNeuron "
+            "(`pip show torch-neuronx`: 2.14.x is the native backend)")
 
 
 def cuda_status() -> tuple[bool, str]:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import DeviceBusyError, NeuronDriverError, SeriesError
-from .neuron_runtime import DEFAULT_MAX_EVENTS_PER_NC, NeuronSettings, dropped_events
+from .neuron_runtime import DEFAULT_MAX_EVENTS_PER_NC, NeuronSettings, dropped_events, neff_cache_dir
 from .neuron_runtime import current as current_settings
 
 # N7: the documented runtime message when another process holds the NeuronCores:
@@ -98,12 +98,50 @@ class NeuronProfilerSetup:
     output_dir: Path
     max_events_per_nc: int = DEFAULT_MAX_EVENTS_PER_NC
     dropped_events: int = 0
+    dropped_seen_at: list[str] = field(default_factory=list)  # outermost watched call that read it: step, export, exit
+    _watching: bool = field(default=False, repr=False)
+
+    def watch(self, where: str, fn: Any, *args: Any) -> Any:
+        """fn(*args), reading the runtime's output back for a dropped-events warning (N23).
+
+        The Neuron runtime dumps the profile when the profiler's Kineto session stops
+        (TorchNeuron's session stop calls `nrt_inspect_stop`), which PyTorch does at the
+        `prof.step()` that ends the active window, before `on_trace_ready`; where the warning is
+        printed is not documented (N29), so the series watches that step, the export and the
+        profiler's exit. A call inside another watched call is not read twice."""
+        if self._watching:
+            return fn(*args)
+        self._watching = True
+        try:
+            result, text = run_capturing_native_output(fn, *args)
+        finally:
+            self._watching = False
+        dropped = report_dropped_events(text, self.max_events_per_nc)
+        if dropped:
+            self.dropped_events += dropped
+            self.dropped_seen_at.append(where)
+        return result
 
     def export_trace(self, prof: Any) -> None:
-        """`NeuronProfiler.export_trace(prof)` (N9), watching the runtime's output for dropped
-        events (N23): the count is kept here and reported with the fix."""
-        _, text = run_capturing_native_output(self.exporter.export_trace, prof)
-        self.dropped_events += report_dropped_events(text, self.max_events_per_nc)
+        """`NeuronProfiler.export_trace(prof)` (N9), watched for dropped events (N23, N29)."""
+        self.watch("export", self.exporter.export_trace, prof)
+
+    def watch_exit(self, profiler: Any) -> Any:
+        """`profiler` as a context manager whose exit is watched for dropped events (N29)."""
+        return _WatchedExit(self, profiler)
+
+
+class _WatchedExit:
+    """A torch.profiler.profile whose __exit__ runs under NeuronProfilerSetup.watch."""
+
+    def __init__(self, setup: NeuronProfilerSetup, profiler: Any) -> None:
+        self.setup, self.profiler = setup, profiler
+
+    def __enter__(self) -> Any:
+        return self.profiler.__enter__()
+
+    def __exit__(self, *exc: Any) -> Any:
+        return self.setup.watch("exit", self.profiler.__exit__, *exc)
 
 
 def neuron_config_kwargs(output_dir: Path, settings: NeuronSettings, profile_mode: Any,
@@ -111,17 +149,18 @@ def neuron_config_kwargs(output_dir: Path, settings: NeuronSettings, profile_mod
     """The documented NeuronConfig keywords for this kernel's settings (N9, N10), and whether the
     undocumented `correlate_device_time` (N11) was added.
 
-    `modes` follow NEURON_PROFILE ("system": RUNTIME only, no HBM reserved, N22); the capture is
-    limited to this kernel's core (`capture_enabled_for_nc`, given the NEURON_RT_VISIBLE_CORES
-    spec: whether it counts cores on the instance or within the process is UNVERIFIED, N28);
-    `neff_cache_dir` puts the NEFFs beside the NTFFs (N14). Optional keywords are passed only
-    where the installed NeuronConfig declares them."""
+    `modes` follow NEURON_PROFILE ("system": RUNTIME only, no HBM reserved, N22); system-trace
+    capture (ring buffers for runtime and hardware events, N10) is enabled for this kernel's core
+    only (`capture_enabled_for_nc`, given the NEURON_RT_VISIBLE_CORES spec: whether it counts cores
+    on the instance or within the process is UNVERIFIED, N28; it does not select device traces);
+    `neff_cache_dir` names the NEFF cache, whose NEFFs the profiler copies into the profile folder
+    on stop (N14). Optional keywords are passed only where the installed NeuronConfig declares them."""
     kwargs: dict[str, Any] = {
         "modes": [getattr(profile_mode, name) for name in settings.mode_names],
         "profile_output_dir": str(output_dir),
     }
     optional = {"max_events_per_nc": settings.max_events_per_nc, "capture_enabled_for_nc": settings.visible_cores,
-                "neff_cache_dir": str(output_dir)}
+                "neff_cache_dir": neff_cache_dir()}
     for name, value in optional.items():
         if value is not None and accepts_keyword(neuron_config, name):
             kwargs[name] = value
@@ -131,13 +170,19 @@ def neuron_config_kwargs(output_dir: Path, settings: NeuronSettings, profile_mod
     return kwargs, correlate
 
 
+RUNTIME_FALSE = ("", "0", "false")  # the runtime's booleans: 0, 1, false, true, case-insensitive (N21)
+
+
 def refuse_environment_capture() -> None:
-    """Environment capture (`NEURON_RT_INSPECT_ENABLE=1`) must not be combined with torch.profiler (N21)."""
+    """Environment capture (`NEURON_RT_INSPECT_ENABLE=1`) must not be combined with torch.profiler (N21).
+
+    The runtime reads booleans as 0/1/false/true, case-insensitively: "false" is off, as "0" is."""
     import os
 
-    if os.environ.get("NEURON_RT_INSPECT_ENABLE", "0") not in ("", "0"):
+    value = os.environ.get("NEURON_RT_INSPECT_ENABLE", "0")
+    if value.strip().lower() not in RUNTIME_FALSE:
         raise SeriesError(
-            "NEURON_RT_INSPECT_ENABLE=1 is set: the Neuron docs say not to combine environment capture "
+            f"NEURON_RT_INSPECT_ENABLE={value} is set: the Neuron docs say not to combine environment capture "
             "with torch.profiler",
             "unset NEURON_RT_INSPECT_ENABLE (and restart the kernel) to profile with torch.profiler, "
             "or capture with the environment variables alone, without torch.profiler",
@@ -148,6 +193,8 @@ def neuron_profiler_setup(output_dir: Path, settings: NeuronSettings | None = No
     """Build NeuronConfig and NeuronProfiler as the vendor documents (N9), for this kernel's
     settings (helpers.neuron_runtime: core, profile mode, event limit)."""
     refuse_environment_capture()
+    if note := runtime_log_note():
+        print(note)
     from torch_neuronx.profiling import NeuronConfig, NeuronProfiler, ProfileMode
 
     settings = settings or current_settings()
@@ -192,6 +239,27 @@ def run_capturing_native_output(fn: Any, *args: Any) -> tuple[Any, str]:
     return result, text
 
 
+def runtime_log_note() -> str:
+    """Why a dropped-events warning might not reach this process's console, or "" (N29).
+
+    The runtime logs at WARN to console and syslog by default; NEURON_RT_LOG_LOCATION and
+    NEURON_RT_LOG_LEVEL change that, and the series reads the warning from the console only."""
+    import os
+
+    location = os.environ.get("NEURON_RT_LOG_LOCATION", "").strip().lower()
+    level = os.environ.get("NEURON_RT_LOG_LEVEL", "").strip().upper()
+    reasons = []
+    if location and "console" not in location:
+        reasons.append(f"NEURON_RT_LOG_LOCATION={location} (not console)")
+    if level in ("ERROR", "FATAL", "OFF", "NONE"):
+        reasons.append(f"NEURON_RT_LOG_LEVEL={level} (above WARN)")
+    if not reasons:
+        return ""
+    return (f"NOTE: {' and '.join(reasons)}: a 'trace events were dropped' warning may not reach this console, "
+            "so a truncated profile could go unreported. Fix: unset them, or set NEURON_RT_LOG_LOCATION=console "
+            "and NEURON_RT_LOG_LEVEL=WARN, before torch loads")
+
+
 def report_dropped_events(text: str, max_events_per_nc: int) -> int:
     """The events the runtime reported dropped in `text`, printed with the fix (N23)."""
     dropped = dropped_events(text)
@@ -231,10 +299,22 @@ NOTE_NEFF_WITHOUT_NTFF = (
     "by nc_exec_running events, and in model mode some NEFFs never execute (N13)"
 )
 FIX_NO_NEFF = (
-    "no .neff beside the traces: set NeuronConfig(neff_cache_dir=...) or "
-    "TORCH_NEURONX_NEFF_CACHE_DIR to the profile folder before the run"
+    "no .neff beside the traces: the NEFFs are in the NEFF cache. Pass NeuronConfig(neff_cache_dir=<the cache: "
+    "TORCH_NEURONX_NEFF_CACHE_DIR, default /tmp/neff_cache>) so that they are copied in on stop, or set "
+    "TORCH_NEURONX_NEFF_CACHE_DIR to the profile folder before the run, or copy them from the cache "
+    "(`find /tmp/neff_cache -name '*.neff'`)"
 )
-FIX_ONLY_PB = "only .pb files: ProfileMode.DEVICE was off; add it to NeuronConfig(modes=[...])"
+FIX_ONLY_PB = (
+    "only .pb files: device profiling was off, so this is a system profile only; for device traces "
+    "(NEFF + NTFF) add ProfileMode.DEVICE to NeuronConfig(modes=[...]) (the series: NEURON_PROFILE = \"device\")"
+)
+NOTE_SYSTEM_ONLY = (
+    "only .pb files: a system profile, as NEURON_PROFILE = \"system\" asked (no device traces, no HBM reserved, N22)"
+)
+FIX_MISPLACED_FRAMEWORK_TRACE = (
+    "the framework trace is outside the <instance-id>_pid_<pid>/ folder, so Neuron Explorer shows no framework "
+    "events in the system trace: move it into the matching <instance-id>_pid_<pid>/ folder"
+)
 
 
 @dataclass
@@ -264,11 +344,15 @@ class NeuronArtifacts:
         return not self.problems
 
 
-def find_neuron_artifacts(root: Path | str) -> NeuronArtifacts:
+def find_neuron_artifacts(root: Path | str, system_profile: bool | None = None) -> NeuronArtifacts:
     """List NEFF/NTFF/.pb files under a profile folder and check them for the documented failure signs.
 
+    `system_profile`: whether the run asked for a system profile only (no ProfileMode.DEVICE);
+    None: this kernel's NEURON_PROFILE. Only .pb files are then the expected result, not a problem.
     Never raises for a bad folder: what is wrong is reported in `problems`, each with its fix.
     """
+    if system_profile is None:
+        system_profile = current_settings().profile == "system"
     root = Path(root)
     found = NeuronArtifacts(root=root)
     if not root.is_dir():
@@ -315,18 +399,46 @@ def find_neuron_artifacts(root: Path | str) -> NeuronArtifacts:
     if found.ntffs and not found.neffs:
         found.problems.append(ArtifactProblem("no .neff", FIX_NO_NEFF, root))
     if found.pb_files and not found.ntffs and not found.neffs:
-        found.problems.append(ArtifactProblem("only .pb files", FIX_ONLY_PB, root))
+        if system_profile:
+            found.notes.append(NOTE_SYSTEM_ONLY)
+        else:
+            found.problems.append(ArtifactProblem("only .pb files", FIX_ONLY_PB, root))
+    for trace in found.framework_traces:
+        if trace.name.startswith("neuron_framework_trace_rank_") and not any(
+                _SESSION_PARENT.match(parent.name) for parent in trace.relative_to(root).parents):
+            found.problems.append(ArtifactProblem("framework trace outside <instance-id>_pid_<pid>/",
+                                                  FIX_MISPLACED_FRAMEWORK_TRACE, trace))
     return found
+
+
+NEURON_TOOLS_BIN = Path("/opt/aws/neuron/bin")  # where aws-neuronx-tools installs neuron-explorer (N32)
+FIX_EXPLORER_PATH = f"export PATH={NEURON_TOOLS_BIN}:$PATH"
+
+
+def neuron_explorer_executable() -> tuple[str | None, str]:
+    """The neuron-explorer executable, and a note with the fix when it is installed but not on PATH (N32)."""
+    import shutil
+
+    exe = shutil.which("neuron-explorer")
+    if exe is not None:
+        return exe, ""
+    installed = NEURON_TOOLS_BIN / "neuron-explorer"
+    if installed.exists():
+        return str(installed), (f"neuron-explorer is installed in {NEURON_TOOLS_BIN} but that folder is not on "
+                                f"PATH: `{FIX_EXPLORER_PATH}` (the series finds it there anyway)")
+    return None, ""
 
 
 def explorer_commands(profile_dir: Path | str, display_name: str = "rmsnorm") -> dict[str, str]:
     """The documented ways to open a profile in Neuron Explorer, ready to copy.
 
     The tunnel binds both forwarded ports to 127.0.0.1 on the laptop: the UI (3001) calls its API
-    (3002) from the browser, so forwarding only 3001 shows an empty UI.
+    (3002) from the browser, so forwarding only 3001 shows an empty UI. Where neuron-explorer is
+    installed but not on PATH, "path" says how to put it there.
     """
     d = str(profile_dir)
-    return {
+    _, path_note = neuron_explorer_executable()
+    return {**({"path": FIX_EXPLORER_PATH + "   # " + path_note} if path_note else {}),
         "view": f"neuron-explorer view -d {d}",
         "ingest": f"neuron-explorer view -d {d} --ingest-only --display-name {display_name}",
         # model-mode pairs only; the torch.profiler path writes session-mode profiles: use "view" (N15)
@@ -373,16 +485,25 @@ def system_events_to_lanes(table: Any) -> Any:
         "dur": dur_us,
     })
     out["end"] = out["ts"] + out["dur"]
+    if "nc_idx" in table:  # the Logical NeuronCore of runtime and hardware events (absent on framework events)
+        out["nc_idx"] = table["nc_idx"]
     return out
+
+
+def system_event_cores(events: Any) -> dict[int, int]:
+    """Runtime and device events per NeuronCore index (`nc_idx`) in system events from
+    system_events_to_lanes: which cores system-trace capture recorded (capture_enabled_for_nc, N28)."""
+    if events is None or "nc_idx" not in events:
+        return {}
+    cores = events.loc[events["lane"].isin(["runtime", "device"]), "nc_idx"].dropna()
+    return {int(core): int(count) for core, count in cores.astype("int64").value_counts().sort_index().items()}
 
 
 def explorer_accepting(*words: str) -> tuple[str | None, str]:
     """The neuron-explorer executable if its `view --help` lists every one of `words`, else why not."""
-    import shutil
     import subprocess
 
-    exe = shutil.which("neuron-explorer") or (
-        "/opt/aws/neuron/bin/neuron-explorer" if Path("/opt/aws/neuron/bin/neuron-explorer").exists() else None)
+    exe, _ = neuron_explorer_executable()
     if exe is None:
         return None, "neuron-explorer is not installed here (it comes with aws-neuronx-tools on Trainium)"
     try:

@@ -190,14 +190,21 @@ def profile_steps(
         kwargs["experimental_config"] = neuron.config
 
     step = 0
+    last_step = wait + warmup + active - 1
     try:
-        with profile(**kwargs) as prof:
+        profiler = profile(**kwargs)
+        # on neuron, the step that ends the active window and the profiler's exit are watched for the
+        # runtime's dropped-events warning too: the Neuron profile is dumped when the session stops (N29)
+        with neuron.watch_exit(profiler) if neuron is not None else profiler as prof:
             for step in range(wait + warmup + active):
                 with record_function(label):
                     fn()
                 if synchronize:
                     backend.synchronize()
-                prof.step()
+                if neuron is not None and step == last_step:
+                    neuron.watch("step", prof.step)
+                else:
+                    prof.step()
     except Exception as exc:
         explained = explain_runtime_error(exc) if backend.name == "neuron" else exc
         if explained is not exc:

@@ -9,13 +9,13 @@ runs off Trainium: the constructor asks for the neuron backend, which refuses wi
 from __future__ import annotations
 
 import dataclasses
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
 from helpers.backend import select_backend
-from helpers.neuron import NeuronProfilerSetup, explorer_accepting, find_neuron_artifacts, neuron_config_kwargs
+from helpers.neuron import (NeuronProfilerSetup, explorer_accepting, export_system_events, find_neuron_artifacts,
+                            neuron_config_kwargs, neuron_explorer_executable, system_event_cores)
 from helpers.neuron_runtime import current as current_settings
 from helpers.profiling import profile_steps
 from helpers.traces import load_trace
@@ -80,7 +80,10 @@ class HardwareProbe:
                                    neuron=setup)
         table = result.table  # helpers.profiling.key_averages_frame: self device time per op
         device_us = float(table["self_device_us"].fillna(0).sum()) if "self_device_us" in table else None
-        found = find_neuron_artifacts(setup.output_dir)
+        found = find_neuron_artifacts(setup.output_dir, system_profile=settings.profile == "system")
+        # the system events' core index is what capture_enabled_for_nc selects (N28): exported only where a
+        # check asked for a capture core, since every export runs neuron-explorer over the profile
+        export = export_system_events(setup.output_dir, out / "explorer") if capture is not None else None
         return Observation(
             variant=variant, compiled=compiled, correlate_passed=correlate_passed, device_time_us=device_us,
             categories=load_trace(result.trace_path, "neuron").category_lanes(),
@@ -88,13 +91,16 @@ class HardwareProbe:
             ntffs_nonempty=sum(1 for p in found.ntffs if p.stat().st_size > 0),
             layout_problems=[f"{p.sign}: {p.fix}" for p in found.problems] + found.notes,
             first_call_s=first_s, dropped_events=result.neuron_dropped_events,
+            system_event_cores=None if export is None or export.events is None else system_event_cores(export.events),
+            dropped_seen_at=tuple(setup.dropped_seen_at),
         )
 
     def explorer(self) -> dict[str, Any]:
-        exe = shutil.which("neuron-explorer")
+        exe, path_note = neuron_explorer_executable()
         if exe is None:
             return {"version": "not installed"}
         version = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=60)
         accepts = [flag for flag in ("--output-format", "--output-file", "summary-json", "summary-text", "parquet")
                    if explorer_accepting(flag)[0]]
-        return {"version": (version.stdout or version.stderr).strip() or "unknown", "accepts": accepts}
+        return {"version": (version.stdout or version.stderr).strip() or "unknown", "accepts": accepts,
+                **({"path": path_note} if path_note else {})}

@@ -45,6 +45,10 @@ class Observation:
     layout_problems: list[str]
     first_call_s: float
     dropped_events: int
+    # runtime and device events per NeuronCore index (nc_idx) in Neuron Explorer's system-event export;
+    # None when the export could not be made (no neuron-explorer, no RUNTIME mode)
+    system_event_cores: dict[int, int] | None = None
+    dropped_seen_at: tuple[str, ...] = ()  # where the dropped-events warning was read: step, export, exit
 
 
 class Probe(Protocol):
@@ -116,23 +120,41 @@ def check_n25(probe: Probe) -> list[Row]:
     return rows
 
 
+def _cores(o: Observation) -> str:
+    if o.system_event_cores is None:
+        return "no system-event export"
+    return ", ".join(f"nc_idx {c}: {n} events" for c, n in sorted(o.system_event_cores.items())) or "no core events"
+
+
 def check_n28(probe: Probe) -> list[Row]:
+    """capture_enabled_for_nc enables system-trace capture per NeuronCore (ring buffers, N10), so it
+    is checked by the core index of the captured system events (Explorer's `nc_idx`), not by the
+    device traces (.ntff), which it is not documented to select."""
     visible = probe.visible_cores()
     as_visible = probe.profile("naive", capture=visible)
     from_zero = probe.profile("naive", capture="0")
-    observed = (f"NEURON_RT_VISIBLE_CORES={visible}: capture '{visible}' -> {as_visible.ntffs_nonempty} non-empty NTFF; "
-                f"capture '0' -> {from_zero.ntffs_nonempty}")
-    holds = None if visible == "0" else (as_visible.ntffs_nonempty > 0 and from_zero.ntffs_nonempty == 0)
+    observed = (f"NEURON_RT_VISIBLE_CORES={visible}: capture '{visible}' -> {_cores(as_visible)}; "
+                f"capture '0' -> {_cores(from_zero)}")
     if visible == "0":
+        holds = None
         observed += " (not distinguishable on core 0: run again with NEURON_RT_VISIBLE_CORES=1)"
-    return [Row("N28", "capture_enabled_for_nc indices", "instance-wide, as NEURON_RT_VISIBLE_CORES", observed, holds)]
+    elif as_visible.system_event_cores is None or from_zero.system_event_cores is None:
+        holds = None
+        observed += " (needs neuron-explorer's Parquet export to judge)"
+    else:
+        holds = bool(as_visible.system_event_cores) and not from_zero.system_event_cores
+    return [Row("N28", "capture_enabled_for_nc indices",
+                "instance-wide, as NEURON_RT_VISIBLE_CORES: core events captured with the visible spec, none with '0'",
+                observed, holds)]
 
 
 def check_n29(probe: Probe) -> list[Row]:
     o = probe.profile("naive", max_events=PROVOKE_DROPS_MAX_EVENTS)
+    where = ", ".join(o.dropped_seen_at) or "nowhere"
     return [Row("N29", f"dropped-events warning with max_events_per_nc={PROVOKE_DROPS_MAX_EVENTS}",
-                "printed while export_trace runs, and read back by the series",
-                f"{o.dropped_events:,} dropped events reported", o.dropped_events > 0)]
+                "printed on this process's console at the step that ends the window, at export_trace or at the "
+                "profiler's exit (all three watched), with the runtime's default logging",
+                f"{o.dropped_events:,} dropped events reported (read at: {where})", o.dropped_events > 0)]
 
 
 def check_documented(probe: Probe) -> list[Row]:
@@ -143,7 +165,8 @@ def check_documented(probe: Probe) -> list[Row]:
         Row("N16", "profile folder layout", "<dir>/<instance>_pid_<pid>/<timestamp>/ with NEFF, NTFF, .pb",
             "; ".join(o.layout_problems) or "as documented", not o.layout_problems),
         Row("N18", "neuron-explorer version and export flags", "--output-format parquet / summary-json, --output-file",
-            f"{ex.get('version', 'not installed')}; accepts: {', '.join(ex.get('accepts', [])) or 'none checked'}",
+            f"{ex.get('version', 'not installed')}; accepts: {', '.join(ex.get('accepts', [])) or 'none checked'}"
+            + (f"; {ex['path']}" if ex.get("path") else ""),
             None),
     ]
 

@@ -7,8 +7,12 @@ vendor documentation (<dir>/<instance-id>_pid_<pid>/<timestamp>/, neff_<hash>.ne
 import pandas as pd
 import pytest
 
-from helpers.neuron import (FIX_EMPTY, FIX_EMPTY_NTFF, FIX_NO_NEFF, FIX_ONLY_PB, explorer_commands,
-                            explorer_summary, export_system_events, find_neuron_artifacts, system_events_to_lanes)
+import helpers.neuron as neuron_mod
+from helpers import neuron_runtime
+from helpers.neuron import (FIX_EMPTY, FIX_EMPTY_NTFF, FIX_MISPLACED_FRAMEWORK_TRACE, FIX_NO_NEFF, FIX_ONLY_PB,
+                            NOTE_SYSTEM_ONLY, explorer_commands, explorer_summary, export_system_events,
+                            find_neuron_artifacts, neuron_explorer_executable, system_event_cores,
+                            system_events_to_lanes)
 
 pytestmark = pytest.mark.contract
 
@@ -171,3 +175,57 @@ def test_contract_explorer_summary_printed_instead_of_written(tmp_path, monkeypa
     monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
     result = explorer_summary(tmp_path, tmp_path / "not-written.json")
     assert list(result.events["metric"]) == ["total_time_ns"] and list(result.events["value"]) == [7]
+
+
+def test_contract_only_pb_files_are_expected_for_a_system_profile(tmp_path, monkeypatch):
+    """Documented: "Only .pb files, no .ntff": a system profile only "(may be intentional)"; with
+    NEURON_PROFILE = "system" it is the expected result, not a problem."""
+    d = session_dir(tmp_path)
+    touch(d / "ntrace.pb")
+    touch(d / "trace_info.pb")
+    system = find_neuron_artifacts(tmp_path, system_profile=True)
+    assert system.ok and NOTE_SYSTEM_ONLY in system.notes
+    device = find_neuron_artifacts(tmp_path, system_profile=False)
+    assert [p.fix for p in device.problems] == [FIX_ONLY_PB]
+    monkeypatch.setattr(neuron_runtime, "_current", neuron_runtime.NeuronSettings("0", profile="system"))
+    assert find_neuron_artifacts(tmp_path).ok  # by default: this kernel's NEURON_PROFILE
+
+
+def test_contract_framework_trace_outside_the_pid_folder_is_reported(tmp_path):
+    """Documented: "No framework events in system trace": move neuron_framework_trace_rank_<N>.json
+    into the matching <instance-id>_pid_<pid>/ folder."""
+    d = session_dir(tmp_path)
+    touch(d / "ntrace.pb")
+    touch(d / "trace_info.pb")
+    touch(d / "neuron_framework_trace_rank_0.json")
+    assert find_neuron_artifacts(tmp_path, system_profile=True).ok
+    misplaced = touch(tmp_path / "neuron_framework_trace_rank_1.json")
+    found = find_neuron_artifacts(tmp_path, system_profile=True)
+    assert [(p.path, p.fix) for p in found.problems] == [(misplaced, FIX_MISPLACED_FRAMEWORK_TRACE)]
+
+
+def test_contract_neuron_explorer_off_path_is_found_with_the_fix(tmp_path, monkeypatch):
+    """Documented: `neuron-explorer` not found: /opt/aws/neuron/bin is not on PATH (here a FAKE folder)."""
+    tools = tmp_path / "opt-aws-neuron-bin"
+    tools.mkdir()
+    fake = tools / "neuron-explorer"
+    fake.write_text("#!/bin/sh\necho 'view -d DIR --output-format {parquet,summary-json} --output-file F'\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(neuron_mod, "NEURON_TOOLS_BIN", tools)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    exe, note = neuron_explorer_executable()
+    assert exe == str(fake) and "is not on PATH" in note and "export PATH=" in note
+    assert explorer_commands("/data/prof")["path"].startswith("export PATH=")
+    monkeypatch.setenv("PATH", f"{tools}:/usr/bin:/bin")
+    assert neuron_explorer_executable() == (str(fake), "") and "path" not in explorer_commands("/data/prof")
+
+
+def test_contract_system_event_cores_count_runtime_and_device_events_by_nc_idx():
+    table = pd.DataFrame({
+        "name": ["aten::mul", "nrt_execute", "nc_exec_running", "nrt_execute"],
+        "start_ts": [0, 10, 20, 30], "end_ts": [5, 15, 25, 35], "duration_ns": [5, 5, 5, 5],
+        "trace_event_source": ["framework", "neuron_rt", "neuron_hw", "neuron_rt"],
+        "nc_idx": [None, 0, 0, 3],
+    })
+    assert system_event_cores(system_events_to_lanes(table)) == {0: 2, 3: 1}
+    assert system_event_cores(system_events_to_lanes(table.drop(columns="nc_idx"))) == {}

@@ -214,16 +214,62 @@ def test_contract_setup_passes_only_documented_keywords(monkeypatch, tmp_path):
     install_fake_neuronx(monkeypatch, DocumentedConfig)
     setup = neuron_profiler_setup(tmp_path)
     assert set(setup.config_kwargs) <= set(inspect.signature(DocumentedConfig).parameters)
-    # N14: NEFFs copied beside the NTFFs, so the profile folder is complete for Neuron Explorer
-    assert setup.config.kwargs["neff_cache_dir"] == str(tmp_path)
 
 
-def test_contract_inspect_capture_with_torch_profiler_is_refused(monkeypatch, tmp_path):
+def test_contract_neff_cache_dir_names_the_cache_not_the_profile_folder(monkeypatch, tmp_path):
+    """N14: neff_cache_dir is "the NEFF cache directory", whose NEFFs are copied into the profile on
+    stop; naming the (empty) profile folder copies nothing."""
     install_fake_neuronx(monkeypatch, DocumentedConfig)
-    monkeypatch.setenv("NEURON_RT_INSPECT_ENABLE", "1")
-    with pytest.raises(SeriesError, match="NEURON_RT_INSPECT_ENABLE=1") as err:
+    monkeypatch.delenv("TORCH_NEURONX_NEFF_CACHE_DIR", raising=False)
+    setup = neuron_profiler_setup(tmp_path / "profile")
+    assert setup.config.kwargs["neff_cache_dir"] == "/tmp/neff_cache"  # the documented default cache
+    monkeypatch.setenv("TORCH_NEURONX_NEFF_CACHE_DIR", str(tmp_path / "my_cache"))
+    setup = neuron_profiler_setup(tmp_path / "profile")
+    assert setup.config.kwargs["neff_cache_dir"] == str(tmp_path / "my_cache")
+    assert setup.config.kwargs["profile_output_dir"] == str(tmp_path / "profile") != setup.config.kwargs["neff_cache_dir"]
+
+
+@pytest.mark.parametrize("value", ["1", "true", "TRUE", " True "])
+def test_contract_inspect_capture_with_torch_profiler_is_refused(monkeypatch, tmp_path, value):
+    install_fake_neuronx(monkeypatch, DocumentedConfig)
+    monkeypatch.setenv("NEURON_RT_INSPECT_ENABLE", value)
+    with pytest.raises(SeriesError, match="NEURON_RT_INSPECT_ENABLE=") as err:
         neuron_profiler_setup(tmp_path)
     assert "unset NEURON_RT_INSPECT_ENABLE" in str(err.value)
+
+
+@pytest.mark.parametrize("value", ["0", "", "false", "FALSE", "False"])
+def test_contract_inspect_enable_read_as_the_runtimes_boolean(monkeypatch, tmp_path, value):
+    """N21: the runtime reads booleans as 0/1/false/true, case-insensitively: "false" is off."""
+    install_fake_neuronx(monkeypatch, DocumentedConfig)
+    monkeypatch.setenv("NEURON_RT_INSPECT_ENABLE", value)
+    assert neuron_profiler_setup(tmp_path).config is not None
+
+
+def test_contract_runtime_logging_that_hides_warnings_is_said(monkeypatch, tmp_path, capsys):
+    """N29: the series reads the dropped-events warning from the console; logging sent elsewhere hides it."""
+    install_fake_neuronx(monkeypatch, DocumentedConfig)
+    monkeypatch.delenv("NEURON_RT_LOG_LEVEL", raising=False)
+    monkeypatch.setenv("NEURON_RT_LOG_LOCATION", "syslog")
+    neuron_profiler_setup(tmp_path)
+    out = capsys.readouterr().out
+    assert "NEURON_RT_LOG_LOCATION=syslog" in out and "NEURON_RT_LOG_LOCATION=console" in out
+    monkeypatch.setenv("NEURON_RT_LOG_LOCATION", "console")
+    neuron_profiler_setup(tmp_path)
+    assert "NOTE" not in capsys.readouterr().out
+
+
+def test_contract_legacy_xla_torch_neuronx_is_refused_with_the_check(monkeypatch):
+    """N34: the legacy XLA-based torch-neuronx installs under the same name; `pip show` tells them apart."""
+    import helpers.backend as backend_mod
+    from helpers.errors import BackendUnavailableError
+
+    monkeypatch.setattr(backend_mod, "neuron_installed", lambda: True)
+    monkeypatch.setattr(backend_mod, "package_version", lambda dist: "2.9.0.2.11.19")
+    with pytest.raises(BackendUnavailableError) as err:
+        select_backend("neuron")
+    assert "legacy XLA-based torch-neuronx" in str(err.value) and "pip show torch-neuronx" in str(err.value)
+    assert backend_mod.legacy_torch_neuronx("2.14.3.1") == backend_mod.legacy_torch_neuronx("2.13.3.0") == ""
 
 
 def test_accepts_keyword_rejects_catch_all():
@@ -249,7 +295,8 @@ def test_contract_busy_cores_at_notebook_start(monkeypatch):
 
 
 def test_contract_config_follows_the_kernels_neuron_settings(monkeypatch, tmp_path):
-    """N10, N22, N28: the kernel's core is the only one captured; a system profile has no DEVICE mode."""
+    """N10, N22, N28: system-trace capture is enabled for the kernel's core only; a system profile
+    has no DEVICE mode."""
     install_fake_neuronx(monkeypatch, DocumentedConfig)
     settings = NeuronSettings(visible_cores="3", profile="system", max_events_per_nc=250_000)
     setup = neuron_profiler_setup(tmp_path, settings)
@@ -279,3 +326,39 @@ def test_contract_dropped_events_are_detected_at_export(monkeypatch, tmp_path, c
     out = capfd.readouterr().out
     assert "Warning: 5000 trace events were dropped" in out  # the runtime's own line is still shown
     assert "PROFILE TRUNCATED" in out and "MAX_EVENTS_PER_NC" in out
+
+
+class FakeProfileDumpingAtTheLastStep(FakeProfile):
+    """FAKE: the step that ends the active window stops the session, as TorchNeuron's Kineto session
+    stop calls nrt_inspect_stop, which dumps the profile; the warning is written from below Python."""
+
+    total = 2  # wait + warmup + active of the test below
+
+    def step(self):
+        super().step()
+        if self.steps == self.total:
+            import os
+            os.write(2, b"Warning: 700 trace events were dropped\n")
+
+
+class FakeProfileDumpingAtExit(FakeProfile):
+    def __exit__(self, *exc):
+        import os
+        os.write(1, b"Warning: 9 trace events were dropped\n")
+        return super().__exit__(*exc)
+
+
+@pytest.mark.parametrize("fake_profile, dropped, where", [
+    (FakeProfileDumpingAtTheLastStep, 700, ["step"]), (FakeProfileDumpingAtExit, 9, ["exit"])])
+def test_contract_dropped_events_are_detected_when_the_session_stops(monkeypatch, tmp_path, capfd, fake_profile,
+                                                                     dropped, where):
+    """N29: the warning may come when the profile is dumped, before on_trace_ready: the step that
+    ends the active window and the profiler's exit are watched as well as the export."""
+    install_fake_neuronx(monkeypatch, DocumentedConfig)
+    monkeypatch.setattr(profiling, "profile", fake_profile)
+    setup = neuron_profiler_setup(tmp_path / "naive.neuron")
+    result = profiling.profile_steps(lambda: None, select_backend("neuron"), tmp_path, label="naive",
+                                     wait=0, warmup=1, active=1, neuron=setup)
+    assert result.neuron_dropped_events == dropped and setup.dropped_seen_at == where
+    out = capfd.readouterr().out
+    assert f"Warning: {dropped} trace events were dropped" in out and "PROFILE TRUNCATED" in out

@@ -9,9 +9,10 @@ from helpers.params import check_parameters
 
 
 @pytest.fixture
-def clean_env(monkeypatch):
+def clean_env(monkeypatch, tmp_path):
     for name in (VISIBLE_CORES, *COMPILE_DEBUG_SETTINGS):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv(neuron_runtime.NEFF_CACHE_ENV, str(tmp_path / "neff_cache"))  # no record in /tmp
     monkeypatch.setattr(neuron_runtime, "_current", neuron_runtime.NeuronSettings(None))
     return monkeypatch
 
@@ -57,3 +58,24 @@ def test_dropped_event_warnings_are_counted():
     text = "Warning: 1,200 trace events were dropped\nINFO other\nWarning: 34 trace events were dropped\n"
     assert dropped_events(text) == 1234
     assert dropped_events("nothing dropped here") == 0
+
+
+def test_neff_cache_is_the_documented_default_unless_set(monkeypatch, tmp_path):
+    monkeypatch.delenv(neuron_runtime.NEFF_CACHE_ENV, raising=False)
+    assert neuron_runtime.neff_cache_dir() == "/tmp/neff_cache"
+    monkeypatch.setenv(neuron_runtime.NEFF_CACHE_ENV, str(tmp_path))
+    assert neuron_runtime.neff_cache_dir() == str(tmp_path)
+
+
+def test_a_cache_compiled_with_other_debug_variables_is_reported_stale(clean_env, tmp_path, capsys):
+    """N24: cached NEFFs keep the debug information they were compiled with; after the debug
+    variables change, the fix is a new cache folder (a SYNTHETIC cache here)."""
+    cache = tmp_path / "neff_cache"
+    (cache / "MODULE_1").mkdir(parents=True)
+    (cache / "MODULE_1" / "model.neff").write_bytes(b"\0")
+    assert configure_neuron_runtime({}, installed=True).stale_cache == ""  # first use: recorded, nothing to compare
+    assert configure_neuron_runtime({}, installed=True).stale_cache == ""  # same variables: not stale
+    clean_env.setenv("NEURON_FRAMEWORK_DEBUG", "0")  # changed before the next kernel starts
+    stale = configure_neuron_runtime({}, installed=True).stale_cache
+    assert "STALE NEFF CACHE" in stale and "NEURON_FRAMEWORK_DEBUG=0" in stale
+    assert f"{neuron_runtime.NEFF_CACHE_ENV}={cache}_debug" in stale and stale in capsys.readouterr().out

@@ -73,6 +73,22 @@ def test_contract_neuron_torchrun_recipe_is_the_documented_one():
         assert part in recipe
 
 
+def test_contract_torchrun_recipe_drops_an_inherited_visible_cores(monkeypatch):
+    """N30: TorchNeuron's backend sets NEURON_RT_VISIBLE_CORES=LOCAL_RANK only where it is unset, so a
+    seat's inherited value must not reach the ranks. The recipe's environment part is run here, with
+    a Python that prints what a rank would see in place of torchrun."""
+    import shlex
+    import subprocess
+    import sys
+
+    words = shlex.split(neuron_torchrun_recipe(2))
+    launcher = words[:words.index("torchrun")]
+    monkeypatch.setenv("NEURON_RT_VISIBLE_CORES", "3")
+    seen = subprocess.run(launcher + [sys.executable, "-c", "import os; print(os.environ.get('NEURON_RT_VISIBLE_CORES'))"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    assert seen == "None"
+
+
 def test_a_crash_line_far_above_torchruns_summary_is_kept():
     from helpers.ranks import diagnostic_lines
 

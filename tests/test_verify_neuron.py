@@ -28,10 +28,15 @@ class FakeProbe:
         categories = {"cpu_op": "framework", "privateuse1_runtime": "runtime"}
         if self.device_side_category:
             categories["kernel"] = "unverified"
-        nonempty = 1 if capture in (None, self.visible) else 0
         neffs = 1 if compiled or variant == "torch.rms_norm" else 7
+        nonempty = 1 if capture in (None, self.visible) else 0  # what the NTFF count (wrongly) used to judge N28 by
         return Observation(variant, compiled, correlate, 12.5 if correlate else 0.0, categories, neffs, 1, nonempty,
-                           [], 0.5, 40 if max_events else 0)
+                           [], 0.5, 40 if max_events else 0, system_event_cores=self.system_cores(capture),
+                           dropped_seen_at=("step",) if max_events else ())
+
+    def system_cores(self, capture):
+        """FAKE system events: captured (process-local nc_idx 0) only where capture names the visible core."""
+        return {0: 25} if capture in (None, self.visible) else {}
 
     def explorer(self):
         return {"version": "neuron-explorer FAKE", "accepts": ["--output-format", "parquet"]}
@@ -90,3 +95,27 @@ def test_off_trainium_it_refuses_and_writes_nothing(tmp_path, capsys):
     assert main(["--out", str(tmp_path)]) == NEEDS_TRAINIUM
     assert "needs a Trainium" in capsys.readouterr().err
     assert not any(tmp_path.iterdir())
+
+
+def test_contract_n28_is_judged_by_the_system_events_core_index_not_by_ntffs():
+    """capture_enabled_for_nc enables system-trace capture per core (ring buffers), not device traces:
+    in the FAKE runs below the non-empty NTFFs say "instance-wide" and the system events' nc_idx
+    says "counted from 0": the core index decides."""
+    class CountsFromZero(FakeProbe):
+        def system_cores(self, capture):
+            return {0: 25} if capture == "0" else {}
+
+    (n28,) = [r for r in verify(CountsFromZero()).rows if r.fact == "N28"]
+    assert n28.holds is False and "capture '0' -> nc_idx 0: 25 events" in n28.observed
+
+    class NoExplorer(FakeProbe):
+        def system_cores(self, capture):
+            return None
+
+    (n28,) = [r for r in verify(NoExplorer()).rows if r.fact == "N28"]
+    assert n28.holds is None and "needs neuron-explorer" in n28.observed
+
+
+def test_contract_n29_reports_where_the_warning_was_read():
+    (n29,) = [r for r in verify(FakeProbe()).rows if r.fact == "N29"]
+    assert n29.holds is True and "read at: step" in n29.observed
