@@ -250,3 +250,19 @@ def test_long_values_do_not_widen_the_table(tmp_path, capsys):
     row = next(line for line in out.out.splitlines() if " claims " in line)
     assert "3 records" in row and len(row) < 200
     assert max(len(line) for line in out.out.splitlines()) < 200
+
+
+BUSY = {"busy": True, "waited_fraction": 0.61, "seen": "a thread of this process waited for a CPU 61% of the 1.0 s"}
+
+
+def test_a_ratio_timed_on_a_busy_machine_is_never_a_regression(tmp_path, capsys):
+    """The 3,862x of issue 25: a ratio blown up by another process is marked busy, not judged."""
+    a = make_run(tmp_path / "a", with_ratio("large_naive_over_copy", 3.0, 2.9, 3.1))
+    busy_metrics = with_ratio("large_naive_over_copy", 300.0, 290.0, 310.0)
+    busy_metrics["05_compare_variants"]["large_naive_over_copy"]["contention"] = BUSY
+    b = make_run(tmp_path / "b", busy_metrics)
+    assert main([str(a), str(b)]) == 0
+    out = capsys.readouterr().out
+    assert "busy" in out and "B was timed while the machine was busy (a thread of this process waited" in out
+    quiet = make_run(tmp_path / "quiet", with_ratio("large_naive_over_copy", 300.0, 290.0, 310.0))
+    assert main([str(a), str(quiet)]) == 1  # the same figures from a quiet machine stay a regression

@@ -117,3 +117,19 @@ def test_a_disagreeing_time_is_diagnosed_by_the_paired_ratios_of_the_same_notebo
     agreeing = run(1.0)
     agreeing["05"]["t"] = agreeing["04"]["t"]
     assert disagreement_lines(check_consistency(agreeing)) == []
+
+
+def test_a_disagreement_involving_a_busy_timing_is_busy_not_disagree():
+    from series_tools.consistency import check_consistency, disagreement_lines, format_consistency
+
+    busy = {"busy": True, "seen": "a thread of this process waited for a CPU 61% of the 1.0 s"}
+    run = {"02": {"t": {"value": 100, "unit": "us", "p10": 95, "p90": 105, "of": "naive 8x8 float32"}},
+           "05": {"t": {"value": 900, "unit": "us", "p10": 850, "p90": 950, "of": "naive 8x8 float32",
+                        "contention": busy}}}
+    (row,) = check_consistency(run)
+    assert not row["agree"] and row["busy"] == ["05"] and "diagnosis" not in row
+    (line,) = disagreement_lines([row])
+    assert line.startswith("BUSY: naive 8x8 float32 measured 100 us (02), 900 us (05); the machine was busy while 05")
+    assert "61%" in line and "DISAGREE" not in line
+    text = "\n".join(format_consistency([row]))
+    assert "| busy |" in text and "| busy elsewhere |" in text and "**NO**" not in text
