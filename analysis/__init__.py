@@ -6,4 +6,6 @@ Notebooks, `helpers` (the plumbing) and `series_tools` (the command-line tools) 
 imports none of them (tests/test_layering.py), so it can be read and tested on its own.
 
 Modules:
+- neuron_export: the Neuron profiler's full JSON export read into tables, its counters checked against their data
+- attention_traffic: the HBM bytes the recorded attention kernels must move, from their source
 """

@@ -64,4 +64,7 @@ NOTEBOOKS = (
     NotebookInfo("08_many_processes", "torchrun ranks, all-reduce, stragglers, a failing rank",
                  "the documented torchrun recipe printed; the lesson's ranks on the host CPU",
                  "gloo on cpu (2 ranks), nccl on cuda", cpu_seconds=22.0),
+    NotebookInfo("09_trainium_device_view", "Trainium's device view: engine lanes, DMA, HBM bytes, unfused vs fused",
+                 "the same recorded trn2 profiles (this run captures none); the capture commands printed",
+                 "the same: it reads recorded data"),
 )

@@ -226,6 +226,23 @@ def check_08_many_processes(m, out):
     assert (out / "ranks_timeline.png").stat().st_size > 10_000 and (out / "wait_bars.png").stat().st_size > 5_000
 
 
+def check_09_trainium_device_view(m, out):
+    # recorded trn2 data: the same figures on every backend
+    assert len(value(m, "profiles")) == 4 and value(m, "unit_checks_hold") is True
+    assert value(m, "unit_check_worst") <= m["unit_check_worst"]["tolerance"]
+    assert value(m, "percent_counters_are_fractions") is True
+    for dtype in ("bf16", "fp32"):
+        assert value(m, f"fused_{dtype}_hbm_bytes") < value(m, f"baseline_{dtype}_hbm_bytes")
+        assert value(m, f"{dtype}_hbm_saved_bytes") == value(m, f"{dtype}_intermediates_bytes")
+        for kernel in ("baseline", "fused"):
+            assert value(m, f"{kernel}_{dtype}_hbm_matches_source") is True
+            assert value(m, f"{kernel}_{dtype}_busiest_engine") in ("tensor", "vector", "scalar", "gpsimd", "sync")
+    assert any("DMA metadata" in w for w in value(m, "warnings"))
+    assert (out / "device_lanes.png").stat().st_size > 10_000
+    executed = json.loads((out.parent.parent / "09_trainium_device_view.ipynb").read_text())
+    assert executed["metadata"]["papermill"]["duration"] <= 30, "notebook 09 must run within 30 s"
+
+
 CHECKS = {name.removeprefix("check_"): fn for name, fn in globals().items() if name.startswith("check_")}
 
 
@@ -247,7 +264,7 @@ def assert_claims_hold(metrics: dict, stem: str) -> None:
 
 # The notebooks whose summaries state rankings and comparisons, and a second parameter set that
 # turns their shapes around (the first is CI_PARAMETERS): the same sentences must still agree.
-NOTEBOOKS_WITH_CLAIMS = ("05_compare_variants", "06_reading_traces", "08_many_processes")
+NOTEBOOKS_WITH_CLAIMS = ("05_compare_variants", "06_reading_traces", "08_many_processes", "09_trainium_device_view")
 CONTRASTING_PARAMETERS = {"TOKENS": 8, "HIDDEN": 64, "SMALL_TOKENS": 64, "SMALL_HIDDEN": 512}
 
 
