@@ -15,7 +15,9 @@ So every timing block reads three counters before and after:
 - steal (`/proc/stat`): time the hypervisor gave this VM's CPUs to other guests.
 A block is *busy* when a thread of this process waited for a CPU for at least
 `BUSY_WAITED_FRACTION` of the block's wall time. Pressure and steal are recorded beside it, to say
-what was seen. Off Linux (no such files) nothing is judged: `busy` is None, not False.
+what was seen. Work done in other processes (notebook 08's ranks) is judged by the machine-wide
+pressure alone (`machine_contention_between`): busy when some task waited for a CPU for at least
+the same fraction. Off Linux (no such files) nothing is judged: `busy` is None, not False.
 
 Standard library only: the notebooks' plumbing and the command-line tools both read it.
 """
@@ -104,9 +106,11 @@ class Contention:
     @property
     def busy(self) -> bool | None:
         """True when this process's timing lost CPU time to other work; None where unknown."""
-        if self.waited_fraction is None:
-            return None
-        return self.waited_fraction >= BUSY_WAITED_FRACTION
+        if self.waited_fraction is not None:
+            return self.waited_fraction >= BUSY_WAITED_FRACTION
+        if self.pressure_fraction is not None:  # work in other processes: the machine-wide view
+            return self.pressure_fraction >= BUSY_WAITED_FRACTION
+        return None
 
     def seen(self) -> str:
         """What was measured, in words, e.g. for "the machine was busy (...)"."""
@@ -141,6 +145,13 @@ def contention_between(before: CpuCounters, after: CpuCounters) -> Contention:
     if before.steal_s is not None and after.steal_s is not None:
         steal = (after.steal_s - before.steal_s) / wall / (os.cpu_count() or 1)
     return Contention(wall, waited, pressure, steal)
+
+
+def machine_contention_between(before: CpuCounters, after: CpuCounters) -> Contention:
+    """The contention of work done by *other* processes between two snapshots (e.g. torchrun's
+    ranks): this process's own threads say nothing about them, so only pressure and steal count."""
+    c = contention_between(before, after)
+    return Contention(c.wall_s, None, c.pressure_fraction, c.steal_fraction)
 
 
 def combined(contentions: list[Contention]) -> Contention | None:

@@ -1,7 +1,7 @@
 """How well notebook 05's ratios repeat: run it N times back to back and report each ratio's
 largest deviation from its median over the runs.
 
-    python benchmarks/ratio_benchmark.py [--runs 5] [--backend cpu] [--notebook-dir notebooks] [--layout random]
+    python benchmarks/ratio_benchmark.py [--runs 5] [--backend cpu] [--notebook-dir notebooks] [--layout random] [--busy]
 
 Every ratio to the copy floor (`*_over_copy`) and every speed-up over naive is printed per run,
 with its largest deviation from the median of the runs. Goal: within +/-5% at both shapes.
@@ -28,6 +28,13 @@ small shape), still gave 2 outlier runs of 10 (largest deviation 16.9%, against 
 with 15 rounds). In those two 10-run benchmarks the speed-ups between variants deviated by at
 most 5.8% and 9.2%, the large shape's ratios to the copy by at most 4.5% and 8.8%.
 
+`--busy` then runs the notebook `--runs` more times with one other process spinning on a CPU
+(started before each run and stopped by its PID after it: helpers.measure.busy_processes) and
+reports, per busy run, whether the notebook flagged its timings BUSY (analysis.contention) and
+whether any conclusion it published (its claims: relation and the metrics compared) differs from
+every quiet run's. A claim that says "not measurable here" (relation "busy") is withheld, not
+flipped. Goal: every busy run flagged, no conclusion flipped.
+
 Speed-ups come from the notebook's paired `*_speedup_over_naive` metrics; for a notebook that
 does not publish them (an older version, for a before/after comparison) they are computed from
 its median times, and metrics files of the layout before 0.2 ({"metrics": ...}) are read too.
@@ -43,7 +50,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from analysis.contention import is_busy
 from helpers.environment import cpu_steal_seconds
+from helpers.measure import busy_processes
 from helpers.series import NOTEBOOK_DIR, RMSNORM_VARIANTS, VARIANT_KEYS
 from series_tools.execute import execute_notebook
 
@@ -92,6 +101,27 @@ def deviation_table(per_run: list[dict[str, float]], title: str, digits: str = "
     return lines, worst
 
 
+def flagged(metrics: dict) -> bool:
+    """Whether any timing or ratio the notebook published was measured on a busy machine."""
+    return any(is_busy(entry.get("contention")) for entry in metrics.values() if isinstance(entry, dict))
+
+
+def conclusions(metrics: dict) -> set[tuple[str, tuple[str, ...]]]:
+    """The notebook's conclusions as (relation, metrics compared): a ranking keeps its order."""
+    claims = (metrics.get("claims") or {}).get("value") or []
+    return {(c["relation"], tuple(c["metrics"])) for c in claims}
+
+
+def flipped(busy_run: dict, quiet_runs: list[dict]) -> list[tuple[str, tuple[str, ...]]]:
+    """Conclusions of a busy run that no quiet run reached; "busy" (withheld) claims never count."""
+    reached = set().union(*(conclusions(m) for m in quiet_runs)) if quiet_runs else set()
+    return sorted(c for c in conclusions(busy_run) if c[0] != "busy" and c not in reached)
+
+
+def withheld(metrics: dict) -> int:
+    return sum(1 for relation, _ in conclusions(metrics) if relation == "busy")
+
+
 def read_notebook_metrics(path: Path) -> dict:
     data = json.loads(path.read_text())
     return data["notebooks"][NOTEBOOK] if "notebooks" in data else data["metrics"]
@@ -104,22 +134,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--notebook-dir", default=str(NOTEBOOK_DIR))
     parser.add_argument("--layout", choices=("fixed", "random"), default="fixed",
                         help="the kernels' address layout (default: fixed, as in the series)")
+    parser.add_argument("--busy", action="store_true",
+                        help="then as many runs again with one other process spinning on a CPU")
     args = parser.parse_args(argv)
     nb = Path(args.notebook_dir) / f"{NOTEBOOK}.ipynb"
     per_run: list[dict] = []
+    busy_runs: list[dict] = []
     host: list[str] = []  # per run: its wall time, and how busy the host was (steal: helpers.environment)
     with tempfile.TemporaryDirectory() as tmp:
-        for i in range(args.runs):
+        for i in range(args.runs * (2 if args.busy else 1)):
             out = Path(tmp) / f"run{i}"
+            busy = i >= args.runs
             start, steal_before = time.perf_counter(), cpu_steal_seconds()
-            execute_notebook(nb, Path(tmp) / f"{i}.ipynb", {"BACKEND": args.backend, "OUT_DIR": str(out)}, cwd=nb.parent,
-                             fixed_layout=args.layout == "fixed")
-            per_run.append(read_notebook_metrics(out / NOTEBOOK / "metrics.json"))
+            with busy_processes(1 if busy else 0, max_seconds=600):
+                execute_notebook(nb, Path(tmp) / f"{i}.ipynb", {"BACKEND": args.backend, "OUT_DIR": str(out)},
+                                 cwd=nb.parent, fixed_layout=args.layout == "fixed")
+            (busy_runs if busy else per_run).append(read_notebook_metrics(out / NOTEBOOK / "metrics.json"))
             wall_s, steal_after = time.perf_counter() - start, cpu_steal_seconds()
             steal = (f"{(steal_after - steal_before) / (wall_s * (os.cpu_count() or 1)) * 100:.1f}%"
                      if steal_before is not None and steal_after is not None else "not reported")
-            host.append(f"run {i + 1}: {wall_s:.0f} s, CPU steal {steal}")
-            print(f"run {i + 1}/{args.runs}: {wall_s:.0f} s", file=sys.stderr, flush=True)
+            host.append(f"{'busy ' if busy else ''}run {i + 1}: {wall_s:.0f} s, CPU steal {steal}")
+            print(f"{'busy ' if busy else ''}run {i + 1}: {wall_s:.0f} s", file=sys.stderr, flush=True)
     lines, worst = deviation_table([ratios_of(m) for m in per_run], "ratio")
     print("\n".join(lines))
     print(f"\nlargest deviation from the median over {args.runs} runs: {worst * 100:.1f}% (goal: 5%); "
@@ -131,6 +166,15 @@ def main(argv: list[str] | None = None) -> int:
     nominal = per_run[0].get("nominal_memory_gb_per_s") or {}
     print("nominal memory bandwidth: " + (f"{nominal['value']:,.0f} GB/s ({nominal.get('note', '')})"
                                           if nominal.get("value") else f"none ({nominal.get('note', 'not published')})"))
+    print(f"\nquiet runs flagged busy: {sum(map(flagged, per_run))} of {len(per_run)}")
+    if busy_runs:
+        print("busy runs (one other process spinning on a CPU):")
+        for i, m in enumerate(busy_runs):
+            wrong = flipped(m, per_run)
+            print(f"  busy run {i + 1}: flagged {'yes' if flagged(m) else 'NO'}; conclusions withheld {withheld(m)}, "
+                  f"flipped {len(wrong)}" + (": " + "; ".join(f"{r} {list(ms)}" for r, ms in wrong) if wrong else ""))
+        print(f"busy runs flagged: {sum(map(flagged, busy_runs))} of {len(busy_runs)} (goal: all); conclusions flipped: "
+              f"{sum(len(flipped(m, per_run)) for m in busy_runs)} (goal: 0)")
     return 0
 
 

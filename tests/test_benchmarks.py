@@ -58,3 +58,25 @@ def test_ratio_benchmark_tables_report_each_figures_largest_deviation():
     # where no nominal bandwidth was published (cpu), that row is absent rather than zero
     cpu = [bandwidths_of(synthetic_05_metrics(1.0, nominal=None))]
     assert set(cpu[0]) == {f"{s}_{k}_gb_per_s" for s in ("small", "large") for k in ("copy", "triad")}
+
+
+def test_ratio_benchmark_tells_a_flagged_busy_run_and_a_flipped_conclusion():
+    """SYNTHETIC notebook-05 claims: a withheld ("busy") claim is not a flip; a new ranking is."""
+    bench = benchmark_module("ratio_benchmark")
+    ranking = {"relation": "<", "metrics": ["small_rms_norm_over_copy", "small_naive_over_copy"], "text": ""}
+    speedup = {"relation": "below 1", "metrics": ["small_compile_speedup_over_naive"], "text": ""}
+
+    def run(*claims, busy=False):
+        m = synthetic_05_metrics(1.0, nominal=None)
+        m["claims"] = {"value": list(claims), "unit": "claims"}
+        if busy:
+            m["small_naive_over_copy"]["contention"] = {"busy": True}
+        return m
+
+    quiet = [run(ranking, speedup), run(ranking, {**speedup, "relation": "about 1"})]
+    assert not any(map(bench.flagged, quiet))
+    withheld = run(ranking, {**speedup, "relation": "busy"}, busy=True)
+    assert bench.flagged(withheld) and bench.flipped(withheld, quiet) == [] and bench.withheld(withheld) == 1
+    reversed_rank = {**ranking, "metrics": ranking["metrics"][::-1]}
+    wrong = run(reversed_rank, {**speedup, "relation": "above 1"}, busy=True)
+    assert bench.flipped(wrong, quiet) == [("<", tuple(reversed_rank["metrics"])), ("above 1", tuple(speedup["metrics"]))]

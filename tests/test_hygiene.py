@@ -30,6 +30,14 @@ def test_stored_without_outputs(path):
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_every_cell_has_a_unique_id(path):
+    """nbformat 4.5 cells carry ids: a cell added by a script without one warns in every run."""
+    ids = [cell.get("id") for cell in load(path)["cells"]]
+    assert None not in ids, f"{path.name}: cell {ids.index(None)} has no id"
+    assert len(set(ids)) == len(ids), f"{path.name}: duplicate cell ids"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_one_parameters_cell_first(path):
     cells = code_cells(load(path))
     tagged = [i for i, c in enumerate(cells) if "parameters" in c["metadata"].get("tags", [])]
