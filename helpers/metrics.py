@@ -5,8 +5,11 @@ read back. One layout for a notebook's file and for a run's merged file, and one
                                                                                "unit": "us", ...}}}}
 
 A notebook's file holds one notebook; a run's file holds all of them. Every value carries its
-unit, a timing its p10/p90, an error its tolerance, so a file can be judged without the code that
-wrote it (`compare` never imports torch). No torch here either.
+unit, a timing its p10/p90, an error its tolerance, and a figure that can regress its direction
+(`"better": "lower"`, `"higher"`, or `"true"` for a flag that must stay true) and, for a ratio,
+the metrics it divides (`"divides": [numerator, denominator]`), so a file can be judged without
+the code that wrote it and without reading its names (`compare` never imports torch and never
+parses a metric's name). No torch here either.
 """
 from __future__ import annotations
 
@@ -21,11 +24,19 @@ from .outputs import write_json
 METRICS_FILE = "metrics.json"
 
 
-def metric(value: Any, unit: str, note: str = "", **fields: Any) -> dict[str, Any]:
-    """One published figure. NaN becomes None, so the JSON stays standard."""
+BETTER = ("lower", "higher", "true")
+
+
+def metric(value: Any, unit: str, note: str = "", better: str | None = None, **fields: Any) -> dict[str, Any]:
+    """One published figure. NaN becomes None, so the JSON stays standard.
+
+    `better` says which way is good ("lower", "higher", or "true" for a flag): `compare` judges
+    a figure that carries it, and only lists one that does not."""
     if isinstance(value, float) and not math.isfinite(value):
         value = None
-    out: dict[str, Any] = {"value": value, "unit": unit, **fields}
+    if better is not None and better not in BETTER:
+        raise ValueError(f"better={better!r}: one of {BETTER}")
+    out: dict[str, Any] = {"value": value, "unit": unit, **({"better": better} if better else {}), **fields}
     if note:
         out["note"] = note
     return out
@@ -41,7 +52,7 @@ def timing_metric(timing: Any, note: str = "", of: str = "") -> dict[str, Any]:
     fields = {"p10": timing.p10_us, "p90": timing.p90_us, **_contention_field(timing)}
     if of:
         fields["of"] = of
-    return metric(timing.median_us, "us", note, **fields)
+    return metric(timing.median_us, "us", note, better="lower", **fields)
 
 
 def _contention_field(measured: Any) -> dict[str, Any]:
@@ -58,16 +69,20 @@ def quantity(variant: str, x: Any) -> str:
 
 def error_metric(error: float, tolerance: float, note: str = "") -> dict[str, Any]:
     """An error against the float64 reference, stored with the tolerance it is judged by."""
-    return metric(error, "relative", note, tolerance=tolerance)
+    return metric(error, "relative", note, better="lower", tolerance=tolerance)
 
 
-def ratio_metric(ratio: Any, note: str = "", of: str = "") -> dict[str, Any]:
+def ratio_metric(ratio: Any, note: str = "", of: str = "", better: str | None = None,
+                 divides: tuple[str, str] | None = None) -> dict[str, Any]:
     """A paired ratio (helpers.measure.PairedRatio): median of the per-round ratios, with their p10/p90.
 
     `of` names it like a timing (`quantity("torch.rms_norm / naive", x)`), so that the run compares
-    the same ratio across notebooks too: a drifting machine moves times, much less paired ratios."""
-    return metric(ratio.median, "ratio", note, p10=ratio.p10, p90=ratio.p90, **_contention_field(ratio),
-                  **({"of": of} if of else {}))
+    the same ratio across notebooks too: a drifting machine moves times, much less paired ratios.
+    `better` makes it a regression check (a ratio to the copy: "lower"; a speed-up: "higher");
+    `divides` names the published timings it divides (numerator, denominator), so that `compare`
+    can tell a ratio that rose because its denominator fell (the copy floor moved)."""
+    return metric(ratio.median, "ratio", note, better=better, p10=ratio.p10, p90=ratio.p90, **_contention_field(ratio),
+                  **({"of": of} if of else {}), **({"divides": list(divides)} if divides else {}))
 
 
 def _check_entries(notebook: str, metrics: dict[str, Any]) -> None:

@@ -4,39 +4,38 @@
     python -m series_tools.compare RUN --baseline baseline.json [--tolerance 0.10]
 
 A is the reference (older run or baseline), B the candidate. Exit codes: 0 no regression,
-1 regression, 2 bad input. What counts as a regression:
+1 regression, 2 bad input. Each metric is judged by its record (helpers.metrics), never by its
+name: renaming a metric in a notebook changes no verdict. What counts as a regression:
 
-- time:   a time-per-call metric (`*time_us`, `time_per_call_us`, `*_device_us`, `warm_call_us`) of B above A by more
-          than the tolerance and, where both runs published their p10/p90, beyond the noise: B's
-          p10 above A's p90 (the middle 80% of the samples do not overlap). A slowdown inside the
-          noise is marked `noise`: on a shared machine, microsecond timings move by more than 10%
-          between two runs of the same commit;
-- ratio:  a paired ratio (taken per interleaved round, published with the p10/p90 of its rounds)
-          that moved the bad way by more than the tolerance and beyond both runs' per-round spread:
-          a ratio to the copy floor (`*_over_copy`) whose B p10 is above A's p90, or a speed-up
-          (`*speedup*`) whose B p90 is below A's p10. Inside the spread it is `noise`;
-          A ratio to the copy whose rise comes from the copy alone is `floor moved`, not a
-          regression: where both runs published the two times it divides (`{shape}_copy_time_us`
-          and `{shape}_{variant}_time_us`), the copy ran faster in B beyond its noise and the
-          variant did not run slower beyond its own. On a shared machine a small copy can run
-          20% slower or faster for a while with the variants unmoved (benchmarks/ratio_benchmark.py
-          has the measurement); a line under the table gives the two changes;
-- ops:    more device operations per call (any metric in unit "ops");
-- busy:   a time or ratio that either run measured while the machine was busy (the metric's
-          `contention` record, analysis.contention) is never a regression: it is marked `busy`,
-          with what was seen under the table, and concludes nothing;
-- errors: an accuracy flag (`*within_tolerance`) that turned False, or an error metric beyond
-          the tolerance stored with it (`"tolerance"`, written by the notebook that measured it).
+- direction: a figure that says which way is better (`"better": "lower"` or `"higher"`: times
+          per call, ratios to the copy floor, speed-ups, device time) that moved the bad way by more
+          than the tolerance and, where both runs published their p10/p90, beyond the noise: the
+          middle 80% of A's and B's samples (or per-round ratios) do not overlap. A change inside the
+          noise is `noise`: on a shared machine, microsecond timings move by more than 10% between
+          two runs of the same commit. A ratio without its spread is only listed (`info`);
+- floor moved: a ratio that names the timings it divides (`"divides": [numerator, denominator]`)
+          and rose only because its denominator ran faster in B beyond its noise, the numerator
+          inside its own, is `floor moved`, not a regression. On a shared machine a small copy can
+          run 20% slower or faster for a while with the variants unmoved
+          (benchmarks/ratio_benchmark.py has the measurement); a line under the table gives the two
+          changes;
+- busy:   a figure that either run measured while the machine was busy (its `contention` record,
+          analysis.contention) is never a regression: it is marked `busy`, with what was seen under
+          the table, and concludes nothing;
+- ops:    more device operations per call (unit "ops");
+- errors: a flag that must stay true (`"better": "true"`: an accuracy check) that turned False, or
+          an error beyond the tolerance stored with it (`"tolerance"`, written by the notebook that
+          measured it).
 
-Every other metric is listed for information with its change, so that, for example, the
-movement of the speed-up ratios between two runs of the same commit can be read off the table.
+A record from before directions were published (an old baseline) is judged by the direction of
+the other run's record. Every other metric is listed for information with its change, so that,
+for example, the movement of idle times between two runs of the same commit can be read off.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import math
-import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,9 +45,6 @@ from analysis.contention import is_busy
 from helpers.errors import SeriesError
 from helpers.metrics import METRICS_FILE, read_metrics
 
-TIME_METRIC = re.compile(r"(time_us|time_per_call_us|_device_us|warm_call_us)$")
-RATIO_WORSE_WHEN_HIGHER = re.compile(r"_over_copy$")
-RATIO_WORSE_WHEN_LOWER = re.compile(r"speedup")
 
 
 @dataclass
@@ -83,27 +79,24 @@ def _number(v: Any) -> float | None:
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else None
 
 
-def judge(name: str, unit: str, a: Any, b: Any, tolerance: float,
-          spread_a: tuple[Any, Any] = (None, None), spread_b: tuple[Any, Any] = (None, None),
-          error_tolerance: Any = None) -> tuple[str, float | None]:
-    """(verdict, relative change) for one metric; verdict is ok / noise / REGRESSION / info.
-
-    `error_tolerance` is the tolerance stored with an error metric by the notebook that measured it.
-    """
+def judge(ea: dict[str, Any], eb: dict[str, Any], tolerance: float) -> tuple[str, float | None]:
+    """(verdict, relative change) for one metric's records in A and B; verdict is ok / noise /
+    REGRESSION / info. Read from the records only: value, unit, better, tolerance, p10/p90."""
+    a, b = ea.get("value"), eb.get("value")
     na, nb = _number(a), _number(b)
     change = (nb - na) / na if na not in (None, 0.0) and nb is not None else None
-    if name.endswith("within_tolerance"):
+    better, unit = eb.get("better") or ea.get("better"), eb.get("unit") or ea.get("unit")
+    if better == "true":
         return ("REGRESSION" if a is True and b is not True else "ok"), None
-    if (limit := _number(error_tolerance)) is not None:
+    if (limit := _number(eb.get("tolerance"))) is not None:
         return ("REGRESSION" if nb is not None and nb > limit else "ok"), change
     if unit == "ops":
         return ("REGRESSION" if na is not None and nb is not None and nb > na else "ok"), change
-    worse_when_higher = (TIME_METRIC.search(name) and unit == "us") or (unit == "ratio" and RATIO_WORSE_WHEN_HIGHER.search(name))
-    worse_when_lower = unit == "ratio" and RATIO_WORSE_WHEN_LOWER.search(name)
-    if worse_when_higher or worse_when_lower:
-        if change is None or (change <= tolerance if worse_when_higher else change >= -tolerance):
+    if better in ("lower", "higher"):
+        upward = better == "lower"  # the bad way
+        if change is None or (change <= tolerance if upward else change >= -tolerance):
             return "ok", change
-        beyond = _beyond_noise(spread_a, spread_b, upward=bool(worse_when_higher))
+        beyond = _beyond_noise(_spread(ea), _spread(eb), upward=upward)
         if beyond is None and unit == "ratio":
             return "info", change  # a ratio without its per-round spread cannot be judged
         return ("noise" if beyond is False else "REGRESSION"), change
@@ -125,11 +118,13 @@ def _spread(entry: dict[str, Any]) -> tuple[Any, Any]:
 
 
 def floor_moved(name: str, ma: dict[str, Any], mb: dict[str, Any]) -> str | None:
-    """For a `{shape}_{variant}_over_copy` ratio that rose beyond its noise: why, where only the copy
-    moved (B's copy faster beyond its noise, the variant's time not slower beyond its own); None
-    where the variant's time did rise, or either time is missing."""
-    shape = name.split("_", 1)[0]
-    variant, copy = name.removesuffix("_over_copy") + "_time_us", f"{shape}_copy_time_us"
+    """For a ratio that rose beyond its noise and names what it divides: why, where only the
+    denominator moved (B's faster beyond its noise, the numerator not slower beyond its own); None
+    where the numerator did rise, or either timing is missing."""
+    divides = (mb.get(name) or {}).get("divides") or (ma.get(name) or {}).get("divides")
+    if not divides:
+        return None
+    variant, copy = divides
     if not all(isinstance(m.get(k), dict) and _number(m[k].get("value")) for m in (ma, mb) for k in (variant, copy)):
         return None
     if not _beyond_noise(_spread(ma[copy]), _spread(mb[copy]), upward=False) or \
@@ -151,11 +146,10 @@ def compare(a: Source, b: Source, tolerance: float) -> list[dict[str, Any]]:
                 rows.append({"notebook": notebook, "metric": name, "unit": unit, "a": (ea or {}).get("value"),
                              "b": (eb or {}).get("value"), "change": None, "verdict": "new" if ea is None else "missing"})
                 continue
-            verdict, change = judge(name, unit, ea.get("value"), eb.get("value"), tolerance, _spread(ea), _spread(eb),
-                                    eb.get("tolerance"))
+            verdict, change = judge(ea, eb, tolerance)
             row = {"notebook": notebook, "metric": name, "unit": unit, "a": ea.get("value"),
-                   "b": eb.get("value"), "change": change, "verdict": verdict}
-            if verdict == "REGRESSION" and RATIO_WORSE_WHEN_HIGHER.search(name) and (why := floor_moved(name, ma, mb)):
+                   "b": eb.get("value"), "change": change, "verdict": verdict, "better": eb.get("better") or ea.get("better")}
+            if verdict == "REGRESSION" and (why := floor_moved(name, ma, mb)):
                 row.update(verdict="floor moved", note=f"{notebook}/{why}")
             busy = [(label, e["contention"]["seen"]) for label, e in (("A", ea), ("B", eb)) if is_busy(e.get("contention"))]
             if busy:
@@ -222,10 +216,9 @@ def main(argv: list[str] | None = None) -> int:
     if notes:
         print("\n" + "\n".join(notes))
     regressions = [r for r in rows if r["verdict"] == "REGRESSION"]
-    ratios = [abs(r["change"]) for r in rows if r["unit"] == "ratio" and r["change"] is not None
-              and ("speedup" in r["metric"] or "over_copy" in r["metric"])]
+    ratios = [abs(r["change"]) for r in rows if r["unit"] == "ratio" and r["change"] is not None and r.get("better")]
     if ratios:
-        print(f"\nspeed-up ratios and ratios to the copy floor moved by at most {max(ratios) * 100:.1f}% "
+        print(f"\nthe judged ratios (speed-ups, ratios to the copy floor) moved by at most {max(ratios) * 100:.1f}% "
               f"(median {sorted(ratios)[len(ratios) // 2] * 100:.1f}%)")
     print(f"\n{len(regressions)} regression(s)" + (": " + ", ".join(f"{r['notebook']}/{r['metric']}" for r in regressions)
                                                if regressions else ""))

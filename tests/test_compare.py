@@ -1,4 +1,6 @@
-"""compare: synthetic run folders made here; regressions exit 1, bad input exits 2."""
+"""compare: synthetic run folders made here; regressions exit 1, bad input exits 2.
+
+Records carry their direction (`better`) as the notebooks publish them (helpers.metrics)."""
 import copy
 import json
 
@@ -7,15 +9,15 @@ from series_tools.compare import main
 
 BASE = {
     "02_naive_rmsnorm": {
-        "time_per_call_us": {"value": 1000.0, "unit": "us"},
+        "time_per_call_us": {"value": 1000.0, "unit": "us", "better": "lower"},
         "device_ops_per_call": {"value": 7.0, "unit": "ops"},
-        "error_within_tolerance": {"value": True, "unit": "bool"},
+        "error_within_tolerance": {"value": True, "unit": "bool", "better": "true"},
         "idle_us_per_call": {"value": 50.0, "unit": "us"},
     },
     "05_compare_variants": {
-        "large_compile_over_copy": {"value": 1.05, "unit": "ratio"},
-        "err_bfloat16_naive": {"value": 0.008, "unit": "relative", "tolerance": 0.03125},
-        "large_naive_device_us": {"value": None, "unit": "us"},
+        "large_compile_over_copy": {"value": 1.05, "unit": "ratio", "better": "lower"},
+        "err_bfloat16_naive": {"value": 0.008, "unit": "relative", "better": "lower", "tolerance": 0.03125},
+        "large_naive_device_us": {"value": None, "unit": "us", "better": "lower"},
     },
 }
 
@@ -164,7 +166,7 @@ def test_a_warning_when_the_kernels_address_layouts_differ(tmp_path, capsys):
 
 def with_spread(metrics, name, value, p10, p90):
     m = copy.deepcopy(metrics)
-    m["02_naive_rmsnorm"][name] = {"value": value, "unit": "us", "p10": p10, "p90": p90}
+    m["02_naive_rmsnorm"][name] = {"value": value, "unit": "us", "better": "lower", "p10": p10, "p90": p90}
     return m
 
 
@@ -183,8 +185,9 @@ def test_slowdown_beyond_measured_noise_is_a_regression(tmp_path, capsys):
 
 
 def with_ratio(name, value, p10, p90):
+    better = "higher" if "speedup" in name else "lower"  # as notebook 05 publishes them
     m = copy.deepcopy(BASE)
-    m["05_compare_variants"][name] = {"value": value, "unit": "ratio", "p10": p10, "p90": p90}
+    m["05_compare_variants"][name] = {"value": value, "unit": "ratio", "better": better, "p10": p10, "p90": p90}
     return m
 
 
@@ -216,9 +219,11 @@ def with_floor_ratio(ratio, copy_us, naive_us):
     """05's small-shape figures: naive over the copy, and the two times it divides, each with its p10-p90."""
     m = copy.deepcopy(BASE)
     m["05_compare_variants"].update({
-        "small_naive_over_copy": {"value": ratio, "unit": "ratio", "p10": ratio * 0.98, "p90": ratio * 1.02},
-        "small_copy_time_us": {"value": copy_us, "unit": "us", "p10": copy_us * 0.98, "p90": copy_us * 1.02},
-        "small_naive_time_us": {"value": naive_us, "unit": "us", "p10": naive_us * 0.98, "p90": naive_us * 1.02},
+        "small_naive_over_copy": {"value": ratio, "unit": "ratio", "better": "lower", "p10": ratio * 0.98,
+                                  "p90": ratio * 1.02, "divides": ["small_naive_time_us", "small_copy_time_us"]},
+        "small_copy_time_us": {"value": copy_us, "unit": "us", "better": "lower", "p10": copy_us * 0.98, "p90": copy_us * 1.02},
+        "small_naive_time_us": {"value": naive_us, "unit": "us", "better": "lower", "p10": naive_us * 0.98,
+                                "p90": naive_us * 1.02},
     })
     return m
 
@@ -266,3 +271,47 @@ def test_a_ratio_timed_on_a_busy_machine_is_never_a_regression(tmp_path, capsys)
     assert "busy" in out and "B was timed while the machine was busy (a thread of this process waited" in out
     quiet = make_run(tmp_path / "quiet", with_ratio("large_naive_over_copy", 300.0, 290.0, 310.0))
     assert main([str(a), str(quiet)]) == 1  # the same figures from a quiet machine stay a regression
+
+
+def renamed(metrics, old, new):
+    m = copy.deepcopy(metrics)
+    for nb in m.values():
+        if old in nb:
+            nb[new] = nb.pop(old)
+        for entry in nb.values():
+            if entry.get("divides"):
+                entry["divides"] = [new if d == old else d for d in entry["divides"]]
+    return m
+
+
+def test_a_renamed_metric_keeps_its_verdict(tmp_path, capsys):
+    """compare reads the record, never the name: renaming metrics in a notebook changes no verdict."""
+    cases = {
+        "slowdown": (BASE, changed(**{"02_naive_rmsnorm__time_per_call_us": 1500.0}), "time_per_call_us", "REGRESSION"),
+        "ratio": (with_ratio("large_naive_over_copy", 3.0, 2.9, 3.1), with_ratio("large_naive_over_copy", 3.6, 3.5, 3.7),
+                  "large_naive_over_copy", "REGRESSION"),
+        "speedup": (with_ratio("large_compile_speedup_over_naive", 2.5, 2.4, 2.6),
+                    with_ratio("large_compile_speedup_over_naive", 1.5, 1.4, 1.6), "large_compile_speedup_over_naive",
+                    "REGRESSION"),
+        "flag": (BASE, changed(**{"02_naive_rmsnorm__error_within_tolerance": False}), "error_within_tolerance",
+                 "REGRESSION"),
+        "floor": (with_floor_ratio(9.0, 6.4, 57.0), with_floor_ratio(10.5, 5.4, 57.5), "small_copy_time_us", "floor moved"),
+    }
+    for case, (base, candidate, old, verdict) in cases.items():
+        for name in (old, "figure_7"):  # a name that says nothing about what the figure is
+            a = make_run(tmp_path / f"{case}-{name}-a", renamed(base, old, name))
+            b = make_run(tmp_path / f"{case}-{name}-b", renamed(candidate, old, name))
+            main([str(a), str(b)])
+            out = capsys.readouterr().out
+            assert verdict in out, (case, name, out)
+
+
+def test_an_old_baseline_without_directions_is_judged_by_the_candidates(tmp_path, capsys):
+    old = copy.deepcopy(BASE)
+    for nb in old.values():
+        for entry in nb.values():
+            entry.pop("better", None)
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(json.dumps(document(old)))
+    b = make_run(tmp_path / "b", changed(**{"02_naive_rmsnorm__time_per_call_us": 2000.0}))
+    assert main([str(b), "--baseline", str(baseline)]) == 1

@@ -20,7 +20,8 @@ def test_session_checks_parameters_writes_environment_and_publishes(tmp_path, ca
     session.publish({"b": error_metric(1e-7, 4.8e-7)})  # publishing again keeps the earlier metrics
     data = read_metrics(tmp_path / "99_demo")
     assert data == {"backend": "cpu", "notebooks": {"99_demo": {"a": {"value": 1.5, "unit": "us"},
-                                                                "b": {"value": 1e-7, "unit": "relative", "tolerance": 4.8e-7}}}}
+                                                                "b": {"value": 1e-7, "unit": "relative", "better": "lower",
+                                                                      "tolerance": 4.8e-7}}}}
     assert "Backend: cpu" in capsys.readouterr().out
 
 
