@@ -4,9 +4,13 @@ The profiler tells *what* ran; this tells *how long a call takes* with the least
 no profiler attached, the device synchronized around each sample, the first calls (compilation,
 caches, allocator growth) excluded, and the median of N samples reported with its spread.
 
-A sample times `inner` back-to-back calls and one synchronize, divided by `inner`, so that a
-call of a few microseconds is not drowned by timer and synchronize overhead; `inner` is chosen
-so that one sample lasts at least `min_sample_s`.
+A sample is `torch.utils.benchmark.Timer(...).timeit(inner)`, the ecosystem's timer: `inner`
+back-to-back calls between two clock reads (after a few untimed calls, with Python's garbage
+collector paused), divided by `inner`, so that a call of a few microseconds is not drowned by timer
+and synchronize overhead; `inner` is chosen so that one sample lasts at least `min_sample_s`. The
+clock it reads synchronizes this backend's device first (`Backend.synchronize`: torch.neuron's on
+Trainium, not only what `torch.accelerator` knows), and it runs with the kernel's own intra-op
+thread count (`torch.get_num_threads()`), the setting the lesson measures.
 
 Whatever is compared (variants with each other and with the copy floor, profiler on and off) is
 timed *interleaved*: one sample of each in turn, round after round. A change in the machine's
@@ -25,6 +29,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 import numpy as np
+import torch
+from torch.utils.benchmark import Timer
 
 from analysis.contention import Contention, combined, contention_between, read_counters
 
@@ -131,6 +137,15 @@ def paired_ratio(timings: dict[str, Timing], numerator: str, denominator: str) -
     return PairedRatio(numerator, denominator, a[:n] / b[:n], contention=combined(blocks))
 
 
+def _synchronized_clock(backend: Backend) -> Callable[[], float]:
+    """A clock for torch.utils.benchmark.Timer that waits for this backend's device before reading."""
+    def clock() -> float:
+        backend.synchronize()
+        return time.perf_counter()
+
+    return clock
+
+
 def _inner_calls(fn: Callable[[], Any], backend: Backend, min_sample_s: float, max_inner: int) -> int:
     backend.synchronize()
     start = time.perf_counter()
@@ -163,17 +178,15 @@ def time_interleaved(
         for _ in range(warmup):
             fn()
     inner = {name: _inner_calls(fn, backend, min_sample_s, max_inner) for name, fn in cases.items()}
+    clock = _synchronized_clock(backend)
+    timers = {name: Timer(stmt="fn()", globals={"fn": fn}, timer=clock, num_threads=torch.get_num_threads(), label=name)
+              for name, fn in cases.items()}
     samples: dict[str, list[float]] = {name: [] for name in cases}
     before = read_counters()
     for _ in range(repeats):
-        for name, fn in cases.items():
+        for name in cases:
             with contexts.get(name, nullcontext)():
-                backend.synchronize()
-                start = time.perf_counter()
-                for _ in range(inner[name]):
-                    fn()
-                backend.synchronize()
-                samples[name].append((time.perf_counter() - start) / inner[name] * 1e6)
+                samples[name].append(timers[name].timeit(inner[name]).mean * 1e6)
     contention = contention_between(before, read_counters())
     return {name: Timing(label=name, samples_us=np.asarray(v), inner=inner[name], contention=contention)
             for name, v in samples.items()}

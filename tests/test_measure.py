@@ -19,8 +19,10 @@ def test_interleaved_cases_take_turns_and_contexts_wrap_only_their_case(cpu_back
     cases = {"a": lambda: order.append("a"), "b": lambda: order.append("b")}
     out = time_interleaved(cases, cpu_backend, contexts={"b": Counting}, repeats=4, warmup=1, max_inner=1)
     assert set(out) == {"a", "b"} and all(len(t.samples_us) == 4 for t in out.values())
-    timed = order[-8:]  # after warm-up and the inner-count probe: one sample of each, in turn
-    assert timed == ["a", "b"] * 4
+    # after warm-up and the inner-count probe: one sample of each, in turn; a sample is
+    # torch.utils.benchmark.Timer.timeit(1): its 2 untimed calls, then the timed one
+    timed = order[-24:]
+    assert timed == (["a"] * 3 + ["b"] * 3) * 4
     assert len(entered) == 4 and all(prev == "a" for prev in entered)  # entered before each b sample
 
 
@@ -54,3 +56,17 @@ def test_faster_is_said_as_a_factor_above_one():
 def test_the_spread_names_what_was_paired():
     assert "per-round p10-p90" in PairedRatio("a", "b", np.array([2.0, 2.1, 1.9])).describe()
     assert "per-step p10-p90" in PairedRatio("a", "b", np.array([2.0, 2.1, 1.9]), pairing="step").describe()
+
+
+def test_samples_run_with_the_kernels_intra_op_threads(cpu_backend):
+    """The Timer would default to 1 thread; the series measures with the kernel's own setting."""
+    import torch
+
+    seen = []
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        time_interleaved({"a": lambda: seen.append(torch.get_num_threads())}, cpu_backend, repeats=2, warmup=0, max_inner=1)
+    finally:
+        torch.set_num_threads(before)
+    assert set(seen) == {2}
