@@ -6,4 +6,7 @@ Notebooks, `helpers` (the plumbing) and `series_tools` (the command-line tools) 
 imports none of them (tests/test_layering.py), so it can be read and tested on its own.
 
 Modules:
+- device_view: launches and launch latency, host vs device time per op, host waits in synchronize, device idle gaps and their causes
+- rank_view: kernel and collective time per rank, and who waited in each collective, from several ranks' traces
+- hta_view: HTA's temporal and idle-time breakdowns on the same trace files, side by side with the series' figures
 """
