@@ -35,6 +35,15 @@ SYNC_CATEGORY = "cuda_sync"
 KERNEL_CATEGORY = "kernel"
 
 
+def short_kernel_name(name: str) -> str:
+    """A kernel's name without return type, namespaces, template and argument lists, for tables:
+    `void at::native::reduce_kernel<512, 1, ...>(...)` -> `reduce_kernel`; `Memcpy DtoH (Device ->
+    Pageable)` -> `Memcpy DtoH`."""
+    text = name.removeprefix("void ").replace("(anonymous namespace)::", "")
+    cut = min((i for i in (text.find("<"), text.find("(")) if i > 0), default=len(text))
+    return text[:cut].strip().rsplit("::", 1)[-1]
+
+
 def annotation_window(trace: Any, name: str, occurrence: int = -1) -> tuple[float, float]:
     """(start, end) in µs of the `occurrence`-th event named `name` (the last by default): a
     recorded region, such as one benchmark iteration, to pass as `window`."""

@@ -44,7 +44,7 @@ def rank_kernel_time(traces: Mapping[int, Any], step: int | None = None,
     return out
 
 
-def collective_waits(traces: Mapping[int, Any], collective: str = COLLECTIVE_PATTERN,
+def collective_kernel_waits(traces: Mapping[int, Any], collective: str = COLLECTIVE_PATTERN,
                      together_us: float = TOGETHER_US) -> pd.DataFrame:
     """One row per rank and collective (the n-th collective kernel on each rank, in start order):
     `index`, `rank`, `name`, `start_us` and `end_us` on the shared clock (from the earliest trace's

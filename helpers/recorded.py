@@ -8,6 +8,8 @@ learner's own traces; nothing in them was produced by this series.
 """
 from __future__ import annotations
 
+import re
+
 from .series import REPO_ROOT
 
 RECORDED_DIR = REPO_ROOT / "data" / "recorded"
@@ -38,3 +40,17 @@ def load_recorded(key: str):
     from .traces import load_trace
 
     return load_trace(recorded_path(key))
+
+
+def trainium_note(*ids: str) -> str:
+    """The docs/NEURON_NOTES.md facts a recorded section leans on for Trainium, each with its
+    status as the notes give it now ("N19: UNVERIFIED"), so the text follows the notes."""
+    notes = (REPO_ROOT / "docs" / "NEURON_NOTES.md").read_text()
+    found = []
+    for nid in ids:
+        row = re.search(rf"^\| {re.escape(nid)} \|(.*)$", notes, flags=re.M)
+        if row is None:
+            raise KeyError(f"{nid} is not in docs/NEURON_NOTES.md")
+        status = row.group(1).split("|")[2].replace("*", "").strip()
+        found.append(f"{nid}: {status}")
+    return "docs/NEURON_NOTES.md " + "; ".join(found)

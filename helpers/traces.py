@@ -474,12 +474,14 @@ def call_tree(trace: Trace, root: str, step: int | None = None, max_depth: int =
     return nodes
 
 
-def dispatch_tree(trace: Trace, root: str, step: int | None = None, max_depth: int = 6) -> list[str]:
-    """`call_tree` as indented lines with durations, for printing."""
+def dispatch_tree(trace: Trace, root: str, step: int | None = None, max_depth: int = 6,
+                  kernel_name=lambda name: name) -> list[str]:
+    """`call_tree` as indented lines with durations, for printing; `kernel_name` shortens the
+    device kernels' names (e.g. `analysis.device_view.short_kernel_name`)."""
     if step is None:
         step = representative_step(trace)
     nodes = call_tree(trace, root, step, max_depth)
     if not nodes:
         return [f"(no '{root}' in step {step})"]
-    return [f"{'  ' * n.depth}-> {n.name}  [device]" if n.duration_us is None else
+    return [f"{'  ' * n.depth}-> {kernel_name(n.name)}  [device]" if n.duration_us is None else
             f"{'  ' * n.depth}{n.name}  [{n.lane}, {n.duration_us:.1f} us]" for n in nodes]

@@ -2,7 +2,7 @@
 (data/recorded/, by the HTA project): kernel time per rank, and who waited in each collective."""
 import pytest
 
-from analysis.rank_view import TOGETHER_US, collective_waits, rank_kernel_time
+from analysis.rank_view import TOGETHER_US, collective_kernel_waits, rank_kernel_time
 from helpers.recorded import load_recorded
 
 
@@ -22,7 +22,7 @@ def test_kernel_time_per_rank_and_per_step(ranks):
 
 
 def test_who_waited_in_the_collectives(ranks):
-    waits = collective_waits(ranks)
+    waits = collective_kernel_waits(ranks)
     assert waits.groupby("rank").size().nunique() == 1  # the n-th collective of each rank, paired
     together = waits[waits["together"]]
     assert len(together) > 0 and (together["end_spread_us"] <= TOGETHER_US).all()
