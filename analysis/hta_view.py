@@ -7,7 +7,8 @@ stream: host wait, kernel wait, other), and counts the kernels HTA kept. It reco
 hides, what HTA says and where it fails: HTA needs ProfilerStep annotations (without them it
 warns and reads the whole trace; with several steps it keeps the GPU events launched before the
 last step began) and a GPU stream (a cpu-only trace has none, and the breakdowns raise). Each
-failure is returned as text in `errors`, each HTA warning in `messages`.
+failure (loading, or either breakdown) is returned as text in `errors`, each HTA warning in
+`messages`.
 
 `side_by_side` puts HTA's figures next to the series' (`device_view.busy_summary`).
 
@@ -68,7 +69,11 @@ def run_hta(trace_files: Mapping[int, Path | str]) -> HtaResult:
     try:
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", module=r"hta(\.|$)")  # HTA 0.5.0 uses pandas keywords pandas 3.1 deprecates
-            analysis = TraceAnalysis(trace_files=files, trace_dir=str(Path(next(iter(files.values()))).parent))
+            try:
+                analysis = TraceAnalysis(trace_files=files, trace_dir=str(Path(next(iter(files.values()))).parent))
+            except Exception as exc:  # noqa: BLE001  a trace HTA cannot read is a finding too
+                result.errors["loading"] = f"{type(exc).__name__}: {exc}"
+                return result
             try:
                 t = analysis.get_temporal_breakdown(visualize=False).set_index("rank")
                 result.temporal = pd.DataFrame({
@@ -85,7 +90,7 @@ def run_hta(trace_files: Mapping[int, Path | str]) -> HtaResult:
             result.device_events = _device_events(analysis)
     finally:
         hta_logger.handlers, hta_logger.propagate = saved
-    result.messages = collect.messages
+        result.messages = collect.messages
     return result
 
 

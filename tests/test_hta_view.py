@@ -68,3 +68,11 @@ def test_missing_hta_names_the_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "hta.trace_analysis", None)
     with pytest.raises(ImportError, match="pip install holistictraceanalysis=="):
         run_hta({0: recorded_path("event_sync")})
+
+
+def test_a_file_hta_cannot_read_is_reported(tmp_path):
+    bad = tmp_path / "not_a_trace.json"
+    bad.write_text('{"hello": 1}')
+    hta = run_hta({0: bad})
+    assert set(hta.errors) <= {"loading", "temporal breakdown", "idle-time breakdown"} and hta.errors
+    assert hta.temporal is None
