@@ -6,6 +6,10 @@ Notebooks, `helpers` (the plumbing) and `series_tools` (the command-line tools) 
 imports none of them (tests/test_layering.py), so it can be read and tested on its own.
 
 Modules:
+- contention: whether a timing lost CPU time to other work (run-queue wait, CPU pressure, steal), and the busy verdict
 - neuron_export: the Neuron profiler's full JSON export read into tables, its counters checked against their data
 - attention_traffic: the HBM bytes the recorded attention kernels must move, from their source
+- device_view: launches and launch latency, host vs device time per op, host waits in synchronize, device idle gaps and their causes
+- rank_view: kernel and collective time per rank, and who waited in each collective, from several ranks' traces
+- hta_view: HTA's temporal and idle-time breakdowns on the same trace files, side by side with the series' figures
 """

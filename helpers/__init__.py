@@ -25,6 +25,7 @@ learner in the wrong kernel which environment to select. Each module has one job
 - rank_worker:  one rank of notebook 08 (run by torchrun; `train_step` from its `# @save` cell)
 - study:        one variant timed, profiled and checked the same way in every notebook
 - traces:       Chrome-trace loading and per-step analysis (lanes, gaps, counts)
+- recorded:     the real A100 traces shipped in data/recorded/ and the origin label their figures carry
 - plotting:     plot defaults and the series' charts
 
 The command-line tools (run the series, compare runs, sweep shapes, student copies, handouts)

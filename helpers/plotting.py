@@ -56,10 +56,13 @@ IDLE_ALPHA = 0.45  # idle is drawn translucent everywhere: it is the absence of 
 
 
 def short_op_name(name: str) -> str:
-    """An op's name as a bar label: `aten::mul` -> `mul`; a compiled graph call -> `compiled graph`."""
+    """An op's name as a bar label: `aten::mul` -> `mul`; a compiled graph call -> `compiled graph`;
+    a kernel -> its name without namespaces, templates and arguments."""
+    from analysis.device_view import short_kernel_name
+
     from .traces import COMPILED_GRAPH_PREFIX
 
-    return "compiled graph" if name.startswith(COMPILED_GRAPH_PREFIX) else name.removeprefix("aten::")
+    return "compiled graph" if name.startswith(COMPILED_GRAPH_PREFIX) else short_kernel_name(name)
 
 
 def _label_bars(ax, bars: list[tuple[float, float, str]], y: float, min_fraction: float) -> None:
@@ -70,9 +73,11 @@ def _label_bars(ax, bars: list[tuple[float, float, str]], y: float, min_fraction
             ax.text(x0 + width / 2, y, name, ha="center", va="center", fontsize=8, clip_on=True)
 
 
-def plot_timeline(traces: dict, backend: str, step: int | None = None, max_us: float | None = None):
+def plot_timeline(traces: dict, backend: str, step: int | None = None, max_us: float | None = None,
+                  min_us: float = 0.0, label_lanes: tuple[str, ...] = ("device",)):
     """One profiler step of each trace (its median-length step by default), stacked on one time
-    scale, one row per lane that has events in it (framework, runtime, device).
+    scale, one row per lane that has events in it (framework, runtime, device); `min_us` and
+    `max_us` crop the time axis, and the bars of `label_lanes` carry their names.
 
     framework: PyTorch ops on the host; runtime: the device API on the host; device: the
     operations that did the work (on cpu, where there is no device lane, the compute ops, drawn
@@ -98,7 +103,7 @@ def plot_timeline(traces: dict, backend: str, step: int | None = None, max_us: f
     shown = [lane for lane in LANE_ROWS if any(rows[lane] for rows in rows_of.values())]  # no empty lanes
     fig, axes = plt.subplots(len(traces), 1, figsize=(11, (0.55 * len(shown) + 0.9) * len(traces) + 0.8),
                              sharex=True, squeeze=False)
-    axes[-1, 0].set_xlim(0, max_us or max(span for _, _, span in steps.values()) * 1.02)
+    axes[-1, 0].set_xlim(min_us, max_us or max(span for _, _, span in steps.values()) * 1.02)
     for ax, (label, trace) in zip(axes[:, 0], traces.items()):
         s, ops, _ = steps[label]
         order = list(reversed(shown))
@@ -107,7 +112,7 @@ def plot_timeline(traces: dict, backend: str, step: int | None = None, max_us: f
             ax.broken_barh([(x0, max(w, 0.05)) for x0, w, _ in bars], (y - 0.35, 0.7),
                            facecolors=LANE_COLORS[lane], alpha=0.45 if lane == "framework" else 0.9,
                            edgecolor="black", linewidth=0.3)
-            if lane == "device":
+            if lane in label_lanes:
                 _label_bars(ax, [(x0, w, short_op_name(n)) for x0, w, n in bars], y, 0.04)
         gaps = gap_table(trace, s)
         device_row = order.index("device") if "device" in order else None

@@ -80,6 +80,7 @@ class Trace:
     memory: pd.DataFrame
     flows: pd.DataFrame
     backend: str | None = None  # the backend that wrote it (from its run folder's environment.json)
+    origin_us: float = 0.0  # the trace's own timestamp that time 0 stands for: puts several ranks on one clock
 
     @property
     def has_device_lane(self) -> bool:
@@ -228,7 +229,7 @@ def load_trace(path: Path | str, backend: str | None = None) -> Trace:
     flows = pd.DataFrame({"id": [str(i) for i in flow_id], "ph": flow_ph,
                           "ts": np.asarray(flow_ts, dtype=float) - origin, "tid": [str(t) for t in flow_tid]})
     return Trace(path=path, events=events[EVENT_COLUMNS], steps=steps[["step", "ts", "end", "dur"]],
-                 memory=memory, flows=flows, backend=backend)
+                 memory=memory, flows=flows, backend=backend, origin_us=origin)
 
 
 def _str_categorical(values: list) -> pd.Categorical:
@@ -408,12 +409,11 @@ def gap_table(trace: Trace, step: int | None = None, memory_device_type: int | N
 
 
 def launch_latency(trace: Trace) -> pd.DataFrame:
-    """For each device op with a known launch: device start minus the runtime launch's start (µs)."""
-    ev = trace.events
-    dev = ev[(ev["lane"] == "device") & (ev["correlation"] >= 0)]
-    runtime = ev[(ev["lane"] == "runtime") & (ev["correlation"] >= 0)].drop_duplicates("correlation")
-    joined = dev.merge(runtime[["correlation", "ts", "name"]], on="correlation", suffixes=("", "_launch"))
-    joined["latency_us"] = joined["ts"] - joined["ts_launch"]
+    """For each device op with a known launch: device start minus the runtime launch's start (µs).
+    (`analysis.device_view.launches` has the same rows with host and device times beside.)"""
+    from analysis.device_view import launches
+
+    joined = launches(trace).rename(columns={"launch": "name_launch", "launch_ts": "ts_launch"})
     return joined[["step", "name", "name_launch", "ts", "ts_launch", "latency_us"]]
 
 
@@ -474,12 +474,14 @@ def call_tree(trace: Trace, root: str, step: int | None = None, max_depth: int =
     return nodes
 
 
-def dispatch_tree(trace: Trace, root: str, step: int | None = None, max_depth: int = 6) -> list[str]:
-    """`call_tree` as indented lines with durations, for printing."""
+def dispatch_tree(trace: Trace, root: str, step: int | None = None, max_depth: int = 6,
+                  kernel_name=lambda name: name) -> list[str]:
+    """`call_tree` as indented lines with durations, for printing; `kernel_name` shortens the
+    device kernels' names (e.g. `analysis.device_view.short_kernel_name`)."""
     if step is None:
         step = representative_step(trace)
     nodes = call_tree(trace, root, step, max_depth)
     if not nodes:
         return [f"(no '{root}' in step {step})"]
-    return [f"{'  ' * n.depth}-> {n.name}  [device]" if n.duration_us is None else
+    return [f"{'  ' * n.depth}-> {kernel_name(n.name)}  [device]" if n.duration_us is None else
             f"{'  ' * n.depth}{n.name}  [{n.lane}, {n.duration_us:.1f} us]" for n in nodes]

@@ -110,6 +110,9 @@ def check_02_naive_rmsnorm(m, out):
     assert value(m, "idle_gaps_per_call") == value(m, "device_ops_per_call") - 1 or BACKEND != "cpu"
     assert value(m, "device_time_captured") is (BACKEND in ("cuda", "neuron"))
     assert (out / "naive.trace.json").stat().st_size > 0
+    # the recorded A100 trace (data/recorded): a launch-bound forward, its idle gaps mostly opened by late launches
+    assert value(m, "recorded_idle_gaps") >= 1 and 0 < value(m, "recorded_busy_share") < 1
+    assert 0 < value(m, "recorded_idle_launched_late_us") <= value(m, "recorded_idle_us")
 
 
 def check_03_fused_rms_norm(m, out):
@@ -121,6 +124,10 @@ def check_03_fused_rms_norm(m, out):
         assert not_counted(value(m, "fused_device_ops_per_call"))
     else:
         assert value(m, "fused_device_ops_per_call") < value(m, "naive_device_ops_per_call")
+    # the recorded A100 trace: host time per op against the device time of the kernels it launched
+    assert 0 < value(m, "recorded_ops_host_longer") <= value(m, "recorded_ops_with_kernels")
+    assert value(m, "recorded_host_us") > value(m, "recorded_device_us") > 0
+    assert (out / "recorded_host_vs_device.png").stat().st_size > 5_000
 
 
 def check_04_torch_compile(m, out):
@@ -178,6 +185,17 @@ def check_06_reading_traces(m, out):
     for v in ("naive", "rms_norm", "compile"):
         assert value(m, f"{v}_busy_us") > 0 and value(m, f"{v}_host_only_us") >= 0
     assert (out / "timeline.png").stat().st_size > 10_000 and (out / "time_split.png").stat().st_size > 5_000
+    # the recorded A100 step: a real launch latency, a host wait that outlasts the kernel it waited for
+    assert value(m, "recorded_launch_latency_median_us") > 0
+    assert 0 < value(m, "recorded_event_sync_device_left_us") <= value(m, "recorded_event_sync_wait_us")
+    # HTA beside the series (tests/test_hta_view.py holds the full agreement test)
+    assert abs(value(m, "hta_minus_series_span_us")) <= 1
+    assert value(m, "hta_minus_series_busy_us") == pytest.approx(value(m, "recorded_sync_records_us"), abs=1)
+    if BACKEND == "cpu":  # no GPU stream in a cpu trace: HTA's breakdowns have nothing to read
+        assert value(m, "hta_errors_this_run") == ["idle-time breakdown", "temporal breakdown"]
+    elif BACKEND == "cuda":
+        assert value(m, "hta_errors_this_run") == []
+    assert (out / "recorded_timeline.png").stat().st_size > 10_000
 
 
 def check_07_shapes_and_recompiles(m, out):
@@ -224,6 +242,12 @@ def check_08_many_processes(m, out):
     # the whole output is kept beside the ranks' files, the rank that failed on purpose included
     assert "failed on purpose" in (out / "failure" / "launch.log").read_text()
     assert (out / "ranks_timeline.png").stat().st_size > 10_000 and (out / "wait_bars.png").stat().st_size > 5_000
+    # the recorded two-rank A100 job: collectives are part of each rank's kernel time; someone waited in them
+    for r in (0, 1):
+        assert 0 < value(m, f"recorded_rank{r}_collective_ms") < value(m, f"recorded_rank{r}_kernel_ms")
+    assert value(m, "recorded_collectives_together") >= 1
+    assert max(value(m, f"recorded_rank{r}_collective_wait_ms") for r in (0, 1)) > 0
+    assert (out / "recorded_collective_waits.png").stat().st_size > 5_000
 
 
 def check_09_trainium_device_view(m, out):

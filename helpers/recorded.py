@@ -1,0 +1,56 @@
+"""The real device traces the series ships (data/recorded/), and the label every figure drawn
+from them carries.
+
+A cpu run has no device lane, so notebooks 02, 03, 06 and 08 show the device-side facts on
+traces recorded on NVIDIA A100 GPUs by the HolisticTraceAnalysis project (MIT license beside
+them; data/recorded/README.md says what each holds). They are read with the same code as the
+learner's own traces; nothing in them was produced by this series.
+"""
+from __future__ import annotations
+
+import re
+
+from .series import REPO_ROOT
+
+RECORDED_DIR = REPO_ROOT / "data" / "recorded"
+# Printed in every title and sentence about a recorded trace, so no figure passes as this run's
+RECORDED_ORIGIN = "recorded on an NVIDIA A100 by the HTA project, not this run"
+
+RECORDED_TRACES = {
+    "event_sync": "cuda_event_sync__event_sync_trace.json.gz",   # a host waiting on a device event
+    "alexnet": "simple_add__benchmark_result_493459_1694039959_trace.json.gz",  # a small benchmark, 79 kernels
+    "rank0": "trace_filter__sampled_rank-0.json.gz",              # two ranks of one training job
+    "rank1": "trace_filter__sampled_rank-1.json.gz",
+}
+# The benchmark's measured forward pass (its last iteration): the window the notebooks read
+ALEXNET_FORWARD = "[param|pytorch.model.alex_net|0|0|0|measure|forward]"
+
+
+def recorded_path(key: str):
+    """The file of a shipped recorded trace, by its key in RECORDED_TRACES."""
+    from .errors import TraceFileError
+
+    if key not in RECORDED_TRACES:
+        raise TraceFileError(f"No recorded trace called {key!r}", f"use one of {', '.join(RECORDED_TRACES)}")
+    return RECORDED_DIR / RECORDED_TRACES[key]
+
+
+def load_recorded(key: str):
+    """A shipped recorded trace, loaded with `helpers.traces.load_trace`."""
+    from .traces import load_trace
+
+    return load_trace(recorded_path(key))
+
+
+def trainium_note(*ids: str) -> str:
+    """The docs/NEURON_NOTES.md facts a recorded section leans on for Trainium, each with its
+    status as the notes give it now ("N19: UNVERIFIED"), so the text follows the notes."""
+    notes = (REPO_ROOT / "docs" / "NEURON_NOTES.md").read_text()
+    found = []
+    for nid in ids:
+        row = re.search(rf"^\| {re.escape(nid)} \|(.*)$", notes, flags=re.M)
+        if row is None:
+            raise KeyError(f"{nid} is not in docs/NEURON_NOTES.md")
+        status = row.group(1).split("|")[2].replace("*", "").strip()
+        found.append(f"{nid}: {status}")
+    return "docs/NEURON_NOTES.md " + "; ".join(found)
