@@ -12,7 +12,7 @@ KERNEL := trainium-profiling
 # value in the environment wins: `THP_MEM_ALLOC_ENABLE=0 make run` measures 4 KiB pages.
 export THP_MEM_ALLOC_ENABLE ?= 1
 
-.PHONY: venv run test compare sweep student kernel lab verify-neuron clean-runs
+.PHONY: venv run test compare sweep student publish kernel lab verify-neuron clean-runs
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -41,6 +41,11 @@ sweep: venv
 ## student copies of the notebooks (solutions replaced by empty answer cells) in student/
 student: venv
 	$(PY) -m series_tools.student $(ARGS)
+
+## publish the newest passing run (or ARGS=runs/<run>) as docs/reference-runs/<backend>-<device>-<UTC date>/:
+## executed notebooks, figures, metrics and an index, machine paths scrubbed, at most 5 MB
+publish: venv
+	$(PY) -m series_tools.publish $(ARGS)
 
 ## on a trn2/trn3 (inside the Neuron DLAMI venv): check every UNVERIFIED fact of docs/NEURON_NOTES.md and
 ## write runs/<UTC time>-neuron-verify/neuron-verification.md and .json; elsewhere it exits 3

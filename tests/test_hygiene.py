@@ -6,6 +6,7 @@ import pytest
 
 from helpers.series import NOTEBOOKS as SERIES
 from helpers.series import notebook_paths
+from series_tools.hosted import HOSTED_PREAMBLE
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = notebook_paths()
@@ -58,11 +59,14 @@ def test_teaching_shape(path):
     markdown = "\n".join(text(c) for c in nb["cells"] if c["cell_type"] == "markdown")
     assert "## Summary" in markdown and "## Exercises" in markdown
     cells = code_cells(nb)
-    first = text(cells[1]).strip().splitlines()
-    # the first cell after the parameters: at most three lines, which check the kernel and the
-    # parameters (helpers.start does both) and open the session; no search for the repository
-    assert len(first) <= 3, f"{path.name}: the first code cell after the parameters has {len(first)} lines"
-    assert first[0].startswith("import helpers") and f'helpers.start("{path.stem}", globals())' in text(cells[1])
+    # the first cell after the parameters: the hosted route's preamble (tests/test_hosted.py), then at
+    # most two lines, which check the kernel and the parameters (helpers.start does both) and open the
+    # session; no search for the repository
+    assert text(cells[1]).startswith(HOSTED_PREAMBLE), f"{path.name}: run `python -m series_tools.hosted`"
+    first = text(cells[1])[len(HOSTED_PREAMBLE):].strip().splitlines()
+    assert len(first) <= 2, f"{path.name}: the first code cell after the parameters has {len(first)} lines after the preamble"
+    assert f'helpers.start("{path.stem}", globals())' in first[0]
+    cells[1]["source"] = "\n".join(first)  # the preamble puts the hosted checkout on sys.path, nothing else may
     assert "sys.path" not in json.dumps(nb) and "check_parameters(" not in json.dumps(nb)
     assert text(cells[-1]).strip() == "session.finish()", "the last cell releases the device"
 
