@@ -14,7 +14,7 @@ on an accelerator (the series ships real ones in data/recorded/) or in a learner
   one late or it was queued behind something else;
 - `busy_summary`: device busy time, idle time and operation counts, for comparison with HTA.
 
-Every function takes a trace as `helpers.traces.load_trace` returns it (read by its attributes:
+Every function takes a trace as `analysis.traces.load_trace` returns it (read by its attributes:
 `events` with a `lane` per event, times in µs) and selects either the whole trace, one profiler
 `step` (device work belongs to the step that launched it), or a `window` of (start, end) µs
 (device work launched in it). It never looks at the backend's name: on neuron, where no category

@@ -10,7 +10,7 @@ are not at hand), and no wait is attributed.
 
 Times are put on one clock with each trace's `origin_us` (the trace's own timestamp for its time
 0): ranks of one machine share the host clock. Traces are read by their attributes, as
-`helpers.traces.load_trace` returns them.
+`analysis.traces.load_trace` returns them.
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
     python benchmarks/drift_benchmark.py [--seconds 60] [--tokens 8192] [--hidden 4096] [--backend cpu]
 
 One process, one input, no compiles and no profiler: it times the naive RMSNorm and the copy
-floor interleaved (helpers.measure.time_interleaved, 7 rounds) again and again for `--seconds`,
+floor interleaved (analysis.timing.time_interleaved, 7 rounds) again and again for `--seconds`,
 and prints per window the two medians and their paired ratio, then each one's largest deviation
 from its median over the windows.
 
@@ -27,8 +27,8 @@ from helpers.environment import configure_allocator
 configure_allocator()  # the allocator setting the notebooks measure with, before torch loads
 
 from helpers.backend import select_backend  # noqa: E402 (after the allocator setting)
-from helpers.floor import copy_floor  # noqa: E402
-from helpers.measure import paired_ratio, time_interleaved  # noqa: E402
+from analysis.floor import copy_floor  # noqa: E402
+from analysis.timing import paired_ratio, time_interleaved  # noqa: E402
 from helpers.rmsnorm import make_inputs, rmsnorm_naive  # noqa: E402
 
 EPS = 1e-6

@@ -29,7 +29,7 @@ with 15 rounds). In those two 10-run benchmarks the speed-ups between variants d
 most 5.8% and 9.2%, the large shape's ratios to the copy by at most 4.5% and 8.8%.
 
 `--busy` then runs the notebook `--runs` more times with one other process spinning on a CPU
-(started before each run and stopped by its PID after it: helpers.measure.busy_processes) and
+(started before each run and stopped by its PID after it: analysis.timing.busy_processes) and
 reports, per busy run, whether the notebook flagged its timings BUSY (analysis.contention) and
 whether any conclusion it published (its claims: relation and the metrics compared) differs from
 every quiet run's. A claim that says "not measurable here" (relation "busy") is withheld, not
@@ -52,7 +52,7 @@ from pathlib import Path
 
 from analysis.contention import is_busy
 from helpers.environment import cpu_steal_seconds
-from helpers.measure import busy_processes
+from analysis.timing import busy_processes
 from helpers.series import NOTEBOOK_DIR, RMSNORM_VARIANTS, VARIANT_KEYS
 from series_tools.execute import execute_notebook
 

@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from helpers.traces import load_trace, step_summary
+from analysis.traces import load_trace, step_summary
 
 
 def synthetic_trace(n_events: int, kind: str) -> dict:

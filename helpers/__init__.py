@@ -12,23 +12,21 @@ learner in the wrong kernel which environment to select. Each module has one job
 - params:       validation of the papermill parameters cell
 - outputs:      run folders and atomic writes
 - metrics:      the metrics.json layout: writing, reading, merging (no torch)
-- claims:       a summary's conclusions recorded with the metrics they compare, and their check (no torch)
 - notebook:     a notebook's session: backend, output folder, metrics, release of the device
 - backend:      neuron / cuda / cpu selection and what differs between them
 - neuron:       the documented torch-neuronx profiler objects and output layout
 - profiling:    the profiled loop of notebook 01 as a helper, for the repetitions after it
-- measure:      wall-clock timing (median of N, interleaved conditions) with the backend's synchronize
 - rmsnorm:      the RMSNorm variants (source: the notebooks' `# @save` cells) and their input checks
-- floor:        the copy floor and the same-bytes bandwidth probe that checks it
 - shapes:       notebook 07's request stream, strategies (source: its `# @save` cell) and per-call compiles
 - ranks:        notebook 08's torchrun launch (checked, time-limited, nothing left running) and the waits it measured
 - rank_worker:  one rank of notebook 08 (run by torchrun; `train_step` from its `# @save` cell)
 - study:        one variant timed, profiled and checked the same way in every notebook
-- traces:       Chrome-trace loading and per-step analysis (lanes, gaps, counts)
 - recorded:     the real A100 traces shipped in data/recorded/ and the origin label their figures carry
 - plotting:     plot defaults and the series' charts
 
-The command-line tools (run the series, compare runs, sweep shapes, student copies, handouts)
+The analysis (trace loading and per-step analysis, timing and the copy floor, claims, busy-machine
+detection, recorded device data) is the library `analysis`, which these modules use and which
+imports none of them. The command-line tools (run the series, compare runs, sweep shapes, student copies, handouts)
 live in the separate package `series_tools`, which uses these modules; no module here imports it.
 """
 from __future__ import annotations

@@ -3,20 +3,13 @@
 A learner in a workshop should read one or two lines saying what went wrong and what to do,
 not a traceback from inside torch. Every error the series raises on purpose is a SeriesError;
 `install_error_display` (called by the first cell of every notebook) makes IPython show only its
-message. Standard library only: the kernel check imports this before torch.
+message. Standard library only (analysis.errors is too): the kernel check imports this before torch.
 """
 from __future__ import annotations
 
 from typing import Any
 
-
-class SeriesError(Exception):
-    """An error whose message names the problem and the fix."""
-
-    def __init__(self, problem: str, fix: str = "") -> None:
-        self.problem = problem
-        self.fix = fix
-        super().__init__(f"{problem}\n  Fix: {fix}" if fix else problem)
+from analysis.errors import SeriesError, TraceFileError  # noqa: F401  (the analysis library raises them too)
 
 
 class ParameterError(SeriesError, ValueError):
@@ -45,10 +38,6 @@ class InputError(SeriesError, ValueError):
 
 class DeviceMemoryError(SeriesError, MemoryError):
     """A shape too large for the memory of the device it would run on."""
-
-
-class TraceFileError(SeriesError, ValueError):
-    """A trace file that is missing, empty, truncated or not a Chrome trace."""
 
 
 class CompileError(SeriesError, RuntimeError):

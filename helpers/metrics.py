@@ -74,7 +74,7 @@ def error_metric(error: float, tolerance: float, note: str = "") -> dict[str, An
 
 def ratio_metric(ratio: Any, note: str = "", of: str = "", better: str | None = None,
                  divides: tuple[str, str] | None = None) -> dict[str, Any]:
-    """A paired ratio (helpers.measure.PairedRatio): median of the per-round ratios, with their p10/p90.
+    """A paired ratio (analysis.timing.PairedRatio): median of the per-round ratios, with their p10/p90.
 
     `of` names it like a timing (`quantity("torch.rms_norm / naive", x)`), so that the run compares
     the same ratio across notebooks too: a drifting machine moves times, much less paired ratios.

@@ -60,7 +60,7 @@ def short_op_name(name: str) -> str:
     a kernel -> its name without namespaces, templates and arguments."""
     from analysis.device_view import short_kernel_name
 
-    from .traces import COMPILED_GRAPH_PREFIX
+    from analysis.traces import COMPILED_GRAPH_PREFIX
 
     return "compiled graph" if name.startswith(COMPILED_GRAPH_PREFIX) else short_kernel_name(name)
 
@@ -87,7 +87,7 @@ def plot_timeline(traces: dict, backend: str, step: int | None = None, max_us: f
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch
 
-    from .traces import gap_table, representative_step, step_ops
+    from analysis.traces import gap_table, representative_step, step_ops
 
     steps, rows_of = {}, {}
     for label, trace in traces.items():

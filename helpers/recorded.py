@@ -36,8 +36,8 @@ def recorded_path(key: str):
 
 
 def load_recorded(key: str):
-    """A shipped recorded trace, loaded with `helpers.traces.load_trace`."""
-    from .traces import load_trace
+    """A shipped recorded trace, loaded with `analysis.traces.load_trace`."""
+    from analysis.traces import load_trace
 
     return load_trace(recorded_path(key))
 

@@ -14,10 +14,10 @@ from typing import Any, Callable
 import torch
 
 from .backend import Backend
-from .measure import Timing, time_per_call
+from analysis.timing import Timing, time_per_call
 from .profiling import ProfileResult, profile_steps
 from .rmsnorm import error_tolerance, max_error, rmsnorm_reference, within_tolerance
-from .traces import Trace, load_trace, per_call_summary, step_ops
+from analysis.traces import Trace, load_trace, per_call_summary, step_ops
 
 
 @dataclass
@@ -95,7 +95,7 @@ def study_variant(
     """Time, profile (with memory) and check one variant on (x, weight).
 
     Pass `timing` when the variant was already timed, interleaved with the variants it is
-    compared with (`helpers.measure.time_interleaved`): one value per quantity in a notebook.
+    compared with (`analysis.timing.time_interleaved`): one value per quantity in a notebook.
     """
     with torch.no_grad():
         out = fn(x, weight, eps)

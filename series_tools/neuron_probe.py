@@ -18,7 +18,7 @@ from helpers.neuron import (NeuronProfilerSetup, explorer_accepting, export_syst
                             neuron_config_kwargs, neuron_explorer_executable, system_event_cores)
 from helpers.neuron_runtime import current as current_settings
 from helpers.profiling import profile_steps
-from helpers.traces import load_trace
+from analysis.traces import load_trace
 
 from .verify_neuron import Observation
 
@@ -55,7 +55,7 @@ class HardwareProbe:
         import torch
         from torch_neuronx.profiling import NeuronConfig, NeuronProfiler, ProfileMode
 
-        from helpers.measure import time_once
+        from analysis.timing import time_once
         from helpers.rmsnorm import compile_rmsnorm, make_inputs, rmsnorm_fused, rmsnorm_naive
 
         self._runs += 1

@@ -33,8 +33,8 @@ def run_sweep(tokens: list[int], hidden: list[int], dtype: str, backend_name: st
     import torch
 
     from helpers.backend import select_backend
-    from helpers.floor import copy_floor
-    from helpers.measure import paired_ratio, time_interleaved
+    from analysis.floor import copy_floor
+    from analysis.timing import paired_ratio, time_interleaved
     from helpers.rmsnorm import call_compiled, compile_rmsnorm, make_inputs, rmsnorm_fused, rmsnorm_naive
 
     backend = select_backend(backend_name)

@@ -1,7 +1,7 @@
 """Claims: a conclusion is checked against the metrics it cites, and a wrong one is caught."""
 import pytest
 
-from helpers.claims import Claim, check_claims, ratio_relation
+from analysis.claims import Claim, check_claims, ratio_relation
 
 METRICS = {  # as notebook 05 publishes them (values from a cpu run)
     "large_naive_over_copy": {"value": 3.26, "unit": "ratio", "p10": 3.2, "p90": 3.3},

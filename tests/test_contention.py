@@ -13,8 +13,8 @@ import pytest
 
 from analysis.contention import (BUSY_WAITED_FRACTION, Contention, CpuCounters, combined, contention_between, is_busy,
                                  read_counters, recent_pressure)
-from helpers.claims import Claim, check_claims
-from helpers.measure import PairedRatio, busy_processes, contention_summary, time_interleaved
+from analysis.claims import Claim, check_claims
+from analysis.timing import PairedRatio, busy_processes, contention_summary, time_interleaved
 
 
 def fake_proc(root, waits_ns: dict[int, int], pressure_us: int, avg10: float = 0.0, steal_ticks: int = 0):

@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 import torch
 
-from helpers.floor import check_floor, triad_probe
-from helpers.measure import Timing
+from analysis.floor import check_floor, triad_probe
+from analysis.timing import Timing
 
 
 def timing(median_us: float, spread: float = 0.0) -> Timing:

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from helpers.measure import PairedRatio, Timing, paired_ratio, time_interleaved, time_per_call
+from analysis.timing import PairedRatio, Timing, paired_ratio, time_interleaved, time_per_call
 
 
 def test_interleaved_cases_take_turns_and_contexts_wrap_only_their_case(cpu_backend):

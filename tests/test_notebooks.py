@@ -16,7 +16,7 @@ from pathlib import Path
 import papermill as pm
 import pytest
 
-from helpers.claims import check_claims as claims_problems
+from analysis.claims import check_claims as claims_problems
 from helpers.kernel_check import SUPPORTED_TORCH
 from helpers.metrics import read_metrics
 from helpers.ranks import chance_some_rank_last
@@ -279,7 +279,7 @@ def test_notebook(path, tmp_path):
 
 
 def assert_claims_hold(metrics: dict, stem: str) -> None:
-    """Every conclusion the notebook printed agrees with the metrics it cites (helpers.claims)."""
+    """Every conclusion the notebook printed agrees with the metrics it cites (analysis.claims)."""
     if stem in NOTEBOOKS_WITH_CLAIMS:
         claims = value(metrics, "claims")
         assert claims, f"{stem} published no claims for its summary"

@@ -9,7 +9,7 @@ import torch
 from helpers.errors import TraceFileError
 from helpers.profiling import profile_steps
 from helpers.rmsnorm import rmsnorm_naive
-from helpers.traces import (call_tree, device_ops, dispatch_tree, gap_table, lane_of, launch_latency, load_trace,
+from analysis.traces import (call_tree, device_ops, dispatch_tree, gap_table, lane_of, launch_latency, load_trace,
                             per_call_summary, step_summary)
 
 

@@ -26,16 +26,21 @@ import sys
 import time
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Protocol
 
 import numpy as np
 import torch
 from torch.utils.benchmark import Timer
 
-from analysis.contention import Contention, combined, contention_between, read_counters
+from .contention import Contention, combined, contention_between, read_counters
 
-from .backend import Backend
 from .claims import ratio_relation
+
+
+class Backend(Protocol):
+    """What timing needs of a backend (helpers.backend.Backend is one): a way to wait for its device."""
+
+    def synchronize(self) -> None: ...
 
 
 @dataclass
@@ -100,7 +105,7 @@ class PairedRatio:
 
     @property
     def relation(self) -> str:
-        """What the ratio supports, for a claim (helpers.claims): "busy", "above 1", "below 1" or "about 1"."""
+        """What the ratio supports, for a claim (analysis.claims): "busy", "above 1", "below 1" or "about 1"."""
         return "busy" if self.busy else ratio_relation(self.p10, self.p90)
 
     def describe(self, faster: str = "faster", slower: str = "slower") -> str:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from analysis.contention import is_busy
+from .contention import is_busy
 
 RELATIONS = ("min", "max", "<", "above 1", "below 1", "about 1", "busy")
 

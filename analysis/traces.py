@@ -411,7 +411,7 @@ def gap_table(trace: Trace, step: int | None = None, memory_device_type: int | N
 def launch_latency(trace: Trace) -> pd.DataFrame:
     """For each device op with a known launch: device start minus the runtime launch's start (µs).
     (`analysis.device_view.launches` has the same rows with host and device times beside.)"""
-    from analysis.device_view import launches
+    from .device_view import launches
 
     joined = launches(trace).rename(columns={"launch": "name_launch", "launch_ts": "ts_launch"})
     return joined[["step", "name", "name_launch", "ts", "ts_launch", "latency_us"]]

@@ -16,7 +16,7 @@ from typing import Callable
 
 import torch
 
-from .measure import Timing
+from .timing import Timing
 
 WIDE_SPREAD = 0.25                      # (p90 - p10) / median of the copy's samples
 PLAUSIBLE_COPY_OVER_PROBE = (0.25, 1.5)  # copy bandwidth / triad bandwidth, at a memory-bound shape
