@@ -59,6 +59,24 @@ class NotebookSession:
             )
 
 
+def orientation(name: str) -> list[str]:
+    """What a learner reads before the first cell runs: the notebook's recorded run time (another
+    machine's, named as such) and its "On Trainium" box, both from the series' one record of them."""
+    from .neuron_notes import trainium_box
+    from .series import CPU_SECONDS_MEASURED_ON, NOTEBOOKS
+
+    info = next((i for i in NOTEBOOKS if i.stem == name), None)
+    if info is None:  # a notebook outside the series table (a test's): nothing recorded for it
+        return []
+    lines = [f"Run time: {info.cpu_seconds:.0f} s at the default parameters on {CPU_SECONDS_MEASURED_ON} "
+             "(not this machine; expect more on a busy or slower one)" if info.cpu_seconds else
+             "Run time: not recorded on the series' CI machine"]
+    if info.optional:
+        lines.append("Optional: this notebook extends the core path (00-06, then 09); skip it if time is short.")
+    box = trainium_box(name)
+    return lines + ([""] + box if box else [])
+
+
 def start_session(name: str, namespace: dict[str, Any], parameters: dict[str, Any] | None = None) -> NotebookSession:
     """Validate the notebook's parameters (its UPPER_CASE globals), choose the backend, create
     `<OUT_DIR>/<name>/`, and write environment.json there.
@@ -81,6 +99,8 @@ def start_session(name: str, namespace: dict[str, Any], parameters: dict[str, An
     print(f"Output:  {nb_dir}")
     for note in chosen.notes:
         print(f"Note:    {note}")
+    for line in orientation(name):
+        print(line)
     pressure = recent_pressure()  # the check before any timing; each timing block checks again while it runs
     if pressure is not None and pressure >= BUSY_WAITED_FRACTION:
         print(f"Busy:    in the last 10 s some task on this machine waited for a CPU {pressure:.0%} of the time: "
