@@ -4,7 +4,6 @@ its output folder, record the environment, publish its metrics, and release the 
 from __future__ import annotations
 
 import gc
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,9 +35,6 @@ class NotebookSession:
         Returns nothing, so that a cell ending in `session.publish(...)` shows no stray path."""
         self.metrics.update(metrics)
         write_metrics(self.out_dir, self.name, self.backend.name, self.metrics)
-
-    def show_metrics(self) -> None:
-        print(json.dumps(self.metrics, indent=1, default=str))
 
     def finish(self) -> None:
         """Free this kernel's device memory.
@@ -99,13 +95,13 @@ def start_session(name: str, namespace: dict[str, Any], parameters: dict[str, An
     print(f"Output:  {nb_dir}")
     for note in chosen.notes:
         print(f"Note:    {note}")
-    for line in orientation(name):
-        print(line)
     pressure = recent_pressure()  # the check before any timing; each timing block checks again while it runs
     if pressure is not None and pressure >= BUSY_WAITED_FRACTION:
         print(f"Busy:    in the last 10 s some task on this machine waited for a CPU {pressure:.0%} of the time: "
               "another process is running. Timings taken while it runs are flagged BUSY and conclude nothing; "
               "close it (a build, a browser tab, another notebook) for numbers you can compare.")
+    for line in orientation(name):
+        print(line)
     return NotebookSession(name=name, backend=chosen, out_dir=nb_dir, parameters=parameters)
 
 
