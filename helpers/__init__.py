@@ -9,6 +9,7 @@ learner in the wrong kernel which environment to select. Each module has one job
 - environment:  versions, machine, commit and date recorded beside every result (stdlib only)
 - series:       the series' shared facts: notebooks, backends, dtypes, variants (stdlib only)
 - errors:       the series' own exceptions, each carrying the fix (stdlib only)
+- neuron_notes: docs/NEURON_NOTES.md read back for each notebook's "On Trainium" box (stdlib only)
 - params:       validation of the papermill parameters cell
 - outputs:      run folders and atomic writes
 - metrics:      the metrics.json layout: writing, reading, merging (no torch)

@@ -4,7 +4,6 @@ its output folder, record the environment, publish its metrics, and release the 
 from __future__ import annotations
 
 import gc
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,9 +36,6 @@ class NotebookSession:
         self.metrics.update(metrics)
         write_metrics(self.out_dir, self.name, self.backend.name, self.metrics)
 
-    def show_metrics(self) -> None:
-        print(json.dumps(self.metrics, indent=1, default=str))
-
     def finish(self) -> None:
         """Free this kernel's device memory.
 
@@ -57,6 +53,24 @@ class NotebookSession:
                 "This kernel still holds its NeuronCores until it exits: shut it down "
                 "(Kernel > Shut Down Kernel) before starting the next notebook."
             )
+
+
+def orientation(name: str) -> list[str]:
+    """What a learner reads before the first cell runs: the notebook's recorded run time (another
+    machine's, named as such) and its "On Trainium" box, both from the series' one record of them."""
+    from .neuron_notes import trainium_box
+    from .series import CPU_SECONDS_MEASURED_ON, NOTEBOOKS
+
+    info = next((i for i in NOTEBOOKS if i.stem == name), None)
+    if info is None:  # a notebook outside the series table (a test's): nothing recorded for it
+        return []
+    lines = [f"Run time: {info.cpu_seconds:.0f} s at the default parameters on {CPU_SECONDS_MEASURED_ON} "
+             "(not this machine; expect more on a busy or slower one)" if info.cpu_seconds else
+             "Run time: not recorded on the series' CI machine"]
+    if info.optional:
+        lines.append("Optional: this notebook extends the core path (00-06, then 09); skip it if time is short.")
+    box = trainium_box(name)
+    return lines + ([""] + box if box else [])
 
 
 def start_session(name: str, namespace: dict[str, Any], parameters: dict[str, Any] | None = None) -> NotebookSession:
@@ -86,6 +100,8 @@ def start_session(name: str, namespace: dict[str, Any], parameters: dict[str, An
         print(f"Busy:    in the last 10 s some task on this machine waited for a CPU {pressure:.0%} of the time: "
               "another process is running. Timings taken while it runs are flagged BUSY and conclude nothing; "
               "close it (a build, a browser tab, another notebook) for numbers you can compare.")
+    for line in orientation(name):
+        print(line)
     return NotebookSession(name=name, backend=chosen, out_dir=nb_dir, parameters=parameters)
 
 

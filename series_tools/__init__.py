@@ -5,6 +5,7 @@
 - sweep:      tokens x hidden for every RMSNorm variant against the copy floor
 - student:    copies of the notebooks without solutions
 - handouts:   HTML renders headed by the environment they were measured in
+- guide:      the instructor guide's agenda and exercise list, generated from the series table and the notebooks
 - summary:    a run folder's summary.md and summary.png
 - consistency: one value per quantity: the same timing, or paired ratio, across notebooks of one run must agree
 - execute:    one notebook with papermill, on a kernel with an encrypted connection and a fixed address layout

@@ -2,7 +2,8 @@
 
 Two per notebook: `<name>.html` for the instructor (everything, solutions included) and
 `<name>.student.html` for learners, whose solution cells are replaced by the empty answer cells
-of the student copies (series_tools.student), outputs included: handing it out gives nothing away.
+of the student copies (series_tools.student), and whose cells under a "Predict first" prompt have
+no outputs: handing it out gives no answer away.
 """
 from __future__ import annotations
 

@@ -7,6 +7,10 @@ Solutions live in the notebooks as code cells tagged `solution`, each starting w
 under a markdown cell tagged `solution`. A student copy keeps everything else, and replaces each
 solution cell with a cell tagged `exercise` that holds only comments: an unanswered exercise
 runs as a no-op, so the copies execute end to end (the test suite runs them).
+
+Applied to an executed notebook (the learners' HTML handout), it also clears the outputs of the
+code cells under a "**Predict first**" prompt, up to the next section heading: the answer to a
+prediction is what the learner's own run prints, not what the handout already shows.
 """
 from __future__ import annotations
 
@@ -29,8 +33,29 @@ def student_cell_source(solution_source: str) -> str:
     return f"# {label}: your answer here (this cell is not checked; leave it as comments to skip it)\n"
 
 
+PREDICT_PROMPT = "**Predict first**"
+
+
+def starts_section(cell) -> bool:
+    return cell.cell_type == "markdown" and any(line.startswith("#") for line in cell.source.splitlines())
+
+
+def clear_predicted_outputs(cells) -> None:
+    """Empty the outputs of the code cells that answer a "Predict first" prompt (those after it,
+    up to the next section heading)."""
+    under_prompt = False
+    for cell in cells:
+        if cell.cell_type == "markdown":
+            if starts_section(cell) and PREDICT_PROMPT not in cell.source:
+                under_prompt = False
+            if PREDICT_PROMPT in cell.source:
+                under_prompt = True
+        elif under_prompt:
+            cell.outputs, cell.execution_count = [], None
+
+
 def to_student(nb):
-    """A copy of the notebook node without solutions."""
+    """A copy of the notebook node without solutions, and without the outputs that answer a prompt."""
     import copy
 
     import nbformat
@@ -45,6 +70,7 @@ def to_student(nb):
             cells.append(nbformat.v4.new_markdown_cell(ANSWERS_MARKDOWN, metadata={"tags": ["exercise"]}))
         else:
             cells.append(nbformat.v4.new_code_cell(student_cell_source(cell.source), metadata={"tags": ["exercise"]}))
+    clear_predicted_outputs(cells)
     out.cells = cells
     return out
 
