@@ -81,6 +81,25 @@ def read_counters(proc: Path = PROC) -> CpuCounters:
     return CpuCounters(time.perf_counter(), waits, pressure, steal)
 
 
+def spare_cpu_threads(torch_default: int, explicit: str | None = None) -> int:
+    """The intra-op thread count the series times with: one CPU left for everything else.
+
+    An op split over N intra-op threads ends only when all N have run, so with a thread on every
+    CPU one other process parks a thread and stalls each parallel region for a scheduler slice:
+    on this project's 2-core VM, notebook 05's small compiled call measured 65 us quiet and a
+    p90 of 12 ms per call beside one spinning process; with one thread, 34 us quiet and 28 us
+    beside it, the process losing no CPU time (docs/CHEATSHEET.md, "A busy machine"). So: the
+    CPUs this process may use, less one, and never more than PyTorch's own default
+    (`torch_default`, its physical cores). `explicit` (OMP_NUM_THREADS as set) wins."""
+    if explicit and explicit.strip().isdigit() and int(explicit) >= 1:
+        return int(explicit)
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(torch_default, cpus - 1))
+
+
 def recent_pressure(proc: Path = PROC) -> float | None:
     """Share of the last 10 s in which some task on the machine waited for a CPU (PSI "some avg10"),
     0..1; None where the kernel does not report pressure. The check *before* timing: a machine

@@ -4,13 +4,14 @@ its output folder, record the environment, publish its metrics, and release the 
 from __future__ import annotations
 
 import gc
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from analysis.contention import BUSY_WAITED_FRACTION, recent_pressure
+from analysis.contention import BUSY_WAITED_FRACTION, recent_pressure, spare_cpu_threads
 
 from .backend import Backend, select_backend
 from .metrics import write_metrics
@@ -27,6 +28,7 @@ class NotebookSession:
     backend: Backend
     out_dir: Path
     parameters: dict[str, Any] = field(default_factory=dict)
+    default_threads: int = 1  # PyTorch's own intra-op default here, before the series left a CPU free
     metrics: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def publish(self, metrics: dict[str, dict[str, Any]]) -> None:
@@ -87,14 +89,18 @@ def start_session(name: str, namespace: dict[str, Any], parameters: dict[str, An
     set_plot_defaults()
     chosen = select_backend(parameters.get("BACKEND", "auto"))
     chosen.claim_device()
+    default_threads = torch.get_num_threads()
+    torch.set_num_threads(spare_cpu_threads(default_threads, os.environ.get("OMP_NUM_THREADS")))
     base = Path(out_dir) if out_dir else new_run_dir(RUNS_DIR, chosen.name, "interactive")
     nb_dir = ensure_writable_dir(base / name)
-    write_json(nb_dir / "environment.json", chosen.describe())
+    write_json(nb_dir / "environment.json", {**chosen.describe(), "intra_op_threads_default": default_threads})
     print(f"Backend: {chosen.name} ({chosen.reason})")
     print(f"Device:  {chosen.device_name()} x{chosen.device_count()}")
     print(f"Output:  {nb_dir}")
     for note in chosen.notes:
         print(f"Note:    {note}")
+    print(f"Threads: {torch.get_num_threads()} intra-op thread(s) (PyTorch's default here: {default_threads}; "
+          "one CPU is left for the rest of the machine, notebook 01 shows why)")
     pressure = recent_pressure()  # the check before any timing; each timing block checks again while it runs
     if pressure is not None and pressure >= BUSY_WAITED_FRACTION:
         print(f"Busy:    in the last 10 s some task on this machine waited for a CPU {pressure:.0%} of the time: "
@@ -102,6 +108,6 @@ def start_session(name: str, namespace: dict[str, Any], parameters: dict[str, An
               "close it (a build, a browser tab, another notebook) for numbers you can compare.")
     for line in orientation(name):
         print(line)
-    return NotebookSession(name=name, backend=chosen, out_dir=nb_dir, parameters=parameters)
+    return NotebookSession(name=name, backend=chosen, out_dir=nb_dir, parameters=parameters, default_threads=default_threads)
 
 

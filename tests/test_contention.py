@@ -105,3 +105,13 @@ def test_a_timing_with_every_cpu_busy_is_flagged_and_the_processes_stop():
     time.sleep(0.05)
     for pid in pids:  # stopped by PID on exit: nothing left spinning
         assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] == "Z"
+
+
+def test_the_series_leaves_one_cpu_free_and_an_explicit_setting_wins():
+    from analysis.contention import spare_cpu_threads
+
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert spare_cpu_threads(torch_default=64) == max(1, cpus - 1)
+    assert spare_cpu_threads(torch_default=1) == 1  # never more than PyTorch's own default
+    assert spare_cpu_threads(torch_default=8, explicit="3") == 3  # OMP_NUM_THREADS as set wins
+    assert spare_cpu_threads(torch_default=8, explicit="abc") == max(1, min(8, cpus - 1))

@@ -17,6 +17,7 @@ import papermill as pm
 import pytest
 
 from analysis.claims import check_claims as claims_problems
+from analysis.contention import BUSY_WAITED_FRACTION
 from helpers.kernel_check import SUPPORTED_TORCH
 from helpers.metrics import read_metrics
 from helpers.ranks import chance_some_rank_last
@@ -93,6 +94,12 @@ def check_01_profiler_setup(m, out):
     assert value(m, "profiler_overhead_ratio") > 0.7
     overhead = m["profiler_overhead_ratio"]
     assert overhead["p10"] <= overhead["value"] <= overhead["p90"]  # a paired ratio carries its spread
+    # the busy-machine demonstration: with a process spinning on every CPU, this process must wait
+    # for a CPU, and the block must say so (Linux reports the wait; elsewhere nothing is judged)
+    if Path("/proc/self/schedstat").exists():
+        assert value(m, "busy_demo_every_cpu_flagged") is True
+        quiet = m["busy_demo_quiet_small_us"]["contention"]
+        assert quiet["busy"] == (quiet["waited_fraction"] >= BUSY_WAITED_FRACTION)  # the verdict is the stored reading's
     if BACKEND == "cpu":  # cpu ops finish before the call returns: issuing == finishing
         assert value(m, "issue_over_finish_ratio") == pytest.approx(1.0, abs=0.05)
     else:
