@@ -14,6 +14,7 @@ runs every strategy over the lengths in this new process and writes what it meas
 from __future__ import annotations
 
 import argparse
+import os
 import json
 import logging
 import random
@@ -176,6 +177,11 @@ def main(argv: list[str] | None = None) -> int:
     from .backend import select_backend
     from .rmsnorm import rmsnorm_naive
 
+    from analysis.contention import spare_cpu_threads
+
+    # the kernel's thread policy (helpers.start): Inductor's generated code, and so its cache key,
+    # depends on the thread count, and a process with other threads misses every cached graph
+    torch.set_num_threads(spare_cpu_threads(torch.get_num_threads(), os.environ.get("OMP_NUM_THREADS")))
     backend = select_backend(args.backend)
     dtype = getattr(torch, args.dtype)
     weight = torch.ones(args.hidden, device=backend.device, dtype=dtype)

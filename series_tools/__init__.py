@@ -11,6 +11,7 @@
 - execute:    one notebook with papermill, on a kernel with an encrypted connection and a fixed address layout
 - verify_neuron: on a trn2/trn3, every UNVERIFIED Neuron fact checked, "assumed -> observed"
 - neuron_probe: the hardware observations verify_neuron judges (Trainium only)
+- observation: the record of one profiled Trainium run that both read (so neither imports the other)
 - publish:    a passing run published as a reference run in docs/reference-runs/ (`make publish`), and its staleness check
 - hosted:     the hosted-notebook route: the one source of every notebook's install-if-missing lines
 

@@ -20,7 +20,7 @@ from helpers.neuron_runtime import current as current_settings
 from helpers.profiling import profile_steps
 from analysis.traces import load_trace
 
-from .verify_neuron import Observation
+from .observation import Observation
 
 TOKENS, HIDDEN, EPS = 64, 256, 1e-6
 

@@ -25,30 +25,11 @@ from helpers.errors import SeriesError
 from helpers.outputs import RUNS_DIR, ensure_writable_dir, new_run_dir, write_json
 from helpers.series import REPO_ROOT
 
+from .observation import Observation
+
 NOTES = REPO_ROOT / "docs" / "NEURON_NOTES.md"
 NEEDS_TRAINIUM = 3
 PROVOKE_DROPS_MAX_EVENTS = 100  # far below one profiled step's events, so the runtime must drop some
-
-
-@dataclass
-class Observation:
-    """What one profiled run of one RMSNorm variant showed."""
-
-    variant: str
-    compiled: bool
-    correlate_passed: bool
-    device_time_us: float | None        # sum of key_averages()' device column; None if it has none
-    categories: dict[str, str]          # Chrome-trace category -> the series' lane
-    neffs: int
-    ntffs: int
-    ntffs_nonempty: int
-    layout_problems: list[str]
-    first_call_s: float
-    dropped_events: int
-    # runtime and device events per NeuronCore index (nc_idx) in Neuron Explorer's system-event export;
-    # None when the export could not be made (no neuron-explorer, no RUNTIME mode)
-    system_event_cores: dict[int, int] | None = None
-    dropped_seen_at: tuple[str, ...] = ()  # where the dropped-events warning was read: step, export, exit
 
 
 class Probe(Protocol):

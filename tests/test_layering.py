@@ -56,3 +56,55 @@ def test_helpers_init_lists_every_module():
     doc = (REPO_ROOT / "helpers" / "__init__.py").read_text()
     missing = [p.stem for p in LESSON_MODULES if p.stem != "__init__" and f"- {p.stem}:" not in doc]
     assert not missing, f"helpers/__init__.py's module map lacks {missing}"
+
+
+def module_graph() -> dict[str, set[str]]:
+    """Every module of analysis, helpers and series_tools, and the series' modules it imports
+    (relative imports resolved; imports inside functions count)."""
+    graph = {}
+    for package in ("analysis", "helpers", "series_tools"):
+        for path in sorted((REPO_ROOT / package).glob("*.py")):
+            name = f"{package}.{path.stem}"
+            tree = ast.parse(path.read_text())
+            targets = set()
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom):
+                    base = f"{package}.{node.module}" if node.level == 1 and node.module else node.module or package
+                    targets.add(base)
+                    targets.update(f"{base}.{a.name}" for a in node.names)
+                elif isinstance(node, ast.Import):
+                    targets.update(a.name for a in node.names)
+            graph[name] = targets
+    return {m: {t for t in ts if t in graph and t != m} for m, ts in graph.items()}
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str]:
+    state: dict[str, int] = {}
+    path: list[str] = []
+
+    def visit(m: str) -> list[str]:
+        state[m] = 1
+        path.append(m)
+        for t in sorted(graph[m]):
+            if state.get(t) == 1:
+                return path[path.index(t):] + [t]
+            if t not in state and (cycle := visit(t)):
+                return cycle
+        state[m] = 2
+        path.pop()
+        return []
+
+    for m in sorted(graph):
+        if m not in state and (cycle := visit(m)):
+            return cycle
+    return []
+
+
+def test_no_import_cycle():
+    cycle = find_cycle(module_graph())
+    assert not cycle, "import cycle: " + " -> ".join(cycle)
+
+
+def test_the_cycle_check_finds_a_cycle():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) == []
