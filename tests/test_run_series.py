@@ -79,7 +79,8 @@ def _make_dir(parent):
 def test_parallel_processes_get_distinct_folders(tmp_path):
     import multiprocessing
 
-    with ProcessPoolExecutor(4, mp_context=multiprocessing.get_context("spawn")) as pool:
+    # forked: the workers need only helpers.outputs, not a fresh interpreter that re-imports the test module (9 s)
+    with ProcessPoolExecutor(4, mp_context=multiprocessing.get_context("fork")) as pool:
         made = list(pool.map(_make_dir, [tmp_path] * 8))
     assert len(set(made)) == 8
 
