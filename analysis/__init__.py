@@ -12,6 +12,7 @@ Modules:
 - floor: the copy floor and the same-bytes bandwidth probe that checks it
 - claims: a summary's conclusions recorded with the metrics they compare, and their check (no torch)
 - contention: whether a timing lost CPU time to other work (run-queue wait, CPU pressure, steal), and the busy verdict
+- neuron_profile: a Neuron profile folder checked for the documented failure signs; Neuron Explorer's exports read into tables
 - neuron_export: the Neuron profiler's full JSON export read into tables, its counters checked against their data
 - attention_traffic: the HBM bytes the recorded attention kernels must move, from their source
 - device_view: launches and launch latency, host vs device time per op, host waits in synchronize, device idle gaps and their causes

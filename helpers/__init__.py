@@ -15,11 +15,11 @@ learner in the wrong kernel which environment to select. Each module has one job
 - metrics:      the metrics.json layout: writing, reading, merging (no torch)
 - notebook:     a notebook's session: backend, output folder, metrics, release of the device
 - backend:      neuron / cuda / cpu selection and what differs between them
-- neuron:       the documented torch-neuronx profiler objects and output layout
+- neuron:       the documented torch-neuronx profiler set-up, and the runtime's messages turned into errors with their fix
 - profiling:    the profiled loop of notebook 01 as a helper, for the repetitions after it
 - rmsnorm:      the RMSNorm variants (source: the notebooks' `# @save` cells) and their input checks
 - shapes:       notebook 07's request stream, strategies (source: its `# @save` cell) and per-call compiles
-- ranks:        notebook 08's torchrun launch (checked, time-limited, nothing left running) and the waits it measured
+- ranks:        notebook 08's torchrun launch (checked, time-limited, nothing left running); analysis.rank_view reads its waits
 - rank_worker:  one rank of notebook 08 (run by torchrun; `train_step` from its `# @save` cell)
 - study:        one variant timed, profiled and checked the same way in every notebook
 - recorded:     the real A100 traces shipped in data/recorded/ and the origin label their figures carry

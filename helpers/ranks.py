@@ -7,8 +7,6 @@ and `Launch.leftover` says whether anything survived (it must not).
 """
 from __future__ import annotations
 
-import json
-import math
 import os
 import signal
 import socket
@@ -17,8 +15,6 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import pandas as pd
 
 from .errors import BackendUnavailableError, ParameterError
 
@@ -136,76 +132,6 @@ def _group_alive(pgid: int) -> bool:
     except PermissionError:
         return True
     return True
-
-
-def rank_steps(out_dir: Path) -> pd.DataFrame:
-    """Every rank's recorded steps, times in ms from the earliest start (one clock for all ranks)."""
-    rows = []
-    for path in sorted(p for p in out_dir.glob("rank*.json") if p.name.removeprefix("rank").split(".")[0].isdigit()
-                       and p.name.count(".") == 1):
-        data = json.loads(path.read_text())
-        rows += [{"rank": data["rank"], **s} for s in data["steps"] if s["recorded"]]
-    steps = pd.DataFrame(rows)
-    origin = steps["start"].min()
-    for col in ("start", "compute_end", "collective_end"):
-        steps[col] = (steps[col] - origin) / 1e6
-    return steps.sort_values(["step", "rank"]).reset_index(drop=True)
-
-
-def collective_waits(steps: pd.DataFrame) -> pd.DataFrame:
-    """Per step and rank: compute, time in the all-reduce, and how much of it was waiting for the
-    slowest rank (the last rank to arrive defines when the exchange can start)."""
-    out = steps.copy()
-    last_arrival = out.groupby("step")["compute_end"].transform("max")
-    out["compute_ms"] = out["compute_end"] - out["start"]
-    out["collective_ms"] = out["collective_end"] - out["compute_end"]
-    out["wait_ms"] = last_arrival - out["compute_end"]
-    out["exchange_ms"] = out["collective_ms"] - out["wait_ms"]
-    return out[["step", "rank", "straggling", "start", "compute_end", "collective_end", "compute_ms", "collective_ms", "wait_ms",
-                "exchange_ms"]]
-
-
-@dataclass
-class ArrivalOrder:
-    """Which rank arrived last at the all-reduce, counted over some steps, and how often random
-    order would make one rank last at least that often.
-
-    Why count arrivals instead of comparing the ranks' waits: a rank's wait is zero in every step
-    it arrives last, by definition. With two ranks and no straggler, whichever rank happened to
-    arrive last in every one of a few steps shows waits of exactly zero beside the other's
-    milliseconds, and their p10-p90 ranges do not overlap, though nothing made it slower. With
-    n steps that happens by chance in 2 * 2**-n of runs (1 in 4 for 3 steps)."""
-
-    last_counts: dict[int, int]
-    steps: int
-    chance: float  # probability that random order puts some rank last in >= max(last_counts) steps
-
-    @property
-    def explained_by_chance(self) -> bool:
-        return self.chance >= 0.05
-
-
-def chance_some_rank_last(steps: int, ranks: int, at_least: int) -> float:
-    """P(some rank is last in >= `at_least` of `steps` steps) when every rank is equally likely
-    to arrive last in each step, exactly: 1 - P(every rank's count < at_least), from the
-    multinomial's exponential generating function."""
-    if at_least <= math.ceil(steps / ranks):
-        return 1.0
-    term = [1 / math.factorial(j) for j in range(min(at_least, steps + 1))]  # counts 0 .. at_least-1
-    product = [1.0]
-    for _ in range(ranks):
-        product = [sum(product[i] * term[j - i] for i in range(len(product)) if 0 <= j - i < len(term))
-                   for j in range(min(steps, len(product) + len(term) - 2) + 1)]
-    below = math.factorial(steps) / ranks ** steps * (product[steps] if steps < len(product) else 0.0)
-    return max(0.0, 1.0 - below)
-
-
-def arrival_order(waits: pd.DataFrame, ranks: int) -> ArrivalOrder:
-    """Count the last arrival per step in `waits` (rows of collective_waits) and its chance."""
-    last = waits.loc[waits.groupby("step")["compute_end"].idxmax(), "rank"]
-    counts = {r: int((last == r).sum()) for r in range(ranks)}
-    steps = int(waits["step"].nunique())
-    return ArrivalOrder(counts, steps, chance_some_rank_last(steps, ranks, max(counts.values(), default=0)))
 
 
 def neuron_torchrun_recipe(ranks: int, script: str = "your_script.py") -> str:

@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from helpers.backend import select_backend
-from helpers.neuron import (NeuronProfilerSetup, explorer_accepting, export_system_events, find_neuron_artifacts,
-                            neuron_config_kwargs, neuron_explorer_executable, system_event_cores)
+from analysis.neuron_profile import (explorer_accepting, export_system_events, find_neuron_artifacts,
+                                    neuron_explorer_executable, system_event_cores)
+from helpers.neuron import NeuronProfilerSetup, neuron_config_kwargs
 from helpers.neuron_runtime import current as current_settings
 from helpers.profiling import profile_steps
 from analysis.traces import load_trace

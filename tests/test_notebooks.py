@@ -20,7 +20,7 @@ from analysis.claims import check_claims as claims_problems
 from analysis.contention import BUSY_WAITED_FRACTION
 from helpers.kernel_check import SUPPORTED_TORCH
 from helpers.metrics import read_metrics
-from helpers.ranks import chance_some_rank_last
+from analysis.rank_view import chance_some_rank_last
 from helpers.series import NOTEBOOKS as SERIES
 from helpers.series import REPO_ROOT as ROOT
 from helpers.series import notebook_paths
@@ -232,7 +232,7 @@ def check_08_many_processes(m, out):
     # step), with the chance that random order does the same; its waits are a small fraction of
     # what the straggler cost. (Comparing the ranks' p10-p90 waits instead fails by chance: the
     # last rank's wait is zero by definition, and with 4 steps one rank is last in all of them in
-    # 1 run of 8. helpers/ranks.ArrivalOrder says why.)
+    # 1 run of 8. analysis/rank_view.ArrivalOrder says why.)
     last = {int(r): n for r, n in value(m, "off_last_arrivals").items()}
     off_steps = NOTEBOOK_CI_PARAMETERS["08_many_processes"]["ACTIVE"] // 2
     assert sorted(last) == list(range(CI_PARAMETERS["RANKS"])) and sum(last.values()) == off_steps

@@ -7,7 +7,8 @@ import pytest
 import torch.distributed as dist
 
 from helpers.errors import BackendUnavailableError, ParameterError
-from helpers.ranks import arrival_order, chance_some_rank_last, check_launch, collective_waits, neuron_torchrun_recipe
+from analysis.rank_view import arrival_order, chance_some_rank_last, collective_waits
+from helpers.ranks import check_launch, neuron_torchrun_recipe
 
 import pandas as pd
 
