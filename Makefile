@@ -12,7 +12,7 @@ KERNEL := trainium-profiling
 # value in the environment wins: `THP_MEM_ALLOC_ENABLE=0 make run` measures 4 KiB pages.
 export THP_MEM_ALLOC_ENABLE ?= 1
 
-.PHONY: venv run test compare sweep student publish kernel lab verify-neuron clean-runs
+.PHONY: venv run test lint compare sweep student publish kernel lab verify-neuron clean-runs
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -29,6 +29,10 @@ run: venv
 ## run the test suite (BACKEND=cpu unless set; notebooks run end to end with papermill)
 test: venv
 	BACKEND=$(if $(filter auto,$(BACKEND)),cpu,$(BACKEND)) $(PY) -m pytest $(ARGS)
+
+## lint the code and the notebooks with ruff (pyproject.toml: [tool.ruff]); CI runs it before the tests
+lint: venv
+	$(PY) -m ruff check .
 
 ## compare two runs: make compare ARGS="runs/A runs/B" (or ARGS="runs/B --baseline base.json")
 compare: venv

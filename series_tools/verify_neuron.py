@@ -14,7 +14,6 @@ same checks against a FAKE probe (tests/test_verify_neuron.py), and their report
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 from dataclasses import asdict, dataclass, field
@@ -58,7 +57,7 @@ class Row:
 
 
 def _lanes(observation: Observation, lane: str) -> list[str]:
-    return sorted(c for c, l in observation.categories.items() if l == lane)
+    return sorted(category for category, its_lane in observation.categories.items() if its_lane == lane)
 
 
 def check_n5(probe: Probe) -> list[Row]:
@@ -82,7 +81,7 @@ def check_n19(probe: Probe) -> list[Row]:
     rows = []
     for compiled in (False, True):
         o = probe.profile("naive", compiled=compiled)
-        shown = ", ".join(f"{c}->{l}" for c, l in sorted(o.categories.items()))
+        shown = ", ".join(f"{category}->{lane}" for category, lane in sorted(o.categories.items()))
         rows.append(Row("N19", f"Chrome-trace categories, naive {'compiled' if compiled else 'eager'}",
                         "no device-side category (the source snapshot adds no device events)",
                         shown, not _lanes(o, "unverified")))

@@ -3,7 +3,6 @@ to run anywhere else. The FAKE observations are invented to exercise both verdic
 nothing about real hardware."""
 import json
 
-import pytest
 
 from series_tools import verify_neuron
 from series_tools.verify_neuron import CHECKS, NEEDS_TRAINIUM, Observation, main, unverified_facts, verify
