@@ -100,6 +100,21 @@ def spare_cpu_threads(torch_default: int, explicit: str | None = None) -> int:
     return max(1, min(torch_default, cpus - 1))
 
 
+def other_runnable_tasks(samples: int = 10, interval_s: float = 0.01, proc: Path = PROC) -> float | None:
+    """How many tasks besides this one were ready to run, averaged over `samples` readings of
+    /proc/stat's procs_running `interval_s` apart (about 0.1 s): the check before anything is
+    timed that another process is using a CPU now, whether or not it will cost this one time.
+    None where the kernel does not report it."""
+    counts = []
+    for i in range(samples):
+        for line in (_read(proc / "stat") or "").splitlines():
+            if line.startswith("procs_running "):
+                counts.append(int(line.split()[1]) - 1)  # the reader itself is running
+        if i < samples - 1:
+            time.sleep(interval_s)
+    return sum(counts) / len(counts) if counts else None
+
+
 def recent_pressure(proc: Path = PROC) -> float | None:
     """Share of the last 10 s in which some task on the machine waited for a CPU (PSI "some avg10"),
     0..1; None where the kernel does not report pressure. The check *before* timing: a machine

@@ -30,10 +30,13 @@ most 5.8% and 9.2%, the large shape's ratios to the copy by at most 4.5% and 8.8
 
 `--busy` then runs the notebook `--runs` more times with one other process spinning on a CPU
 (started before each run and stopped by its PID after it: analysis.timing.busy_processes) and
-reports, per busy run, whether the notebook flagged its timings BUSY (analysis.contention) and
-whether any conclusion it published (its claims: relation and the metrics compared) differs from
-every quiet run's. A claim that says "not measurable here" (relation "busy") is withheld, not
-flipped. Goal: every busy run flagged, no conclusion flipped.
+reports, per busy run, whether the notebook saw the other process as it started (its "Busy:" line,
+`other_runnable_at_start` in environment.json), whether it flagged any timing BUSY (a block that
+lost CPU time: analysis.contention), and whether any conclusion it published (its claims:
+relation and the metrics compared) differs from every quiet run's. A claim that says "not
+measurable here" (relation "busy") is withheld, not flipped. Goal: every busy run noticed, no
+conclusion flipped. Since the series leaves one CPU free, one spinning process on the 2-core VM
+costs the notebook's timing no CPU time, so its blocks are expected quiet.
 
 Speed-ups come from the notebook's paired `*_speedup_over_naive` metrics; for a notebook that
 does not publish them (an older version, for a before/after comparison) they are computed from
@@ -118,6 +121,11 @@ def flipped(busy_run: dict, quiet_runs: list[dict]) -> list[tuple[str, tuple[str
     return sorted(c for c in conclusions(busy_run) if c[0] != "busy" and c not in reached)
 
 
+def noticed(environment: dict) -> bool:
+    """Whether the notebook saw another task running as it started (helpers.start's "Busy:" line)."""
+    return (environment.get("other_runnable_at_start") or 0) >= 0.5
+
+
 def withheld(metrics: dict) -> int:
     return sum(1 for relation, _ in conclusions(metrics) if relation == "busy")
 
@@ -140,6 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     nb = Path(args.notebook_dir) / f"{NOTEBOOK}.ipynb"
     per_run: list[dict] = []
     busy_runs: list[dict] = []
+    environments: list[dict] = []  # per run, the notebook's environment.json
     host: list[str] = []  # per run: its wall time, and how busy the host was (steal: helpers.environment)
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(args.runs * (2 if args.busy else 1)):
@@ -150,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
                 execute_notebook(nb, Path(tmp) / f"{i}.ipynb", {"BACKEND": args.backend, "OUT_DIR": str(out)},
                                  cwd=nb.parent, fixed_layout=args.layout == "fixed")
             (busy_runs if busy else per_run).append(read_notebook_metrics(out / NOTEBOOK / "metrics.json"))
+            environments.append(json.loads((out / NOTEBOOK / "environment.json").read_text()))
             wall_s, steal_after = time.perf_counter() - start, cpu_steal_seconds()
             steal = (f"{(steal_after - steal_before) / (wall_s * (os.cpu_count() or 1)) * 100:.1f}%"
                      if steal_before is not None and steal_after is not None else "not reported")
@@ -166,15 +176,19 @@ def main(argv: list[str] | None = None) -> int:
     nominal = per_run[0].get("nominal_memory_gb_per_s") or {}
     print("nominal memory bandwidth: " + (f"{nominal['value']:,.0f} GB/s ({nominal.get('note', '')})"
                                           if nominal.get("value") else f"none ({nominal.get('note', 'not published')})"))
-    print(f"\nquiet runs flagged busy: {sum(map(flagged, per_run))} of {len(per_run)}")
+    quiet_env, busy_env = environments[:len(per_run)], environments[len(per_run):]
+    print(f"\nquiet runs: noticed another task {sum(map(noticed, quiet_env))} of {len(per_run)}, "
+          f"timings flagged busy {sum(map(flagged, per_run))} of {len(per_run)}")
     if busy_runs:
         print("busy runs (one other process spinning on a CPU):")
-        for i, m in enumerate(busy_runs):
+        for i, (m, env) in enumerate(zip(busy_runs, busy_env)):
             wrong = flipped(m, per_run)
-            print(f"  busy run {i + 1}: flagged {'yes' if flagged(m) else 'NO'}; conclusions withheld {withheld(m)}, "
-                  f"flipped {len(wrong)}" + (": " + "; ".join(f"{r} {list(ms)}" for r, ms in wrong) if wrong else ""))
-        print(f"busy runs flagged: {sum(map(flagged, busy_runs))} of {len(busy_runs)} (goal: all); conclusions flipped: "
-              f"{sum(len(flipped(m, per_run)) for m in busy_runs)} (goal: 0)")
+            print(f"  busy run {i + 1}: noticed {'yes' if noticed(env) else 'NO'} "
+                  f"({env.get('other_runnable_at_start')} other runnable); timings flagged {'yes' if flagged(m) else 'no'}; "
+                  f"conclusions withheld {withheld(m)}, flipped {len(wrong)}"
+                  + (": " + "; ".join(f"{r} {list(ms)}" for r, ms in wrong) if wrong else ""))
+        print(f"busy runs noticed: {sum(map(noticed, busy_env))} of {len(busy_runs)} (goal: all); timings flagged: "
+              f"{sum(map(flagged, busy_runs))}; conclusions flipped: {sum(len(flipped(m, per_run)) for m in busy_runs)} (goal: 0)")
     return 0
 
 

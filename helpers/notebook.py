@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from analysis.contention import BUSY_WAITED_FRACTION, recent_pressure, spare_cpu_threads
+from analysis.contention import BUSY_WAITED_FRACTION, other_runnable_tasks, recent_pressure, spare_cpu_threads
 
 from .backend import Backend, select_backend
 from .metrics import write_metrics
@@ -93,7 +93,9 @@ def start_session(name: str, namespace: dict[str, Any], parameters: dict[str, An
     torch.set_num_threads(spare_cpu_threads(default_threads, os.environ.get("OMP_NUM_THREADS")))
     base = Path(out_dir) if out_dir else new_run_dir(RUNS_DIR, chosen.name, "interactive")
     nb_dir = ensure_writable_dir(base / name)
-    write_json(nb_dir / "environment.json", {**chosen.describe(), "intra_op_threads_default": default_threads})
+    others = other_runnable_tasks()  # the checks before any timing; each timing block checks again while it runs
+    write_json(nb_dir / "environment.json", {**chosen.describe(), "intra_op_threads_default": default_threads,
+                                             "other_runnable_at_start": others})
     print(f"Backend: {chosen.name} ({chosen.reason})")
     print(f"Device:  {chosen.device_name()} x{chosen.device_count()}")
     print(f"Output:  {nb_dir}")
@@ -101,7 +103,11 @@ def start_session(name: str, namespace: dict[str, Any], parameters: dict[str, An
         print(f"Note:    {note}")
     print(f"Threads: {torch.get_num_threads()} intra-op thread(s) (PyTorch's default here: {default_threads}; "
           "one CPU is left for the rest of the machine, notebook 01 shows why)")
-    pressure = recent_pressure()  # the check before any timing; each timing block checks again while it runs
+    if others is not None and others >= 0.5:
+        print(f"Busy:    about {others:.1f} other task(s) were running on this machine's {os.cpu_count()} CPU(s) as this "
+              "notebook started. The series leaves one CPU free for such work, and every timing block checks whether "
+              "it lost CPU time: a block that did is flagged BUSY and concludes nothing.")
+    pressure = recent_pressure()
     if pressure is not None and pressure >= BUSY_WAITED_FRACTION:
         print(f"Busy:    in the last 10 s some task on this machine waited for a CPU {pressure:.0%} of the time: "
               "another process is running. Timings taken while it runs are flagged BUSY and conclude nothing; "

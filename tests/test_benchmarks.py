@@ -80,3 +80,5 @@ def test_ratio_benchmark_tells_a_flagged_busy_run_and_a_flipped_conclusion():
     reversed_rank = {**ranking, "metrics": ranking["metrics"][::-1]}
     wrong = run(reversed_rank, {**speedup, "relation": "above 1"}, busy=True)
     assert bench.flipped(wrong, quiet) == [("<", tuple(reversed_rank["metrics"])), ("above 1", tuple(speedup["metrics"]))]
+    assert bench.noticed({"other_runnable_at_start": 1.0}) and not bench.noticed({"other_runnable_at_start": 0.1})
+    assert not bench.noticed({})  # an environment.json from before the check was recorded

@@ -115,3 +115,19 @@ def test_the_series_leaves_one_cpu_free_and_an_explicit_setting_wins():
     assert spare_cpu_threads(torch_default=1) == 1  # never more than PyTorch's own default
     assert spare_cpu_threads(torch_default=8, explicit="3") == 3  # OMP_NUM_THREADS as set wins
     assert spare_cpu_threads(torch_default=8, explicit="abc") == max(1, min(8, cpus - 1))
+
+
+def test_other_runnable_tasks_reads_procs_running_less_the_reader(tmp_path):
+    from analysis.contention import other_runnable_tasks
+
+    (tmp_path / "stat").write_text("cpu  1 2 3 4 5 6 7 8 9 10\nprocs_running 3\nprocs_blocked 0\n")
+    assert other_runnable_tasks(samples=3, interval_s=0, proc=tmp_path) == 2.0
+    assert other_runnable_tasks(samples=2, interval_s=0, proc=tmp_path / "absent") is None
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc/stat is Linux's")
+def test_a_spinning_process_is_seen_before_timing():
+    from analysis.contention import other_runnable_tasks
+
+    with busy_processes(1):
+        assert other_runnable_tasks() >= 0.5
