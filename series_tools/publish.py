@@ -385,6 +385,24 @@ def publish(run_dir: Path, out_dir: Path = REFERENCE_RUNS_DIR, budget: int = SIZ
     return final
 
 
+def write_overview(out_dir: Path = REFERENCE_RUNS_DIR) -> Path:
+    """docs/reference-runs/README.md: every committed reference run with a link to each of its
+    notebooks. The one stable address the notebooks' intros link to ("see it executed"), since a
+    reference run's own folder is named by its date."""
+    lines = ["# Reference runs", "",
+             "Each folder is one `make run` published by `make publish`: the executed notebooks with their outputs",
+             "and figures, measured on the machine its own README.md names. Nothing here was measured on your machine.", ""]
+    for run in reference_runs(out_dir):
+        notebooks = sorted(p.name for p in run.glob("[0-9][0-9]_*.ipynb"))
+        lines += [f"## [{run.name}]({run.name}/README.md)", "",
+                  *(f"- [{name.removesuffix('.ipynb')}]({run.name}/{name})" for name in notebooks), ""]
+    if not reference_runs(out_dir):
+        lines.append("None is committed yet: `make run && make publish` makes one.")
+    path = out_dir / "README.md"
+    write_atomic(path, "\n".join(lines).rstrip() + "\n")
+    return path
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m series_tools.publish", description=__doc__.split("\n\n")[0])
     parser.add_argument("run_dir", nargs="?", help="a passing run folder (default: the newest under runs/)")
@@ -393,6 +411,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         run_dir = Path(args.run_dir) if args.run_dir else newest_passing_run()
         final = publish(run_dir, Path(args.out))
+        write_overview(Path(args.out))
     except SeriesError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -216,3 +216,16 @@ def test_bad_input_exits_2_with_the_fix(tmp_path, capsys):
 def test_reference_name_is_backend_device_and_utc_date():
     env = {"backend": "neuron", "device_name": "Trainium2 (trn2.3xlarge)", "date_utc": "2026-03-04T05:06:07+00:00"}
     assert publish.reference_name(env) == "neuron-trainium2-trn2-3xlarge-2026-03-04"
+
+
+def test_the_overview_links_every_reference_run_and_its_notebooks(made):
+    """docs/reference-runs/README.md: the stable address the notebooks' intros link to."""
+    tmp_path, notebooks, run_dir = made
+    out = tmp_path / "reference-runs"
+    out.mkdir()
+    assert "None is committed yet" in publish.write_overview(out).read_text()
+    final = publish.publish(run_dir, out, notebook_dir=notebooks)
+    write_overview = publish.write_overview
+    text = write_overview(out).read_text()
+    assert f"## [{final.name}]({final.name}/README.md)" in text
+    assert f"- [00_first]({final.name}/00_first.ipynb)" in text and f"- [01_second]({final.name}/01_second.ipynb)" in text
