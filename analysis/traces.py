@@ -15,7 +15,9 @@ Per step the analysis reports the device operations (on cpu, where there is no d
 leaf ATen ops that do work and the compiled-graph calls), the device busy time, the idle gaps
 between consecutive device operations, launch-to-execution latency, and CPU op counts.
 
-Parsing is json only: trace content is never evaluated.
+Parsing is msgspec's JSON decoder into typed records, one per event kind, holding only the
+fields read here: trace content is never evaluated, unread fields are skipped while decoding,
+and no dict is built per event (benchmarks/trace_benchmark.py times and sizes it beside HTA).
 """
 from __future__ import annotations
 
@@ -24,8 +26,9 @@ import json
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, Union
 
+import msgspec
 import numpy as np
 import pandas as pd
 
@@ -108,7 +111,75 @@ class Trace:
         return dict(sorted(zip(pairs["cat"], pairs["lane"])))
 
 
-def _read_json(path: Path) -> dict:
+class _EventArgs(msgspec.Struct, gc=False):
+    """The `args` fields the series reads: a launch's or device op's correlation id, and a
+    [memory] event's size and device type. Every other field is skipped while decoding."""
+
+    correlation: int = -1
+    bytes: int = msgspec.field(default=0, name="Bytes")
+    device_type: int = msgspec.field(default=0, name="Device Type")
+
+
+# One record type per event phase ("ph"), decoded as a tagged union: an event keeps only the
+# fields the series reads from its kind (defaults: what a missing field reads as), so a flow
+# costs a third of a complete event and a metadata event nothing; records are not tracked by the
+# garbage collector. The phases are the Trace Event Format's; another value is an error.
+class CompleteEvent(msgspec.Struct, tag="X", tag_field="ph", gc=False):
+    """An operation with a duration: a CPU op, an annotation, a runtime call, a device kernel."""
+
+    name: str | None = ""
+    cat: str | None = None
+    ts: float = 0.0
+    dur: float = 0.0
+    pid: int | str = ""
+    tid: int | str = ""
+    args: _EventArgs | None = None
+
+
+class InstantEvent(msgspec.Struct, tag="i", tag_field="ph", gc=False):
+    """A point in time; the profiler's [memory] events are instants."""
+
+    name: str | None = ""
+    ts: float = 0.0
+    args: _EventArgs | None = None
+
+
+class _InstantEventDeprecated(InstantEvent, tag="I"):
+    """The deprecated spelling of an instant event."""
+
+
+class FlowStart(msgspec.Struct, tag="s", tag_field="ph", gc=False):
+    """One end of a flow arrow (the runtime launch side; FlowEnd is the device side)."""
+
+    id: int | str | None = None
+    ts: float = 0.0
+    tid: int | str = ""
+
+
+class FlowEnd(FlowStart, tag="f"):
+    """The other end of a flow arrow."""
+
+
+OTHER_PHASES = ("B", "E", "C", "b", "n", "e", "S", "T", "p", "F", "t", "P", "N", "O", "D", "M", "V", "v", "R",
+                "c", "(", ")")
+_SKIPPED = tuple(msgspec.defstruct(f"_Skipped_{i}", [], tag=ph, tag_field="ph", gc=False)
+                 for i, ph in enumerate(OTHER_PHASES))
+TraceEvent = Union[(CompleteEvent, InstantEvent, _InstantEventDeprecated, FlowStart, FlowEnd, *_SKIPPED)]
+
+
+class _TraceFile(msgspec.Struct, gc=False):
+    traceEvents: list[TraceEvent]
+
+
+_TRACE_DECODER = msgspec.json.Decoder(_TraceFile)
+
+
+def read_events(path: Path) -> list[TraceEvent]:
+    """The events of a Chrome trace file (plain or gzipped JSON), or a TraceFileError naming the
+    problem and the fix: missing, empty, cut off or corrupt, not a trace, an event with a field of
+    the wrong type or without a Trace Event Format phase.
+
+    Parsing is msgspec's JSON decoder into typed records: trace content is never evaluated."""
     if not path.exists():
         raise TraceFileError(f"No trace file at {path}", "run the profiling cell that writes it first")
     size = path.stat().st_size
@@ -118,24 +189,26 @@ def _read_json(path: Path) -> dict:
             "the export did not finish (interrupted, or the disk was full): run the profiling again",
         )
     try:
-        with path.open("rb") as fh:
-            gzipped = fh.read(2) == b"\x1f\x8b"
-        opener = gzip.open if gzipped else open
-        with opener(path, "rt", encoding="utf-8") as fh:
-            data = json.load(fh)
-    except json.JSONDecodeError as exc:
+        content = path.read_bytes()
+        if content[:2] == b"\x1f\x8b":
+            content = gzip.decompress(content)
+        return _TRACE_DECODER.decode(content).traceEvents
+    except msgspec.ValidationError as exc:  # valid JSON, wrong shape: before DecodeError, its base class
+        if "$.traceEvents[" in str(exc):
+            raise TraceFileError(f"Trace file {path} has an event with a field of the wrong type, or a phase (ph) "
+                                 f"the Trace Event Format does not define ({exc})",
+                                 "pass a trace written by prof.export_chrome_trace()") from exc
         raise TraceFileError(
-            f"Trace file {path} is not complete JSON ({exc.msg} at character {exc.pos}; file is {size} bytes)",
+            f"{path} is JSON but not a Chrome trace (no traceEvents list: {exc})",
+            "pass the file written by prof.export_chrome_trace()",
+        ) from exc
+    except msgspec.DecodeError as exc:
+        raise TraceFileError(
+            f"Trace file {path} is not complete JSON ({exc}; file is {size} bytes)",
             "the file was cut off or is not a trace: run the profiling again",
         ) from exc
     except (EOFError, gzip.BadGzipFile, zlib.error, UnicodeDecodeError) as exc:
         raise TraceFileError(f"Trace file {path} is truncated or corrupt ({exc})", "run the profiling again") from exc
-    if not isinstance(data, dict) or not isinstance(data.get("traceEvents"), list):
-        raise TraceFileError(
-            f"{path} is JSON but not a Chrome trace (no traceEvents list)",
-            "pass the file written by prof.export_chrome_trace()",
-        )
-    return data
 
 
 def backend_of(path: Path) -> str | None:
@@ -154,66 +227,27 @@ def backend_of(path: Path) -> str | None:
 def load_trace(path: Path | str, backend: str | None = None) -> Trace:
     """Load a Chrome trace (plain or gzipped JSON) into DataFrames, steps assigned.
 
-    One pass over the events builds every column; names, categories and threads are stored as
-    categoricals, so string tests run once per distinct value (a 1,000,000-event trace loads in
-    a few seconds: benchmarks/trace_benchmark.py).
+    The decoded records (`read_events`) are sorted by kind; the complete events become the
+    `events` columns, the [memory] instants `memory`, the flow ends `flows`.
 
     `backend` defaults to the one recorded beside the trace. On neuron, events of device-like
     categories go to the lane "unverified": shown, never counted as device work (N19).
     """
     path = Path(path)
     backend = backend or backend_of(path)
-    raw = _read_json(path)["traceEvents"]
-
-    names, cats, ts, dur, pids, tids, corr = [], [], [], [], [], [], []
-    mem_ts, mem_bytes, mem_dev = [], [], []
-    flow_id, flow_ph, flow_ts, flow_tid = [], [], [], []
-    for e in raw:
-        if e.__class__ is not dict:
-            continue
-        ph = e.get("ph")
-        if ph == "X":
-            names.append(e.get("name", ""))
-            cats.append(e.get("cat") or "")
-            ts.append(e.get("ts", 0.0))
-            dur.append(e.get("dur", 0.0))
-            pids.append(e.get("pid", ""))
-            tids.append(e.get("tid", ""))
-            args = e.get("args")
-            corr.append(args.get("correlation", -1) if args.__class__ is dict else -1)
-        elif ph in ("i", "I") and e.get("name") == "[memory]" and e.get("args").__class__ is dict:
-            mem_ts.append(e.get("ts", 0.0))
-            mem_bytes.append(e["args"].get("Bytes", 0))
-            mem_dev.append(e["args"].get("Device Type", 0))
-        elif ph in ("s", "f") and "id" in e:
-            flow_id.append(e["id"])
-            flow_ph.append(ph)
-            flow_ts.append(e.get("ts", 0.0))
-            flow_tid.append(e.get("tid", ""))
-
-    try:
-        ts_arr = np.asarray(ts, dtype=float)
-        dur_arr = np.asarray(dur, dtype=float)
-        corr_arr = np.asarray(corr, dtype=np.int64)
-    except (TypeError, ValueError) as exc:
-        raise TraceFileError(f"Trace file {path} has an event with a non-numeric ts, dur or correlation ({exc})",
-                             "pass a trace written by prof.export_chrome_trace()") from exc
-    cat_col = pd.Categorical(cats)
-    lane_names = pd.Series(cat_col.categories).map(lane_of)
-    if backend == "neuron":
-        lane_names = lane_names.replace("device", "unverified")
-    lanes = pd.Categorical(lane_names.to_numpy()[cat_col.codes] if len(cat_col.categories) else [])
-    events = pd.DataFrame({
-        "name": pd.Categorical(names), "cat": cat_col, "lane": lanes, "ts": ts_arr, "dur": dur_arr,
-        "end": ts_arr + dur_arr, "pid": _str_categorical(pids), "tid": _str_categorical(tids),
-        "correlation": corr_arr,
-    })
+    decoded = read_events(path)
+    complete = [e for e in decoded if e.__class__ is CompleteEvent]
+    memory_events = [e for e in decoded if isinstance(e, InstantEvent) and e.name == "[memory]" and e.args is not None]
+    flow_events = [e for e in decoded if isinstance(e, FlowStart) and e.id is not None]
+    del decoded
+    events = _complete_events(complete, backend)
+    del complete
 
     is_step = (events["lane"] == "framework") & events["name"].str.startswith("ProfilerStep#")
     steps = events.loc[is_step, ["name", "ts", "end"]].copy()
     steps["step"] = steps["name"].astype(str).str.slice(len("ProfilerStep#")).astype(int)
     steps = steps.sort_values("ts").reset_index(drop=True)
-    origin = float(steps["ts"].min()) if len(steps) else (float(ts_arr.min()) if len(ts_arr) else 0.0)
+    origin = float(steps["ts"].min()) if len(steps) else (float(events["ts"].min()) if len(events) else 0.0)
     steps["dur"] = steps["end"] - steps["ts"]
     events["ts"] -= origin
     events["end"] -= origin
@@ -222,14 +256,36 @@ def load_trace(path: Path | str, backend: str | None = None) -> Trace:
     events["step"] = _assign_steps(events["ts"].to_numpy(), steps)
     _steps_from_launches(events)
 
-    memory = pd.DataFrame({"ts": np.asarray(mem_ts, dtype=float) - origin,
-                           "bytes": np.asarray(mem_bytes, dtype=np.int64),
-                           "device_type": np.asarray(mem_dev, dtype=np.int64)})
+    memory = pd.DataFrame({"ts": _floats([e.ts for e in memory_events]) - origin,
+                           "bytes": np.asarray([e.args.bytes for e in memory_events], dtype=np.int64),
+                           "device_type": np.asarray([e.args.device_type for e in memory_events], dtype=np.int64)})
     memory["step"] = _assign_steps(memory["ts"].to_numpy(), steps)
-    flows = pd.DataFrame({"id": [str(i) for i in flow_id], "ph": flow_ph,
-                          "ts": np.asarray(flow_ts, dtype=float) - origin, "tid": [str(t) for t in flow_tid]})
+    flows = pd.DataFrame({"id": [str(e.id) for e in flow_events],
+                          "ph": [e.__struct_config__.tag for e in flow_events],
+                          "ts": _floats([e.ts for e in flow_events]) - origin, "tid": [str(e.tid) for e in flow_events]})
     return Trace(path=path, events=events[EVENT_COLUMNS], steps=steps[["step", "ts", "end", "dur"]],
                  memory=memory, flows=flows, backend=backend, origin_us=origin)
+
+
+def _complete_events(complete: list[CompleteEvent], backend: str | None) -> pd.DataFrame:
+    """The complete events as columns, times as in the file: names, categories, lanes and
+    threads as categoricals, so string tests run once per distinct value."""
+    cat_col = pd.Categorical([e.cat or "" for e in complete])
+    lane_names = pd.Series(cat_col.categories).map(lane_of)
+    if backend == "neuron":
+        lane_names = lane_names.replace("device", "unverified")
+    ts, dur = _floats([e.ts for e in complete]), _floats([e.dur for e in complete])
+    return pd.DataFrame({
+        "name": pd.Categorical([e.name for e in complete]), "cat": cat_col,
+        "lane": pd.Categorical(lane_names.to_numpy()[cat_col.codes] if len(cat_col.categories) else []),
+        "ts": ts, "dur": dur, "end": ts + dur,
+        "pid": _str_categorical([e.pid for e in complete]), "tid": _str_categorical([e.tid for e in complete]),
+        "correlation": np.asarray([-1 if e.args is None else e.args.correlation for e in complete], dtype=np.int64),
+    })
+
+
+def _floats(values: list[float]) -> np.ndarray:
+    return np.asarray(values, dtype=float)
 
 
 def _str_categorical(values: list) -> pd.Categorical:

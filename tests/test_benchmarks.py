@@ -82,3 +82,42 @@ def test_ratio_benchmark_tells_a_flagged_busy_run_and_a_flipped_conclusion():
     assert bench.flipped(wrong, quiet) == [("<", tuple(reversed_rank["metrics"])), ("above 1", tuple(speedup["metrics"]))]
     assert bench.noticed({"other_runnable_at_start": 1.0}) and not bench.noticed({"other_runnable_at_start": 0.1})
     assert not bench.noticed({})  # an environment.json from before the check was recorded
+
+
+def test_trace_replica_keeps_steps_launch_links_and_flows_unique(tmp_path):
+    """The replica of a recorded trace is that trace `copies` times over, nothing merged: every
+    copy's steps, kernel-launch links and flows are counted once each."""
+    from analysis.device_view import launches
+    from analysis.traces import load_trace
+    from helpers.recorded import recorded_path
+
+    bench = benchmark_module("trace_benchmark")
+    source = recorded_path("event_sync")  # 36 metadata events, 56 timed ones: one step, flows, kernels
+    one = load_trace(source)
+    written = bench.replicate(source, 200, tmp_path / "replica.json")  # metadata once, then 3 copies
+    replica = load_trace(tmp_path / "replica.json")
+    copies = len(replica.steps) // len(one.steps)
+    assert copies == 3 and written == 36 + 3 * 56
+    assert replica.steps["step"].is_unique and replica.steps["ts"].is_monotonic_increasing
+    assert (replica.steps["ts"].diff().dropna() > 0).all()
+    assert len(replica.events) == 3 * len(one.events)
+    assert len(launches(one)) > 0 and len(launches(replica)) == 3 * len(launches(one))
+    assert replica.flows.groupby("id").size().max() == one.flows.groupby("id").size().max()
+    assert len(one.flows) > 0 and len(replica.flows) == 3 * len(one.flows)
+
+
+def test_trace_benchmark_times_both_sides_on_one_replica():
+    out = subprocess.run([sys.executable, "benchmarks/trace_benchmark.py", "--events", "10000",
+                          "--source", "data/recorded/trace_filter__sampled_rank-0.json.gz"],
+                         cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    head = lines[0].split()
+    assert head[:3] == ["replica", "of", "trace_filter__sampled_rank-0.json.gz:"] and int(head[3].replace(",", "")) >= 10_000
+    rows = {line.split()[0]: line.split() for line in lines if line.split()[0] in ("series", "HTA")
+            and line.split()[1][0].isdigit()}
+    assert set(rows) == {"series", "HTA"}
+    assert rows["series"][4:6] == ["6", "steps"]  # 3 copies of the source's 2 steps
+    assert all(float(rows[side][1]) > 0 and float(rows[side][2].replace(",", "")) > 0 for side in rows)
+    assert any(line.startswith("series/HTA time ratio") for line in lines)
+    assert any(line.startswith("series peak RSS / file size") for line in lines)
