@@ -10,6 +10,8 @@ on an accelerator (the series ships real ones in data/recorded/) or in a learner
   it launched;
 - `host_waits`: each synchronize call, how long the host was blocked and which device operation
   it was waiting for;
+- `host_ops_during`: the top-level PyTorch ops the host ran in an interval (what kept it from
+  launching during an idle gap);
 - `idle_gaps`: each gap in which no device operation ran, and whether the host launched the next
   one late or it was queued behind something else;
 - `busy_summary`: device busy time, idle time and operation counts, for comparison with HTA.
@@ -140,6 +142,16 @@ def host_vs_device(trace: Any, step: int | None = None, window: tuple[float, flo
     out["kernels"] = out["kernels"].apply(lambda k: k if isinstance(k, list) else [])
     out = out.astype({"calls": int, "device_ops": int})
     return out.rename_axis("op").sort_values("host_us", ascending=False)
+
+
+def host_ops_during(trace: Any, start: float, end: float) -> pd.DataFrame:
+    """The top-level PyTorch ops the host was running between `start` and `end` (µs): `name`,
+    `ts`, `dur`, `overlap_us` (their time inside the interval). What the host was busy with while the
+    device sat idle in a gap "launched late"."""
+    top = _top_level_ops(trace)
+    during = top[(top["end"] > start) & (top["ts"] < end)]
+    overlap = np.minimum(during["end"], end) - np.maximum(during["ts"], start)
+    return during[["name", "ts", "dur"]].assign(name=during["name"].astype(str), overlap_us=overlap).reset_index(drop=True)
 
 
 def host_waits(trace: Any) -> pd.DataFrame:

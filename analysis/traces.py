@@ -541,3 +541,24 @@ def dispatch_tree(trace: Trace, root: str, step: int | None = None, max_depth: i
         return [f"(no '{root}' in step {step})"]
     return [f"{'  ' * n.depth}-> {kernel_name(n.name)}  [device]" if n.duration_us is None else
             f"{'  ' * n.depth}{n.name}  [{n.lane}, {n.duration_us:.1f} us]" for n in nodes]
+
+
+def allocations_by_op(trace: Trace, step: int | None = None, memory_device_type: int | None = None) -> pd.DataFrame:
+    """Each allocation of one step (the representative one by default), largest first: `ts`,
+    `bytes`, and `op`, the innermost op running when it happened that is not an allocator call
+    (`aten::empty*`), so a learner sees which op of the source asked for each tensor ("?" where none ran)."""
+    if step is None:
+        step = representative_step(trace)
+    mem = trace.memory
+    alloc = mem[(mem["bytes"] > 0) & (mem["step"] == step)]
+    if memory_device_type is not None:
+        alloc = alloc[alloc["device_type"] == memory_device_type]
+    ev = trace.events
+    ops = ev[(ev["step"] == step) & ~ev["name"].astype(str).str.startswith(("aten::empty", "ProfilerStep#"))]
+
+    def innermost(ts: float) -> str:
+        around = ops[(ops["ts"] <= ts) & (ops["end"] >= ts)]
+        return str(around.sort_values("dur")["name"].iloc[0]) if len(around) else "?"
+
+    out = alloc[["ts", "bytes"]].assign(op=[innermost(ts) for ts in alloc["ts"]])
+    return out.sort_values("bytes", ascending=False).reset_index(drop=True)
