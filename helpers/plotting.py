@@ -66,11 +66,17 @@ def short_op_name(name: str) -> str:
 
 
 def _label_bars(ax, bars: list[tuple[float, float, str]], y: float, min_fraction: float) -> None:
-    """Write each operation's name on its bar where the bar is wide enough to hold it."""
+    """Write each operation's name on its bar where the bar is wide enough to hold it, widest bars
+    first, and never over a name already written on this row (nested ops share their parent's span)."""
     lo, hi = ax.get_xlim()
-    for x0, width, name in bars:
-        if width >= min_fraction * (hi - lo):
-            ax.text(x0 + width / 2, y, name, ha="center", va="center", fontsize=8, clip_on=True)
+    per_char = (hi - lo) * 5.0 / max(ax.get_window_extent().width, 1.0)  # an 8-point character, in data units
+    placed: list[tuple[float, float]] = []  # (centre, half width) of the names written so far
+    for x0, width, name in sorted(bars, key=lambda bar: -bar[1]):
+        centre, half = x0 + width / 2, len(name) * per_char / 2
+        if width < min_fraction * (hi - lo) or any(abs(centre - c) < half + h for c, h in placed):
+            continue
+        placed.append((centre, half))
+        ax.text(centre, y, name, ha="center", va="center", fontsize=8, clip_on=True)
 
 
 def plot_timeline(traces: dict, backend: str, step: int | None = None, max_us: float | None = None,
@@ -129,10 +135,13 @@ def plot_timeline(traces: dict, backend: str, step: int | None = None, max_us: f
                  "framework": "framework"}
         ax.set_yticks(range(len(order)), [names[lane] for lane in order])
         ax.set_ylim(-0.6, len(order) - 0.4)
-        ax.set_title(f"{label}: step {s} (median length), {len(ops)} operation{'' if len(ops) == 1 else 's'}",
+        which = "its only step" if len(trace.steps) == 1 else "median length"
+        ax.set_title(f"{label}: step {s} ({which}), {len(ops)} operation{'' if len(ops) == 1 else 's'}",
                      loc="left", fontsize=10)
     axes[-1, 0].set_xlabel("time since the start of the step (us)")
-    legend = [Patch(color=LANE_COLORS[k], label=k if k != "device" else "device busy") for k in shown]
+    cpu_only = not any(t.has_device_lane for t in traces.values())
+    legend = [Patch(color=LANE_COLORS[k], label=k if k != "device" else ("compute ops" if cpu_only else "device busy"))
+              for k in shown]
     fig.legend(handles=legend + [Patch(color=MEANING_COLORS["idle"], alpha=IDLE_ALPHA, label="idle gap")],
                loc="upper right", ncol=4, fontsize=9)
     fig.suptitle(backend_title("One profiler step per variant, same time scale", backend), x=0.01, ha="left")
