@@ -31,6 +31,7 @@ from typing import Any, Callable, Iterator, Protocol
 import numpy as np
 import torch
 from torch.utils.benchmark import Timer
+from torch.utils.benchmark.utils.common import set_torch_threads as torch_threads
 
 from .contention import Contention, combined, contention_between, read_counters
 
@@ -142,6 +143,20 @@ def paired_ratio(timings: dict[str, Timing], numerator: str, denominator: str) -
     return PairedRatio(numerator, denominator, a[:n] / b[:n], contention=combined(blocks))
 
 
+def _one_sample(timer: Timer, number: int) -> float:
+    """Seconds per call of one sample of `number` calls, on the Timer's clock and thread setting.
+
+    `Timer.timeit` runs max(number // 100, 2) untimed calls before every sample; the rounds here
+    are already warm (time_interleaved's own warm-up), and at a large shape, where a sample is one
+    call, those extra calls tripled the time of notebook 05's timing cell. So a sample is the
+    Timer's own measured loop, `_timeit`, where this torch has it."""
+    run = getattr(timer, "_timeit", None)
+    if run is None:
+        return timer.timeit(number).mean
+    with torch_threads(timer._task_spec.num_threads):
+        return run(number) / number
+
+
 def _synchronized_clock(backend: Backend) -> Callable[[], float]:
     """A clock for torch.utils.benchmark.Timer that waits for this backend's device before reading."""
     def clock() -> float:
@@ -191,7 +206,7 @@ def time_interleaved(
     for _ in range(repeats):
         for name in cases:
             with contexts.get(name, nullcontext)():
-                samples[name].append(timers[name].timeit(inner[name]).mean * 1e6)
+                samples[name].append(_one_sample(timers[name], inner[name]) * 1e6)
     contention = contention_between(before, read_counters())
     return {name: Timing(label=name, samples_us=np.asarray(v), inner=inner[name], contention=contention)
             for name, v in samples.items()}
