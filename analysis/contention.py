@@ -68,17 +68,30 @@ def read_counters(proc: Path = PROC) -> CpuCounters:
             waits[tid] = int(text.split()[1]) / 1e9
     if waits == {}:
         waits = None
-    pressure = None
+    some = _cpu_pressure_some(proc)
+    pressure = int(some["total"]) / 1e6 if some else None
+    return CpuCounters(time.perf_counter(), waits, pressure, cpu_steal_seconds(proc / "stat"))
+
+
+def _cpu_pressure_some(proc: Path) -> dict[str, str] | None:
+    """The fields of /proc/pressure/cpu's "some" line (avg10, avg60, avg300, total); None where the
+    kernel does not report pressure."""
     for line in (_read(proc / "pressure" / "cpu") or "").splitlines():
         if line.startswith("some "):
-            pressure = int(dict(f.split("=") for f in line.split()[1:])["total"]) / 1e6
-    steal = None
-    stat = _read(proc / "stat")
-    if stat and stat.startswith("cpu "):
-        fields = stat.splitlines()[0].split()
-        if len(fields) >= 9:
-            steal = int(fields[8]) / os.sysconf("SC_CLK_TCK")
-    return CpuCounters(time.perf_counter(), waits, pressure, steal)
+            return dict(field.split("=") for field in line.split()[1:])
+    return None
+
+
+def cpu_steal_seconds(proc_stat: Path = PROC / "stat") -> float | None:
+    """CPU time the hypervisor gave to other guests while this VM's vCPUs wanted to run, summed
+    over vCPUs since boot (the `steal` column of /proc/stat); None where it is not reported.
+    Read before and after a measurement, a rise means the host took CPU time from this VM while
+    it ran (benchmarks/ratio_benchmark.py prints it per run)."""
+    stat = _read(proc_stat)
+    if not stat or not stat.startswith("cpu "):
+        return None
+    fields = stat.splitlines()[0].split()
+    return int(fields[8]) / os.sysconf("SC_CLK_TCK") if len(fields) >= 9 else None
 
 
 def spare_cpu_threads(torch_default: int, explicit: str | None = None) -> int:
@@ -119,10 +132,8 @@ def recent_pressure(proc: Path = PROC) -> float | None:
     """Share of the last 10 s in which some task on the machine waited for a CPU (PSI "some avg10"),
     0..1; None where the kernel does not report pressure. The check *before* timing: a machine
     above BUSY_WAITED_FRACTION here is already busy."""
-    for line in (_read(proc / "pressure" / "cpu") or "").splitlines():
-        if line.startswith("some "):
-            return float(dict(f.split("=") for f in line.split()[1:])["avg10"]) / 100
-    return None
+    some = _cpu_pressure_some(proc)
+    return float(some["avg10"]) / 100 if some else None
 
 
 @dataclass(frozen=True)

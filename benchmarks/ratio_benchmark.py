@@ -53,8 +53,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from analysis.contention import is_busy
-from helpers.environment import cpu_steal_seconds
+from analysis.contention import cpu_steal_seconds, is_busy
 from analysis.timing import busy_processes
 from helpers.series import NOTEBOOK_DIR, RMSNORM_VARIANTS, VARIANT_KEYS
 from series_tools.execute import execute_notebook
@@ -149,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     per_run: list[dict] = []
     busy_runs: list[dict] = []
     environments: list[dict] = []  # per run, the notebook's environment.json
-    host: list[str] = []  # per run: its wall time, and how busy the host was (steal: helpers.environment)
+    host: list[str] = []  # per run: its wall time, and how busy the host was (steal: analysis.contention)
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(args.runs * (2 if args.busy else 1)):
             out = Path(tmp) / f"run{i}"

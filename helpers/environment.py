@@ -117,22 +117,6 @@ def configure_allocator() -> dict[str, str]:
     return {name: os.environ[name] for name in ALLOCATOR_SETTINGS}
 
 
-def cpu_steal_seconds(proc_stat: Path = Path("/proc/stat")) -> float | None:
-    """CPU time the hypervisor gave to other guests while this VM's vCPUs wanted to run, summed
-    over vCPUs since boot (the `steal` column of /proc/stat); None where it is not reported.
-
-    Read before and after a measurement: steal that rises during it means the host took CPU time
-    from this VM while it ran. benchmarks/ratio_benchmark.py prints it per run, so that a run
-    that deviates can be checked against it."""
-    text = _read_text(str(proc_stat))
-    if not text or not text.startswith("cpu "):
-        return None
-    fields = text.splitlines()[0].split()
-    if len(fields) < 9:
-        return None
-    return int(fields[8]) / os.sysconf("SC_CLK_TCK")
-
-
 ADDR_NO_RANDOMIZE = 0x0040000  # personality(2) flag: this process's address layout is not randomized
 
 

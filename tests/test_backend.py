@@ -135,16 +135,3 @@ def test_cuda_nominal_bandwidth_from_fake_device_properties(monkeypatch, clock_k
         assert value is None and "FAKE GPU" in source
     else:
         assert value == pytest.approx(expected) and "5120-bit" in source
-
-
-@pytest.mark.parametrize("text, expected_ticks", [
-    ("cpu  2611896 2545 452261 3580863 37673 0 21143 8711 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\n", 8711),
-    ("cpu  1 2 3 4\n", None),  # a kernel too old to report steal
-    ("", None),
-])
-def test_cpu_steal_is_read_from_a_synthetic_proc_stat(tmp_path, text, expected_ticks):
-    from helpers.environment import cpu_steal_seconds
-
-    (tmp_path / "stat").write_text(text)
-    steal = cpu_steal_seconds(tmp_path / "stat")
-    assert steal == (None if expected_ticks is None else pytest.approx(expected_ticks / os.sysconf("SC_CLK_TCK")))

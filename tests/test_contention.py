@@ -11,8 +11,8 @@ import time
 import numpy as np
 import pytest
 
-from analysis.contention import (BUSY_WAITED_FRACTION, Contention, CpuCounters, combined, contention_between, is_busy,
-                                 read_counters, recent_pressure)
+from analysis.contention import (BUSY_WAITED_FRACTION, Contention, CpuCounters, combined, contention_between,
+                                 cpu_steal_seconds, is_busy, read_counters, recent_pressure)
 from analysis.claims import Claim, check_claims
 from analysis.timing import PairedRatio, busy_processes, contention_summary, time_interleaved
 
@@ -131,3 +131,14 @@ def test_a_spinning_process_is_seen_before_timing():
 
     with busy_processes(1):
         assert other_runnable_tasks() >= 0.5
+
+
+@pytest.mark.parametrize("text, expected_ticks", [
+    ("cpu  2611896 2545 452261 3580863 37673 0 21143 8711 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\n", 8711),
+    ("cpu  1 2 3 4\n", None),  # a kernel too old to report steal
+    ("", None),
+])
+def test_cpu_steal_is_read_from_a_synthetic_proc_stat(tmp_path, text, expected_ticks):
+    (tmp_path / "stat").write_text(text)
+    steal = cpu_steal_seconds(tmp_path / "stat")
+    assert steal == (None if expected_ticks is None else pytest.approx(expected_ticks / os.sysconf("SC_CLK_TCK")))
