@@ -44,11 +44,6 @@ def ratio_relation(p10: float, p90: float) -> str:
     return "above 1" if p10 > 1 else "below 1" if p90 < 1 else "about 1"
 
 
-def busy_metrics(metrics: dict[str, dict[str, Any]], names: list[str] | tuple[str, ...]) -> list[str]:
-    """The named metrics that were timed while the machine was busy."""
-    return [n for n in names if is_busy(metrics.get(n, {}).get("contention"))]
-
-
 def _holds(relation: str, entries: list[dict[str, Any]]) -> bool:
     busy = any(is_busy(e.get("contention")) for e in entries)
     if relation == "busy":
