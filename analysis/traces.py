@@ -13,7 +13,10 @@ category is never counted as device work.
 
 Per step the analysis reports the device operations (on cpu, where there is no device lane, the
 leaf ATen ops that do work and the compiled-graph calls), the device busy time, the idle gaps
-between consecutive device operations, launch-to-execution latency, and CPU op counts.
+between consecutive device operations, launch-to-execution latency, and CPU op counts. Device
+figures are those of the step's device window (`analysis.device_view.step_partition`): from its
+first operation's start to the next step's first operation's start, so that summed over steps
+they equal the whole trace's, also where the device runs behind the host.
 
 Parsing is msgspec's JSON decoder into typed records, one per event kind, holding only the
 fields read here: trace content is never evaluated, unread fields are skipped while decoding,
@@ -32,6 +35,7 @@ import msgspec
 import numpy as np
 import pandas as pd
 
+from .device_view import launches, step_partition
 from .errors import TraceFileError
 
 FRAMEWORK_CATEGORIES = {"cpu_op", "python_function", "user_annotation", "operator", "cpu_instant_event"}
@@ -374,6 +378,16 @@ def device_ops(trace: Trace) -> pd.DataFrame:
 def step_summary(trace: Trace, memory_device_type: int | None = None) -> pd.DataFrame:
     """Per profiler step: device ops, busy time, idle gaps, launch latency, CPU ops (µs).
 
+    `device_ops` counts the operations the step launched (`device_ops`). The time figures are
+    those of the step's device window (`analysis.device_view.step_partition`, which defines it):
+    `window_us` (its first operation's start to the next step's first operation's start),
+    `busy_us` (time in the window with an operation running) and `idle_us` (the rest), which
+    summed over steps equal the trace's; `idle_gaps`, `idle_total_us` and `idle_largest_us`
+    describe the gaps between operations inside the window (on cpu: between the step's compute
+    ops), `idle_before_next_us` the idle time before the next step's first operation
+    (`idle_us` = `idle_total_us` + `idle_before_next_us`). A step without device work has no
+    window (NaN); on neuron nothing is counted (NaN, not zero).
+
     Allocations count the [memory] events of `memory_device_type` (all devices when None).
     """
     ops = device_ops(trace)
@@ -382,18 +396,9 @@ def step_summary(trace: Trace, memory_device_type: int | None = None) -> pd.Data
     in_step = trace.events[trace.events["step"].notna()]
     rows["cpu_ops"] = in_step[in_step["cat"] == "cpu_op"].groupby("step").size()
     rows["device_ops"] = ops.groupby("step").size()
-    if len(ops):
-        g = ops.groupby("step")
-        gap, _ = _idle_before(ops)
-        span = g["end"].max() - g["ts"].min()
-        gaps = gap.groupby(ops["step"])
-        rows["idle_gaps"] = (gap > 0).groupby(ops["step"]).sum()
-        rows["idle_total_us"] = gaps.sum()
-        rows["idle_largest_us"] = gaps.max()
-        rows["busy_us"] = span - rows["idle_total_us"].reindex(span.index)
-    else:
-        for col in ("idle_gaps", "idle_total_us", "idle_largest_us", "busy_us"):
-            rows[col] = np.nan
+    windows, _ = step_partition(ops)
+    for col in ("window_us", "busy_us", "idle_us", "idle_gaps", "idle_total_us", "idle_largest_us", "idle_before_next_us"):
+        rows[col] = windows[col].reindex(rows.index).astype(float)
     rows["launch_latency_us"] = launch_latency(trace).groupby("step")["latency_us"].median()
     mem = trace.memory
     if len(mem):
@@ -408,13 +413,6 @@ def step_summary(trace: Trace, memory_device_type: int | None = None) -> pd.Data
     if not trace.counts_device_ops:
         rows[["device_ops", "idle_gaps"]] = np.nan  # not counted, which is not zero
     return rows
-
-
-def _idle_before(ops: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
-    """For each op (sorted by step, then start): the idle time since the device was last busy in
-    its step (0 when it overlaps, NaN for a step's first op), and when that busy time ended."""
-    busy_until = ops.groupby("step")["end"].cummax().groupby(ops["step"]).shift(1)
-    return (ops["ts"] - busy_until).clip(lower=0), busy_until
 
 
 def representative_step(trace: Trace) -> int:
@@ -445,20 +443,25 @@ def step_ops(trace: Trace, step: int | None = None) -> pd.DataFrame:
 
 
 def gap_table(trace: Trace, step: int | None = None, memory_device_type: int | None = None) -> pd.DataFrame:
-    """Each idle gap of one step: the ops on either side, when it started (from the step's start),
-    its length, and the memory freed or allocated during it (which often explains a long gap)."""
-    one, _, start = _one_step(trace, step)
-    gap, busy_until = _idle_before(one)
-    after = one["name"].shift(1)
+    """Each idle gap between operations in one step's device window (`step_summary`'s `idle_gaps`;
+    the representative step by default): the ops on either side (`after`: the one whose end opened
+    it), when it started (from the step's start), its length, and the memory freed or allocated
+    during it (which often explains a long gap)."""
+    if step is None:
+        step = representative_step(trace)
+    ops = device_ops(trace)
+    _, gaps = step_partition(ops)
+    gaps = gaps[(gaps["step"] == step) & ~gaps["before_next"]]
+    start = float(trace.steps.set_index("step")["ts"].get(step, 0.0))
     mem = trace.memory
     if memory_device_type is not None and len(mem):
         mem = mem[mem["device_type"] == memory_device_type]
     rows = []
-    for i in one.index[gap > 0]:
-        inside = mem[(mem["ts"] >= busy_until[i]) & (mem["ts"] < one.at[i, "ts"])]
+    for g in gaps.itertuples():
+        inside = mem[(mem["ts"] >= g.start) & (mem["ts"] < g.start + g.gap_us)]
         rows.append({
-            "after": after[i], "before": one.at[i, "name"], "start_us": busy_until[i] - start, "gap_us": gap[i],
-            "freed_bytes": int(-inside.loc[inside["bytes"] < 0, "bytes"].sum()),
+            "after": ops.at[g.opened_by, "name"], "before": ops.at[g.closed_by, "name"], "start_us": g.start - start,
+            "gap_us": g.gap_us, "freed_bytes": int(-inside.loc[inside["bytes"] < 0, "bytes"].sum()),
             "allocated_bytes": int(inside.loc[inside["bytes"] > 0, "bytes"].sum()),
         })
     return pd.DataFrame(rows, columns=["after", "before", "start_us", "gap_us", "freed_bytes", "allocated_bytes"])
@@ -467,8 +470,6 @@ def gap_table(trace: Trace, step: int | None = None, memory_device_type: int | N
 def launch_latency(trace: Trace) -> pd.DataFrame:
     """For each device op with a known launch: device start minus the runtime launch's start (µs).
     (`analysis.device_view.launches` has the same rows with host and device times beside.)"""
-    from .device_view import launches
-
     joined = launches(trace).rename(columns={"launch": "name_launch", "launch_ts": "ts_launch"})
     return joined[["step", "name", "name_launch", "ts", "ts_launch", "latency_us"]]
 

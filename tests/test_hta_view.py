@@ -21,11 +21,12 @@ def two_ranks():
 
 
 def test_agree_on_two_ranks(two_ranks):
-    """With two profiler steps HTA keeps the device work launched before the last step began,
-    which here is the first step: the series' figures for that step."""
+    """With two profiler steps HTA keeps the device work launched before the last step began, and
+    spans it from its first start to its last end: the series' figures for that launch window (the
+    first step's device window, `busy_summary(step=...)`, runs on to the next step's first kernel)."""
     traces, hta = two_ranks
-    first = int(traces[0].steps["step"].min())
-    table = side_by_side({r: busy_summary(t, step=first) for r, t in traces.items()}, hta)
+    launched_before_last = {r: (float("-inf"), float(t.steps["ts"].max())) for r, t in traces.items()}
+    table = side_by_side({r: busy_summary(t, window=launched_before_last[r]) for r, t in traces.items()}, hta)
     assert not hta.errors and len(table) == 8
     assert (table["HTA - series"].abs() <= TOLERANCE_US).all(), table
     assert (table.xs("kernels", level="figure")["series"] > 500).all()  # a real step, not an empty one

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.device_view import busy_summary
+from analysis.device_view import busy_summary, idle_gaps
 from analysis.traces import device_ops, load_trace, step_summary
 
 RECORDED = sorted((Path(__file__).resolve().parents[1] / "data" / "recorded").glob("*.json.gz"))
@@ -47,14 +47,33 @@ def close(value: float):
 
 def assert_partition(trace, expected: dict[str, float]):
     """step_summary and busy_summary, per step and whole, against the oracle's figures."""
-    s = step_summary(trace)
-    assert s["busy_us"].sum() == close(expected["busy_us"])
-    assert s["idle_total_us"].sum() == close(expected["idle_us"])
+    s = assert_step_rows_add_up(trace, expected)
     whole = busy_summary(trace)
     assert whole["busy_us"] == close(expected["busy_us"]) and whole["idle_us"] == close(expected["idle_us"])
-    per_step = [busy_summary(trace, step=k) for k in trace.steps["step"]]
-    assert sum(p["busy_us"] for p in per_step) == close(whole["busy_us"])
-    assert sum(p["idle_us"] for p in per_step) == close(whole["idle_us"])
+    assert whole["span_us"] == close(expected["span_us"])
+    per_step = {k: busy_summary(trace, step=k) for k in trace.steps["step"]}
+    assert sum(p["busy_us"] for p in per_step.values()) == close(whole["busy_us"])
+    assert sum(p["idle_us"] for p in per_step.values()) == close(whole["idle_us"])
+    assert sum(p["device_ops"] for p in per_step.values()) == whole["device_ops"]
+    for k, p in per_step.items():  # the two per-step readings are one definition
+        assert (p["busy_us"], p["idle_us"], p["span_us"]) == (close(s.at[k, "busy_us"]), close(s.at[k, "idle_us"]),
+                                                              close(s.at[k, "window_us"]))
+        gaps = idle_gaps(trace, step=k)
+        assert len(gaps) == s.at[k, "idle_gaps"] and gaps["gap_us"].sum() == close(s.at[k, "idle_total_us"])
+    assert idle_gaps(trace)["gap_us"].sum() == close(whole["idle_us"])  # the whole trace's gaps, between steps included
+
+
+def assert_step_rows_add_up(trace, expected: dict[str, float]):
+    """step_summary's rows: each window split into busy and idle, the windows summing to the span,
+    busy and idle summing to the oracle's; returns the summary."""
+    s = step_summary(trace)
+    assert (s["busy_us"] >= 0).all() and (s["idle_total_us"] >= 0).all() and (s["idle_before_next_us"] >= 0).all()
+    assert (s["busy_us"] + s["idle_us"]).to_list() == [close(w) for w in s["window_us"]]
+    assert (s["idle_total_us"] + s["idle_before_next_us"]).to_list() == [close(i) for i in s["idle_us"]]
+    assert s["window_us"].sum() == close(expected["span_us"])
+    assert s["busy_us"].sum() == close(expected["busy_us"])
+    assert s["idle_us"].sum() == close(expected["idle_us"])
+    return s
 
 
 @pytest.mark.parametrize("path", RECORDED, ids=[p.name.removesuffix(".json.gz") for p in RECORDED])
@@ -99,6 +118,10 @@ def test_partition_when_the_device_lags_more_than_a_step(tmp_path):
     assert expected == {"span_us": 457.0, "busy_us": 420.0, "idle_us": 37.0}  # the oracle, by hand from the docstring
     assert list(device_ops(trace).groupby("step").size()) == [2, 3, 2]  # each op in the step that launched it
     assert_partition(trace, expected)
+    s = step_summary(trace)  # the windows: 13-133, 133-350, 350-470 us
+    assert s[["window_us", "busy_us", "idle_us"]].values.tolist() == [[120, 100, 20], [217, 210, 7], [120, 110, 10]]
+    assert list(s["idle_gaps"]) == [1, 0, 1] and list(s["idle_before_next_us"]) == [0, 7, 0]
+    assert list(idle_gaps(trace, step=3)["cause"]) == ["queued"] and list(idle_gaps(trace, step=1)["cause"]) == ["launched late"]
 
 
 def test_partition_on_a_cpu_trace(tmp_path):
@@ -117,8 +140,23 @@ def test_partition_on_a_cpu_trace(tmp_path):
                            wait=0, warmup=1, active=3)
     trace = load_trace(result.trace_path)
     ops = device_ops(trace)
-    expected = union_figures(list(zip(ops["ts"], ops["end"])))
-    s = step_summary(trace)
+    s = assert_step_rows_add_up(trace, union_figures(list(zip(ops["ts"], ops["end"]))))
     assert not trace.has_device_lane and busy_summary(trace)["device_ops"] == 0
-    assert s["busy_us"].sum() == close(expected["busy_us"])
-    assert s["idle_total_us"].sum() == close(expected["idle_us"])
+    # the gaps between a step's own ops are its idle_gaps (at most one fewer than its ops); the time
+    # from its last op to the next step's first is idle before the next step
+    assert (s["idle_gaps"] <= s["device_ops"] - 1).all()
+    assert list(s["idle_before_next_us"] > 0) == [True] * (len(s) - 1) + [False]
+
+
+def test_contract_neuron_trace_has_no_partition(tmp_path):
+    """A SYNTHETIC trace recorded as neuron: no device operation is counted (N19), so there is no
+    device window to cut: every step's device figures are NaN (not counted), and the property
+    does not apply."""
+    import json
+
+    (tmp_path / "environment.json").write_text(json.dumps({"backend": "neuron"}))
+    trace = load_trace(lagging_trace(tmp_path / "t.json"))
+    s = step_summary(trace)
+    assert s[["window_us", "busy_us", "idle_us", "idle_gaps"]].isna().all().all()
+    assert busy_summary(trace) == {"device_ops": 0, "kernels": 0, "span_us": 0.0, "busy_us": 0.0, "idle_us": 0.0,
+                                   "kernel_us": 0.0}
