@@ -15,7 +15,7 @@ Modules:
 - neuron_profile: a Neuron profile folder checked for the documented failure signs; Neuron Explorer's exports read into tables
 - neuron_export: the Neuron profiler's full JSON export read into tables, its counters checked against their data
 - attention_traffic: the HBM bytes the recorded attention kernels must move, from their source
-- device_view: launches and launch latency, host vs device time per op, host waits in synchronize, device idle gaps and their causes
+- device_view: launches, host vs device time per op, synchronize waits, idle gaps and their causes, per-step device windows
 - rank_view: kernel and collective time per rank, and who waited in each collective, from several ranks' traces
 - hta_view: HTA's temporal and idle-time breakdowns on the same trace files, side by side with the series' figures
 """
