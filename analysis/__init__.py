@@ -5,6 +5,10 @@ docstrings state arguments and returns, tested on recorded real-hardware data (`
 Notebooks, `helpers` (the plumbing) and `series_tools` (the command-line tools) use it; it
 imports none of them (tests/test_layering.py), so it can be read and tested on its own.
 
+Notebooks import what they use from this one namespace (`from analysis import load_trace, ...`);
+the names load their module on first use (PEP 562), so `import analysis` loads neither torch nor
+pandas: helpers.environment reads analysis.contention and analysis.host before torch loads.
+
 Modules:
 - errors: the series' base exception, which carries the fix (standard library only)
 - traces: Chrome-trace loading and per-step analysis (lanes, steps, gaps, counts, the dispatch tree)
@@ -18,4 +22,51 @@ Modules:
 - device_view: launches, host vs device time per op, synchronize waits, idle gaps and their causes, per-step device windows
 - rank_view: kernel and collective time per rank, and who waited in each collective, from several ranks' traces
 - hta_view: HTA's temporal and idle-time breakdowns on the same trace files, side by side with the series' figures
+- key_averages: the profiler's key_averages() table as a DataFrame, and whether its device columns were captured
+- compiles: what torch.compile did in this process: graphs, FX-graph cache hits and misses, the recompile log
+- host: the machine's effects on a measurement: address-layout randomization, free page reporting (standard library only)
+- neuron_log: the Neuron runtime's console output read back: trace events reported dropped (standard library only)
+- recorded: the real A100 traces shipped in data/recorded/ and the origin label their figures carry
+- figures: the series' chart conventions (palette, colour per meaning, backend in the title) and the step timeline
 """
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# The facade: module -> the names notebooks (and the other layers) use from it.
+_EXPORTS = {
+    "attention_traffic": "RECORDED_NEURON_DIR attention_hbm_traffic recorded_case",
+    "claims": "Claim check_claims",
+    "compiles": "CompileLog captured_compile_logs compile_counters recompile_limit_name",
+    "contention": "combined contention_between machine_contention_between read_counters",
+    "device_view": "annotation_window busy_summary device_work host_ops_during host_vs_device host_waits idle_gaps "
+                   "launches short_kernel_name",
+    "figures": "IDLE_ALPHA MEANING_COLORS OKABE_ITO backend_title plot_timeline",
+    "floor": "check_floor copy_floor triad_probe",
+    "host": "address_layout free_page_reporting_kib",
+    "hta_view": "run_hta side_by_side",
+    "key_averages": "device_time_verdict key_averages_frame",
+    "neuron_export": "ENGINES UNIT_CHECK_TOLERANCE interval_union_ns load_exports merged_intervals",
+    "neuron_profile": "explorer_commands explorer_summary export_system_events find_neuron_artifacts",
+    "rank_view": "TOGETHER_US arrival_order collective_kernel_waits collective_waits rank_kernel_time rank_steps",
+    "recorded": "ALEXNET_FORWARD RECORDED_ORIGIN load_recorded recorded_path",
+    "timing": "PairedRatio Timing busy_processes contention_summary paired_ratio time_interleaved time_once time_per_call",
+    "traces": "Trace allocations_by_op call_tree dispatch_tree gap_table launch_latency load_trace per_call_summary "
+              "representative_step step_ops step_summary",
+}
+_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names.split()}
+__all__ = sorted(_MODULE_OF)
+
+
+def __getattr__(name: str) -> Any:
+    """`analysis.<name>` for a name of the facade: its module is imported on first use."""
+    if name not in _MODULE_OF:
+        raise AttributeError(f"module 'analysis' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"analysis.{_MODULE_OF[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

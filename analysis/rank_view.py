@@ -8,7 +8,7 @@ difference waiting for the later one. Where they do not end together, the two ra
 waiting for each other (in a job of many ranks, each may be exchanging with others whose traces
 are not at hand), and no wait is attributed.
 
-The series' own ranks (notebook 08, helpers.ranks.launch) write their steps as JSON instead of
+The series' own ranks (notebook 08, lesson.ranks.launch) write their steps as JSON instead of
 traces; `rank_steps`, `collective_waits` and `arrival_order` read those.
 
 Times are put on one clock with each trace's `origin_us` (the trace's own timestamp for its time

@@ -29,7 +29,7 @@ configure_allocator()  # the allocator setting the notebooks measure with, befor
 from helpers.backend import select_backend  # noqa: E402 (after the allocator setting)
 from analysis.floor import copy_floor  # noqa: E402
 from analysis.timing import paired_ratio, time_interleaved  # noqa: E402
-from helpers.rmsnorm import make_inputs, rmsnorm_naive  # noqa: E402
+from lesson.rmsnorm import make_inputs, rmsnorm_naive  # noqa: E402
 
 EPS = 1e-6
 

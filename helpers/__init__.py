@@ -9,30 +9,56 @@ learner in the wrong kernel which environment to select. Each module has one job
 - environment:  versions, machine, commit and date recorded beside every result (stdlib only)
 - series:       the series' shared facts: notebooks, backends, dtypes, variants (stdlib only)
 - errors:       the series' own exceptions, each carrying the fix (stdlib only)
-- neuron_notes: docs/NEURON_NOTES.md read back for each notebook's "On Trainium" box (stdlib only)
+- neuron_notes: docs/NEURON_NOTES.md read back for each notebook's "On Trainium" box and notes (stdlib only)
 - params:       validation of the papermill parameters cell
 - outputs:      run folders and atomic writes
 - metrics:      the metrics.json layout: writing, reading, merging (no torch)
 - notebook:     a notebook's session: backend, output folder, metrics, release of the device
 - backend:      neuron / cuda / cpu selection and what differs between them
 - neuron:       the documented torch-neuronx profiler set-up, and the runtime's messages turned into errors with their fix
-- profiling:    the profiled loop of notebook 01 as a helper, for the repetitions after it
-- rmsnorm:      the RMSNorm variants (source: the notebooks' `# @save` cells) and their input checks
-- shapes:       notebook 07's request stream, strategies (source: its `# @save` cell) and per-call compiles
-- ranks:        notebook 08's torchrun launch (checked, time-limited, nothing left running); analysis.rank_view reads its waits
-- rank_worker:  one rank of notebook 08 (run by torchrun; `train_step` from its `# @save` cell)
-- study:        one variant timed, profiled and checked the same way in every notebook
-- recorded:     the real A100 traces shipped in data/recorded/ and the origin label their figures carry
-- plotting:     plot defaults and the series' charts
+- plotting:     plot defaults (the chart conventions and figures are analysis.figures)
 
 The analysis (trace loading and per-step analysis, timing and the copy floor, claims, busy-machine
 detection, recorded device data) is the library `analysis`, which these modules use and which
-imports none of them. The command-line tools (run the series, compare runs, sweep shapes, student copies, handouts)
-live in the separate package `series_tools`, which uses these modules; no module here imports it.
+imports none of them. The code the notebooks teach (the RMSNorm variants, the profiled loop, the
+programs run in another process) is the package `lesson`, which uses these modules; no module here
+imports it. The command-line tools (run the series, compare runs, sweep shapes, student copies,
+handouts) live in the separate package `series_tools`, which uses these modules; no module here imports it.
+
+Notebooks import what they use from this one namespace (`from helpers import metric, ...`); the
+names load their module on first use (PEP 562), like `start`.
 """
 from __future__ import annotations
 
+import importlib
 from typing import Any
+
+# The facade: module -> the names notebooks use from it ("name=attribute" where the name differs).
+_EXPORTS = {
+    "backend": "Backend cuda_status neuron_status select_backend",
+    "metrics": "error_metric metric quantity ratio_metric timing_metric",
+    "neuron": "NeuronProfilerSetup accepts_keyword neuron_profiler_setup",
+    "neuron_notes": "trainium_note",
+    "neuron_runtime": "neff_cache_dir neuron_settings=current",
+    "series": "CPU_SECONDS_MEASURED_ON NOTEBOOKS VARIANT_KEYS",
+}
+_SOURCE = {name: (module, attr) for module, names in _EXPORTS.items()
+           for name, _, attr in (entry.partition("=") for entry in names.split())}
+__all__ = sorted([*_SOURCE, "start"])
+
+
+def __getattr__(name: str) -> Any:
+    """`helpers.<name>` for a name of the facade: its module is imported on first use."""
+    if name not in _SOURCE:
+        raise AttributeError(f"module 'helpers' has no attribute {name!r}")
+    module, attr = _SOURCE[name]
+    value = getattr(importlib.import_module(f"helpers.{module}"), attr or name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
 
 
 def start(name: str, namespace: dict[str, Any]) -> Any:

@@ -13,7 +13,9 @@ from typing import Any
 import torch
 from torch.profiler import ProfilerActivity
 
-from .environment import cpu_model_name, host_memory_available_bytes, host_record, package_version
+from analysis.host import cpu_model_name, host_memory_available_bytes
+
+from .environment import host_record, package_version
 from .errors import BackendUnavailableError, ParameterError
 from .neuron_runtime import neuron_installed
 from .series import BACKEND_CHOICES

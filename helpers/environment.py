@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis.contention import recent_pressure
+from analysis.host import address_layout, free_page_reporting_kib, read_sys_text
 
 from .series import REPO_ROOT
 
@@ -26,44 +27,9 @@ def package_version(dist: str) -> str | None:
         return None
 
 
-def _read_text(path: str) -> str | None:
-    try:
-        return Path(path).read_text().strip()
-    except OSError:
-        return None
-
-
-def host_memory_available_bytes() -> int | None:
-    """MemAvailable from /proc/meminfo (Linux); None elsewhere."""
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
-
-
-def cpu_model_name() -> str:
-    """The CPU's marketing name from /proc/cpuinfo (Linux), else the architecture."""
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def instance_type() -> str | None:
     """The EC2 instance type where the machine reports it locally (DMI product name); never an ID."""
-    try:
-        name = Path("/sys/devices/virtual/dmi/id/product_name").read_text().strip()
-    except OSError:
-        return None
-    return name or None
+    return read_sys_text("/sys/devices/virtual/dmi/id/product_name") or None
 
 
 def git_commit() -> str | None:
@@ -117,48 +83,6 @@ def configure_allocator() -> dict[str, str]:
     return {name: os.environ[name] for name in ALLOCATOR_SETTINGS}
 
 
-ADDR_NO_RANDOMIZE = 0x0040000  # personality(2) flag: this process's address layout is not randomized
-
-
-def address_layout() -> str | None:
-    """"fixed" where this process runs without address-space randomization (started under
-    `setarch -R`, as series_tools.execute starts every kernel, or ASLR off machine-wide),
-    "randomized" otherwise; None off Linux. A few-microsecond call's time depends on where its
-    code and data land (series_tools/execute.py gives the measurement), so runs compare best
-    when both say "fixed"."""
-    personality = _read_text("/proc/self/personality")
-    if personality is None:
-        return None
-    if int(personality, 16) & ADDR_NO_RANDOMIZE or _read_text("/proc/sys/kernel/randomize_va_space") == "0":
-        return "fixed"
-    return "randomized"
-
-
-VIRTIO_BALLOON_DEVICE = "0x0005"
-VIRTIO_BALLOON_F_REPORTING = 5  # feature bit: the guest reports free pages, and the host takes them back
-
-
-def free_page_reporting_kib(sys_root: Path = Path("/sys")) -> int | None:
-    """The smallest free block (KiB) this virtual machine hands back to its host; None where it
-    hands back none (no balloon device with free page reporting, or not a Linux VM).
-
-    The host discards what is reported; when the guest reuses that memory, the host faults it back
-    in, and the guest's page faults take longer. Measured on the project's 2-core CI VM (2 MiB
-    blocks reported): the 8192x4096 naive RMSNorm took 1.5-4.8x its median in 6 of 80 calls, twice,
-    with reporting on, and in none of 80, twice, with reporting held off (system time rose, the
-    number of page faults did not)."""
-    for device in sorted((sys_root / "bus/virtio/devices").glob("*")):
-        if _read_text(str(device / "device")) != VIRTIO_BALLOON_DEVICE:
-            continue
-        features = _read_text(str(device / "features")) or ""
-        if features[VIRTIO_BALLOON_F_REPORTING:VIRTIO_BALLOON_F_REPORTING + 1] != "1":
-            return None
-        order = _read_text(str(sys_root / "module/page_reporting/parameters/page_reporting_order"))
-        # without the parameter: the kernel's default, pageblock order (2 MiB with 4 KiB pages)
-        return 4 << int(order) if order and order.isdigit() else 2048
-    return None
-
-
 def neuron_settings_record() -> dict[str, Any]:
     """The Neuron runtime settings of this kernel (helpers.neuron_runtime) and the variables in force."""
     from .neuron_runtime import COMPILE_DEBUG_SETTINGS, VISIBLE_CORES, current
@@ -181,7 +105,7 @@ def host_record() -> dict[str, Any]:
         "address_layout": address_layout(),
         "free_page_reporting_kib": free_page_reporting_kib(),
         "cpu_pressure_avg10_at_start": recent_pressure(),  # analysis.contention: busy before anything ran
-        "transparent_hugepage": _read_text("/sys/kernel/mm/transparent_hugepage/enabled"),
+        "transparent_hugepage": read_sys_text("/sys/kernel/mm/transparent_hugepage/enabled"),
         "instance_type": instance_type(),
         "git_commit": git_commit(),
         "date_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),

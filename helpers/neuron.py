@@ -16,14 +16,14 @@ import os
 import re
 import shutil
 import subprocess
-import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .errors import DeviceBusyError, NeuronDriverError, SeriesError
-from .neuron_runtime import DEFAULT_MAX_EVENTS_PER_NC, NeuronSettings, dropped_events, neff_cache_dir
+from analysis.neuron_log import report_dropped_events, run_capturing_native_output
+
+from .neuron_runtime import DEFAULT_MAX_EVENTS_PER_NC, NeuronSettings, neff_cache_dir
 from .neuron_runtime import current as current_settings
 
 # N7: the documented runtime message when another process holds the NeuronCores:
@@ -214,32 +214,6 @@ def neuron_profiler_setup(output_dir: Path, settings: NeuronSettings | None = No
     )
 
 
-def run_capturing_native_output(fn: Any, *args: Any) -> tuple[Any, str]:
-    """Call fn(*args) with file descriptors 1 and 2 sent to a file, then print what was written.
-
-    The Neuron runtime writes its warnings from C, past Python's sys.stdout; reading them back
-    is the only way to notice one (N23). The output is shown as it would have been."""
-
-    sys.stdout.flush()
-    sys.stderr.flush()
-    saved = [os.dup(1), os.dup(2)]
-    with tempfile.TemporaryFile(mode="w+b") as sink:
-        try:
-            os.dup2(sink.fileno(), 1)
-            os.dup2(sink.fileno(), 2)
-            result = fn(*args)
-        finally:
-            os.dup2(saved[0], 1)
-            os.dup2(saved[1], 2)
-            for fd in saved:
-                os.close(fd)
-        sink.seek(0)
-        text = sink.read().decode(errors="replace")
-    if text:
-        print(text, end="" if text.endswith("\n") else "\n")
-    return result, text
-
-
 def runtime_log_note() -> str:
     """Why a dropped-events warning might not reach this process's console, or "" (N29).
 
@@ -258,13 +232,3 @@ def runtime_log_note() -> str:
     return (f"NOTE: {' and '.join(reasons)}: a 'trace events were dropped' warning may not reach this console, "
             "so a truncated profile could go unreported. Fix: unset them, or set NEURON_RT_LOG_LOCATION=console "
             "and NEURON_RT_LOG_LEVEL=WARN, before torch loads")
-
-
-def report_dropped_events(text: str, max_events_per_nc: int) -> int:
-    """The events the runtime reported dropped in `text`, printed with the fix (N23)."""
-    dropped = dropped_events(text)
-    if dropped:
-        print(f"PROFILE TRUNCATED: the Neuron runtime dropped {dropped:,} trace events (limit "
-              f"{max_events_per_nc:,} per NeuronCore). Fix: raise MAX_EVENTS_PER_NC (e.g. "
-              f"`-p MAX_EVENTS_PER_NC {max_events_per_nc * 4}`), or record fewer ACTIVE steps.")
-    return dropped

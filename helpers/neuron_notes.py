@@ -68,3 +68,13 @@ def trainium_box(stem: str, path: Path | str = NOTES_PATH) -> list[str]:
              + (f"seen on a trn2: {', '.join(confirmed)}." if confirmed else "none yet confirmed on Trainium by this project.")]
     lines += [f"  {i:4s} {facts[i].kind:10s} {facts[i].short()}" for i in ids]
     return lines
+
+
+def trainium_note(*ids: str, path: Path | str = NOTES_PATH) -> str:
+    """The facts a recorded section leans on for Trainium, each with its status as the notes give
+    it now ("docs/NEURON_NOTES.md N19: UNVERIFIED ..."), so the text follows the notes."""
+    facts = read_notes(path)
+    missing = [i for i in ids if i not in facts]
+    if missing:
+        raise KeyError(f"{', '.join(missing)} not in docs/NEURON_NOTES.md")
+    return "docs/NEURON_NOTES.md " + "; ".join(f"{i}: {facts[i].status.replace('*', '').strip()}" for i in ids)

@@ -24,7 +24,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +35,6 @@ DEFAULT_MAX_EVENTS_PER_NC = 1_000_000  # the documented default (N10)
 PROFILE_MODES = {"device": ("DEVICE", "RUNTIME"), "system": ("RUNTIME",)}
 NEFF_CACHE_ENV = "TORCH_NEURONX_NEFF_CACHE_DIR"
 DEFAULT_NEFF_CACHE_DIR = "/tmp/neff_cache"  # the documented default, where the docs' own `find` looks (N14)
-DROPPED_EVENTS = re.compile(r"(\d[\d,]*)\s+trace events were dropped", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -132,8 +130,3 @@ def check_neff_cache_debug(cache_dir: str, debug_now: dict[str, str], record: Pa
     except OSError:
         pass  # a read-only cache location: nothing to record, and nothing worse than before
     return warning
-
-
-def dropped_events(text: str) -> int:
-    """Events the runtime reported dropped in its output (`Warning: N trace events were dropped`, N23)."""
-    return sum(int(m.group(1).replace(",", "")) for m in DROPPED_EVENTS.finditer(text))

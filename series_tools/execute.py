@@ -53,9 +53,9 @@ def fixed_layout_prefix() -> tuple[str, ...]:
 
 def kernel_address_layout() -> str | None:
     """The layout `execute_notebook`'s kernels get: "fixed" where setarch -R runs, else this
-    machine's (helpers.environment.address_layout). For the run's own environment record, which
+    machine's (analysis.host.address_layout). For the run's own environment record, which
     the run's process writes outside any kernel."""
-    from helpers.environment import address_layout
+    from analysis.host import address_layout
 
     return "fixed" if fixed_layout_prefix() else address_layout()
 

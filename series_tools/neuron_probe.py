@@ -1,7 +1,7 @@
 """The observations `verify_neuron` needs, taken on real Trainium hardware.
 
 Each call profiles one RMSNorm variant at a small shape (64 x 256, float32) with the series' own
-loop (`helpers.profiling.profile_steps`: wait 0, warm-up 3, active 2), with a NeuronConfig built
+loop (`lesson.profiling.profile_steps`: wait 0, warm-up 3, active 2), with a NeuronConfig built
 as the series builds it (`helpers.neuron.neuron_config_kwargs`) and then changed only where the
 check asks (correlate_device_time off, another capture core, a tiny event limit). Nothing here
 runs off Trainium: the constructor asks for the neuron backend, which refuses with the fix.
@@ -18,7 +18,7 @@ from analysis.neuron_profile import (explorer_accepting, export_system_events, f
                                     neuron_explorer_executable, system_event_cores)
 from helpers.neuron import NeuronProfilerSetup, neuron_config_kwargs
 from helpers.neuron_runtime import current as current_settings
-from helpers.profiling import profile_steps
+from lesson.profiling import profile_steps
 from analysis.traces import load_trace
 
 from .observation import Observation
@@ -57,7 +57,7 @@ class HardwareProbe:
         from torch_neuronx.profiling import NeuronConfig, NeuronProfiler, ProfileMode
 
         from analysis.timing import time_once
-        from helpers.rmsnorm import compile_rmsnorm, make_inputs, rmsnorm_fused, rmsnorm_naive
+        from lesson.rmsnorm import compile_rmsnorm, make_inputs, rmsnorm_fused, rmsnorm_naive
 
         self._runs += 1
         label = f"{self._runs:02d}-{variant}-{'compiled' if compiled else 'eager'}"
@@ -79,7 +79,7 @@ class HardwareProbe:
             first_s, _ = time_once(lambda: fn(x, w, EPS), self.backend)
             result = profile_steps(lambda: fn(x, w, EPS), self.backend, out, label=label, wait=0, warmup=3, active=2,
                                    neuron=setup)
-        table = result.table  # helpers.profiling.key_averages_frame: self device time per op
+        table = result.table  # lesson.profiling.key_averages_frame: self device time per op
         device_us = float(table["self_device_us"].fillna(0).sum()) if "self_device_us" in table else None
         found = find_neuron_artifacts(setup.output_dir, system_profile=settings.profile == "system")
         # the system events' core index is what capture_enabled_for_nc selects (N28): exported only where a

@@ -26,7 +26,8 @@ def write_summary(run_dir: Path) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from helpers.plotting import backend_title, set_plot_defaults
+    from analysis.figures import backend_title
+    from helpers.plotting import set_plot_defaults
 
     status = _read(run_dir / "status.json")
     metrics = read_metrics(run_dir).get("notebooks", {}) if (run_dir / METRICS_FILE).exists() else {}

@@ -35,7 +35,7 @@ def run_sweep(tokens: list[int], hidden: list[int], dtype: str, backend_name: st
     from helpers.backend import select_backend
     from analysis.floor import copy_floor
     from analysis.timing import paired_ratio, time_interleaved
-    from helpers.rmsnorm import call_compiled, compile_rmsnorm, make_inputs, rmsnorm_fused, rmsnorm_naive
+    from lesson.rmsnorm import call_compiled, compile_rmsnorm, make_inputs, rmsnorm_fused, rmsnorm_naive
 
     backend = select_backend(backend_name)
     compiled = compile_rmsnorm(rmsnorm_naive, backend)
@@ -74,7 +74,8 @@ def plot_sweep(df, backend: str, dtype: str, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from helpers.plotting import backend_title, set_plot_defaults
+    from analysis.figures import backend_title
+    from helpers.plotting import set_plot_defaults
 
     set_plot_defaults()
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5))

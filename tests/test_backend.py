@@ -82,37 +82,6 @@ def test_cpu_memory_free_is_read(cpu_backend):
     assert isinstance(free, int) and free > 2**20  # MemAvailable: more than a MiB on any machine running torch
 
 
-def _synthetic_balloon(root, features: str, order: str | None):
-    dev = root / "bus/virtio/devices/virtio0"
-    dev.mkdir(parents=True)
-    (dev / "device").write_text("0x0005\n")
-    (dev / "features").write_text(features + "\n")
-    if order is not None:
-        params = root / "module/page_reporting/parameters"
-        params.mkdir(parents=True)
-        (params / "page_reporting_order").write_text(order + "\n")
-    return root
-
-
-@pytest.mark.parametrize("features, order, expected", [
-    ("0110010" + "0" * 57, "9", 2048),   # F_REPORTING (bit 5) negotiated, 2 MiB blocks
-    ("0110010" + "0" * 57, "10", 4096),
-    ("0110010" + "0" * 57, None, 2048),  # no parameter: the kernel's default order
-    ("0110000" + "0" * 57, "9", None),   # a balloon without free page reporting
-])
-def test_free_page_reporting_is_read_from_a_synthetic_sysfs(tmp_path, features, order, expected):
-    from helpers.environment import free_page_reporting_kib
-
-    assert free_page_reporting_kib(_synthetic_balloon(tmp_path, features, order)) == expected
-
-
-def test_no_virtio_devices_means_no_free_page_reporting(tmp_path):
-    from helpers.environment import free_page_reporting_kib
-
-    assert free_page_reporting_kib(tmp_path) is None
-    assert "free_page_reporting_kib" in make_backend("cpu", "test").describe()
-
-
 def test_cpu_has_no_nominal_bandwidth_and_says_the_triad_is_the_reference(cpu_backend):
     value, source = cpu_backend.nominal_memory_gb_per_s()
     assert value is None and "triad" in source

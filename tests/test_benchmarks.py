@@ -89,7 +89,7 @@ def test_trace_replica_keeps_steps_launch_links_and_flows_unique(tmp_path):
     copy's steps, kernel-launch links and flows are counted once each."""
     from analysis.device_view import launches
     from analysis.traces import load_trace
-    from helpers.recorded import recorded_path
+    from analysis.recorded import recorded_path
 
     bench = benchmark_module("trace_benchmark")
     source = recorded_path("event_sync")  # 36 metadata events, 56 timed ones: one step, flows, kernels

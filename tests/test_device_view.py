@@ -5,7 +5,7 @@ import pytest
 
 from analysis.device_view import (annotation_window, busy_summary, device_work, host_vs_device, host_waits, idle_gaps,
                                   launches)
-from helpers.recorded import ALEXNET_FORWARD, load_recorded
+from analysis.recorded import ALEXNET_FORWARD, load_recorded
 
 
 @pytest.fixture(scope="module")

@@ -70,8 +70,8 @@ def test_in_a_fresh_environment_it_installs_the_series_and_only_there(tmp_path):
     assert installed.returncode == 0, installed.stderr
     checkout = home / CHECKOUT_NAME
     assert f"HELPERS {checkout / 'helpers' / '__init__.py'}" in installed.stdout
-    # a process the kernel starts (07's second process, 08's ranks) finds the series too, with its data
-    child = subprocess.run([python, "-c", "import analysis, helpers.series, series_tools; "
+    # a process the kernel starts (07's second process, 08's ranks: lesson/) finds the series too, with its data
+    child = subprocess.run([python, "-c", "import analysis, helpers.series, lesson, series_tools; "
                             "print(helpers.series.REPO_ROOT, (helpers.series.REPO_ROOT / 'data').is_dir())"],
                            cwd=hosted, capture_output=True, text=True, timeout=120)
     assert child.stdout.split() == [str(checkout), "True"], child.stderr

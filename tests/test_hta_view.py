@@ -9,7 +9,7 @@ import torch
 
 from analysis.device_view import busy_summary, idle_gaps
 from analysis.hta_view import run_hta, side_by_side
-from helpers.recorded import load_recorded, recorded_path
+from analysis.recorded import load_recorded, recorded_path
 
 TOLERANCE_US = 1.0  # HTA keeps integer microseconds; these traces' timestamps are integers already
 
@@ -53,8 +53,8 @@ def test_event_sync_differs_by_the_stream_sync_records_only():
 
 def test_hta_on_a_cpu_trace_made_here(tmp_path):
     from helpers.backend import select_backend
-    from helpers.profiling import profile_steps
-    from helpers.rmsnorm import rmsnorm_naive
+    from lesson.profiling import profile_steps
+    from lesson.rmsnorm import rmsnorm_naive
 
     x, w = torch.randn(16, 64), torch.ones(64)
     result = profile_steps(lambda: rmsnorm_naive(x, w), select_backend("cpu"), tmp_path, label="naive",

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.ranks import free_port
+from lesson.ranks import free_port
 
 pytestmark = pytest.mark.browser
 

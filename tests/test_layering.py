@@ -1,5 +1,11 @@
-"""The folders show the layering: lesson helpers never import the command-line tools."""
+"""The folders show the layering (docs/ARCHITECTURE.md): notebooks import one namespace per layer;
+the lesson uses the plumbing and the analysis; the plumbing never imports the lesson or the tools;
+the analysis imports none of them; and no module imports itself in a cycle."""
 import ast
+import importlib
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -52,17 +58,80 @@ def test_notebooks_use_only_lesson_helpers():
         assert TOOL_PACKAGE not in nb.read_text(), f"{nb.name} imports the tooling package"
 
 
-def test_helpers_init_lists_every_module():
-    doc = (REPO_ROOT / "helpers" / "__init__.py").read_text()
-    missing = [p.stem for p in LESSON_MODULES if p.stem != "__init__" and f"- {p.stem}:" not in doc]
-    assert not missing, f"helpers/__init__.py's module map lacks {missing}"
+@pytest.mark.parametrize("package", ["analysis", "helpers", "lesson"])
+def test_each_package_init_lists_every_module(package):
+    doc = (REPO_ROOT / package / "__init__.py").read_text()
+    modules = sorted((REPO_ROOT / package).glob("*.py"))
+    missing = [p.stem for p in modules if p.stem != "__init__" and f"- {p.stem}:" not in doc]
+    assert not missing, f"{package}/__init__.py's module map lacks {missing}"
+
+
+LESSON_PACKAGE_MODULES = sorted((REPO_ROOT / "lesson").glob("*.py"))
+
+
+@pytest.mark.parametrize("path", LESSON_PACKAGE_MODULES, ids=[p.stem for p in LESSON_PACKAGE_MODULES])
+def test_lesson_imports_no_tool(path):
+    """The lesson's code runs in a notebook and in the processes it starts, without the tools."""
+    assert tool_imports(path) == [], f"lesson/{path.name} imports the tooling package"
+
+
+@pytest.mark.parametrize("path", LESSON_MODULES + ANALYSIS_MODULES, ids=[f"{p.parent.name}.{p.stem}" for p in
+                                                                        LESSON_MODULES + ANALYSIS_MODULES])
+def test_plumbing_and_analysis_never_import_the_lesson(path):
+    bad = sorted(m for m in imported_modules(path) if m.split(".")[0] == "lesson")
+    assert bad == [], f"{path.parent.name}/{path.name} imports {bad}: the lesson uses them, never the reverse"
+
+
+def notebook_submodule_imports(source: str) -> list[str]:
+    """`from helpers.x import ...`, `import analysis.x` and the like in a notebook's code: a notebook
+    imports from one namespace per layer (`from analysis import load_trace`), never from a module."""
+    tree = ast.parse("\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))))
+    found = []
+    for node in ast.walk(tree):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+            [node.module] if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 else [])
+        found += [n for n in names if n.split(".")[0] in FACADES and "." in n]
+    return found
+
+
+FACADES = ("analysis", "helpers", "lesson")
+
+
+def test_notebooks_import_one_namespace_per_layer():
+    for nb in sorted((REPO_ROOT / "notebooks").glob("*.ipynb")):
+        cells = json.loads(nb.read_text())["cells"]
+        code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+        bad = notebook_submodule_imports(code)
+        assert not bad, f"{nb.name} imports {bad}: import the names from the layer's namespace (`from analysis import ...`)"
+
+
+def test_the_notebook_check_finds_a_submodule_import():
+    assert notebook_submodule_imports("from helpers.metrics import metric\nimport analysis.traces as t\n"
+                                      "from analysis import load_trace\nimport helpers\n") == ["helpers.metrics",
+                                                                                                  "analysis.traces"]
+
+
+@pytest.mark.parametrize("package", FACADES)
+def test_every_facade_name_resolves_to_one_module(package):
+    module = importlib.import_module(package)
+    missing = [name for name in module.__all__ if getattr(module, name, None) is None]
+    assert not missing, f"{package}.__all__ names {missing}, which its modules do not define"
+    assert len(set(module.__all__)) == len(module.__all__)
+
+
+def test_importing_the_facades_loads_neither_torch_nor_pandas():
+    """helpers.start checks the kernel before torch loads, and helpers.environment reads analysis
+    modules then: the facades load a module only when one of its names is used."""
+    code = "import sys, analysis, helpers, lesson; print(sorted({'torch', 'pandas'} & set(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=REPO_ROOT)
+    assert done.returncode == 0 and done.stdout.strip() == "[]", done.stderr or done.stdout
 
 
 def module_graph() -> dict[str, set[str]]:
     """Every module of analysis, helpers and series_tools, and the series' modules it imports
     (relative imports resolved; imports inside functions count)."""
     graph = {}
-    for package in ("analysis", "helpers", "series_tools"):
+    for package in ("analysis", "helpers", "lesson", "series_tools"):
         for path in sorted((REPO_ROOT / package).glob("*.py")):
             name = f"{package}.{path.stem}"
             tree = ast.parse(path.read_text())

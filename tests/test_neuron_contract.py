@@ -13,7 +13,7 @@ import pytest
 import torch
 from torch.profiler import ProfilerActivity
 
-import helpers.profiling as profiling
+import lesson.profiling as profiling
 from helpers.backend import select_backend
 from helpers.errors import DeviceBusyError, NeuronDriverError, SeriesError
 from helpers.neuron import accepts_keyword, explain_runtime_error, neuron_profiler_setup

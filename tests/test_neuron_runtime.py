@@ -4,7 +4,7 @@ import pytest
 
 from helpers import neuron_runtime
 from helpers.errors import ParameterError
-from helpers.neuron_runtime import COMPILE_DEBUG_SETTINGS, VISIBLE_CORES, configure_neuron_runtime, dropped_events
+from helpers.neuron_runtime import COMPILE_DEBUG_SETTINGS, VISIBLE_CORES, configure_neuron_runtime
 from helpers.params import check_parameters
 
 
@@ -51,13 +51,6 @@ def test_neuron_parameters_are_validated():
         check_parameters({"NEURON_CORE": "core one"})
     with pytest.raises(ParameterError, match="NEURON_PROFILE must be one of device, system"):
         check_parameters({"NEURON_PROFILE": "both"})
-
-
-def test_dropped_event_warnings_are_counted():
-    # the documented message (N23), twice in one export (one per core), and unrelated output
-    text = "Warning: 1,200 trace events were dropped\nINFO other\nWarning: 34 trace events were dropped\n"
-    assert dropped_events(text) == 1234
-    assert dropped_events("nothing dropped here") == 0
 
 
 def test_neff_cache_is_the_documented_default_unless_set(monkeypatch, tmp_path):

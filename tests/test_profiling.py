@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from helpers.errors import OutputDirError, ParameterError
-from helpers.profiling import estimate_trace_bytes, profile_steps
+from lesson.profiling import estimate_trace_bytes, profile_steps
 
 
 def work():
@@ -74,7 +74,7 @@ def test_raising_callable_stops_profiler_and_keeps_original_error(cpu_backend, t
 
 
 def test_large_trace_warning(cpu_backend, tmp_path, monkeypatch):
-    import helpers.profiling as prof_mod
+    import lesson.profiling as prof_mod
 
     monkeypatch.setattr(prof_mod, "LARGE_TRACE_BYTES", 10)
     with pytest.warns(UserWarning, match="estimated at"):

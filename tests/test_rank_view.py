@@ -3,7 +3,7 @@
 import pytest
 
 from analysis.rank_view import TOGETHER_US, collective_kernel_waits, rank_kernel_time
-from helpers.recorded import load_recorded
+from analysis.recorded import load_recorded
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import torch.distributed as dist
 
 from helpers.errors import BackendUnavailableError, ParameterError
 from analysis.rank_view import arrival_order, chance_some_rank_last, collective_waits
-from helpers.ranks import check_launch, neuron_torchrun_recipe
+from lesson.ranks import check_launch, neuron_torchrun_recipe
 
 import pandas as pd
 
@@ -91,7 +91,7 @@ def test_contract_torchrun_recipe_drops_an_inherited_visible_cores(monkeypatch):
 
 
 def test_a_crash_line_far_above_torchruns_summary_is_kept():
-    from helpers.ranks import diagnostic_lines
+    from lesson.ranks import diagnostic_lines
 
     output = ["[rank0] step 1"] * 5 + ["terminate called after throwing an instance of 'gloo::IoException'",
                                        "  what():  Connection closed by peer"] + [f"summary {i}" for i in range(20)]

@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from helpers.errors import CompileError, DeviceMemoryError, InputError
-from helpers.rmsnorm import (DTYPES, call_compiled, check_inputs, compile_rmsnorm, error_tolerance, make_inputs,
+from lesson.rmsnorm import (DTYPES, call_compiled, check_inputs, compile_rmsnorm, error_tolerance, make_inputs,
                              max_error, rmsnorm_fused, rmsnorm_naive, rmsnorm_reference, within_tolerance)
 
 

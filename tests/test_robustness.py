@@ -10,8 +10,8 @@ from helpers import outputs
 from helpers.backend import make_backend
 from helpers.errors import CompileError, OutputDirError
 from helpers.outputs import write_atomic
-from helpers.profiling import judge_device_time
-from helpers.rmsnorm import call_compiled, rmsnorm_naive
+from lesson.profiling import judge_device_time
+from lesson.rmsnorm import call_compiled, rmsnorm_naive
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -197,11 +197,11 @@ def test_kernels_start_with_a_fixed_address_layout_and_the_record_says_so():
     prefix = fixed_layout_prefix()
     if not prefix:
         pytest.skip("setarch is missing or refused here: kernels start with the system's layout")
-    probe = [sys.executable, "-c", "from helpers.environment import address_layout; print(address_layout())"]
+    probe = [sys.executable, "-c", "from analysis.host import address_layout; print(address_layout())"]
     fixed = subprocess.run([*prefix, *probe], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
     plain = subprocess.run(probe, cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
     assert fixed == ["fixed"]
-    from helpers.environment import address_layout
+    from analysis.host import address_layout
 
     assert plain == [address_layout()]  # without the prefix a child keeps this process's layout
     assert address_layout() in ("fixed", "randomized")

@@ -4,8 +4,8 @@ import torch
 
 from helpers.errors import ParameterError
 from helpers.params import check_parameters
-from helpers.rmsnorm import rmsnorm_naive
-from helpers.shapes import bucketed_call, check_stream, request_lengths
+from lesson.rmsnorm import rmsnorm_naive
+from lesson.shapes import bucketed_call, check_stream, request_lengths
 
 
 def test_lengths_are_seeded_and_in_range():

@@ -11,7 +11,7 @@ import torch
 from analysis import traces
 from analysis.traces import Trace, load_trace
 from helpers.errors import TraceFileError
-from helpers.recorded import RECORDED_DIR
+from analysis.recorded import RECORDED_DIR
 
 RECORDED_FILES = sorted(RECORDED_DIR.glob("*.json.gz"))
 
@@ -102,8 +102,8 @@ def test_neuron_lanes_load_as_before():
 
 def test_a_trace_the_series_writes_loads_as_before(tmp_path):
     from helpers.backend import select_backend
-    from helpers.profiling import profile_steps
-    from helpers.rmsnorm import rmsnorm_naive
+    from lesson.profiling import profile_steps
+    from lesson.rmsnorm import rmsnorm_naive
 
     x, w = torch.randn(32, 256), torch.ones(256)
     result = profile_steps(lambda: rmsnorm_naive(x, w), select_backend("cpu"), tmp_path, label="naive",

@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from helpers.errors import TraceFileError
-from helpers.profiling import profile_steps
-from helpers.rmsnorm import rmsnorm_naive
+from lesson.profiling import profile_steps
+from lesson.rmsnorm import rmsnorm_naive
 from analysis.traces import (call_tree, device_ops, dispatch_tree, gap_table, lane_of, launch_latency, load_trace,
                             per_call_summary, step_summary)
 

@@ -8,11 +8,11 @@ learner's own traces; nothing in them was produced by this series.
 """
 from __future__ import annotations
 
-import re
+from pathlib import Path
 
-from .series import REPO_ROOT
+from .errors import TraceFileError
 
-RECORDED_DIR = REPO_ROOT / "data" / "recorded"
+RECORDED_DIR = Path(__file__).resolve().parent.parent / "data" / "recorded"
 # Printed in every title and sentence about a recorded trace, so no figure passes as this run's
 RECORDED_ORIGIN = "recorded on an NVIDIA A100 by the HTA project, not this run"
 
@@ -26,10 +26,8 @@ RECORDED_TRACES = {
 ALEXNET_FORWARD = "[param|pytorch.model.alex_net|0|0|0|measure|forward]"
 
 
-def recorded_path(key: str):
+def recorded_path(key: str) -> Path:
     """The file of a shipped recorded trace, by its key in RECORDED_TRACES."""
-    from .errors import TraceFileError
-
     if key not in RECORDED_TRACES:
         raise TraceFileError(f"No recorded trace called {key!r}", f"use one of {', '.join(RECORDED_TRACES)}")
     return RECORDED_DIR / RECORDED_TRACES[key]
@@ -37,20 +35,6 @@ def recorded_path(key: str):
 
 def load_recorded(key: str):
     """A shipped recorded trace, loaded with `analysis.traces.load_trace`."""
-    from analysis.traces import load_trace
+    from .traces import load_trace  # pandas: loaded on use, so that the path helpers stay light
 
     return load_trace(recorded_path(key))
-
-
-def trainium_note(*ids: str) -> str:
-    """The docs/NEURON_NOTES.md facts a recorded section leans on for Trainium, each with its
-    status as the notes give it now ("N19: UNVERIFIED"), so the text follows the notes."""
-    notes = (REPO_ROOT / "docs" / "NEURON_NOTES.md").read_text()
-    found = []
-    for nid in ids:
-        row = re.search(rf"^\| {re.escape(nid)} \|(.*)$", notes, flags=re.M)
-        if row is None:
-            raise KeyError(f"{nid} is not in docs/NEURON_NOTES.md")
-        status = row.group(1).split("|")[2].replace("*", "").strip()
-        found.append(f"{nid}: {status}")
-    return "docs/NEURON_NOTES.md " + "; ".join(found)

@@ -3,7 +3,7 @@
     y = x / sqrt(mean(x^2, last dim) + eps) * weight
 
 `rmsnorm_naive` and `rmsnorm_fused` are written in notebooks 02 and 03, in cells marked
-`# @save helpers/rmsnorm.py`: those cells are their source, and tests/test_one_source.py fails if
+`# @save lesson/rmsnorm.py`: those cells are their source, and tests/test_one_source.py fails if
 the copies here differ. They are here for the notebooks after them, the sweep tool and the tests.
 """
 from __future__ import annotations
@@ -13,9 +13,9 @@ from typing import Callable
 
 import torch
 
-from .backend import Backend
-from .errors import CompileError, DeviceMemoryError, InputError
-from .series import DTYPE_NAMES
+from helpers.backend import Backend
+from helpers.errors import CompileError, DeviceMemoryError, InputError
+from helpers.series import DTYPE_NAMES
 
 DTYPES = {name: getattr(torch, name) for name in DTYPE_NAMES}
 

@@ -1,7 +1,7 @@
 """Launching notebook 08's ranks with torchrun, and reading what they measured.
 
 `launch` checks first (a collective backend for this device, a core per rank, a free port), then
-runs `python -m torch.distributed.run ... -m helpers.rank_worker` in a process group of its own,
+runs `python -m torch.distributed.run ... -m lesson.rank_worker` in a process group of its own,
 with a timeout. However it ends, nothing of it is left running: the group is killed if needed,
 and `Launch.leftover` says whether anything survived (it must not).
 """
@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import BackendUnavailableError, ParameterError
+from helpers.errors import BackendUnavailableError, ParameterError
 
 COLLECTIVE_BACKENDS = {"cpu": "gloo", "cuda": "nccl", "neuron": "neuron"}  # neuron: docs/NEURON_NOTES.md N30
 
@@ -85,7 +85,7 @@ def launch(out_dir: Path, ranks: int, device: str, *, port: int = 0, launch_time
     out_dir.mkdir(parents=True, exist_ok=True)
     port = port or free_port()
     command = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(ranks),
-               "--master-addr", "127.0.0.1", "--master-port", str(port), "-m", "helpers.rank_worker",
+               "--master-addr", "127.0.0.1", "--master-port", str(port), "-m", "lesson.rank_worker",
                "--out", str(out_dir), "--backend", collective, "--device", device]
     for key, value in worker_args.items():
         command += [f"--{key.replace('_', '-')}", str(value)]

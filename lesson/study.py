@@ -13,11 +13,12 @@ from typing import Any, Callable
 
 import torch
 
-from .backend import Backend
 from analysis.timing import Timing, time_per_call
+from analysis.traces import Trace, load_trace, per_call_summary, step_ops
+from helpers.backend import Backend
+
 from .profiling import ProfileResult, profile_steps
 from .rmsnorm import error_tolerance, max_error, rmsnorm_reference, within_tolerance
-from analysis.traces import Trace, load_trace, per_call_summary, step_ops
 
 
 @dataclass

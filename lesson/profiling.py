@@ -1,4 +1,4 @@
-"""One profiled loop, the same on every backend.
+"""One profiled loop, the same on every backend (notebook 01's loop, repeated by the later ones).
 
 The loop is the lesson of notebook 01, written out there in full; this is the same loop with
 the plumbing (output paths, the Neuron exporter, checks) that every later notebook reuses:
@@ -10,8 +10,8 @@ the plumbing (output paths, the Neuron exporter, checks) that every later notebo
             backend.synchronize()   # or the device time lands in the wrong step, or nowhere
             prof.step()
 
-Device time is reported only when it was really captured: an all-zero device column, a cpu run
-(no separate device timeline) or a loop without synchronize() is flagged, never shown as a
+Device time is reported only when it was really captured (analysis.key_averages judges it): an
+all-zero device column, a cpu run or a loop without synchronize() is flagged, never shown as a
 measurement.
 """
 from __future__ import annotations
@@ -26,18 +26,17 @@ from typing import Any, Callable
 import pandas as pd
 from torch.profiler import profile, record_function, schedule
 
-from .backend import Backend
-from .errors import ParameterError
-from .neuron import NeuronProfilerSetup, explain_runtime_error, neuron_profiler_setup
-from .outputs import ensure_writable_dir
+from analysis.key_averages import DEVICE_COLUMNS, device_time_verdict, key_averages_frame
+from helpers.backend import Backend
+from helpers.errors import ParameterError
+from helpers.neuron import NeuronProfilerSetup, explain_runtime_error, neuron_profiler_setup
+from helpers.outputs import ensure_writable_dir
 
 # Measured here (naive RMSNorm, 5 active steps on cpu): 249 bytes per event in the exported JSON;
 # with_stack=True made the same trace 4.4x larger (it adds Python-function events).
 BYTES_PER_EVENT = 250
 STACK_FACTOR = 4.4
 LARGE_TRACE_BYTES = 200 * 1024 * 1024
-
-DEVICE_COLUMNS = ["self_device_us", "device_total_us"]
 
 
 @dataclass
@@ -84,54 +83,12 @@ def estimate_trace_bytes(n_events: int, with_stack: bool) -> int:
     return int(n_events * BYTES_PER_EVENT * (STACK_FACTOR if with_stack else 1))
 
 
-def key_averages_frame(prof: profile) -> pd.DataFrame:
-    """key_averages() as a DataFrame with the series' column names (µs, bytes)."""
-    rows = [
-        {
-            "name": e.key,
-            "calls": e.count,
-            "self_cpu_us": e.self_cpu_time_total,
-            "cpu_total_us": e.cpu_time_total,
-            "self_device_us": e.self_device_time_total,
-            "device_total_us": e.device_time_total,
-            "self_cpu_memory_bytes": e.self_cpu_memory_usage,
-            "self_device_memory_bytes": e.self_device_memory_usage,
-        }
-        for e in prof.key_averages()
-    ]
-    columns = ["name", "calls", "self_cpu_us", "cpu_total_us", *DEVICE_COLUMNS,
-               "self_cpu_memory_bytes", "self_device_memory_bytes"]
-    return pd.DataFrame(rows, columns=columns)
-
-
 def judge_device_time(backend: Backend, table: pd.DataFrame, synchronized: bool,
                       neuron: NeuronProfilerSetup | None) -> tuple[bool, str]:
-    """Was device time really captured? If not, say why and what to try."""
-    if not synchronized:
-        return False, (
-            "device time not captured: the loop had no synchronize(), so device work was not "
-            "waited for inside its step and its time cannot be attributed. Add "
-            "backend.synchronize() before prof.step()."
-        )
-    if not backend.has_device_timeline:
-        return False, (
-            f"device time not captured: {backend.name} has no separate device timeline; "
-            "the CPU columns hold the compute time."
-        )
-    if not (table["self_device_us"].fillna(0) > 0).any():
-        if backend.name == "neuron":
-            detail = (
-                "this torch-neuronx did not fill device time into key_averages() "
-                f"(correlate_device_time passed: {bool(neuron and neuron.correlate_device_time)}). "
-                "Read device time from the Neuron profile in Neuron Explorer instead."
-            )
-        else:
-            detail = (
-                "the profiler saw no device activity. Check that the work runs on the device "
-                "and that CUPTI is available to this torch build."
-            )
-        return False, f"device time not captured: the device columns are all zero; {detail}"
-    return True, "device time captured"
+    """Was device time really captured? If not, say why and what to try
+    (analysis.key_averages.device_time_verdict, given this backend's fields)."""
+    return device_time_verdict(table, synchronized, backend.name, backend.has_device_timeline,
+                               bool(neuron and neuron.correlate_device_time))
 
 
 def profile_steps(

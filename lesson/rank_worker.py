@@ -1,8 +1,8 @@
 """One rank of notebook 08's data-parallel step, run by torchrun (`python -m torch.distributed.run`).
 
-    python -m torch.distributed.run --nproc-per-node 2 -m helpers.rank_worker --out DIR [...]
+    python -m torch.distributed.run --nproc-per-node 2 -m lesson.rank_worker --out DIR [...]
 
-`train_step` is written in notebook 08, in a cell marked `# @save helpers/rank_worker.py`: that
+`train_step` is written in notebook 08, in a cell marked `# @save lesson/rank_worker.py`: that
 cell is its source (tests/test_one_source.py). The rest is plumbing: the process group, the
 profiled loop (the series' schedule, one trace per rank), the timestamps of every phase on a
 clock all ranks share, and an error file per rank, so that a rank that fails is reported by rank.
@@ -50,7 +50,7 @@ def train_step(model, x, straggle_s: float) -> dict[str, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m helpers.rank_worker")
+    parser = argparse.ArgumentParser(prog="python -m lesson.rank_worker")
     parser.add_argument("--out", required=True)
     parser.add_argument("--backend", default="gloo")
     parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))

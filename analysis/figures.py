@@ -1,0 +1,127 @@
+"""The series' chart conventions, and the figure the trace analysis draws: one step's timeline.
+
+Every chart names the backend its numbers came from (`backend_title`), so that a chart copied out
+of a notebook still says where it was measured; the palette is Okabe & Ito's, and one colour
+stands for one meaning (a lane of the timeline and the same share of a step in the time split).
+matplotlib is imported where a figure is drawn, so that importing the conventions costs nothing.
+"""
+from __future__ import annotations
+
+# Okabe & Ito (2008), distinguishable with the common colour-vision deficiencies.
+OKABE_ITO = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
+
+
+def backend_title(text: str, backend: str) -> str:
+    """A chart title that names the backend the numbers came from."""
+    return f"{text}  [measured on {backend}]"
+
+
+# One colour per meaning in every chart of the series: a lane of the timeline and the same
+# share of a step in the time split are the same colour.
+MEANING_COLORS = {
+    "framework": OKABE_ITO[0],   # PyTorch ops on the host
+    "runtime": OKABE_ITO[1],     # the device API on the host (launches, driver calls)
+    "device busy": OKABE_ITO[2], # a device operation (on cpu: a compute op) running
+    "idle": OKABE_ITO[3],        # between two device operations of a step
+    "host only": "#999999",      # the rest of a step: only the host works
+    "unverified": OKABE_ITO[4],  # device-like events on neuron, not counted (N19)
+}
+LANE_ROWS = ("framework", "runtime", "device")
+LANE_COLORS = {"framework": MEANING_COLORS["framework"], "runtime": MEANING_COLORS["runtime"],
+               "device": MEANING_COLORS["device busy"]}
+
+
+IDLE_ALPHA = 0.45  # idle is drawn translucent everywhere: it is the absence of work
+
+
+def short_op_name(name: str) -> str:
+    """An op's name as a bar label: `aten::mul` -> `mul`; a compiled graph call -> `compiled graph`;
+    a kernel -> its name without namespaces, templates and arguments."""
+    from .device_view import short_kernel_name
+    from .traces import COMPILED_GRAPH_PREFIX
+
+    return "compiled graph" if name.startswith(COMPILED_GRAPH_PREFIX) else short_kernel_name(name)
+
+
+def _label_bars(ax, bars: list[tuple[float, float, str]], y: float, min_fraction: float) -> None:
+    """Write each operation's name on its bar where the bar is wide enough to hold it, widest bars
+    first, and never over a name already written on this row (nested ops share their parent's span)."""
+    lo, hi = ax.get_xlim()
+    per_char = (hi - lo) * 5.0 / max(ax.get_window_extent().width, 1.0)  # an 8-point character, in data units
+    placed: list[tuple[float, float]] = []  # (centre, half width) of the names written so far
+    for x0, width, name in sorted(bars, key=lambda bar: -bar[1]):
+        centre, half = x0 + width / 2, len(name) * per_char / 2
+        if width < min_fraction * (hi - lo) or any(abs(centre - c) < half + h for c, h in placed):
+            continue
+        placed.append((centre, half))
+        ax.text(centre, y, name, ha="center", va="center", fontsize=8, clip_on=True)
+
+
+def plot_timeline(traces: dict, backend: str, step: int | None = None, max_us: float | None = None,
+                  min_us: float = 0.0, label_lanes: tuple[str, ...] = ("device",)):
+    """One profiler step of each trace (its median-length step by default), stacked on one time
+    scale, one row per lane that has events in it (framework, runtime, device); `min_us` and
+    `max_us` crop the time axis, and the bars of `label_lanes` carry their names.
+
+    framework: PyTorch ops on the host; runtime: the device API on the host; device: the
+    operations that did the work (on cpu, where there is no device lane, the compute ops, drawn
+    in that row and labelled so), each named on its bar where it is wide enough. Idle gaps
+    between device operations are shaded, and the largest is labelled with its length.
+    """
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+
+    from .traces import gap_table, representative_step, step_ops
+
+    steps, rows_of = {}, {}
+    for label, trace in traces.items():
+        s = representative_step(trace) if step is None else step
+        step_row = trace.steps.set_index("step").loc[s]
+        start = float(step_row["ts"])
+        ev = trace.events[(trace.events["step"] == s) & ~trace.events["name"].astype(str).str.startswith("ProfilerStep#")]
+        ops = step_ops(trace, s)
+        lane_events = {lane: ev[ev["lane"] == lane] for lane in ("framework", "runtime")}
+        rows_of[label] = {lane: list(zip(e["ts"] - start, e["dur"], e["name"].astype(str))) for lane, e in lane_events.items()}
+        rows_of[label]["device"] = list(zip(ops["start_us"], ops["duration_us"], ops["name"].astype(str)))
+        steps[label] = (s, ops, float(step_row["dur"]))
+    shown = [lane for lane in LANE_ROWS if any(rows[lane] for rows in rows_of.values())]  # no empty lanes
+    fig, axes = plt.subplots(len(traces), 1, figsize=(11, (0.55 * len(shown) + 0.9) * len(traces) + 0.8),
+                             sharex=True, squeeze=False)
+    axes[-1, 0].set_xlim(min_us, max_us or max(span for _, _, span in steps.values()) * 1.02)
+    for ax, (label, trace) in zip(axes[:, 0], traces.items()):
+        s, ops, _ = steps[label]
+        order = list(reversed(shown))
+        for y, lane in enumerate(order):
+            bars = rows_of[label][lane]
+            ax.broken_barh([(x0, max(w, 0.05)) for x0, w, _ in bars], (y - 0.35, 0.7),
+                           facecolors=LANE_COLORS[lane], alpha=0.45 if lane == "framework" else 0.9,
+                           edgecolor="black", linewidth=0.3)
+            if lane in label_lanes:
+                _label_bars(ax, [(x0, w, short_op_name(n)) for x0, w, n in bars], y, 0.04)
+        gaps = gap_table(trace, s)
+        device_row = order.index("device") if "device" in order else None
+        for _, g in gaps.iterrows():
+            if device_row is not None:
+                ax.axvspan(g["start_us"], g["start_us"] + g["gap_us"], ymin=device_row / len(order),
+                           ymax=(device_row + 1) / len(order), color=MEANING_COLORS["idle"], alpha=IDLE_ALPHA, lw=0)
+        if len(gaps) and device_row is not None:
+            big = gaps.loc[gaps["gap_us"].idxmax()]
+            ax.annotate(f"largest gap {big['gap_us']:,.1f} us", xy=(big["start_us"] + big["gap_us"] / 2, device_row + 0.35),
+                        xytext=(0, 12), textcoords="offset points", ha="center", fontsize=9,
+                        arrowprops={"arrowstyle": "->", "lw": 0.8})
+        names = {"device": "device" if trace.has_device_lane else "compute ops (cpu)", "runtime": "runtime",
+                 "framework": "framework"}
+        ax.set_yticks(range(len(order)), [names[lane] for lane in order])
+        ax.set_ylim(-0.6, len(order) - 0.4)
+        which = "its only step" if len(trace.steps) == 1 else "median length"
+        ax.set_title(f"{label}: step {s} ({which}), {len(ops)} operation{'' if len(ops) == 1 else 's'}",
+                     loc="left", fontsize=10)
+    axes[-1, 0].set_xlabel("time since the start of the step (us)")
+    cpu_only = not any(t.has_device_lane for t in traces.values())
+    legend = [Patch(color=LANE_COLORS[k], label=k if k != "device" else ("compute ops" if cpu_only else "device busy"))
+              for k in shown]
+    fig.legend(handles=legend + [Patch(color=MEANING_COLORS["idle"], alpha=IDLE_ALPHA, label="idle gap")],
+               loc="upper right", ncol=4, fontsize=9)
+    fig.suptitle(backend_title("One profiler step per variant, same time scale", backend), x=0.01, ha="left")
+    fig.tight_layout(rect=(0, 0, 1, 0.95))
+    return fig

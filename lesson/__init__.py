@@ -1,0 +1,46 @@
+"""The code the notebooks teach, saved by their `# @save` cells, and the programs that run it in
+another process.
+
+A function a notebook writes in a cell marked `# @save lesson/<module>.py` is copied here, character
+for character (tests/test_one_source.py), so that later notebooks, the tools and the tests use the
+notebook's own code. This package uses `helpers` (the plumbing) and `analysis` (the library that
+reads profiles and measures); neither imports it. Notebooks import from this one namespace
+(`from lesson import make_inputs, ...`); the names load their module on first use (PEP 562).
+
+- rmsnorm:      the RMSNorm variants (source: notebooks 02 and 03), their float64 reference, inputs and checks
+- profiling:    the profiled loop of notebook 01, repeated by the later notebooks
+- study:        one variant timed, profiled and checked the same way in every notebook of the case study
+- shapes:       notebook 07's request stream, strategies (source: its `# @save` cell) and per-call compiles
+- shape_worker: notebook 07's second process: the same stream served in a fresh Python (`python -m`)
+- rank_worker:  one rank of notebook 08 (run by torchrun; `train_step` from its `# @save` cell)
+- ranks:        notebook 08's torchrun launch (checked, time-limited, nothing left running)
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# The facade: module -> the names notebooks use from it.
+_EXPORTS = {
+    "profiling": "ProfileResult judge_device_time profile_steps",
+    "ranks": "launch neuron_torchrun_recipe",
+    "rmsnorm": "DTYPES call_compiled check_fits_in_memory compile_rmsnorm error_tolerance format_bytes make_inputs "
+               "max_error rmsnorm_fused rmsnorm_naive rmsnorm_reference",
+    "shapes": "check_stream request_lengths run_stream",
+    "study": "VariantReport study_variant",
+}
+_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names.split()}
+__all__ = sorted(_MODULE_OF)
+
+
+def __getattr__(name: str) -> Any:
+    """`lesson.<name>` for a name of the facade: its module is imported on first use."""
+    if name not in _MODULE_OF:
+        raise AttributeError(f"module 'lesson' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"lesson.{_MODULE_OF[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

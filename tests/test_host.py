@@ -1,0 +1,42 @@
+"""analysis.host: what the machine does to a measurement, read from /proc and /sys (synthetic
+sysfs trees stand in for a virtual machine's balloon device)."""
+import pytest
+
+from analysis.host import address_layout, cpu_model_name, free_page_reporting_kib
+from helpers.environment import host_record
+
+
+def _synthetic_balloon(root, features: str, order: str | None):
+    dev = root / "bus/virtio/devices/virtio0"
+    dev.mkdir(parents=True)
+    (dev / "device").write_text("0x0005\n")
+    (dev / "features").write_text(features + "\n")
+    if order is not None:
+        params = root / "module/page_reporting/parameters"
+        params.mkdir(parents=True)
+        (params / "page_reporting_order").write_text(order + "\n")
+    return root
+
+
+@pytest.mark.parametrize("features, order, expected", [
+    ("0110010" + "0" * 57, "9", 2048),   # F_REPORTING (bit 5) negotiated, 2 MiB blocks
+    ("0110010" + "0" * 57, "10", 4096),
+    ("0110010" + "0" * 57, None, 2048),  # no parameter: the kernel's default order
+    ("0110000" + "0" * 57, "9", None),   # a balloon without free page reporting
+])
+def test_free_page_reporting_is_read_from_a_synthetic_sysfs(tmp_path, features, order, expected):
+    assert free_page_reporting_kib(_synthetic_balloon(tmp_path, features, order)) == expected
+
+
+def test_no_virtio_devices_means_no_free_page_reporting(tmp_path):
+    assert free_page_reporting_kib(tmp_path) is None
+    assert "free_page_reporting_kib" in host_record()
+
+
+def test_address_layout_is_read_for_this_process():
+    assert address_layout() in ("fixed", "randomized", None)
+    assert host_record()["address_layout"] == address_layout()
+
+
+def test_the_cpu_is_named():
+    assert isinstance(cpu_model_name(), str) and cpu_model_name().strip()
