@@ -3,7 +3,7 @@ reports dropped (N23).
 
 Beyond `max_events_per_nc` events per NeuronCore the runtime drops trace events and prints
 `Warning: N trace events were dropped`, from C, past Python's sys.stdout; a profile read without
-noticing that is truncated. helpers.neuron watches the profiler's stop with
+noticing that is truncated. lesson.neuron_profiler watches the profiler's stop with
 `run_capturing_native_output` and passes the text to `report_dropped_events`. Standard library only.
 """
 from __future__ import annotations

@@ -15,7 +15,7 @@ learner in the wrong kernel which environment to select. Each module has one job
 - metrics:      the metrics.json layout: writing, reading, merging (no torch)
 - notebook:     a notebook's session: backend, output folder, metrics, release of the device
 - backend:      neuron / cuda / cpu selection and what differs between them
-- neuron:       the documented torch-neuronx profiler set-up, and the runtime's messages turned into errors with their fix
+- neuron:       the Neuron runtime's messages (cores held, driver problems) turned into errors with their fix
 - plotting:     plot defaults (the chart conventions and figures are analysis.figures)
 
 The analysis (trace loading and per-step analysis, timing and the copy floor, claims, busy-machine
@@ -37,7 +37,6 @@ from typing import Any
 _EXPORTS = {
     "backend": "Backend cuda_status neuron_status select_backend",
     "metrics": "error_metric metric quantity ratio_metric timing_metric",
-    "neuron": "NeuronProfilerSetup accepts_keyword neuron_profiler_setup",
     "neuron_notes": "trainium_note",
     "neuron_runtime": "neff_cache_dir neuron_settings=current",
     "series": "CPU_SECONDS_MEASURED_ON NOTEBOOKS VARIANT_KEYS",

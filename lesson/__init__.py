@@ -8,6 +8,7 @@ reads profiles and measures); neither imports it. Notebooks import from this one
 (`from lesson import make_inputs, ...`); the names load their module on first use (PEP 562).
 
 - rmsnorm:      the RMSNorm variants (source: notebooks 02 and 03), their float64 reference, inputs and checks
+- neuron_profiler: notebook 01's Neuron profiler set-up (NeuronConfig, the exporter, the dropped-events watch), repeated
 - profiling:    the profiled loop of notebook 01, repeated by the later notebooks
 - study:        one variant timed, profiled and checked the same way in every notebook of the case study
 - shapes:       notebook 07's request stream, strategies (source: its `# @save` cell) and per-call compiles
@@ -22,6 +23,7 @@ from typing import Any
 
 # The facade: module -> the names notebooks use from it.
 _EXPORTS = {
+    "neuron_profiler": "NeuronProfilerSetup accepts_keyword neuron_profiler_setup",
     "profiling": "ProfileResult judge_device_time profile_steps",
     "ranks": "launch neuron_torchrun_recipe",
     "rmsnorm": "DTYPES call_compiled check_fits_in_memory compile_rmsnorm error_tolerance format_bytes make_inputs "

@@ -29,7 +29,8 @@ from torch.profiler import profile, record_function, schedule
 from analysis.key_averages import DEVICE_COLUMNS, device_time_verdict, key_averages_frame
 from helpers.backend import Backend
 from helpers.errors import ParameterError
-from helpers.neuron import NeuronProfilerSetup, explain_runtime_error, neuron_profiler_setup
+from helpers.neuron import explain_runtime_error
+from lesson.neuron_profiler import NeuronProfilerSetup, neuron_profiler_setup
 from helpers.outputs import ensure_writable_dir
 
 # Measured here (naive RMSNorm, 5 active steps on cpu): 249 bytes per event in the exported JSON;

@@ -2,7 +2,7 @@
 
 Each call profiles one RMSNorm variant at a small shape (64 x 256, float32) with the series' own
 loop (`lesson.profiling.profile_steps`: wait 0, warm-up 3, active 2), with a NeuronConfig built
-as the series builds it (`helpers.neuron.neuron_config_kwargs`) and then changed only where the
+as the series builds it (`lesson.neuron_profiler.neuron_config_kwargs`) and then changed only where the
 check asks (correlate_device_time off, another capture core, a tiny event limit). Nothing here
 runs off Trainium: the constructor asks for the neuron backend, which refuses with the fix.
 """
@@ -16,7 +16,7 @@ from typing import Any
 from helpers.backend import select_backend
 from analysis.neuron_profile import (explorer_accepting, export_system_events, find_neuron_artifacts,
                                     neuron_explorer_executable, system_event_cores)
-from helpers.neuron import NeuronProfilerSetup, neuron_config_kwargs
+from lesson.neuron_profiler import NeuronProfilerSetup, neuron_config_kwargs
 from helpers.neuron_runtime import current as current_settings
 from lesson.profiling import profile_steps
 from analysis.traces import load_trace

@@ -16,7 +16,8 @@ from torch.profiler import ProfilerActivity
 import lesson.profiling as profiling
 from helpers.backend import select_backend
 from helpers.errors import DeviceBusyError, NeuronDriverError, SeriesError
-from helpers.neuron import accepts_keyword, explain_runtime_error, neuron_profiler_setup
+from helpers.neuron import explain_runtime_error
+from lesson.neuron_profiler import accepts_keyword, neuron_profiler_setup
 from helpers.neuron_runtime import NeuronSettings
 
 pytestmark = pytest.mark.contract
