@@ -10,6 +10,7 @@ the names load their module on first use (PEP 562), so `import analysis` loads n
 pandas: helpers.environment reads analysis.contention and analysis.host before torch loads.
 
 Modules:
+- facade: the lazy namespace this package, helpers and lesson offer notebooks (standard library only)
 - errors: the series' base exception, which carries the fix (standard library only)
 - traces: Chrome-trace loading and per-step analysis (lanes, steps, gaps, counts, the dispatch tree)
 - timing: the one measurement method: interleaved samples on torch.utils.benchmark.Timer, paired ratios
@@ -31,8 +32,7 @@ Modules:
 """
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from .facade import lazy_namespace
 
 # The facade: module -> the names notebooks (and the other layers) use from it.
 _EXPORTS = {
@@ -55,18 +55,4 @@ _EXPORTS = {
     "traces": "Trace allocations_by_op call_tree dispatch_tree gap_table launch_latency load_trace per_call_summary "
               "representative_step step_ops step_summary",
 }
-_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names.split()}
-__all__ = sorted(_MODULE_OF)
-
-
-def __getattr__(name: str) -> Any:
-    """`analysis.<name>` for a name of the facade: its module is imported on first use."""
-    if name not in _MODULE_OF:
-        raise AttributeError(f"module 'analysis' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"analysis.{_MODULE_OF[name]}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__, __all__ = lazy_namespace(__name__, globals(), _EXPORTS)

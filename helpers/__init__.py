@@ -30,8 +30,9 @@ names load their module on first use (PEP 562), like `start`.
 """
 from __future__ import annotations
 
-import importlib
 from typing import Any
+
+from analysis.facade import lazy_namespace
 
 # The facade: module -> the names notebooks use from it ("name=attribute" where the name differs).
 _EXPORTS = {
@@ -41,23 +42,8 @@ _EXPORTS = {
     "neuron_runtime": "neff_cache_dir neuron_settings=current",
     "series": "CPU_SECONDS_MEASURED_ON NOTEBOOKS VARIANT_KEYS",
 }
-_SOURCE = {name: (module, attr) for module, names in _EXPORTS.items()
-           for name, _, attr in (entry.partition("=") for entry in names.split())}
-__all__ = sorted([*_SOURCE, "start"])
-
-
-def __getattr__(name: str) -> Any:
-    """`helpers.<name>` for a name of the facade: its module is imported on first use."""
-    if name not in _SOURCE:
-        raise AttributeError(f"module 'helpers' has no attribute {name!r}")
-    module, attr = _SOURCE[name]
-    value = getattr(importlib.import_module(f"helpers.{module}"), attr or name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__, _names = lazy_namespace(__name__, globals(), _EXPORTS)
+__all__ = [*_names, "start"]
 
 
 def start(name: str, namespace: dict[str, Any]) -> Any:

@@ -18,8 +18,7 @@ reads profiles and measures); neither imports it. Notebooks import from this one
 """
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from analysis.facade import lazy_namespace
 
 # The facade: module -> the names notebooks use from it.
 _EXPORTS = {
@@ -31,18 +30,4 @@ _EXPORTS = {
     "shapes": "check_stream request_lengths run_stream",
     "study": "VariantReport study_variant",
 }
-_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names.split()}
-__all__ = sorted(_MODULE_OF)
-
-
-def __getattr__(name: str) -> Any:
-    """`lesson.<name>` for a name of the facade: its module is imported on first use."""
-    if name not in _MODULE_OF:
-        raise AttributeError(f"module 'lesson' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"lesson.{_MODULE_OF[name]}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__, __all__ = lazy_namespace(__name__, globals(), _EXPORTS)
