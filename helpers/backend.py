@@ -142,6 +142,13 @@ class Backend:
             "intra_op_threads": torch.get_num_threads(),
         }
 
+    def describe_rows(self) -> list[tuple[str, Any, str]]:
+        """`describe()` as (row, value, what it is) rows: the table notebook 00 shows a learner (the
+        Neuron settings folded into one row off Trainium)."""
+        from .environment import record_rows
+
+        return record_rows(self.describe(), folded=() if self.name == "neuron" else ("neuron_settings",))
+
 
 def neuron_status() -> tuple[bool, str]:
     """Whether TorchNeuron can run here, and if not, why."""

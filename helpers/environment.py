@@ -91,6 +91,70 @@ def neuron_settings_record() -> dict[str, Any]:
     return {**current().record(), "environment": {name: os.environ.get(name) for name in names}}
 
 
+# One line per row of the environment record (host_record and Backend.describe), for the table a
+# learner reads first (notebook 00): a row nobody can place is a row to ignore. A nested setting is
+# shown as "parent.child"; a child without its own line takes its parent's.
+RECORD_MEANINGS = {
+    "python": "the Python version of this kernel",
+    "torch_neuronx": "torch-neuronx (TorchNeuron), the Neuron backend of PyTorch; empty: not a Trainium environment",
+    "neuronx_cc": "the Neuron compiler (NEFF files); empty: not a Trainium environment",
+    "platform": "the operating system and its kernel",
+    "cpu_count": "the CPUs this machine (or virtual machine) offers",
+    "allocator_settings": "PyTorch CPU allocator settings the series sets; THP_MEM_ALLOC_ENABLE=1 asks for huge pages for large "
+                          "tensors (cheat-sheet, Measurement machinery)",
+    "kineto_log_level": "the profiler library's (Kineto) log level; 6 silences its start-up messages on a machine with no "
+                        "accelerator, where they say nothing the learner can act on",
+    "neuron_settings": "a Neuron runtime setting of this kernel, used on Trainium only (notebook 01 explains them)",
+    "neuron_settings.visible_cores": "the NeuronCore(s) this kernel reserves (NEURON_RT_VISIBLE_CORES); empty off Trainium",
+    "neuron_settings.profile": "NEURON_PROFILE: what a Neuron profile records, device (NEFF + NTFF) or system (runtime events)",
+    "neuron_settings.environment": "a Neuron environment variable in force when the kernel started; empty: not set",
+    "address_layout": "whether Linux placed this kernel's code and data at random addresses; fixed (setarch -R, as the "
+                      "series starts its kernels) makes a few-microsecond call time the same in every process",
+    "free_page_reporting_kib": "the smallest freed block this virtual machine hands back to its host; empty: none. A call "
+                               "that reuses such memory waits while the host gives it back",
+    "cpu_pressure_avg10_at_start": "the share of the 10 s before the kernel started in which some task waited for a CPU "
+                                   "(Linux PSI): how busy the machine was",
+    "transparent_hugepage": "Linux's huge-page policy; the bracketed word is in force ([madvise]: only where a program asks, as "
+                            "PyTorch does with THP_MEM_ALLOC_ENABLE=1)",
+    "instance_type": "the cloud instance type where the machine reports one (e.g. a trn2 size); empty elsewhere",
+    "git_commit": "the series' commit that produced this run",
+    "date_utc": "when this record was taken",
+    "backend": "the backend this run uses: neuron, cuda or cpu",
+    "reason": "why that backend (the probes in the next table)",
+    "device_name": "the device the timings ran on",
+    "device_count": "how many such devices torch sees",
+    "torch": "the PyTorch version",
+    "cuda_runtime": "the CUDA version this torch was built with; empty: a CPU-only build",
+    "intra_op_threads": "the threads one PyTorch op may use here; the series leaves one CPU free (notebook 01 shows why)",
+}
+
+
+def record_rows(record: dict[str, Any], folded: tuple[str, ...] = ()) -> list[tuple[str, Any, str]]:
+    """The record as (row, value, what it is) rows, nested settings flattened to "parent.child", so
+    that no value is cut off and every row carries its one-line meaning (RECORD_MEANINGS).
+
+    A name in `folded` stays one row that points at environment.json instead of its settings: the
+    Neuron settings are a dozen rows that mean nothing off Trainium."""
+    rows = []
+
+    def add(name: str, value: Any) -> None:
+        if name in folded:
+            rows.append((name, "(not used here; every setting is in environment.json)", RECORD_MEANINGS.get(name, "")))
+            return
+        if isinstance(value, dict) and value:
+            for key, inner in value.items():
+                add(f"{name}.{key}", inner)
+            return
+        parts = name.split(".")
+        meaning = next((RECORD_MEANINGS[".".join(parts[:n])] for n in range(len(parts), 0, -1)
+                        if ".".join(parts[:n]) in RECORD_MEANINGS), "")
+        rows.append((name, value, meaning))
+
+    for name, value in record.items():
+        add(name, value)
+    return rows
+
+
 def host_record() -> dict[str, Any]:
     """Everything about this machine and checkout that does not depend on the backend."""
     return {

@@ -43,8 +43,10 @@ class NotebookInfo:
 
 
 # Where and when `cpu_seconds` were measured (a `make run` at default parameters); a notebook
-# that shows them says so, because another machine's wall time is not this run's.
-CPU_SECONDS_MEASURED_ON = "a 2-core AMD EPYC CI machine, torch 2.13.0+cpu, run 20261203T115051Z"
+# that shows them says so, because another machine's wall time is not this run's. They are the run
+# times of the committed cpu reference run (docs/reference-runs/, its README), which tests/test_guide.py
+# checks while that run is the one named here.
+CPU_SECONDS_MEASURED_ON = "a 2-core AMD EPYC CI machine, torch 2.13.0+cpu, run 20261204T171839Z"
 
 
 
@@ -58,36 +60,36 @@ def notebook_info(stem: str) -> NotebookInfo:
 
 NOTEBOOKS = (
     NotebookInfo("00_environment_check", "versions, backend, devices",
-                 "lists NeuronCores with neuron-ls", "lists the GPU or CPU", cpu_seconds=4.7),
+                 "lists NeuronCores with neuron-ls", "lists the GPU or CPU", cpu_seconds=3.7),
     NotebookInfo("01_profiler_setup", "profiler, schedule, synchronize, overhead",
                  "NeuronConfig + NeuronProfiler, PrivateUse1 activity, Neuron profile folder",
-                 "same loop without the Neuron exporter; the Neuron code is shown as text", cpu_seconds=8.9,
+                 "same loop without the Neuron exporter; the Neuron code is shown as text", cpu_seconds=8.8,
                  neuron_facts=("N6", "N9", "N10", "N11", "N19", "N20", "N22", "N23", "N27", "N29")),
     NotebookInfo("02_naive_rmsnorm", "naive RMSNorm: ops, memory, gaps",
-                 "one NEFF execution per op (eager)", "kernels on cuda, ATen ops on cpu", cpu_seconds=12.1,
+                 "one NEFF execution per op (eager)", "kernels on cuda, ATen ops on cpu", cpu_seconds=11.5,
                  neuron_facts=("N6", "N9", "N19", "N20", "N22")),
     NotebookInfo("03_fused_rms_norm", "torch.rms_norm",
-                 "one NEFF per shape (documented)", "one fused kernel on cuda; same ops as naive on cpu", cpu_seconds=14.6,
+                 "one NEFF per shape (documented)", "one fused kernel on cuda; same ops as naive on cpu", cpu_seconds=14.5,
                  neuron_facts=("N19", "N25")),
     NotebookInfo("04_torch_compile", "torch.compile: cold vs warm, graphs, breaks",
-                 "backend='neuron': one NEFF per graph", "Inductor: generated C++ (cpu) or Triton (cuda)", cpu_seconds=22.1,
+                 "backend='neuron': one NEFF per graph", "Inductor: generated C++ (cpu) or Triton (cuda)", cpu_seconds=23.1,
                  neuron_facts=("N24", "N26")),
     NotebookInfo("05_compare_variants", "all variants, two shapes, copy floor",
-                 "device time from the timer; Neuron profile per variant", "same table and chart", cpu_seconds=25.1,
+                 "device time from the timer; Neuron profile per variant", "same table and chart", cpu_seconds=31.1,
                  neuron_facts=("N6", "N19", "N31")),
     NotebookInfo("06_reading_traces", "lanes, gaps, dispatch chain, Neuron Explorer",
-                 "Neuron Explorer walkthrough on the real profile", "Perfetto UI; what Neuron Explorer would show", cpu_seconds=15.1,
+                 "Neuron Explorer walkthrough on the real profile", "Perfetto UI; what Neuron Explorer would show", cpu_seconds=18.1,
                  neuron_facts=("N12", "N13", "N14", "N15", "N16", "N17", "N18", "N19", "N28")),
     NotebookInfo("07_shapes_and_recompiles", "new shapes: recompiles, the recompile limit, bucketing, caches",
                  "one neuronx-cc compile per shape; dynamic=True rejected; the NEFF cache",
-                 "Dynamo guards and Inductor's on-disk cache, measured", cpu_seconds=51.1,
+                 "Dynamo guards and Inductor's on-disk cache, measured", cpu_seconds=50.1,
                  neuron_facts=("N14", "N26"), optional=True),
     NotebookInfo("08_many_processes", "torchrun ranks, all-reduce, stragglers, a failing rank",
                  "the documented torchrun recipe printed; the lesson's ranks on the host CPU",
-                 "gloo on cpu (2 ranks), nccl on cuda", cpu_seconds=22.0,
+                 "gloo on cpu (2 ranks), nccl on cuda", cpu_seconds=19.8,
                  neuron_facts=("N27", "N30"), optional=True),
     NotebookInfo("09_trainium_device_view", "Trainium's device view: engine lanes, DMA, HBM bytes, unfused vs fused",
                  "the same recorded trn2 profiles (this run captures none); the capture commands printed",
-                 "the same: it reads recorded data",
+                 "the same: it reads recorded data", cpu_seconds=6.5,
                  neuron_facts=("N35", "N36", "N37", "N38", "N39")),
 )

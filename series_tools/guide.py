@@ -4,7 +4,7 @@
     python -m series_tools.guide --check    # exit 1 if the guide differs from the notebooks
 
 The exercises live in the notebooks (their "## Exercises" cell), the recorded run times in
-helpers.series; the guide shows both, so each section is generated between two markers instead
+helpers.series; the guide shows both (the agenda, the timings table and the exercises), so each section is generated between two markers instead
 of typed twice (tests/test_guide.py fails when the guide has drifted).
 """
 from __future__ import annotations
@@ -67,7 +67,22 @@ def agenda_markdown() -> str:
     return "\n".join(rows)
 
 
-SECTIONS = {"agenda": agenda_markdown, "exercises": exercises_markdown}
+def timings_markdown() -> str:
+    """Each notebook's recorded wall time (helpers.series, the committed cpu reference run), with a
+    column per backend that no run of this project has timed yet for the instructor to fill."""
+    rows = ["| notebook | cpu, 2 cores (s) | cuda (s) | Trainium trn2 (s) |", "|---|---|---|---|"]
+    for info in NOTEBOOKS:
+        run = f"{info.cpu_seconds:.1f}" if info.cpu_seconds else "not recorded"
+        rows.append(f"| `{info.stem}` | {run} | not measured yet | fill in from your run |")
+    total = sum(info.cpu_seconds or 0 for info in NOTEBOOKS)
+    rows.append(f"| **sum of the notebooks** | **{total:.1f}** | | |")
+    rows += ["", f"cpu: {CPU_SECONDS_MEASURED_ON}, the committed cpu reference run (docs/reference-runs/): its README lists "
+                 "the same times beside each executed notebook. cuda and Trainium: no run of this project has timed them; "
+                 "`make run` on one writes the column's numbers to its run folder's `status.json`."]
+    return "\n".join(rows)
+
+
+SECTIONS = {"agenda": agenda_markdown, "timings": timings_markdown, "exercises": exercises_markdown}
 
 
 def marker(name: str, end: bool = False) -> str:

@@ -63,6 +63,23 @@ def test_backend_fields(name, activities, sort_key, compile_backend):
     assert b.has_device_timeline == (name != "cpu")
 
 
+def test_every_row_of_the_environment_table_says_what_it_is(cpu_backend):
+    """Notebook 00's first table: each row of the record with a one-line meaning, nested settings
+    flattened so nothing is cut off, the Neuron settings folded into one row off Trainium."""
+    from helpers.environment import record_rows
+
+    rows = cpu_backend.describe_rows()
+    assert [name for name, _, meaning in rows if not meaning] == []
+    assert {name for name, _, _ in rows} >= set(cpu_backend.describe()) - {"allocator_settings"}
+    assert [value for name, value, _ in rows if name == "neuron_settings"] == [
+        "(not used here; every setting is in environment.json)"]
+    nested = record_rows({"neuron_settings": {"profile": "device", "environment": {"NEURON_RT_VISIBLE_CORES": "0"}}})
+    assert [(name, value) for name, value, _ in nested] == [("neuron_settings.profile", "device"),
+                                                            ("neuron_settings.environment.NEURON_RT_VISIBLE_CORES", "0")]
+    assert nested[1][2].startswith("a Neuron environment variable")
+    assert record_rows({"a_new_row": 1})[0][2] == ""   # a key without a line shows an empty meaning (and fails above)
+
+
 def test_cpu_describe_records_versions(cpu_backend):
     env = cpu_backend.describe()
     assert env["backend"] == "cpu"

@@ -29,6 +29,18 @@ def test_floor_bandwidth_not_judged_where_overhead_bound():
     assert check_floor(timing(50.0), timing(100.0), 64, memory_bound=False).ok
 
 
+def test_the_verdict_is_explained_with_the_checks_own_numbers():
+    """A sound copy at half the triad's bandwidth says why that is sound: the accepted range, its ratio,
+    the allocation it pays, and the spread; an overhead-bound shape says its bandwidth was not compared."""
+    slow = check_floor(timing(200.0), timing(100.0), 2_000_000, memory_bound=True).explain(copy_into_over_probe=0.8)
+    assert slow.startswith("sound:") and "0.25-1.5x (here 0.50x)" in slow and "reached 0.80x the triad" in slow
+    assert "spread, 0.00, is within" in slow
+    too_fast = check_floor(timing(50.0), timing(100.0), 2_000_000, memory_bound=True).explain()
+    assert too_fast.startswith("FLAGGED:") and "(here 2.00x)" in too_fast and "memory it already had" not in too_fast
+    small = check_floor(timing(50.0, spread=0.6), timing(100.0), 64, memory_bound=False).explain(0.9)
+    assert small.startswith("FLAGGED:") and "not compared" in small and "0.60, is above the 0.25 allowed" in small
+
+
 def test_triad_probe_moves_the_copys_bytes_without_allocating():
     x = torch.randn(30, 10)
     probe = triad_probe(x)

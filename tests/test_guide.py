@@ -45,3 +45,26 @@ def test_agenda_core_path_first_and_optional_marked():
 def test_missing_markers_name_the_fix():
     with pytest.raises(ValueError, match="markers"):
         guide.render("# a guide without markers\n")
+
+
+def test_timings_are_generated_for_every_notebook_from_the_recorded_run():
+    table = guide.timings_markdown()
+    assert all(f"| `{info.stem}` | {info.cpu_seconds:.1f} |" in table for info in guide.NOTEBOOKS)
+    assert guide.CPU_SECONDS_MEASURED_ON in table
+
+
+def test_every_notebook_has_a_recorded_run_time_equal_to_its_reference_run():
+    """No notebook shows NaN for its run time (00's table, the agenda); while the committed cpu
+    reference run is the run helpers.series names, each time is that run's (its README's table)."""
+    import re
+
+    from helpers.series import CPU_SECONDS_MEASURED_ON, NOTEBOOKS, REPO_ROOT
+
+    assert all(info.cpu_seconds for info in NOTEBOOKS), [i.stem for i in NOTEBOOKS if not i.cpu_seconds]
+    for readme in (REPO_ROOT / "docs" / "reference-runs").glob("cpu-*/README.md"):
+        text = readme.read_text(encoding="utf-8")
+        date = re.search(r"\| date \(UTC\) \| (\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)", text)
+        if not date or f"run {''.join(date.groups()[:3])}T{''.join(date.groups()[3:])}Z" not in CPU_SECONDS_MEASURED_ON:
+            continue   # a newer reference run: helpers.series still names the run its times came from
+        recorded = dict(re.findall(r"^\| \[(\w+)\]\(\w+\.ipynb\) \| [^|]+ \| ([\d.]+) \|", text, flags=re.M))
+        assert {i.stem: f"{i.cpu_seconds:.1f}" for i in NOTEBOOKS} == recorded, readme
