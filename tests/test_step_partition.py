@@ -132,8 +132,8 @@ def test_partition_on_a_cpu_trace(tmp_path):
     import torch
 
     from helpers.backend import select_backend
-    from helpers.profiling import profile_steps
-    from helpers.rmsnorm import rmsnorm_naive
+    from lesson.profiling import profile_steps
+    from lesson.rmsnorm import rmsnorm_naive
 
     x, w = torch.randn(64, 512), torch.ones(512)
     result = profile_steps(lambda: rmsnorm_naive(x, w), select_backend("cpu"), tmp_path, label="naive",
