@@ -30,9 +30,11 @@ run: venv
 test: venv
 	BACKEND=$(if $(filter auto,$(BACKEND)),cpu,$(BACKEND)) $(PY) -m pytest $(ARGS)
 
-## lint the code and the notebooks with ruff (pyproject.toml: [tool.ruff]); CI runs it before the tests
+## lint and format-check the code and the notebooks with ruff (pyproject.toml: [tool.ruff]); CI runs it
+## before the tests; `.venv/bin/ruff format .` applies the format
 lint: venv
 	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 
 ## compare two runs: make compare ARGS="runs/A runs/B" (or ARGS="runs/B --baseline base.json")
 compare: venv

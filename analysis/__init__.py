@@ -30,6 +30,7 @@ Modules:
 - recorded: the real A100 traces shipped in data/recorded/ and the origin label their figures carry
 - figures: the series' chart conventions (palette, colour per meaning, backend in the title) and the step timeline
 """
+
 from __future__ import annotations
 
 from .facade import lazy_namespace
@@ -41,7 +42,7 @@ _EXPORTS = {
     "compiles": "CompileLog captured_compile_logs compile_counters recompile_limit_name",
     "contention": "combined contention_between machine_contention_between read_counters",
     "device_view": "annotation_window busy_summary device_work host_ops_during host_vs_device host_waits idle_gaps "
-                   "launches short_kernel_name",
+    "launches short_kernel_name",
     "figures": "IDLE_ALPHA MEANING_COLORS OKABE_ITO backend_title plot_timeline",
     "floor": "check_floor copy_floor triad_probe",
     "host": "address_layout free_page_reporting_kib",
@@ -53,6 +54,6 @@ _EXPORTS = {
     "recorded": "ALEXNET_FORWARD RECORDED_ORIGIN load_recorded recorded_path",
     "timing": "PairedRatio Timing busy_processes contention_summary paired_ratio time_interleaved time_once time_per_call",
     "traces": "Trace allocations_by_op call_tree dispatch_tree gap_table launch_latency load_trace per_call_summary "
-              "representative_step step_ops step_summary",
+    "representative_step step_ops step_summary",
 }
 __getattr__, __dir__, __all__ = lazy_namespace(__name__, globals(), _EXPORTS)

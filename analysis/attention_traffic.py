@@ -12,6 +12,7 @@ Facade:
 - `attention_hbm_traffic(kernel, d_head, seqlen, dtype) -> DataFrame`: one row per tensor movement
   (tensor, direction, bytes) that the kernel's source performs.
 """
+
 from __future__ import annotations
 
 import re
@@ -54,6 +55,10 @@ def attention_hbm_traffic(kernel: str, d_head: int, seqlen: int, dtype: str) -> 
     rows = [("Q", "read", io), ("K", "read", io), ("V", "read", io), ("output", "write", io)]
     if kernel == "baseline":
         scores = seqlen * seqlen * SCORE_BYTES
-        rows += [("scores S, phase 1 store", "write", scores), ("scores S, phase 2 load", "read", scores),
-                 ("weights P, phase 2 store (over S)", "write", scores), ("weights P, phase 3 load", "read", scores)]
+        rows += [
+            ("scores S, phase 1 store", "write", scores),
+            ("scores S, phase 2 load", "read", scores),
+            ("weights P, phase 2 store (over S)", "write", scores),
+            ("weights P, phase 3 load", "read", scores),
+        ]
     return pd.DataFrame(rows, columns=["tensor", "direction", "bytes"])

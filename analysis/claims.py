@@ -15,6 +15,7 @@ Relations, over the `value` of each named metric (ratios also carry their per-ro
 - "busy": no comparison at all: at least one named metric was timed while the machine was busy
   (its `contention` record, analysis.contention), so the sentence says "not measurable here".
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass

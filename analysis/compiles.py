@@ -1,6 +1,7 @@
 """What torch.compile did in this process: graphs compiled, the FX-graph cache's hits and misses,
 and Dynamo's recompile log, captured instead of printed (notebook 07 and lesson.shapes read them).
 """
+
 from __future__ import annotations
 
 import logging
@@ -15,9 +16,11 @@ def compile_counters() -> dict[str, int]:
     """Graphs Dynamo compiled, and Inductor's FX-graph cache hits and misses, so far in this process."""
     from torch._dynamo.utils import counters
 
-    return {"graphs": int(counters["stats"]["unique_graphs"]),
-            "cache_hits": int(counters["inductor"]["fxgraph_cache_hit"]),
-            "cache_misses": int(counters["inductor"]["fxgraph_cache_miss"])}
+    return {
+        "graphs": int(counters["stats"]["unique_graphs"]),
+        "cache_hits": int(counters["inductor"]["fxgraph_cache_hit"]),
+        "cache_misses": int(counters["inductor"]["fxgraph_cache_miss"]),
+    }
 
 
 def recompile_limit_name() -> str:

@@ -21,6 +21,7 @@ the same fraction. Off Linux (no such files) nothing is judged: `busy` is None, 
 
 Standard library only: the notebooks' plumbing and the command-line tools both read it.
 """
+
 from __future__ import annotations
 
 import os
@@ -170,9 +171,14 @@ class Contention:
 
     def record(self) -> dict[str, Any]:
         """The JSON form stored beside a metric (metrics.json) and read back by `from_record`."""
-        return {"busy": self.busy, "wall_s": round(self.wall_s, 3), "waited_fraction": _rounded(self.waited_fraction),
-                "pressure_fraction": _rounded(self.pressure_fraction), "steal_fraction": _rounded(self.steal_fraction),
-                "seen": self.seen()}
+        return {
+            "busy": self.busy,
+            "wall_s": round(self.wall_s, 3),
+            "waited_fraction": _rounded(self.waited_fraction),
+            "pressure_fraction": _rounded(self.pressure_fraction),
+            "steal_fraction": _rounded(self.steal_fraction),
+            "seen": self.seen(),
+        }
 
 
 def _rounded(value: float | None) -> float | None:
@@ -211,8 +217,12 @@ def combined(contentions: list[Contention]) -> Contention | None:
         known = [v for v in values if v is not None]
         return max(known) if known else None
 
-    return Contention(max(c.wall_s for c in contentions), worst([c.waited_fraction for c in contentions]),
-                      worst([c.pressure_fraction for c in contentions]), worst([c.steal_fraction for c in contentions]))
+    return Contention(
+        max(c.wall_s for c in contentions),
+        worst([c.waited_fraction for c in contentions]),
+        worst([c.pressure_fraction for c in contentions]),
+        worst([c.steal_fraction for c in contentions]),
+    )
 
 
 def is_busy(record: dict[str, Any] | None) -> bool:

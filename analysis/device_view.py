@@ -29,6 +29,7 @@ sum to it exactly; in a trace without steps it is all its device work. No functi
 backend's name: on neuron, where no category is verified as device-side (docs/NEURON_NOTES.md
 N19), the device lane is empty and so is the answer.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -95,7 +96,8 @@ def launches(trace: Any, step: int | None = None, window: tuple[float, float] | 
     out["name"] = out["name"].astype(str)
     out["launch"] = out["launch"].astype(str)
     return out.rename(columns={"tid": "stream", "dur": "device_us"})[
-        ["name", "stream", "device_us", "launch", "launch_us", "latency_us", "ts", "launch_ts", "correlation", "step"]]
+        ["name", "stream", "device_us", "launch", "launch_us", "latency_us", "ts", "launch_ts", "correlation", "step"]
+    ]
 
 
 def _top_level_ops(trace: Any) -> pd.DataFrame:
@@ -135,14 +137,17 @@ def host_vs_device(trace: Any, step: int | None = None, window: tuple[float, flo
     work["op"] = top["name"].astype(str).reindex(owner.to_numpy()).to_numpy()
     work = work[owner.to_numpy() >= 0]
     by_op = work.groupby("op")
-    out = pd.DataFrame({
-        "calls": top.groupby(top["name"].astype(str)).size(),
-        "host_us": top.groupby(top["name"].astype(str))["dur"].sum(),
-        "device_ops": by_op.size(),
-        "device_us": by_op["device_us"].sum(),
-        "kernels": by_op.apply(lambda w: list(w.groupby("name")["device_us"].sum().sort_values(ascending=False).index),
-                               include_groups=False),
-    })
+    out = pd.DataFrame(
+        {
+            "calls": top.groupby(top["name"].astype(str)).size(),
+            "host_us": top.groupby(top["name"].astype(str))["dur"].sum(),
+            "device_ops": by_op.size(),
+            "device_us": by_op["device_us"].sum(),
+            "kernels": by_op.apply(
+                lambda w: list(w.groupby("name")["device_us"].sum().sort_values(ascending=False).index), include_groups=False
+            ),
+        }
+    )
     out = out[out["calls"].notna()]
     out[["device_ops", "device_us"]] = out[["device_ops", "device_us"]].fillna(0)
     out["kernels"] = out["kernels"].apply(lambda k: k if isinstance(k, list) else [])
@@ -176,12 +181,17 @@ def host_waits(trace: Any) -> pd.DataFrame:
     for _, c in calls.iterrows():
         pending = np.flatnonzero((d_ts < c["end"]) & (d_end > c["ts"]) & (d_end <= c["end"]))
         last = pending[np.argmax(d_end[pending])] if len(pending) else None
-        rows.append({
-            "call": str(c["name"]), "kind": kind.get(c["correlation"]), "ts": c["ts"], "wait_us": c["dur"],
-            "waited_for": None if last is None else d_name[last],
-            "device_left_us": np.nan if last is None else d_end[last] - c["ts"],
-            "wake_us": np.nan if last is None else c["end"] - d_end[last],
-        })
+        rows.append(
+            {
+                "call": str(c["name"]),
+                "kind": kind.get(c["correlation"]),
+                "ts": c["ts"],
+                "wait_us": c["dur"],
+                "waited_for": None if last is None else d_name[last],
+                "device_left_us": np.nan if last is None else d_end[last] - c["ts"],
+                "wake_us": np.nan if last is None else c["end"] - d_end[last],
+            }
+        )
     return pd.DataFrame(rows, columns=["call", "kind", "ts", "wait_us", "waited_for", "device_left_us", "wake_us"])
 
 
@@ -197,9 +207,15 @@ def _gaps(work: pd.DataFrame) -> pd.DataFrame:
     busy_until = np.r_[np.nan, running_max[:-1]]
     at = np.flatnonzero(work["ts"].to_numpy(dtype=float) > busy_until)  # NaN (the first operation) compares False
     holder = pd.Series(np.where(end == running_max, np.arange(len(work)), np.nan)).ffill().to_numpy()
-    return pd.DataFrame({"start": busy_until[at], "gap_us": work["ts"].to_numpy(dtype=float)[at] - busy_until[at],
-                         "opened_by": work.index.to_numpy()[holder[at - 1].astype(int)],
-                         "closed_by": work.index.to_numpy()[at]}, columns=columns)
+    return pd.DataFrame(
+        {
+            "start": busy_until[at],
+            "gap_us": work["ts"].to_numpy(dtype=float)[at] - busy_until[at],
+            "opened_by": work.index.to_numpy()[holder[at - 1].astype(int)],
+            "closed_by": work.index.to_numpy()[at],
+        },
+        columns=columns,
+    )
 
 
 def step_partition(work: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -230,11 +246,22 @@ def step_partition(work: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     (the window holding it) and `before_next` (the gap before the next step's first operation).
     """
     work = work[work["step"].notna()].sort_values(["ts", "end"], kind="stable")
-    window_columns = ["start", "end", "window_us", "busy_us", "idle_us", "idle_gaps", "idle_total_us",
-                      "idle_largest_us", "idle_before_next_us"]
+    window_columns = [
+        "start",
+        "end",
+        "window_us",
+        "busy_us",
+        "idle_us",
+        "idle_gaps",
+        "idle_total_us",
+        "idle_largest_us",
+        "idle_before_next_us",
+    ]
     if work.empty:
-        return (pd.DataFrame(columns=window_columns, index=pd.Index([], name="step")),
-                _gaps(work).assign(step=pd.Series(dtype=float), before_next=pd.Series(dtype=bool)))
+        return (
+            pd.DataFrame(columns=window_columns, index=pd.Index([], name="step")),
+            _gaps(work).assign(step=pd.Series(dtype=float), before_next=pd.Series(dtype=bool)),
+        )
     firsts = work.groupby("step")["ts"].min().sort_values(kind="stable")
     starts = firsts.to_numpy(dtype=float)
     ends = np.append(starts[1:], float(work["end"].max()))
@@ -291,17 +318,26 @@ def idle_gaps(trace: Any, step: int | None = None, window: tuple[float, float] |
         return pd.DataFrame(columns=columns)
     calls = _launch_calls(trace)
     owner = _enclosing(_top_level_ops(trace), calls)
-    launched_from = pd.Series(trace.events["name"].astype(str).reindex(owner.to_numpy()).to_numpy(),
-                              index=calls["correlation"].to_numpy())
+    launched_from = pd.Series(
+        trace.events["name"].astype(str).reindex(owner.to_numpy()).to_numpy(), index=calls["correlation"].to_numpy()
+    )
     nxt = dev.loc[gaps["closed_by"].to_numpy()]
-    cause = np.where(nxt["launch_ts"].isna(), "no launch linked",
-                     np.where(nxt["launch_ts"].to_numpy() >= gaps["start"].to_numpy(), "launched late", "queued"))
-    return pd.DataFrame({
-        "start": gaps["start"].to_numpy(dtype=float), "gap_us": gaps["gap_us"].to_numpy(dtype=float),
-        "after": dev.loc[gaps["opened_by"].to_numpy(), "name"].astype(str).to_numpy(),
-        "before": nxt["name"].astype(str).to_numpy(), "cause": cause,
-        "launched_from": nxt["correlation"].map(launched_from).to_numpy(),
-    }, columns=columns)
+    cause = np.where(
+        nxt["launch_ts"].isna(),
+        "no launch linked",
+        np.where(nxt["launch_ts"].to_numpy() >= gaps["start"].to_numpy(), "launched late", "queued"),
+    )
+    return pd.DataFrame(
+        {
+            "start": gaps["start"].to_numpy(dtype=float),
+            "gap_us": gaps["gap_us"].to_numpy(dtype=float),
+            "after": dev.loc[gaps["opened_by"].to_numpy(), "name"].astype(str).to_numpy(),
+            "before": nxt["name"].astype(str).to_numpy(),
+            "cause": cause,
+            "launched_from": nxt["correlation"].map(launched_from).to_numpy(),
+        },
+        columns=columns,
+    )
 
 
 def busy_summary(trace: Any, step: int | None = None, window: tuple[float, float] | None = None) -> dict[str, float]:
@@ -334,5 +370,11 @@ def busy_summary(trace: Any, step: int | None = None, window: tuple[float, float
         span = float(dev["end"].max() - dev["ts"].min())
         idle = float(_gaps(dev)["gap_us"].sum())
     is_kernel = dev["cat"].astype(str) == KERNEL_CATEGORY
-    return {"device_ops": int(len(dev)), "kernels": int(is_kernel.sum()), "span_us": span, "busy_us": span - idle,
-            "idle_us": idle, "kernel_us": float(dev.loc[is_kernel, "dur"].sum())}
+    return {
+        "device_ops": int(len(dev)),
+        "kernels": int(is_kernel.sum()),
+        "span_us": span,
+        "busy_us": span - idle,
+        "idle_us": idle,
+        "kernel_us": float(dev.loc[is_kernel, "dur"].sum()),
+    }

@@ -3,7 +3,9 @@ notebooks' own kinds and shows them in IPython as their message, without a trace
 
 Standard library only: the kernel check imports it before torch.
 """
+
 from __future__ import annotations
+
 
 class SeriesError(Exception):
     """An error whose message names the problem and the fix."""

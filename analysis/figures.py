@@ -5,6 +5,7 @@ of a notebook still says where it was measured; the palette is Okabe & Ito's, an
 stands for one meaning (a lane of the timeline and the same share of a step in the time split).
 matplotlib is imported where a figure is drawn, so that importing the conventions costs nothing.
 """
+
 from __future__ import annotations
 
 # Okabe & Ito (2008), distinguishable with the common colour-vision deficiencies.
@@ -19,16 +20,19 @@ def backend_title(text: str, backend: str) -> str:
 # One colour per meaning in every chart of the series: a lane of the timeline and the same
 # share of a step in the time split are the same colour.
 MEANING_COLORS = {
-    "framework": OKABE_ITO[0],   # PyTorch ops on the host
-    "runtime": OKABE_ITO[1],     # the device API on the host (launches, driver calls)
-    "device busy": OKABE_ITO[2], # a device operation (on cpu: a compute op) running
-    "idle": OKABE_ITO[3],        # between two device operations of a step
-    "host only": "#999999",      # the rest of a step: only the host works
+    "framework": OKABE_ITO[0],  # PyTorch ops on the host
+    "runtime": OKABE_ITO[1],  # the device API on the host (launches, driver calls)
+    "device busy": OKABE_ITO[2],  # a device operation (on cpu: a compute op) running
+    "idle": OKABE_ITO[3],  # between two device operations of a step
+    "host only": "#999999",  # the rest of a step: only the host works
     "unverified": OKABE_ITO[4],  # device-like events on neuron, not counted (N19)
 }
 LANE_ROWS = ("framework", "runtime", "device")
-LANE_COLORS = {"framework": MEANING_COLORS["framework"], "runtime": MEANING_COLORS["runtime"],
-               "device": MEANING_COLORS["device busy"]}
+LANE_COLORS = {
+    "framework": MEANING_COLORS["framework"],
+    "runtime": MEANING_COLORS["runtime"],
+    "device": MEANING_COLORS["device busy"],
+}
 
 
 IDLE_ALPHA = 0.45  # idle is drawn translucent everywhere: it is the absence of work
@@ -57,8 +61,14 @@ def _label_bars(ax, bars: list[tuple[float, float, str]], y: float, min_fraction
         ax.text(centre, y, name, ha="center", va="center", fontsize=8, clip_on=True)
 
 
-def plot_timeline(traces: dict, backend: str, step: int | None = None, max_us: float | None = None,
-                  min_us: float = 0.0, label_lanes: tuple[str, ...] = ("device",)):
+def plot_timeline(
+    traces: dict,
+    backend: str,
+    step: int | None = None,
+    max_us: float | None = None,
+    min_us: float = 0.0,
+    label_lanes: tuple[str, ...] = ("device",),
+):
     """One profiler step of each trace (its median-length step by default), stacked on one time
     scale, one row per lane that has events in it (framework, runtime, device); `min_us` and
     `max_us` crop the time axis, and the bars of `label_lanes` carry their names.
@@ -85,43 +95,69 @@ def plot_timeline(traces: dict, backend: str, step: int | None = None, max_us: f
         rows_of[label]["device"] = list(zip(ops["start_us"], ops["duration_us"], ops["name"].astype(str)))
         steps[label] = (s, ops, float(step_row["dur"]))
     shown = [lane for lane in LANE_ROWS if any(rows[lane] for rows in rows_of.values())]  # no empty lanes
-    fig, axes = plt.subplots(len(traces), 1, figsize=(11, (0.55 * len(shown) + 0.9) * len(traces) + 0.8),
-                             sharex=True, squeeze=False)
+    fig, axes = plt.subplots(
+        len(traces), 1, figsize=(11, (0.55 * len(shown) + 0.9) * len(traces) + 0.8), sharex=True, squeeze=False
+    )
     axes[-1, 0].set_xlim(min_us, max_us or max(span for _, _, span in steps.values()) * 1.02)
     for ax, (label, trace) in zip(axes[:, 0], traces.items()):
         s, ops, _ = steps[label]
         order = list(reversed(shown))
         for y, lane in enumerate(order):
             bars = rows_of[label][lane]
-            ax.broken_barh([(x0, max(w, 0.05)) for x0, w, _ in bars], (y - 0.35, 0.7),
-                           facecolors=LANE_COLORS[lane], alpha=0.45 if lane == "framework" else 0.9,
-                           edgecolor="black", linewidth=0.3)
+            ax.broken_barh(
+                [(x0, max(w, 0.05)) for x0, w, _ in bars],
+                (y - 0.35, 0.7),
+                facecolors=LANE_COLORS[lane],
+                alpha=0.45 if lane == "framework" else 0.9,
+                edgecolor="black",
+                linewidth=0.3,
+            )
             if lane in label_lanes:
                 _label_bars(ax, [(x0, w, short_op_name(n)) for x0, w, n in bars], y, 0.04)
         gaps = gap_table(trace, s)
         device_row = order.index("device") if "device" in order else None
         for _, g in gaps.iterrows():
             if device_row is not None:
-                ax.axvspan(g["start_us"], g["start_us"] + g["gap_us"], ymin=device_row / len(order),
-                           ymax=(device_row + 1) / len(order), color=MEANING_COLORS["idle"], alpha=IDLE_ALPHA, lw=0)
+                ax.axvspan(
+                    g["start_us"],
+                    g["start_us"] + g["gap_us"],
+                    ymin=device_row / len(order),
+                    ymax=(device_row + 1) / len(order),
+                    color=MEANING_COLORS["idle"],
+                    alpha=IDLE_ALPHA,
+                    lw=0,
+                )
         if len(gaps) and device_row is not None:
             big = gaps.loc[gaps["gap_us"].idxmax()]
-            ax.annotate(f"largest gap {big['gap_us']:,.1f} us", xy=(big["start_us"] + big["gap_us"] / 2, device_row + 0.35),
-                        xytext=(0, 12), textcoords="offset points", ha="center", fontsize=9,
-                        arrowprops={"arrowstyle": "->", "lw": 0.8})
-        names = {"device": "device" if trace.has_device_lane else "compute ops (cpu)", "runtime": "runtime",
-                 "framework": "framework"}
+            ax.annotate(
+                f"largest gap {big['gap_us']:,.1f} us",
+                xy=(big["start_us"] + big["gap_us"] / 2, device_row + 0.35),
+                xytext=(0, 12),
+                textcoords="offset points",
+                ha="center",
+                fontsize=9,
+                arrowprops={"arrowstyle": "->", "lw": 0.8},
+            )
+        names = {
+            "device": "device" if trace.has_device_lane else "compute ops (cpu)",
+            "runtime": "runtime",
+            "framework": "framework",
+        }
         ax.set_yticks(range(len(order)), [names[lane] for lane in order])
         ax.set_ylim(-0.6, len(order) - 0.4)
         which = "its only step" if len(trace.steps) == 1 else "median length"
-        ax.set_title(f"{label}: step {s} ({which}), {len(ops)} operation{'' if len(ops) == 1 else 's'}",
-                     loc="left", fontsize=10)
+        ax.set_title(f"{label}: step {s} ({which}), {len(ops)} operation{'' if len(ops) == 1 else 's'}", loc="left", fontsize=10)
     axes[-1, 0].set_xlabel("time since the start of the step (us)")
     cpu_only = not any(t.has_device_lane for t in traces.values())
-    legend = [Patch(color=LANE_COLORS[k], label=k if k != "device" else ("compute ops" if cpu_only else "device busy"))
-              for k in shown]
-    fig.legend(handles=legend + [Patch(color=MEANING_COLORS["idle"], alpha=IDLE_ALPHA, label="idle gap")],
-               loc="upper right", ncol=4, fontsize=9)
+    legend = [
+        Patch(color=LANE_COLORS[k], label=k if k != "device" else ("compute ops" if cpu_only else "device busy")) for k in shown
+    ]
+    fig.legend(
+        handles=legend + [Patch(color=MEANING_COLORS["idle"], alpha=IDLE_ALPHA, label="idle gap")],
+        loc="upper right",
+        ncol=4,
+        fontsize=9,
+    )
     fig.suptitle(backend_title("One profiler step per variant, same time scale", backend), x=0.01, ha="left")
     fig.tight_layout(rect=(0, 0, 1, 0.95))
     return fig

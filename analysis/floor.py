@@ -8,6 +8,7 @@ machine reaches without allocating. A copy much faster than the triad did not mo
 timing error); one far slower, or with a wide spread, was disturbed. Either is re-measured, and
 flagged if it stays so.
 """
+
 from __future__ import annotations
 
 import math
@@ -18,7 +19,7 @@ import torch
 
 from .timing import Timing
 
-WIDE_SPREAD = 0.25                      # (p90 - p10) / median of the copy's samples
+WIDE_SPREAD = 0.25  # (p90 - p10) / median of the copy's samples
 PLAUSIBLE_COPY_OVER_PROBE = (0.25, 1.5)  # copy bandwidth / triad bandwidth, at a memory-bound shape
 
 
@@ -63,16 +64,23 @@ class FloorCheck:
         inside the timed call and the triad does not. `copy_into_over_probe`, the same copy into
         memory it already had over the triad, shows how much of the distance is that allocation."""
         low, high = PLAUSIBLE_COPY_OVER_PROBE
-        spread = (f"the copy's spread, {self.copy_spread:.2f}, is "
-                  + ("within" if self.copy_spread <= WIDE_SPREAD else "above") + f" the {WIDE_SPREAD} allowed")
+        spread = (
+            f"the copy's spread, {self.copy_spread:.2f}, is "
+            + ("within" if self.copy_spread <= WIDE_SPREAD else "above")
+            + f" the {WIDE_SPREAD} allowed"
+        )
         verdict = "sound" if self.ok else "FLAGGED"
         if not self.memory_bound:
-            return (f"{verdict}: at this shape both calls take microseconds, mostly the fixed cost of a call, so their "
-                    f"bandwidths are not compared; only the timing is checked, and {spread}.")
-        text = (f"{verdict}: the check compares the copy's bandwidth with the triad's over the same bytes and accepts "
-                f"{low}-{high}x (here {self.copy_over_probe:.2f}x). Above {high}x the copy would have outrun the memory, "
-                f"so it did not move its bytes; below {low}x something disturbed it. Below 1x is expected: the copy "
-                "allocates its output inside the timed call, the triad works on tensors allocated beforehand")
+            return (
+                f"{verdict}: at this shape both calls take microseconds, mostly the fixed cost of a call, so their "
+                f"bandwidths are not compared; only the timing is checked, and {spread}."
+            )
+        text = (
+            f"{verdict}: the check compares the copy's bandwidth with the triad's over the same bytes and accepts "
+            f"{low}-{high}x (here {self.copy_over_probe:.2f}x). Above {high}x the copy would have outrun the memory, "
+            f"so it did not move its bytes; below {low}x something disturbed it. Below 1x is expected: the copy "
+            "allocates its output inside the timed call, the triad works on tensors allocated beforehand"
+        )
         if copy_into_over_probe is not None and math.isfinite(copy_into_over_probe):
             text += f" (the same copy into memory it already had reached {copy_into_over_probe:.2f}x the triad)"
         return text + f"; and {spread}."
@@ -90,6 +98,5 @@ def check_floor(copy: Timing, probe: Timing, bytes_moved: int, *, memory_bound: 
         check.problems.append(f"the copy's spread is wide ({copy.spread:.2f} > {WIDE_SPREAD})")
     low, high = PLAUSIBLE_COPY_OVER_PROBE
     if memory_bound and not low <= check.copy_over_probe <= high:
-        check.problems.append(f"the copy reached {check.copy_over_probe:.2f}x the triad's bandwidth "
-                              f"(plausible: {low}-{high}x)")
+        check.problems.append(f"the copy reached {check.copy_over_probe:.2f}x the triad's bandwidth (plausible: {low}-{high}x)")
     return check

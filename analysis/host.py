@@ -4,6 +4,7 @@ randomized, and whether the virtual machine hands free memory back to its host. 
 record (helpers.environment) writes them beside every result; notebooks 00 and 02 explain the last
 two. Standard library only: they are read before torch loads.
 """
+
 from __future__ import annotations
 
 import platform
@@ -46,7 +47,7 @@ ADDR_NO_RANDOMIZE = 0x0040000  # personality(2) flag: this process's address lay
 
 
 def address_layout() -> str | None:
-    """"fixed" where this process runs without address-space randomization (started under
+    """ "fixed" where this process runs without address-space randomization (started under
     `setarch -R`, as series_tools.execute starts every kernel, or ASLR off machine-wide),
     "randomized" otherwise; None off Linux. A few-microsecond call's time depends on where its
     code and data land (series_tools/execute.py gives the measurement), so runs compare best
@@ -76,7 +77,7 @@ def free_page_reporting_kib(sys_root: Path = Path("/sys")) -> int | None:
         if read_sys_text(str(device / "device")) != VIRTIO_BALLOON_DEVICE:
             continue
         features = read_sys_text(str(device / "features")) or ""
-        if features[VIRTIO_BALLOON_F_REPORTING:VIRTIO_BALLOON_F_REPORTING + 1] != "1":
+        if features[VIRTIO_BALLOON_F_REPORTING : VIRTIO_BALLOON_F_REPORTING + 1] != "1":
             return None
         order = read_sys_text(str(sys_root / "module/page_reporting/parameters/page_reporting_order"))
         # without the parameter: the kernel's default, pageblock order (2 MiB with 4 KiB pages)

@@ -15,6 +15,7 @@ failure (loading, or either breakdown) is returned as text in `errors`, each HTA
 HTA is imported when `run_hta` is called, not when this module is: it is in requirements.txt,
 not in requirements-neuron.txt.
 """
+
 from __future__ import annotations
 
 import logging
@@ -36,8 +37,8 @@ DEVICE_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset")
 class HtaResult:
     """What HTA reported for a set of rank traces; a breakdown is None where HTA raised."""
 
-    temporal: pd.DataFrame | None = None      # per rank: span_us, idle_us, busy_us, compute_us, non_compute_us
-    idle: pd.DataFrame | None = None          # per rank and stream: idle_category, idle_time
+    temporal: pd.DataFrame | None = None  # per rank: span_us, idle_us, busy_us, compute_us, non_compute_us
+    idle: pd.DataFrame | None = None  # per rank and stream: idle_category, idle_time
     device_events: pd.DataFrame | None = None  # per rank: kernels, device_ops (HTA's kept GPU events by category)
     messages: list[str] = field(default_factory=list)
     errors: dict[str, str] = field(default_factory=dict)
@@ -76,10 +77,15 @@ def run_hta(trace_files: Mapping[int, Path | str]) -> HtaResult:
                 return result
             try:
                 t = analysis.get_temporal_breakdown(visualize=False).set_index("rank")
-                result.temporal = pd.DataFrame({
-                    "span_us": t["kernel_time(us)"], "idle_us": t["idle_time(us)"],
-                    "busy_us": t["kernel_time(us)"] - t["idle_time(us)"],
-                    "compute_us": t["compute_time(us)"], "non_compute_us": t["non_compute_time(us)"]}).astype(float)
+                result.temporal = pd.DataFrame(
+                    {
+                        "span_us": t["kernel_time(us)"],
+                        "idle_us": t["idle_time(us)"],
+                        "busy_us": t["kernel_time(us)"] - t["idle_time(us)"],
+                        "compute_us": t["compute_time(us)"],
+                        "non_compute_us": t["non_compute_time(us)"],
+                    }
+                ).astype(float)
             except Exception as exc:  # noqa: BLE001  what HTA does on this trace is the finding
                 result.errors["temporal breakdown"] = f"{type(exc).__name__}: {exc}"
             try:
@@ -101,8 +107,10 @@ def _device_events(analysis: Any) -> pd.DataFrame:
     for rank in analysis.t.get_ranks():
         df = analysis.t.get_trace(rank)
         on_stream = df[df["stream"].ge(0)]
-        rows[rank] = {"kernels": int(on_stream["cat"].eq(ids.get("kernel", -1)).sum()),
-                      "device_ops": int(on_stream["cat"].isin([ids.get(c, -1) for c in DEVICE_CATEGORIES]).sum())}
+        rows[rank] = {
+            "kernels": int(on_stream["cat"].eq(ids.get("kernel", -1)).sum()),
+            "device_ops": int(on_stream["cat"].isin([ids.get(c, -1) for c in DEVICE_CATEGORIES]).sum()),
+        }
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis("rank")
 
 
@@ -118,6 +126,13 @@ def side_by_side(series: Mapping[int, Mapping[str, float]], hta: HtaResult) -> p
             theirs["kernels"] = hta.device_events.at[rank, "kernels"]
         for figure in ("span_us", "busy_us", "idle_us", "kernels"):
             h = theirs.get(figure)
-            rows.append({"rank": rank, "figure": figure, "series": ours[figure], "HTA": h,
-                         "HTA - series": None if h is None else h - ours[figure]})
+            rows.append(
+                {
+                    "rank": rank,
+                    "figure": figure,
+                    "series": ours[figure],
+                    "HTA": h,
+                    "HTA - series": None if h is None else h - ours[figure],
+                }
+            )
     return pd.DataFrame(rows).set_index(["rank", "figure"])

@@ -6,6 +6,7 @@ without a separate device timeline (cpu) or a loop without synchronize() is flag
 as a measurement. The backend is passed as plain values (its name, whether it has a device
 timeline), so that this library needs nothing of the series' plumbing.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -31,13 +32,21 @@ def key_averages_frame(prof: Any) -> pd.DataFrame:
         }
         for e in prof.key_averages()
     ]
-    columns = ["name", "calls", "self_cpu_us", "cpu_total_us", *DEVICE_COLUMNS,
-               "self_cpu_memory_bytes", "self_device_memory_bytes"]
+    columns = [
+        "name",
+        "calls",
+        "self_cpu_us",
+        "cpu_total_us",
+        *DEVICE_COLUMNS,
+        "self_cpu_memory_bytes",
+        "self_device_memory_bytes",
+    ]
     return pd.DataFrame(rows, columns=columns)
 
 
-def device_time_verdict(table: pd.DataFrame, synchronized: bool, backend: str, has_device_timeline: bool,
-                        correlate_device_time: bool = False) -> tuple[bool, str]:
+def device_time_verdict(
+    table: pd.DataFrame, synchronized: bool, backend: str, has_device_timeline: bool, correlate_device_time: bool = False
+) -> tuple[bool, str]:
     """Was device time really captured in `table` (key_averages_frame)? Returns (captured, why):
     if not, why and what to try.
 
@@ -52,8 +61,7 @@ def device_time_verdict(table: pd.DataFrame, synchronized: bool, backend: str, h
         )
     if not has_device_timeline:
         return False, (
-            f"device time not captured: {backend} has no separate device timeline; "
-            "the CPU columns hold the compute time."
+            f"device time not captured: {backend} has no separate device timeline; the CPU columns hold the compute time."
         )
     if not (table["self_device_us"].fillna(0) > 0).any():
         if backend == "neuron":

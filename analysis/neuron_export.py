@@ -17,6 +17,7 @@ Facade:
 
 Standard library and pandas only.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -36,8 +37,10 @@ ENGINES = ("tensor", "vector", "scalar", "gpsimd", "sync")
 # nanoseconds, the counters are not); 0.5% leaves room for rounding and nothing else.
 UNIT_CHECK_TOLERANCE = 0.005
 
-EXPORT_HINT = ("export the full profile with `neuron-profile view --output-format json --output-file X.json "
-               "-n X.neff -s X.ntff` (summary-json holds the summary only)")
+EXPORT_HINT = (
+    "export the full profile with `neuron-profile view --output-format json --output-file X.json "
+    "-n X.neff -s X.ntff` (summary-json holds the summary only)"
+)
 
 
 class ExportError(ValueError):
@@ -72,8 +75,16 @@ def _unit_from_name(name: str, value: Any) -> str:
     """The unit a counter's name implies; the checks in `_unit_checks` confirm the ones used."""
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         return "text"
-    rules = (("_percent", "fraction of 1"), ("_time_ns", "ns"), ("_time", "s"), ("_bytes", "bytes"),
-             ("_size", "bytes"), ("_count", "count"), ("_cycles", "cycles"), ("flops", "FLOP"))
+    rules = (
+        ("_percent", "fraction of 1"),
+        ("_time_ns", "ns"),
+        ("_time", "s"),
+        ("_bytes", "bytes"),
+        ("_size", "bytes"),
+        ("_count", "count"),
+        ("_cycles", "cycles"),
+        ("flops", "FLOP"),
+    )
     for suffix, unit in rules:
         if name.endswith(suffix):
             return unit
@@ -125,8 +136,13 @@ class NeuronExport:
         Returns a DataFrame indexed by engine with active_ns and fraction (the file's
         `<engine>_engine_active_time` and `..._percent`, whose units `unit_checks` confirmed).
         """
-        rows = {e: {"active_ns": float(self.counter(f"{e}_engine_active_time")) * 1e9,
-                    "fraction": float(self.counter(f"{e}_engine_active_time_percent"))} for e in ENGINES}
+        rows = {
+            e: {
+                "active_ns": float(self.counter(f"{e}_engine_active_time")) * 1e9,
+                "fraction": float(self.counter(f"{e}_engine_active_time_percent")),
+            }
+            for e in ENGINES
+        }
         return pd.DataFrame(rows).T.rename_axis("engine")
 
     def hbm_instructions(self) -> pd.DataFrame:
@@ -163,8 +179,9 @@ def _summary(data: dict[str, Any]) -> pd.DataFrame:
         meaning = terms.get(name, "")
         unit = _unit_from_name(name, value)
         basis = "terminology" if unit == "s" and "Units are in seconds" in meaning else ("name" if unit else "")
-        rows.append({"name": name, "value": value, "unit": unit, "unit_basis": basis,
-                     "group": groups.get(name, ""), "meaning": meaning})
+        rows.append(
+            {"name": name, "value": value, "unit": unit, "unit_basis": basis, "group": groups.get(name, ""), "meaning": meaning}
+        )
     return pd.DataFrame(rows).set_index("name")
 
 
@@ -174,13 +191,22 @@ def _engine_intervals(data: dict[str, Any]) -> pd.DataFrame:
         return pd.DataFrame(columns=["engine", "start_ns", "end_ns", "duration_ns", "subgraph", "physical_core"])
     df = df.rename(columns={"start_ts": "start_ns", "end_ts": "end_ns", "pcore_idx": "physical_core"})
     df["duration_ns"] = df["end_ns"] - df["start_ns"]
-    return df[["engine", "start_ns", "end_ns", "duration_ns", "subgraph", "physical_core"]].sort_values("start_ns", ignore_index=True)
+    return df[["engine", "start_ns", "end_ns", "duration_ns", "subgraph", "physical_core"]].sort_values(
+        "start_ns", ignore_index=True
+    )
 
 
 def _instructions(data: dict[str, Any]) -> pd.DataFrame:
     df = pd.DataFrame(data["instruction"])
-    out = pd.DataFrame({"engine": df.get("label"), "opcode": df.get("opcode"), "start_ns": df.get("timestamp"),
-                        "duration_ns": df.get("duration"), "subgraph": df.get("subgraph")})
+    out = pd.DataFrame(
+        {
+            "engine": df.get("label"),
+            "opcode": df.get("opcode"),
+            "start_ns": df.get("timestamp"),
+            "duration_ns": df.get("duration"),
+            "subgraph": df.get("subgraph"),
+        }
+    )
     out["end_ns"] = out["start_ns"] + out["duration_ns"]
     for col in ("hbm_read_bytes", "hbm_write_bytes"):  # absent or "" on instructions that move no HBM data
         out[col] = pd.to_numeric(df[col], errors="coerce").fillna(0).astype("int64") if col in df else 0
@@ -214,22 +240,43 @@ def _unit_checks(summary: pd.DataFrame, intervals: pd.DataFrame, instructions: p
     def check(counter: str, unit: str, against: str, from_data: float) -> None:
         counted = value(counter)
         diff = abs(counted - from_data) / abs(counted) if counted else abs(from_data)
-        rows.append({"counter": counter, "unit": unit, "checked_against": against, "counter_value": counted,
-                     "from_data": from_data, "relative_difference": diff, "holds": diff <= UNIT_CHECK_TOLERANCE})
+        rows.append(
+            {
+                "counter": counter,
+                "unit": unit,
+                "checked_against": against,
+                "counter_value": counted,
+                "from_data": from_data,
+                "relative_difference": diff,
+                "holds": diff <= UNIT_CHECK_TOLERANCE,
+            }
+        )
 
     for engine in ENGINES:
         lane = intervals[intervals["engine"] == engine]
         union_s = interval_union_ns(lane["start_ns"], lane["end_ns"]) * 1e-9
-        check(f"{engine}_engine_active_time", "s",
-              f"union of the {engine} active_time intervals (ns, both physical cores) x 1e-9", union_s)
-        check(f"{engine}_engine_active_time_percent", "fraction of 1",
-              f"union of the {engine} intervals / total_time", union_s / total_s)
+        check(
+            f"{engine}_engine_active_time",
+            "s",
+            f"union of the {engine} active_time intervals (ns, both physical cores) x 1e-9",
+            union_s,
+        )
+        check(
+            f"{engine}_engine_active_time_percent",
+            "fraction of 1",
+            f"union of the {engine} intervals / total_time",
+            union_s / total_s,
+        )
     dma_s = interval_union_ns(dma["start_ns"], dma["end_ns"]) * 1e-9
     check("dma_active_time", "s", "union of the DMA packets' intervals (ns) x 1e-9", dma_s)
     check("dma_active_time_percent", "fraction of 1", "union of the DMA packets' intervals / total_time", dma_s / total_s)
     for direction in ("read", "write"):
-        check(f"hbm_{direction}_bytes", "bytes", f"sum of the instructions' hbm_{direction}_bytes",
-              float(instructions[f"hbm_{direction}_bytes"].sum()))
+        check(
+            f"hbm_{direction}_bytes",
+            "bytes",
+            f"sum of the instructions' hbm_{direction}_bytes",
+            float(instructions[f"hbm_{direction}_bytes"].sum()),
+        )
     return pd.DataFrame(rows)
 
 
@@ -252,8 +299,17 @@ def load_export(path: Path | str) -> NeuronExport:
         summary.loc[row.counter, ["unit", "unit_basis"]] = [row.unit, f"{verdict}: {row.checked_against}"]
     warnings = pd.DataFrame(data.get("warnings", []), columns=["category", "message"])
     metadata = data.get("metadata", [{}])[0] if data.get("metadata") else {}
-    return NeuronExport(path=path, summary=summary, engine_intervals=intervals, instructions=instructions, dma=dma,
-                        layers=_layers(data), warnings=warnings, unit_checks=checks, metadata=metadata)
+    return NeuronExport(
+        path=path,
+        summary=summary,
+        engine_intervals=intervals,
+        instructions=instructions,
+        dma=dma,
+        layers=_layers(data),
+        warnings=warnings,
+        unit_checks=checks,
+        metadata=metadata,
+    )
 
 
 def load_exports(root: Path | str, pattern: str = "*/*_profile_full.json*") -> dict[str, NeuronExport]:
@@ -270,5 +326,13 @@ def load_exports(root: Path | str, pattern: str = "*/*_profile_full.json*") -> d
     return {p.parent.name: load_export(p) for p in paths}
 
 
-__all__ = ["ENGINES", "UNIT_CHECK_TOLERANCE", "ExportError", "NeuronExport", "interval_union_ns", "load_export",
-           "load_exports", "merged_intervals"]
+__all__ = [
+    "ENGINES",
+    "UNIT_CHECK_TOLERANCE",
+    "ExportError",
+    "NeuronExport",
+    "interval_union_ns",
+    "load_export",
+    "load_exports",
+    "merged_intervals",
+]

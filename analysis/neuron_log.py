@@ -6,6 +6,7 @@ Beyond `max_events_per_nc` events per NeuronCore the runtime drops trace events 
 noticing that is truncated. lesson.neuron_profiler watches the profiler's stop with
 `run_capturing_native_output` and passes the text to `report_dropped_events`. Standard library only.
 """
+
 from __future__ import annotations
 
 import os
@@ -26,9 +27,11 @@ def report_dropped_events(text: str, max_events_per_nc: int) -> int:
     """The events the runtime reported dropped in `text`, printed with the fix (N23)."""
     dropped = dropped_events(text)
     if dropped:
-        print(f"PROFILE TRUNCATED: the Neuron runtime dropped {dropped:,} trace events (limit "
-              f"{max_events_per_nc:,} per NeuronCore). Fix: raise MAX_EVENTS_PER_NC (e.g. "
-              f"`-p MAX_EVENTS_PER_NC {max_events_per_nc * 4}`), or record fewer ACTIVE steps.")
+        print(
+            f"PROFILE TRUNCATED: the Neuron runtime dropped {dropped:,} trace events (limit "
+            f"{max_events_per_nc:,} per NeuronCore). Fix: raise MAX_EVENTS_PER_NC (e.g. "
+            f"`-p MAX_EVENTS_PER_NC {max_events_per_nc * 4}`), or record fewer ACTIVE steps."
+        )
     return dropped
 
 

@@ -8,6 +8,7 @@ labels below); tests/test_neuron_artifacts.py checks these functions on SYNTHETI
 documented layout and a FAKE neuron-explorer. (Recorded real exports are read by
 analysis.neuron_export.)
 """
+
 from __future__ import annotations
 
 import json
@@ -57,11 +58,9 @@ FIX_NO_NEFF = (
 )
 FIX_ONLY_PB = (
     "only .pb files: device profiling was off, so this is a system profile only; for device traces "
-    "(NEFF + NTFF) add ProfileMode.DEVICE to NeuronConfig(modes=[...]) (the series: NEURON_PROFILE = \"device\")"
+    '(NEFF + NTFF) add ProfileMode.DEVICE to NeuronConfig(modes=[...]) (the series: NEURON_PROFILE = "device")'
 )
-NOTE_SYSTEM_ONLY = (
-    "only .pb files: a system profile, as NEURON_PROFILE = \"system\" asked (no device traces, no HBM reserved, N22)"
-)
+NOTE_SYSTEM_ONLY = 'only .pb files: a system profile, as NEURON_PROFILE = "system" asked (no device traces, no HBM reserved, N22)'
 FIX_MISPLACED_FRAMEWORK_TRACE = (
     "the framework trace is outside the <instance-id>_pid_<pid>/ folder, so Neuron Explorer shows no framework "
     "events in the system trace: move it into the matching <instance-id>_pid_<pid>/ folder"
@@ -155,9 +154,11 @@ def find_neuron_artifacts(root: Path | str, system_profile: bool = False) -> Neu
             found.problems.append(ArtifactProblem("only .pb files", FIX_ONLY_PB, root))
     for trace in found.framework_traces:
         if trace.name.startswith("neuron_framework_trace_rank_") and not any(
-                _SESSION_PARENT.match(parent.name) for parent in trace.relative_to(root).parents):
-            found.problems.append(ArtifactProblem("framework trace outside <instance-id>_pid_<pid>/",
-                                                  FIX_MISPLACED_FRAMEWORK_TRACE, trace))
+            _SESSION_PARENT.match(parent.name) for parent in trace.relative_to(root).parents
+        ):
+            found.problems.append(
+                ArtifactProblem("framework trace outside <instance-id>_pid_<pid>/", FIX_MISPLACED_FRAMEWORK_TRACE, trace)
+            )
     return found
 
 
@@ -173,8 +174,10 @@ def neuron_explorer_executable() -> tuple[str | None, str]:
         return exe, ""
     installed = NEURON_TOOLS_BIN / "neuron-explorer"
     if installed.exists():
-        return str(installed), (f"neuron-explorer is installed in {NEURON_TOOLS_BIN} but that folder is not on "
-                                f"PATH: `{FIX_EXPLORER_PATH}` (the series finds it there anyway)")
+        return str(installed), (
+            f"neuron-explorer is installed in {NEURON_TOOLS_BIN} but that folder is not on "
+            f"PATH: `{FIX_EXPLORER_PATH}` (the series finds it there anyway)"
+        )
     return None, ""
 
 
@@ -187,7 +190,8 @@ def explorer_commands(profile_dir: Path | str, display_name: str = "rmsnorm") ->
     """
     d = str(profile_dir)
     _, path_note = neuron_explorer_executable()
-    return {**({"path": FIX_EXPLORER_PATH + "   # " + path_note} if path_note else {}),
+    return {
+        **({"path": FIX_EXPLORER_PATH + "   # " + path_note} if path_note else {}),
         "view": f"neuron-explorer view -d {d}",
         "ingest": f"neuron-explorer view -d {d} --ingest-only --display-name {display_name}",
         # model-mode pairs only; the torch.profiler path writes session-mode profiles: use "view" (N15)
@@ -225,13 +229,15 @@ def system_events_to_lanes(table: pd.DataFrame) -> pd.DataFrame:
     start_us = table["start_ts"].astype("float64") / 1000.0
     dur_us = table["duration_ns"].astype("float64") / 1000.0
     source = table["trace_event_source"].astype(str)
-    out = pd.DataFrame({
-        "name": table["name"].astype(str),
-        "cat": source,
-        "lane": source.map(EXPLORER_SOURCE_LANES).fillna("other"),
-        "ts": start_us - start_us.min() if len(start_us) else start_us,
-        "dur": dur_us,
-    })
+    out = pd.DataFrame(
+        {
+            "name": table["name"].astype(str),
+            "cat": source,
+            "lane": source.map(EXPLORER_SOURCE_LANES).fillna("other"),
+            "ts": start_us - start_us.min() if len(start_us) else start_us,
+            "dur": dur_us,
+        }
+    )
     out["end"] = out["ts"] + out["dur"]
     if "nc_idx" in table:  # the Logical NeuronCore of runtime and hardware events (absent on framework events)
         out["nc_idx"] = table["nc_idx"]
@@ -264,8 +270,12 @@ def explorer_accepting(*words: str) -> tuple[str | None, str]:
     return exe, ""
 
 
-def _explorer_view(profile_dir: Path | str, output_format: str, output: Path, timeout_s: int,
-                   ) -> tuple[list[str], str, str]:
+def _explorer_view(
+    profile_dir: Path | str,
+    output_format: str,
+    output: Path,
+    timeout_s: int,
+) -> tuple[list[str], str, str]:
     """Run `neuron-explorer view -d DIR --output-format FMT --output-file OUT` where this
     neuron-explorer lists the format in its help: (command, why it failed or "", its stdout)."""
 
@@ -298,7 +308,6 @@ def export_system_events(profile_dir: Path | str, out_dir: Path | str, timeout_s
     if not tables:
         return ExplorerExport(reason=f"no SystemProfileEvents*.parquet under {out_dir}", command=command)
     try:
-
         table = pd.concat([pd.read_parquet(t) for t in tables], ignore_index=True)
     except ImportError:
         return ExplorerExport(reason="reading Parquet needs pyarrow: `pip install pyarrow`", command=command)

@@ -15,6 +15,7 @@ Times are put on one clock with each trace's `origin_us` (the trace's own timest
 0): ranks of one machine share the host clock. Traces are read by their attributes, as
 `analysis.traces.load_trace` returns them.
 """
+
 from __future__ import annotations
 
 import json
@@ -35,8 +36,7 @@ COLLECTIVE_PATTERN = r"(?i)nccl|all_?reduce|all_?gather|reduce_?scatter|all_?to_
 TOGETHER_US = 500.0
 
 
-def rank_kernel_time(traces: Mapping[int, Any], step: int | None = None,
-                     collective: str = COLLECTIVE_PATTERN) -> pd.DataFrame:
+def rank_kernel_time(traces: Mapping[int, Any], step: int | None = None, collective: str = COLLECTIVE_PATTERN) -> pd.DataFrame:
     """Per rank: `kernels` and `kernel_us` (device kernels, durations summed), the part of it in
     collective kernels (`collective_kernels`, `collective_us`) and the rest (`compute_us`)."""
     rows = {}
@@ -44,15 +44,20 @@ def rank_kernel_time(traces: Mapping[int, Any], step: int | None = None,
         dev = device_work(trace, step=step)
         kernels = dev[dev["cat"].astype(str) == "kernel"]
         coll = kernels[kernels["name"].astype(str).str.contains(collective)]
-        rows[rank] = {"kernels": len(kernels), "kernel_us": float(kernels["dur"].sum()),
-                      "collective_kernels": len(coll), "collective_us": float(coll["dur"].sum())}
+        rows[rank] = {
+            "kernels": len(kernels),
+            "kernel_us": float(kernels["dur"].sum()),
+            "collective_kernels": len(coll),
+            "collective_us": float(coll["dur"].sum()),
+        }
     out = pd.DataFrame.from_dict(rows, orient="index").rename_axis("rank")
     out["compute_us"] = out["kernel_us"] - out["collective_us"]
     return out
 
 
-def collective_kernel_waits(traces: Mapping[int, Any], collective: str = COLLECTIVE_PATTERN,
-                     together_us: float = TOGETHER_US) -> pd.DataFrame:
+def collective_kernel_waits(
+    traces: Mapping[int, Any], collective: str = COLLECTIVE_PATTERN, together_us: float = TOGETHER_US
+) -> pd.DataFrame:
     """One row per rank and collective (the n-th collective kernel on each rank, in start order):
     `index`, `rank`, `name`, `start_us` and `end_us` on the shared clock (from the earliest trace's
     time 0), `device_us`,
@@ -71,9 +76,16 @@ def collective_kernel_waits(traces: Mapping[int, Any], collective: str = COLLECT
     for rank, coll in per_rank.items():
         origin = float(getattr(traces[rank], "origin_us", 0.0)) - first
         for i in range(n):
-            rows.append({"index": i, "rank": rank, "name": str(coll.at[i, "name"]),
-                         "start_us": coll.at[i, "ts"] + origin, "end_us": coll.at[i, "end"] + origin,
-                         "device_us": coll.at[i, "dur"]})
+            rows.append(
+                {
+                    "index": i,
+                    "rank": rank,
+                    "name": str(coll.at[i, "name"]),
+                    "start_us": coll.at[i, "ts"] + origin,
+                    "end_us": coll.at[i, "end"] + origin,
+                    "device_us": coll.at[i, "dur"],
+                }
+            )
     out = pd.DataFrame(rows, columns=["index", "rank", "name", "start_us", "end_us", "device_us"])
     by = out.groupby("index")
     out["end_spread_us"] = by["end_us"].transform("max") - by["end_us"].transform("min")
@@ -86,8 +98,9 @@ def collective_kernel_waits(traces: Mapping[int, Any], collective: str = COLLECT
 def rank_steps(out_dir: Path) -> pd.DataFrame:
     """Every rank's recorded steps, times in ms from the earliest start (one clock for all ranks)."""
     rows = []
-    for path in sorted(p for p in out_dir.glob("rank*.json") if p.name.removeprefix("rank").split(".")[0].isdigit()
-                       and p.name.count(".") == 1):
+    for path in sorted(
+        p for p in out_dir.glob("rank*.json") if p.name.removeprefix("rank").split(".")[0].isdigit() and p.name.count(".") == 1
+    ):
         data = json.loads(path.read_text())
         rows += [{"rank": data["rank"], **s} for s in data["steps"] if s["recorded"]]
     steps = pd.DataFrame(rows)
@@ -106,8 +119,20 @@ def collective_waits(steps: pd.DataFrame) -> pd.DataFrame:
     out["collective_ms"] = out["collective_end"] - out["compute_end"]
     out["wait_ms"] = last_arrival - out["compute_end"]
     out["exchange_ms"] = out["collective_ms"] - out["wait_ms"]
-    return out[["step", "rank", "straggling", "start", "compute_end", "collective_end", "compute_ms", "collective_ms", "wait_ms",
-                "exchange_ms"]]
+    return out[
+        [
+            "step",
+            "rank",
+            "straggling",
+            "start",
+            "compute_end",
+            "collective_end",
+            "compute_ms",
+            "collective_ms",
+            "wait_ms",
+            "exchange_ms",
+        ]
+    ]
 
 
 @dataclass
@@ -139,9 +164,11 @@ def chance_some_rank_last(steps: int, ranks: int, at_least: int) -> float:
     term = [1 / math.factorial(j) for j in range(min(at_least, steps + 1))]  # counts 0 .. at_least-1
     product = [1.0]
     for _ in range(ranks):
-        product = [sum(product[i] * term[j - i] for i in range(len(product)) if 0 <= j - i < len(term))
-                   for j in range(min(steps, len(product) + len(term) - 2) + 1)]
-    below = math.factorial(steps) / ranks ** steps * (product[steps] if steps < len(product) else 0.0)
+        product = [
+            sum(product[i] * term[j - i] for i in range(len(product)) if 0 <= j - i < len(term))
+            for j in range(min(steps, len(product) + len(term) - 2) + 1)
+        ]
+    below = math.factorial(steps) / ranks**steps * (product[steps] if steps < len(product) else 0.0)
     return max(0.0, 1.0 - below)
 
 

@@ -6,6 +6,7 @@ traces recorded on NVIDIA A100 GPUs by the HolisticTraceAnalysis project (MIT li
 them; data/recorded/README.md says what each holds). They are read with the same code as the
 learner's own traces; nothing in them was produced by this series.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -17,9 +18,9 @@ RECORDED_DIR = Path(__file__).resolve().parent.parent / "data" / "recorded"
 RECORDED_ORIGIN = "recorded on an NVIDIA A100 by the HTA project, not this run"
 
 RECORDED_TRACES = {
-    "event_sync": "cuda_event_sync__event_sync_trace.json.gz",   # a host waiting on a device event
+    "event_sync": "cuda_event_sync__event_sync_trace.json.gz",  # a host waiting on a device event
     "alexnet": "simple_add__benchmark_result_493459_1694039959_trace.json.gz",  # a small benchmark, 79 kernels
-    "rank0": "trace_filter__sampled_rank-0.json.gz",              # two ranks of one training job
+    "rank0": "trace_filter__sampled_rank-0.json.gz",  # two ranks of one training job
     "rank1": "trace_filter__sampled_rank-1.json.gz",
 }
 # The benchmark's measured forward pass (its last iteration): the window the notebooks read

@@ -18,6 +18,7 @@ state (another process, frequency, memory pressure) then falls on every case of 
 and a ratio taken per round cancels it. `PairedRatio` is the median of those per-round ratios with
 its p10-p90: that spread, not the spread of either timing, says whether a ratio is measurable.
 """
+
 from __future__ import annotations
 
 import math
@@ -114,8 +115,10 @@ class PairedRatio:
         "not measurable here" with what was seen when the machine was busy."""
         spread = f"per-{self.pairing} p10-p90 {self.p10:.2f}-{self.p90:.2f}"
         if self.busy:
-            return (f"not measurable here: the machine was busy ({self.contention.seen()}); "
-                    f"{self.numerator} / {self.denominator} read {self.median:.2f} ({spread}) and concludes nothing")
+            return (
+                f"not measurable here: the machine was busy ({self.contention.seen()}); "
+                f"{self.numerator} / {self.denominator} read {self.median:.2f} ({spread}) and concludes nothing"
+            )
         if not self.measurable:
             return f"no measurable difference here ({self.numerator} / {self.denominator} = {self.median:.2f}, {spread})"
         word = slower if self.median > 1 else faster
@@ -130,8 +133,10 @@ def contention_summary(timings: dict[str, Timing]) -> str:
     if contention is None or contention.busy is None:
         return "CPU contention while timing: not measured on this system (no /proc schedstat)"
     if contention.busy:
-        return (f"BUSY: the machine was busy while timing ({contention.seen()}); "
-                "comparisons drawn from these timings conclude nothing")
+        return (
+            f"BUSY: the machine was busy while timing ({contention.seen()}); "
+            "comparisons drawn from these timings conclude nothing"
+        )
     return f"quiet while timing ({contention.seen()})"
 
 
@@ -159,6 +164,7 @@ def _one_sample(timer: Timer, number: int) -> float:
 
 def _synchronized_clock(backend: Backend) -> Callable[[], float]:
     """A clock for torch.utils.benchmark.Timer that waits for this backend's device before reading."""
+
     def clock() -> float:
         backend.synchronize()
         return time.perf_counter()
@@ -199,8 +205,10 @@ def time_interleaved(
             fn()
     inner = {name: _inner_calls(fn, backend, min_sample_s, max_inner) for name, fn in cases.items()}
     clock = _synchronized_clock(backend)
-    timers = {name: Timer(stmt="fn()", globals={"fn": fn}, timer=clock, num_threads=torch.get_num_threads(), label=name)
-              for name, fn in cases.items()}
+    timers = {
+        name: Timer(stmt="fn()", globals={"fn": fn}, timer=clock, num_threads=torch.get_num_threads(), label=name)
+        for name, fn in cases.items()
+    }
     samples: dict[str, list[float]] = {name: [] for name in cases}
     before = read_counters()
     for _ in range(repeats):
@@ -208,8 +216,10 @@ def time_interleaved(
             with contexts.get(name, nullcontext)():
                 samples[name].append(_one_sample(timers[name], inner[name]) * 1e6)
     contention = contention_between(before, read_counters())
-    return {name: Timing(label=name, samples_us=np.asarray(v), inner=inner[name], contention=contention)
-            for name, v in samples.items()}
+    return {
+        name: Timing(label=name, samples_us=np.asarray(v), inner=inner[name], contention=contention)
+        for name, v in samples.items()
+    }
 
 
 def time_per_call(
@@ -223,8 +233,9 @@ def time_per_call(
     max_inner: int = 1000,
 ) -> Timing:
     """Median-of-`repeats` time per call of `fn`, with the device synchronized around each sample."""
-    return time_interleaved({label: fn}, backend, repeats=repeats, warmup=warmup,
-                            min_sample_s=min_sample_s, max_inner=max_inner)[label]
+    return time_interleaved({label: fn}, backend, repeats=repeats, warmup=warmup, min_sample_s=min_sample_s, max_inner=max_inner)[
+        label
+    ]
 
 
 def time_once(fn: Callable[[], Any], backend: Backend) -> tuple[float, Any]:

@@ -22,6 +22,7 @@ Parsing is msgspec's JSON decoder into typed records, one per event kind, holdin
 fields read here: trace content is never evaluated, unread fields are skipped while decoding,
 and no dict is built per event (benchmarks/trace_benchmark.py times and sizes it beside HTA).
 """
+
 from __future__ import annotations
 
 import gzip
@@ -39,20 +40,40 @@ from .device_view import launches, step_partition
 from .errors import TraceFileError
 
 FRAMEWORK_CATEGORIES = {"cpu_op", "python_function", "user_annotation", "operator", "cpu_instant_event"}
-RUNTIME_CATEGORIES = {"cuda_runtime", "cuda_driver", "privateuse1_runtime", "privateuse1_driver", "xpu_runtime",
-                      "mtia_runtime"}
-DEVICE_CATEGORIES = {"kernel", "gpu_memcpy", "gpu_memset", "privateuse1_device",
-                     "mtia_ccp_events", "gpu_user_annotation"}
+RUNTIME_CATEGORIES = {"cuda_runtime", "cuda_driver", "privateuse1_runtime", "privateuse1_driver", "xpu_runtime", "mtia_runtime"}
+DEVICE_CATEGORIES = {"kernel", "gpu_memcpy", "gpu_memset", "privateuse1_device", "mtia_ccp_events", "gpu_user_annotation"}
 
 # ATen ops that only allocate, reshape or read metadata: no kernel does work for them on cpu.
 NO_COMPUTE_OPS = {
-    "aten::empty", "aten::empty_strided", "aten::empty_like", "aten::as_strided", "aten::view",
-    "aten::reshape", "aten::_reshape_alias", "aten::expand", "aten::t", "aten::transpose",
-    "aten::permute", "aten::unsqueeze", "aten::squeeze", "aten::slice", "aten::select",
-    "aten::detach", "aten::alias", "aten::resize_", "aten::result_type", "aten::lift_fresh",
-    "aten::_unsafe_view", "aten::_local_scalar_dense", "aten::item", "aten::is_nonzero",
+    "aten::empty",
+    "aten::empty_strided",
+    "aten::empty_like",
+    "aten::as_strided",
+    "aten::view",
+    "aten::reshape",
+    "aten::_reshape_alias",
+    "aten::expand",
+    "aten::t",
+    "aten::transpose",
+    "aten::permute",
+    "aten::unsqueeze",
+    "aten::squeeze",
+    "aten::slice",
+    "aten::select",
+    "aten::detach",
+    "aten::alias",
+    "aten::resize_",
+    "aten::result_type",
+    "aten::lift_fresh",
+    "aten::_unsafe_view",
+    "aten::_local_scalar_dense",
+    "aten::item",
+    "aten::is_nonzero",
     # wrappers: the work, if any, is done by the copy_ they call
-    "aten::to", "aten::_to_copy", "aten::type_as", "aten::contiguous",
+    "aten::to",
+    "aten::_to_copy",
+    "aten::type_as",
+    "aten::contiguous",
 }
 # Ops that, nested inside another working op, are part of its work (zeroing its output,
 # converting a scalar operand), so the outer op is the one counted.
@@ -103,8 +124,10 @@ class Trace:
     def device_op_kind(self) -> str:
         """What `device_ops()` counts on this trace, in words a learner can check."""
         if not self.counts_device_ops:
-            return ("not counted: on neuron no Chrome-trace category is verified as device-side "
-                    "(docs/NEURON_NOTES.md N19); device facts come from the Neuron profile")
+            return (
+                "not counted: on neuron no Chrome-trace category is verified as device-side "
+                "(docs/NEURON_NOTES.md N19); device facts come from the Neuron profile"
+            )
         if self.has_device_lane:
             return "device operations (events in the device lane)"
         return "compute ops on the CPU (innermost ATen ops that do work, and compiled-graph calls)"
@@ -164,10 +187,8 @@ class FlowEnd(FlowStart, tag="f"):
     """The other end of a flow arrow."""
 
 
-OTHER_PHASES = ("B", "E", "C", "b", "n", "e", "S", "T", "p", "F", "t", "P", "N", "O", "D", "M", "V", "v", "R",
-                "c", "(", ")")
-_SKIPPED = tuple(msgspec.defstruct(f"_Skipped_{i}", [], tag=ph, tag_field="ph", gc=False)
-                 for i, ph in enumerate(OTHER_PHASES))
+OTHER_PHASES = ("B", "E", "C", "b", "n", "e", "S", "T", "p", "F", "t", "P", "N", "O", "D", "M", "V", "v", "R", "c", "(", ")")
+_SKIPPED = tuple(msgspec.defstruct(f"_Skipped_{i}", [], tag=ph, tag_field="ph", gc=False) for i, ph in enumerate(OTHER_PHASES))
 TraceEvent = Union[(CompleteEvent, InstantEvent, _InstantEventDeprecated, FlowStart, FlowEnd, *_SKIPPED)]
 
 
@@ -199,9 +220,11 @@ def read_events(path: Path) -> list[TraceEvent]:
         return _TRACE_DECODER.decode(content).traceEvents
     except msgspec.ValidationError as exc:  # valid JSON, wrong shape: before DecodeError, its base class
         if "$.traceEvents[" in str(exc):
-            raise TraceFileError(f"Trace file {path} has an event with a field of the wrong type, or a phase (ph) "
-                                 f"the Trace Event Format does not define ({exc})",
-                                 "pass a trace written by prof.export_chrome_trace()") from exc
+            raise TraceFileError(
+                f"Trace file {path} has an event with a field of the wrong type, or a phase (ph) "
+                f"the Trace Event Format does not define ({exc})",
+                "pass a trace written by prof.export_chrome_trace()",
+            ) from exc
         raise TraceFileError(
             f"{path} is JSON but not a Chrome trace (no traceEvents list: {exc})",
             "pass the file written by prof.export_chrome_trace()",
@@ -260,15 +283,31 @@ def load_trace(path: Path | str, backend: str | None = None) -> Trace:
     events["step"] = _assign_steps(events["ts"].to_numpy(), steps)
     _steps_from_launches(events)
 
-    memory = pd.DataFrame({"ts": _floats([e.ts for e in memory_events]) - origin,
-                           "bytes": np.asarray([e.args.bytes for e in memory_events], dtype=np.int64),
-                           "device_type": np.asarray([e.args.device_type for e in memory_events], dtype=np.int64)})
+    memory = pd.DataFrame(
+        {
+            "ts": _floats([e.ts for e in memory_events]) - origin,
+            "bytes": np.asarray([e.args.bytes for e in memory_events], dtype=np.int64),
+            "device_type": np.asarray([e.args.device_type for e in memory_events], dtype=np.int64),
+        }
+    )
     memory["step"] = _assign_steps(memory["ts"].to_numpy(), steps)
-    flows = pd.DataFrame({"id": [str(e.id) for e in flow_events],
-                          "ph": [e.__struct_config__.tag for e in flow_events],
-                          "ts": _floats([e.ts for e in flow_events]) - origin, "tid": [str(e.tid) for e in flow_events]})
-    return Trace(path=path, events=events[EVENT_COLUMNS], steps=steps[["step", "ts", "end", "dur"]],
-                 memory=memory, flows=flows, backend=backend, origin_us=origin)
+    flows = pd.DataFrame(
+        {
+            "id": [str(e.id) for e in flow_events],
+            "ph": [e.__struct_config__.tag for e in flow_events],
+            "ts": _floats([e.ts for e in flow_events]) - origin,
+            "tid": [str(e.tid) for e in flow_events],
+        }
+    )
+    return Trace(
+        path=path,
+        events=events[EVENT_COLUMNS],
+        steps=steps[["step", "ts", "end", "dur"]],
+        memory=memory,
+        flows=flows,
+        backend=backend,
+        origin_us=origin,
+    )
 
 
 def _complete_events(complete: list[CompleteEvent], backend: str | None) -> pd.DataFrame:
@@ -279,13 +318,19 @@ def _complete_events(complete: list[CompleteEvent], backend: str | None) -> pd.D
     if backend == "neuron":
         lane_names = lane_names.replace("device", "unverified")
     ts, dur = _floats([e.ts for e in complete]), _floats([e.dur for e in complete])
-    return pd.DataFrame({
-        "name": pd.Categorical([e.name for e in complete]), "cat": cat_col,
-        "lane": pd.Categorical(lane_names.to_numpy()[cat_col.codes] if len(cat_col.categories) else []),
-        "ts": ts, "dur": dur, "end": ts + dur,
-        "pid": _str_categorical([e.pid for e in complete]), "tid": _str_categorical([e.tid for e in complete]),
-        "correlation": np.asarray([-1 if e.args is None else e.args.correlation for e in complete], dtype=np.int64),
-    })
+    return pd.DataFrame(
+        {
+            "name": pd.Categorical([e.name for e in complete]),
+            "cat": cat_col,
+            "lane": pd.Categorical(lane_names.to_numpy()[cat_col.codes] if len(cat_col.categories) else []),
+            "ts": ts,
+            "dur": dur,
+            "end": ts + dur,
+            "pid": _str_categorical([e.pid for e in complete]),
+            "tid": _str_categorical([e.tid for e in complete]),
+            "correlation": np.asarray([-1 if e.args is None else e.args.correlation for e in complete], dtype=np.int64),
+        }
+    )
 
 
 def _floats(values: list[float]) -> np.ndarray:
@@ -336,8 +381,10 @@ def cpu_compute_ops(events: pd.DataFrame) -> pd.DataFrame:
     is_graph_call = events["name"].str.startswith(COMPILED_GRAPH_PREFIX)
     ops = events[(events["cat"] == "cpu_op") | is_graph_call]
     ops = ops.sort_values(["tid", "ts", "dur"], ascending=[True, True, False])
-    candidate = ((ops["name"].str.startswith("aten::") & ~ops["name"].isin(NO_COMPUTE_OPS))
-                 | ops["name"].str.startswith(COMPILED_GRAPH_PREFIX)).to_numpy()
+    candidate = (
+        (ops["name"].str.startswith("aten::") & ~ops["name"].isin(NO_COMPUTE_OPS))
+        | ops["name"].str.startswith(COMPILED_GRAPH_PREFIX)
+    ).to_numpy()
     ts, end, tid = ops["ts"].to_numpy(), ops["end"].to_numpy(), ops["tid"].to_numpy()
     parent = np.full(len(ops), -1)
     stack: list[int] = []
@@ -459,11 +506,16 @@ def gap_table(trace: Trace, step: int | None = None, memory_device_type: int | N
     rows = []
     for g in gaps.itertuples():
         inside = mem[(mem["ts"] >= g.start) & (mem["ts"] < g.start + g.gap_us)]
-        rows.append({
-            "after": ops.at[g.opened_by, "name"], "before": ops.at[g.closed_by, "name"], "start_us": g.start - start,
-            "gap_us": g.gap_us, "freed_bytes": int(-inside.loc[inside["bytes"] < 0, "bytes"].sum()),
-            "allocated_bytes": int(inside.loc[inside["bytes"] > 0, "bytes"].sum()),
-        })
+        rows.append(
+            {
+                "after": ops.at[g.opened_by, "name"],
+                "before": ops.at[g.closed_by, "name"],
+                "start_us": g.start - start,
+                "gap_us": g.gap_us,
+                "freed_bytes": int(-inside.loc[inside["bytes"] < 0, "bytes"].sum()),
+                "allocated_bytes": int(inside.loc[inside["bytes"] > 0, "bytes"].sum()),
+            }
+        )
     return pd.DataFrame(rows, columns=["after", "before", "start_us", "gap_us", "freed_bytes", "allocated_bytes"])
 
 
@@ -531,8 +583,9 @@ def call_tree(trace: Trace, root: str, step: int | None = None, max_depth: int =
     return nodes
 
 
-def dispatch_tree(trace: Trace, root: str, step: int | None = None, max_depth: int = 6,
-                  kernel_name=lambda name: name) -> list[str]:
+def dispatch_tree(
+    trace: Trace, root: str, step: int | None = None, max_depth: int = 6, kernel_name=lambda name: name
+) -> list[str]:
     """`call_tree` as indented lines with durations, for printing; `kernel_name` shortens the
     device kernels' names (e.g. `analysis.device_view.short_kernel_name`)."""
     if step is None:
@@ -540,8 +593,12 @@ def dispatch_tree(trace: Trace, root: str, step: int | None = None, max_depth: i
     nodes = call_tree(trace, root, step, max_depth)
     if not nodes:
         return [f"(no '{root}' in step {step})"]
-    return [f"{'  ' * n.depth}-> {kernel_name(n.name)}  [device]" if n.duration_us is None else
-            f"{'  ' * n.depth}{n.name}  [{n.lane}, {n.duration_us:.1f} us]" for n in nodes]
+    return [
+        f"{'  ' * n.depth}-> {kernel_name(n.name)}  [device]"
+        if n.duration_us is None
+        else f"{'  ' * n.depth}{n.name}  [{n.lane}, {n.duration_us:.1f} us]"
+        for n in nodes
+    ]
 
 
 def allocations_by_op(trace: Trace, step: int | None = None, memory_device_type: int | None = None) -> pd.DataFrame:

@@ -16,6 +16,7 @@ default shape): the naive call's window medians deviated from their median by up
 nothing wrong in either; ratios measured in one loop drift about half as much.
 This is a benchmark, not a test: it prints figures and exits 0 whatever they are.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -53,8 +54,9 @@ def main(argv: list[str] | None = None) -> int:
         while time.perf_counter() - start < args.seconds:
             timings = time_interleaved(cases, backend, repeats=7, warmup=1)
             ratio = paired_ratio(timings, "naive", "copy").median
-            windows.append((time.perf_counter() - start, timings["naive"].median_us / 1e3,
-                            timings["copy"].median_us / 1e3, ratio))
+            windows.append(
+                (time.perf_counter() - start, timings["naive"].median_us / 1e3, timings["copy"].median_us / 1e3, ratio)
+            )
     print(f"{backend.name}, {args.tokens}x{args.hidden} float32, {len(windows)} windows of 7 interleaved rounds")
     print(f"{'at s':>6} {'naive ms':>9} {'copy ms':>8} {'naive/copy':>11}")
     for at, naive, copy, ratio in windows:

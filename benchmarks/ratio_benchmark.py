@@ -42,6 +42,7 @@ Speed-ups come from the notebook's paired `*_speedup_over_naive` metrics; for a 
 does not publish them (an older version, for a before/after comparison) they are computed from
 its median times, and metrics files of the layout before 0.2 ({"metrics": ...}) are read too.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -62,14 +63,20 @@ NOTEBOOK = "05_compare_variants"
 
 
 def ratios_of(metrics: dict) -> dict[str, float]:
-    out = {k: v["value"] for k, v in metrics.items()
-           if k.endswith("_over_copy") and "_copy_over" not in k and not k.startswith("best_")}
+    out = {
+        k: v["value"]
+        for k, v in metrics.items()
+        if k.endswith("_over_copy") and "_copy_over" not in k and not k.startswith("best_")
+    }
     for shape in ("small", "large"):
         for name in RMSNORM_VARIANTS[1:]:
             key = VARIANT_KEYS[name]
             paired = metrics.get(f"{shape}_{key}_speedup_over_naive")
-            out[f"{shape}_{key}_speedup_over_naive"] = paired["value"] if paired else (
-                metrics[f"{shape}_naive_time_us"]["value"] / metrics[f"{shape}_{key}_time_us"]["value"])
+            out[f"{shape}_{key}_speedup_over_naive"] = (
+                paired["value"]
+                if paired
+                else (metrics[f"{shape}_naive_time_us"]["value"] / metrics[f"{shape}_{key}_time_us"]["value"])
+            )
     return out
 
 
@@ -139,10 +146,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--backend", default="cpu")
     parser.add_argument("--notebook-dir", default=str(NOTEBOOK_DIR))
-    parser.add_argument("--layout", choices=("fixed", "random"), default="fixed",
-                        help="the kernels' address layout (default: fixed, as in the series)")
-    parser.add_argument("--busy", action="store_true",
-                        help="then as many runs again with one other process spinning on a CPU")
+    parser.add_argument(
+        "--layout",
+        choices=("fixed", "random"),
+        default="fixed",
+        help="the kernels' address layout (default: fixed, as in the series)",
+    )
+    parser.add_argument("--busy", action="store_true", help="then as many runs again with one other process spinning on a CPU")
     args = parser.parse_args(argv)
     nb = Path(args.notebook_dir) / f"{NOTEBOOK}.ipynb"
     per_run: list[dict] = []
@@ -155,39 +165,61 @@ def main(argv: list[str] | None = None) -> int:
             busy = i >= args.runs
             start, steal_before = time.perf_counter(), cpu_steal_seconds()
             with busy_processes(1 if busy else 0, max_seconds=600):
-                execute_notebook(nb, Path(tmp) / f"{i}.ipynb", {"BACKEND": args.backend, "OUT_DIR": str(out)},
-                                 cwd=nb.parent, fixed_layout=args.layout == "fixed")
+                execute_notebook(
+                    nb,
+                    Path(tmp) / f"{i}.ipynb",
+                    {"BACKEND": args.backend, "OUT_DIR": str(out)},
+                    cwd=nb.parent,
+                    fixed_layout=args.layout == "fixed",
+                )
             (busy_runs if busy else per_run).append(read_notebook_metrics(out / NOTEBOOK / "metrics.json"))
             environments.append(json.loads((out / NOTEBOOK / "environment.json").read_text()))
             wall_s, steal_after = time.perf_counter() - start, cpu_steal_seconds()
-            steal = (f"{(steal_after - steal_before) / (wall_s * (os.cpu_count() or 1)) * 100:.1f}%"
-                     if steal_before is not None and steal_after is not None else "not reported")
+            steal = (
+                f"{(steal_after - steal_before) / (wall_s * (os.cpu_count() or 1)) * 100:.1f}%"
+                if steal_before is not None and steal_after is not None
+                else "not reported"
+            )
             host.append(f"{'busy ' if busy else ''}run {i + 1}: {wall_s:.0f} s, CPU steal {steal}")
             print(f"{'busy ' if busy else ''}run {i + 1}: {wall_s:.0f} s", file=sys.stderr, flush=True)
     lines, worst = deviation_table([ratios_of(m) for m in per_run], "ratio")
     print("\n".join(lines))
-    print(f"\nlargest deviation from the median over {args.runs} runs: {worst * 100:.1f}% (goal: 5%); "
-          f"address layout: {args.layout}")
-    print("host, per run (CPU steal: the share of this VM's CPU time the hypervisor gave to other guests):\n  "
-          + "\n  ".join(host))
+    print(
+        f"\nlargest deviation from the median over {args.runs} runs: {worst * 100:.1f}% (goal: 5%); address layout: {args.layout}"
+    )
+    print(
+        "host, per run (CPU steal: the share of this VM's CPU time the hypervisor gave to other guests):\n  " + "\n  ".join(host)
+    )
     bandwidth_lines, _ = deviation_table([bandwidths_of(m) for m in per_run], "bandwidth (GB/s; % of nominal)", "6.1f")
     print("\n" + "\n".join(bandwidth_lines))
     nominal = per_run[0].get("nominal_memory_gb_per_s") or {}
-    print("nominal memory bandwidth: " + (f"{nominal['value']:,.0f} GB/s ({nominal.get('note', '')})"
-                                          if nominal.get("value") else f"none ({nominal.get('note', 'not published')})"))
-    quiet_env, busy_env = environments[:len(per_run)], environments[len(per_run):]
-    print(f"\nquiet runs: noticed another task {sum(map(noticed, quiet_env))} of {len(per_run)}, "
-          f"timings flagged busy {sum(map(flagged, per_run))} of {len(per_run)}")
+    print(
+        "nominal memory bandwidth: "
+        + (
+            f"{nominal['value']:,.0f} GB/s ({nominal.get('note', '')})"
+            if nominal.get("value")
+            else f"none ({nominal.get('note', 'not published')})"
+        )
+    )
+    quiet_env, busy_env = environments[: len(per_run)], environments[len(per_run) :]
+    print(
+        f"\nquiet runs: noticed another task {sum(map(noticed, quiet_env))} of {len(per_run)}, "
+        f"timings flagged busy {sum(map(flagged, per_run))} of {len(per_run)}"
+    )
     if busy_runs:
         print("busy runs (one other process spinning on a CPU):")
         for i, (m, env) in enumerate(zip(busy_runs, busy_env)):
             wrong = flipped(m, per_run)
-            print(f"  busy run {i + 1}: noticed {'yes' if noticed(env) else 'NO'} "
-                  f"({env.get('other_runnable_at_start')} other runnable); timings flagged {'yes' if flagged(m) else 'no'}; "
-                  f"conclusions withheld {withheld(m)}, flipped {len(wrong)}"
-                  + (": " + "; ".join(f"{r} {list(ms)}" for r, ms in wrong) if wrong else ""))
-        print(f"busy runs noticed: {sum(map(noticed, busy_env))} of {len(busy_runs)} (goal: all); timings flagged: "
-              f"{sum(map(flagged, busy_runs))}; conclusions flipped: {sum(len(flipped(m, per_run)) for m in busy_runs)} (goal: 0)")
+            print(
+                f"  busy run {i + 1}: noticed {'yes' if noticed(env) else 'NO'} "
+                f"({env.get('other_runnable_at_start')} other runnable); timings flagged {'yes' if flagged(m) else 'no'}; "
+                f"conclusions withheld {withheld(m)}, flipped {len(wrong)}"
+                + (": " + "; ".join(f"{r} {list(ms)}" for r, ms in wrong) if wrong else "")
+            )
+        print(
+            f"busy runs noticed: {sum(map(noticed, busy_env))} of {len(busy_runs)} (goal: all); timings flagged: "
+            f"{sum(map(flagged, busy_runs))}; conclusions flipped: {sum(len(flipped(m, per_run)) for m in busy_runs)} (goal: 0)"
+        )
     return 0
 
 

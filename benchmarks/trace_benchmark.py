@@ -22,6 +22,7 @@ memory. Timings are read as the ratio within one run: the machine is shared.
 The project's former synthetic benchmark trace is gone: HTA cannot read it (its kernels lack the
 fields real traces carry), so it could not be timed side by side.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -59,7 +60,7 @@ def replicate(source: Path, events: int, out: Path) -> int:
     ids = [e["args"][k] for e in timed if isinstance(e.get("args"), dict) for k in ID_ARGS if k in e["args"]]
     ids += [e["id"] for e in timed if e.get("ph") in ("s", "f") and isinstance(e.get("id"), int)]
     id_span = max(ids, default=0) + 1
-    step_numbers = [int(e["name"][len(STEP_PREFIX):]) for e in timed if str(e.get("name", "")).startswith(STEP_PREFIX)]
+    step_numbers = [int(e["name"][len(STEP_PREFIX) :]) for e in timed if str(e.get("name", "")).startswith(STEP_PREFIX)]
     step_span = max(step_numbers, default=0) - min(step_numbers, default=0) + 1
     copies = max(1, math.ceil((events - len(metadata)) / len(timed)))
 
@@ -70,7 +71,7 @@ def replicate(source: Path, events: int, out: Path) -> int:
         if e.get("ph") in ("s", "f") and isinstance(e.get("id"), int):
             e["id"] += k * id_span
         if str(e.get("name", "")).startswith(STEP_PREFIX):
-            e["name"] = f"{STEP_PREFIX}{int(e['name'][len(STEP_PREFIX):]) + k * step_span}"
+            e["name"] = f"{STEP_PREFIX}{int(e['name'][len(STEP_PREFIX) :]) + k * step_span}"
         return e
 
     with out.open("w", encoding="utf-8") as fh:
@@ -85,8 +86,7 @@ def replicate(source: Path, events: int, out: Path) -> int:
 
 def peak_rss_bytes() -> int:
     """The larger peak RSS of this process and of its waited-for children (Linux: KiB units)."""
-    return 1024 * max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-                      resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+    return 1024 * max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 
 
 def run_series(path: Path) -> dict:
@@ -117,8 +117,9 @@ SIDES = {"series": run_series, "HTA": run_hta}
 
 def measure(side: str, path: Path) -> dict:
     """Run one side in a fresh interpreter; its result line is JSON on stdout."""
-    out = subprocess.run([sys.executable, __file__, "--side", side, "--file", str(path)], cwd=REPO_ROOT,
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, __file__, "--side", side, "--file", str(path)], cwd=REPO_ROOT, capture_output=True, text=True
+    )
     if out.returncode != 0:
         raise RuntimeError(f"{side} failed:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -143,18 +144,21 @@ def main() -> int:
     path = folder / "replica.json"
     n = replicate(args.source, args.events, path)
     size = path.stat().st_size
-    print(f"replica of {args.source.name}: {n:,} events, {size / 2**20:,.0f} MiB of plain JSON"
-          + (f" at {path}" if args.keep else ""))
+    print(
+        f"replica of {args.source.name}: {n:,} events, {size / 2**20:,.0f} MiB of plain JSON"
+        + (f" at {path}" if args.keep else "")
+    )
     results = {side: measure(side, path) for side in SIDES}
     print(f"{'side':8} {'wall s':>8} {'peak RSS MiB':>13} {'RSS/file':>9}  read")
     for side, r in results.items():
-        print(f"{side:8} {r['seconds']:8.2f} {r['peak_rss_bytes'] / 2**20:13,.0f} "
-              f"{r['peak_rss_bytes'] / size:9.2f}  {r['what']}")
+        print(f"{side:8} {r['seconds']:8.2f} {r['peak_rss_bytes'] / 2**20:13,.0f} {r['peak_rss_bytes'] / size:9.2f}  {r['what']}")
     time_ratio = results["series"]["seconds"] / results["HTA"]["seconds"]
     memory_ratio = results["series"]["peak_rss_bytes"] / size
     print(f"series/HTA time ratio {time_ratio:.2f} (goal <= {TIME_GOAL}: {'met' if time_ratio <= TIME_GOAL else 'not met'})")
-    print(f"series peak RSS / file size {memory_ratio:.2f} "
-          f"(goal <= {MEMORY_GOAL}: {'met' if memory_ratio <= MEMORY_GOAL else 'not met'})")
+    print(
+        f"series peak RSS / file size {memory_ratio:.2f} "
+        f"(goal <= {MEMORY_GOAL}: {'met' if memory_ratio <= MEMORY_GOAL else 'not met'})"
+    )
     if not args.keep:
         path.unlink()
         folder.rmdir()

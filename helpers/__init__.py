@@ -28,6 +28,7 @@ handouts) live in the separate package `series_tools`, which uses these modules;
 Notebooks import what they use from this one namespace (`from helpers import metric, ...`); the
 names load their module on first use (PEP 562), like `start`.
 """
+
 from __future__ import annotations
 
 from typing import Any

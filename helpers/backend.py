@@ -5,6 +5,7 @@ profiler activities, how to wait for the device, the key_averages column that ho
 time, and the torch.compile backend. The rest of the series reads these fields instead of
 branching on the backend's name.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -102,12 +103,16 @@ class Backend:
             props = torch.cuda.get_device_properties(0)
             clock_khz, bus_bits = getattr(props, "memory_clock_rate", 0), getattr(props, "memory_bus_width", 0)
             if clock_khz and bus_bits:
-                return (2 * clock_khz * 1e3 * bus_bits / 8 / 1e9,
-                        f"2 x memory clock {clock_khz / 1e3:.0f} MHz x {bus_bits}-bit bus (device properties)")
+                return (
+                    2 * clock_khz * 1e3 * bus_bits / 8 / 1e9,
+                    f"2 x memory clock {clock_khz / 1e3:.0f} MHz x {bus_bits}-bit bus (device properties)",
+                )
             return None, f"this torch ({torch.__version__}) reports no memory clock or bus width for {props.name}"
         if self.name == "neuron":
-            return None, ("torch-neuronx documents no memory-bandwidth property; on Trainium read the bandwidth "
-                          "utilisation in Neuron Explorer's Summary of a device profile (HBU from Neuron 2.34, MBU before)")
+            return None, (
+                "torch-neuronx documents no memory-bandwidth property; on Trainium read the bandwidth "
+                "utilisation in Neuron Explorer's Summary of a device profile (HBU from Neuron 2.34, MBU before)"
+            )
         return None, "a CPU reports no nominal memory bandwidth; the triad probe, measured here, is the reference"
 
     def claim_device(self) -> None:
@@ -189,8 +194,10 @@ def legacy_torch_neuronx(version: str | None) -> str:
         return ""
     if len(major_minor) < 2 or major_minor >= NATIVE_TORCH_NEURONX:
         return ""
-    return (f"torch-neuronx {version} is the legacy XLA-based torch-neuronx, not native TorchNeuron "
-            "(`pip show torch-neuronx`: 2.14.x is the native backend)")
+    return (
+        f"torch-neuronx {version} is the legacy XLA-based torch-neuronx, not native TorchNeuron "
+        "(`pip show torch-neuronx`: 2.14.x is the native backend)"
+    )
 
 
 def cuda_status() -> tuple[bool, str]:
@@ -203,19 +210,34 @@ def cuda_status() -> tuple[bool, str]:
 
 # What differs between the backends, in one table.
 BACKEND_FIELDS: dict[str, dict[str, Any]] = {
-    "neuron": dict(activities=(ProfilerActivity.CPU, ProfilerActivity.PrivateUse1),
-                   device_time_sort_key="self_privateuse1_time_total", compile_backend="neuron",
-                   memory_sort_key="self_device_memory_usage",
-                   asynchronous=True, memory_device_type=20),
-    "cuda": dict(activities=(ProfilerActivity.CPU, ProfilerActivity.CUDA),
-                 device_time_sort_key="self_cuda_time_total", compile_backend="inductor",
-                 memory_sort_key="self_device_memory_usage",
-                 asynchronous=True, memory_device_type=1),
-    "cpu": dict(activities=(ProfilerActivity.CPU,), device_time_sort_key="self_cpu_time_total",
-                memory_sort_key="self_cpu_memory_usage",
-                compile_backend="inductor", asynchronous=False, memory_device_type=0,
-                notes=("On cpu the device is the CPU: there is no separate device timeline, so the "
-                       "profiler's device-time columns stay empty and compute time is CPU time.",)),
+    "neuron": dict(
+        activities=(ProfilerActivity.CPU, ProfilerActivity.PrivateUse1),
+        device_time_sort_key="self_privateuse1_time_total",
+        compile_backend="neuron",
+        memory_sort_key="self_device_memory_usage",
+        asynchronous=True,
+        memory_device_type=20,
+    ),
+    "cuda": dict(
+        activities=(ProfilerActivity.CPU, ProfilerActivity.CUDA),
+        device_time_sort_key="self_cuda_time_total",
+        compile_backend="inductor",
+        memory_sort_key="self_device_memory_usage",
+        asynchronous=True,
+        memory_device_type=1,
+    ),
+    "cpu": dict(
+        activities=(ProfilerActivity.CPU,),
+        device_time_sort_key="self_cpu_time_total",
+        memory_sort_key="self_cpu_memory_usage",
+        compile_backend="inductor",
+        asynchronous=False,
+        memory_device_type=0,
+        notes=(
+            "On cpu the device is the CPU: there is no separate device timeline, so the "
+            "profiler's device-time columns stay empty and compute time is CPU time.",
+        ),
+    ),
 }
 
 
@@ -264,5 +286,3 @@ def select_backend(requested: str = "auto") -> Backend:
     if cuda_ok:
         return make_backend("cuda", f"auto: neuron skipped ({neuron_why}); {cuda_why}")
     return make_backend("cpu", f"auto: neuron skipped ({neuron_why}); cuda skipped ({cuda_why})")
-
-

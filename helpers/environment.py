@@ -3,6 +3,7 @@
 Standard library only, so that the kernel check can use it before torch is imported. The
 backend adds its device fields (`Backend.describe`); everything else is probed here, once.
 """
+
 from __future__ import annotations
 
 import importlib.metadata
@@ -36,8 +37,9 @@ def git_commit() -> str | None:
     """HEAD of the series' repository, with "+dirty" when tracked files differ from it."""
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=10)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO_ROOT,
-                               capture_output=True, text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=10
+        ).stdout.strip()
     except (OSError, subprocess.TimeoutExpired):
         return None
     commit = out.stdout.strip()
@@ -101,21 +103,21 @@ RECORD_MEANINGS = {
     "platform": "the operating system and its kernel",
     "cpu_count": "the CPUs this machine (or virtual machine) offers",
     "allocator_settings": "PyTorch CPU allocator settings the series sets; THP_MEM_ALLOC_ENABLE=1 asks for huge pages for large "
-                          "tensors (cheat-sheet, Measurement machinery)",
+    "tensors (cheat-sheet, Measurement machinery)",
     "kineto_log_level": "the profiler library's (Kineto) log level; 6 silences its start-up messages on a machine with no "
-                        "accelerator, where they say nothing the learner can act on",
+    "accelerator, where they say nothing the learner can act on",
     "neuron_settings": "a Neuron runtime setting of this kernel, used on Trainium only (notebook 01 explains them)",
     "neuron_settings.visible_cores": "the NeuronCore(s) this kernel reserves (NEURON_RT_VISIBLE_CORES); empty off Trainium",
     "neuron_settings.profile": "NEURON_PROFILE: what a Neuron profile records, device (NEFF + NTFF) or system (runtime events)",
     "neuron_settings.environment": "a Neuron environment variable in force when the kernel started; empty: not set",
     "address_layout": "whether Linux placed this kernel's code and data at random addresses; fixed (setarch -R, as the "
-                      "series starts its kernels) makes a few-microsecond call time the same in every process",
+    "series starts its kernels) makes a few-microsecond call time the same in every process",
     "free_page_reporting_kib": "the smallest freed block this virtual machine hands back to its host; empty: none. A call "
-                               "that reuses such memory waits while the host gives it back",
+    "that reuses such memory waits while the host gives it back",
     "cpu_pressure_avg10_at_start": "the share of the 10 s before the kernel started in which some task waited for a CPU "
-                                   "(Linux PSI): how busy the machine was",
+    "(Linux PSI): how busy the machine was",
     "transparent_hugepage": "Linux's huge-page policy; the bracketed word is in force ([madvise]: only where a program asks, as "
-                            "PyTorch does with THP_MEM_ALLOC_ENABLE=1)",
+    "PyTorch does with THP_MEM_ALLOC_ENABLE=1)",
     "instance_type": "the cloud instance type where the machine reports one (e.g. a trn2 size); empty elsewhere",
     "git_commit": "the series' commit that produced this run",
     "date_utc": "when this record was taken",
@@ -146,8 +148,9 @@ def record_rows(record: dict[str, Any], folded: tuple[str, ...] = ()) -> list[tu
                 add(f"{name}.{key}", inner)
             return
         parts = name.split(".")
-        meaning = next((RECORD_MEANINGS[".".join(parts[:n])] for n in range(len(parts), 0, -1)
-                        if ".".join(parts[:n]) in RECORD_MEANINGS), "")
+        meaning = next(
+            (RECORD_MEANINGS[".".join(parts[:n])] for n in range(len(parts), 0, -1) if ".".join(parts[:n]) in RECORD_MEANINGS), ""
+        )
         rows.append((name, value, meaning))
 
     for name, value in record.items():

@@ -5,6 +5,7 @@ not a traceback from inside torch. Every error the series raises on purpose is a
 `install_error_display` (called by the first cell of every notebook) makes IPython show only its
 message. Standard library only (analysis.errors is too): the kernel check imports this before torch.
 """
+
 from __future__ import annotations
 
 from typing import Any

@@ -4,6 +4,7 @@ The most common failure in workshops is a notebook opened in the wrong kernel. T
 before torch is imported, so it can say which environment to select instead of failing with
 ModuleNotFoundError three cells later.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -40,6 +41,7 @@ def kernel_problems() -> list[str]:
 def _older_than_supported(version: str) -> bool:
     """True for a torch older than the oldest supported release. A newer one (a GPU machine's own
     build, say) runs the series, and the kernel check says it is not the pinned version."""
+
     def release(v: str) -> tuple[int, ...]:
         return tuple(int(p) for p in v.split("+")[0].split(".")[:2] if p.isdigit())
 
@@ -61,5 +63,7 @@ def check_kernel() -> None:
     torch_version = package_version("torch")
     print(f"Kernel OK: {sys.executable} (Python {sys.version.split()[0]}, torch {torch_version})")
     if not torch_version.startswith(SUPPORTED_TORCH):
-        print(f"Note: torch {torch_version} is not a version the series is pinned to ({', '.join(v + 'x' for v in SUPPORTED_TORCH)}); "
-              "it runs, and environment.json records it beside every result.")
+        print(
+            f"Note: torch {torch_version} is not a version the series is pinned to ({', '.join(v + 'x' for v in SUPPORTED_TORCH)}); "
+            "it runs, and environment.json records it beside every result."
+        )

@@ -11,6 +11,7 @@ the metrics it divides (`"divides": [numerator, denominator]`), so a file can be
 the code that wrote it and without reading its names (`compare` never imports torch and never
 parses a metric's name). No torch here either.
 """
+
 from __future__ import annotations
 
 import json
@@ -72,8 +73,9 @@ def error_metric(error: float, tolerance: float, note: str = "") -> dict[str, An
     return metric(error, "relative", note, better="lower", tolerance=tolerance)
 
 
-def ratio_metric(ratio: Any, note: str = "", of: str = "", better: str | None = None,
-                 divides: tuple[str, str] | None = None) -> dict[str, Any]:
+def ratio_metric(
+    ratio: Any, note: str = "", of: str = "", better: str | None = None, divides: tuple[str, str] | None = None
+) -> dict[str, Any]:
     """A paired ratio (analysis.timing.PairedRatio): median of the per-round ratios, with their p10/p90.
 
     `of` names it like a timing (`quantity("torch.rms_norm / naive", x)`), so that the run compares
@@ -81,15 +83,25 @@ def ratio_metric(ratio: Any, note: str = "", of: str = "", better: str | None = 
     `better` makes it a regression check (a ratio to the copy: "lower"; a speed-up: "higher");
     `divides` names the published timings it divides (numerator, denominator), so that `compare`
     can tell a ratio that rose because its denominator fell (the copy floor moved)."""
-    return metric(ratio.median, "ratio", note, better=better, p10=ratio.p10, p90=ratio.p90, **_contention_field(ratio),
-                  **({"of": of} if of else {}), **({"divides": list(divides)} if divides else {}))
+    return metric(
+        ratio.median,
+        "ratio",
+        note,
+        better=better,
+        p10=ratio.p10,
+        p90=ratio.p90,
+        **_contention_field(ratio),
+        **({"of": of} if of else {}),
+        **({"divides": list(divides)} if divides else {}),
+    )
 
 
 def _check_entries(notebook: str, metrics: dict[str, Any]) -> None:
     for name, entry in metrics.items():
         if not isinstance(entry, dict) or "value" not in entry or "unit" not in entry:
-            raise SeriesError(f"metric {notebook}/{name} has no value and unit",
-                              "build it with helpers.metrics.metric(value, unit)")
+            raise SeriesError(
+                f"metric {notebook}/{name} has no value and unit", "build it with helpers.metrics.metric(value, unit)"
+            )
 
 
 def write_metrics(out_dir: Path | str, notebook: str, backend: str, metrics: dict[str, dict[str, Any]]) -> Path:
@@ -110,8 +122,9 @@ def read_metrics(path: Path | str) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise SeriesError(f"{path} is not valid JSON ({exc.msg})", "re-run the notebook that wrote it") from exc
     if not isinstance(data, dict) or not isinstance(data.get("notebooks"), dict):
-        raise SeriesError(f"{path} is not a metrics file (no 'notebooks' table)",
-                          "pass a metrics.json written by a notebook or by `make run`")
+        raise SeriesError(
+            f"{path} is not a metrics file (no 'notebooks' table)", "pass a metrics.json written by a notebook or by `make run`"
+        )
     for notebook, metrics in data["notebooks"].items():
         _check_entries(notebook, metrics)
     return data

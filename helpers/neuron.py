@@ -6,6 +6,7 @@ Nothing here has run on Trainium in this project's CI: it follows the vendor doc
 recorded, fact by fact with its source and status, in docs/NEURON_NOTES.md (the N<n> labels
 below). tests/test_neuron_contract.py checks it against the documented messages.
 """
+
 from __future__ import annotations
 
 import re
@@ -57,8 +58,9 @@ def explain_runtime_error(exc: BaseException) -> SeriesError | BaseException:
     text = str(exc)
     first_line = text.strip().splitlines()[0][:200] if text.strip() else type(exc).__name__
     if _BUSY_PATTERN.search(text):
-        return DeviceBusyError(f"The Neuron runtime could not get NeuronCores ({first_line})",
-                               f"{BUSY_FIX}\n$ neuron-ls\n{neuron_ls_output()}")
+        return DeviceBusyError(
+            f"The Neuron runtime could not get NeuronCores ({first_line})", f"{BUSY_FIX}\n$ neuron-ls\n{neuron_ls_output()}"
+        )
     if _DRIVER_PATTERN.search(text):
         return NeuronDriverError(f"The Neuron runtime could not start ({first_line})", DRIVER_FIX)
     return exc

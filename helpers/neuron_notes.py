@@ -5,6 +5,7 @@ relies on (helpers.series: `neuron_facts`) and prints them from the notes, so th
 changed there (a fact verified on a trn2) changes every box without editing a notebook.
 Standard library only: helpers.start prints the box before torch loads.
 """
+
 from __future__ import annotations
 
 import re
@@ -21,8 +22,8 @@ COLUMNS = ("id", "fact", "source", "status", "on hardware", "used in")
 class NeuronFact:
     id: str
     fact: str
-    status: str        # as the notes write it: documented / **UNVERIFIED** ... / observed in recorded data ...
-    on_hardware: str   # "not yet" until a Trainium run confirms it
+    status: str  # as the notes write it: documented / **UNVERIFIED** ... / observed in recorded data ...
+    on_hardware: str  # "not yet" until a Trainium run confirms it
     used_in: str
 
     @property
@@ -63,9 +64,11 @@ def trainium_box(stem: str, path: Path | str = NOTES_PATH) -> list[str]:
     if missing:
         raise KeyError(f"helpers/series.py names {', '.join(missing)} for {stem}, but docs/NEURON_NOTES.md has no such row")
     confirmed = [i for i in ids if facts[i].on_hardware != "not yet"]
-    lines = ["On Trainium this notebook relies on these facts of docs/NEURON_NOTES.md (documented: in the vendor's docs; "
-             "UNVERIFIED: not in them, checked at run time; observed: seen in recorded data); "
-             + (f"seen on a trn2: {', '.join(confirmed)}." if confirmed else "none yet confirmed on Trainium by this project.")]
+    lines = [
+        "On Trainium this notebook relies on these facts of docs/NEURON_NOTES.md (documented: in the vendor's docs; "
+        "UNVERIFIED: not in them, checked at run time; observed: seen in recorded data); "
+        + (f"seen on a trn2: {', '.join(confirmed)}." if confirmed else "none yet confirmed on Trainium by this project.")
+    ]
     lines += [f"  {i:4s} {facts[i].kind:10s} {facts[i].short()}" for i in ids]
     return lines
 

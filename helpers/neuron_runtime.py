@@ -19,6 +19,7 @@ N1), so `helpers.start` applies these before torch is imported:
 
 Nothing is set where torch-neuronx is not installed: on cpu and cuda these names mean nothing.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -41,21 +42,27 @@ DEFAULT_NEFF_CACHE_DIR = "/tmp/neff_cache"  # the documented default, where the 
 class NeuronSettings:
     """What this kernel asked of the Neuron runtime and profiler."""
 
-    visible_cores: str | None      # NEURON_RT_VISIBLE_CORES in force; None off-Trainium
-    profile: str = "device"        # key of PROFILE_MODES
+    visible_cores: str | None  # NEURON_RT_VISIBLE_CORES in force; None off-Trainium
+    profile: str = "device"  # key of PROFILE_MODES
     max_events_per_nc: int = DEFAULT_MAX_EVENTS_PER_NC
-    compile_debug: bool = False    # COMPILE_DEBUG_SETTINGS in force
-    late: bool = False             # applied after torch was imported: the runtime may not see it
-    stale_cache: str = ""          # why the NEFF cache may hold NEFFs without this kernel's debug info, with the fix
+    compile_debug: bool = False  # COMPILE_DEBUG_SETTINGS in force
+    late: bool = False  # applied after torch was imported: the runtime may not see it
+    stale_cache: str = ""  # why the NEFF cache may hold NEFFs without this kernel's debug info, with the fix
 
     @property
     def mode_names(self) -> tuple[str, ...]:
         return PROFILE_MODES[self.profile]
 
     def record(self) -> dict[str, Any]:
-        return {"visible_cores": self.visible_cores, "profile": self.profile, "modes": list(self.mode_names),
-                "max_events_per_nc": self.max_events_per_nc, "compile_debug": self.compile_debug,
-                "applied_after_torch_import": self.late, "stale_neff_cache": self.stale_cache}
+        return {
+            "visible_cores": self.visible_cores,
+            "profile": self.profile,
+            "modes": list(self.mode_names),
+            "max_events_per_nc": self.max_events_per_nc,
+            "compile_debug": self.compile_debug,
+            "applied_after_torch_import": self.late,
+            "stale_neff_cache": self.stale_cache,
+        }
 
 
 _current = NeuronSettings(visible_cores=None)
@@ -92,8 +99,9 @@ def configure_neuron_runtime(parameters: dict[str, Any], installed: bool | None 
     stale = check_neff_cache_debug(neff_cache_dir(), {name: os.environ[name] for name in COMPILE_DEBUG_SETTINGS})
     if stale:
         print(stale)
-    _current = NeuronSettings(os.environ[VISIBLE_CORES], profile, max_events, compile_debug=True,
-                              late="torch" in sys.modules, stale_cache=stale)
+    _current = NeuronSettings(
+        os.environ[VISIBLE_CORES], profile, max_events, compile_debug=True, late="torch" in sys.modules, stale_cache=stale
+    )
     return _current
 
 
@@ -105,7 +113,7 @@ def neff_cache_dir() -> str:
 
 
 def check_neff_cache_debug(cache_dir: str, debug_now: dict[str, str], record: Path | None = None) -> str:
-    """"" or why the NEFF cache is stale for this kernel's debug variables, with the fix (N24).
+    """ "" or why the NEFF cache is stale for this kernel's debug variables, with the fix (N24).
 
     The debug variables change what the compiler writes into a NEFF, and a cached NEFF keeps what
     it was compiled with. The series records the variables it ran with beside the cache
@@ -121,10 +129,12 @@ def check_neff_cache_debug(cache_dir: str, debug_now: dict[str, str], record: Pa
     if previous is not None and previous != debug_now and cache.is_dir() and next(cache.rglob("*.neff"), None):
         was = ", ".join(f"{k}={v or '(unset)'}" for k, v in sorted(previous.items()))
         now = ", ".join(f"{k}={v or '(unset)'}" for k, v in sorted(debug_now.items()))
-        warning = (f"STALE NEFF CACHE: {cache} holds NEFFs compiled with {was}; this kernel runs with {now}. "
-                   "Cached NEFFs keep the debug information they were compiled with, so Neuron Explorer may "
-                   f"show no source for them. Fix: before torch loads, set {NEFF_CACHE_ENV} to a new folder "
-                   f"(e.g. `export {NEFF_CACHE_ENV}={cache}_debug`) or delete {cache}, then restart the kernel")
+        warning = (
+            f"STALE NEFF CACHE: {cache} holds NEFFs compiled with {was}; this kernel runs with {now}. "
+            "Cached NEFFs keep the debug information they were compiled with, so Neuron Explorer may "
+            f"show no source for them. Fix: before torch loads, set {NEFF_CACHE_ENV} to a new folder "
+            f"(e.g. `export {NEFF_CACHE_ENV}={cache}_debug`) or delete {cache}, then restart the kernel"
+        )
     try:
         record.write_text(json.dumps(debug_now, sort_keys=True))
     except OSError:

@@ -1,6 +1,7 @@
 """What every notebook does first and last: validate its parameters, choose the backend, make
 its output folder, record the environment, publish its metrics, and release the device.
 """
+
 from __future__ import annotations
 
 import gc
@@ -66,9 +67,12 @@ def orientation(name: str) -> list[str]:
     info = next((i for i in NOTEBOOKS if i.stem == name), None)
     if info is None:  # a notebook outside the series table (a test's): nothing recorded for it
         return []
-    lines = [f"Run time: {info.cpu_seconds:.0f} s at the default parameters on {CPU_SECONDS_MEASURED_ON} "
-             "(not this machine; expect more on a busy or slower one)" if info.cpu_seconds else
-             "Run time: not recorded on the series' CI machine"]
+    lines = [
+        f"Run time: {info.cpu_seconds:.0f} s at the default parameters on {CPU_SECONDS_MEASURED_ON} "
+        "(not this machine; expect more on a busy or slower one)"
+        if info.cpu_seconds
+        else "Run time: not recorded on the series' CI machine"
+    ]
     if info.optional:
         lines.append("Optional: this notebook extends the core path (00-06, then 09); skip it if time is short.")
     box = trainium_box(name)
@@ -94,26 +98,32 @@ def start_session(name: str, namespace: dict[str, Any], parameters: dict[str, An
     base = Path(out_dir) if out_dir else new_run_dir(RUNS_DIR, chosen.name, "interactive")
     nb_dir = ensure_writable_dir(base / name)
     others = other_runnable_tasks()  # the checks before any timing; each timing block checks again while it runs
-    write_json(nb_dir / "environment.json", {**chosen.describe(), "intra_op_threads_default": default_threads,
-                                             "other_runnable_at_start": others})
+    write_json(
+        nb_dir / "environment.json",
+        {**chosen.describe(), "intra_op_threads_default": default_threads, "other_runnable_at_start": others},
+    )
     print(f"Backend: {chosen.name} ({chosen.reason})")
     print(f"Device:  {chosen.device_name()} x{chosen.device_count()}")
     print(f"Output:  {nb_dir}")
     for note in chosen.notes:
         print(f"Note:    {note}")
-    print(f"Threads: {torch.get_num_threads()} intra-op thread(s) (PyTorch's default here: {default_threads}; "
-          "one CPU is left for the rest of the machine, notebook 01 shows why)")
+    print(
+        f"Threads: {torch.get_num_threads()} intra-op thread(s) (PyTorch's default here: {default_threads}; "
+        "one CPU is left for the rest of the machine, notebook 01 shows why)"
+    )
     if others is not None and others >= 0.5:
-        print(f"Busy:    about {others:.1f} other task(s) were running on this machine's {os.cpu_count()} CPU(s) as this "
-              "notebook started. The series leaves one CPU free for such work, and every timing block checks whether "
-              "it lost CPU time: a block that did is flagged BUSY and concludes nothing.")
+        print(
+            f"Busy:    about {others:.1f} other task(s) were running on this machine's {os.cpu_count()} CPU(s) as this "
+            "notebook started. The series leaves one CPU free for such work, and every timing block checks whether "
+            "it lost CPU time: a block that did is flagged BUSY and concludes nothing."
+        )
     pressure = recent_pressure()
     if pressure is not None and pressure >= BUSY_WAITED_FRACTION:
-        print(f"Busy:    in the last 10 s some task on this machine waited for a CPU {pressure:.0%} of the time: "
-              "another process is running. Timings taken while it runs are flagged BUSY and conclude nothing; "
-              "close it (a build, a browser tab, another notebook) for numbers you can compare.")
+        print(
+            f"Busy:    in the last 10 s some task on this machine waited for a CPU {pressure:.0%} of the time: "
+            "another process is running. Timings taken while it runs are flagged BUSY and conclude nothing; "
+            "close it (a build, a browser tab, another notebook) for numbers you can compare."
+        )
     for line in orientation(name):
         print(line)
     return NotebookSession(name=name, backend=chosen, out_dir=nb_dir, parameters=parameters, default_threads=default_threads)
-
-

@@ -4,6 +4,7 @@ A failed or interrupted run must not destroy an earlier run's results, and two r
 the same second must not share a folder. Folders are made with an exclusive mkdir, files are
 written to a temporary name and renamed into place.
 """
+
 from __future__ import annotations
 
 import errno

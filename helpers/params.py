@@ -6,6 +6,7 @@ parameters cell: every UPPER_CASE name in it is a parameter, so a notebook never
 parameters, and a wrong value stops the run with the parameter's name, what it expects, and an
 example.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -35,9 +36,7 @@ def _positive_float(name: str, value: Any) -> None:
 def _choice(*choices: str) -> Callable[[str, Any], None]:
     def check(name: str, value: Any) -> None:
         if value not in choices:
-            raise ParameterError(
-                f"{name} must be one of {', '.join(choices)}, got {value!r}", f"e.g. `-p {name} {choices[0]}`"
-            )
+            raise ParameterError(f"{name} must be one of {', '.join(choices)}, got {value!r}", f"e.g. `-p {name} {choices[0]}`")
 
     return check
 
@@ -54,8 +53,9 @@ def _bool(name: str, value: Any) -> None:
 
 def _sizes(name: str, value: Any) -> None:
     if not isinstance(value, list) or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in value):
-        raise ParameterError(f"{name} must be a list of whole numbers >= 1, got {value!r}",
-                             f"e.g. `-p {name} '[64, 128, 256, 512]'`")
+        raise ParameterError(
+            f"{name} must be a list of whole numbers >= 1, got {value!r}", f"e.g. `-p {name} '[64, 128, 256, 512]'`"
+        )
 
 
 def _core(name: str, value: Any) -> None:
@@ -63,8 +63,9 @@ def _core(name: str, value: Any) -> None:
         return
     if isinstance(value, str) and value.replace("-", "").replace(",", "").isdigit():
         return  # a NEURON_RT_VISIBLE_CORES spec: "3", "2-3", "0,2"
-    raise ParameterError(f"{name} must be \"auto\", a core index >= 0 or a range like \"2-3\", got {value!r}",
-                         f"e.g. `-p {name} 1` for NeuronCore 1")
+    raise ParameterError(
+        f'{name} must be "auto", a core index >= 0 or a range like "2-3", got {value!r}', f"e.g. `-p {name} 1` for NeuronCore 1"
+    )
 
 
 def _str(name: str, value: Any) -> None:

@@ -3,6 +3,7 @@
 The series' chart conventions (the palette, one colour per meaning, titles that name the backend)
 and the figures drawn from a trace live with the analysis, in analysis.figures.
 """
+
 from __future__ import annotations
 
 import matplotlib as mpl

@@ -4,6 +4,7 @@ The notebook list, the backends, the dtypes, the RMSNorm variants and the metric
 and the torch versions the series supports. Standard library only: the kernel check and the
 command-line tools (which must not import torch to read a JSON file) use it too.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -49,7 +50,6 @@ class NotebookInfo:
 CPU_SECONDS_MEASURED_ON = "a 2-core AMD EPYC CI machine, torch 2.13.0+cpu, run 20261204T171839Z"
 
 
-
 def notebook_info(stem: str) -> NotebookInfo:
     """The series table's row of one notebook; a name not in it is an error naming the known ones."""
     for info in NOTEBOOKS:
@@ -59,37 +59,85 @@ def notebook_info(stem: str) -> NotebookInfo:
 
 
 NOTEBOOKS = (
-    NotebookInfo("00_environment_check", "versions, backend, devices",
-                 "lists NeuronCores with neuron-ls", "lists the GPU or CPU", cpu_seconds=3.7),
-    NotebookInfo("01_profiler_setup", "profiler, schedule, synchronize, overhead",
-                 "NeuronConfig + NeuronProfiler, PrivateUse1 activity, Neuron profile folder",
-                 "same loop without the Neuron exporter; the Neuron code is shown as text", cpu_seconds=8.8,
-                 neuron_facts=("N6", "N9", "N10", "N11", "N19", "N20", "N22", "N23", "N27", "N29")),
-    NotebookInfo("02_naive_rmsnorm", "naive RMSNorm: ops, memory, gaps",
-                 "one NEFF execution per op (eager)", "kernels on cuda, ATen ops on cpu", cpu_seconds=11.5,
-                 neuron_facts=("N6", "N9", "N19", "N20", "N22")),
-    NotebookInfo("03_fused_rms_norm", "torch.rms_norm",
-                 "one NEFF per shape (documented)", "one fused kernel on cuda; same ops as naive on cpu", cpu_seconds=14.5,
-                 neuron_facts=("N19", "N25")),
-    NotebookInfo("04_torch_compile", "torch.compile: cold vs warm, graphs, breaks",
-                 "backend='neuron': one NEFF per graph", "Inductor: generated C++ (cpu) or Triton (cuda)", cpu_seconds=23.1,
-                 neuron_facts=("N24", "N26")),
-    NotebookInfo("05_compare_variants", "all variants, two shapes, copy floor",
-                 "device time from the timer; Neuron profile per variant", "same table and chart", cpu_seconds=31.1,
-                 neuron_facts=("N6", "N19", "N31")),
-    NotebookInfo("06_reading_traces", "lanes, gaps, dispatch chain, Neuron Explorer",
-                 "Neuron Explorer walkthrough on the real profile", "Perfetto UI; what Neuron Explorer would show", cpu_seconds=18.1,
-                 neuron_facts=("N12", "N13", "N14", "N15", "N16", "N17", "N18", "N19", "N28")),
-    NotebookInfo("07_shapes_and_recompiles", "new shapes: recompiles, the recompile limit, bucketing, caches",
-                 "one neuronx-cc compile per shape; dynamic=True rejected; the NEFF cache",
-                 "Dynamo guards and Inductor's on-disk cache, measured", cpu_seconds=50.1,
-                 neuron_facts=("N14", "N26"), optional=True),
-    NotebookInfo("08_many_processes", "torchrun ranks, all-reduce, stragglers, a failing rank",
-                 "the documented torchrun recipe printed; the lesson's ranks on the host CPU",
-                 "gloo on cpu (2 ranks), nccl on cuda", cpu_seconds=19.8,
-                 neuron_facts=("N27", "N30"), optional=True),
-    NotebookInfo("09_trainium_device_view", "Trainium's device view: engine lanes, DMA, HBM bytes, unfused vs fused",
-                 "the same recorded trn2 profiles (this run captures none); the capture commands printed",
-                 "the same: it reads recorded data", cpu_seconds=6.5,
-                 neuron_facts=("N35", "N36", "N37", "N38", "N39")),
+    NotebookInfo(
+        "00_environment_check",
+        "versions, backend, devices",
+        "lists NeuronCores with neuron-ls",
+        "lists the GPU or CPU",
+        cpu_seconds=3.7,
+    ),
+    NotebookInfo(
+        "01_profiler_setup",
+        "profiler, schedule, synchronize, overhead",
+        "NeuronConfig + NeuronProfiler, PrivateUse1 activity, Neuron profile folder",
+        "same loop without the Neuron exporter; the Neuron code is shown as text",
+        cpu_seconds=8.8,
+        neuron_facts=("N6", "N9", "N10", "N11", "N19", "N20", "N22", "N23", "N27", "N29"),
+    ),
+    NotebookInfo(
+        "02_naive_rmsnorm",
+        "naive RMSNorm: ops, memory, gaps",
+        "one NEFF execution per op (eager)",
+        "kernels on cuda, ATen ops on cpu",
+        cpu_seconds=11.5,
+        neuron_facts=("N6", "N9", "N19", "N20", "N22"),
+    ),
+    NotebookInfo(
+        "03_fused_rms_norm",
+        "torch.rms_norm",
+        "one NEFF per shape (documented)",
+        "one fused kernel on cuda; same ops as naive on cpu",
+        cpu_seconds=14.5,
+        neuron_facts=("N19", "N25"),
+    ),
+    NotebookInfo(
+        "04_torch_compile",
+        "torch.compile: cold vs warm, graphs, breaks",
+        "backend='neuron': one NEFF per graph",
+        "Inductor: generated C++ (cpu) or Triton (cuda)",
+        cpu_seconds=23.1,
+        neuron_facts=("N24", "N26"),
+    ),
+    NotebookInfo(
+        "05_compare_variants",
+        "all variants, two shapes, copy floor",
+        "device time from the timer; Neuron profile per variant",
+        "same table and chart",
+        cpu_seconds=31.1,
+        neuron_facts=("N6", "N19", "N31"),
+    ),
+    NotebookInfo(
+        "06_reading_traces",
+        "lanes, gaps, dispatch chain, Neuron Explorer",
+        "Neuron Explorer walkthrough on the real profile",
+        "Perfetto UI; what Neuron Explorer would show",
+        cpu_seconds=18.1,
+        neuron_facts=("N12", "N13", "N14", "N15", "N16", "N17", "N18", "N19", "N28"),
+    ),
+    NotebookInfo(
+        "07_shapes_and_recompiles",
+        "new shapes: recompiles, the recompile limit, bucketing, caches",
+        "one neuronx-cc compile per shape; dynamic=True rejected; the NEFF cache",
+        "Dynamo guards and Inductor's on-disk cache, measured",
+        cpu_seconds=50.1,
+        neuron_facts=("N14", "N26"),
+        optional=True,
+    ),
+    NotebookInfo(
+        "08_many_processes",
+        "torchrun ranks, all-reduce, stragglers, a failing rank",
+        "the documented torchrun recipe printed; the lesson's ranks on the host CPU",
+        "gloo on cpu (2 ranks), nccl on cuda",
+        cpu_seconds=19.8,
+        neuron_facts=("N27", "N30"),
+        optional=True,
+    ),
+    NotebookInfo(
+        "09_trainium_device_view",
+        "Trainium's device view: engine lanes, DMA, HBM bytes, unfused vs fused",
+        "the same recorded trn2 profiles (this run captures none); the capture commands printed",
+        "the same: it reads recorded data",
+        cpu_seconds=6.5,
+        neuron_facts=("N35", "N36", "N37", "N38", "N39"),
+    ),
 )

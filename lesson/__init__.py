@@ -16,6 +16,7 @@ reads profiles and measures); neither imports it. Notebooks import from this one
 - rank_worker:  one rank of notebook 08 (run by torchrun; `train_step` from its `# @save` cell)
 - ranks:        notebook 08's torchrun launch (checked, time-limited, nothing left running)
 """
+
 from __future__ import annotations
 
 from analysis.facade import lazy_namespace
@@ -26,7 +27,7 @@ _EXPORTS = {
     "profiling": "ProfileResult judge_device_time profile_steps",
     "ranks": "launch neuron_torchrun_recipe",
     "rmsnorm": "DTYPES call_compiled check_fits_in_memory compile_rmsnorm error_tolerance format_bytes make_inputs "
-               "max_error rmsnorm_fused rmsnorm_naive rmsnorm_reference",
+    "max_error rmsnorm_fused rmsnorm_naive rmsnorm_reference",
     "shapes": "check_stream request_lengths run_stream",
     "study": "VariantReport study_variant",
 }

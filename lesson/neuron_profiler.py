@@ -8,6 +8,7 @@ docs/NEURON_NOTES.md (the N<n> labels below). Where a fact is UNVERIFIED
 (`correlate_device_time`), the code detects it at run time and reports what it found. The
 contract tests in tests/test_neuron_contract.py check it against a FAKE torch_neuronx.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -95,8 +96,9 @@ class _WatchedExit:
         return self.setup.watch("exit", self.profiler.__exit__, *exc)
 
 
-def neuron_config_kwargs(output_dir: Path, settings: NeuronSettings, profile_mode: Any,
-                         neuron_config: Any) -> tuple[dict[str, Any], bool]:
+def neuron_config_kwargs(
+    output_dir: Path, settings: NeuronSettings, profile_mode: Any, neuron_config: Any
+) -> tuple[dict[str, Any], bool]:
     """The documented NeuronConfig keywords for this kernel's settings (N9, N10), and whether the
     undocumented `correlate_device_time` (N11) was added.
 
@@ -110,8 +112,11 @@ def neuron_config_kwargs(output_dir: Path, settings: NeuronSettings, profile_mod
         "modes": [getattr(profile_mode, name) for name in settings.mode_names],
         "profile_output_dir": str(output_dir),
     }
-    optional = {"max_events_per_nc": settings.max_events_per_nc, "capture_enabled_for_nc": settings.visible_cores,
-                "neff_cache_dir": neff_cache_dir()}
+    optional = {
+        "max_events_per_nc": settings.max_events_per_nc,
+        "capture_enabled_for_nc": settings.visible_cores,
+        "neff_cache_dir": neff_cache_dir(),
+    }
     for name, value in optional.items():
         if value is not None and accepts_keyword(neuron_config, name):
             kwargs[name] = value
@@ -175,6 +180,8 @@ def runtime_log_note() -> str:
         reasons.append(f"NEURON_RT_LOG_LEVEL={level} (above WARN)")
     if not reasons:
         return ""
-    return (f"NOTE: {' and '.join(reasons)}: a 'trace events were dropped' warning may not reach this console, "
-            "so a truncated profile could go unreported. Fix: unset them, or set NEURON_RT_LOG_LOCATION=console "
-            "and NEURON_RT_LOG_LEVEL=WARN, before torch loads")
+    return (
+        f"NOTE: {' and '.join(reasons)}: a 'trace events were dropped' warning may not reach this console, "
+        "so a truncated profile could go unreported. Fix: unset them, or set NEURON_RT_LOG_LOCATION=console "
+        "and NEURON_RT_LOG_LEVEL=WARN, before torch loads"
+    )

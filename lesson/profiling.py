@@ -14,6 +14,7 @@ Device time is reported only when it was really captured (analysis.key_averages 
 all-zero device column, a cpu run or a loop without synchronize() is flagged, never shown as a
 measurement.
 """
+
 from __future__ import annotations
 
 import math
@@ -84,12 +85,14 @@ def estimate_trace_bytes(n_events: int, with_stack: bool) -> int:
     return int(n_events * BYTES_PER_EVENT * (STACK_FACTOR if with_stack else 1))
 
 
-def judge_device_time(backend: Backend, table: pd.DataFrame, synchronized: bool,
-                      neuron: NeuronProfilerSetup | None) -> tuple[bool, str]:
+def judge_device_time(
+    backend: Backend, table: pd.DataFrame, synchronized: bool, neuron: NeuronProfilerSetup | None
+) -> tuple[bool, str]:
     """Was device time really captured? If not, say why and what to try
     (analysis.key_averages.device_time_verdict, given this backend's fields)."""
-    return device_time_verdict(table, synchronized, backend.name, backend.has_device_timeline,
-                               bool(neuron and neuron.correlate_device_time))
+    return device_time_verdict(
+        table, synchronized, backend.name, backend.has_device_timeline, bool(neuron and neuron.correlate_device_time)
+    )
 
 
 def profile_steps(

@@ -7,6 +7,7 @@ cell is its source (tests/test_one_source.py). The rest is plumbing: the process
 profiled loop (the series' schedule, one trace per rank), the timestamps of every phase on a
 clock all ranks share, and an error file per rank, so that a rank that fails is reported by rank.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,6 +27,7 @@ from torch.profiler import ProfilerActivity, profile, record_function, schedule
 def train_step(model, x, straggle_s: float) -> dict[str, int]:
     """Forward, backward, extra work on a slow rank, then the all-reduce of the gradients.
     Returns when each phase ended (time.monotonic_ns: one clock for every process of a machine)."""
+
     def now():  # the clock is read once the device has finished what was queued
         if x.is_cuda:
             torch.cuda.synchronize()
@@ -78,15 +80,16 @@ def main(argv: list[str] | None = None) -> int:
         activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
         straggle_s = args.straggler_ms / 1000 if rank == args.straggler_rank else 0.0
         steps = []  # the straggler works extra on odd steps only: "on" and "off" alternate, step by step
-        with profile(activities=activities,
-                     schedule=schedule(wait=args.wait, warmup=args.warmup, active=args.active, repeat=1),
-                     on_trace_ready=lambda p: p.export_chrome_trace(str(out / f"rank{rank}.trace.json"))) as prof:
+        with profile(
+            activities=activities,
+            schedule=schedule(wait=args.wait, warmup=args.warmup, active=args.active, repeat=1),
+            on_trace_ready=lambda p: p.export_chrome_trace(str(out / f"rank{rank}.trace.json")),
+        ) as prof:
             for step in range(args.wait + args.warmup + args.active):
                 if rank == args.fail_rank and step == args.wait + args.warmup:
                     raise RuntimeError(f"rank {rank} failed on purpose at step {step} (--fail-rank)")
                 marks = train_step(model, x, straggle_s if step % 2 else 0.0)
-                steps.append({"step": step, "recorded": step >= args.wait + args.warmup, "straggling": bool(step % 2),
-                              **marks})
+                steps.append({"step": step, "recorded": step >= args.wait + args.warmup, "straggling": bool(step % 2), **marks})
                 prof.step()
         (out / f"rank{rank}.json").write_text(json.dumps({"rank": rank, "steps": steps}))
         dist.destroy_process_group()

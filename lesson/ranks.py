@@ -5,6 +5,7 @@ runs `python -m torch.distributed.run ... -m lesson.rank_worker` in a process gr
 with a timeout. However it ends, nothing of it is left running: the group is killed if needed,
 and `Launch.leftover` says whether anything survived (it must not).
 """
+
 from __future__ import annotations
 
 import os
@@ -24,13 +25,13 @@ COLLECTIVE_BACKENDS = {"cpu": "gloo", "cuda": "nccl", "neuron": "neuron"}  # neu
 @dataclass
 class Launch:
     command: list[str]
-    returncode: int | None            # None: killed at the timeout
+    returncode: int | None  # None: killed at the timeout
     seconds: float
     out_dir: Path
     errors: dict[int, str] = field(default_factory=dict)  # rank -> first line of its error
     output_tail: str = ""
-    leftover: bool = False             # a process of the launch still alive afterwards
-    first_failure: int | None = None   # the rank whose error was written first: the root cause
+    leftover: bool = False  # a process of the launch still alive afterwards
+    first_failure: int | None = None  # the rank whose error was written first: the root cause
 
     @property
     def ok(self) -> bool:
@@ -60,40 +61,75 @@ def check_launch(ranks: int, device: str, port: int = 0, cores: int | None = Non
     if not dist.is_available():
         raise BackendUnavailableError("this torch was built without torch.distributed", "install a torch build with it")
     if collective == "gloo" and not dist.is_gloo_available():
-        raise BackendUnavailableError("torch.distributed has no gloo backend here, which cpu ranks need",
-                                      "install a torch build with gloo (the standard Linux wheels have it)")
+        raise BackendUnavailableError(
+            "torch.distributed has no gloo backend here, which cpu ranks need",
+            "install a torch build with gloo (the standard Linux wheels have it)",
+        )
     if collective == "nccl" and not dist.is_nccl_available():
-        raise BackendUnavailableError("torch.distributed has no nccl backend here, which cuda ranks need",
-                                      "install a CUDA build of torch, or run with BACKEND=cpu (gloo)")
+        raise BackendUnavailableError(
+            "torch.distributed has no nccl backend here, which cuda ranks need",
+            "install a CUDA build of torch, or run with BACKEND=cpu (gloo)",
+        )
     cores = os.cpu_count() if cores is None else cores
     if device == "cpu" and ranks > cores:
-        raise ParameterError(f"RANKS={ranks} needs a core per rank, and this machine has {cores}",
-                             f"use RANKS <= {cores}, e.g. `-p RANKS {min(2, cores)}`")
+        raise ParameterError(
+            f"RANKS={ranks} needs a core per rank, and this machine has {cores}",
+            f"use RANKS <= {cores}, e.g. `-p RANKS {min(2, cores)}`",
+        )
     if device == "cuda" and devices is not None and ranks > devices:
-        raise ParameterError(f"RANKS={ranks} needs a GPU per rank, and this machine has {devices}",
-                             f"use RANKS <= {devices}")
+        raise ParameterError(f"RANKS={ranks} needs a GPU per rank, and this machine has {devices}", f"use RANKS <= {devices}")
     if port and port_in_use(port):
-        raise ParameterError(f"MASTER_PORT {port} is in use by another process",
-                             "pick another port, or leave MASTER_PORT = 0 for a free one")
+        raise ParameterError(
+            f"MASTER_PORT {port} is in use by another process", "pick another port, or leave MASTER_PORT = 0 for a free one"
+        )
     return collective
 
 
-def launch(out_dir: Path, ranks: int, device: str, *, port: int = 0, launch_timeout_s: float = 120,
-           env: dict[str, str] | None = None, **worker_args: object) -> Launch:
+def launch(
+    out_dir: Path,
+    ranks: int,
+    device: str,
+    *,
+    port: int = 0,
+    launch_timeout_s: float = 120,
+    env: dict[str, str] | None = None,
+    **worker_args: object,
+) -> Launch:
     """Run `ranks` workers with torchrun; wait at most `launch_timeout_s`; leave nothing running."""
     collective = check_launch(ranks, device, port)
     out_dir.mkdir(parents=True, exist_ok=True)
     port = port or free_port()
-    command = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(ranks),
-               "--master-addr", "127.0.0.1", "--master-port", str(port), "-m", "lesson.rank_worker",
-               "--out", str(out_dir), "--backend", collective, "--device", device]
+    command = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc-per-node",
+        str(ranks),
+        "--master-addr",
+        "127.0.0.1",
+        "--master-port",
+        str(port),
+        "-m",
+        "lesson.rank_worker",
+        "--out",
+        str(out_dir),
+        "--backend",
+        collective,
+        "--device",
+        device,
+    ]
     for key, value in worker_args.items():
         command += [f"--{key.replace('_', '-')}", str(value)]
     start = time.perf_counter()
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True,
-                            # one thread per rank, said explicitly (torchrun would set it and print a warning)
-                            env={**os.environ, "OMP_NUM_THREADS": "1", **(env or {})})
+    proc = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+        # one thread per rank, said explicitly (torchrun would set it and print a warning)
+        env={**os.environ, "OMP_NUM_THREADS": "1", **(env or {})},
+    )
     try:
         output, _ = proc.communicate(timeout=launch_timeout_s)
         returncode = proc.returncode
@@ -108,8 +144,9 @@ def launch(out_dir: Path, ranks: int, device: str, *, port: int = 0, launch_time
     error_files = sorted(out_dir.glob("rank*.error.txt"), key=lambda p: p.stat().st_mtime_ns)
     errors = {int(p.name.split(".")[0].removeprefix("rank")): p.read_text().splitlines()[0] for p in error_files}
     first = next(iter(errors), None)  # errors are in the order their files were written
-    return Launch(command, returncode, time.perf_counter() - start, out_dir, errors,
-                  "\n".join(diagnostic_lines(output)), leftover, first)
+    return Launch(
+        command, returncode, time.perf_counter() - start, out_dir, errors, "\n".join(diagnostic_lines(output)), leftover, first
+    )
 
 
 # What a rank prints when it dies outside Python (no error file): a C++ exception, a signal
@@ -143,7 +180,9 @@ def neuron_torchrun_recipe(ranks: int, script: str = "your_script.py") -> str:
     `env -u NEURON_RT_VISIBLE_CORES` first: TorchNeuron's distributed backend sets
     NEURON_RT_VISIBLE_CORES to each rank's LOCAL_RANK only where it is unset, so a shell that
     inherited a workshop seat's value would put every rank on that one core."""
-    return (f"env -u NEURON_RT_VISIBLE_CORES TORCH_NEURONX_ENABLE_HOST_CC=1 TORCH_NEURONX_ENABLE_ASYNC_NRT=1 "
-            f"NEURON_RT_NUM_CORES={ranks} NEURON_RT_VIRTUAL_CORE_SIZE=2 "
-            f"torchrun --nproc_per_node {ranks} --rdzv_backend c10d --rdzv_endpoint localhost:29500 "
-            f"--local-ranks-filter 0 --tee 3 {script}")
+    return (
+        f"env -u NEURON_RT_VISIBLE_CORES TORCH_NEURONX_ENABLE_HOST_CC=1 TORCH_NEURONX_ENABLE_ASYNC_NRT=1 "
+        f"NEURON_RT_NUM_CORES={ranks} NEURON_RT_VIRTUAL_CORE_SIZE=2 "
+        f"torchrun --nproc_per_node {ranks} --rdzv_backend c10d --rdzv_endpoint localhost:29500 "
+        f"--local-ranks-filter 0 --tee 3 {script}"
+    )

@@ -6,6 +6,7 @@
 `# @save lesson/rmsnorm.py`: those cells are their source, and tests/test_one_source.py fails if
 the copies here differ. They are here for the notebooks after them, the sweep tool and the tests.
 """
+
 from __future__ import annotations
 
 import math
@@ -54,7 +55,7 @@ def summarise_dynamo_error(text: str) -> str:
     explanation = next((line.removeprefix("Explanation:").strip() for line in lines if line.startswith("Explanation:")), "")
     where = ""
     if "from user code:" in lines:
-        tail = lines[lines.index("from user code:") + 1:]
+        tail = lines[lines.index("from user code:") + 1 :]
         files = [i for i, line in enumerate(tail) if line.startswith("File ")]
         if files:
             i = files[-1]
@@ -127,8 +128,9 @@ def check_fits_in_memory(tokens: int, hidden: int, dtype: torch.dtype, backend: 
     return need
 
 
-def make_inputs(tokens: int, hidden: int, dtype_name: str, backend: Backend,
-                eps: float = 1e-6, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+def make_inputs(
+    tokens: int, hidden: int, dtype_name: str, backend: Backend, eps: float = 1e-6, seed: int = 0
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Random x (tokens x hidden) and a non-trivial weight on the backend's device, checked."""
     if dtype_name not in DTYPES:
         raise InputError(f"DTYPE {dtype_name!r} is not one this series runs", f"use one of {', '.join(DTYPES)}")

@@ -6,6 +6,7 @@ runs every strategy of lesson.shapes over the lengths in this new process and wr
 measured (compiles, compile seconds, cache hits and misses per strategy); notebook 07 uses it to
 show what an on-disk cache saves a second process.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -46,10 +47,12 @@ def main(argv: list[str] | None = None) -> int:
         torch._dynamo.reset()
         fn = make_strategies(rmsnorm_naive, backend.compile_backend, args.buckets, backend.name != "neuron")[name]
         rows = run_stream(lambda x, fn=fn: fn(x, weight, 1e-6), args.lengths, args.hidden, dtype, backend)
-        result[name] = {"compiles": sum(r["compiled"] for r in rows),
-                        "compile_s": sum(r["seconds"] for r in rows if r["compiled"]),
-                        "cache_hits": sum(r["cache_hits"] for r in rows),
-                        "cache_misses": sum(r["cache_misses"] for r in rows)}
+        result[name] = {
+            "compiles": sum(r["compiled"] for r in rows),
+            "compile_s": sum(r["seconds"] for r in rows if r["compiled"]),
+            "cache_hits": sum(r["cache_hits"] for r in rows),
+            "cache_misses": sum(r["cache_misses"] for r in rows),
+        }
     Path(args.out).write_text(json.dumps(result, indent=1))
     return 0
 

@@ -7,6 +7,7 @@ serves a stream and records per call whether it compiled, what the caches did
 (analysis.compiles reads Dynamo's and Inductor's counters) and how long it took;
 lesson.shape_worker serves the same stream again in a fresh process.
 """
+
 from __future__ import annotations
 
 import random
@@ -33,24 +34,28 @@ def check_stream(lengths: list[int], buckets: list[int]) -> None:
     bad = [(i, n) for i, n in enumerate(lengths) if not isinstance(n, int) or n < 1]
     if bad:
         i, n = bad[0]
-        raise ParameterError(f"request {i} has length {n!r}: every request needs at least one token",
-                             "draw lengths >= 1 (MAX_TOKENS >= 1), or drop the empty requests")
+        raise ParameterError(
+            f"request {i} has length {n!r}: every request needs at least one token",
+            "draw lengths >= 1 (MAX_TOKENS >= 1), or drop the empty requests",
+        )
     if not buckets:
-        raise ParameterError("BUCKETS is empty: bucketing needs at least one size to pad to",
-                             "give sizes, e.g. `-p BUCKETS '[64, 128, 256, 512]'`")
+        raise ParameterError(
+            "BUCKETS is empty: bucketing needs at least one size to pad to", "give sizes, e.g. `-p BUCKETS '[64, 128, 256, 512]'`"
+        )
     if any(not isinstance(b, int) or b < 1 for b in buckets):
         raise ParameterError(f"BUCKETS must be positive integers, got {buckets}", "e.g. `-p BUCKETS '[64, 128, 256, 512]'`")
     if max(buckets) < max(lengths):
         raise ParameterError(
             f"the largest bucket ({max(buckets)}) is smaller than the longest request ({max(lengths)} tokens): "
             "that request has no bucket to be padded to",
-            f"add a bucket >= {max(lengths)} to BUCKETS, or lower MAX_TOKENS to {max(buckets)}")
+            f"add a bucket >= {max(lengths)} to BUCKETS, or lower MAX_TOKENS to {max(buckets)}",
+        )
 
 
 # ------------------------------------------------------------------ the strategies (source: notebook 07)
 def make_strategies(fn, compiler: str, buckets: list[int], dynamic_ok: bool = True) -> dict:
     """Three ways to serve a stream of shapes with one compiled function."""
-    static = torch.compile(fn, backend=compiler, dynamic=False)      # one graph per distinct shape
+    static = torch.compile(fn, backend=compiler, dynamic=False)  # one graph per distinct shape
     per_bucket = torch.compile(fn, backend=compiler, dynamic=False)  # one graph per bucket size used
     strategies = {"static": static}
     if dynamic_ok:  # Neuron rejects dynamic=True (docs/NEURON_NOTES.md N26)
@@ -69,8 +74,14 @@ def bucketed_call(compiled, x: torch.Tensor, weight: torch.Tensor, eps: float, b
 
 
 # ------------------------------------------------------------------ measuring a stream
-def run_stream(call: Callable[[torch.Tensor], torch.Tensor], lengths: list[int], hidden: int, dtype: torch.dtype,
-               backend: Backend, seed: int = 0) -> list[dict[str, Any]]:
+def run_stream(
+    call: Callable[[torch.Tensor], torch.Tensor],
+    lengths: list[int],
+    hidden: int,
+    dtype: torch.dtype,
+    backend: Backend,
+    seed: int = 0,
+) -> list[dict[str, Any]]:
     """Serve `lengths` one request at a time: per call its tokens, whether it compiled a graph,
     the cache hits and misses it caused, and its synchronized wall time."""
     gen = torch.Generator().manual_seed(seed)
@@ -85,8 +96,14 @@ def run_stream(call: Callable[[torch.Tensor], torch.Tensor], lengths: list[int],
         backend.synchronize()
         seconds = time.perf_counter() - start
         after = compile_counters()
-        rows.append({"request": i, "tokens": tokens, "seconds": seconds,
-                     "compiled": after["graphs"] > before["graphs"],
-                     "cache_hits": after["cache_hits"] - before["cache_hits"],
-                     "cache_misses": after["cache_misses"] - before["cache_misses"]})
+        rows.append(
+            {
+                "request": i,
+                "tokens": tokens,
+                "seconds": seconds,
+                "compiled": after["graphs"] > before["graphs"],
+                "cache_hits": after["cache_hits"] - before["cache_hits"],
+                "cache_misses": after["cache_misses"] - before["cache_misses"],
+            }
+        )
     return rows

@@ -4,6 +4,7 @@ One method for all variants keeps the comparison fair: the same inputs, the time
 device synchronized, no profiler attached) for time per call, then a separate profiled run for
 what ran (device operations, allocations, gaps), and the error against the float64 reference.
 """
+
 from __future__ import annotations
 
 import math
@@ -105,11 +106,25 @@ def study_variant(
         del out
         if timing is None:
             timing = time_per_call(lambda: fn(x, weight, eps), backend, label=name, repeats=repeats)
-        profile = profile_steps(lambda: fn(x, weight, eps), backend, out_dir, label=name, wait=wait,
-                                warmup=warmup, active=active, profile_memory=True, record_shapes=True)
+        profile = profile_steps(
+            lambda: fn(x, weight, eps),
+            backend,
+            out_dir,
+            label=name,
+            wait=wait,
+            warmup=warmup,
+            active=active,
+            profile_memory=True,
+            record_shapes=True,
+        )
     trace = load_trace(profile.trace_path, backend.name)
     return VariantReport(
-        name=name, timing=timing, profile=profile, trace=trace,
+        name=name,
+        timing=timing,
+        profile=profile,
+        trace=trace,
         per_call=per_call_summary(trace, memory_device_type=backend.memory_device_type),
-        max_error=err, dtype=x.dtype, input_bytes=x.numel() * x.element_size(),
+        max_error=err,
+        dtype=x.dtype,
+        input_bytes=x.numel() * x.element_size(),
     )

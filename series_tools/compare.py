@@ -31,6 +31,7 @@ A record from before directions were published (an old baseline) is judged by th
 the other run's record. Every other metric is listed for information with its change, so that,
 for example, the movement of idle times between two runs of the same commit can be read off.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,7 +45,6 @@ from typing import Any
 from analysis.contention import is_busy
 from helpers.errors import SeriesError
 from helpers.metrics import METRICS_FILE, read_metrics
-
 
 
 @dataclass
@@ -61,11 +61,14 @@ def load_source(path: Path | str) -> Source:
     path = Path(path)
     if path.is_dir():
         if not (path / "environment.json").exists():
-            raise SeriesError(f"{path} is not a run folder (it has no environment.json)",
-                              "pass a folder made by `make run` (runs/<UTC time>-<backend>/) or a baseline file")
+            raise SeriesError(
+                f"{path} is not a run folder (it has no environment.json)",
+                "pass a folder made by `make run` (runs/<UTC time>-<backend>/) or a baseline file",
+            )
         if not (path / METRICS_FILE).exists():
-            raise SeriesError(f"Run {path} has no metrics.json: it did not finish writing its results",
-                              "re-run it, or compare another run")
+            raise SeriesError(
+                f"Run {path} has no metrics.json: it did not finish writing its results", "re-run it, or compare another run"
+            )
         data = read_metrics(path)
         layout = json.loads((path / "environment.json").read_text()).get("address_layout")
         return Source(str(path), data["notebooks"], data.get("backend"), (path / "INCOMPLETE").exists(), layout)
@@ -127,12 +130,15 @@ def floor_moved(name: str, ma: dict[str, Any], mb: dict[str, Any]) -> str | None
     variant, copy = divides
     if not all(isinstance(m.get(k), dict) and _number(m[k].get("value")) for m in (ma, mb) for k in (variant, copy)):
         return None
-    if not _beyond_noise(_spread(ma[copy]), _spread(mb[copy]), upward=False) or \
-            _beyond_noise(_spread(ma[variant]), _spread(mb[variant]), upward=True):
+    if not _beyond_noise(_spread(ma[copy]), _spread(mb[copy]), upward=False) or _beyond_noise(
+        _spread(ma[variant]), _spread(mb[variant]), upward=True
+    ):
         return None
     change = lambda k: (mb[k]["value"] - ma[k]["value"]) / ma[k]["value"] * 100  # noqa: E731
-    return (f"{name}: the copy's time changed {change(copy):+.1f}% (beyond its p10-p90) and {variant}'s "
-            f"{change(variant):+.1f}% (inside its noise): the floor moved, not the variant")
+    return (
+        f"{name}: the copy's time changed {change(copy):+.1f}% (beyond its p10-p90) and {variant}'s "
+        f"{change(variant):+.1f}% (inside its noise): the floor moved, not the variant"
+    )
 
 
 def compare(a: Source, b: Source, tolerance: float) -> list[dict[str, Any]]:
@@ -143,18 +149,39 @@ def compare(a: Source, b: Source, tolerance: float) -> list[dict[str, Any]]:
             ea, eb = ma.get(name), mb.get(name)
             unit = (eb or ea or {}).get("unit", "")
             if ea is None or eb is None:
-                rows.append({"notebook": notebook, "metric": name, "unit": unit, "a": (ea or {}).get("value"),
-                             "b": (eb or {}).get("value"), "change": None, "verdict": "new" if ea is None else "missing"})
+                rows.append(
+                    {
+                        "notebook": notebook,
+                        "metric": name,
+                        "unit": unit,
+                        "a": (ea or {}).get("value"),
+                        "b": (eb or {}).get("value"),
+                        "change": None,
+                        "verdict": "new" if ea is None else "missing",
+                    }
+                )
                 continue
             verdict, change = judge(ea, eb, tolerance)
-            row = {"notebook": notebook, "metric": name, "unit": unit, "a": ea.get("value"),
-                   "b": eb.get("value"), "change": change, "verdict": verdict, "better": eb.get("better") or ea.get("better")}
+            row = {
+                "notebook": notebook,
+                "metric": name,
+                "unit": unit,
+                "a": ea.get("value"),
+                "b": eb.get("value"),
+                "change": change,
+                "verdict": verdict,
+                "better": eb.get("better") or ea.get("better"),
+            }
             if verdict == "REGRESSION" and (why := floor_moved(name, ma, mb)):
                 row.update(verdict="floor moved", note=f"{notebook}/{why}")
             busy = [(label, e["contention"]["seen"]) for label, e in (("A", ea), ("B", eb)) if is_busy(e.get("contention"))]
             if busy:
-                row.update(verdict="busy", note=f"{notebook}/{name}: " + "; ".join(
-                    f"{label} was timed while the machine was busy ({seen})" for label, seen in busy) + ": not judged")
+                row.update(
+                    verdict="busy",
+                    note=f"{notebook}/{name}: "
+                    + "; ".join(f"{label} was timed while the machine was busy ({seen})" for label, seen in busy)
+                    + ": not judged",
+                )
             rows.append(row)
     return rows
 
@@ -168,13 +195,23 @@ def _fmt(v: Any) -> str:
     if isinstance(v, list) and any(isinstance(x, (dict, list)) for x in v):
         return f"{len(v)} records"
     text = ",".join(map(str, v)) if isinstance(v, list) else str(v)
-    return text if len(text) <= CELL_CHARS else text[:CELL_CHARS - 3] + "..."
+    return text if len(text) <= CELL_CHARS else text[: CELL_CHARS - 3] + "..."
 
 
 def format_table(rows: list[dict[str, Any]]) -> str:
     header = ("notebook", "metric", "unit", "A", "B", "change", "verdict")
-    body = [(r["notebook"], r["metric"], r["unit"], _fmt(r["a"]), _fmt(r["b"]),
-             "" if r["change"] is None else f"{r['change'] * 100:+.1f}%", r["verdict"]) for r in rows]
+    body = [
+        (
+            r["notebook"],
+            r["metric"],
+            r["unit"],
+            _fmt(r["a"]),
+            _fmt(r["b"]),
+            "" if r["change"] is None else f"{r['change'] * 100:+.1f}%",
+            r["verdict"],
+        )
+        for r in rows
+    ]
     widths = [max(len(str(x)) for x in col) for col in zip(header, *body)]
     line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths))  # noqa: E731
     return "\n".join([line(header), line(["-" * w for w in widths]), *map(line, body)])
@@ -203,9 +240,11 @@ def main(argv: list[str] | None = None) -> int:
     if a.backend and b.backend and a.backend != b.backend:
         print(f"warning: A ran on {a.backend}, B on {b.backend}: their times are not comparable", file=sys.stderr)
     if a.address_layout and b.address_layout and a.address_layout != b.address_layout:
-        print(f"warning: A's kernels ran with a {a.address_layout} address layout, B's with a {b.address_layout} one: "
-              "small-shape times and ratios can differ by several percent for that alone (series_tools/execute.py)",
-              file=sys.stderr)
+        print(
+            f"warning: A's kernels ran with a {a.address_layout} address layout, B's with a {b.address_layout} one: "
+            "small-shape times and ratios can differ by several percent for that alone (series_tools/execute.py)",
+            file=sys.stderr,
+        )
     for src in (a, b):
         if src.incomplete:
             print(f"warning: {src.label} is marked INCOMPLETE: some notebooks failed or did not run", file=sys.stderr)
@@ -218,10 +257,14 @@ def main(argv: list[str] | None = None) -> int:
     regressions = [r for r in rows if r["verdict"] == "REGRESSION"]
     ratios = [abs(r["change"]) for r in rows if r["unit"] == "ratio" and r["change"] is not None and r.get("better")]
     if ratios:
-        print(f"\nthe judged ratios (speed-ups, ratios to the copy floor) moved by at most {max(ratios) * 100:.1f}% "
-              f"(median {sorted(ratios)[len(ratios) // 2] * 100:.1f}%)")
-    print(f"\n{len(regressions)} regression(s)" + (": " + ", ".join(f"{r['notebook']}/{r['metric']}" for r in regressions)
-                                               if regressions else ""))
+        print(
+            f"\nthe judged ratios (speed-ups, ratios to the copy floor) moved by at most {max(ratios) * 100:.1f}% "
+            f"(median {sorted(ratios)[len(ratios) // 2] * 100:.1f}%)"
+        )
+    print(
+        f"\n{len(regressions)} regression(s)"
+        + (": " + ", ".join(f"{r['notebook']}/{r['metric']}" for r in regressions) if regressions else "")
+    )
     return 1 if regressions else 0
 
 

@@ -14,6 +14,7 @@ paired ratios of the same notebooks help tell the two apart: a machine running s
 notebook slows both sides of a ratio alike, so where the times disagree and a ratio of that variant
 agrees, the row says so.
 """
+
 from __future__ import annotations
 
 import re
@@ -38,10 +39,18 @@ def timings_by_quantity(notebooks: dict[str, dict[str, dict[str, Any]]]) -> dict
         for name, entry in metrics.items():
             if entry.get("of") and entry.get("value") is not None and entry.get("p10") is not None:
                 quantity, median, p10, p90 = canonical(entry["of"], entry["value"], entry["p10"], entry["p90"])
-                groups.setdefault(quantity, []).append({"notebook": notebook, "metric": name, "unit": entry.get("unit", "us"),
-                                                        "median": median, "p10": p10, "p90": p90,
-                                                        "busy": is_busy(entry.get("contention")),
-                                                        "seen": (entry.get("contention") or {}).get("seen")})
+                groups.setdefault(quantity, []).append(
+                    {
+                        "notebook": notebook,
+                        "metric": name,
+                        "unit": entry.get("unit", "us"),
+                        "median": median,
+                        "p10": p10,
+                        "p90": p90,
+                        "busy": is_busy(entry.get("contention")),
+                        "seen": (entry.get("contention") or {}).get("seen"),
+                    }
+                )
     return groups
 
 
@@ -55,9 +64,16 @@ def check_consistency(notebooks: dict[str, dict[str, dict[str, Any]]]) -> list[d
             continue
         agree = max(t["p10"] for t in timings) <= min(t["p90"] for t in timings)
         medians = [t["median"] for t in timings]
-        rows.append({"quantity": quantity, "agree": agree, "timings": timings, "unit": timings[0]["unit"],
-                     "max_over_min": max(medians) / min(medians) if min(medians) > 0 else None,
-                     "busy": [t["notebook"] for t in timings if t.get("busy")]})
+        rows.append(
+            {
+                "quantity": quantity,
+                "agree": agree,
+                "timings": timings,
+                "unit": timings[0]["unit"],
+                "max_over_min": max(medians) / min(medians) if min(medians) > 0 else None,
+                "busy": [t["notebook"] for t in timings if t.get("busy")],
+            }
+        )
     for row in rows:
         if not row["agree"] and not row["busy"] and not RATIO.match(row["quantity"]):
             row["diagnosis"] = diagnose(row, rows)
@@ -69,17 +85,27 @@ def diagnose(time_row: dict[str, Any], rows: list[dict[str, Any]]) -> str | None
     disagreeing time; None where no such ratio was measured in two of them."""
     variant, _, shape = time_row["quantity"].partition(" ")
     notebooks = {t["notebook"] for t in time_row["timings"]}
-    related = [r for r in rows if (m := RATIO.match(r["quantity"])) and m[3] == shape and variant in (m[1], m[2])
-               and len(notebooks & {t["notebook"] for t in r["timings"]}) >= 2]
+    related = [
+        r
+        for r in rows
+        if (m := RATIO.match(r["quantity"]))
+        and m[3] == shape
+        and variant in (m[1], m[2])
+        and len(notebooks & {t["notebook"] for t in r["timings"]}) >= 2
+    ]
     if not related:
         return None
     steady = [r["quantity"] for r in related if r["agree"]]
     moved = [r["quantity"] for r in related if not r["agree"]]
     if steady and not moved:
-        return (f"its paired ratios agree ({', '.join(steady)}): the variants moved together, as when the machine runs "
-                "slower during one notebook (benchmarks/drift_benchmark.py measures how much)")
-    return (f"its paired ratios disagree too ({', '.join(moved)}): the variants moved apart, so look at what the "
-            "notebooks run before the timing")
+        return (
+            f"its paired ratios agree ({', '.join(steady)}): the variants moved together, as when the machine runs "
+            "slower during one notebook (benchmarks/drift_benchmark.py measures how much)"
+        )
+    return (
+        f"its paired ratios disagree too ({', '.join(moved)}): the variants moved apart, so look at what the "
+        "notebooks run before the timing"
+    )
 
 
 def figure_style(unit: str, us_format: str = ",.1f") -> tuple[str, str]:
@@ -98,12 +124,17 @@ def disagreement_lines(rows: list[dict[str, Any]]) -> list[str]:
         figures = ", ".join(f"{t['median']:{digits}}{unit} ({t['notebook']})" for t in row["timings"])
         if row.get("busy"):
             seen = next(t["seen"] for t in row["timings"] if t.get("busy"))
-            lines.append(f"BUSY: {row['quantity']} measured {figures}; the machine was busy while "
-                         f"{', '.join(row['busy'])} timed it ({seen}): no conclusion, re-run on a quiet machine")
+            lines.append(
+                f"BUSY: {row['quantity']} measured {figures}; the machine was busy while "
+                f"{', '.join(row['busy'])} timed it ({seen}): no conclusion, re-run on a quiet machine"
+            )
             continue
-        lines.append(f"DISAGREE: {row['quantity']} measured {figures} ({row['max_over_min']:.2f}x from lowest to "
-                     "highest median): one quantity, different values"
-                     + (f"; {row['diagnosis']}" if row.get("diagnosis") else "") + "; see summary.md")
+        lines.append(
+            f"DISAGREE: {row['quantity']} measured {figures} ({row['max_over_min']:.2f}x from lowest to "
+            "highest median): one quantity, different values"
+            + (f"; {row['diagnosis']}" if row.get("diagnosis") else "")
+            + "; see summary.md"
+        )
     return lines
 
 
@@ -121,9 +152,14 @@ def format_consistency(rows: list[dict[str, Any]]) -> list[str]:
     for row in rows:
         digits, unit = figure_style(row["unit"])
         for t in row["timings"]:
-            lines.append(f"| {row['quantity']} | {t['notebook']}/{t['metric']} | {t['median']:{digits}}{unit} | "
-                         f"{t['p10']:{digits}}-{t['p90']:{digits}}{unit} | {_agreement(row, t)} |")
+            lines.append(
+                f"| {row['quantity']} | {t['notebook']}/{t['metric']} | {t['median']:{digits}}{unit} | "
+                f"{t['p10']:{digits}}-{t['p90']:{digits}}{unit} | {_agreement(row, t)} |"
+            )
     notes = [f"- {row['quantity']}: {row['diagnosis']}." for row in rows if row.get("diagnosis")]
-    notes += [f"- {row['quantity']}: timed while the machine was busy in {', '.join(row['busy'])}: no conclusion."
-              for row in rows if row.get("busy") and not row["agree"]]
+    notes += [
+        f"- {row['quantity']}: timed while the machine was busy in {', '.join(row['busy'])}: no conclusion."
+        for row in rows
+        if row.get("busy") and not row["agree"]
+    ]
     return lines + ([""] + notes if notes else [])

@@ -25,6 +25,7 @@ ratio still deviated by up to 6.5% (9.1% with ASLR). Where setarch is missing or
 the personality call) the kernel starts as usual; the environment record says which
 (`address_layout`). `make lab` starts JupyterLab the same way.
 """
+
 from __future__ import annotations
 
 import platform
@@ -88,9 +89,24 @@ def series_kernel_manager(fixed_layout: bool = True) -> type:
     return SeriesKernelManager
 
 
-def execute_notebook(source: Path, executed: Path, parameters: dict[str, Any], cwd: Path,
-                     timeout_s: int | None = None, progress_bar: bool = False, fixed_layout: bool = True) -> None:
+def execute_notebook(
+    source: Path,
+    executed: Path,
+    parameters: dict[str, Any],
+    cwd: Path,
+    timeout_s: int | None = None,
+    progress_bar: bool = False,
+    fixed_layout: bool = True,
+) -> None:
     """Run `source` with `parameters` into `executed` (kernel python3); errors are papermill's."""
-    pm.execute_notebook(str(source), str(executed), parameters=parameters, kernel_name="python3", cwd=str(cwd),
-                        execution_timeout=timeout_s, progress_bar=progress_bar, log_output=False,
-                        kernel_manager_class=series_kernel_manager(fixed_layout))
+    pm.execute_notebook(
+        str(source),
+        str(executed),
+        parameters=parameters,
+        kernel_name="python3",
+        cwd=str(cwd),
+        execution_timeout=timeout_s,
+        progress_bar=progress_bar,
+        log_output=False,
+        kernel_manager_class=series_kernel_manager(fixed_layout),
+    )

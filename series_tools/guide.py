@@ -7,6 +7,7 @@ The exercises live in the notebooks (their "## Exercises" cell), the recorded ru
 helpers.series; the guide shows both (the agenda, the timings table and the exercises), so each section is generated between two markers instead
 of typed twice (tests/test_guide.py fails when the guide has drifted).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,9 +23,16 @@ GUIDE = REPO_ROOT / "docs" / "INSTRUCTOR_GUIDE.md"
 # The teaching plan: minutes of explanation, prediction and exercises per notebook, beside the
 # measured run time. A plan, not a measurement: change it to suit the room.
 TEACHING_MINUTES = {
-    "00_environment_check": 5, "01_profiler_setup": 20, "02_naive_rmsnorm": 20, "03_fused_rms_norm": 15,
-    "04_torch_compile": 15, "05_compare_variants": 20, "06_reading_traces": 15, "09_trainium_device_view": 10,
-    "07_shapes_and_recompiles": 20, "08_many_processes": 20,
+    "00_environment_check": 5,
+    "01_profiler_setup": 20,
+    "02_naive_rmsnorm": 20,
+    "03_fused_rms_norm": 15,
+    "04_torch_compile": 15,
+    "05_compare_variants": 20,
+    "06_reading_traces": 15,
+    "09_trainium_device_view": 10,
+    "07_shapes_and_recompiles": 20,
+    "08_many_processes": 20,
 }
 BREAKS_MINUTES = 10  # one break in the middle of the core path
 
@@ -32,7 +40,9 @@ BREAKS_MINUTES = 10  # one break in the middle of the core path
 def notebook_exercises(path: Path) -> list[str]:
     """The numbered exercises of one notebook, each on one line (markdown wrapping undone)."""
     nb = json.loads(path.read_text(encoding="utf-8"))
-    cell = next("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown" and "## Exercises" in "".join(c["source"]))
+    cell = next(
+        "".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown" and "## Exercises" in "".join(c["source"])
+    )
     section = cell.split("## Exercises", 1)[1]
     items = re.split(r"^(\d+)\. ", section, flags=re.M)[1:]
     return [" ".join(text.split()) for text in items[1::2]]
@@ -56,14 +66,18 @@ def agenda_markdown() -> str:
             rows.append(f"| {clock // 60}:{clock % 60:02d} | break | {BREAKS_MINUTES} | | |")
             clock += BREAKS_MINUTES
         run = f"{info.cpu_seconds:.0f}" if info.cpu_seconds else "not recorded"
-        rows.append(f"| {clock // 60}:{clock % 60:02d} | `{info.stem}` | {TEACHING_MINUTES[info.stem]} | {run} | "
-                    f"{'optional' if info.optional else 'core'} |")
+        rows.append(
+            f"| {clock // 60}:{clock % 60:02d} | `{info.stem}` | {TEACHING_MINUTES[info.stem]} | {run} | "
+            f"{'optional' if info.optional else 'core'} |"
+        )
         clock += TEACHING_MINUTES[info.stem]
     core_minutes = sum(TEACHING_MINUTES[i.stem] for i in core) + BREAKS_MINUTES
     rows.append("")
-    rows.append(f"Core path: {core_minutes // 60} h {core_minutes % 60:02d} min with the break; the optional notebooks "
-                f"and questions fill the rest of 3 hours ({clock} min of notebooks in all). Run times: {CPU_SECONDS_MEASURED_ON}; on Trainium the "
-                "first run of a notebook adds its compiles (pre-warm the caches, below).")
+    rows.append(
+        f"Core path: {core_minutes // 60} h {core_minutes % 60:02d} min with the break; the optional notebooks "
+        f"and questions fill the rest of 3 hours ({clock} min of notebooks in all). Run times: {CPU_SECONDS_MEASURED_ON}; on Trainium the "
+        "first run of a notebook adds its compiles (pre-warm the caches, below)."
+    )
     return "\n".join(rows)
 
 
@@ -76,9 +90,12 @@ def timings_markdown() -> str:
         rows.append(f"| `{info.stem}` | {run} | not measured yet | fill in from your run |")
     total = sum(info.cpu_seconds or 0 for info in NOTEBOOKS)
     rows.append(f"| **sum of the notebooks** | **{total:.1f}** | | |")
-    rows += ["", f"cpu: {CPU_SECONDS_MEASURED_ON}, the committed cpu reference run (docs/reference-runs/): its README lists "
-                 "the same times beside each executed notebook. cuda and Trainium: no run of this project has timed them; "
-                 "`make run` on one writes the column's numbers to its run folder's `status.json`."]
+    rows += [
+        "",
+        f"cpu: {CPU_SECONDS_MEASURED_ON}, the committed cpu reference run (docs/reference-runs/): its README lists "
+        "the same times beside each executed notebook. cuda and Trainium: no run of this project has timed them; "
+        "`make run` on one writes the column's numbers to its run folder's `status.json`.",
+    ]
     return "\n".join(rows)
 
 

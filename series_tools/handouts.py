@@ -5,13 +5,23 @@ Two per notebook: `<name>.html` for the instructor (everything, solutions includ
 of the student copies (series_tools.student), and whose cells under a "Predict first" prompt have
 no outputs: handing it out gives no answer away.
 """
+
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-HEADER_KEYS = ("backend", "device_name", "device_count", "torch", "torch_neuronx", "neuronx_cc",
-               "instance_type", "git_commit", "date_utc")
+HEADER_KEYS = (
+    "backend",
+    "device_name",
+    "device_count",
+    "torch",
+    "torch_neuronx",
+    "neuronx_cc",
+    "instance_type",
+    "git_commit",
+    "date_utc",
+)
 
 
 def environment_header(env: dict) -> str:

@@ -20,6 +20,7 @@ hosted kernel: the cell then says which kernel to select and installs nothing.
     python -m series_tools.hosted          # rewrite the first helpers cell of every notebook
     python -m series_tools.hosted --check  # exit 1 when a notebook's cell differs from HOSTED_PREAMBLE
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,26 +32,30 @@ from helpers.series import NOTEBOOK_DIR, notebook_paths
 
 # The series' public git repository. None is published yet: a hosted learner sets the
 # environment variable SERIES_GIT_URL (README, "Hosted notebooks"). Once there is one, put it
-# here and run `python -m series_tools.hosted` so that every notebook carries it.
+# here and run `python -m series_tools.hosted` so that every notebook carries it. The lines are
+# written as `ruff format` writes them, so that `make lint` (which checks the format) leaves them alone.
 SERIES_GIT_URL_DEFAULT = ""
 # Where a hosted kernel keeps its checkout (under the kernel's home folder).
 CHECKOUT_NAME = "trainium-profiling-series"
 
-HOSTED_PREAMBLE = f'''\
+HOSTED_PREAMBLE = f"""\
 try:
     import helpers  # in the series' kernel that is all: the lines below run only where helpers is missing
 except ModuleNotFoundError:  # a hosted kernel with no checkout: clone and install the series (README, "Hosted notebooks")
     import os, pathlib, subprocess, sys
+
     url, src = os.environ.get("SERIES_GIT_URL", {json.dumps(SERIES_GIT_URL_DEFAULT)}), pathlib.Path.home() / {json.dumps(CHECKOUT_NAME)}
     if pathlib.Path("../helpers/__init__.py").exists() or not url:  # a checkout in the wrong kernel, or no URL
-        raise ModuleNotFoundError("No module named 'helpers'. In a checkout: select the kernel 'Python (trainium-profiling)' "
-                                  "(`make kernel`). Hosted: %env SERIES_GIT_URL=<the series' git URL> (README, 'Hosted notebooks')") from None
+        raise ModuleNotFoundError(
+            "No module named 'helpers'. In a checkout: select the kernel 'Python (trainium-profiling)' "
+            "(`make kernel`). Hosted: %env SERIES_GIT_URL=<the series' git URL> (README, 'Hosted notebooks')"
+        ) from None
     if not src.exists():
         subprocess.run(["git", "clone", "--depth", "1", url, str(src)], check=True)
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "-e", str(src)], check=True)
     sys.path.insert(0, str(src))  # this kernel started before the install; its subprocesses find the series installed
     import helpers
-'''
+"""
 
 
 def helpers_cell_index(nb: dict) -> int:

@@ -6,6 +6,7 @@ as the series builds it (`lesson.neuron_profiler.neuron_config_kwargs`) and then
 check asks (correlate_device_time off, another capture core, a tiny event limit). Nothing here
 runs off Trainium: the constructor asks for the neuron backend, which refuses with the fix.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -14,8 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from helpers.backend import select_backend
-from analysis.neuron_profile import (explorer_accepting, export_system_events, find_neuron_artifacts,
-                                    neuron_explorer_executable, system_event_cores)
+from analysis.neuron_profile import (
+    explorer_accepting,
+    export_system_events,
+    find_neuron_artifacts,
+    neuron_explorer_executable,
+    system_event_cores,
+)
 from lesson.neuron_profiler import NeuronProfilerSetup, neuron_config_kwargs
 from helpers.neuron_runtime import current as current_settings
 from lesson.profiling import profile_steps
@@ -44,15 +50,21 @@ class HardwareProbe:
     def visible_cores(self) -> str:
         return current_settings().visible_cores or "0"
 
-    def profile(self, variant: str, *, compiled: bool = False, correlate: bool = True, capture: str | None = None,
-                max_events: int | None = None) -> Observation:
+    def profile(
+        self,
+        variant: str,
+        *,
+        compiled: bool = False,
+        correlate: bool = True,
+        capture: str | None = None,
+        max_events: int | None = None,
+    ) -> Observation:
         key = (variant, compiled, correlate, capture, max_events)
         if key not in self._cache:
             self._cache[key] = self._profile(*key)
         return self._cache[key]
 
-    def _profile(self, variant: str, compiled: bool, correlate: bool, capture: str | None,
-                 max_events: int | None) -> Observation:
+    def _profile(self, variant: str, compiled: bool, correlate: bool, capture: str | None, max_events: int | None) -> Observation:
         import torch
         from torch_neuronx.profiling import NeuronConfig, NeuronProfiler, ProfileMode
 
@@ -63,22 +75,25 @@ class HardwareProbe:
         label = f"{self._runs:02d}-{variant}-{'compiled' if compiled else 'eager'}"
         out = self.work_dir / label
         settings = current_settings()
-        settings = dataclasses.replace(settings, visible_cores=capture or settings.visible_cores,
-                                       max_events_per_nc=max_events or settings.max_events_per_nc)
+        settings = dataclasses.replace(
+            settings, visible_cores=capture or settings.visible_cores, max_events_per_nc=max_events or settings.max_events_per_nc
+        )
         kwargs, correlate_passed = neuron_config_kwargs(out / "neuron", settings, ProfileMode, NeuronConfig)
         if not correlate and kwargs.pop("correlate_device_time", None) is not None:
             correlate_passed = False
         config = NeuronConfig(**kwargs)
-        setup = NeuronProfilerSetup(config, NeuronProfiler(config), kwargs, correlate_passed, out / "neuron",
-                                    settings.max_events_per_nc)
+        setup = NeuronProfilerSetup(
+            config, NeuronProfiler(config), kwargs, correlate_passed, out / "neuron", settings.max_events_per_nc
+        )
         x, w = make_inputs(TOKENS, HIDDEN, "float32", self.backend, EPS)
         fn = {"naive": rmsnorm_naive, "torch.rms_norm": rmsnorm_fused}[variant]
         if compiled:
             fn = compile_rmsnorm(fn, self.backend)
         with torch.no_grad():
             first_s, _ = time_once(lambda: fn(x, w, EPS), self.backend)
-            result = profile_steps(lambda: fn(x, w, EPS), self.backend, out, label=label, wait=0, warmup=3, active=2,
-                                   neuron=setup)
+            result = profile_steps(
+                lambda: fn(x, w, EPS), self.backend, out, label=label, wait=0, warmup=3, active=2, neuron=setup
+            )
         table = result.table  # lesson.profiling.key_averages_frame: self device time per op
         device_us = float(table["self_device_us"].fillna(0).sum()) if "self_device_us" in table else None
         found = find_neuron_artifacts(setup.output_dir, system_profile=settings.profile == "system")
@@ -86,12 +101,17 @@ class HardwareProbe:
         # check asked for a capture core, since every export runs neuron-explorer over the profile
         export = export_system_events(setup.output_dir, out / "explorer") if capture is not None else None
         return Observation(
-            variant=variant, compiled=compiled, correlate_passed=correlate_passed, device_time_us=device_us,
+            variant=variant,
+            compiled=compiled,
+            correlate_passed=correlate_passed,
+            device_time_us=device_us,
             categories=load_trace(result.trace_path, "neuron").category_lanes(),
-            neffs=len(found.neffs), ntffs=len(found.ntffs),
+            neffs=len(found.neffs),
+            ntffs=len(found.ntffs),
             ntffs_nonempty=sum(1 for p in found.ntffs if p.stat().st_size > 0),
             layout_problems=[f"{p.sign}: {p.fix}" for p in found.problems] + found.notes,
-            first_call_s=first_s, dropped_events=result.neuron_dropped_events,
+            first_call_s=first_s,
+            dropped_events=result.neuron_dropped_events,
             system_event_cores=None if export is None or export.events is None else system_event_cores(export.events),
             dropped_seen_at=tuple(setup.dropped_seen_at),
         )
@@ -101,7 +121,13 @@ class HardwareProbe:
         if exe is None:
             return {"version": "not installed"}
         version = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=60)
-        accepts = [flag for flag in ("--output-format", "--output-file", "summary-json", "summary-text", "parquet")
-                   if explorer_accepting(flag)[0]]
-        return {"version": (version.stdout or version.stderr).strip() or "unknown", "accepts": accepts,
-                **({"path": path_note} if path_note else {})}
+        accepts = [
+            flag
+            for flag in ("--output-format", "--output-file", "summary-json", "summary-text", "parquet")
+            if explorer_accepting(flag)[0]
+        ]
+        return {
+            "version": (version.stdout or version.stderr).strip() or "unknown",
+            "accepts": accepts,
+            **({"path": path_note} if path_note else {}),
+        }

@@ -2,6 +2,7 @@
 `neuron_probe` (or a test's fake probe) fills. A module of its own so that the two import it
 and not each other.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -14,8 +15,8 @@ class Observation:
     variant: str
     compiled: bool
     correlate_passed: bool
-    device_time_us: float | None        # sum of key_averages()' device column; None if it has none
-    categories: dict[str, str]          # Chrome-trace category -> the series' lane
+    device_time_us: float | None  # sum of key_averages()' device column; None if it has none
+    categories: dict[str, str]  # Chrome-trace category -> the series' lane
     neffs: int
     ntffs: int
     ntffs_nonempty: int

@@ -20,6 +20,7 @@ The folder is written beside its final place under a hidden temporary name and r
 place only when complete, so a failed or interrupted publish leaves no half-written reference
 run; an earlier reference run of the same backend is replaced by the new one.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -62,6 +63,7 @@ def fail(problem: str, fix: str) -> SeriesError:
 
 # --- which run ----------------------------------------------------------------------------------
 
+
 def read_json(path: Path) -> Any:
     try:
         return json.loads(path.read_text())
@@ -76,21 +78,34 @@ def check_run_dir(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     if not run_dir.is_dir():
         raise fail(f"{run_dir} is not a folder", "pass a run folder written by `make run` (runs/<UTC time>-<backend>/)")
     if not (run_dir / "status.json").exists() or not any(run_dir.glob("[0-9][0-9]_*.ipynb")):
-        raise fail(f"{run_dir} is not a run folder (no status.json or executed NN_*.ipynb)",
-                   "pass a run folder written by `make run` (runs/<UTC time>-<backend>/)")
+        raise fail(
+            f"{run_dir} is not a run folder (no status.json or executed NN_*.ipynb)",
+            "pass a run folder written by `make run` (runs/<UTC time>-<backend>/)",
+        )
     if (run_dir / INCOMPLETE).exists():
-        raise fail(f"{run_dir} is an INCOMPLETE run (a notebook failed, or the run was interrupted): see its status.json",
-                   "publish a passing run: `make run`, then `make publish`")
+        raise fail(
+            f"{run_dir} is an INCOMPLETE run (a notebook failed, or the run was interrupted): see its status.json",
+            "publish a passing run: `make run`, then `make publish`",
+        )
     status = read_json(run_dir / "status.json")
     if status.get("status") != "passed":
-        raise fail(f"{run_dir} did not pass (status {status.get('status')!r})", "publish a passing run: `make run`, then `make publish`")
+        raise fail(
+            f"{run_dir} did not pass (status {status.get('status')!r})", "publish a passing run: `make run`, then `make publish`"
+        )
     return status, read_json(run_dir / "environment.json")
 
 
 def newest_passing_run(runs_dir: Path = RUNS_DIR) -> Path:
     """The newest run folder (by its UTC-time name) that finished with every notebook passed."""
-    candidates = sorted((p for p in runs_dir.glob("*") if (p / "status.json").exists() and not (p / INCOMPLETE).exists()),
-                        key=lambda p: p.name, reverse=True) if runs_dir.is_dir() else []
+    candidates = (
+        sorted(
+            (p for p in runs_dir.glob("*") if (p / "status.json").exists() and not (p / INCOMPLETE).exists()),
+            key=lambda p: p.name,
+            reverse=True,
+        )
+        if runs_dir.is_dir()
+        else []
+    )
     for run_dir in candidates:
         if read_json(run_dir / "status.json").get("status") == "passed":
             return run_dir
@@ -108,11 +123,14 @@ def reference_name(env: dict[str, Any]) -> str:
 
 # --- staleness -----------------------------------------------------------------------------------
 
+
 def code_sources(nb: dict[str, Any]) -> list[str]:
     """The code cells' sources, without papermill's injected-parameters cell (it holds the run's values)."""
-    return ["".join(c["source"]) if isinstance(c["source"], list) else c["source"]
-            for c in nb["cells"]
-            if c["cell_type"] == "code" and INJECTED_TAG not in c.get("metadata", {}).get("tags", [])]
+    return [
+        "".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+        for c in nb["cells"]
+        if c["cell_type"] == "code" and INJECTED_TAG not in c.get("metadata", {}).get("tags", [])
+    ]
 
 
 def stale_notebooks(executed_dir: Path, notebook_dir: Path = NOTEBOOK_DIR) -> list[str]:
@@ -129,7 +147,9 @@ def stale_notebooks(executed_dir: Path, notebook_dir: Path = NOTEBOOK_DIR) -> li
         now, then = (code_sources(json.loads(p.read_text())) for p in (current[name], executed[name]))
         if now != then:
             first = next((i for i, (a, b) in enumerate(zip(now, then)) if a != b), min(len(now), len(then)))
-            problems.append(f"{name}: code cell {first + 1} (of {len(now)} now, {len(then)} then) differs from {notebook_dir.name}/{name}")
+            problems.append(
+                f"{name}: code cell {first + 1} (of {len(now)} now, {len(then)} then) differs from {notebook_dir.name}/{name}"
+            )
     return problems
 
 
@@ -141,6 +161,7 @@ def reference_runs(reference_dir: Path = REFERENCE_RUNS_DIR) -> list[Path]:
 
 
 # --- scrubbing -----------------------------------------------------------------------------------
+
 
 @dataclass
 class Scrubber:
@@ -224,6 +245,7 @@ def machine_paths_in(obj: Any, scrub: Scrubber) -> list[str]:
 
 # --- the reference folder ------------------------------------------------------------------------
 
+
 def what_it_shows(stem: str, nb: dict[str, Any]) -> str:
     info = next((n for n in NOTEBOOKS if n.stem == stem), None)
     if info:
@@ -238,12 +260,21 @@ def what_it_shows(stem: str, nb: dict[str, Any]) -> str:
 def published_claims(metrics: dict[str, Any], stem: str) -> list[str]:
     entry = metrics.get("notebooks", {}).get(stem, {}).get("claims")
     # a claim's text is often written as a summary's bullet ("- ..."): the index makes its own bullets
-    return [c["text"].strip().removeprefix("- ").strip() for c in (entry or {}).get("value", [])
-            if isinstance(c, dict) and c.get("text")]
+    return [
+        c["text"].strip().removeprefix("- ").strip()
+        for c in (entry or {}).get("value", [])
+        if isinstance(c, dict) and c.get("text")
+    ]
 
 
-def index_markdown(name: str, env: dict[str, Any], status: dict[str, Any], metrics: dict[str, Any],
-                   notebooks: list[tuple[str, dict[str, Any]]], figures: dict[str, list[str]]) -> str:
+def index_markdown(
+    name: str,
+    env: dict[str, Any],
+    status: dict[str, Any],
+    metrics: dict[str, Any],
+    notebooks: list[tuple[str, dict[str, Any]]],
+    figures: dict[str, list[str]],
+) -> str:
     seconds = {r["notebook"]: r.get("seconds") for r in status.get("notebooks", [])}
     device = f"{env.get('device_name')} x{env.get('device_count')}"
     lines = [
@@ -277,25 +308,36 @@ def index_markdown(name: str, env: dict[str, Any], status: dict[str, Any], metri
     for stem, nb in notebooks:
         figs = ", ".join(f"[{Path(f).stem}]({f})" for f in figures.get(stem, [])) or "—"
         lines.append(f"| [{stem}]({stem}.ipynb) | {what_it_shows(stem, nb)} | {seconds.get(stem, '—')} | {figs} |")
-    lines += ["", "![Notebook run times](summary.png)", "", "## Conclusions this run published", "",
-              "Each sentence is generated by its notebook from the run's metrics and recorded with the metrics it "
-              "compares (its \"claims\" metric, analysis/claims.py).", ""]
+    lines += [
+        "",
+        "![Notebook run times](summary.png)",
+        "",
+        "## Conclusions this run published",
+        "",
+        "Each sentence is generated by its notebook from the run's metrics and recorded with the metrics it "
+        'compares (its "claims" metric, analysis/claims.py).',
+        "",
+    ]
     for stem, _ in notebooks:
         claims = published_claims(metrics, stem)
         lines.append(f"### [{stem}]({stem}.ipynb)")
         lines.append("")
         lines += [f"- {text}" for text in claims] or ["No conclusions published as claims: read them in the notebook."]
         lines.append("")
-    lines += ["## Refresh", "", f"`{REFRESH_COMMAND}` (a fresh run of the current notebooks, published over this folder). "
-              "The test suite fails when a notebook's code differs from this folder's (tests/test_reference_runs.py).", ""]
+    lines += [
+        "## Refresh",
+        "",
+        f"`{REFRESH_COMMAND}` (a fresh run of the current notebooks, published over this folder). "
+        "The test suite fails when a notebook's code differs from this folder's (tests/test_reference_runs.py).",
+        "",
+    ]
     return "\n".join(lines)
 
 
 def figure_files(run_dir: Path, stem: str) -> list[Path]:
     """The PNG figures a notebook saved in its folder (none from inside a cache or profile folder)."""
     folder = run_dir / stem
-    return sorted(p for p in folder.rglob("*.png")
-                  if not any(LEFT_OUT.search(part) for part in p.relative_to(folder).parts[:-1]))
+    return sorted(p for p in folder.rglob("*.png") if not any(LEFT_OUT.search(part) for part in p.relative_to(folder).parts[:-1]))
 
 
 def folder_sizes(folder: Path) -> list[tuple[int, Path]]:
@@ -306,8 +348,7 @@ def megabytes(n: int) -> str:
     return f"{n / 1e6:.2f} MB"
 
 
-def write_contents(run_dir: Path, dest: Path, name: str, status: dict[str, Any], env: dict[str, Any],
-                   scrub: Scrubber) -> None:
+def write_contents(run_dir: Path, dest: Path, name: str, status: dict[str, Any], env: dict[str, Any], scrub: Scrubber) -> None:
     """Everything of the reference run `name` into `dest` (an empty folder)."""
     metrics = map_strings(read_json(run_dir / METRICS_FILE), scrub)
     notebooks, figures = [], {}
@@ -335,19 +376,24 @@ def check_contents(dest: Path, scrub: Scrubber, budget: int) -> None:
             obj = json.loads(path.read_text()) if path.suffix != ".md" else path.read_text()
             left = machine_paths_in(obj, scrub)
             if left:
-                raise fail(f"{path.name} still holds a path of this machine: {left[0]!r}",
-                           "add its root to series_tools.publish.Scrubber.for_run (or MACHINE_PATH if it is documentation)")
+                raise fail(
+                    f"{path.name} still holds a path of this machine: {left[0]!r}",
+                    "add its root to series_tools.publish.Scrubber.for_run (or MACHINE_PATH if it is documentation)",
+                )
     sizes = folder_sizes(dest)
     total = sum(s for s, _ in sizes)
     if total > budget:
         largest = ", ".join(f"{p.relative_to(dest)} ({megabytes(s)})" for s, p in sizes[:3])
-        raise fail(f"The reference run would be {megabytes(total)}, above its budget of {megabytes(budget)}; largest: {largest}",
-                   f"make the largest notebook's outputs smaller (fewer or smaller figures: figsize/dpi; shorter printed "
-                   f"tables), then `{REFRESH_COMMAND}`")
+        raise fail(
+            f"The reference run would be {megabytes(total)}, above its budget of {megabytes(budget)}; largest: {largest}",
+            f"make the largest notebook's outputs smaller (fewer or smaller figures: figsize/dpi; shorter printed "
+            f"tables), then `{REFRESH_COMMAND}`",
+        )
 
 
-def publish(run_dir: Path, out_dir: Path = REFERENCE_RUNS_DIR, budget: int = SIZE_BUDGET_BYTES,
-            notebook_dir: Path = NOTEBOOK_DIR) -> Path:
+def publish(
+    run_dir: Path, out_dir: Path = REFERENCE_RUNS_DIR, budget: int = SIZE_BUDGET_BYTES, notebook_dir: Path = NOTEBOOK_DIR
+) -> Path:
     """Write the reference run of `run_dir` under `out_dir`; return its folder."""
     run_dir = run_dir.resolve()
     status, env = check_run_dir(run_dir)
@@ -355,8 +401,10 @@ def publish(run_dir: Path, out_dir: Path = REFERENCE_RUNS_DIR, budget: int = SIZ
         raise fail(f"{run_dir} has no {METRICS_FILE}", "run the series again: `make run`")
     stale = stale_notebooks(run_dir, notebook_dir)
     if stale:
-        raise fail(f"{run_dir.name} was not made from the current notebooks: " + "; ".join(stale),
-                   f"publish a fresh run of them: `{REFRESH_COMMAND}`")
+        raise fail(
+            f"{run_dir.name} was not made from the current notebooks: " + "; ".join(stale),
+            f"publish a fresh run of them: `{REFRESH_COMMAND}`",
+        )
     name = reference_name(env)
     ensure_writable_dir(out_dir)
     final = out_dir / name
@@ -389,13 +437,21 @@ def write_overview(out_dir: Path = REFERENCE_RUNS_DIR) -> Path:
     """docs/reference-runs/README.md: every committed reference run with a link to each of its
     notebooks. The one stable address the notebooks' intros link to ("see it executed"), since a
     reference run's own folder is named by its date."""
-    lines = ["# Reference runs", "",
-             "Each folder is one `make run` published by `make publish`: the executed notebooks with their outputs",
-             "and figures, measured on the machine its own README.md names. Nothing here was measured on your machine.", ""]
+    lines = [
+        "# Reference runs",
+        "",
+        "Each folder is one `make run` published by `make publish`: the executed notebooks with their outputs",
+        "and figures, measured on the machine its own README.md names. Nothing here was measured on your machine.",
+        "",
+    ]
     for run in reference_runs(out_dir):
         notebooks = sorted(p.name for p in run.glob("[0-9][0-9]_*.ipynb"))
-        lines += [f"## [{run.name}]({run.name}/README.md)", "",
-                  *(f"- [{name.removesuffix('.ipynb')}]({run.name}/{name})" for name in notebooks), ""]
+        lines += [
+            f"## [{run.name}]({run.name}/README.md)",
+            "",
+            *(f"- [{name.removesuffix('.ipynb')}]({run.name}/{name})" for name in notebooks),
+            "",
+        ]
     if not reference_runs(out_dir):
         lines.append("None is committed yet: `make run && make publish` makes one.")
     path = out_dir / "README.md"
@@ -416,8 +472,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     total = sum(s for s, _ in folder_sizes(final))
-    print(f"Published {run_dir} as {final} ({megabytes(total)} of {megabytes(SIZE_BUDGET_BYTES)}); "
-          f"index: {final / 'README.md'}. Commit it with `git add {final.relative_to(REPO_ROOT) if final.is_relative_to(REPO_ROOT) else final}`.")
+    print(
+        f"Published {run_dir} as {final} ({megabytes(total)} of {megabytes(SIZE_BUDGET_BYTES)}); "
+        f"index: {final / 'README.md'}. Commit it with `git add {final.relative_to(REPO_ROOT) if final.is_relative_to(REPO_ROOT) else final}`."
+    )
     return 0
 
 

@@ -9,6 +9,7 @@ in the folder until every notebook has passed, so an interrupted or failed run i
 for a finished one. A failing notebook is reported with its cell and error, the others still
 run, and the exit code is non-zero.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,8 +41,9 @@ def select_notebooks(names: list[str] | None, notebook_dir: Path = NOTEBOOK_DIR)
         key = name.removesuffix(".ipynb")
         matches = [p for p in every if p.stem == key or p.stem.split("_", 1)[0] == key]
         if not matches:
-            raise ParameterError(f"No notebook named {name!r}",
-                                 f"choose from: {', '.join(p.stem for p in every)} (or their numbers)")
+            raise ParameterError(
+                f"No notebook named {name!r}", f"choose from: {', '.join(p.stem for p in every)} (or their numbers)"
+            )
         chosen.extend(m for m in matches if m not in chosen)
     return chosen
 
@@ -82,8 +84,9 @@ def check_overrides(overrides: dict[str, Any], notebooks: list[Path]) -> dict[Pa
     return {p: {k: v for k, v in overrides.items() if k in declared[p]} for p in notebooks}
 
 
-def run(notebooks: list[Path], overrides: dict[Path, dict[str, Any]], run_dir: Path, backend: str,
-        html: bool = True) -> list[dict[str, Any]]:
+def run(
+    notebooks: list[Path], overrides: dict[Path, dict[str, Any]], run_dir: Path, backend: str, html: bool = True
+) -> list[dict[str, Any]]:
     """Execute each notebook; return one status record per notebook."""
     import papermill as pm
 
@@ -100,8 +103,7 @@ def run(notebooks: list[Path], overrides: dict[Path, dict[str, Any]], run_dir: P
             execute_notebook(nb, executed, params, cwd=nb.parent, timeout_s=EXECUTION_TIMEOUT_S, progress_bar=True)
             record["status"] = "passed"
         except pm.PapermillExecutionError as exc:
-            record.update(status="failed", cell=exc.exec_count, cell_index=exc.cell_index,
-                          error=f"{exc.ename}: {exc.evalue}")
+            record.update(status="failed", cell=exc.exec_count, cell_index=exc.cell_index, error=f"{exc.ename}: {exc.evalue}")
         except Exception as exc:  # a dead kernel, a timeout: report and go on with the next notebook
             record.update(status="failed", error=f"{type(exc).__name__}: {exc}")
         record["seconds"] = round(time.perf_counter() - start, 1)
@@ -129,8 +131,15 @@ def render_html(executed: Path) -> str | None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m series_tools.run_series", description=__doc__.split("\n\n")[0])
     parser.add_argument("--notebooks", nargs="+", metavar="NAME", help="numbers or names (default: all)")
-    parser.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
-                        help="override a notebook parameter, e.g. -p HIDDEN 4096")
+    parser.add_argument(
+        "-p",
+        "--parameter",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("NAME", "VALUE"),
+        help="override a notebook parameter, e.g. -p HIDDEN 4096",
+    )
     parser.add_argument("--out", default=str(RUNS_DIR), help="folder that receives the run folder (default: runs/)")
     parser.add_argument("--backend", default="auto", help="auto | neuron | cuda | cpu (default: auto)")
     parser.add_argument("--no-html", action="store_true", help="skip the HTML renders")

@@ -12,6 +12,7 @@ Applied to an executed notebook (the learners' HTML handout), it also clears the
 code cells under a "**Predict first**" prompt, up to the next section heading: the answer to a
 prediction is what the learner's own run prints, not what the handout already shows.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,8 +24,9 @@ from helpers.outputs import REPO_ROOT, ensure_writable_dir
 from helpers.series import notebook_paths
 
 EXERCISE = re.compile(r"^#\s*(Exercise\s+\d+)")
-ANSWERS_MARKDOWN = ("### Your answers\n"
-                    "Write your answer to each exercise in the cells below. They are yours: the run does not check them.")
+ANSWERS_MARKDOWN = (
+    "### Your answers\nWrite your answer to each exercise in the cells below. They are yours: the run does not check them."
+)
 
 
 def student_cell_source(solution_source: str) -> str:

@@ -1,4 +1,5 @@
 """summary.md and summary.png of a run folder: what ran, how long, and its headline figures."""
+
 from __future__ import annotations
 
 import json
@@ -47,17 +48,21 @@ def write_summary(run_dir: Path) -> Path:
         err = (r.get("error") or "").splitlines()[0] if r.get("error") else ""
         cell = f" (cell In[{r['cell']}])" if r.get("cell") is not None else ""
         lines.append(f"| {r['notebook']} | {r['status']} | {r.get('seconds')} | {err}{cell} |")
-    lines += ["", "## One value per quantity",
-              "The same variant, shape and dtype timed in several notebooks must agree within p10-p90, and so "
-              "must the same paired ratio (a ratio and its inverse are one quantity). A "
-              "disagreement means either that a notebook changes what it measures (the allocator's state, a "
-              "profiler left on, memory held by earlier cells) or that the machine changed between notebooks, "
-              "which run minutes apart (unlike the interleaved timings inside one notebook). Run again: the same "
-              "notebook off again points to the first; a different one each time, to the second. "
-              "`python benchmarks/drift_benchmark.py` measures how far this machine drifts in a minute with "
-              "nothing changing. Where a time disagrees, the notes under the table say whether the paired ratios "
-              "of that variant in the same notebooks agree (the variants moved together, as on a machine that "
-              "ran slower for a while) or not.", ""]
+    lines += [
+        "",
+        "## One value per quantity",
+        "The same variant, shape and dtype timed in several notebooks must agree within p10-p90, and so "
+        "must the same paired ratio (a ratio and its inverse are one quantity). A "
+        "disagreement means either that a notebook changes what it measures (the allocator's state, a "
+        "profiler left on, memory held by earlier cells) or that the machine changed between notebooks, "
+        "which run minutes apart (unlike the interleaved timings inside one notebook). Run again: the same "
+        "notebook off again points to the first; a different one each time, to the second. "
+        "`python benchmarks/drift_benchmark.py` measures how far this machine drifts in a minute with "
+        "nothing changing. Where a time disagrees, the notes under the table say whether the paired ratios "
+        "of that variant in the same notebooks agree (the variants moved together, as on a machine that "
+        "ran slower for a while) or not.",
+        "",
+    ]
     lines += format_consistency(check_consistency(metrics))
     lines += ["", "## Metrics", ""]
     for nb, values in metrics.items():

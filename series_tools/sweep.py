@@ -12,6 +12,7 @@ call anywhere in the sweep (robust to one noisy small point): a point is *overhe
 that fixed cost is more than half its time, otherwise *memory-bound*. Writes sweep.csv and
 sweep.png into a new folder under --out.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,8 +26,9 @@ from helpers.series import VARIANT_KEYS
 VARIANT_NAMES = tuple(VARIANT_KEYS)  # copy, naive, torch.rms_norm, torch.compile
 
 
-def run_sweep(tokens: list[int], hidden: list[int], dtype: str, backend_name: str, repeats: int,
-              variants: tuple[str, ...] = VARIANT_NAMES):
+def run_sweep(
+    tokens: list[int], hidden: list[int], dtype: str, backend_name: str, repeats: int, variants: tuple[str, ...] = VARIANT_NAMES
+):
     if "copy" not in variants:
         raise SeriesError("the sweep needs the copy variant", "keep `copy` in --variants: it is the floor")
     import pandas as pd
@@ -52,14 +54,26 @@ def run_sweep(tokens: list[int], hidden: list[int], dtype: str, backend_name: st
         moved = 2 * x.numel() * x.element_size()
         print(f"[{i}/{len(points)}] {t} x {h}", flush=True)
         with torch.no_grad():  # the warm-up calls compile torch.compile's graph for this shape, untimed
-            timings = time_interleaved({name: (lambda name=name, x=x, w=w: fns[name](x, w)) for name in variants},
-                                       backend, repeats=repeats)
+            timings = time_interleaved(
+                {name: (lambda name=name, x=x, w=w: fns[name](x, w)) for name in variants}, backend, repeats=repeats
+            )
         for name, timing in timings.items():
             ratio = paired_ratio(timings, name, "copy")
-            rows.append({"variant": name, "tokens": t, "hidden": h, "bytes_moved": moved,
-                         "median_us": timing.median_us, "p10_us": timing.p10_us, "p90_us": timing.p90_us,
-                         "GB_per_s": moved / (timing.median_us * 1e-6) / 1e9,
-                         "over_copy": ratio.median, "over_copy_p10": ratio.p10, "over_copy_p90": ratio.p90})
+            rows.append(
+                {
+                    "variant": name,
+                    "tokens": t,
+                    "hidden": h,
+                    "bytes_moved": moved,
+                    "median_us": timing.median_us,
+                    "p10_us": timing.p10_us,
+                    "p90_us": timing.p90_us,
+                    "GB_per_s": moved / (timing.median_us * 1e-6) / 1e9,
+                    "over_copy": ratio.median,
+                    "over_copy_p10": ratio.p10,
+                    "over_copy_p90": ratio.p90,
+                }
+            )
         del x, w
     df = pd.DataFrame(rows)
     fixed = df.groupby("variant")["median_us"].min()

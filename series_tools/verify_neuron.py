@@ -11,6 +11,7 @@ attach both files to a bug report, or use them to fill the notes' "on hardware" 
 Anywhere else it says that it needs Trainium and exits 3: nothing is faked. The tests run the
 same checks against a FAKE probe (tests/test_verify_neuron.py), and their report says so.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,8 +42,15 @@ class Probe(Protocol):
 
     def visible_cores(self) -> str: ...
 
-    def profile(self, variant: str, *, compiled: bool = False, correlate: bool = True, capture: str | None = None,
-                max_events: int | None = None) -> Observation: ...
+    def profile(
+        self,
+        variant: str,
+        *,
+        compiled: bool = False,
+        correlate: bool = True,
+        capture: str | None = None,
+        max_events: int | None = None,
+    ) -> Observation: ...
 
     def explorer(self) -> dict[str, Any]: ...
 
@@ -62,19 +70,30 @@ def _lanes(observation: Observation, lane: str) -> list[str]:
 
 def check_n5(probe: Probe) -> list[Row]:
     props = probe.device_properties()
-    return [Row("N5", "torch.neuron.get_device_properties(0) fields", "has name and total_memory (as torch.cuda)",
-                ", ".join(f"{k}={v}" for k, v in sorted(props.items())) or "no fields",
-                {"name", "total_memory"} <= set(props))]
+    return [
+        Row(
+            "N5",
+            "torch.neuron.get_device_properties(0) fields",
+            "has name and total_memory (as torch.cuda)",
+            ", ".join(f"{k}={v}" for k, v in sorted(props.items())) or "no fields",
+            {"name", "total_memory"} <= set(props),
+        )
+    ]
 
 
 def check_n11(probe: Probe) -> list[Row]:
     with_c = probe.profile("naive", correlate=True)
     without = probe.profile("naive", correlate=False)
     fmt = lambda o: "no device column" if o.device_time_us is None else f"{o.device_time_us:,.1f} us"  # noqa: E731
-    return [Row("N11", "device time in key_averages(), with and without correlate_device_time",
-                "filled only with correlate_device_time=True (where NeuronConfig accepts it)",
-                f"with (passed: {with_c.correlate_passed}): {fmt(with_c)}; without: {fmt(without)}",
-                bool(with_c.device_time_us) and not without.device_time_us if with_c.correlate_passed else None)]
+    return [
+        Row(
+            "N11",
+            "device time in key_averages(), with and without correlate_device_time",
+            "filled only with correlate_device_time=True (where NeuronConfig accepts it)",
+            f"with (passed: {with_c.correlate_passed}): {fmt(with_c)}; without: {fmt(without)}",
+            bool(with_c.device_time_us) and not without.device_time_us if with_c.correlate_passed else None,
+        )
+    ]
 
 
 def check_n19(probe: Probe) -> list[Row]:
@@ -82,21 +101,37 @@ def check_n19(probe: Probe) -> list[Row]:
     for compiled in (False, True):
         o = probe.profile("naive", compiled=compiled)
         shown = ", ".join(f"{category}->{lane}" for category, lane in sorted(o.categories.items()))
-        rows.append(Row("N19", f"Chrome-trace categories, naive {'compiled' if compiled else 'eager'}",
-                        "no device-side category (the source snapshot adds no device events)",
-                        shown, not _lanes(o, "unverified")))
+        rows.append(
+            Row(
+                "N19",
+                f"Chrome-trace categories, naive {'compiled' if compiled else 'eager'}",
+                "no device-side category (the source snapshot adds no device events)",
+                shown,
+                not _lanes(o, "unverified"),
+            )
+        )
     return rows
 
 
 def check_n25(probe: Probe) -> list[Row]:
-    counts = {(v, c): probe.profile(v, compiled=c) for v in ("naive", "torch.rms_norm") for c in (False, True)
-              if not (v == "torch.rms_norm" and c)}
-    rows = [Row("N25", f"NEFF count, {v} {'compiled' if c else 'eager'}", "naive eager: one per op; compiled: one",
-                f"{o.neffs} NEFF, {o.ntffs} NTFF ({o.ntffs_nonempty} non-empty); first call {o.first_call_s:.1f} s",
-                None) for (v, c), o in counts.items()]
+    counts = {
+        (v, c): probe.profile(v, compiled=c)
+        for v in ("naive", "torch.rms_norm")
+        for c in (False, True)
+        if not (v == "torch.rms_norm" and c)
+    }
+    rows = [
+        Row(
+            "N25",
+            f"NEFF count, {v} {'compiled' if c else 'eager'}",
+            "naive eager: one per op; compiled: one",
+            f"{o.neffs} NEFF, {o.ntffs} NTFF ({o.ntffs_nonempty} non-empty); first call {o.first_call_s:.1f} s",
+            None,
+        )
+        for (v, c), o in counts.items()
+    ]
     fused = counts[("torch.rms_norm", False)].neffs
-    rows.append(Row("N25", "torch.rms_norm lowers to one NEFF per shape and dtype", "1 NEFF", f"{fused} NEFF",
-                    fused == 1))
+    rows.append(Row("N25", "torch.rms_norm lowers to one NEFF per shape and dtype", "1 NEFF", f"{fused} NEFF", fused == 1))
     return rows
 
 
@@ -113,8 +148,9 @@ def check_n28(probe: Probe) -> list[Row]:
     visible = probe.visible_cores()
     as_visible = probe.profile("naive", capture=visible)
     from_zero = probe.profile("naive", capture="0")
-    observed = (f"NEURON_RT_VISIBLE_CORES={visible}: capture '{visible}' -> {_cores(as_visible)}; "
-                f"capture '0' -> {_cores(from_zero)}")
+    observed = (
+        f"NEURON_RT_VISIBLE_CORES={visible}: capture '{visible}' -> {_cores(as_visible)}; capture '0' -> {_cores(from_zero)}"
+    )
     if visible == "0":
         holds = None
         observed += " (not distinguishable on core 0: run again with NEURON_RT_VISIBLE_CORES=1)"
@@ -123,18 +159,30 @@ def check_n28(probe: Probe) -> list[Row]:
         observed += " (needs neuron-explorer's Parquet export to judge)"
     else:
         holds = bool(as_visible.system_event_cores) and not from_zero.system_event_cores
-    return [Row("N28", "capture_enabled_for_nc indices",
-                "instance-wide, as NEURON_RT_VISIBLE_CORES: core events captured with the visible spec, none with '0'",
-                observed, holds)]
+    return [
+        Row(
+            "N28",
+            "capture_enabled_for_nc indices",
+            "instance-wide, as NEURON_RT_VISIBLE_CORES: core events captured with the visible spec, none with '0'",
+            observed,
+            holds,
+        )
+    ]
 
 
 def check_n29(probe: Probe) -> list[Row]:
     o = probe.profile("naive", max_events=PROVOKE_DROPS_MAX_EVENTS)
     where = ", ".join(o.dropped_seen_at) or "nowhere"
-    return [Row("N29", f"dropped-events warning with max_events_per_nc={PROVOKE_DROPS_MAX_EVENTS}",
-                "printed on this process's console at the step that ends the window, at export_trace or at the "
-                "profiler's exit (all three watched), with the runtime's default logging",
-                f"{o.dropped_events:,} dropped events reported (read at: {where})", o.dropped_events > 0)]
+    return [
+        Row(
+            "N29",
+            f"dropped-events warning with max_events_per_nc={PROVOKE_DROPS_MAX_EVENTS}",
+            "printed on this process's console at the step that ends the window, at export_trace or at the "
+            "profiler's exit (all three watched), with the runtime's default logging",
+            f"{o.dropped_events:,} dropped events reported (read at: {where})",
+            o.dropped_events > 0,
+        )
+    ]
 
 
 def check_documented(probe: Probe) -> list[Row]:
@@ -142,17 +190,31 @@ def check_documented(probe: Probe) -> list[Row]:
     o = probe.profile("naive")
     ex = probe.explorer()
     return [
-        Row("N16", "profile folder layout", "<dir>/<instance>_pid_<pid>/<timestamp>/ with NEFF, NTFF, .pb",
-            "; ".join(o.layout_problems) or "as documented", not o.layout_problems),
-        Row("N18", "neuron-explorer version and export flags", "--output-format parquet / summary-json, --output-file",
+        Row(
+            "N16",
+            "profile folder layout",
+            "<dir>/<instance>_pid_<pid>/<timestamp>/ with NEFF, NTFF, .pb",
+            "; ".join(o.layout_problems) or "as documented",
+            not o.layout_problems,
+        ),
+        Row(
+            "N18",
+            "neuron-explorer version and export flags",
+            "--output-format parquet / summary-json, --output-file",
             f"{ex.get('version', 'not installed')}; accepts: {', '.join(ex.get('accepts', [])) or 'none checked'}"
             + (f"; {ex['path']}" if ex.get("path") else ""),
-            None),
+            None,
+        ),
     ]
 
 
 CHECKS: dict[str, Callable[[Probe], list[Row]]] = {
-    "N5": check_n5, "N11": check_n11, "N19": check_n19, "N25": check_n25, "N28": check_n28, "N29": check_n29,
+    "N5": check_n5,
+    "N11": check_n11,
+    "N19": check_n19,
+    "N25": check_n25,
+    "N28": check_n28,
+    "N29": check_n29,
     "documented": check_documented,
 }
 
@@ -186,8 +248,12 @@ def verify(probe: Probe) -> Report:
 
 def to_markdown(report: Report) -> str:
     verdict = {True: "holds", False: "**DOES NOT HOLD**", None: "observed"}
-    lines = [f"# Neuron verification ({report.probe})", "",
-             "| fact | check | assumed | observed | verdict |", "|---|---|---|---|---|"]
+    lines = [
+        f"# Neuron verification ({report.probe})",
+        "",
+        "| fact | check | assumed | observed | verdict |",
+        "|---|---|---|---|---|",
+    ]
     for r in report.rows:
         lines.append(f"| {r.fact} | {r.check} | {r.assumed} | {r.observed} | {verdict[r.holds]} |")
     for name, error in report.errors.items():
@@ -199,8 +265,10 @@ def write_report(report: Report, out_dir: Path) -> tuple[Path, Path]:
     out_dir = ensure_writable_dir(out_dir)
     md = out_dir / "neuron-verification.md"
     md.write_text(to_markdown(report))
-    js = write_json(out_dir / "neuron-verification.json",
-                    {"probe": report.probe, "rows": [asdict(r) for r in report.rows], "errors": report.errors})
+    js = write_json(
+        out_dir / "neuron-verification.json",
+        {"probe": report.probe, "rows": [asdict(r) for r in report.rows], "errors": report.errors},
+    )
     return md, js
 
 

@@ -1,4 +1,5 @@
 """Backend selection: explicit choices are honoured or refused with the fix; auto falls back in order."""
+
 import importlib.util
 import os
 import pytest
@@ -72,12 +73,15 @@ def test_every_row_of_the_environment_table_says_what_it_is(cpu_backend):
     assert [name for name, _, meaning in rows if not meaning] == []
     assert {name for name, _, _ in rows} >= set(cpu_backend.describe()) - {"allocator_settings"}
     assert [value for name, value, _ in rows if name == "neuron_settings"] == [
-        "(not used here; every setting is in environment.json)"]
+        "(not used here; every setting is in environment.json)"
+    ]
     nested = record_rows({"neuron_settings": {"profile": "device", "environment": {"NEURON_RT_VISIBLE_CORES": "0"}}})
-    assert [(name, value) for name, value, _ in nested] == [("neuron_settings.profile", "device"),
-                                                            ("neuron_settings.environment.NEURON_RT_VISIBLE_CORES", "0")]
+    assert [(name, value) for name, value, _ in nested] == [
+        ("neuron_settings.profile", "device"),
+        ("neuron_settings.environment.NEURON_RT_VISIBLE_CORES", "0"),
+    ]
     assert nested[1][2].startswith("a Neuron environment variable")
-    assert record_rows({"a_new_row": 1})[0][2] == ""   # a key without a line shows an empty meaning (and fails above)
+    assert record_rows({"a_new_row": 1})[0][2] == ""  # a key without a line shows an empty meaning (and fails above)
 
 
 def test_cpu_describe_records_versions(cpu_backend):
@@ -104,12 +108,16 @@ def test_cpu_has_no_nominal_bandwidth_and_says_the_triad_is_the_reference(cpu_ba
     assert value is None and "triad" in source
 
 
-@pytest.mark.parametrize("clock_khz, bus_bits, expected", [
-    (2_619_000, 5120, 3352.32),  # an H100 SXM's properties: its datasheet says 3.35 TB/s
-    (0, 6144, None),             # a torch or CUDA that no longer reports the memory clock
-])
+@pytest.mark.parametrize(
+    "clock_khz, bus_bits, expected",
+    [
+        (2_619_000, 5120, 3352.32),  # an H100 SXM's properties: its datasheet says 3.35 TB/s
+        (0, 6144, None),  # a torch or CUDA that no longer reports the memory clock
+    ],
+)
 def test_cuda_nominal_bandwidth_from_fake_device_properties(monkeypatch, clock_khz, bus_bits, expected):
     """FAKE cuda device properties: the formula (2 x clock x bus width) and the missing-property case."""
+
     class FakeProperties:
         name = "FAKE GPU"
         memory_clock_rate = clock_khz

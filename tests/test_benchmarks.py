@@ -1,4 +1,5 @@
 """The benchmarks run (they print figures and assert nothing about speed: see benchmarks/)."""
+
 import importlib.util
 import subprocess
 import sys
@@ -17,8 +18,13 @@ def benchmark_module(name: str):
 
 
 def test_drift_benchmark_prints_every_window_and_the_deviations():
-    out = subprocess.run([sys.executable, "benchmarks/drift_benchmark.py", "--seconds", "0.5", "--tokens", "64",
-                          "--hidden", "256"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "benchmarks/drift_benchmark.py", "--seconds", "0.5", "--tokens", "64", "--hidden", "256"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     windows = [line for line in lines if line.strip()[:1].isdigit()]
@@ -54,7 +60,11 @@ def test_ratio_benchmark_tables_report_each_figures_largest_deviation():
     assert row.split()[1:] == ["2.00", "2.20", "1.90", "2.00", "10.0%"]
     assert not any(line.startswith("small_copy_over_copy") for line in lines)  # the floor over itself is no ratio
     bandwidth, _ = deviation_table([bandwidths_of(m) for m in runs], "bandwidth", "6.1f")
-    assert next(line for line in bandwidth if line.startswith("large_copy_percent_of_nominal")).split()[1:4] == ["50.0", "55.0", "47.5"]
+    assert next(line for line in bandwidth if line.startswith("large_copy_percent_of_nominal")).split()[1:4] == [
+        "50.0",
+        "55.0",
+        "47.5",
+    ]
     # where no nominal bandwidth was published (cpu), that row is absent rather than zero
     cpu = [bandwidths_of(synthetic_05_metrics(1.0, nominal=None))]
     assert set(cpu[0]) == {f"{s}_{k}_gb_per_s" for s in ("small", "large") for k in ("copy", "triad")}
@@ -107,15 +117,27 @@ def test_trace_replica_keeps_steps_launch_links_and_flows_unique(tmp_path):
 
 
 def test_trace_benchmark_times_both_sides_on_one_replica():
-    out = subprocess.run([sys.executable, "benchmarks/trace_benchmark.py", "--events", "10000",
-                          "--source", "data/recorded/trace_filter__sampled_rank-0.json.gz"],
-                         cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "benchmarks/trace_benchmark.py",
+            "--events",
+            "10000",
+            "--source",
+            "data/recorded/trace_filter__sampled_rank-0.json.gz",
+        ],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     head = lines[0].split()
     assert head[:3] == ["replica", "of", "trace_filter__sampled_rank-0.json.gz:"] and int(head[3].replace(",", "")) >= 10_000
-    rows = {line.split()[0]: line.split() for line in lines if line.split()[0] in ("series", "HTA")
-            and line.split()[1][0].isdigit()}
+    rows = {
+        line.split()[0]: line.split() for line in lines if line.split()[0] in ("series", "HTA") and line.split()[1][0].isdigit()
+    }
     assert set(rows) == {"series", "HTA"}
     assert rows["series"][4:6] == ["6", "steps"]  # 3 copies of the source's 2 steps
     assert all(float(rows[side][1]) > 0 and float(rows[side][2].replace(",", "")) > 0 for side in rows)

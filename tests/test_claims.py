@@ -1,4 +1,5 @@
 """Claims: a conclusion is checked against the metrics it cites, and a wrong one is caught."""
+
 import pytest
 
 from analysis.claims import Claim, check_claims, ratio_relation
@@ -12,16 +13,22 @@ METRICS = {  # as notebook 05 publishes them (values from a cpu run)
 
 
 def test_true_conclusions_hold():
-    claims = [Claim("min", ("large_compile_over_copy", "large_naive_over_copy", "large_rms_norm_over_copy"),
-                    "- Large shape: best torch.compile").record(),
-              Claim("<", ("large_compile_over_copy", "large_rms_norm_over_copy", "large_naive_over_copy"), "rank").record(),
-              Claim("below 1", ("small_compile_speedup_over_naive",), "naive faster at small").record()]
+    claims = [
+        Claim(
+            "min",
+            ("large_compile_over_copy", "large_naive_over_copy", "large_rms_norm_over_copy"),
+            "- Large shape: best torch.compile",
+        ).record(),
+        Claim("<", ("large_compile_over_copy", "large_rms_norm_over_copy", "large_naive_over_copy"), "rank").record(),
+        Claim("below 1", ("small_compile_speedup_over_naive",), "naive faster at small").record(),
+    ]
     assert check_claims(claims, METRICS) == []
 
 
 def test_a_deliberately_wrong_conclusion_is_caught():
-    wrong = Claim("min", ("large_naive_over_copy", "large_compile_over_copy", "large_rms_norm_over_copy"),
-                  "- Large shape: best naive").record()
+    wrong = Claim(
+        "min", ("large_naive_over_copy", "large_compile_over_copy", "large_rms_norm_over_copy"), "- Large shape: best naive"
+    ).record()
     (problem,) = check_claims([wrong], METRICS)
     assert "best naive" in problem and "large_naive_over_copy=3.26" in problem and "claims min" in problem
 

@@ -1,6 +1,7 @@
 """compare: synthetic run folders made here; regressions exit 1, bad input exits 2.
 
 Records carry their direction (`better`) as the notebooks publish them (helpers.metrics)."""
+
 import copy
 import json
 
@@ -218,13 +219,32 @@ def test_a_ratio_without_its_spread_is_only_reported(tmp_path, capsys):
 def with_floor_ratio(ratio, copy_us, naive_us):
     """05's small-shape figures: naive over the copy, and the two times it divides, each with its p10-p90."""
     m = copy.deepcopy(BASE)
-    m["05_compare_variants"].update({
-        "small_naive_over_copy": {"value": ratio, "unit": "ratio", "better": "lower", "p10": ratio * 0.98,
-                                  "p90": ratio * 1.02, "divides": ["small_naive_time_us", "small_copy_time_us"]},
-        "small_copy_time_us": {"value": copy_us, "unit": "us", "better": "lower", "p10": copy_us * 0.98, "p90": copy_us * 1.02},
-        "small_naive_time_us": {"value": naive_us, "unit": "us", "better": "lower", "p10": naive_us * 0.98,
-                                "p90": naive_us * 1.02},
-    })
+    m["05_compare_variants"].update(
+        {
+            "small_naive_over_copy": {
+                "value": ratio,
+                "unit": "ratio",
+                "better": "lower",
+                "p10": ratio * 0.98,
+                "p90": ratio * 1.02,
+                "divides": ["small_naive_time_us", "small_copy_time_us"],
+            },
+            "small_copy_time_us": {
+                "value": copy_us,
+                "unit": "us",
+                "better": "lower",
+                "p10": copy_us * 0.98,
+                "p90": copy_us * 1.02,
+            },
+            "small_naive_time_us": {
+                "value": naive_us,
+                "unit": "us",
+                "better": "lower",
+                "p10": naive_us * 0.98,
+                "p90": naive_us * 1.02,
+            },
+        }
+    )
     return m
 
 
@@ -288,13 +308,19 @@ def test_a_renamed_metric_keeps_its_verdict(tmp_path, capsys):
     """compare reads the record, never the name: renaming metrics in a notebook changes no verdict."""
     cases = {
         "slowdown": (BASE, changed(**{"02_naive_rmsnorm__time_per_call_us": 1500.0}), "time_per_call_us", "REGRESSION"),
-        "ratio": (with_ratio("large_naive_over_copy", 3.0, 2.9, 3.1), with_ratio("large_naive_over_copy", 3.6, 3.5, 3.7),
-                  "large_naive_over_copy", "REGRESSION"),
-        "speedup": (with_ratio("large_compile_speedup_over_naive", 2.5, 2.4, 2.6),
-                    with_ratio("large_compile_speedup_over_naive", 1.5, 1.4, 1.6), "large_compile_speedup_over_naive",
-                    "REGRESSION"),
-        "flag": (BASE, changed(**{"02_naive_rmsnorm__error_within_tolerance": False}), "error_within_tolerance",
-                 "REGRESSION"),
+        "ratio": (
+            with_ratio("large_naive_over_copy", 3.0, 2.9, 3.1),
+            with_ratio("large_naive_over_copy", 3.6, 3.5, 3.7),
+            "large_naive_over_copy",
+            "REGRESSION",
+        ),
+        "speedup": (
+            with_ratio("large_compile_speedup_over_naive", 2.5, 2.4, 2.6),
+            with_ratio("large_compile_speedup_over_naive", 1.5, 1.4, 1.6),
+            "large_compile_speedup_over_naive",
+            "REGRESSION",
+        ),
+        "flag": (BASE, changed(**{"02_naive_rmsnorm__error_within_tolerance": False}), "error_within_tolerance", "REGRESSION"),
         "floor": (with_floor_ratio(9.0, 6.4, 57.0), with_floor_ratio(10.5, 5.4, 57.5), "small_copy_time_us", "floor moved"),
     }
     for case, (base, candidate, old, verdict) in cases.items():

@@ -1,5 +1,6 @@
 """analysis.compiles: what torch.compile did, read from Dynamo's own counters and log while a
 small function compiles here (the eager backend: Dynamo's graph capture without code generation)."""
+
 import torch
 import torch._dynamo
 

@@ -2,6 +2,7 @@
 
 Unit tests read SYNTHETIC /proc folders written here; one test makes the machine busy for real
 (every CPU spinning, started and stopped by PID) and checks that a timing block sees it."""
+
 from __future__ import annotations
 
 import os
@@ -11,8 +12,17 @@ import time
 import numpy as np
 import pytest
 
-from analysis.contention import (BUSY_WAITED_FRACTION, Contention, CpuCounters, combined, contention_between,
-                                 cpu_steal_seconds, is_busy, read_counters, recent_pressure)
+from analysis.contention import (
+    BUSY_WAITED_FRACTION,
+    Contention,
+    CpuCounters,
+    combined,
+    contention_between,
+    cpu_steal_seconds,
+    is_busy,
+    read_counters,
+    recent_pressure,
+)
 from analysis.claims import Claim, check_claims
 from analysis.timing import PairedRatio, busy_processes, contention_summary, time_interleaved
 
@@ -23,8 +33,9 @@ def fake_proc(root, waits_ns: dict[int, int], pressure_us: int, avg10: float = 0
         (root / "self" / "task" / str(tid)).mkdir(parents=True, exist_ok=True)
         (root / "self" / "task" / str(tid) / "schedstat").write_text(f"123456 {wait} 42\n")
     (root / "pressure").mkdir(exist_ok=True)
-    (root / "pressure" / "cpu").write_text(f"some avg10={avg10:.2f} avg60=0.00 avg300=0.00 total={pressure_us}\n"
-                                           "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")
+    (root / "pressure" / "cpu").write_text(
+        f"some avg10={avg10:.2f} avg60=0.00 avg300=0.00 total={pressure_us}\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"
+    )
     (root / "stat").write_text(f"cpu  100 0 50 1000 0 0 0 {steal_ticks} 0 0\ncpu0 50 0 25 500 0 0 0 0 0 0\n")
     return root
 
@@ -66,8 +77,7 @@ def test_a_ratio_is_busy_when_either_side_was():
 
 
 def test_a_busy_ratio_says_not_measurable_and_claims_nothing():
-    ratio = PairedRatio("torch.compile", "copy", np.array([3800.0, 3900.0, 4400.0]),
-                        contention=Contention(0.8, 0.52, 0.49, 0.01))
+    ratio = PairedRatio("torch.compile", "copy", np.array([3800.0, 3900.0, 4400.0]), contention=Contention(0.8, 0.52, 0.49, 0.01))
     assert ratio.busy and not ratio.measurable and ratio.relation == "busy"
     text = ratio.describe()
     assert text.startswith("not measurable here: the machine was busy (a thread of this process waited for a CPU 52%")
@@ -89,6 +99,7 @@ def test_claims_from_a_busy_metric_hold_only_as_busy():
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="schedstat is Linux's")
 def test_a_timing_with_every_cpu_busy_is_flagged_and_the_processes_stop():
     """Real: one spinning process per CPU, started and stopped by PID; our thread must wait for a CPU."""
+
     def spin():
         end = time.perf_counter() + 0.002
         while time.perf_counter() < end:
@@ -133,11 +144,14 @@ def test_a_spinning_process_is_seen_before_timing():
         assert other_runnable_tasks() >= 0.5
 
 
-@pytest.mark.parametrize("text, expected_ticks", [
-    ("cpu  2611896 2545 452261 3580863 37673 0 21143 8711 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\n", 8711),
-    ("cpu  1 2 3 4\n", None),  # a kernel too old to report steal
-    ("", None),
-])
+@pytest.mark.parametrize(
+    "text, expected_ticks",
+    [
+        ("cpu  2611896 2545 452261 3580863 37673 0 21143 8711 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\n", 8711),
+        ("cpu  1 2 3 4\n", None),  # a kernel too old to report steal
+        ("", None),
+    ],
+)
 def test_cpu_steal_is_read_from_a_synthetic_proc_stat(tmp_path, text, expected_ticks):
     (tmp_path / "stat").write_text(text)
     steal = cpu_steal_seconds(tmp_path / "stat")

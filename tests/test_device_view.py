@@ -1,10 +1,10 @@
 """analysis.device_view on real traces recorded on A100 GPUs (data/recorded/, by the HTA project):
 launches and their latency, host against device time, host waits in synchronize, idle gaps."""
+
 import numpy as np
 import pytest
 
-from analysis.device_view import (annotation_window, busy_summary, device_work, host_vs_device, host_waits, idle_gaps,
-                                  launches)
+from analysis.device_view import annotation_window, busy_summary, device_work, host_vs_device, host_waits, idle_gaps, launches
 from analysis.recorded import ALEXNET_FORWARD, load_recorded
 
 

@@ -1,5 +1,6 @@
 """analysis.figures: the step timeline drawn from real A100 traces (data/recorded/, by the HTA
 project), and the title that names where the numbers came from."""
+
 import matplotlib
 
 matplotlib.use("Agg")

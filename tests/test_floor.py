@@ -1,4 +1,5 @@
 """The copy floor's own check: a same-bytes triad judges whether the copy moved its bytes."""
+
 import numpy as np
 import pytest
 import torch
@@ -46,4 +47,4 @@ def test_triad_probe_moves_the_copys_bytes_without_allocating():
     probe = triad_probe(x)
     out = probe()
     assert out.numel() == 200 and out.dtype == x.dtype  # 3 tensors x 200 elements = 2 x 300 elements
-    assert probe().data_ptr() == out.data_ptr()          # the same output every call
+    assert probe().data_ptr() == out.data_ptr()  # the same output every call

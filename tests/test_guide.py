@@ -1,5 +1,6 @@
 """The instructor guide's exercises and agenda are generated from the notebooks and the series
 table (series_tools.guide): a changed exercise that the guide does not show fails here."""
+
 import json
 
 import pytest
@@ -38,7 +39,7 @@ def test_agenda_core_path_first_and_optional_marked():
     agenda = guide.agenda_markdown()
     rows = [r for r in agenda.splitlines() if r.startswith("| ") and "`" in r]
     parts = [r.rsplit("|", 2)[-2].strip() for r in rows]
-    assert parts == sorted(parts), "the core notebooks come before the optional ones"   # "core" < "optional"
+    assert parts == sorted(parts), "the core notebooks come before the optional ones"  # "core" < "optional"
     assert any("`07_shapes_and_recompiles`" in r and "optional" in r for r in rows)
 
 
@@ -68,7 +69,9 @@ def test_every_notebook_has_a_recorded_run_time_equal_to_its_reference_run():
         date = re.search(r"\| date \(UTC\) \| (\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)", text)
         if date and f"run {''.join(date.groups()[:3])}T{''.join(date.groups()[3:])}Z" in CPU_SECONDS_MEASURED_ON:
             named.append((readme, text))
-    assert len(named) == 1, f"helpers.series.CPU_SECONDS_MEASURED_ON names no committed cpu reference run: {CPU_SECONDS_MEASURED_ON}"
+    assert len(named) == 1, (
+        f"helpers.series.CPU_SECONDS_MEASURED_ON names no committed cpu reference run: {CPU_SECONDS_MEASURED_ON}"
+    )
     for readme, text in named:
         recorded = dict(re.findall(r"^\| \[(\w+)\]\(\w+\.ipynb\) \| [^|]+ \| ([\d.]+) \|", text, flags=re.M))
         assert {i.stem: f"{i.cpu_seconds:.1f}" for i in NOTEBOOKS} == recorded, readme

@@ -1,5 +1,6 @@
 """analysis.host: what the machine does to a measurement, read from /proc and /sys (synthetic
 sysfs trees stand in for a virtual machine's balloon device)."""
+
 import pytest
 
 from analysis.host import address_layout, cpu_model_name, free_page_reporting_kib
@@ -18,12 +19,15 @@ def _synthetic_balloon(root, features: str, order: str | None):
     return root
 
 
-@pytest.mark.parametrize("features, order, expected", [
-    ("0110010" + "0" * 57, "9", 2048),   # F_REPORTING (bit 5) negotiated, 2 MiB blocks
-    ("0110010" + "0" * 57, "10", 4096),
-    ("0110010" + "0" * 57, None, 2048),  # no parameter: the kernel's default order
-    ("0110000" + "0" * 57, "9", None),   # a balloon without free page reporting
-])
+@pytest.mark.parametrize(
+    "features, order, expected",
+    [
+        ("0110010" + "0" * 57, "9", 2048),  # F_REPORTING (bit 5) negotiated, 2 MiB blocks
+        ("0110010" + "0" * 57, "10", 4096),
+        ("0110010" + "0" * 57, None, 2048),  # no parameter: the kernel's default order
+        ("0110000" + "0" * 57, "9", None),  # a balloon without free page reporting
+    ],
+)
 def test_free_page_reporting_is_read_from_a_synthetic_sysfs(tmp_path, features, order, expected):
     assert free_page_reporting_kib(_synthetic_balloon(tmp_path, features, order)) == expected
 

@@ -2,6 +2,7 @@
 which does nothing in the series' kernel and, in a fresh environment without the series, clones and
 installs it (checked here in a new virtual environment; no hosted service is reachable from the tests).
 """
+
 import ast
 import os
 import subprocess
@@ -31,8 +32,12 @@ def test_every_notebook_opens_with_the_one_preamble():
 
 def test_the_preamble_needs_only_the_standard_library():
     """It runs before the series is installed, so it can import nothing else (helpers is what it installs)."""
-    imported = {alias.name.split(".")[0] for node in ast.walk(ast.parse(HOSTED_PREAMBLE))
-                if isinstance(node, ast.Import) for alias in node.names}
+    imported = {
+        alias.name.split(".")[0]
+        for node in ast.walk(ast.parse(HOSTED_PREAMBLE))
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    }
     assert imported <= set(sys.stdlib_module_names) | {"helpers"}, imported
 
 
@@ -71,9 +76,18 @@ def test_in_a_fresh_environment_it_installs_the_series_and_only_there(tmp_path):
     checkout = home / CHECKOUT_NAME
     assert f"HELPERS {checkout / 'helpers' / '__init__.py'}" in installed.stdout
     # a process the kernel starts (07's second process, 08's ranks: lesson/) finds the series too, with its data
-    child = subprocess.run([python, "-c", "import analysis, helpers.series, lesson, series_tools; "
-                            "print(helpers.series.REPO_ROOT, (helpers.series.REPO_ROOT / 'data').is_dir())"],
-                           cwd=hosted, capture_output=True, text=True, timeout=120)
+    child = subprocess.run(
+        [
+            python,
+            "-c",
+            "import analysis, helpers.series, lesson, series_tools; "
+            "print(helpers.series.REPO_ROOT, (helpers.series.REPO_ROOT / 'data').is_dir())",
+        ],
+        cwd=hosted,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert child.stdout.split() == [str(checkout), "True"], child.stderr
     # a restarted kernel: the checkout is there, the import succeeds at once
     again = run_preamble(python, hosted, home, url="/no/such/repository")

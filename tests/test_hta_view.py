@@ -2,6 +2,7 @@
 (data/recorded/, by the HTA project), within TOLERANCE_US, where they count the same events; the
 one known difference (HTA counts `cuda_sync` records on a stream as device time) is checked to be
 exactly that. On a cpu trace made here, HTA's breakdowns fail, and run_hta reports it."""
+
 import sys
 
 import pytest
@@ -57,8 +58,9 @@ def test_hta_on_a_cpu_trace_made_here(tmp_path):
     from lesson.rmsnorm import rmsnorm_naive
 
     x, w = torch.randn(16, 64), torch.ones(64)
-    result = profile_steps(lambda: rmsnorm_naive(x, w), select_backend("cpu"), tmp_path, label="naive",
-                           wait=0, warmup=1, active=2)
+    result = profile_steps(
+        lambda: rmsnorm_naive(x, w), select_backend("cpu"), tmp_path, label="naive", wait=0, warmup=1, active=2
+    )
     hta = run_hta({0: result.trace_path})
     assert hta.temporal is None and hta.idle is None  # no GPU stream: nothing for HTA to break down
     assert set(hta.errors) == {"temporal breakdown", "idle-time breakdown"}

@@ -1,4 +1,5 @@
 """Notebooks are stored clean and follow the series' shape."""
+
 import json
 from pathlib import Path
 
@@ -43,7 +44,7 @@ def test_one_parameters_cell_first(path):
     cells = code_cells(load(path))
     tagged = [i for i, c in enumerate(cells) if "parameters" in c["metadata"].get("tags", [])]
     assert tagged == [0], f"{path.name}: exactly one parameters cell, the first code cell"
-    assert "BACKEND = \"auto\"" in text(cells[0]) and "OUT_DIR = \"\"" in text(cells[0])
+    assert 'BACKEND = "auto"' in text(cells[0]) and 'OUT_DIR = ""' in text(cells[0])
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
@@ -63,7 +64,7 @@ def test_teaching_shape(path):
     # most two lines, which check the kernel and the parameters (helpers.start does both) and open the
     # session; no search for the repository
     assert text(cells[1]).startswith(HOSTED_PREAMBLE), f"{path.name}: run `python -m series_tools.hosted`"
-    first = text(cells[1])[len(HOSTED_PREAMBLE):].strip().splitlines()
+    first = text(cells[1])[len(HOSTED_PREAMBLE) :].strip().splitlines()
     assert len(first) <= 2, f"{path.name}: the first code cell after the parameters has {len(first)} lines after the preamble"
     assert f'helpers.start("{path.stem}", globals())' in first[0]
     cells[1]["source"] = "\n".join(first)  # the preamble puts the hosted checkout on sys.path, nothing else may
@@ -88,7 +89,8 @@ def test_each_exercise_has_a_strippable_solution(path):
     listed = re.findall(r"^(\d+)\. ", exercises, flags=re.M)
     solutions = [c for c in code_cells(nb) if "solution" in c["metadata"].get("tags", [])]
     assert 2 <= len(listed) <= 4, f"{path.name}: 2 to 4 exercises"
-    assert [re.match(r"# Exercise (\d+)", text(c)).group(1) for c in solutions] == listed, \
+    assert [re.match(r"# Exercise (\d+)", text(c)).group(1) for c in solutions] == listed, (
         f"{path.name}: one solution cell per exercise, in order, starting with '# Exercise N'"
+    )
     headers = [c for c in nb["cells"] if c["cell_type"] == "markdown" and "solution" in c["metadata"].get("tags", [])]
     assert len(headers) == 1 and "### Solutions" in text(headers[0])

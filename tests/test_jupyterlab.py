@@ -5,6 +5,7 @@ kernel-check cell runs there and prints its line, and a screenshot is saved.
 Needs Debian's chromium and chromium-driver (.ci/run installs them). Without them the test is
 skipped locally with the reason, and fails in CI, where a skip would hide a missing install.
 """
+
 from __future__ import annotations
 
 import os
@@ -48,23 +49,57 @@ def lab(tmp_path_factory):
     """JupyterLab on 127.0.0.1 with a random token, its data dir (kernelspecs) in tmp; one server
     for the module's tests (starting one takes about 6 s)."""
     tmp_path = tmp_path_factory.mktemp("lab")
-    env = {**os.environ, "JUPYTER_DATA_DIR": str(tmp_path / "jupyter-data"),
-           "JUPYTER_CONFIG_DIR": str(tmp_path / "jupyter-config"), "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime")}
-    subprocess.run([sys.executable, "-m", "ipykernel", "install", "--user", "--name", "trainium-profiling",
-                    "--display-name", "Python (trainium-profiling)"], env=env, check=True, capture_output=True)
-    specs = subprocess.run([sys.executable, "-m", "jupyter", "kernelspec", "list"], env=env, capture_output=True,
-                           text=True, check=True).stdout
+    env = {
+        **os.environ,
+        "JUPYTER_DATA_DIR": str(tmp_path / "jupyter-data"),
+        "JUPYTER_CONFIG_DIR": str(tmp_path / "jupyter-config"),
+        "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
+    }
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ipykernel",
+            "install",
+            "--user",
+            "--name",
+            "trainium-profiling",
+            "--display-name",
+            "Python (trainium-profiling)",
+        ],
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    specs = subprocess.run(
+        [sys.executable, "-m", "jupyter", "kernelspec", "list"], env=env, capture_output=True, text=True, check=True
+    ).stdout
     # serve a copy: JupyterLab autosaves, and the stored notebooks must stay without outputs
     served = tmp_path / "series"
     shutil.copytree(ROOT / "notebooks", served / "notebooks", ignore=shutil.ignore_patterns("runs", ".ipynb_checkpoints"))
     (served / "helpers").symlink_to(ROOT / "helpers")
     port, token = free_port(), secrets.token_hex(16)
     server = subprocess.Popen(
-        [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip", "127.0.0.1", f"--port={port}",
-         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={served / 'notebooks'}",
-         "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-         LAB_KERNEL_ENCRYPTION, *(["--allow-root"] if os.geteuid() == 0 else [])],
-        env=env, stdout=subprocess.DEVNULL, stderr=open(tmp_path / "lab.log", "w"))
+        [
+            sys.executable,
+            "-m",
+            "jupyter",
+            "lab",
+            "--no-browser",
+            "--ip",
+            "127.0.0.1",
+            f"--port={port}",
+            f"--IdentityProvider.token={token}",
+            f"--ServerApp.root_dir={served / 'notebooks'}",
+            "--LabApp.news_url=None",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            LAB_KERNEL_ENCRYPTION,
+            *(["--allow-root"] if os.geteuid() == 0 else []),
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=open(tmp_path / "lab.log", "w"),
+    )
     base = f"http://127.0.0.1:{port}"
     deadline = time.time() + 90
     while time.time() < deadline:
@@ -104,14 +139,24 @@ def test_notebook_runs_its_first_cells_in_chromium(lab, tmp_path):
 
     opts = webdriver.ChromeOptions()
     opts.binary_location = chromium
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--window-size=1400,1000", f"--user-data-dir={tmp_path / 'chrome'}"):
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--window-size=1400,1000",
+        f"--user-data-dir={tmp_path / 'chrome'}",
+    ):
         opts.add_argument(flag)
     browser = webdriver.Chrome(service=Service(driver_path), options=opts)
     try:
         wait = WebDriverWait(browser, 90)
         browser.get(f"{lab['base']}/lab/tree?token={lab['token']}")
+
         def listed(b):
             return [e.get_attribute("textContent") for e in b.find_elements(By.CSS_SELECTOR, ".jp-DirListing-itemText")]
 
@@ -132,6 +177,7 @@ def test_notebook_runs_its_first_cells_in_chromium(lab, tmp_path):
         for _ in range(3):  # the intro (markdown), the parameters cell, the kernel-check cell
             actions.key_down(Keys.SHIFT).send_keys(Keys.ENTER).key_up(Keys.SHIFT).pause(0.5)
         actions.perform()
+
         def outputs(b):
             return " ".join(e.get_attribute("textContent") for e in b.find_elements(By.CSS_SELECTOR, ".jp-OutputArea-output"))
 

@@ -1,4 +1,5 @@
 """The first cell tells a learner in the wrong kernel which environment to select."""
+
 import pytest
 
 from helpers import kernel_check
@@ -31,8 +32,13 @@ def test_kernel_check_imports_no_torch():
     import sys
 
     code = "import sys; import helpers.kernel_check; print('torch' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         cwd=str(__import__('pathlib').Path(__file__).resolve().parent.parent))
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=str(__import__("pathlib").Path(__file__).resolve().parent.parent),
+    )
     assert out.stdout.strip() == "False"
 
 

@@ -1,5 +1,6 @@
 """analysis.key_averages: the profiler's table read from a real cpu profile made here, and the
 device-time verdict for each reason device time may be missing (tables written by hand)."""
+
 import pandas as pd
 import torch
 from torch.profiler import ProfilerActivity, profile

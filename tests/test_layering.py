@@ -1,6 +1,7 @@
 """The folders show the layering (docs/ARCHITECTURE.md): notebooks import one namespace per layer;
 the lesson uses the plumbing and the analysis; the plumbing never imports the lesson or the tools;
 the analysis imports none of them; and no module imports itself in a cycle."""
+
 import ast
 import importlib
 import json
@@ -75,8 +76,9 @@ def test_lesson_imports_no_tool(path):
     assert tool_imports(path) == [], f"lesson/{path.name} imports the tooling package"
 
 
-@pytest.mark.parametrize("path", LESSON_MODULES + ANALYSIS_MODULES, ids=[f"{p.parent.name}.{p.stem}" for p in
-                                                                        LESSON_MODULES + ANALYSIS_MODULES])
+@pytest.mark.parametrize(
+    "path", LESSON_MODULES + ANALYSIS_MODULES, ids=[f"{p.parent.name}.{p.stem}" for p in LESSON_MODULES + ANALYSIS_MODULES]
+)
 def test_plumbing_and_analysis_never_import_the_lesson(path):
     bad = sorted(m for m in imported_modules(path) if m.split(".")[0] == "lesson")
     assert bad == [], f"{path.parent.name}/{path.name} imports {bad}: the lesson uses them, never the reverse"
@@ -88,8 +90,11 @@ def notebook_submodule_imports(source: str) -> list[str]:
     tree = ast.parse("\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))))
     found = []
     for node in ast.walk(tree):
-        names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
-            [node.module] if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 else [])
+        names = (
+            [a.name for a in node.names]
+            if isinstance(node, ast.Import)
+            else ([node.module] if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 else [])
+        )
         found += [n for n in names if n.split(".")[0] in FACADES and "." in n]
     return found
 
@@ -106,9 +111,9 @@ def test_notebooks_import_one_namespace_per_layer():
 
 
 def test_the_notebook_check_finds_a_submodule_import():
-    assert notebook_submodule_imports("from helpers.metrics import metric\nimport analysis.traces as t\n"
-                                      "from analysis import load_trace\nimport helpers\n") == ["helpers.metrics",
-                                                                                                  "analysis.traces"]
+    assert notebook_submodule_imports(
+        "from helpers.metrics import metric\nimport analysis.traces as t\nfrom analysis import load_trace\nimport helpers\n"
+    ) == ["helpers.metrics", "analysis.traces"]
 
 
 @pytest.mark.parametrize("package", FACADES)
@@ -156,7 +161,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str]:
         path.append(m)
         for t in sorted(graph[m]):
             if state.get(t) == 1:
-                return path[path.index(t):] + [t]
+                return path[path.index(t) :] + [t]
             if t not in state and (cycle := visit(t)):
                 return cycle
         state[m] = 2

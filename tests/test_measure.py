@@ -32,8 +32,10 @@ def test_time_per_call_batches_short_calls(cpu_backend):
 
 
 def test_paired_ratio_is_taken_per_round():
-    timings = {"slow": Timing("slow", np.array([200.0, 400.0, 220.0]), 1),
-               "fast": Timing("fast", np.array([100.0, 200.0, 110.0]), 1)}
+    timings = {
+        "slow": Timing("slow", np.array([200.0, 400.0, 220.0]), 1),
+        "fast": Timing("fast", np.array([100.0, 200.0, 110.0]), 1),
+    }
     r = paired_ratio(timings, "slow", "fast")
     # every round is exactly 2x, although the samples themselves spread by 2x
     assert r.median == pytest.approx(2.0) and r.p10 == pytest.approx(2.0) and r.p90 == pytest.approx(2.0)
@@ -50,7 +52,6 @@ def test_faster_is_said_as_a_factor_above_one():
     r = PairedRatio("compiled", "naive", np.array([0.25, 0.26, 0.24]))
     assert r.median == pytest.approx(0.25)
     assert "4.00x faster" in r.describe()
-
 
 
 def test_the_spread_names_what_was_paired():

@@ -4,14 +4,26 @@ No real Neuron profile is read: the folders below follow the layout and file nam
 vendor documentation (<dir>/<instance-id>_pid_<pid>/<timestamp>/, neff_<hash>.neff paired with
 <hash>_instid_<n>_vnc_<n>.ntff in model mode, profile_nc_<n>_session_<n>.ntff in session mode).
 """
+
 import pandas as pd
 import pytest
 
 import analysis.neuron_profile as neuron_mod
-from analysis.neuron_profile import (FIX_EMPTY, FIX_EMPTY_NTFF, FIX_MISPLACED_FRAMEWORK_TRACE, FIX_NO_NEFF, FIX_ONLY_PB,
-                                     NOTE_SYSTEM_ONLY, explorer_commands, explorer_summary, export_system_events,
-                                     find_neuron_artifacts, neuron_explorer_executable, system_event_cores,
-                                     system_events_to_lanes)
+from analysis.neuron_profile import (
+    FIX_EMPTY,
+    FIX_EMPTY_NTFF,
+    FIX_MISPLACED_FRAMEWORK_TRACE,
+    FIX_NO_NEFF,
+    FIX_ONLY_PB,
+    NOTE_SYSTEM_ONLY,
+    explorer_commands,
+    explorer_summary,
+    export_system_events,
+    find_neuron_artifacts,
+    neuron_explorer_executable,
+    system_event_cores,
+    system_events_to_lanes,
+)
 from helpers.series import REPO_ROOT
 
 pytestmark = pytest.mark.contract
@@ -51,17 +63,28 @@ def test_contract_model_mode_pairs_by_hash(tmp_path):
     touch(d / "395760075800974_instid_0_vnc_0.ntff")
     found = find_neuron_artifacts(tmp_path)
     assert [(n.name, t.name) for n, t in found.model_pairs] == [
-        ("neff_395760075800974.neff", "395760075800974_instid_0_vnc_0.ntff")]
+        ("neff_395760075800974.neff", "395760075800974_instid_0_vnc_0.ntff")
+    ]
     assert found.ok
 
 
-@pytest.mark.parametrize("make, sign, fix", [
-    (lambda d: None, "profile folder is empty", FIX_EMPTY),
-    (lambda d: (touch(d / "neff_1_vnc_0.neff"), touch(d / "profile_nc_0_session_0.ntff", 0),
-                touch(d / "profile_nc_1_session_0.ntff", 0)), "every .ntff is 0 bytes", FIX_EMPTY_NTFF),
-    (lambda d: touch(d / "profile_nc_0_session_0.ntff"), "no .neff", FIX_NO_NEFF),
-    (lambda d: (touch(d / "ntrace.pb"), touch(d / "trace_info.pb")), "only .pb files", FIX_ONLY_PB),
-])
+@pytest.mark.parametrize(
+    "make, sign, fix",
+    [
+        (lambda d: None, "profile folder is empty", FIX_EMPTY),
+        (
+            lambda d: (
+                touch(d / "neff_1_vnc_0.neff"),
+                touch(d / "profile_nc_0_session_0.ntff", 0),
+                touch(d / "profile_nc_1_session_0.ntff", 0),
+            ),
+            "every .ntff is 0 bytes",
+            FIX_EMPTY_NTFF,
+        ),
+        (lambda d: touch(d / "profile_nc_0_session_0.ntff"), "no .neff", FIX_NO_NEFF),
+        (lambda d: (touch(d / "ntrace.pb"), touch(d / "trace_info.pb")), "only .pb files", FIX_ONLY_PB),
+    ],
+)
 def test_contract_failure_signs_get_documented_fix(tmp_path, make, sign, fix):
     d = tmp_path / "profile"
     d.mkdir()
@@ -127,11 +150,15 @@ def test_contract_export_detects_missing_flags(tmp_path, monkeypatch):
 
 
 def test_contract_system_events_map_to_lanes():
-    table = pd.DataFrame({
-        "name": ["aten::mul", "nrt_execute", "nc_exec_running"],
-        "start_ts": [1_000_000, 1_002_000, 1_005_000], "end_ts": [1_010_000, 1_004_000, 1_009_000],
-        "duration_ns": [9_000, 2_000, 4_000], "trace_event_source": ["framework", "neuron_rt", "neuron_hw"],
-    })
+    table = pd.DataFrame(
+        {
+            "name": ["aten::mul", "nrt_execute", "nc_exec_running"],
+            "start_ts": [1_000_000, 1_002_000, 1_005_000],
+            "end_ts": [1_010_000, 1_004_000, 1_009_000],
+            "duration_ns": [9_000, 2_000, 4_000],
+            "trace_event_source": ["framework", "neuron_rt", "neuron_hw"],
+        }
+    )
     ev = system_events_to_lanes(table)
     assert list(ev["lane"]) == ["framework", "runtime", "device"]
     assert list(ev["ts"]) == [0.0, 2.0, 5.0] and list(ev["dur"]) == [9.0, 2.0, 4.0]
@@ -155,7 +182,10 @@ def test_contract_explorer_summary_becomes_a_table(tmp_path, monkeypatch):
     result = explorer_summary(tmp_path, tmp_path / "summary.json")
     assert result.reason == "" and "summary-json" in result.command
     assert dict(zip(result.events["metric"], result.events["value"])) == {
-        "total_time_ns": 1200, "engines.Tensor.busy_pct": 41.5, "neffs[0].name": "n0"}
+        "total_time_ns": 1200,
+        "engines.Tensor.busy_pct": 41.5,
+        "neffs[0].name": "n0",
+    }
 
 
 def test_explorer_summary_without_the_format_says_so(tmp_path, monkeypatch):
@@ -169,8 +199,10 @@ def test_explorer_summary_without_the_format_says_so(tmp_path, monkeypatch):
 
 def test_contract_explorer_summary_printed_instead_of_written(tmp_path, monkeypatch):
     fake = tmp_path / "neuron-explorer"
-    fake.write_text("#!/bin/sh\nif [ \"$2\" = \"--help\" ]; then echo '--output-format summary-json --output-file'; exit 0; fi\n"
-                    "echo '{\"total_time_ns\": 7}'\n")
+    fake.write_text(
+        '#!/bin/sh\nif [ "$2" = "--help" ]; then echo \'--output-format summary-json --output-file\'; exit 0; fi\n'
+        "echo '{\"total_time_ns\": 7}'\n"
+    )
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
     result = explorer_summary(tmp_path, tmp_path / "not-written.json")
@@ -223,11 +255,15 @@ def test_contract_neuron_explorer_off_path_is_found_with_the_fix(tmp_path, monke
 
 
 def test_contract_system_event_cores_count_runtime_and_device_events_by_nc_idx():
-    table = pd.DataFrame({
-        "name": ["aten::mul", "nrt_execute", "nc_exec_running", "nrt_execute"],
-        "start_ts": [0, 10, 20, 30], "end_ts": [5, 15, 25, 35], "duration_ns": [5, 5, 5, 5],
-        "trace_event_source": ["framework", "neuron_rt", "neuron_hw", "neuron_rt"],
-        "nc_idx": [None, 0, 0, 3],
-    })
+    table = pd.DataFrame(
+        {
+            "name": ["aten::mul", "nrt_execute", "nc_exec_running", "nrt_execute"],
+            "start_ts": [0, 10, 20, 30],
+            "end_ts": [5, 15, 25, 35],
+            "duration_ns": [5, 5, 5, 5],
+            "trace_event_source": ["framework", "neuron_rt", "neuron_hw", "neuron_rt"],
+            "nc_idx": [None, 0, 0, 3],
+        }
+    )
     assert system_event_cores(system_events_to_lanes(table)) == {0: 2, 3: 1}
     assert system_event_cores(system_events_to_lanes(table.drop(columns="nc_idx"))) == {}

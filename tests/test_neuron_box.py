@@ -1,4 +1,5 @@
 """The "On Trainium" box of each notebook comes from docs/NEURON_NOTES.md and agrees with it."""
+
 import re
 
 import pytest
@@ -33,6 +34,7 @@ def test_box_from_01_on_shows_each_fact_with_its_status(info):
 
 def test_a_status_changed_in_the_notes_changes_the_box(tmp_path):
     from helpers.neuron_notes import NOTES_PATH
+
     text = NOTES_PATH.read_text(encoding="utf-8")
     changed = re.sub(r"^(\| N26 \|.*?\| )documented( \| )not yet( \|)", r"\1**UNVERIFIED**\2seen on trn2\3", text, flags=re.M)
     assert changed != text

@@ -5,6 +5,7 @@ documented API (NeuronConfig, ProfileMode, NeuronProfiler.export_trace, torch.ne
 these tests check that the calls match the vendor documentation summarised in
 docs/NEURON_NOTES.md (N9, N10, N11, N21); they prove nothing about real hardware.
 """
+
 import inspect
 import sys
 import types
@@ -37,21 +38,39 @@ class DocumentedConfig:
     call (`profile_output_directory=`) fails here instead of on a learner's first trn2 run.
     """
 
-    def __init__(self, modes=None, profile_output_dir="profile_output", max_events_per_nc=1_000_000,
-                 capture_enabled_for_nc=None, neff_cache_dir=None, precache_node_info=True):
-        self.kwargs = dict(modes=modes, profile_output_dir=profile_output_dir, max_events_per_nc=max_events_per_nc,
-                           capture_enabled_for_nc=capture_enabled_for_nc, neff_cache_dir=neff_cache_dir,
-                           precache_node_info=precache_node_info)
+    def __init__(
+        self,
+        modes=None,
+        profile_output_dir="profile_output",
+        max_events_per_nc=1_000_000,
+        capture_enabled_for_nc=None,
+        neff_cache_dir=None,
+        precache_node_info=True,
+    ):
+        self.kwargs = dict(
+            modes=modes,
+            profile_output_dir=profile_output_dir,
+            max_events_per_nc=max_events_per_nc,
+            capture_enabled_for_nc=capture_enabled_for_nc,
+            neff_cache_dir=neff_cache_dir,
+            precache_node_info=precache_node_info,
+        )
 
 
 class ConfigWithCorrelate(DocumentedConfig):
     """The documented parameters plus the tutorial's undocumented correlate_device_time (N11)."""
 
-    def __init__(self, modes=None, profile_output_dir="profile_output", max_events_per_nc=1_000_000,
-                 capture_enabled_for_nc=None, neff_cache_dir=None, precache_node_info=True,
-                 correlate_device_time=False):
-        super().__init__(modes, profile_output_dir, max_events_per_nc, capture_enabled_for_nc, neff_cache_dir,
-                         precache_node_info)
+    def __init__(
+        self,
+        modes=None,
+        profile_output_dir="profile_output",
+        max_events_per_nc=1_000_000,
+        capture_enabled_for_nc=None,
+        neff_cache_dir=None,
+        precache_node_info=True,
+        correlate_device_time=False,
+    ):
+        super().__init__(modes, profile_output_dir, max_events_per_nc, capture_enabled_for_nc, neff_cache_dir, precache_node_info)
         self.kwargs["correlate_device_time"] = correlate_device_time
 
 
@@ -88,12 +107,16 @@ def install_fake_neuronx(monkeypatch, config_cls, available=True):
     import importlib.util
 
     real_find_spec = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: pkg.__spec__ if name == "torch_neuronx" else real_find_spec(name, *a))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: pkg.__spec__ if name == "torch_neuronx" else real_find_spec(name, *a)
+    )
     syncs = []
     fake_neuron = types.SimpleNamespace(
-        is_available=lambda: available, device_count=lambda: 2, synchronize=lambda device=None: syncs.append(1),
-        empty_cache=lambda: None, memory_allocated=lambda: 0,
+        is_available=lambda: available,
+        device_count=lambda: 2,
+        synchronize=lambda device=None: syncs.append(1),
+        empty_cache=lambda: None,
+        memory_allocated=lambda: 0,
         get_device_properties=lambda i: types.SimpleNamespace(name="fake NeuronCore", total_memory=24 * 2**30),
     )
     monkeypatch.setattr(torch, "neuron", fake_neuron, raising=False)
@@ -118,8 +141,9 @@ def test_contract_neuron_not_available_is_explained(monkeypatch):
     assert "neuron-ls" in str(err.value)
 
 
-@pytest.mark.parametrize("config_cls, expect_correlate", [
-    (ConfigWithCorrelate, True), (ConfigWithoutCorrelate, False), (ConfigCatchAll, False)])
+@pytest.mark.parametrize(
+    "config_cls, expect_correlate", [(ConfigWithCorrelate, True), (ConfigWithoutCorrelate, False), (ConfigCatchAll, False)]
+)
 def test_contract_correlate_device_time_only_where_declared(monkeypatch, tmp_path, config_cls, expect_correlate):
     install_fake_neuronx(monkeypatch, config_cls)
     setup = neuron_profiler_setup(tmp_path)
@@ -313,6 +337,7 @@ class DroppingProfiler(FakeNeuronProfiler):
 
     def export_trace(self, prof):
         import os
+
         os.write(2, b"Warning: 5000 trace events were dropped\n")
         super().export_trace(prof)
 
@@ -321,8 +346,7 @@ def test_contract_dropped_events_are_detected_at_export(monkeypatch, tmp_path, c
     install_fake_neuronx(monkeypatch, DocumentedConfig)
     monkeypatch.setattr(sys.modules["torch_neuronx.profiling"], "NeuronProfiler", DroppingProfiler)
     monkeypatch.setattr(profiling, "profile", FakeProfile)
-    result = profiling.profile_steps(lambda: None, select_backend("neuron"), tmp_path, label="naive",
-                                     wait=0, warmup=1, active=1)
+    result = profiling.profile_steps(lambda: None, select_backend("neuron"), tmp_path, label="naive", wait=0, warmup=1, active=1)
     assert result.neuron_dropped_events == 5000
     out = capfd.readouterr().out
     assert "Warning: 5000 trace events were dropped" in out  # the runtime's own line is still shown
@@ -339,27 +363,30 @@ class FakeProfileDumpingAtTheLastStep(FakeProfile):
         super().step()
         if self.steps == self.total:
             import os
+
             os.write(2, b"Warning: 700 trace events were dropped\n")
 
 
 class FakeProfileDumpingAtExit(FakeProfile):
     def __exit__(self, *exc):
         import os
+
         os.write(1, b"Warning: 9 trace events were dropped\n")
         return super().__exit__(*exc)
 
 
-@pytest.mark.parametrize("fake_profile, dropped, where", [
-    (FakeProfileDumpingAtTheLastStep, 700, ["step"]), (FakeProfileDumpingAtExit, 9, ["exit"])])
-def test_contract_dropped_events_are_detected_when_the_session_stops(monkeypatch, tmp_path, capfd, fake_profile,
-                                                                     dropped, where):
+@pytest.mark.parametrize(
+    "fake_profile, dropped, where", [(FakeProfileDumpingAtTheLastStep, 700, ["step"]), (FakeProfileDumpingAtExit, 9, ["exit"])]
+)
+def test_contract_dropped_events_are_detected_when_the_session_stops(monkeypatch, tmp_path, capfd, fake_profile, dropped, where):
     """N29: the warning may come when the profile is dumped, before on_trace_ready: the step that
     ends the active window and the profiler's exit are watched as well as the export."""
     install_fake_neuronx(monkeypatch, DocumentedConfig)
     monkeypatch.setattr(profiling, "profile", fake_profile)
     setup = neuron_profiler_setup(tmp_path / "naive.neuron")
-    result = profiling.profile_steps(lambda: None, select_backend("neuron"), tmp_path, label="naive",
-                                     wait=0, warmup=1, active=1, neuron=setup)
+    result = profiling.profile_steps(
+        lambda: None, select_backend("neuron"), tmp_path, label="naive", wait=0, warmup=1, active=1, neuron=setup
+    )
     assert result.neuron_dropped_events == dropped and setup.dropped_seen_at == where
     out = capfd.readouterr().out
     assert f"Warning: {dropped} trace events were dropped" in out and "PROFILE TRUNCATED" in out

@@ -5,14 +5,22 @@ changed, to show that a check can fail). The relations asserted are the ones the
 teaches: the counters agree with the data they summarise, in the units the reader states, and
 the unfused kernel's extra HBM traffic is exactly its intermediates.
 """
+
 import gzip
 import json
 
 import pytest
 
 from analysis.attention_traffic import RECORDED_NEURON_DIR, attention_hbm_traffic, recorded_case
-from analysis.neuron_export import (ENGINES, UNIT_CHECK_TOLERANCE, ExportError, interval_union_ns, load_export,
-                                    load_exports, merged_intervals)
+from analysis.neuron_export import (
+    ENGINES,
+    UNIT_CHECK_TOLERANCE,
+    ExportError,
+    interval_union_ns,
+    load_export,
+    load_exports,
+    merged_intervals,
+)
 
 CASES = ("baseline_bf16_s512", "baseline_fp32_s512", "fused_bf16_s512", "fused_fp32_s512")
 D_HEAD = 128  # kernels/*.py: d_head == PMAX == 128

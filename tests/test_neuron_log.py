@@ -1,5 +1,6 @@
 """analysis.neuron_log: the Neuron runtime's console output read back. CONTRACT tests: no
 Trainium here; the text is the documented warning (docs/NEURON_NOTES.md N23), written by hand."""
+
 import pytest
 
 from analysis.neuron_log import dropped_events, report_dropped_events

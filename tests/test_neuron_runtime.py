@@ -1,5 +1,6 @@
 """Neuron runtime settings applied before torch loads. CONTRACT tests: no Trainium here; the
 environment is checked as the documented runtime would read it (docs/NEURON_NOTES.md N24, N27)."""
+
 import pytest
 
 from helpers import neuron_runtime
@@ -21,6 +22,7 @@ def test_one_core_per_kernel_by_default_and_debug_info_before_the_first_compile(
     settings = configure_neuron_runtime({}, installed=True)
     assert settings.visible_cores == "0" and neuron_runtime.current() is settings
     import os
+
     assert os.environ[VISIBLE_CORES] == "0"
     assert all(os.environ[name] == "1" for name in COMPILE_DEBUG_SETTINGS)
 
@@ -33,6 +35,7 @@ def test_an_instructors_per_seat_setting_wins_over_auto_and_a_parameter_wins_ove
 
 def test_nothing_is_set_without_torch_neuronx(clean_env):
     import os
+
     settings = configure_neuron_runtime({"NEURON_CORE": 3, "NEURON_PROFILE": "system"}, installed=False)
     assert settings.visible_cores is None and VISIBLE_CORES not in os.environ
     assert not any(name in os.environ for name in COMPILE_DEBUG_SETTINGS)
@@ -41,6 +44,7 @@ def test_nothing_is_set_without_torch_neuronx(clean_env):
 
 def test_late_settings_are_marked(clean_env):
     import torch  # noqa: F401  (already imported by the suite: the runtime would have started)
+
     assert configure_neuron_runtime({}, installed=True).late is True
 
 

@@ -6,6 +6,7 @@ BACKEND=cuda or BACKEND=neuron on such machines). A failure names the notebook a
 Each notebook's metrics are checked by the function of the same name in CHECKS: directions and
 ratios measured in the same run, never absolute times.
 """
+
 from __future__ import annotations
 
 import ast
@@ -36,10 +37,20 @@ COUNTS_DEVICE_OPS = BACKEND != "neuron"
 
 # Small shapes and few steps: the tests check that the lesson runs and its numbers hang together.
 CI_PARAMETERS = {
-    "TOKENS": 64, "HIDDEN": 256, "SMALL_TOKENS": 8, "SMALL_HIDDEN": 256,
-    "WAIT": 0, "WARMUP": 1, "ACTIVE": 2, "REPEATS": 5,
-    "REQUESTS": 12, "MAX_TOKENS": 64, "BUCKETS": [16, 64], "RECOMPILE_LIMIT": 2,
-    "RANKS": 2, "STRAGGLER_MS": 20,
+    "TOKENS": 64,
+    "HIDDEN": 256,
+    "SMALL_TOKENS": 8,
+    "SMALL_HIDDEN": 256,
+    "WAIT": 0,
+    "WARMUP": 1,
+    "ACTIVE": 2,
+    "REPEATS": 5,
+    "REQUESTS": 12,
+    "MAX_TOKENS": 64,
+    "BUCKETS": [16, 64],
+    "RECOMPILE_LIMIT": 2,
+    "RANKS": 2,
+    "STRAGGLER_MS": 20,
 }
 # Where a notebook needs more than the shared small values: 08 compares waits over steps with and
 # without the straggler, so it records enough of each to have a spread.
@@ -53,8 +64,10 @@ def run_notebook(path: Path, out_dir: Path, executed: Path, cwd: Path | None = N
     try:
         execute_notebook(path, executed, params, cwd=cwd or path.parent, timeout_s=EXECUTION_TIMEOUT_S)
     except pm.PapermillExecutionError as exc:
-        pytest.fail(f"{path.name} failed in cell In[{exc.exec_count}] (cell index {exc.cell_index}): "
-                    f"{exc.ename}: {exc.evalue}", pytrace=False)
+        pytest.fail(
+            f"{path.name} failed in cell In[{exc.exec_count}] (cell index {exc.cell_index}): {exc.ename}: {exc.evalue}",
+            pytrace=False,
+        )
     nb = json.loads(executed.read_text())
     unexecuted = [i for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code" and c.get("execution_count") is None]
     assert not unexecuted, f"{path.name}: code cells {unexecuted} did not run"
@@ -237,7 +250,8 @@ def check_08_many_processes(m, out):
     off_steps = NOTEBOOK_CI_PARAMETERS["08_many_processes"]["ACTIVE"] // 2
     assert sorted(last) == list(range(CI_PARAMETERS["RANKS"])) and sum(last.values()) == off_steps
     assert value(m, "off_order_chance") == pytest.approx(
-        chance_some_rank_last(off_steps, CI_PARAMETERS["RANKS"], max(last.values())))
+        chance_some_rank_last(off_steps, CI_PARAMETERS["RANKS"], max(last.values()))
+    )
     # off steps wait far less than on steps, though not nothing: after a slow step the straggler may leave the
     # all-reduce later and can start the next step late (largest off wait measured: 1%-19% of the cost)
     assert value(m, "off_wait_max_ms") < 0.5 * min(w for r, w in waits.items() if r != 1)
@@ -367,11 +381,20 @@ def test_student_copy_needs_nothing_from_a_solution(path, student_dir):
 def test_solution_dependencies_are_caught():
     def cell(source, *tags):
         return {"cell_type": "code", "source": source, "metadata": {"tags": list(tags)}}
-    cells = [cell("x = 1"), cell("%matplotlib inline\ny = x + 1\nimport os.path", "solution"), cell("print(y, os.sep, x)"),
-             cell("y = 2"), cell("print(y)"), cell("session.publish({})", "solution")]
-    assert solution_dependencies(cells) == ["cell 2 reads 'os', bound only in solution cell 1",
-                                            "cell 2 reads 'y', bound only in solution cell 1",
-                                            "cell 5: a solution publishes metrics"]
+
+    cells = [
+        cell("x = 1"),
+        cell("%matplotlib inline\ny = x + 1\nimport os.path", "solution"),
+        cell("print(y, os.sep, x)"),
+        cell("y = 2"),
+        cell("print(y)"),
+        cell("session.publish({})", "solution"),
+    ]
+    assert solution_dependencies(cells) == [
+        "cell 2 reads 'os', bound only in solution cell 1",
+        "cell 2 reads 'y', bound only in solution cell 1",
+        "cell 5: a solution publishes metrics",
+    ]
 
 
 def test_student_copy_runs_end_to_end(student_dir, tmp_path):

@@ -4,6 +4,7 @@ Where a helper must hold the same function (later notebooks, the sweep tool, the
 it), the helper's copy must be the notebook cell's, character for character, as in d2l's
 `#@save` convention. Nothing is printed with inspect.getsource to stand in for a cell.
 """
+
 import ast
 import importlib
 import inspect
@@ -45,7 +46,8 @@ def test_helper_copy_matches_the_notebook_cell(notebook, module, name, source):
     helper = getattr(importlib.import_module(module), name)
     assert inspect.getsource(helper).rstrip() == source.rstrip(), (
         f"{module}.{name} differs from its source in notebooks/{notebook}.ipynb: "
-        "edit the notebook cell and copy the function to the module (or the reverse), so the two agree")
+        "edit the notebook cell and copy the function to the module (or the reverse), so the two agree"
+    )
 
 
 def test_no_notebook_prints_a_function_instead_of_writing_it():

@@ -1,4 +1,5 @@
 """The parameters cell's validation names the parameter and what it expects."""
+
 import pytest
 
 from helpers.errors import ParameterError
@@ -29,8 +30,18 @@ def test_bad_values_are_named(kwargs, expected):
 
 
 def test_good_values_pass():
-    good = dict(BACKEND="cpu", HIDDEN=8, TOKENS=1, DTYPE="bfloat16", WAIT=0, WARMUP=1, ACTIVE=1, EPS=1e-6,
-                SHOW_UNSYNCHRONIZED=False, OUT_DIR="")
+    good = dict(
+        BACKEND="cpu",
+        HIDDEN=8,
+        TOKENS=1,
+        DTYPE="bfloat16",
+        WAIT=0,
+        WARMUP=1,
+        ACTIVE=1,
+        EPS=1e-6,
+        SHOW_UNSYNCHRONIZED=False,
+        OUT_DIR="",
+    )
     assert check_parameters(good) == good
 
 

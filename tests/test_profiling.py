@@ -1,4 +1,5 @@
 """profile_steps on cpu: real traces, honest device-time flags, bad schedules and failing callables."""
+
 import json
 import math
 
@@ -21,8 +22,7 @@ def test_cpu_profile_writes_trace_and_table(cpu_backend, tmp_path):
     assert len(steps) == 3  # exactly the active steps are recorded
     names = set(result.table["name"])
     assert "aten::mm" in names and "mm" in names
-    assert list(result.table.columns[:6]) == ["name", "calls", "self_cpu_us", "cpu_total_us",
-                                              "self_device_us", "device_total_us"]
+    assert list(result.table.columns[:6]) == ["name", "calls", "self_cpu_us", "cpu_total_us", "self_device_us", "device_total_us"]
     mm = result.table.set_index("name").loc["aten::mm"]
     assert mm["calls"] == 3 and mm["self_cpu_us"] > 0
 

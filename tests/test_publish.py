@@ -3,6 +3,7 @@
 The run folders here are built by hand in the layout series_tools/run_series.py writes (two tiny
 notebooks, not the series'), so each property is checked without running the series.
 """
+
 import base64
 import json
 from pathlib import Path
@@ -28,8 +29,11 @@ def source_notebooks(folder: Path) -> Path:
         nb = nbformat.v4.new_notebook()
         params = nbformat.v4.new_code_cell('BACKEND = "auto"\nOUT_DIR = ""')
         params.metadata["tags"] = ["parameters"]
-        nb.cells = [nbformat.v4.new_markdown_cell(f"# {stem}: what it shows\n\nMore."), params,
-                    nbformat.v4.new_code_cell(f"cache = '/tmp/neff_cache'  # a documented default\nprint({stem!r})")]
+        nb.cells = [
+            nbformat.v4.new_markdown_cell(f"# {stem}: what it shows\n\nMore."),
+            params,
+            nbformat.v4.new_code_cell(f"cache = '/tmp/neff_cache'  # a documented default\nprint({stem!r})"),
+        ]
         nbformat.write(nb, folder / f"{stem}.ipynb")
     return folder
 
@@ -48,36 +52,75 @@ def executed_copy(source: Path, run_dir: Path, printed: str) -> None:
     nbformat.write(nb, run_dir / source.name)
 
 
-def synthetic_run(root: Path, notebooks: Path, backend: str = "cpu", name: str = "20260101T000000Z-cpu",
-                  status: str = "passed", printed: str | None = None) -> Path:
+def synthetic_run(
+    root: Path,
+    notebooks: Path,
+    backend: str = "cpu",
+    name: str = "20260101T000000Z-cpu",
+    status: str = "passed",
+    printed: str | None = None,
+) -> Path:
     run_dir = root / "runs" / name
     run_dir.mkdir(parents=True)
     for source in sorted(notebooks.glob("*.ipynb")):
-        executed_copy(source, run_dir, printed if printed is not None else
-                      f"trace at {run_dir}/{source.stem}/step.trace.json; cache {Path.home()}/.cache/x; "
-                      f"repo {REPO_ROOT}/helpers; scratch /tmp/torchinductor_u/ab/c.py\n")
+        executed_copy(
+            source,
+            run_dir,
+            printed
+            if printed is not None
+            else f"trace at {run_dir}/{source.stem}/step.trace.json; cache {Path.home()}/.cache/x; "
+            f"repo {REPO_ROOT}/helpers; scratch /tmp/torchinductor_u/ab/c.py\n",
+        )
         nb_dir = run_dir / source.stem
         nb_dir.mkdir()
         (nb_dir / "timeline.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"0" * 1000)
-        (nb_dir / "step.trace.json").write_text("{}")           # traces stay out
+        (nb_dir / "step.trace.json").write_text("{}")  # traces stay out
         (nb_dir / "step.trace.json.gz").write_bytes(b"\x1f\x8b")
         (nb_dir / "neuron-profile" / "i-0_pid_1").mkdir(parents=True)  # a Neuron profile folder stays out
         (nb_dir / "neuron-profile" / "i-0_pid_1" / "x.ntff").write_bytes(b"0" * 10)
         (nb_dir / "inductor-cache").mkdir()
         (nb_dir / "inductor-cache" / "graph.png").write_bytes(b"\x89PNG")  # nothing from a cache
         (nb_dir / "metrics.json").write_text("{}")
-    metrics = {"backend": backend, "notebooks": {
-        "00_first": {"claims": {"value": [{"relation": "max", "metrics": ["a", "b"], "text": CLAIM},
-                                         {"relation": "min", "metrics": ["b", "a"], "text": "- " + CLAIM2}], "unit": "claims"},
-                     "a": {"value": 2.0, "unit": "ms"}},
-        "01_second": {"b": {"value": 1.0, "unit": "ms", "note": f"measured in {run_dir}"}}}}
-    env = {"backend": backend, "device_name": "AMD EPYC 7B13", "device_count": 1, "torch": "2.13.0+cpu",
-           "python": "3.11.7", "date_utc": "2026-01-01T00:00:00+00:00", "git_commit": "abc123", "reason": "asked for"}
+    metrics = {
+        "backend": backend,
+        "notebooks": {
+            "00_first": {
+                "claims": {
+                    "value": [
+                        {"relation": "max", "metrics": ["a", "b"], "text": CLAIM},
+                        {"relation": "min", "metrics": ["b", "a"], "text": "- " + CLAIM2},
+                    ],
+                    "unit": "claims",
+                },
+                "a": {"value": 2.0, "unit": "ms"},
+            },
+            "01_second": {"b": {"value": 1.0, "unit": "ms", "note": f"measured in {run_dir}"}},
+        },
+    }
+    env = {
+        "backend": backend,
+        "device_name": "AMD EPYC 7B13",
+        "device_count": 1,
+        "torch": "2.13.0+cpu",
+        "python": "3.11.7",
+        "date_utc": "2026-01-01T00:00:00+00:00",
+        "git_commit": "abc123",
+        "reason": "asked for",
+    }
     (run_dir / "metrics.json").write_text(json.dumps(metrics))
     (run_dir / "environment.json").write_text(json.dumps(env))
-    (run_dir / "status.json").write_text(json.dumps({"status": status, "seconds": 12.5, "notebooks": [
-        {"notebook": "00_first", "status": "passed", "seconds": 4.2},
-        {"notebook": "01_second", "status": "passed", "seconds": 8.3}]}))
+    (run_dir / "status.json").write_text(
+        json.dumps(
+            {
+                "status": status,
+                "seconds": 12.5,
+                "notebooks": [
+                    {"notebook": "00_first", "status": "passed", "seconds": 4.2},
+                    {"notebook": "01_second", "status": "passed", "seconds": 8.3},
+                ],
+            }
+        )
+    )
     (run_dir / "00_first.html").write_text("<html></html>")  # handouts stay out
     (run_dir / "summary.png").write_bytes(b"\x89PNG")
     if status != "passed":
@@ -100,8 +143,16 @@ def test_publish_keeps_notebooks_figures_metrics_and_leaves_out_the_rest(made):
     out = tmp_path / "reference-runs"
     final = publish.publish(run_dir, out, notebook_dir=notebooks)
     assert final == out / "cpu-amd-epyc-7b13-2026-01-01"
-    assert files_of(final) == {"00_first.ipynb", "01_second.ipynb", "00_first/timeline.png", "01_second/timeline.png",
-                               "summary.png", "environment.json", "metrics.json", "README.md"}
+    assert files_of(final) == {
+        "00_first.ipynb",
+        "01_second.ipynb",
+        "00_first/timeline.png",
+        "01_second/timeline.png",
+        "summary.png",
+        "environment.json",
+        "metrics.json",
+        "README.md",
+    }
     assert [p.name for p in out.iterdir()] == [final.name], "no temporary folder left beside it"
     assert publish.stale_notebooks(final, notebooks) == [], "cell sources are published verbatim"
 

@@ -1,5 +1,6 @@
 """analysis.rank_view on ranks 0 and 1 of a real 128-rank NCCL job recorded on A100 GPUs
 (data/recorded/, by the HTA project): kernel time per rank, and who waited in each collective."""
+
 import pytest
 
 from analysis.rank_view import TOGETHER_US, collective_kernel_waits, rank_kernel_time
@@ -27,7 +28,7 @@ def test_who_waited_in_the_collectives(ranks):
     together = waits[waits["together"]]
     assert len(together) > 0 and (together["end_spread_us"] <= TOGETHER_US).all()
     for _, pair in together.groupby("index"):
-        assert (pair["wait_us"] == 0).sum() >= 1          # the last to arrive waited for nobody
+        assert (pair["wait_us"] == 0).sum() >= 1  # the last to arrive waited for nobody
         assert (pair["wait_us"] <= pair["device_us"]).all()  # nobody waited longer than it sat in the kernel
     assert waits.loc[~waits["together"], "wait_us"].isna().all()  # no wait claimed where they did not end together
     assert set(ranks[0].steps["step"]) == set(ranks[1].steps["step"])

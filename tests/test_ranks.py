@@ -1,5 +1,6 @@
 """Notebook 08's launcher: bad launches refused with their fix, the failure path reported by
 rank with nothing left running, and the documented Neuron recipe (CONTRACT: not run here)."""
+
 import itertools
 import socket
 
@@ -38,9 +39,16 @@ def test_a_missing_collective_backend_is_refused_with_the_fix(monkeypatch):
 
 
 def test_waits_are_measured_against_the_last_arrival():
-    steps = pd.DataFrame({"rank": [0, 1, 0, 1], "step": [3, 3, 4, 4], "straggling": [True, True, False, False],
-                          "start": [0.0, 0.0, 50.0, 50.0], "compute_end": [10.0, 30.0, 60.0, 61.0],
-                          "collective_end": [33.0, 33.0, 63.0, 63.0]})
+    steps = pd.DataFrame(
+        {
+            "rank": [0, 1, 0, 1],
+            "step": [3, 3, 4, 4],
+            "straggling": [True, True, False, False],
+            "start": [0.0, 0.0, 50.0, 50.0],
+            "compute_end": [10.0, 30.0, 60.0, 61.0],
+            "collective_end": [33.0, 33.0, 63.0, 63.0],
+        }
+    )
     w = collective_waits(steps).set_index(["step", "rank"])
     assert w.loc[(3, 0), "wait_ms"] == 20.0 and w.loc[(3, 1), "wait_ms"] == 0.0
     assert w.loc[(3, 0), "exchange_ms"] == w.loc[(3, 1), "exchange_ms"] == 3.0
@@ -55,9 +63,16 @@ def test_chance_of_one_rank_arriving_last_matches_counting_every_order(steps, ra
 
 
 def test_arrival_order_counts_the_last_rank_of_each_step():
-    steps = pd.DataFrame({"rank": [0, 1] * 4, "step": [2, 2, 4, 4, 6, 6, 8, 8], "straggling": [False] * 8,
-                          "start": [0.0] * 8, "compute_end": [5.0, 6.0, 5.0, 7.0, 9.0, 8.0, 3.0, 4.0],
-                          "collective_end": [10.0] * 8})
+    steps = pd.DataFrame(
+        {
+            "rank": [0, 1] * 4,
+            "step": [2, 2, 4, 4, 6, 6, 8, 8],
+            "straggling": [False] * 8,
+            "start": [0.0] * 8,
+            "compute_end": [5.0, 6.0, 5.0, 7.0, 9.0, 8.0, 3.0, 4.0],
+            "collective_end": [10.0] * 8,
+        }
+    )
     order = arrival_order(collective_waits(steps), ranks=2)
     assert order.last_counts == {0: 1, 1: 3} and order.steps == 4
     assert order.chance == pytest.approx(0.625) and order.explained_by_chance  # 3 of 4: chance does that often
@@ -68,9 +83,16 @@ def test_arrival_order_counts_the_last_rank_of_each_step():
 def test_contract_neuron_torchrun_recipe_is_the_documented_one():
     """The launch line of the vendor's multi-rank profiling example (docs/NEURON_NOTES.md N30)."""
     recipe = neuron_torchrun_recipe(4)
-    for part in ("TORCH_NEURONX_ENABLE_HOST_CC=1", "TORCH_NEURONX_ENABLE_ASYNC_NRT=1", "NEURON_RT_NUM_CORES=4",
-                 "NEURON_RT_VIRTUAL_CORE_SIZE=2", "torchrun --nproc_per_node 4", "--rdzv_backend c10d",
-                 "--local-ranks-filter 0", "--tee 3"):
+    for part in (
+        "TORCH_NEURONX_ENABLE_HOST_CC=1",
+        "TORCH_NEURONX_ENABLE_ASYNC_NRT=1",
+        "NEURON_RT_NUM_CORES=4",
+        "NEURON_RT_VIRTUAL_CORE_SIZE=2",
+        "torchrun --nproc_per_node 4",
+        "--rdzv_backend c10d",
+        "--local-ranks-filter 0",
+        "--tee 3",
+    ):
         assert part in recipe
 
 
@@ -83,18 +105,25 @@ def test_contract_torchrun_recipe_drops_an_inherited_visible_cores(monkeypatch):
     import sys
 
     words = shlex.split(neuron_torchrun_recipe(2))
-    launcher = words[:words.index("torchrun")]
+    launcher = words[: words.index("torchrun")]
     monkeypatch.setenv("NEURON_RT_VISIBLE_CORES", "3")
-    seen = subprocess.run(launcher + [sys.executable, "-c", "import os; print(os.environ.get('NEURON_RT_VISIBLE_CORES'))"],
-                          capture_output=True, text=True, check=True).stdout.strip()
+    seen = subprocess.run(
+        launcher + [sys.executable, "-c", "import os; print(os.environ.get('NEURON_RT_VISIBLE_CORES'))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     assert seen == "None"
 
 
 def test_a_crash_line_far_above_torchruns_summary_is_kept():
     from lesson.ranks import diagnostic_lines
 
-    output = ["[rank0] step 1"] * 5 + ["terminate called after throwing an instance of 'gloo::IoException'",
-                                       "  what():  Connection closed by peer"] + [f"summary {i}" for i in range(20)]
+    output = (
+        ["[rank0] step 1"] * 5
+        + ["terminate called after throwing an instance of 'gloo::IoException'", "  what():  Connection closed by peer"]
+        + [f"summary {i}" for i in range(20)]
+    )
     lines = diagnostic_lines("\n".join(output), tail=15)
     assert lines[:2] == output[5:7] and lines[2:] == output[-15:]
     assert diagnostic_lines("a\nb") == ["a", "b"]

@@ -5,6 +5,7 @@ injected-parameters cell aside); otherwise the suite fails with the command that
 The comparison itself is checked on SYNTHETIC notebooks, so it is tested even while no
 reference run is committed.
 """
+
 from pathlib import Path
 
 import nbformat
@@ -18,11 +19,16 @@ COMMITTED = reference_runs()
 @pytest.mark.parametrize("reference", COMMITTED or [None], ids=[p.name for p in COMMITTED] or ["none committed"])
 def test_reference_run_has_the_current_notebooks_code(reference):
     if reference is None:
-        pytest.skip(f"no reference run is committed under {REFERENCE_RUNS_DIR.relative_to(REFERENCE_RUNS_DIR.parents[1])}/ "
-                    f"(`{REFRESH_COMMAND}` makes one): nothing to compare")
+        pytest.skip(
+            f"no reference run is committed under {REFERENCE_RUNS_DIR.relative_to(REFERENCE_RUNS_DIR.parents[1])}/ "
+            f"(`{REFRESH_COMMAND}` makes one): nothing to compare"
+        )
     problems = stale_notebooks(reference)
-    assert not problems, (f"reference run {reference.name} is stale: " + "; ".join(problems)
-                          + f". Refresh it: `{REFRESH_COMMAND}` (then commit docs/reference-runs/)")
+    assert not problems, (
+        f"reference run {reference.name} is stale: "
+        + "; ".join(problems)
+        + f". Refresh it: `{REFRESH_COMMAND}` (then commit docs/reference-runs/)"
+    )
 
 
 def write_notebook(path: Path, codes: list[str], injected: str | None = None, outputs: bool = False) -> None:
@@ -56,7 +62,8 @@ def test_a_changed_code_cell_is_stale_and_named(tmp_path):
     write_notebook(tmp_path / "notebooks" / "00_a.ipynb", CODES[:2] + ["print(TOKENS * 3)"])
     write_notebook(tmp_path / "ref" / "00_a.ipynb", CODES, injected='BACKEND = "cpu"', outputs=True)
     assert stale_notebooks(tmp_path / "ref", tmp_path / "notebooks") == [
-        "00_a.ipynb: code cell 3 (of 3 now, 3 then) differs from notebooks/00_a.ipynb"]
+        "00_a.ipynb: code cell 3 (of 3 now, 3 then) differs from notebooks/00_a.ipynb"
+    ]
 
 
 def test_an_added_cell_and_added_or_removed_notebooks_are_stale(tmp_path):
@@ -65,6 +72,8 @@ def test_an_added_cell_and_added_or_removed_notebooks_are_stale(tmp_path):
     write_notebook(tmp_path / "ref" / "00_a.ipynb", CODES)
     write_notebook(tmp_path / "ref" / "02_gone.ipynb", CODES)
     problems = stale_notebooks(tmp_path / "ref", tmp_path / "notebooks")
-    assert problems == ["01_new.ipynb: not in ref (a notebook added since it ran)",
-                        "02_gone.ipynb: in ref but no longer in notebooks/",
-                        "00_a.ipynb: code cell 4 (of 4 now, 3 then) differs from notebooks/00_a.ipynb"]
+    assert problems == [
+        "01_new.ipynb: not in ref (a notebook added since it ran)",
+        "02_gone.ipynb: in ref but no longer in notebooks/",
+        "00_a.ipynb: code cell 4 (of 4 now, 3 then) differs from notebooks/00_a.ipynb",
+    ]

@@ -1,10 +1,22 @@
 """RMSNorm variants: they agree with the float64 reference, and bad input gets a clear message."""
+
 import pytest
 import torch
 
 from helpers.errors import CompileError, DeviceMemoryError, InputError
-from lesson.rmsnorm import (DTYPES, call_compiled, check_inputs, compile_rmsnorm, error_tolerance, make_inputs,
-                             max_error, rmsnorm_fused, rmsnorm_naive, rmsnorm_reference, within_tolerance)
+from lesson.rmsnorm import (
+    DTYPES,
+    call_compiled,
+    check_inputs,
+    compile_rmsnorm,
+    error_tolerance,
+    make_inputs,
+    max_error,
+    rmsnorm_fused,
+    rmsnorm_naive,
+    rmsnorm_reference,
+    within_tolerance,
+)
 
 
 @pytest.mark.parametrize("dtype", list(DTYPES))
@@ -63,8 +75,9 @@ def test_float64_refused_on_neuron():
     from helpers.backend import make_backend
 
     with pytest.raises(InputError, match="float64 is not run on neuron"):
-        check_inputs(torch.ones(4, 8, dtype=torch.float64), torch.ones(8, dtype=torch.float64), 1e-6,
-                     make_backend("neuron", "test"))
+        check_inputs(
+            torch.ones(4, 8, dtype=torch.float64), torch.ones(8, dtype=torch.float64), 1e-6, make_backend("neuron", "test")
+        )
 
 
 def test_empty_tensor(cpu_backend):

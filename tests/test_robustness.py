@@ -1,4 +1,5 @@
 """Misuse that must end in a clear message, with earlier results left intact."""
+
 import errno
 import os
 

@@ -1,4 +1,5 @@
 """The main job: notebook selection, parameter overrides, failures, interruptions, run folders."""
+
 import json
 import signal
 import subprocess
@@ -20,7 +21,9 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_select_by_number_and_name():
     assert [p.stem for p in run_series.select_notebooks(["02"])] == ["02_naive_rmsnorm"]
     assert [p.stem for p in run_series.select_notebooks(["01_profiler_setup", "00"])] == [
-        "01_profiler_setup", "00_environment_check"]
+        "01_profiler_setup",
+        "00_environment_check",
+    ]
 
 
 def test_unknown_notebook_lists_the_choices():
@@ -52,8 +55,9 @@ def test_backend_cannot_be_overridden_with_p():
         run_series.check_overrides({"BACKEND": "cpu"}, run_series.select_notebooks(["00"]))
 
 
-@pytest.mark.parametrize("text, value", [("4096", 4096), ("1e-6", 1e-6), ("True", True), ("false", False),
-                                         ("None", None), ("abc", "abc")])
+@pytest.mark.parametrize(
+    "text, value", [("4096", 4096), ("1e-6", 1e-6), ("True", True), ("false", False), ("None", None), ("abc", "abc")]
+)
 def test_parse_value(text, value):
     assert run_series.parse_value(text) == value
 
@@ -116,8 +120,7 @@ def tiny_series(tmp_path):
 
 
 def test_failing_notebook_is_reported_and_others_still_run(tiny_series, tmp_path, capsys):
-    code = run_series.main(["--notebook-dir", str(tiny_series), "--out", str(tmp_path / "runs"), "--backend", "cpu",
-                            "--no-html"])
+    code = run_series.main(["--notebook-dir", str(tiny_series), "--out", str(tmp_path / "runs"), "--backend", "cpu", "--no-html"])
     assert code == 1
     (run,) = (tmp_path / "runs").iterdir()
     status = json.loads((run / "status.json").read_text())
@@ -135,14 +138,24 @@ def test_failing_notebook_is_reported_and_others_still_run(tiny_series, tmp_path
 
 
 def test_passing_run_has_no_incomplete_marker_and_records_environment(tiny_series, tmp_path):
-    code = run_series.main(["--notebook-dir", str(tiny_series), "--notebooks", "01", "03", "--out",
-                            str(tmp_path / "runs"), "--backend", "cpu"])
+    code = run_series.main(
+        ["--notebook-dir", str(tiny_series), "--notebooks", "01", "03", "--out", str(tmp_path / "runs"), "--backend", "cpu"]
+    )
     assert code == 0
     (run,) = (tmp_path / "runs").iterdir()
     assert not (run / "INCOMPLETE").exists()
     env = json.loads((run / "environment.json").read_text())
-    for key in ("python", "torch", "torch_neuronx", "neuronx_cc", "backend", "device_name", "instance_type",
-                "git_commit", "date_utc"):
+    for key in (
+        "python",
+        "torch",
+        "torch_neuronx",
+        "neuronx_cc",
+        "backend",
+        "device_name",
+        "instance_type",
+        "git_commit",
+        "date_utc",
+    ):
         assert key in env
     from series_tools.execute import kernel_address_layout  # the kernels', not this process's
 
@@ -157,13 +170,37 @@ def test_passing_run_has_no_incomplete_marker_and_records_environment(tiny_serie
 
 def test_interrupted_run_stays_incomplete_and_earlier_runs_are_intact(tiny_series, tmp_path):
     runs = tmp_path / "runs"
-    assert run_series.main(["--notebook-dir", str(tiny_series), "--notebooks", "03", "--out", str(runs),
-                            "--backend", "cpu", "--no-html"]) == 0
+    assert (
+        run_series.main(
+            ["--notebook-dir", str(tiny_series), "--notebooks", "03", "--out", str(runs), "--backend", "cpu", "--no-html"]
+        )
+        == 0
+    )
     (earlier,) = runs.iterdir()
     before = {p.name: p.read_bytes() for p in earlier.iterdir() if p.is_file()}
-    proc = subprocess.Popen([sys.executable, "-m", "series_tools.run_series", "--notebook-dir", str(tiny_series),
-                             "--notebooks", "01", "-p", "SECONDS", "60", "--out", str(runs), "--backend", "cpu",
-                             "--no-html"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "series_tools.run_series",
+            "--notebook-dir",
+            str(tiny_series),
+            "--notebooks",
+            "01",
+            "-p",
+            "SECONDS",
+            "60",
+            "--out",
+            str(runs),
+            "--backend",
+            "cpu",
+            "--no-html",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.time() + 60
     while time.time() < deadline and not list(runs.glob("*/sleeping")):
         time.sleep(0.1)
@@ -178,8 +215,12 @@ def test_interrupted_run_stays_incomplete_and_earlier_runs_are_intact(tiny_serie
     assert json.loads((later[0] / "status.json").read_text())["status"] == "interrupted"
     assert {p.name: p.read_bytes() for p in earlier.iterdir() if p.is_file()} == before
     # a new run starts clean, in its own folder
-    assert run_series.main(["--notebook-dir", str(tiny_series), "--notebooks", "03", "--out", str(runs),
-                            "--backend", "cpu", "--no-html"]) == 0
+    assert (
+        run_series.main(
+            ["--notebook-dir", str(tiny_series), "--notebooks", "03", "--out", str(runs), "--backend", "cpu", "--no-html"]
+        )
+        == 0
+    )
     assert len(list(runs.iterdir())) == 3
 
 

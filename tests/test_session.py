@@ -1,4 +1,5 @@
 """A notebook's session, its metrics file, and the run folder's summary and handouts."""
+
 import json
 
 import pytest
@@ -19,9 +20,15 @@ def test_session_checks_parameters_writes_environment_and_publishes(tmp_path, ca
     session.publish({"a": metric(1.5, "us")})
     session.publish({"b": error_metric(1e-7, 4.8e-7)})  # publishing again keeps the earlier metrics
     data = read_metrics(tmp_path / "99_demo")
-    assert data == {"backend": "cpu", "notebooks": {"99_demo": {"a": {"value": 1.5, "unit": "us"},
-                                                                "b": {"value": 1e-7, "unit": "relative", "better": "lower",
-                                                                      "tolerance": 4.8e-7}}}}
+    assert data == {
+        "backend": "cpu",
+        "notebooks": {
+            "99_demo": {
+                "a": {"value": 1.5, "unit": "us"},
+                "b": {"value": 1e-7, "unit": "relative", "better": "lower", "tolerance": 4.8e-7},
+            }
+        },
+    }
     assert "Backend: cpu" in capsys.readouterr().out
 
 
@@ -40,19 +47,33 @@ def test_publish_refuses_a_bare_number(tmp_path):
 def test_merged_metrics_have_the_notebook_layout(tmp_path):
     for stem, value in (("01_a", 1), ("02_b", 2)):
         start_session(stem, {"BACKEND": "cpu", "OUT_DIR": str(tmp_path)}).publish({"x": metric(value, "count")})
-    merged = merge_metrics([tmp_path / "01_a" / "metrics.json", tmp_path / "02_b" / "metrics.json",
-                            tmp_path / "03_missing" / "metrics.json"], "cpu")
-    assert merged == {"backend": "cpu", "notebooks": {"01_a": {"x": {"value": 1, "unit": "count"}},
-                                                     "02_b": {"x": {"value": 2, "unit": "count"}}}}
+    merged = merge_metrics(
+        [tmp_path / "01_a" / "metrics.json", tmp_path / "02_b" / "metrics.json", tmp_path / "03_missing" / "metrics.json"], "cpu"
+    )
+    assert merged == {
+        "backend": "cpu",
+        "notebooks": {"01_a": {"x": {"value": 1, "unit": "count"}}, "02_b": {"x": {"value": 2, "unit": "count"}}},
+    }
 
 
 def test_summary_lists_each_notebook_and_its_metrics(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
-    (run / "status.json").write_text(json.dumps({"status": "failed", "seconds": 3.0, "notebooks": [
-        {"notebook": "01_a", "status": "passed", "seconds": 1.0},
-        {"notebook": "02_b", "status": "failed", "seconds": 2.0, "cell": 4, "error": "ValueError: boom\nmore"}]}))
-    (run / "metrics.json").write_text(json.dumps({"backend": "cpu", "notebooks": {"01_a": {"x": {"value": 0.123456, "unit": "s"}}}}))
+    (run / "status.json").write_text(
+        json.dumps(
+            {
+                "status": "failed",
+                "seconds": 3.0,
+                "notebooks": [
+                    {"notebook": "01_a", "status": "passed", "seconds": 1.0},
+                    {"notebook": "02_b", "status": "failed", "seconds": 2.0, "cell": 4, "error": "ValueError: boom\nmore"},
+                ],
+            }
+        )
+    )
+    (run / "metrics.json").write_text(
+        json.dumps({"backend": "cpu", "notebooks": {"01_a": {"x": {"value": 0.123456, "unit": "s"}}}})
+    )
     (run / "environment.json").write_text(json.dumps({"backend": "cpu", "torch": "2.13.0"}))
     text = write_summary(run).read_text()
     assert "| 02_b | failed | 2.0 | ValueError: boom (cell In[4]) |" in text
@@ -72,8 +93,13 @@ def test_one_quantity_timed_in_two_notebooks_must_agree():
     def timing(median, p10, p90, of="naive 8x8 float32"):
         return {"value": median, "unit": "us", "p10": p10, "p90": p90, "of": of}
 
-    agree = check_consistency({"02": {"t": timing(100, 95, 110)}, "05": {"t": timing(104, 99, 112)},
-                               "06": {"t": timing(5, 4, 6, of="copy 8x8 float32")}})
+    agree = check_consistency(
+        {
+            "02": {"t": timing(100, 95, 110)},
+            "05": {"t": timing(104, 99, 112)},
+            "06": {"t": timing(5, 4, 6, of="copy 8x8 float32")},
+        }
+    )
     assert [(r["quantity"], r["agree"]) for r in agree] == [("naive 8x8 float32", True)]  # single timings are not rows
     twice = check_consistency({"02": {"t": timing(190, 185, 200)}, "05": {"t": timing(98, 95, 101)}})
     assert twice[0]["agree"] is False and twice[0]["max_over_min"] == pytest.approx(190 / 98)
@@ -87,8 +113,12 @@ def ratio(median, p10, p90, of):
 def test_a_ratio_and_its_inverse_are_one_quantity():
     from series_tools.consistency import check_consistency
 
-    rows = check_consistency({"03": {"r": ratio(0.5, 0.45, 0.55, "torch.rms_norm / naive 8x8 float32")},
-                              "05": {"s": ratio(2.0, 1.9, 2.2, "naive / torch.rms_norm 8x8 float32")}})
+    rows = check_consistency(
+        {
+            "03": {"r": ratio(0.5, 0.45, 0.55, "torch.rms_norm / naive 8x8 float32")},
+            "05": {"s": ratio(2.0, 1.9, 2.2, "naive / torch.rms_norm 8x8 float32")},
+        }
+    )
     (row,) = rows
     assert row["quantity"] == "naive / torch.rms_norm 8x8 float32" and row["agree"] and row["unit"] == "ratio"
     by_nb = {t["notebook"]: t for t in row["timings"]}
@@ -100,12 +130,18 @@ def test_a_disagreeing_time_is_diagnosed_by_the_paired_ratios_of_the_same_notebo
 
     def run(fused_ratio_in_04):
         return {
-            "04": {"t": {"value": 97_000, "unit": "us", "p10": 95_000, "p90": 99_000, "of": "naive 8x8 float32"},
-                   "r": ratio(fused_ratio_in_04, fused_ratio_in_04 * 0.97, fused_ratio_in_04 * 1.03,
-                              "torch.rms_norm / naive 8x8 float32")},
-            "05": {"t": {"value": 85_000, "unit": "us", "p10": 83_000, "p90": 87_000, "of": "naive 8x8 float32"},
-                   "s": ratio(1.0, 0.97, 1.03, "naive / torch.rms_norm 8x8 float32")},
+            "04": {
+                "t": {"value": 97_000, "unit": "us", "p10": 95_000, "p90": 99_000, "of": "naive 8x8 float32"},
+                "r": ratio(
+                    fused_ratio_in_04, fused_ratio_in_04 * 0.97, fused_ratio_in_04 * 1.03, "torch.rms_norm / naive 8x8 float32"
+                ),
+            },
+            "05": {
+                "t": {"value": 85_000, "unit": "us", "p10": 83_000, "p90": 87_000, "of": "naive 8x8 float32"},
+                "s": ratio(1.0, 0.97, 1.03, "naive / torch.rms_norm 8x8 float32"),
+            },
         }
+
     together = {r["quantity"]: r for r in check_consistency(run(1.0))}["naive 8x8 float32"]
     assert not together["agree"] and "variants moved together" in together["diagnosis"]
     apart = {r["quantity"]: r for r in check_consistency(run(0.7))}["naive 8x8 float32"]
@@ -124,9 +160,10 @@ def test_a_disagreement_involving_a_busy_timing_is_busy_not_disagree():
     from series_tools.consistency import check_consistency, disagreement_lines, format_consistency
 
     busy = {"busy": True, "seen": "a thread of this process waited for a CPU 61% of the 1.0 s"}
-    run = {"02": {"t": {"value": 100, "unit": "us", "p10": 95, "p90": 105, "of": "naive 8x8 float32"}},
-           "05": {"t": {"value": 900, "unit": "us", "p10": 850, "p90": 950, "of": "naive 8x8 float32",
-                        "contention": busy}}}
+    run = {
+        "02": {"t": {"value": 100, "unit": "us", "p10": 95, "p90": 105, "of": "naive 8x8 float32"}},
+        "05": {"t": {"value": 900, "unit": "us", "p10": 850, "p90": 950, "of": "naive 8x8 float32", "contention": busy}},
+    }
     (row,) = check_consistency(run)
     assert not row["agree"] and row["busy"] == ["05"] and "diagnosis" not in row
     (line,) = disagreement_lines([row])

@@ -1,4 +1,5 @@
 """Notebook 07's stream: its lengths, the bad inputs refused with their fix, and the bucketing."""
+
 import pytest
 import torch
 
@@ -15,12 +16,15 @@ def test_lengths_are_seeded_and_in_range():
     assert sum(n <= 64 for n in lengths) > sum(n > 256 for n in lengths)  # many short, few long
 
 
-@pytest.mark.parametrize("lengths, buckets, message, fix", [
-    ([5, 9], [], "BUCKETS is empty", "give sizes"),
-    ([5, 300], [64, 256], "largest bucket (256) is smaller than the longest request (300 tokens)", "add a bucket >= 300"),
-    ([5, 0, 7], [64], "request 1 has length 0", "lengths >= 1"),
-    ([5], [64, -1], "BUCKETS must be positive integers", "[64, 128, 256, 512]"),
-])
+@pytest.mark.parametrize(
+    "lengths, buckets, message, fix",
+    [
+        ([5, 9], [], "BUCKETS is empty", "give sizes"),
+        ([5, 300], [64, 256], "largest bucket (256) is smaller than the longest request (300 tokens)", "add a bucket >= 300"),
+        ([5, 0, 7], [64], "request 1 has length 0", "lengths >= 1"),
+        ([5], [64, -1], "BUCKETS must be positive integers", "[64, 128, 256, 512]"),
+    ],
+)
 def test_bad_streams_are_refused_with_the_fix(lengths, buckets, message, fix):
     with pytest.raises(ParameterError) as err:
         check_stream(lengths, buckets)

@@ -7,6 +7,7 @@ beside "faster"/"slower"; a measured statement must be printed by a code cell (a
 analysis.claims) or asked as a question. The short allowlist below holds what is not measured:
 documented constants, each with its source.
 """
+
 import json
 import re
 
@@ -16,8 +17,10 @@ from helpers.series import notebook_paths
 
 NOTEBOOKS = notebook_paths()
 
-UNIT = (r"(?:s|ms|us|µs|μs|ns|sec|secs|seconds?|minutes?|hours?|%|x(?![ \t]*\d)|times|GB|GiB|MB|MiB|KB|KiB|kB|"
-        r"TB|bytes?|GB/s|MB/s)")  # "x" followed by a number is a shape (128 x 128), not a ratio
+UNIT = (
+    r"(?:s|ms|us|µs|μs|ns|sec|secs|seconds?|minutes?|hours?|%|x(?![ \t]*\d)|times|GB|GiB|MB|MiB|KB|KiB|kB|"
+    r"TB|bytes?|GB/s|MB/s)"
+)  # "x" followed by a number is a shape (128 x 128), not a ratio
 NUMBER = r"(?<![\w.])\d[\d,]*(?:\.\d+)?"
 # a number and a unit (2.61x, 20 s, 5 GB, 3.0 ms, 40%), a number then faster/slower within a few
 # words, or faster/slower then a number ("faster by 3"), or "about N <unit>"
@@ -29,7 +32,7 @@ MEASURED = [
 
 # (notebook stem prefix, the exact phrase allowed): documented constants with their source
 ALLOWED = {
-    ("01", "5 GB of device memory (N22)"),   # docs/NEURON_NOTES.md N22: ProfileMode.DEVICE reserves ~5 GB of HBM
+    ("01", "5 GB of device memory (N22)"),  # docs/NEURON_NOTES.md N22: ProfileMode.DEVICE reserves ~5 GB of HBM
 }
 
 
@@ -57,35 +60,42 @@ def markdown_cells(path):
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_no_measured_quantity_in_markdown(path):
     problems = [(phrase, cell.splitlines()[0]) for cell in markdown_cells(path) for phrase in unexplained(path.stem, cell)]
-    assert not problems, (f"{path.name}: a number with a unit in static text (print it from the run, or ask it as a "
-                          f"question): {problems}")
+    assert not problems, (
+        f"{path.name}: a number with a unit in static text (print it from the run, or ask it as a question): {problems}"
+    )
 
 
-@pytest.mark.parametrize("sentence", [
-    "the very first compile on a machine adds about 20 s",
-    "torch.rms_norm was 2.61x faster than the hand-fused one",
-    "6 of 80 calls took 1.5-4.8x the median",
-    "whichever variant was profiled first took about 40 ms per step",
-    "it reserves 5 GB of HBM",
-    "the idle share was 12.5% of the span",
-    "about 30 seconds on a 2-core CPU (25.1 s measured)",
-    "compiled was 3 times faster",
-    "it ran 1.26x slower",
-    "it allocates 96 MiB per call",
-])
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "the very first compile on a machine adds about 20 s",
+        "torch.rms_norm was 2.61x faster than the hand-fused one",
+        "6 of 80 calls took 1.5-4.8x the median",
+        "whichever variant was profiled first took about 40 ms per step",
+        "it reserves 5 GB of HBM",
+        "the idle share was 12.5% of the span",
+        "about 30 seconds on a 2-core CPU (25.1 s measured)",
+        "compiled was 3 times faster",
+        "it ran 1.26x slower",
+        "it allocates 96 MiB per call",
+    ],
+)
 def test_planted_measurements_are_caught(sentence):
     assert unexplained("04_torch_compile", f"Some text. {sentence}. More text.")
 
 
-@pytest.mark.parametrize("sentence", [
-    "Set `WARMUP = 1` and `WAIT = 0` and run again.",
-    "`schedule(wait=1, warmup=3, active=5, repeat=1)`",
-    "notebook 05 and notebooks 02-04",
-    "a 2-core machine, one core per rank",
-    "the tolerance is 4 units in the last place of the dtype",
-    "exercise 2 asks the same at 8 tokens",
-    "the events kept per NeuronCore (default 1,000,000)",
-    "it reserves about 5 GB of device memory (N22)",
-])
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Set `WARMUP = 1` and `WAIT = 0` and run again.",
+        "`schedule(wait=1, warmup=3, active=5, repeat=1)`",
+        "notebook 05 and notebooks 02-04",
+        "a 2-core machine, one core per rank",
+        "the tolerance is 4 units in the last place of the dtype",
+        "exercise 2 asks the same at 8 tokens",
+        "the events kept per NeuronCore (default 1,000,000)",
+        "it reserves about 5 GB of device memory (N22)",
+    ],
+)
 def test_definitions_and_parameters_pass(sentence):
     assert not unexplained("01_profiler_setup", sentence)

@@ -7,6 +7,7 @@ is one rank of its job, so this is per rank), on a SYNTHETIC trace in which the 
 host by more than a step, and on a cpu trace made here. The expected figures come from an
 independent oracle: the union of the step-assigned device intervals, merged by a plain sweep.
 """
+
 from pathlib import Path
 
 import pytest
@@ -56,8 +57,11 @@ def assert_partition(trace, expected: dict[str, float]):
     assert sum(p["idle_us"] for p in per_step.values()) == close(whole["idle_us"])
     assert sum(p["device_ops"] for p in per_step.values()) == whole["device_ops"]
     for k, p in per_step.items():  # the two per-step readings are one definition
-        assert (p["busy_us"], p["idle_us"], p["span_us"]) == (close(s.at[k, "busy_us"]), close(s.at[k, "idle_us"]),
-                                                              close(s.at[k, "window_us"]))
+        assert (p["busy_us"], p["idle_us"], p["span_us"]) == (
+            close(s.at[k, "busy_us"]),
+            close(s.at[k, "idle_us"]),
+            close(s.at[k, "window_us"]),
+        )
         gaps = idle_gaps(trace, step=k)
         assert len(gaps) == s.at[k, "idle_gaps"] and gaps["gap_us"].sum() == close(s.at[k, "idle_total_us"])
     assert idle_gaps(trace)["gap_us"].sum() == close(whole["idle_us"])  # the whole trace's gaps, between steps included
@@ -98,16 +102,50 @@ def lagging_trace(path: Path) -> Path:
     import json
 
     kernels = {  # name: (step, launch ts, device start, device end, stream)
-        "a": (1, 10, 13, 23, 7), "b": (1, 40, 43, 143, 7), "copy": (2, 130, 133, 153, 8),
-        "c": (2, 110, 143, 243, 7), "d": (2, 120, 243, 343, 7), "e": (3, 210, 350, 450, 7), "f": (3, 290, 460, 470, 8)}
-    events = [{"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{k}", "pid": 1, "tid": 1, "ts": 100.0 * (k - 1),
-               "dur": 100.0} for k in (1, 2, 3)]
+        "a": (1, 10, 13, 23, 7),
+        "b": (1, 40, 43, 143, 7),
+        "copy": (2, 130, 133, 153, 8),
+        "c": (2, 110, 143, 243, 7),
+        "d": (2, 120, 243, 343, 7),
+        "e": (3, 210, 350, 450, 7),
+        "f": (3, 290, 460, 470, 8),
+    }
+    events = [
+        {
+            "ph": "X",
+            "cat": "user_annotation",
+            "name": f"ProfilerStep#{k}",
+            "pid": 1,
+            "tid": 1,
+            "ts": 100.0 * (k - 1),
+            "dur": 100.0,
+        }
+        for k in (1, 2, 3)
+    ]
     for corr, (name, (_, launch, start, end, stream)) in enumerate(kernels.items()):
         cat = "gpu_memcpy" if name == "copy" else "kernel"
-        events += [{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": launch,
-                    "dur": 2.0, "args": {"correlation": corr}},
-                   {"ph": "X", "cat": cat, "name": name, "pid": 0, "tid": stream, "ts": start, "dur": end - start,
-                    "args": {"correlation": corr}}]
+        events += [
+            {
+                "ph": "X",
+                "cat": "cuda_runtime",
+                "name": "cudaLaunchKernel",
+                "pid": 1,
+                "tid": 1,
+                "ts": launch,
+                "dur": 2.0,
+                "args": {"correlation": corr},
+            },
+            {
+                "ph": "X",
+                "cat": cat,
+                "name": name,
+                "pid": 0,
+                "tid": stream,
+                "ts": start,
+                "dur": end - start,
+                "args": {"correlation": corr},
+            },
+        ]
     path.write_text(json.dumps({"traceEvents": events}))
     return path
 
@@ -136,8 +174,9 @@ def test_partition_on_a_cpu_trace(tmp_path):
     from lesson.rmsnorm import rmsnorm_naive
 
     x, w = torch.randn(64, 512), torch.ones(512)
-    result = profile_steps(lambda: rmsnorm_naive(x, w), select_backend("cpu"), tmp_path, label="naive",
-                           wait=0, warmup=1, active=3)
+    result = profile_steps(
+        lambda: rmsnorm_naive(x, w), select_backend("cpu"), tmp_path, label="naive", wait=0, warmup=1, active=3
+    )
     trace = load_trace(result.trace_path)
     ops = device_ops(trace)
     s = assert_step_rows_add_up(trace, union_figures(list(zip(ops["ts"], ops["end"]))))
@@ -158,5 +197,11 @@ def test_contract_neuron_trace_has_no_partition(tmp_path):
     trace = load_trace(lagging_trace(tmp_path / "t.json"))
     s = step_summary(trace)
     assert s[["window_us", "busy_us", "idle_us", "idle_gaps"]].isna().all().all()
-    assert busy_summary(trace) == {"device_ops": 0, "kernels": 0, "span_us": 0.0, "busy_us": 0.0, "idle_us": 0.0,
-                                   "kernel_us": 0.0}
+    assert busy_summary(trace) == {
+        "device_ops": 0,
+        "kernels": 0,
+        "span_us": 0.0,
+        "busy_us": 0.0,
+        "idle_us": 0.0,
+        "kernel_us": 0.0,
+    }

@@ -1,4 +1,5 @@
 """Student copies: solutions out, inert answer cells in, nothing of the answer left behind."""
+
 import json
 
 import nbformat
@@ -9,8 +10,7 @@ from series_tools.student import main, student_cell_source, to_student
 def make_nb():
     nb = nbformat.v4.new_notebook()
     head = nbformat.v4.new_markdown_cell("### Solutions", metadata={"tags": ["solution"]})
-    sol = nbformat.v4.new_code_cell("# Exercise 2: the answer is 42 because of X\nprint(41 + 1)",
-                                    metadata={"tags": ["solution"]})
+    sol = nbformat.v4.new_code_cell("# Exercise 2: the answer is 42 because of X\nprint(41 + 1)", metadata={"tags": ["solution"]})
     nb.cells = [nbformat.v4.new_code_cell("x = 1"), head, sol, nbformat.v4.new_code_cell("session.finish()")]
     return nb
 
@@ -43,20 +43,28 @@ def test_no_output_under_a_predict_prompt_or_in_exercise_cells():
     """The learners' handout is made from an executed notebook: the answer to a prediction must not
     be printed right under it."""
     nb = nbformat.v4.new_notebook()
-    answered = nbformat.v4.new_code_cell("print(7)", execution_count=3,
-                                         outputs=[nbformat.v4.new_output("stream", text="7 ops\n")])
+    answered = nbformat.v4.new_code_cell(
+        "print(7)", execution_count=3, outputs=[nbformat.v4.new_output("stream", text="7 ops\n")]
+    )
     later = nbformat.v4.new_code_cell("print(8)", outputs=[nbformat.v4.new_output("stream", text="8\n")])
-    nb.cells = [nbformat.v4.new_markdown_cell("## Ops\n**Predict first**: how many ops?"), answered,
-                nbformat.v4.new_markdown_cell("The table above counts them."),
-                nbformat.v4.new_code_cell("print(7)", outputs=[nbformat.v4.new_output("stream", text="7\n")]),
-                nbformat.v4.new_markdown_cell("## Next section"), later,
-                nbformat.v4.new_markdown_cell("### Solutions", metadata={"tags": ["solution"]}),
-                nbformat.v4.new_code_cell("# Exercise 1: 42\nprint(42)", metadata={"tags": ["solution"]},
-                                          outputs=[nbformat.v4.new_output("stream", text="42\n")])]
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("## Ops\n**Predict first**: how many ops?"),
+        answered,
+        nbformat.v4.new_markdown_cell("The table above counts them."),
+        nbformat.v4.new_code_cell("print(7)", outputs=[nbformat.v4.new_output("stream", text="7\n")]),
+        nbformat.v4.new_markdown_cell("## Next section"),
+        later,
+        nbformat.v4.new_markdown_cell("### Solutions", metadata={"tags": ["solution"]}),
+        nbformat.v4.new_code_cell(
+            "# Exercise 1: 42\nprint(42)",
+            metadata={"tags": ["solution"]},
+            outputs=[nbformat.v4.new_output("stream", text="42\n")],
+        ),
+    ]
     out = to_student(nb)
     assert out.cells[1].outputs == [] and out.cells[1].execution_count is None
-    assert out.cells[3].outputs == []                      # still under the prompt: no heading since
-    assert out.cells[5].outputs                            # a new section: outputs kept
+    assert out.cells[3].outputs == []  # still under the prompt: no heading since
+    assert out.cells[5].outputs  # a new section: outputs kept
     assert all(not c.get("outputs") for c in out.cells if "exercise" in c.metadata.get("tags", []))
     assert "print(42)" not in json.dumps(out) and not any("42\n" in str(c.get("outputs")) for c in out.cells)
 
@@ -64,16 +72,19 @@ def test_no_output_under_a_predict_prompt_or_in_exercise_cells():
 def test_every_prompt_of_the_series_is_cleared_in_an_executed_copy():
     """Every "Predict first" prompt of the real notebooks is followed by a code cell, so clearing has something to do."""
     from helpers.series import notebook_paths
+
     prompts = 0
     for path in notebook_paths():
         nb = nbformat.read(path, as_version=4)
         for i, cell in enumerate(nb.cells):
             if cell.cell_type == "markdown" and "**Predict first**" in cell.source:
                 prompts += 1
-                assert any(c.cell_type == "code" for c in nb.cells[i + 1:i + 4]), f"{path.name}: a prompt with no cell to answer it"
+                assert any(c.cell_type == "code" for c in nb.cells[i + 1 : i + 4]), (
+                    f"{path.name}: a prompt with no cell to answer it"
+                )
                 for c in nb.cells:
                     if c.cell_type == "code":
                         c.outputs = [nbformat.v4.new_output("stream", text="answer\n")]
                 out = to_student(nb)
-                assert all(not c.outputs for c in out.cells[i + 1:i + 2] if c.cell_type == "code")
+                assert all(not c.outputs for c in out.cells[i + 1 : i + 2] if c.cell_type == "code")
     assert prompts >= 5

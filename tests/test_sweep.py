@@ -1,4 +1,5 @@
 """The shape sweep at tiny sizes: its table, regimes, files, and bad input."""
+
 import pandas as pd
 
 from series_tools.sweep import main, run_sweep
@@ -18,8 +19,26 @@ def test_sweep_table(tmp_path):
 
 
 def test_sweep_writes_csv_and_plot(tmp_path, capsys):
-    assert main(["--tokens", "2", "--hidden", "64", "--repeats", "3", "--backend", "cpu", "--variants", "copy",
-                 "torch.compile", "--out", str(tmp_path)]) == 0
+    assert (
+        main(
+            [
+                "--tokens",
+                "2",
+                "--hidden",
+                "64",
+                "--repeats",
+                "3",
+                "--backend",
+                "cpu",
+                "--variants",
+                "copy",
+                "torch.compile",
+                "--out",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
     (folder,) = tmp_path.iterdir()
     assert folder.name.endswith("-cpu-sweep")
     df = pd.read_csv(folder / "sweep.csv")

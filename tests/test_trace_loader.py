@@ -1,5 +1,6 @@
 """The msgspec loader gives exactly the DataFrames of the json loader it replaced, on every
 recorded trace and on a trace the series writes; bad event fields give a clear error."""
+
 import gzip
 import json
 
@@ -51,10 +52,19 @@ def load_trace_with_json(path, backend=None) -> Trace:
     if backend == "neuron":
         lane_names = lane_names.replace("device", "unverified")
     lanes = pd.Categorical(lane_names.to_numpy()[cat_col.codes] if len(cat_col.categories) else [])
-    events = pd.DataFrame({
-        "name": pd.Categorical(names), "cat": cat_col, "lane": lanes, "ts": ts_arr, "dur": dur_arr,
-        "end": ts_arr + dur_arr, "pid": traces._str_categorical(pids), "tid": traces._str_categorical(tids),
-        "correlation": np.asarray(corr, dtype=np.int64)})
+    events = pd.DataFrame(
+        {
+            "name": pd.Categorical(names),
+            "cat": cat_col,
+            "lane": lanes,
+            "ts": ts_arr,
+            "dur": dur_arr,
+            "end": ts_arr + dur_arr,
+            "pid": traces._str_categorical(pids),
+            "tid": traces._str_categorical(tids),
+            "correlation": np.asarray(corr, dtype=np.int64),
+        }
+    )
     is_step = (events["lane"] == "framework") & events["name"].str.startswith("ProfilerStep#")
     steps = events.loc[is_step, ["name", "ts", "end"]].copy()
     steps["step"] = steps["name"].astype(str).str.slice(len("ProfilerStep#")).astype(int)
@@ -66,14 +76,31 @@ def load_trace_with_json(path, backend=None) -> Trace:
     steps[["ts", "end"]] -= origin
     events["step"] = traces._assign_steps(events["ts"].to_numpy(), steps)
     traces._steps_from_launches(events)
-    memory = pd.DataFrame({"ts": np.asarray(mem_ts, dtype=float) - origin,
-                           "bytes": np.asarray(mem_bytes, dtype=np.int64),
-                           "device_type": np.asarray(mem_dev, dtype=np.int64)})
+    memory = pd.DataFrame(
+        {
+            "ts": np.asarray(mem_ts, dtype=float) - origin,
+            "bytes": np.asarray(mem_bytes, dtype=np.int64),
+            "device_type": np.asarray(mem_dev, dtype=np.int64),
+        }
+    )
     memory["step"] = traces._assign_steps(memory["ts"].to_numpy(), steps)
-    flows = pd.DataFrame({"id": [str(i) for i in flow_id], "ph": flow_ph,
-                          "ts": np.asarray(flow_ts, dtype=float) - origin, "tid": [str(t) for t in flow_tid]})
-    return Trace(path=path, events=events[traces.EVENT_COLUMNS], steps=steps[["step", "ts", "end", "dur"]],
-                 memory=memory, flows=flows, backend=backend, origin_us=origin)
+    flows = pd.DataFrame(
+        {
+            "id": [str(i) for i in flow_id],
+            "ph": flow_ph,
+            "ts": np.asarray(flow_ts, dtype=float) - origin,
+            "tid": [str(t) for t in flow_tid],
+        }
+    )
+    return Trace(
+        path=path,
+        events=events[traces.EVENT_COLUMNS],
+        steps=steps[["step", "ts", "end", "dur"]],
+        memory=memory,
+        flows=flows,
+        backend=backend,
+        origin_us=origin,
+    )
 
 
 def assert_same_trace(new: Trace, old: Trace) -> None:
@@ -106,19 +133,30 @@ def test_a_trace_the_series_writes_loads_as_before(tmp_path):
     from lesson.rmsnorm import rmsnorm_naive
 
     x, w = torch.randn(32, 256), torch.ones(256)
-    result = profile_steps(lambda: rmsnorm_naive(x, w), select_backend("cpu"), tmp_path, label="naive",
-                           wait=0, warmup=1, active=2, profile_memory=True)
+    result = profile_steps(
+        lambda: rmsnorm_naive(x, w),
+        select_backend("cpu"),
+        tmp_path,
+        label="naive",
+        wait=0,
+        warmup=1,
+        active=2,
+        profile_memory=True,
+    )
     new = load_trace(result.trace_path)
     assert len(new.steps) == 2 and len(new.memory) > 0
     assert_same_trace(new, load_trace_with_json(result.trace_path))
 
 
-@pytest.mark.parametrize("event, field", [
-    ({"ph": "X", "name": "a", "ts": "soon", "dur": 1}, "ts"),
-    ({"ph": "X", "name": "a", "ts": 0, "dur": 1, "args": {"correlation": "seven"}}, "correlation"),
-    ({"ph": "Z", "name": "a", "ts": 0}, "'Z'"),  # not a Trace Event Format phase
-    ({"name": "a", "ts": 0}, "`ph`"),  # no phase at all
-])
+@pytest.mark.parametrize(
+    "event, field",
+    [
+        ({"ph": "X", "name": "a", "ts": "soon", "dur": 1}, "ts"),
+        ({"ph": "X", "name": "a", "ts": 0, "dur": 1, "args": {"correlation": "seven"}}, "correlation"),
+        ({"ph": "Z", "name": "a", "ts": 0}, "'Z'"),  # not a Trace Event Format phase
+        ({"name": "a", "ts": 0}, "`ph`"),  # no phase at all
+    ],
+)
 def test_an_event_field_of_the_wrong_type_is_named(tmp_path, event, field):
     path = tmp_path / "t.json"
     path.write_text(json.dumps({"traceEvents": [event]}))
@@ -128,7 +166,7 @@ def test_an_event_field_of_the_wrong_type_is_named(tmp_path, event, field):
     assert "Fix:" in str(err.value)
 
 
-@pytest.mark.parametrize("text", ['[1, 2]', '{"traceEvents": 5}', '{"traceEvents": {"ph": "X"}}'])
+@pytest.mark.parametrize("text", ["[1, 2]", '{"traceEvents": 5}', '{"traceEvents": {"ph": "X"}}'])
 def test_json_without_an_event_list_is_not_a_trace(tmp_path, text):
     (tmp_path / "x.json").write_text(text)
     with pytest.raises(TraceFileError, match="not a Chrome trace"):

@@ -1,5 +1,6 @@
 """Trace loading and analysis: real cpu traces made here, synthetic traces for the device lanes,
 and malformed files that must give a clear error."""
+
 import gzip
 import json
 
@@ -9,8 +10,17 @@ import torch
 from helpers.errors import TraceFileError
 from lesson.profiling import profile_steps
 from lesson.rmsnorm import rmsnorm_naive
-from analysis.traces import (call_tree, device_ops, dispatch_tree, gap_table, lane_of, launch_latency, load_trace,
-                            per_call_summary, step_summary)
+from analysis.traces import (
+    call_tree,
+    device_ops,
+    dispatch_tree,
+    gap_table,
+    lane_of,
+    launch_latency,
+    load_trace,
+    per_call_summary,
+    step_summary,
+)
 
 
 @pytest.fixture(scope="module")
@@ -18,8 +28,16 @@ def naive_trace(tmp_path_factory):
     from helpers.backend import select_backend
 
     x, w = torch.randn(64, 512), torch.ones(512)
-    result = profile_steps(lambda: rmsnorm_naive(x, w), select_backend("cpu"), tmp_path_factory.mktemp("t"),
-                           label="naive", wait=0, warmup=1, active=3, profile_memory=True)
+    result = profile_steps(
+        lambda: rmsnorm_naive(x, w),
+        select_backend("cpu"),
+        tmp_path_factory.mktemp("t"),
+        label="naive",
+        wait=0,
+        warmup=1,
+        active=3,
+        profile_memory=True,
+    )
     return load_trace(result.trace_path)
 
 
@@ -49,12 +67,25 @@ def test_dispatch_tree_and_gaps(naive_trace):
     assert len(gaps) <= 6 and (gaps["gap_us"] > 0).all()
 
 
-@pytest.mark.parametrize("cat, lane", [
-    ("cpu_op", "framework"), ("user_annotation", "framework"), ("python_function", "framework"),
-    ("cuda_runtime", "runtime"), ("cuda_driver", "runtime"), ("privateuse1_runtime", "runtime"),
-    ("xpu_runtime", "runtime"), ("kernel", "device"), ("gpu_memcpy", "device"), ("gpu_memset", "device"),
-    ("privateuse1_driver", "runtime"), ("someaccel_device", "device"), ("Trace", "other"), (None, "other"),
-])
+@pytest.mark.parametrize(
+    "cat, lane",
+    [
+        ("cpu_op", "framework"),
+        ("user_annotation", "framework"),
+        ("python_function", "framework"),
+        ("cuda_runtime", "runtime"),
+        ("cuda_driver", "runtime"),
+        ("privateuse1_runtime", "runtime"),
+        ("xpu_runtime", "runtime"),
+        ("kernel", "device"),
+        ("gpu_memcpy", "device"),
+        ("gpu_memset", "device"),
+        ("privateuse1_driver", "runtime"),
+        ("someaccel_device", "device"),
+        ("Trace", "other"),
+        (None, "other"),
+    ],
+)
 def test_lanes_by_category_not_backend(cat, lane):
     assert lane_of(cat) == lane
 
@@ -63,16 +94,33 @@ def synthetic_cuda_trace(path, gz=False):
     """Two steps; each launches two kernels from the host, 3 us after the launch, 10 us apart."""
     events = []
     for step, t0 in ((1, 0.0), (2, 100.0)):
-        events.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{step}", "pid": 1, "tid": 1,
-                       "ts": t0, "dur": 90.0})
+        events.append(
+            {"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{step}", "pid": 1, "tid": 1, "ts": t0, "dur": 90.0}
+        )
         for k, off in enumerate((5.0, 25.0)):
             corr = step * 10 + k
             events += [
                 {"ph": "X", "cat": "cpu_op", "name": "aten::mul", "pid": 1, "tid": 1, "ts": t0 + off, "dur": 6.0},
-                {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": t0 + off + 1,
-                 "dur": 4.0, "args": {"correlation": corr}},
-                {"ph": "X", "cat": "kernel", "name": f"mul_kernel_{k}", "pid": 0, "tid": 7, "ts": t0 + off + 4,
-                 "dur": 10.0, "args": {"correlation": corr}},
+                {
+                    "ph": "X",
+                    "cat": "cuda_runtime",
+                    "name": "cudaLaunchKernel",
+                    "pid": 1,
+                    "tid": 1,
+                    "ts": t0 + off + 1,
+                    "dur": 4.0,
+                    "args": {"correlation": corr},
+                },
+                {
+                    "ph": "X",
+                    "cat": "kernel",
+                    "name": f"mul_kernel_{k}",
+                    "pid": 0,
+                    "tid": 7,
+                    "ts": t0 + off + 4,
+                    "dur": 10.0,
+                    "args": {"correlation": corr},
+                },
                 {"ph": "s", "cat": "ac2g", "name": "ac2g", "id": corr, "pid": 1, "tid": 1, "ts": t0 + off + 1},
                 {"ph": "f", "cat": "ac2g", "name": "ac2g", "id": corr, "pid": 0, "tid": 7, "ts": t0 + off + 4, "bp": "e"},
             ]
@@ -102,8 +150,15 @@ def test_synthetic_device_lane(tmp_path, gz):
 
 def test_trace_without_device_events_counts_no_device_ops(tmp_path):
     path = tmp_path / "t.json"
-    path.write_text(json.dumps({"traceEvents": [
-        {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#0", "pid": 1, "tid": 1, "ts": 0, "dur": 10}]}))
+    path.write_text(
+        json.dumps(
+            {
+                "traceEvents": [
+                    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#0", "pid": 1, "tid": 1, "ts": 0, "dur": 10}
+                ]
+            }
+        )
+    )
     trace = load_trace(path)
     s = step_summary(trace)
     assert not trace.has_device_lane and list(s["device_ops"]) == [0]
@@ -145,9 +200,23 @@ def test_json_that_is_not_a_trace(tmp_path):
 
 def test_parsing_never_evaluates_content(tmp_path):
     path = tmp_path / "t.json"
-    path.write_text(json.dumps({"traceEvents": [
-        {"ph": "X", "cat": "cpu_op", "name": "__import__('os').system('touch PWNED')", "pid": 1, "tid": 1,
-         "ts": 0, "dur": 1}]}))
+    path.write_text(
+        json.dumps(
+            {
+                "traceEvents": [
+                    {
+                        "ph": "X",
+                        "cat": "cpu_op",
+                        "name": "__import__('os').system('touch PWNED')",
+                        "pid": 1,
+                        "tid": 1,
+                        "ts": 0,
+                        "dur": 1,
+                    }
+                ]
+            }
+        )
+    )
     trace = load_trace(path)
     assert trace.events["name"].iloc[0].startswith("__import__")
     assert not (tmp_path / "PWNED").exists()

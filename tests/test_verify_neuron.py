@@ -1,6 +1,7 @@
 """verify-neuron: its checks against a FAKE probe (no Trainium here), its report, and its refusal
 to run anywhere else. The FAKE observations are invented to exercise both verdicts; they say
 nothing about real hardware."""
+
 import json
 
 
@@ -29,9 +30,21 @@ class FakeProbe:
             categories["kernel"] = "unverified"
         neffs = 1 if compiled or variant == "torch.rms_norm" else 7
         nonempty = 1 if capture in (None, self.visible) else 0  # what the NTFF count (wrongly) used to judge N28 by
-        return Observation(variant, compiled, correlate, 12.5 if correlate else 0.0, categories, neffs, 1, nonempty,
-                           [], 0.5, 40 if max_events else 0, system_event_cores=self.system_cores(capture),
-                           dropped_seen_at=("step",) if max_events else ())
+        return Observation(
+            variant,
+            compiled,
+            correlate,
+            12.5 if correlate else 0.0,
+            categories,
+            neffs,
+            1,
+            nonempty,
+            [],
+            0.5,
+            40 if max_events else 0,
+            system_event_cores=self.system_cores(capture),
+            dropped_seen_at=("step",) if max_events else (),
+        )
 
     def system_cores(self, capture):
         """FAKE system events: captured (process-local nc_idx 0) only where capture names the visible core."""
@@ -50,9 +63,11 @@ def test_every_unverified_fact_of_the_notes_has_a_check():
 
 def test_unverified_facts_are_read_from_the_status_column(tmp_path):
     notes = tmp_path / "notes.md"
-    notes.write_text("| id | fact | source | status | hw | used |\n|---|---|---|---|---|---|\n"
-                     "| N1 | a | s | documented | not yet | x |\n| N2 | b UNVERIFIED in text | s | documented | no | x |\n"
-                     "| N3 | c | s | **UNVERIFIED** | not yet | x |\n")
+    notes.write_text(
+        "| id | fact | source | status | hw | used |\n|---|---|---|---|---|---|\n"
+        "| N1 | a | s | documented | not yet | x |\n| N2 | b UNVERIFIED in text | s | documented | no | x |\n"
+        "| N3 | c | s | **UNVERIFIED** | not yet | x |\n"
+    )
     assert unverified_facts(notes) == ["N3"]
 
 
@@ -100,6 +115,7 @@ def test_contract_n28_is_judged_by_the_system_events_core_index_not_by_ntffs():
     """capture_enabled_for_nc enables system-trace capture per core (ring buffers), not device traces:
     in the FAKE runs below the non-empty NTFFs say "instance-wide" and the system events' nc_idx
     says "counted from 0": the core index decides."""
+
     class CountsFromZero(FakeProbe):
         def system_cores(self, capture):
             return {0: 25} if capture == "0" else {}
