@@ -53,15 +53,15 @@ def device_time_verdict(
     `backend`: the backend's name ("neuron", "cuda", "cpu"); `has_device_timeline`: whether its
     profiler records device activity apart from CPU ops; `correlate_device_time`: on neuron,
     whether that NeuronConfig keyword was passed (docs/NEURON_NOTES.md N11)."""
+    if not has_device_timeline:  # first: without a device there is nothing to wait for, synchronized or not
+        return False, (
+            f"device time not captured: {backend} has no separate device timeline; the CPU columns hold the compute time."
+        )
     if not synchronized:
         return False, (
             "device time not captured: the loop had no synchronize(), so device work was not "
             "waited for inside its step and its time cannot be attributed. Add "
             "backend.synchronize() before prof.step()."
-        )
-    if not has_device_timeline:
-        return False, (
-            f"device time not captured: {backend} has no separate device timeline; the CPU columns hold the compute time."
         )
     if not (table["self_device_us"].fillna(0) > 0).any():
         if backend == "neuron":

@@ -4,6 +4,8 @@ import json
 import math
 
 import pytest
+
+from analysis.key_averages import device_time_verdict
 import torch
 
 from helpers.errors import OutputDirError, ParameterError
@@ -34,11 +36,15 @@ def test_cpu_device_time_is_reported_not_captured(cpu_backend, tmp_path):
     assert result.table["self_device_us"].isna().all()  # never an empty column shown as zeros
 
 
-def test_unsynchronized_loop_is_flagged(cpu_backend, tmp_path):
+def test_unsynchronized_loop_is_not_captured_and_on_cpu_says_why(cpu_backend, tmp_path):
+    """On cpu nothing is queued, so the note names the missing device timeline, not synchronize();
+    on a device backend the missing synchronize() is named (analysis.key_averages.device_time_verdict)."""
     result = profile_steps(work, cpu_backend, tmp_path, wait=0, warmup=1, active=2, synchronize=False)
     assert not result.device_time_captured
-    assert "no synchronize()" in result.device_time_note
+    assert "no separate device timeline" in result.device_time_note and "synchronize()" not in result.device_time_note
     assert math.isnan(result.per_step("self_device_us"))  # not captured: NaN, never a zero that reads as "no time"
+    captured, why = device_time_verdict(result.table, False, "cuda", True)
+    assert not captured and "no synchronize()" in why
 
 
 @pytest.mark.parametrize("wait, warmup, active", [(0, 1, 0), (0, -1, 2), (-1, 1, 1), (0, 0, 2), (0, 1, 1.5)])
