@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import signal
+import os
 import sys
 import time
 from pathlib import Path
@@ -160,7 +161,17 @@ def main(argv: list[str] | None = None) -> int:
     write_atomic(run_dir / INCOMPLETE, "This run has not finished, or a notebook failed: see status.json.\n")
     from series_tools.execute import kernel_address_layout
 
-    write_json(run_dir / "environment.json", {**backend.describe(), "address_layout": kernel_address_layout()})
+    # the notebooks' thread policy (helpers.notebook), so that this record's thread counts are the ones they measure with
+    import torch
+
+    from analysis.contention import spare_cpu_threads
+
+    default_threads = torch.get_num_threads()
+    torch.set_num_threads(spare_cpu_threads(default_threads, os.environ.get("OMP_NUM_THREADS")))
+    write_json(
+        run_dir / "environment.json",
+        {**backend.describe(), "intra_op_threads_default": default_threads, "address_layout": kernel_address_layout()},
+    )
     print(f"Run folder: {run_dir}\nBackend: {backend.name} ({backend.reason})", flush=True)
 
     started = time.perf_counter()
