@@ -50,7 +50,10 @@ class NotebookSession:
             torch.cuda.empty_cache()
         elif self.backend.name == "neuron":
             torch.neuron.empty_cache()
-        print(f"Released cached {self.backend.name} memory. Results are in {self.out_dir}")
+        freed = (
+            "unreferenced tensors (cpu has no cache to empty)" if self.backend.name == "cpu" else f"the {self.backend.name} cache"
+        )
+        print(f"Released {freed}, so that the next notebook starts without this one's memory. Results are in {self.out_dir}")
         if self.backend.name == "neuron":
             print(
                 "This kernel still holds its NeuronCores until it exits: shut it down "
@@ -103,7 +106,7 @@ def start_session(name: str, namespace: dict[str, Any], parameters: dict[str, An
         {**chosen.describe(), "intra_op_threads_default": default_threads, "other_runnable_at_start": others},
     )
     print(f"Backend: {chosen.name} ({chosen.reason})")
-    print(f"Device:  {chosen.device_name()} x{chosen.device_count()}")
+    print(f"Device:  {chosen.device_name()} ({chosen.device_count()} device(s) torch can use)")
     print(f"Output:  {nb_dir}")
     for note in chosen.notes:
         print(f"Note:    {note}")
