@@ -116,25 +116,23 @@ def plot_timeline(
                 _label_bars(ax, [(x0, w, short_op_name(n)) for x0, w, n in bars], y, 0.04)
         gaps = gap_table(trace, s)
         device_row = order.index("device") if "device" in order else None
-        for _, g in gaps.iterrows():
-            if device_row is not None:
-                ax.axvspan(
-                    g["start_us"],
-                    g["start_us"] + g["gap_us"],
-                    ymin=device_row / len(order),
-                    ymax=(device_row + 1) / len(order),
-                    color=MEANING_COLORS["idle"],
-                    alpha=IDLE_ALPHA,
-                    lw=0,
-                )
-        if len(gaps) and device_row is not None:
+        if device_row is not None and len(gaps):
+            # in the device row's own band (data coordinates), so a gap never reaches into another lane
+            ax.broken_barh(
+                [(g["start_us"], g["gap_us"]) for _, g in gaps.iterrows()],
+                (device_row - 0.35, 0.7),
+                facecolors=MEANING_COLORS["idle"],
+                alpha=IDLE_ALPHA,
+                lw=0,
+            )
             big = gaps.loc[gaps["gap_us"].idxmax()]
-            ax.annotate(
+            ax.annotate(  # below the device row, where no lane is drawn
                 f"largest gap {big['gap_us']:,.1f} us",
-                xy=(big["start_us"] + big["gap_us"] / 2, device_row + 0.35),
-                xytext=(0, 12),
+                xy=(big["start_us"] + big["gap_us"] / 2, device_row - 0.35),
+                xytext=(0, -10),
                 textcoords="offset points",
                 ha="center",
+                va="top",
                 fontsize=9,
                 arrowprops={"arrowstyle": "->", "lw": 0.8},
             )
@@ -144,20 +142,30 @@ def plot_timeline(
             "framework": "framework",
         }
         ax.set_yticks(range(len(order)), [names[lane] for lane in order])
-        ax.set_ylim(-0.6, len(order) - 0.4)
+        ax.set_ylim(-1.0, len(order) - 0.4)  # room below the bottom row for the gap's label
         which = "its only step" if len(trace.steps) == 1 else "median length"
         ax.set_title(f"{label}: step {s} ({which}), {len(ops)} operation{'' if len(ops) == 1 else 's'}", loc="left", fontsize=10)
     axes[-1, 0].set_xlabel("time since the start of the step (us)")
     cpu_only = not any(t.has_device_lane for t in traces.values())
     legend = [
-        Patch(color=LANE_COLORS[k], label=k if k != "device" else ("compute ops" if cpu_only else "device busy")) for k in shown
+        Patch(
+            color=LANE_COLORS[k],
+            alpha=0.45 if k == "framework" else 0.9,
+            label={
+                "device": "compute ops" if cpu_only else "device busy",
+                "framework": "framework (darker where calls nest)",
+            }.get(k, k),
+        )
+        for k in shown
     ]
     fig.legend(
         handles=legend + [Patch(color=MEANING_COLORS["idle"], alpha=IDLE_ALPHA, label="idle gap")],
-        loc="upper right",
+        loc="upper left",
+        bbox_to_anchor=(0.01, 0.955),  # its own line under the title, so a long title never runs into it
         ncol=4,
         fontsize=9,
+        frameon=False,
     )
     fig.suptitle(backend_title("One profiler step per variant, same time scale", backend), x=0.01, ha="left")
-    fig.tight_layout(rect=(0, 0, 1, 0.95))
+    fig.tight_layout(rect=(0, 0, 1, 0.92))
     return fig
