@@ -100,3 +100,29 @@ def check_floor(copy: Timing, probe: Timing, bytes_moved: int, *, memory_bound: 
     if memory_bound and not low <= check.copy_over_probe <= high:
         check.problems.append(f"the copy reached {check.copy_over_probe:.2f}x the triad's bandwidth (plausible: {low}-{high}x)")
     return check
+
+
+def nominal_memory_gb_per_s(backend: str) -> tuple[float | None, str]:
+    """The device memory's nominal (peak) bandwidth in GB/s and where it came from; None with
+    the reason where the device does not report it; `backend` is "neuron", "cuda" or "cpu".
+
+    A measured copy is judged against what the memory can do at best: on cuda, the theoretical
+    peak from two device properties, twice the memory clock (double data rate) times the bus
+    width in bytes. A CPU reports neither (its triad probe is the reference), and
+    torch-neuronx documents no such property (docs/NEURON_NOTES.md N31: on Trainium a device
+    profile's bandwidth utilisation in Neuron Explorer's Summary is the measure)."""
+    if backend == "cuda":
+        props = torch.cuda.get_device_properties(0)
+        clock_khz, bus_bits = getattr(props, "memory_clock_rate", 0), getattr(props, "memory_bus_width", 0)
+        if clock_khz and bus_bits:
+            return (
+                2 * clock_khz * 1e3 * bus_bits / 8 / 1e9,
+                f"2 x memory clock {clock_khz / 1e3:.0f} MHz x {bus_bits}-bit bus (device properties)",
+            )
+        return None, f"this torch ({torch.__version__}) reports no memory clock or bus width for {props.name}"
+    if backend == "neuron":
+        return None, (
+            "torch-neuronx documents no memory-bandwidth property; on Trainium read the bandwidth "
+            "utilisation in Neuron Explorer's Summary of a device profile (HBU from Neuron 2.34, MBU before)"
+        )
+    return None, "a CPU reports no nominal memory bandwidth; the triad probe, measured here, is the reference"

@@ -90,31 +90,6 @@ class Backend:
                 return None
         return host_memory_available_bytes()
 
-    def nominal_memory_gb_per_s(self) -> tuple[float | None, str]:
-        """The device memory's nominal (peak) bandwidth in GB/s and where it came from; None with
-        the reason where the device does not report it.
-
-        A measured copy is judged against what the memory can do at best: on cuda, the theoretical
-        peak from two device properties, twice the memory clock (double data rate) times the bus
-        width in bytes. A CPU reports neither (its triad probe is the reference), and
-        torch-neuronx documents no such property (docs/NEURON_NOTES.md N31: on Trainium a device
-        profile's bandwidth utilisation in Neuron Explorer's Summary is the measure)."""
-        if self.name == "cuda":
-            props = torch.cuda.get_device_properties(0)
-            clock_khz, bus_bits = getattr(props, "memory_clock_rate", 0), getattr(props, "memory_bus_width", 0)
-            if clock_khz and bus_bits:
-                return (
-                    2 * clock_khz * 1e3 * bus_bits / 8 / 1e9,
-                    f"2 x memory clock {clock_khz / 1e3:.0f} MHz x {bus_bits}-bit bus (device properties)",
-                )
-            return None, f"this torch ({torch.__version__}) reports no memory clock or bus width for {props.name}"
-        if self.name == "neuron":
-            return None, (
-                "torch-neuronx documents no memory-bandwidth property; on Trainium read the bandwidth "
-                "utilisation in Neuron Explorer's Summary of a device profile (HBU from Neuron 2.34, MBU before)"
-            )
-        return None, "a CPU reports no nominal memory bandwidth; the triad probe, measured here, is the reference"
-
     def claim_device(self) -> None:
         """Run one tiny op on the device now, so that a device held by another process fails
         here, with the fix, instead of deep inside the first lesson cell."""

@@ -4,6 +4,8 @@ import importlib.util
 import os
 import pytest
 import torch
+
+from analysis.floor import nominal_memory_gb_per_s
 from torch.profiler import ProfilerActivity
 
 from helpers.backend import make_backend, select_backend
@@ -103,8 +105,8 @@ def test_cpu_memory_free_is_read(cpu_backend):
     assert isinstance(free, int) and free > 2**20  # MemAvailable: more than a MiB on any machine running torch
 
 
-def test_cpu_has_no_nominal_bandwidth_and_says_the_triad_is_the_reference(cpu_backend):
-    value, source = cpu_backend.nominal_memory_gb_per_s()
+def test_cpu_has_no_nominal_bandwidth_and_says_the_triad_is_the_reference():
+    value, source = nominal_memory_gb_per_s("cpu")
     assert value is None and "triad" in source
 
 
@@ -124,7 +126,7 @@ def test_cuda_nominal_bandwidth_from_fake_device_properties(monkeypatch, clock_k
         memory_bus_width = bus_bits
 
     monkeypatch.setattr(torch.cuda, "get_device_properties", lambda index=0: FakeProperties())
-    value, source = make_backend("cuda", "test").nominal_memory_gb_per_s()
+    value, source = nominal_memory_gb_per_s("cuda")
     if expected is None:
         assert value is None and "FAKE GPU" in source
     else:
