@@ -50,6 +50,9 @@ def main(argv: list[str] | None = None) -> int:
         result[name] = {
             "compiles": sum(r["compiled"] for r in rows),
             "compile_s": sum(r["seconds"] for r in rows if r["compiled"]),
+            "compile_seconds": [
+                r["seconds"] for r in rows if r["compiled"]
+            ],  # each compile, in order: the first may load the compiler
             "cache_hits": sum(r["cache_hits"] for r in rows),
             "cache_misses": sum(r["cache_misses"] for r in rows),
         }
