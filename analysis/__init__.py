@@ -39,7 +39,7 @@ from .facade import lazy_namespace
 _EXPORTS = {
     "attention_traffic": "RECORDED_NEURON_DIR attention_hbm_traffic recorded_case",
     "claims": "Claim check_claims",
-    "compiles": "CompileLog captured_compile_logs compile_counters recompile_limit_name",
+    "compiles": "CompileLog captured_compile_logs compile_counters read_generated_kernel recompile_limit_name",
     "contention": "combined contention_between machine_contention_between read_counters",
     "device_view": "annotation_window busy_summary device_work host_ops_during host_vs_device host_waits idle_gaps "
     "launches short_kernel_name",

@@ -1,10 +1,12 @@
 """What torch.compile did in this process: graphs compiled, the FX-graph cache's hits and misses,
-and Dynamo's recompile log, captured instead of printed (notebook 07 and lesson.shapes read them).
+and Dynamo's recompile log, captured instead of printed (notebook 07 and lesson.shapes read them);
+and what Inductor generated, read down to the lines a learner needs (notebook 04).
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Iterator
@@ -70,3 +72,123 @@ def captured_compile_logs() -> Iterator[CompileLog]:
         for lg, handlers, propagate in saved:
             lg.handlers, lg.propagate = handlers, propagate
         torch._logging.set_logs()
+
+
+@dataclass
+class GeneratedKernel:
+    """The first kernel of Inductor's generated code, read for a learner: its loops and statements
+    in order, the tensors behind its pointers, and how often it loads the input.
+
+    Why: the generated file is hundreds of lines of includes and wrappers; the lesson is in a few
+    lines (which buffers the kernel writes, how many passes it makes over x). The whole file stays
+    in the run folder."""
+
+    names: list[str]  # every kernel the code compiles (`name = async_compile.cpp_pybinding(...)`)
+    reads: list[str]  # in_ptrN of the first kernel
+    writes: list[str]  # out_ptrN of the first kernel
+    outline: list[str]  # its loops and statements, indented by loop depth (C++ only; Triton: statements only)
+    pointers: list[tuple[str, str, tuple[str, ...], str]]  # (pointer, tensor, dims, what it is)
+    x_pointer: str | None
+    x_loads: int  # statements that load x
+    reads_x_per_loop: bool  # each of two loads of x in its own loop, with an accumulator: two passes over x
+
+    def report(self) -> list[str]:
+        """The lines notebook 04 prints."""
+        lines = [
+            f"Inductor generated {len(self.names)} kernel(s): {', '.join(self.names)}",
+            f"it reads {len(self.reads)} buffer(s) ({', '.join(self.reads)}) and writes {len(self.writes)} "
+            f"({', '.join(self.writes)}).",
+            "its loops and statements, in order (int64 casts and bounds checks left out):",
+            *(f"    {line}" for line in self.outline),
+            "the tensors behind its pointers (the call passes them in the kernel's parameter order):",
+        ]
+        for pointer, tensor, dims, what in self.pointers:
+            lines.append(
+                f"    {pointer} is {tensor} ({' x '.join(dims) or 'shape not found'}): {what}"
+                + (", read and written in place" if pointer.startswith("in_out") else "")
+            )
+        if self.x_loads:
+            lines.append(
+                f"x ({self.x_pointer}) is loaded by {self.x_loads} statement(s)"
+                + (
+                    ", each inside its own loop over the row: the kernel reads x twice, once to accumulate "
+                    "the sum of squares and once to scale it and store the output; what fusion saved is the full-size "
+                    "intermediates, not a second read of x."
+                    if self.reads_x_per_loop
+                    else "."
+                )
+            )
+        return lines
+
+
+_STATEMENT = r"\s*(auto )?tmp\w* = |\s*\w*out_ptr\d+\[.*\] = |.*\.store\(|.*tl\.store\("
+_CPP_LOOP = r"for\(int64_t (\w+)=.*?; \1<static_cast<int64_t>\((\d+)L\); \1\+=static_cast<int64_t>\((\d+)L\)\)"
+
+
+def _outline(body: str) -> list[str]:
+    """The first kernel's loops (C++) and statements, in order, indented by loop depth."""
+    outline, open_loops, depth = [], [], 0  # open_loops: [brace depth at the loop's `for`, whether its body opened]
+    for line in body[: body.find("\n''')")].splitlines():  # the first kernel's source, up to the end of its string
+        text = line.strip()
+        loop = re.match(_CPP_LOOP, text)
+        if loop:  # C++ (cpu); a Triton kernel's loops are Python and show as statements only
+            outline.append("    " * len(open_loops) + f"for {loop[1]} in range(0, {loop[2]}, {loop[3]}):")
+            open_loops.append([depth, False])
+        elif re.match(_STATEMENT, line):
+            text = re.sub(r"static_cast<int64_t>\(([^()]*)\)", r"\1", text).replace("at::vec::Vectorized<float>", "Vectorized")
+            outline.append("    " * len(open_loops) + (text if len(text) <= 100 else text[:97] + "..."))
+        depth += text.count("{") - text.count("}")
+        if open_loops and depth > open_loops[-1][0]:
+            open_loops[-1][1] = True
+        while open_loops and open_loops[-1][1] and depth <= open_loops[-1][0]:
+            open_loops.pop()
+    return outline
+
+
+def read_generated_kernel(code: str, x_shape: tuple[int, ...], weight_shape: tuple[int, ...]) -> GeneratedKernel:
+    """Read Inductor's generated code (`torch._inductor.utils.run_and_get_code`'s strings, joined)
+    for an RMSNorm called as f(x, weight, eps): `x_shape` and `weight_shape` name its inputs."""
+    names = re.findall(r"^(\w+) = async_compile\.(?:cpp_pybinding|cpp|triton)\(", code, flags=re.M)
+    body = code[code.find(names[0]) :] if names else code
+    outline = _outline(body)
+    # the buffers behind the pointers: `call()` passes the graph's tensors in the order of the kernel's parameters
+    call_code = code[code.find("def call") :]
+    pointers = list(dict.fromkeys(re.findall(r"\b(?:in_out|in|out)_ptr\d+\b", body)))  # first seen: the signature
+    call = re.search(rf"{names[0]}(?:\.run)?\(([^)]*)\)", call_code) if names else None
+    passed = [a.strip() for a in call.group(1).split(",")] if call else []
+    shapes = {
+        name: tuple(d.strip() for d in dims.split(",") if d.strip())
+        for name, dims in re.findall(r"assert_size_stride\((\w+), \(([^)]*)\)", code)
+        + re.findall(r"(\w+) = empty_strided\w*\(\(([^)]*)\)", code)
+    }
+    returned_match = re.search(r"return \(([^)]*)\)", call_code)
+    returned = {a.strip() for a in returned_match.group(1).split(",")} if returned_match else set()
+    x_dims, weight_dims = tuple(map(str, x_shape)), tuple(map(str, weight_shape))
+    described = []
+    for pointer, tensor in zip(pointers, passed):
+        dims = shapes.get(tensor, ())
+        if tensor in returned:
+            what = "the output y: the call returns it"
+        elif not tensor.startswith("buf"):
+            what = {x_dims: "the input x", weight_dims: "the weight"}.get(dims, "an input")
+        elif re.search(rf"{pointer}\[[^\]]*\] = .*tmp_acc", body):
+            what = (
+                "one value per row, never returned: the row's sum of x * x, accumulated in the first loop (tmp_acc0) "
+                "and read back in the second to scale the row"
+            )
+        else:
+            what = "a buffer Inductor allocated for the kernel, not returned"
+        described.append((pointer, tensor, dims, what))
+    x_pointer = next((p for p, t in zip(pointers, passed) if shapes.get(t) == x_dims), None)
+    x_loads = [i for i, line in enumerate(outline) if x_pointer and re.search(rf"\b{x_pointer}\s*[+\[]", line)]
+    own_loops = all(any(line.lstrip().startswith("for ") for line in outline[a:b]) for a, b in zip(x_loads, x_loads[1:]))
+    return GeneratedKernel(
+        names=names,
+        reads=sorted(set(re.findall(r"\bin_ptr\d+", body))),
+        writes=sorted(set(re.findall(r"\bout_ptr\d+", body))),
+        outline=outline,
+        pointers=described,
+        x_pointer=x_pointer,
+        x_loads=len(x_loads),
+        reads_x_per_loop=len(x_loads) == 2 and own_loops and any("tmp_acc" in line for line in outline),
+    )

@@ -29,3 +29,28 @@ def test_the_recompile_limit_is_named_as_this_torch_names_it():
     import torch._dynamo.config as config
 
     assert hasattr(config, recompile_limit_name())
+
+
+def test_generated_kernel_is_read_down_to_its_loops_buffers_and_passes_over_x():
+    """Inductor's code for the naive RMSNorm at 8192 x 4096 on cpu, as notebook 04 wrote it in a run of
+    this project (torch 2.13.0+cpu; tests/data/inductor_rmsnorm_cpu.py.txt): two loops over each row,
+    x read in each, a per-row sum written to a buffer that is never returned, and the output."""
+    from pathlib import Path
+
+    from analysis.compiles import read_generated_kernel
+
+    code = (Path(__file__).parent / "data" / "inductor_rmsnorm_cpu.py.txt").read_text()
+    kernel = read_generated_kernel(code, (8192, 4096), (4096,))
+    assert len(kernel.names) == 1
+    assert kernel.reads == ["in_ptr0", "in_ptr1"] and kernel.writes == ["out_ptr0", "out_ptr1"]
+    what = {pointer: (tensor, dims, text) for pointer, tensor, dims, text in kernel.pointers}
+    assert what["in_ptr0"][2] == "the input x" and what["in_ptr1"][2] == "the weight"
+    assert what["out_ptr0"][0].startswith("buf") and "never returned" in what["out_ptr0"][2]
+    assert "returns it" in what["out_ptr1"][2]
+    assert sum(line.lstrip().startswith("for ") for line in kernel.outline) >= 2
+    assert kernel.x_pointer == "in_ptr0" and kernel.x_loads == 2 and kernel.reads_x_per_loop
+    report = kernel.report()
+    assert any("reads x twice" in line for line in report) and report[0].startswith("Inductor generated 1 kernel")
+    # a shape that matches nothing: the input is named only as an input, never guessed to be x
+    other = read_generated_kernel(code, (1, 1), (4096,))
+    assert other.x_pointer is None and other.x_loads == 0
