@@ -143,7 +143,10 @@ def plot_timeline(
         }
         ax.set_yticks(range(len(order)), [names[lane] for lane in order])
         ax.set_ylim(-1.0, len(order) - 0.4)  # room below the bottom row for the gap's label
-        which = "its only step" if len(trace.steps) == 1 else "median length"
+        # the profiler's own step number (ProfilerStep#N counts the schedule's wait and warm-up steps too)
+        which = (
+            "its only step" if len(trace.steps) == 1 else f"median length of {len(trace.steps)} recorded, profiler's numbering"
+        )
         ax.set_title(f"{label}: step {s} ({which}), {len(ops)} operation{'' if len(ops) == 1 else 's'}", loc="left", fontsize=10)
     axes[-1, 0].set_xlabel("time since the start of the step (us)")
     cpu_only = not any(t.has_device_lane for t in traces.values())

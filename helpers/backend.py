@@ -8,6 +8,7 @@ branching on the backend's name.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -226,6 +227,18 @@ def make_backend(name: str, reason: str) -> Backend:
     return Backend(name=name, reason=reason, **BACKEND_FIELDS[name])
 
 
+RUN_BACKEND_REASON = "SERIES_RUN_BACKEND_REASON"  # set by `make run` for the notebooks it executes
+
+
+def run_reason(name: str) -> str:
+    """How `make run` chose `name` for the whole run, or "": it resolves BACKEND=auto once and
+    passes the result to each notebook, which would otherwise report "requested explicitly"."""
+    chosen, _, reason = os.environ.get(RUN_BACKEND_REASON, "").partition("=")
+    if chosen != name or not reason:
+        return ""
+    return f"auto, once for the whole run by make run: {reason.removeprefix('auto: ')}" if reason.startswith("auto") else reason
+
+
 def select_backend(requested: str = "auto") -> Backend:
     """Honour an explicit BACKEND, or pick neuron, then cuda, then cpu.
 
@@ -242,7 +255,7 @@ def select_backend(requested: str = "auto") -> Backend:
         ok, why = neuron_status()
         if not ok:
             raise BackendUnavailableError(f"BACKEND=neuron requested, but {why}", NEURON_INSTALL_FIX)
-        return make_backend("neuron", f"requested explicitly; {why}")
+        return make_backend("neuron", run_reason("neuron") or f"requested explicitly; {why}")
     if requested == "cuda":
         ok, why = cuda_status()
         if not ok:
@@ -250,9 +263,9 @@ def select_backend(requested: str = "auto") -> Backend:
                 f"BACKEND=cuda requested, but {why}",
                 "run on a machine with an NVIDIA GPU and a CUDA build of torch 2.13.0, or use BACKEND=cpu",
             )
-        return make_backend("cuda", f"requested explicitly; {why}")
+        return make_backend("cuda", run_reason("cuda") or f"requested explicitly; {why}")
     if requested == "cpu":
-        return make_backend("cpu", "requested explicitly")
+        return make_backend("cpu", run_reason("cpu") or "requested explicitly")
 
     neuron_ok, neuron_why = neuron_status()
     if neuron_ok:

@@ -72,7 +72,7 @@ def orientation(name: str) -> list[str]:
         return []
     lines = [
         f"Run time: {info.cpu_seconds:.0f} s at the default parameters on {CPU_SECONDS_MEASURED_ON} "
-        "(not this machine; expect more on a busy or slower one)"
+        "(measured in that run, not in this one; expect more on a busy or slower machine)"
         if info.cpu_seconds
         else "Run time: not recorded on the series' CI machine"
     ]

@@ -228,6 +228,18 @@ def map_notebook_strings(nb: dict[str, Any], fn: Callable[[str], str]) -> dict[s
     return nb
 
 
+def relink(nb: dict[str, Any]) -> dict[str, Any]:
+    """The markdown cells' links, made to work from the published folder: a notebook links
+    `../docs/...` from notebooks/, and its published copy sits three folders below the repository
+    root (docs/reference-runs/<name>/), so `](../` becomes `](../../../`."""
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") == "markdown":
+            source = cell["source"]
+            fix = lambda text: text.replace("](../", "](../../../")  # noqa: E731
+            cell["source"] = [fix(line) for line in source] if isinstance(source, list) else fix(source)
+    return nb
+
+
 def machine_paths_in(obj: Any, scrub: Scrubber) -> list[str]:
     """Paths of the machine left in a JSON value (a notebook's: see map_notebook_strings) or a text."""
     found: list[str] = []
@@ -353,7 +365,7 @@ def write_contents(run_dir: Path, dest: Path, name: str, status: dict[str, Any],
     metrics = map_strings(read_json(run_dir / METRICS_FILE), scrub)
     notebooks, figures = [], {}
     for path in notebook_paths(run_dir):
-        nb = map_notebook_strings(json.loads(path.read_text()), scrub)
+        nb = relink(map_notebook_strings(json.loads(path.read_text()), scrub))
         write_atomic(dest / path.name, json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
         notebooks.append((path.stem, nb))
         for fig in figure_files(run_dir, path.stem):

@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         notebooks = select_notebooks(args.notebooks, Path(args.notebook_dir))
         overrides = check_overrides({k: parse_value(v) for k, v in args.parameter}, notebooks)
-        from helpers.backend import select_backend
+        from helpers.backend import RUN_BACKEND_REASON, select_backend
 
         backend = select_backend(args.backend)
         run_dir = new_run_dir(Path(args.out), backend.name)
@@ -173,6 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         {**backend.describe(), "intra_op_threads_default": default_threads, "address_layout": kernel_address_layout()},
     )
     print(f"Run folder: {run_dir}\nBackend: {backend.name} ({backend.reason})", flush=True)
+    os.environ[RUN_BACKEND_REASON] = f"{backend.name}={backend.reason}"  # the notebooks' kernels inherit it
 
     started = time.perf_counter()
     results: list[dict[str, Any]] = []
