@@ -131,3 +131,19 @@ def test_cuda_nominal_bandwidth_from_fake_device_properties(monkeypatch, clock_k
         assert value is None and "FAKE GPU" in source
     else:
         assert value == pytest.approx(expected) and "5120-bit" in source
+
+
+def test_make_runs_choice_reaches_the_notebooks_reason(monkeypatch):
+    """`make run` resolves BACKEND=auto once and passes the backend to each notebook; the notebook's
+    reason then says how it was chosen, not "requested explicitly" (helpers.backend.run_reason)."""
+    from helpers.backend import RUN_BACKEND_REASON, select_backend
+
+    monkeypatch.setenv(RUN_BACKEND_REASON, "cpu=auto: neuron skipped (no torch-neuronx); cuda skipped (no GPU)")
+    assert (
+        select_backend("cpu").reason
+        == "auto, once for the whole run by make run: neuron skipped (no torch-neuronx); cuda skipped (no GPU)"
+    )
+    monkeypatch.setenv(RUN_BACKEND_REASON, "cuda=auto: cuda available")  # another backend's choice: not this one's
+    assert select_backend("cpu").reason == "requested explicitly"
+    monkeypatch.delenv(RUN_BACKEND_REASON)
+    assert select_backend("cpu").reason == "requested explicitly"

@@ -280,3 +280,18 @@ def test_the_overview_links_every_reference_run_and_its_notebooks(made):
     text = write_overview(out).read_text()
     assert f"## [{final.name}]({final.name}/README.md)" in text
     assert f"- [00_first]({final.name}/00_first.ipynb)" in text and f"- [01_second]({final.name}/01_second.ipynb)" in text
+
+
+def test_published_notebooks_links_point_from_their_folder_to_the_repository():
+    """A notebook links `../docs/...` from notebooks/; its published copy sits in docs/reference-runs/<name>/."""
+    from series_tools.publish import relink
+
+    nb = {
+        "cells": [
+            {"cell_type": "markdown", "source": ["see the [glossary](../docs/CHEATSHEET.md#glossary)\n"]},
+            {"cell_type": "code", "source": ["x = '](../keep)'"]},
+        ]
+    }
+    out = relink(nb)
+    assert out["cells"][0]["source"] == ["see the [glossary](../../../docs/CHEATSHEET.md#glossary)\n"]
+    assert out["cells"][1]["source"] == ["x = '](../keep)'"]  # code is left as written
