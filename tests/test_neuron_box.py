@@ -43,8 +43,8 @@ def test_a_status_changed_in_the_notes_changes_the_box(tmp_path):
     assert any(line.split()[:2] == ["N26", "UNVERIFIED"] for line in box) and "seen on a trn2: N26" in box[0]
 
 
-def test_orientation_names_the_recorded_run_time_as_another_machines():
+def test_orientation_names_the_recorded_run_time_as_another_runs():
     lines = orientation("05_compare_variants")
-    assert lines[0].startswith("Run time: ") and "not this machine" in lines[0]
+    assert lines[0].startswith("Run time: ") and "not in this one" in lines[0] and " run 20" in lines[0]
     assert any("Optional" in line for line in orientation("08_many_processes"))
     assert not any("Optional" in line for line in orientation("05_compare_variants"))
