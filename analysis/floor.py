@@ -72,8 +72,9 @@ class FloorCheck:
         verdict = "sound" if self.ok else "FLAGGED"
         if not self.memory_bound:
             return (
-                f"{verdict}: at this shape both calls take microseconds, mostly the fixed cost of a call, so their "
-                f"bandwidths are not compared; only the timing is checked, and {spread}."
+                f"{verdict}: at this shape both calls take microseconds and move a few KiB that can stay in the processor's "
+                f"caches, so their bandwidths say nothing about memory and are not compared; only the timing is checked, "
+                f"and {spread}."
             )
         text = (
             f"{verdict}: the check compares the copy's bandwidth with the triad's over the same bytes and accepts "

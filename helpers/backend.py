@@ -211,7 +211,7 @@ BACKEND_FIELDS: dict[str, dict[str, Any]] = {
         memory_device_type=0,
         notes=(
             "On cpu the device is the CPU: there is no separate device timeline, so the "
-            "profiler's device-time columns stay empty and compute time is CPU time.",
+            "profiler's device-time columns are absent or empty and compute time is CPU time.",
         ),
     ),
 }

@@ -71,7 +71,7 @@ def orientation(name: str) -> list[str]:
     if info is None:  # a notebook outside the series table (a test's): nothing recorded for it
         return []
     lines = [
-        f"Run time: {info.cpu_seconds:.0f} s at the default parameters on {CPU_SECONDS_MEASURED_ON} "
+        f"Run time: {info.cpu_seconds:.1f} s at the default parameters on {CPU_SECONDS_MEASURED_ON} "
         "(measured in that run, not in this one; expect more on a busy or slower machine)"
         if info.cpu_seconds
         else "Run time: not recorded on the series' CI machine"
