@@ -154,6 +154,14 @@ class ArrivalOrder:
     def explained_by_chance(self) -> bool:
         return self.chance >= 0.05
 
+    def chance_text(self) -> str:
+        """How often random order does what was seen, in words: "random order does that in 13% of
+        runs", or, where it always does (2 ranks, 3 steps: some rank is last in at least 2), says so,
+        because "100% of runs" beside one rank's count reads as a claim about that rank."""
+        if self.chance >= 0.995:
+            return f"random order always puts some rank last that often with {len(self.last_counts)} ranks and {self.steps} steps"
+        return f"random order does that in {self.chance:.0%} of runs"
+
 
 def chance_some_rank_last(steps: int, ranks: int, at_least: int) -> float:
     """P(some rank is last in >= `at_least` of `steps` steps) when every rank is equally likely

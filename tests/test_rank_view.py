@@ -32,3 +32,12 @@ def test_who_waited_in_the_collectives(ranks):
         assert (pair["wait_us"] <= pair["device_us"]).all()  # nobody waited longer than it sat in the kernel
     assert waits.loc[~waits["together"], "wait_us"].isna().all()  # no wait claimed where they did not end together
     assert set(ranks[0].steps["step"]) == set(ranks[1].steps["step"])
+
+
+def test_arrival_chance_in_words_says_always_where_chance_makes_it_certain():
+    from analysis.rank_view import ArrivalOrder
+
+    certain = ArrivalOrder(last_counts={0: 2, 1: 1}, steps=3, chance=1.0)
+    assert certain.chance_text() == "random order always puts some rank last that often with 2 ranks and 3 steps"
+    rare = ArrivalOrder(last_counts={0: 4, 1: 0}, steps=4, chance=0.125)
+    assert rare.chance_text() == "random order does that in 12% of runs"
