@@ -47,7 +47,7 @@ class NotebookInfo:
 # that shows them says so, because another machine's wall time is not this run's. They are the run
 # times of the committed cpu reference run (docs/reference-runs/, its README), which tests/test_guide.py
 # checks while that run is the one named here.
-CPU_SECONDS_MEASURED_ON = "a 2-core AMD EPYC CI machine, torch 2.13.0+cpu, run 20261204T201735Z"
+CPU_SECONDS_MEASURED_ON = "a 2-core AMD EPYC CI machine, torch 2.13.0+cpu, run 20261204T202611Z"
 
 
 def notebook_info(stem: str) -> NotebookInfo:
@@ -71,7 +71,7 @@ NOTEBOOKS = (
         "profiler, schedule, synchronize, overhead",
         "NeuronConfig + NeuronProfiler, PrivateUse1 activity, Neuron profile folder",
         "same loop without the Neuron exporter; the Neuron code is shown as text",
-        cpu_seconds=9.9,
+        cpu_seconds=12.8,
         neuron_facts=("N6", "N9", "N10", "N11", "N19", "N20", "N22", "N23", "N27", "N29"),
     ),
     NotebookInfo(
@@ -79,7 +79,7 @@ NOTEBOOKS = (
         "naive RMSNorm: ops, memory, gaps",
         "one NEFF execution per op (eager)",
         "kernels on cuda, ATen ops on cpu",
-        cpu_seconds=13.0,
+        cpu_seconds=13.9,
         neuron_facts=("N6", "N9", "N19", "N20", "N22"),
     ),
     NotebookInfo(
@@ -87,7 +87,7 @@ NOTEBOOKS = (
         "torch.rms_norm",
         "one NEFF per shape (documented)",
         "one fused kernel on cuda; same ops as naive on cpu",
-        cpu_seconds=15.8,
+        cpu_seconds=17.8,
         neuron_facts=("N19", "N25"),
     ),
     NotebookInfo(
@@ -95,7 +95,7 @@ NOTEBOOKS = (
         "torch.compile: cold vs warm, graphs, breaks",
         "backend='neuron': one NEFF per graph",
         "Inductor: generated C++ (cpu) or Triton (cuda)",
-        cpu_seconds=23.1,
+        cpu_seconds=26.1,
         neuron_facts=("N24", "N26"),
     ),
     NotebookInfo(
@@ -103,7 +103,7 @@ NOTEBOOKS = (
         "all variants, two shapes, copy floor",
         "device time from the timer; Neuron profile per variant",
         "same table and chart",
-        cpu_seconds=31.1,
+        cpu_seconds=29.5,
         neuron_facts=("N6", "N19", "N31"),
     ),
     NotebookInfo(
@@ -111,7 +111,7 @@ NOTEBOOKS = (
         "lanes, gaps, dispatch chain, Neuron Explorer",
         "Neuron Explorer walkthrough on the real profile",
         "Perfetto UI; what Neuron Explorer would show",
-        cpu_seconds=16.1,
+        cpu_seconds=15.1,
         neuron_facts=("N12", "N13", "N14", "N15", "N16", "N17", "N18", "N19", "N28"),
     ),
     NotebookInfo(
@@ -119,7 +119,7 @@ NOTEBOOKS = (
         "new shapes: recompiles, the recompile limit, bucketing, caches",
         "one neuronx-cc compile per shape; dynamic=True rejected; the NEFF cache",
         "Dynamo guards and Inductor's on-disk cache, measured",
-        cpu_seconds=51.1,
+        cpu_seconds=45.1,
         neuron_facts=("N14", "N26"),
         optional=True,
     ),
@@ -128,7 +128,7 @@ NOTEBOOKS = (
         "torchrun ranks, all-reduce, stragglers, a failing rank",
         "the documented torchrun recipe printed; the lesson's ranks on the host CPU",
         "gloo on cpu (2 ranks), nccl on cuda",
-        cpu_seconds=20.9,
+        cpu_seconds=19.8,
         neuron_facts=("N27", "N30"),
         optional=True,
     ),
@@ -137,7 +137,7 @@ NOTEBOOKS = (
         "Trainium's device view: engine lanes, DMA, HBM bytes, unfused vs fused",
         "the same recorded trn2 profiles (this run captures none); the capture commands printed",
         "the same: it reads recorded data",
-        cpu_seconds=8.1,
+        cpu_seconds=7.1,
         neuron_facts=("N35", "N36", "N37", "N38", "N39"),
     ),
 )
