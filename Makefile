@@ -49,9 +49,11 @@ student: venv
 	$(PY) -m series_tools.student $(ARGS)
 
 ## publish the newest passing run (or ARGS=runs/<run>) as docs/reference-runs/<backend>-<device>-<UTC date>/:
-## executed notebooks, figures, metrics and an index, machine paths scrubbed, at most 5 MB
+## executed notebooks, figures, metrics, run times and an index, machine paths scrubbed, at most 5 MB;
+## then the instructor guide's timings are regenerated from the new run times
 publish: venv
 	$(PY) -m series_tools.publish $(ARGS)
+	$(PY) -m series_tools.guide
 
 ## on a trn2/trn3 (inside the Neuron DLAMI venv): check every UNVERIFIED fact of docs/NEURON_NOTES.md and
 ## write runs/<UTC time>-neuron-verify/neuron-verification.md and .json; elsewhere it exits 3

@@ -7,6 +7,7 @@ command-line tools (which must not import torch to read a JSON file) use it too.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,18 +37,37 @@ class NotebookInfo:
     topic: str
     on_neuron: str
     elsewhere: str
-    cpu_seconds: float | None = None  # measured: see CPU_SECONDS_MEASURED_ON
     # the facts of docs/NEURON_NOTES.md this notebook relies on on Trainium (its "On Trainium" box)
     neuron_facts: tuple[str, ...] = ()
     # the core path (00-06, then 09) teaches the lesson; an optional notebook extends it
     optional: bool = False
 
+    @property
+    def cpu_seconds(self) -> float | None:
+        """This notebook's run time at the default parameters in the committed cpu reference run."""
+        return CPU_RUN_TIMES["seconds"].get(self.stem)
 
-# Where and when `cpu_seconds` were measured (a `make run` at default parameters); a notebook
-# that shows them says so, because another machine's wall time is not this run's. They are the run
-# times of the committed cpu reference run (docs/reference-runs/, its README), which tests/test_guide.py
-# checks while that run is the one named here.
-CPU_SECONDS_MEASURED_ON = "a 2-core AMD EPYC CI machine, torch 2.13.0+cpu, run 20261204T202611Z"
+
+# Where and when `cpu_seconds` were measured (a `make run` at default parameters): the run times
+# of the committed cpu reference run, which `make publish` writes beside it (RUN_TIMES_FILE), so
+# they are never copied by hand. A notebook that shows them says so, because another machine's
+# wall time is not this run's.
+REFERENCE_RUNS_DIR = REPO_ROOT / "docs" / "reference-runs"
+RUN_TIMES_FILE = "run_times.json"
+
+
+def reference_run_times(reference_dir: Path = REFERENCE_RUNS_DIR, backend: str = "cpu") -> dict:
+    """{"measured_on": ..., "seconds": {stem: s}} of the committed reference run of `backend`,
+    or an empty record when none is committed (a fork, a fresh series): times then show as not
+    recorded rather than as another run's."""
+    found = sorted(reference_dir.glob(f"{backend}-*/{RUN_TIMES_FILE}"))
+    if not found:
+        return {"measured_on": f"no committed {backend} reference run", "seconds": {}}
+    return json.loads(found[-1].read_text(encoding="utf-8"))
+
+
+CPU_RUN_TIMES = reference_run_times()
+CPU_SECONDS_MEASURED_ON = CPU_RUN_TIMES["measured_on"]
 
 
 def notebook_info(stem: str) -> NotebookInfo:
@@ -64,14 +84,12 @@ NOTEBOOKS = (
         "versions, backend, devices",
         "lists NeuronCores with neuron-ls",
         "lists the GPU or CPU",
-        cpu_seconds=4.5,
     ),
     NotebookInfo(
         "01_profiler_setup",
         "profiler, schedule, synchronize, overhead",
         "NeuronConfig + NeuronProfiler, PrivateUse1 activity, Neuron profile folder",
         "same loop without the Neuron exporter; the Neuron code is shown as text",
-        cpu_seconds=12.8,
         neuron_facts=("N6", "N9", "N10", "N11", "N19", "N20", "N22", "N23", "N27", "N29"),
     ),
     NotebookInfo(
@@ -79,7 +97,6 @@ NOTEBOOKS = (
         "naive RMSNorm: ops, memory, gaps",
         "one NEFF execution per op (eager)",
         "kernels on cuda, ATen ops on cpu",
-        cpu_seconds=13.9,
         neuron_facts=("N6", "N9", "N19", "N20", "N22"),
     ),
     NotebookInfo(
@@ -87,7 +104,6 @@ NOTEBOOKS = (
         "torch.rms_norm",
         "one NEFF per shape (documented)",
         "one fused kernel on cuda; same ops as naive on cpu",
-        cpu_seconds=17.8,
         neuron_facts=("N19", "N25"),
     ),
     NotebookInfo(
@@ -95,7 +111,6 @@ NOTEBOOKS = (
         "torch.compile: cold vs warm, graphs, breaks",
         "backend='neuron': one NEFF per graph",
         "Inductor: generated C++ (cpu) or Triton (cuda)",
-        cpu_seconds=26.1,
         neuron_facts=("N24", "N26"),
     ),
     NotebookInfo(
@@ -103,7 +118,6 @@ NOTEBOOKS = (
         "all variants, two shapes, copy floor",
         "device time from the timer; Neuron profile per variant",
         "same table and chart",
-        cpu_seconds=29.5,
         neuron_facts=("N6", "N19", "N31"),
     ),
     NotebookInfo(
@@ -111,7 +125,6 @@ NOTEBOOKS = (
         "lanes, gaps, dispatch chain, Neuron Explorer",
         "Neuron Explorer walkthrough on the real profile",
         "Perfetto UI; what Neuron Explorer would show",
-        cpu_seconds=15.1,
         neuron_facts=("N12", "N13", "N14", "N15", "N16", "N17", "N18", "N19", "N28"),
     ),
     NotebookInfo(
@@ -119,7 +132,6 @@ NOTEBOOKS = (
         "new shapes: recompiles, the recompile limit, bucketing, caches",
         "one neuronx-cc compile per shape; dynamic=True rejected; the NEFF cache",
         "Dynamo guards and Inductor's on-disk cache, measured",
-        cpu_seconds=45.1,
         neuron_facts=("N14", "N26"),
         optional=True,
     ),
@@ -128,7 +140,6 @@ NOTEBOOKS = (
         "torchrun ranks, all-reduce, stragglers, a failing rank",
         "the documented torchrun recipe printed; the lesson's ranks on the host CPU",
         "gloo on cpu (2 ranks), nccl on cuda",
-        cpu_seconds=19.8,
         neuron_facts=("N27", "N30"),
         optional=True,
     ),
@@ -137,7 +148,6 @@ NOTEBOOKS = (
         "Trainium's device view: engine lanes, DMA, HBM bytes, unfused vs fused",
         "the same recorded trn2 profiles (this run captures none); the capture commands printed",
         "the same: it reads recorded data",
-        cpu_seconds=7.1,
         neuron_facts=("N35", "N36", "N37", "N38", "N39"),
     ),
 )

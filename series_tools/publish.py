@@ -5,7 +5,8 @@
 From a passing run folder (default: the newest under runs/) it writes
 `docs/reference-runs/<backend>-<device>-<UTC date>/`: the executed notebooks with their outputs
 (images stay embedded, as the run left them), each notebook's figures (PNG), the run's
-environment.json and metrics.json, and a README.md index: per notebook what it shows, its run
+environment.json and metrics.json, run_times.json (each notebook's run time, which helpers.series
+reads), and a README.md index: per notebook what it shows, its run
 time, the conclusions it published (its "claims" metric) and a link. Traces, Neuron profile
 folders, compile caches and HTML handouts stay out; absolute paths of the machine that made
 the run are replaced by placeholders (`<run>`, `<repo>`, `<home>`, `<tmp>`, `<host>`), and the
@@ -38,10 +39,9 @@ from typing import Any, Callable
 from helpers.errors import SeriesError
 from helpers.metrics import METRICS_FILE
 from helpers.outputs import RUNS_DIR, ensure_writable_dir, write_atomic
-from helpers.series import NOTEBOOK_DIR, NOTEBOOKS, REPO_ROOT, notebook_paths
+from helpers.series import NOTEBOOK_DIR, NOTEBOOKS, REFERENCE_RUNS_DIR, REPO_ROOT, RUN_TIMES_FILE, notebook_paths
 from series_tools.run_series import INCOMPLETE
 
-REFERENCE_RUNS_DIR = REPO_ROOT / "docs" / "reference-runs"
 SIZE_BUDGET_BYTES = 5_000_000  # 5 MB per reference run: the repository must stay quick to clone
 REFRESH_COMMAND = "make run && make publish"
 INJECTED_TAG = "injected-parameters"  # papermill's cell holding the run's parameters
@@ -308,7 +308,8 @@ def index_markdown(
         f"| run time | {status.get('seconds')} s for {len(notebooks)} notebooks |",
         "",
         "Files: the executed notebooks (below), `environment.json` (the run's environment), `metrics.json` "
-        "(every metric the notebooks published, with its unit), `NN_name/*.png` (the figures each notebook saved). "
+        "(every metric the notebooks published, with its unit), `run_times.json` (each notebook's run time, "
+        "which the notebooks' start lines and the instructor guide quote), `NN_name/*.png` (the figures each notebook saved). "
         "Traces and profile folders are left out (size); a run of your own writes them. Absolute paths of the "
         "machine are replaced by `<run>` (the run folder), `<repo>` (the checkout), `<home>`, `<tmp>` and `<host>`.",
         "",
@@ -360,6 +361,17 @@ def megabytes(n: int) -> str:
     return f"{n / 1e6:.2f} MB"
 
 
+def run_times(status: dict[str, Any], env: dict[str, Any]) -> dict[str, Any]:
+    """The run time of each notebook and the machine that measured them: RUN_TIMES_FILE, which
+    helpers.series reads for the notebooks' start lines, 00's plan and the instructor guide."""
+    when = re.sub(r"[-:]", "", str(env.get("date_utc", "")))[:15]
+    cores = f"{env['cpu_count']}-core " if env.get("cpu_count") else ""
+    return {
+        "measured_on": f"a {cores}{env.get('device_name')} machine, torch {env.get('torch')}, run {when}Z",
+        "seconds": {r["notebook"]: r["seconds"] for r in status.get("notebooks", []) if r.get("seconds") is not None},
+    }
+
+
 def write_contents(run_dir: Path, dest: Path, name: str, status: dict[str, Any], env: dict[str, Any], scrub: Scrubber) -> None:
     """Everything of the reference run `name` into `dest` (an empty folder)."""
     metrics = map_strings(read_json(run_dir / METRICS_FILE), scrub)
@@ -378,6 +390,7 @@ def write_contents(run_dir: Path, dest: Path, name: str, status: dict[str, Any],
     env = map_strings(env, scrub)
     write_atomic(dest / "environment.json", json.dumps(env, indent=2, sort_keys=True) + "\n")
     write_atomic(dest / METRICS_FILE, json.dumps(metrics, indent=2, sort_keys=True) + "\n")
+    write_atomic(dest / RUN_TIMES_FILE, json.dumps(run_times(status, env), indent=2, sort_keys=True) + "\n")
     write_atomic(dest / "README.md", scrub(index_markdown(name, env, status, metrics, notebooks, figures)))
 
 

@@ -151,10 +151,20 @@ def test_publish_keeps_notebooks_figures_metrics_and_leaves_out_the_rest(made):
         "summary.png",
         "environment.json",
         "metrics.json",
+        "run_times.json",
         "README.md",
     }
     assert [p.name for p in out.iterdir()] == [final.name], "no temporary folder left beside it"
     assert publish.stale_notebooks(final, notebooks) == [], "cell sources are published verbatim"
+
+
+def test_run_times_hold_each_notebooks_seconds_and_the_machine_that_measured_them(made):
+    """helpers.series reads them for the start lines, 00's plan and the guide: nothing is copied by hand."""
+    tmp_path, notebooks, run_dir = made
+    final = publish.publish(run_dir, tmp_path / "reference-runs", notebook_dir=notebooks)
+    times = json.loads((final / "run_times.json").read_text())
+    assert times["seconds"] == {"00_first": 4.2, "01_second": 8.3}
+    assert "AMD EPYC 7B13" in times["measured_on"] and "run 20260101T000000Z" in times["measured_on"]
 
 
 def test_published_text_holds_no_path_of_the_machine_and_images_are_untouched(made):
