@@ -151,7 +151,7 @@ def record_rows(record: dict[str, Any], folded: tuple[str, ...] = ()) -> list[tu
         meaning = next(
             (RECORD_MEANINGS[".".join(parts[:n])] for n in range(len(parts), 0, -1) if ".".join(parts[:n]) in RECORD_MEANINGS), ""
         )
-        rows.append((name, value, meaning))
+        rows.append((name, "" if value is None else value, meaning))  # None shows as empty, as the meanings say
 
     for name, value in record.items():
         add(name, value)

@@ -288,13 +288,15 @@ def index_markdown(
     figures: dict[str, list[str]],
 ) -> str:
     seconds = {r["notebook"]: r.get("seconds") for r in status.get("notebooks", [])}
+    own = sum(s for s in seconds.values() if s)
     device = f"{env.get('device_name')} x{env.get('device_count')}"
     lines = [
         f"# Reference run `{name}`",
         "",
         f"The whole series executed by `make run` on backend `{env.get('backend')}` ({device}), published by "
         "`make publish` (series_tools/publish.py): every notebook with its outputs, as that run left them. "
-        "Every number and conclusion below is that run's, on that machine; a run of yours will measure its own.",
+        "Every number and conclusion below is that run's, on that machine; a run of yours will measure its own. "
+        "Terms are defined in the [glossary](../../CHEATSHEET.md#glossary).",
         "",
         "| | |",
         "|---|---|",
@@ -305,7 +307,8 @@ def index_markdown(
         f"| machine | {env.get('platform')}, {env.get('cpu_count')} CPUs, instance type {env.get('instance_type') or '—'} |",
         f"| commit | {env.get('git_commit') or '—'} |",
         f"| date (UTC) | {env.get('date_utc')} |",
-        f"| run time | {status.get('seconds')} s for {len(notebooks)} notebooks |",
+        f"| run time | {status.get('seconds')} s for {len(notebooks)} notebooks (their own times below add up to {own:.1f} s; "
+        "the rest is the work around them: rendering each notebook's HTML handout, merging the metrics, the consistency check) |",
         "",
         "Files: the executed notebooks (below), `environment.json` (the run's environment), `metrics.json` "
         "(every metric the notebooks published, with its unit), `run_times.json` (each notebook's run time, "
