@@ -123,9 +123,10 @@ def start_session(name: str, namespace: dict[str, Any], parameters: dict[str, An
     pressure = recent_pressure()
     if pressure is not None and pressure >= BUSY_WAITED_FRACTION:
         print(
-            f"Busy:    in the last 10 s some task on this machine waited for a CPU {pressure:.0%} of the time: "
-            "another process is running. Timings taken while it runs are flagged BUSY and conclude nothing; "
-            "close it (a build, a browser tab, another notebook) for numbers you can compare."
+            f"Busy:    in the last 10 s some task on this machine waited for a CPU {pressure:.0%} of the time: some "
+            "process was running then (an earlier notebook's own load counts too, and may have ended). Each timing "
+            "block checks again while it runs, and is flagged BUSY and concludes nothing if the load goes on; close "
+            "what you started (a build, a browser tab, another notebook) for numbers you can compare."
         )
     for line in orientation(name):
         print(line)
