@@ -46,6 +46,7 @@ class FloorCheck:
     copy_spread: float
     problems: list[str] = field(default_factory=list)
     memory_bound: bool = True  # whether the bandwidths were compared (see check_floor)
+    bytes_moved: int = 0  # read and written by one copy
 
     @property
     def ok(self) -> bool:
@@ -65,15 +66,16 @@ class FloorCheck:
         memory it already had over the triad, shows how much of the distance is that allocation."""
         low, high = PLAUSIBLE_COPY_OVER_PROBE
         spread = (
-            f"the copy's spread, {self.copy_spread:.2f}, is "
+            f"the copy's spread, {beside(self.copy_spread, WIDE_SPREAD)}, is "
             + ("within" if self.copy_spread <= WIDE_SPREAD else "above")
             + f" the {WIDE_SPREAD} allowed"
         )
         verdict = "sound" if self.ok else "FLAGGED"
         if not self.memory_bound:
             return (
-                f"{verdict}: at this shape both calls take microseconds and move a few KiB that can stay in the processor's "
-                f"caches, so their bandwidths say nothing about memory and are not compared; only the timing is checked, "
+                f"{verdict}: at this shape both calls take microseconds and move {self.bytes_moved / 1024:,.0f} KiB, which can "
+                "stay in the processor's caches, so their bandwidths say nothing about memory and are not compared; only the "
+                "timing is checked, "
                 f"and {spread}."
             )
         text = (
@@ -87,6 +89,15 @@ class FloorCheck:
         return text + f"; and {spread}."
 
 
+def beside(value: float, limit: float) -> str:
+    """`value` printed with as many decimals (2 to 4) as it takes to differ from `limit` where it
+    does: "0.25 > 0.25" reads as a contradiction, "0.2503 > 0.25" does not."""
+    for places in (2, 3, 4):
+        if f"{value:.{places}f}" != f"{limit:.{places}f}" or value == limit:
+            break
+    return f"{value:.{places}f}"
+
+
 def check_floor(copy: Timing, probe: Timing, bytes_moved: int, *, memory_bound: bool) -> FloorCheck:
     """Judge a copy timing against the triad timed in the same rounds.
 
@@ -94,9 +105,9 @@ def check_floor(copy: Timing, probe: Timing, bytes_moved: int, *, memory_bound: 
     calls are launch overhead, and their "bandwidth" says nothing about memory."""
     copy_bw = bytes_moved / (copy.median_us * 1e-6) / 1e9
     probe_bw = bytes_moved / (probe.median_us * 1e-6) / 1e9
-    check = FloorCheck(copy_bw, probe_bw, copy.spread, memory_bound=memory_bound)
+    check = FloorCheck(copy_bw, probe_bw, copy.spread, memory_bound=memory_bound, bytes_moved=bytes_moved)
     if copy.spread > WIDE_SPREAD:
-        check.problems.append(f"the copy's spread is wide ({copy.spread:.2f} > {WIDE_SPREAD})")
+        check.problems.append(f"the copy's spread is wide ({beside(copy.spread, WIDE_SPREAD)} > {WIDE_SPREAD})")
     low, high = PLAUSIBLE_COPY_OVER_PROBE
     if memory_bound and not low <= check.copy_over_probe <= high:
         check.problems.append(f"the copy reached {check.copy_over_probe:.2f}x the triad's bandwidth (plausible: {low}-{high}x)")
