@@ -305,3 +305,10 @@ def test_published_notebooks_links_point_from_their_folder_to_the_repository():
     out = relink(nb)
     assert out["cells"][0]["source"] == ["see the [glossary](../../../docs/CHEATSHEET.md#glossary)\n"]
     assert out["cells"][1]["source"] == ["x = '](../keep)'"]  # code is left as written
+
+
+def test_without_a_committed_reference_run_the_times_read_as_not_recorded(tmp_path):
+    """A fork or a fresh series has no reference run yet: its notebooks show no other run's times."""
+    from helpers.series import reference_run_times
+
+    assert reference_run_times(tmp_path) == {"measured_on": "no committed cpu reference run", "seconds": {}}
