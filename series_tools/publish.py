@@ -312,7 +312,8 @@ def index_markdown(
         "",
         "Files: the executed notebooks (below), `environment.json` (the run's environment), `metrics.json` "
         "(every metric the notebooks published, with its unit), `run_times.json` (each notebook's run time, "
-        "which the notebooks' start lines and the instructor guide quote), `NN_name/*.png` (the figures each notebook saved). "
+        "which the instructor guide and the start lines of runs made after this one quote; the start lines in this run's notebooks "
+        "quote the reference run committed before it), `NN_name/*.png` (the figures each notebook saved). "
         "Traces and profile folders are left out (size); a run of your own writes them. Absolute paths of the "
         "machine are replaced by `<run>` (the run folder), `<repo>` (the checkout), `<home>`, `<tmp>` and `<host>`.",
         "",
