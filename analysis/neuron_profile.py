@@ -181,7 +181,7 @@ def neuron_explorer_executable() -> tuple[str | None, str]:
     return None, ""
 
 
-def explorer_commands(profile_dir: Path | str, display_name: str = "rmsnorm") -> dict[str, str]:
+def explorer_commands(profile_dir: Path | str) -> dict[str, str]:
     """The documented ways to open a profile in Neuron Explorer, ready to copy.
 
     The tunnel binds both forwarded ports to 127.0.0.1 on the laptop: the UI (3001) calls its API
@@ -193,7 +193,7 @@ def explorer_commands(profile_dir: Path | str, display_name: str = "rmsnorm") ->
     return {
         **({"path": FIX_EXPLORER_PATH + "   # " + path_note} if path_note else {}),
         "view": f"neuron-explorer view -d {d}",
-        "ingest": f"neuron-explorer view -d {d} --ingest-only --display-name {display_name}",
+        "ingest": f"neuron-explorer view -d {d} --ingest-only",  # the documented re-processing command (N32)
         # model-mode pairs only; the torch.profiler path writes session-mode profiles: use "view" (N15)
         "one_pair": "neuron-explorer view -n <file>.neff -s <file>.ntff   # model-mode profiles only",
         "tunnel": (

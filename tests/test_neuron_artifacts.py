@@ -127,9 +127,9 @@ def test_missing_folder_is_reported_not_raised(tmp_path):
 
 
 def test_explorer_commands_tunnel_both_ports_on_loopback():
-    c = explorer_commands("/data/prof", "my-run")
+    c = explorer_commands("/data/prof")
     assert c["view"] == "neuron-explorer view -d /data/prof"
-    assert c["ingest"] == "neuron-explorer view -d /data/prof --ingest-only --display-name my-run"
+    assert c["ingest"] == "neuron-explorer view -d /data/prof --ingest-only"
     assert "-L 127.0.0.1:3001:localhost:3001" in c["tunnel"] and "-L 127.0.0.1:3002:localhost:3002" in c["tunnel"]
     assert "AWS Neuron Explorer" in c["vscode"]
 
