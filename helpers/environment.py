@@ -98,8 +98,8 @@ def neuron_settings_record() -> dict[str, Any]:
 # shown as "parent.child"; a child without its own line takes its parent's.
 RECORD_MEANINGS = {
     "python": "the Python version of this kernel",
-    "torch_neuronx": "torch-neuronx (TorchNeuron), the Neuron backend of PyTorch; None: not a Trainium environment",
-    "neuronx_cc": "the Neuron compiler (NEFF files); None: not a Trainium environment",
+    "torch_neuronx": "torch-neuronx (TorchNeuron), the Neuron backend of PyTorch; empty: not a Trainium environment",
+    "neuronx_cc": "the Neuron compiler (NEFF files); empty: not a Trainium environment",
     "platform": "the operating system and its kernel",
     "cpu_count": "the CPUs this machine (or virtual machine) offers",
     "allocator_settings": "PyTorch CPU allocator settings the series sets; THP_MEM_ALLOC_ENABLE=1 asks for huge pages for large "
