@@ -114,8 +114,8 @@ RECORD_MEANINGS = {
     "series starts its kernels) makes a few-microsecond call time the same in every process",
     "free_page_reporting_kib": "the smallest freed block this virtual machine hands back to its host; empty: none. A call "
     "that reuses such memory waits while the host gives it back",
-    "cpu_pressure_avg10_at_start": "the share of the 10 s before the kernel started in which some task waited for a CPU "
-    "(Linux PSI): how busy the machine was",
+    "cpu_pressure_avg10_at_start": "the share of the 10 s before the notebook started (read once, by helpers.start) in "
+    "which some task waited for a CPU (Linux PSI): how busy the machine was",
     "transparent_hugepage": "Linux's huge-page policy; the bracketed word is in force ([madvise]: only where a program asks, as "
     "PyTorch does with THP_MEM_ALLOC_ENABLE=1)",
     "instance_type": "the cloud instance type where the machine reports one (e.g. a trn2 size); empty elsewhere",
@@ -158,6 +158,20 @@ def record_rows(record: dict[str, Any], folded: tuple[str, ...] = ()) -> list[tu
     return rows
 
 
+_PRESSURE_AT_START: list[float | None] = []  # the first reading in this process
+
+
+def pressure_at_start() -> float | None:
+    """The CPU pressure read at this process's first record (helpers.start), kept for every later one.
+
+    Read again, it would describe the moment of the later record, and the versions table of notebook 00
+    would differ from the environment.json the same notebook wrote at its start.
+    """
+    if not _PRESSURE_AT_START:
+        _PRESSURE_AT_START.append(recent_pressure())  # analysis.contention: how busy the machine was before anything ran
+    return _PRESSURE_AT_START[0]
+
+
 def host_record() -> dict[str, Any]:
     """Everything about this machine and checkout that does not depend on the backend."""
     return {
@@ -171,7 +185,7 @@ def host_record() -> dict[str, Any]:
         "neuron_settings": neuron_settings_record(),
         "address_layout": address_layout(),
         "free_page_reporting_kib": free_page_reporting_kib(),
-        "cpu_pressure_avg10_at_start": recent_pressure(),  # analysis.contention: busy before anything ran
+        "cpu_pressure_avg10_at_start": pressure_at_start(),
         "transparent_hugepage": read_sys_text("/sys/kernel/mm/transparent_hugepage/enabled"),
         "instance_type": instance_type(),
         "git_commit": git_commit(),

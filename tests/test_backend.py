@@ -147,3 +147,14 @@ def test_make_runs_choice_reaches_the_notebooks_reason(monkeypatch):
     assert select_backend("cpu").reason == "requested explicitly"
     monkeypatch.delenv(RUN_BACKEND_REASON)
     assert select_backend("cpu").reason == "requested explicitly"
+
+
+def test_cpu_pressure_is_read_once_per_process(monkeypatch):
+    """notebook 00's versions table must equal the environment.json its start wrote, though the machine moves."""
+    from helpers import environment
+
+    readings = iter([0.25, 0.75])
+    monkeypatch.setattr(environment, "recent_pressure", lambda: next(readings))
+    monkeypatch.setattr(environment, "_PRESSURE_AT_START", [])
+    first = environment.host_record()["cpu_pressure_avg10_at_start"]
+    assert first == 0.25 and environment.host_record()["cpu_pressure_avg10_at_start"] == first
