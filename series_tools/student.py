@@ -35,7 +35,12 @@ def student_cell_source(solution_source: str) -> str:
     return f"# {label}: your answer here (this cell is not checked; leave it as comments to skip it)\n"
 
 
-PREDICT_PROMPT = "**Predict first**"
+PREDICT_PROMPT = re.compile(r"\*\*\s*predict first", re.IGNORECASE)  # "**Predict first**:" and "**Predict first:**" alike
+
+
+def is_prompt(source: str) -> bool:
+    """A markdown cell that asks the learner to predict before the cells below answer."""
+    return bool(PREDICT_PROMPT.search(source))
 
 
 def starts_section(cell) -> bool:
@@ -48,9 +53,9 @@ def clear_predicted_outputs(cells) -> None:
     under_prompt = False
     for cell in cells:
         if cell.cell_type == "markdown":
-            if starts_section(cell) and PREDICT_PROMPT not in cell.source:
+            if starts_section(cell) and not is_prompt(cell.source):
                 under_prompt = False
-            if PREDICT_PROMPT in cell.source:
+            if is_prompt(cell.source):
                 under_prompt = True
         elif under_prompt:
             cell.outputs, cell.execution_count = [], None

@@ -1,10 +1,11 @@
 """Student copies: solutions out, inert answer cells in, nothing of the answer left behind."""
 
 import json
+import re
 
 import nbformat
 
-from series_tools.student import main, student_cell_source, to_student
+from series_tools.student import is_prompt, main, student_cell_source, to_student
 
 
 def make_nb():
@@ -77,7 +78,10 @@ def test_every_prompt_of_the_series_is_cleared_in_an_executed_copy():
     for path in notebook_paths():
         nb = nbformat.read(path, as_version=4)
         for i, cell in enumerate(nb.cells):
-            if cell.cell_type == "markdown" and "**Predict first**" in cell.source:
+            if cell.cell_type == "markdown" and re.search(r"\*\*[^*]*predict", cell.source, re.IGNORECASE):
+                assert is_prompt(cell.source), (
+                    f"{path.name}: a prediction prompt the handout would not clear: {cell.source[:80]!r}"
+                )
                 prompts += 1
                 assert any(c.cell_type == "code" for c in nb.cells[i + 1 : i + 4]), (
                     f"{path.name}: a prompt with no cell to answer it"
