@@ -113,7 +113,7 @@ class PairedRatio:
     def describe(self, faster: str = "faster", slower: str = "slower") -> str:
         """The ratio in words, with its spread; "no measurable difference" when the spread holds 1.0;
         "not measurable here" with what was seen when the machine was busy."""
-        spread = f"per-{self.pairing} p10-p90 {self.p10:.2f}-{self.p90:.2f}"
+        spread = f"per-{self.pairing} p10-p90 {_bound(self.p10)}-{_bound(self.p90)}"
         if self.busy:
             return (
                 f"not measurable here: the machine was busy ({self.contention.seen()}); "
@@ -124,6 +124,16 @@ class PairedRatio:
         word = slower if self.median > 1 else faster
         factor = self.median if self.median > 1 else 1 / self.median
         return f"{self.numerator} took {self.median:.2f}x the time of {self.denominator}: {factor:.2f}x {word} ({spread})"
+
+
+def _bound(value: float) -> str:
+    """A p10 or p90 with the decimals that show which side of 1.0 it lies on: 1.0036 prints as 1.004,
+    not as a 1.00 that reads as holding 1.0 while the verdict says it does not."""
+    for decimals in (2, 3, 4):
+        text = f"{value:.{decimals}f}"
+        if value == 1.0 or float(text) != 1.0:
+            return text
+    return f"{value:.4f}"
 
 
 def contention_summary(timings: dict[str, Timing]) -> str:
