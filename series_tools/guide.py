@@ -75,7 +75,7 @@ def agenda_markdown() -> str:
     rows.append("")
     rows.append(
         f"Core path: {core_minutes // 60} h {core_minutes % 60:02d} min with the break; the optional notebooks "
-        f"and questions fill the rest of 3 hours ({clock} min of notebooks in all). Run times: {CPU_SECONDS_MEASURED_ON}; on Trainium the "
+        f"and questions fill the rest of 3 hours ({clock} min on the agenda in all, the break included). Run times: {CPU_SECONDS_MEASURED_ON}; on Trainium the "
         "first run of a notebook adds its compiles (pre-warm the caches, below)."
     )
     return "\n".join(rows)

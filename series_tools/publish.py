@@ -271,12 +271,14 @@ def what_it_shows(stem: str, nb: dict[str, Any]) -> str:
 
 def published_claims(metrics: dict[str, Any], stem: str) -> list[str]:
     entry = metrics.get("notebooks", {}).get(stem, {}).get("claims")
-    # a claim's text is often written as a summary's bullet ("- ..."): the index makes its own bullets
-    return [
+    # a claim's text is often written as a summary's bullet ("- ..."): the index makes its own bullets; one
+    # sentence can back several claims (one per metric it compares), and the index prints it once
+    texts = [
         c["text"].strip().removeprefix("- ").strip()
         for c in (entry or {}).get("value", [])
         if isinstance(c, dict) and c.get("text")
     ]
+    return list(dict.fromkeys(texts))
 
 
 def index_markdown(
