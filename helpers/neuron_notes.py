@@ -67,7 +67,8 @@ def trainium_box(stem: str, path: Path | str = NOTES_PATH) -> list[str]:
     lines = [
         "On Trainium this notebook relies on these facts of docs/NEURON_NOTES.md (documented: in the vendor's docs; "
         "UNVERIFIED: not in them, checked at run time; observed: seen in recorded data; each cut to one line, the "
-        "whole fact is in the notes; the names in them are explained where this notebook's cells use them); "
+        "whole fact is in the notes; the names in them are explained where this notebook's cells use them, and the "
+        "environment variables in docs/CHEATSHEET.md's 'Neuron environment' table); "
         + (f"seen on a trn2: {', '.join(confirmed)}." if confirmed else "none yet confirmed on Trainium by this project.")
     ]
     lines += [f"  {i:4s} {facts[i].kind:10s} {facts[i].short()}" for i in ids]
