@@ -103,7 +103,7 @@ NOTEBOOKS = (
         "03_fused_rms_norm",
         "torch.rms_norm",
         "one NEFF per shape (documented)",
-        "one fused kernel on cuda; same ops as naive on cpu",
+        "one fused kernel on cuda; on cpu the notebook counts the ops it runs",
         neuron_facts=("N19", "N25"),
     ),
     NotebookInfo(
