@@ -162,7 +162,8 @@ class Contention:
         """What was measured, in words, e.g. for "the machine was busy (...)"."""
         parts = []
         if self.waited_fraction is not None:
-            parts.append(f"a thread of this process waited for a CPU {self.waited_fraction:.0%} of the {self.wall_s:.1f} s")
+            span = f"{self.wall_s:.1f} s" if self.wall_s >= 0.1 else f"{self.wall_s * 1e3:.0f} ms"  # short blocks in ms
+            parts.append(f"a thread of this process waited for a CPU {self.waited_fraction:.0%} of the {span}")
         if self.pressure_fraction is not None:
             parts.append(f"some task on the machine waited {self.pressure_fraction:.0%} of it")
         if self.steal_fraction:

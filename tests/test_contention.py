@@ -68,6 +68,11 @@ def test_the_thread_that_waited_most_decides_and_new_threads_count_from_zero():
     assert quiet.busy is False and "waited for a CPU 9% of the 2.0 s" in quiet.seen()
 
 
+def test_a_block_shorter_than_a_tenth_of_a_second_is_named_in_ms():
+    assert "of the 15 ms" in Contention(0.015, 0.04, 0.04, 0.0).seen()  # not "of the 0.0 s"
+    assert "of the 0.1 s" in Contention(0.1, 0.04, 0.04, 0.0).seen()
+
+
 def test_a_ratio_is_busy_when_either_side_was():
     quiet, busy = Contention(1.0, 0.01, 0.0, 0.0), Contention(1.0, 0.4, 0.7, 0.0)
     worst = combined([quiet, busy])
