@@ -53,7 +53,7 @@ _EXPORTS = {
     "rank_view": "TOGETHER_US arrival_order collective_kernel_waits collective_waits rank_kernel_time rank_steps",
     "recorded": "ALEXNET_FORWARD RECORDED_ORIGIN load_recorded recorded_path",
     "timing": "PairedRatio Timing busy_processes contention_summary paired_ratio time_interleaved time_once time_per_call",
-    "traces": "Trace allocations_by_op call_tree dispatch_tree gap_table launch_latency load_trace per_call_summary "
+    "traces": "Trace allocations_by_op call_tree dispatch_tree folded_by_key_averages gap_table launch_latency load_trace per_call_summary "
     "representative_step step_ops step_summary",
 }
 __getattr__, __dir__, __all__ = lazy_namespace(__name__, globals(), _EXPORTS)

@@ -583,6 +583,25 @@ def call_tree(trace: Trace, root: str, step: int | None = None, max_depth: int =
     return nodes
 
 
+def folded_by_key_averages(nodes: list[CallNode]) -> list[str]:
+    """The ops of a `call_tree` that `prof.key_averages()` counts once where the tree shows two: a
+    call that is its parent's only child and has its parent's name (aten::div_ directly inside
+    aten::div_). PyTorch merges such a pair into one event before counting
+    (torch.autograd.profiler_util.EventList._remove_dup_nodes), so a table's call count and the
+    tree's can differ; this names where."""
+    path: list[int] = []  # the open nodes from the root, by index
+    children = [0] * len(nodes)
+    same_name: list[tuple[int, str]] = []
+    for i, node in enumerate(nodes):
+        del path[node.depth :]
+        if path:
+            children[path[-1]] += 1
+            if nodes[path[-1]].name == node.name:
+                same_name.append((path[-1], node.name))
+        path.append(i)
+    return sorted({name for parent, name in same_name if children[parent] == 1})
+
+
 def dispatch_tree(
     trace: Trace, root: str, step: int | None = None, max_depth: int = 6, kernel_name=lambda name: name
 ) -> list[str]:

@@ -11,9 +11,11 @@ from helpers.errors import TraceFileError
 from lesson.profiling import profile_steps
 from lesson.rmsnorm import rmsnorm_naive
 from analysis.traces import (
+    CallNode,
     call_tree,
     device_ops,
     dispatch_tree,
+    folded_by_key_averages,
     gap_table,
     lane_of,
     launch_latency,
@@ -47,6 +49,23 @@ def test_cpu_trace_steps_and_ops(naive_trace):
     ops = device_ops(naive_trace)
     last = ops[ops["step"] == 3]["name"].astype(str).tolist()
     assert last == ["aten::pow", "aten::sum", "aten::div_", "aten::add", "aten::rsqrt", "aten::mul", "aten::mul"]
+
+
+def test_folded_by_key_averages_names_the_calls_key_averages_counts_once(naive_trace, tmp_path):
+    # naive's mean divides in place: aten::div_ directly inside aten::div_, its only child
+    assert folded_by_key_averages(call_tree(naive_trace, "naive", step=3)) == ["aten::div_"]
+    # and key_averages() does count one call where the trace holds two events
+    x, w = torch.randn(64, 512), torch.ones(512)
+    with torch.profiler.profile() as prof:
+        rmsnorm_naive(x, w)
+    prof.export_chrome_trace(str(tmp_path / "one.json"))
+    events = json.loads((tmp_path / "one.json").read_text())["traceEvents"]
+    assert sum(e.get("name") == "aten::div_" for e in events) == 2
+    assert {e.key: e.count for e in prof.key_averages()}["aten::div_"] == 1
+    # a parent with two children of its own name keeps both: nothing is folded
+    two = [CallNode(0, "a", "cpu", 2.0), CallNode(1, "a", "cpu", 1.0), CallNode(1, "a", "cpu", 1.0)]
+    assert folded_by_key_averages(two) == []
+    assert folded_by_key_averages(two[:2]) == ["a"]
 
 
 def test_cpu_step_summary(naive_trace):
