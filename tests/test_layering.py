@@ -190,4 +190,4 @@ def test_the_architecture_pages_size_sentence_holds():
         pkg: sum(len(p.read_text().splitlines()) for p in (ROOT / pkg).glob("*.py")) for pkg in ("analysis", "helpers", "lesson")
     }
     assert lines["analysis"] >= 2 * max(lines["helpers"], lines["lesson"]), lines
-    assert "`analysis/` is the largest of the three libraries, by far" in (ROOT / "docs" / "ARCHITECTURE.md").read_text()
+    assert "`analysis/` is the largest of the three libraries, by far" in (root / "docs" / "ARCHITECTURE.md").read_text()
