@@ -335,7 +335,9 @@ def plan_seats(
         )
     hbm = host.hbm_gb_per_core * cores_per_seat if host.backend == "neuron" else None
     if hbm is not None and hbm <= DEVICE_PROFILE_HBM_GB:
-        notes.append(f"HBM: {hbm:.0f} GB per seat cannot hold a device profile's ~{DEVICE_PROFILE_HBM_GB:g} GB: system profiles only")
+        notes.append(
+            f"HBM: {hbm:.0f} GB per seat cannot hold a device profile's ~{DEVICE_PROFILE_HBM_GB:g} GB: system profiles only"
+        )
     if host.backend == "neuron" and not host.explorer_port_flag:
         notes.append(
             "Neuron Explorer: no port option found in `neuron-explorer view --help` here; the seats' port pairs are "
@@ -464,10 +466,15 @@ def main(argv: list[str] | None = None) -> int:
             first_explorer_port=args.first_explorer_port,
         )
     except SeatsDoNotFit as exc:
-        print(f"workshop: {args.seats} seats do not fit: {exc.reason}. Fix: `--seats {exc.fits}`, or a larger host", file=sys.stderr)
+        print(
+            f"workshop: {args.seats} seats do not fit: {exc.reason}. Fix: `--seats {exc.fits}`, or a larger host", file=sys.stderr
+        )
         return 2
     except (OSError, ValueError, subprocess.TimeoutExpired) as exc:
-        print(f"workshop: cannot read the host: {exc}. Fix: `--neuron-ls <saved output>` or `--instance trn2.48xlarge`", file=sys.stderr)
+        print(
+            f"workshop: cannot read the host: {exc}. Fix: `--neuron-ls <saved output>` or `--instance trn2.48xlarge`",
+            file=sys.stderr,
+        )
         return 2
     print(seat_table(plan))
     if args.instance:
