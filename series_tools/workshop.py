@@ -129,6 +129,7 @@ class Plan:
     hub_cpus: int
     memory_per_seat_gib: float
     hub_memory_gib: float
+    cores_per_seat: int = 1
     notes: tuple[str, ...] = field(default=())
 
     def record(self) -> dict:
@@ -356,7 +357,7 @@ def plan_seats(
         )
         for i in range(seats)
     )
-    return Plan(host, planned, hub_cpus, memory_per_seat_gib, hub_memory_gib, tuple(notes))
+    return Plan(host, planned, hub_cpus, memory_per_seat_gib, hub_memory_gib, cores_per_seat, tuple(notes))
 
 
 def seat_table(plan: Plan) -> str:
@@ -431,6 +432,47 @@ def write_hub(plan: Plan, out: Path, settings: HubSettings) -> list[Path]:
     return [out / "workshop.json", out / "seats.md", out / "jupyterhub_config.py", kernel_dir / "kernel.json"]
 
 
+WARM_CACHE_IN_IMAGE = "/opt/warm-neff-cache"  # where the seat image carries the pre-warmed cache (docs/WORKSHOP_HUB.md)
+POD_NEFF_CACHE = "/home/jovyan/neff-cache"
+
+
+def z2jh_values(
+    plan: Plan, instance_type: str, image: str = "<account>.dkr.ecr.<region>.amazonaws.com/trainium-profiling"
+) -> dict:
+    """Zero to JupyterHub values for the same seats on an EKS cluster of `instance_type` nodes.
+
+    Each pod is one seat: the Neuron device plugin hands it `aws.amazon.com/neuroncore` cores (so
+    NEURON_RT_VISIBLE_CORES is not set here), Kubernetes enforces its CPU and memory share, and
+    its Explorer ports are its own (a pod has its own network). The rest of the seat's
+    environment is the plan's; the NEFF cache is seeded at pod start from the image's warm copy."""
+    seat = plan.seats[0]
+    env = {k: v for k, v in seat.environment().items() if k in ("OMP_NUM_THREADS", "NEURON_PROFILE")}
+    env["TORCH_NEURONX_NEFF_CACHE_DIR"] = POD_NEFF_CACHE
+    cores = {"aws.amazon.com/neuroncore": str(plan.cores_per_seat)}
+    seed = f"[ -d {POD_NEFF_CACHE} ] || cp -r {WARM_CACHE_IN_IMAGE} {POD_NEFF_CACHE} || mkdir -p {POD_NEFF_CACHE}"
+    return {
+        "hub": {
+            "config": {
+                "JupyterHub": {"authenticator_class": "shared-password"},
+                "Authenticator": {"allowed_users": [s.name for s in plan.seats]},
+                # the password is not kept in this file: helm ... --set hub.config.SharedPasswordAuthenticator.user_password=...
+            }
+        },
+        "singleuser": {
+            "image": {"name": image, "tag": "latest"},
+            "defaultUrl": "/lab",
+            "nodeSelector": {"node.kubernetes.io/instance-type": instance_type},
+            "extraTolerations": [{"key": "aws.amazon.com/neuron", "operator": "Exists", "effect": "NoSchedule"}],
+            "extraResource": {"limits": dict(cores), "guarantees": dict(cores)},
+            "cpu": {"limit": seat.threads, "guarantee": seat.threads},
+            "memory": {"limit": f"{plan.memory_per_seat_gib:g}G", "guarantee": f"{plan.memory_per_seat_gib:g}G"},
+            "extraEnv": env,
+            "lifecycleHooks": {"postStart": {"exec": {"command": ["sh", "-c", seed]}}},
+        },
+        "cull": {"enabled": True, "timeout": 3600},
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seats", type=int, required=True, help="how many learners")
@@ -448,6 +490,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--homes", default="/home")
     ap.add_argument("--hub-port", type=int, default=8000)
     ap.add_argument("--idle-timeout-s", type=int, default=3600)
+    ap.add_argument("--z2jh", type=Path, help="also write Zero to JupyterHub values for these seats (EKS) to this file")
     args = ap.parse_args(argv)
     try:
         if args.instance:
@@ -477,6 +520,13 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
     print(seat_table(plan))
+    if args.z2jh:
+        import yaml
+
+        instance = args.instance or "trn2.48xlarge"
+        header = f"# Zero to JupyterHub values: {len(plan.seats)} seats planned on {plan.host.source}\n"
+        args.z2jh.write_text(header + yaml.safe_dump(z2jh_values(plan, instance), sort_keys=False))
+        print(f"\nwrote {args.z2jh}")
     if args.instance:
         return 0  # documented figures plan a host to launch; its hub is written on the host itself
     settings = HubSettings(

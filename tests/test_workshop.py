@@ -163,3 +163,28 @@ class _Attr:
 
     def __getattr__(self, name):
         return self._sections[name]
+
+
+def test_the_committed_zero_to_jupyterhub_values_are_the_planners_for_20_seats_on_a_trn2_48xlarge(tmp_path, capsys):
+    """Linted as YAML and compared with the plan: the chart's own schema (values.schema.json) is
+    not installable here (no helm; not on PyPI or npm), docs/WORKSHOP_HUB.md says so."""
+    import yaml
+
+    fresh = tmp_path / "values.yaml"
+    assert workshop.main(["--seats", "20", "--instance", "trn2.48xlarge", "--z2jh", str(fresh)]) == 0
+    committed = ROOT / "workshop" / "z2jh-values.trn2.48xlarge.yaml"
+    assert committed.read_text() == fresh.read_text(), (
+        "regenerate: python -m series_tools.workshop --seats 20 --instance trn2.48xlarge --z2jh workshop/z2jh-values.trn2.48xlarge.yaml"
+    )
+    values = yaml.safe_load(committed.read_text())
+    seat = plan_seats(documented_host("trn2.48xlarge"), 20).seats[0]
+    user = values["singleuser"]
+    assert user["extraResource"]["limits"] == {"aws.amazon.com/neuroncore": "1"} == user["extraResource"]["guarantees"]
+    assert user["nodeSelector"] == {"node.kubernetes.io/instance-type": "trn2.48xlarge"}
+    assert user["extraTolerations"][0]["key"] == "aws.amazon.com/neuron"
+    assert user["extraEnv"]["OMP_NUM_THREADS"] == str(seat.threads) == str(user["cpu"]["limit"])
+    assert user["extraEnv"]["NEURON_PROFILE"] == "system"
+    assert "NEURON_RT_VISIBLE_CORES" not in user["extraEnv"]  # the device plugin allocates the pod's cores
+    assert values["hub"]["config"]["Authenticator"]["allowed_users"] == [f"seat{i:02d}" for i in range(1, 21)]
+    assert values["cull"]["enabled"] is True
+    assert "user_password" not in committed.read_text()  # the password is set at install, never kept in the file

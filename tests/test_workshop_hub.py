@@ -361,9 +361,12 @@ def test_a_seat_signs_in_on_the_real_login_page_in_chromium(hub, tmp_path):
         browser.find_element(By.ID, "password_input").send_keys(PASSWORD)
         browser.find_element(By.ID, "login_submit").click()
         wait.until(lambda b: "/user/seat03/lab" in b.current_url)  # seat03's server (already started) in JupyterLab
-        wait.until(lambda b: b.find_elements(By.CSS_SELECTOR, ".jp-DirListing-itemText"))
-        names = [e.get_attribute("textContent") for e in browser.find_elements(By.CSS_SELECTOR, ".jp-DirListing-itemText")]
-        assert any("00_environment_check" in n for n in names)
+
+        def notebook_00_shown(b):
+            items = b.find_elements(By.CSS_SELECTOR, ".jp-DirListing-itemText")
+            return any("00_environment_check" in e.get_attribute("textContent") and e.is_displayed() for e in items)
+
+        wait.until(notebook_00_shown)  # the seat's own copy of the notebooks, in its file browser
         SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
         browser.save_screenshot(str(SCREENSHOT_DIR / "workshop-hub-seat03.png"))
     finally:

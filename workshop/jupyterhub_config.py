@@ -60,6 +60,8 @@ c.Spawner.http_timeout = 120
 c.Spawner.args = [
     f"--MultiKernelManager.default_kernel_name={PLAN['kernel_name']}",
     "--KernelManager.transport_encryption=auto",  # as `make lab` (series_tools/execute.py says why)
+    "--LabApp.news_url=None",  # no news pop-up, no calls out of the room
+    "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
     *(["--allow-root"] if os.geteuid() == 0 and HUB["spawner"] == "simple" else []),
 ]
 
