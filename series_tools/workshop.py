@@ -80,6 +80,7 @@ class Host:
     hbm_gb_per_device: float = 0.0
     lnc: int | None = None  # physical cores per logical core, where known
     explorer_port_flag: str | None = None  # the `neuron-explorer view` option that sets its port, if any
+    explorer_checked: bool = False  # whether that was read from this host's neuron-explorer
 
     @property
     def backend(self) -> str:
@@ -253,6 +254,7 @@ def read_host(neuron_ls_output: str | None = None, source: str = "") -> Host:
         hbm_gb_per_device=hbm,
         lnc=lnc,
         explorer_port_flag=explorer_port_flag(),
+        explorer_checked=True,
     )
 
 
@@ -297,7 +299,8 @@ def plan_seats(
         cores_per_seat: logical NeuronCores per seat (the series needs one).
         memory_per_seat_gib: host memory allowed per seat (server and one kernel at a time).
         hub_memory_gib, hub_cpus: kept for the hub, its proxy, the culler and the system.
-        cache_root: each seat's NEFF cache is `<cache_root>/<seat>`.
+        cache_root: each seat's NEFF cache is `<cache_root>/<seat>/neff`: the seat owns `<cache_root>/<seat>`,
+            where the series also keeps its record of the cache's debug settings (`neff.series-debug.json`).
         first_explorer_port: seat 1's Explorer UI port; its API port is the next one, and each
             following seat takes the next pair.
     """
@@ -339,7 +342,11 @@ def plan_seats(
         notes.append(
             f"HBM: {hbm:.0f} GB per seat cannot hold a device profile's ~{DEVICE_PROFILE_HBM_GB:g} GB: system profiles only"
         )
-    if host.backend == "neuron" and not host.explorer_port_flag:
+    if host.backend == "neuron" and not host.explorer_checked:
+        notes.append(
+            "Neuron Explorer: whether `neuron-explorer view` takes a port option is read on the host (make workshop there)"
+        )
+    elif host.backend == "neuron" and not host.explorer_port_flag:
         notes.append(
             "Neuron Explorer: no port option found in `neuron-explorer view --help` here; the seats' port pairs are "
             "reserved, and the room shares one Explorer on 3001/3002 (docs/WORKSHOP_HUB.md, 'Neuron Explorer')"
@@ -349,7 +356,7 @@ def plan_seats(
             name=f"{SEAT_PREFIX}{i + 1:02d}",
             cores=_spec(i * cores_per_seat, cores_per_seat) if host.backend == "neuron" else None,
             threads=threads,
-            neff_cache=f"{cache_root.rstrip('/')}/{SEAT_PREFIX}{i + 1:02d}",
+            neff_cache=f"{cache_root.rstrip('/')}/{SEAT_PREFIX}{i + 1:02d}/neff",
             explorer_ui_port=first_explorer_port + 2 * i,
             explorer_api_port=first_explorer_port + 2 * i + 1,
             hbm_gb=hbm,

@@ -93,17 +93,18 @@ def prepare_seat(spawner):
         home.mkdir(parents=True, exist_ok=True)
         shutil.copytree(HUB["notebooks"], series, ignore=shutil.ignore_patterns("runs", ".ipynb_checkpoints"))
         _chown_tree(home, uid, gid)
-    cache = Path(seat["neff_cache"])
+    cache = Path(seat["neff_cache"])  # <cache root>/<seat>/neff; the seat owns <cache root>/<seat>
     if not cache.exists():
         warm = Path(HUB["warm_cache"]) if HUB["warm_cache"] else None
+        cache.parent.mkdir(parents=True, exist_ok=True)
         if warm and warm.is_dir():
             shutil.copytree(warm, cache)
             record = Path(f"{warm}.series-debug.json")  # the debug settings the warm NEFFs were compiled with
             if record.exists():
                 shutil.copyfile(record, f"{cache}.series-debug.json")
         else:
-            cache.mkdir(parents=True)
-        _chown_tree(cache, uid, gid)
+            cache.mkdir()
+        _chown_tree(cache.parent, uid, gid)
     spawner.environment.update(seat["environment"])
     spawner.environment["JUPYTER_PATH"] = PLAN["jupyter_path"]  # the series' kernel
     spawner.environment["PATH"] = f"{Path(PYTHON).parent}:{os.environ.get('PATH', '/usr/bin:/bin')}"
