@@ -542,6 +542,10 @@ def main(argv: list[str] | None = None) -> int:
     written = write_hub(plan, args.out, settings)
     print(f"\nwrote {', '.join(str(p) for p in written)}")
     print(f"start the hub: cd {args.out} && WORKSHOP_PASSWORD=<8+ characters> {Path(settings.python).parent}/jupyterhub")
+    if settings.spawner == "local":
+        print(
+            "  (as root: each seat runs as its own Unix user seat01, seat02, ...; create them first, docs/WORKSHOP_HUB.md step 3)"
+        )
     return 0
 
 
