@@ -203,7 +203,7 @@ def parse_neuron_ls(output: str, lnc: int = DEFAULT_LNC) -> tuple[int, int, floa
             return len(devices), nc // lnc, _size_gb(devices[0]["memory_size"]), f"JSON nc_count {nc} physical / LNC {lnc}"
         return len(devices), nc, _size_gb(devices[0]["memory_size"]), f"JSON nc_count {nc} taken as logical"
     rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in text.splitlines() if line.strip().startswith("|")]
-    header = [r for r in rows if r and not r[0].isdigit() and any(rows_cell for rows_cell in r)][:2]
+    header = [r for r in rows if not r[0].isdigit()][:2]  # the two header lines come before the device rows
     data = [r for r in rows if r and r[0].isdigit()]
     if len(header) < 2 or not data:
         raise ValueError("neuron-ls printed no device table")
