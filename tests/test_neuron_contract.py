@@ -390,3 +390,17 @@ def test_contract_dropped_events_are_detected_when_the_session_stops(monkeypatch
     assert result.neuron_dropped_events == dropped and setup.dropped_seen_at == where
     out = capfd.readouterr().out
     assert f"Warning: {dropped} trace events were dropped" in out and "PROFILE TRUNCATED" in out
+
+
+def test_contract_memory_is_read_after_a_synchronize(monkeypatch):
+    """The Neuron allocator is asynchronous: the memory-profiling guide says to call
+    torch.neuron.synchronize() before reading any memory statistic (docs/NEURON_NOTES.md N47).
+    The FAKE module records the order of the calls; it says nothing about real hardware."""
+    install_fake_neuronx(monkeypatch, ConfigWithCorrelate)
+    order = []
+    torch.neuron.synchronize = lambda device=None: order.append("synchronize")
+    torch.neuron.memory_allocated = lambda: order.append("memory_allocated") or 2**30
+    b = select_backend("neuron")
+    order.clear()
+    assert b.memory_free_bytes() == 23 * 2**30
+    assert order == ["synchronize", "memory_allocated"]
