@@ -46,11 +46,14 @@ workshop: venv
 	@test -n "$(SEATS)" || { echo "make workshop needs SEATS, e.g. make workshop SEATS=20"; exit 2; }
 	$(PY) -m series_tools.workshop --seats $(SEATS) $(ARGS)
 
-## lint and format-check the code and the notebooks with ruff (pyproject.toml: [tool.ruff]); CI runs it
+## lint and format-check the code and the notebooks with ruff (pyproject.toml: [tool.ruff]), and the CI
+## workflows (.github/workflows) with actionlint and zizmor (offline: no GitHub API calls); CI runs it
 ## before the tests; `.venv/bin/ruff format .` applies the format
 lint: venv
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
+	$(VENV)/bin/actionlint -config-file .github/actionlint.yaml .github/workflows/*.yml
+	$(VENV)/bin/zizmor --offline .github/workflows
 
 ## compare two runs: make compare ARGS="runs/A runs/B" (or ARGS="runs/B --baseline base.json")
 compare: venv
