@@ -18,7 +18,11 @@ by their p10-p90 ranges: measurable only where the ranges are apart (ranges that
 A statement about repeated steps ("the last rank to arrive also left last") holds only where it
 held in every step.
 
-Notebooks call `judge_ratio` / `judge_ranges` / `judge_steps`, print `verdict_table(...)` and one
+Two timings taken in separate blocks (a condition against a quiet block, a profiled step against
+the timer) are compared by their ranges too (`judge_timings`), and conclude nothing where either
+block was busy.
+
+Notebooks call `judge_ratio` / `judge_ranges` / `judge_timings` / `judge_steps`, print `verdict_table(...)` and one
 line per verdict (`print(verdict)`), and record `verdict.claim(metric)` so that the tests re-check
 the sentence against the published numbers (analysis.claims).
 """
@@ -206,6 +210,31 @@ def judge_ranges(
         return Verdict(kind="faster", sentence=f"{subject} measurably below {reference}: {shown}", **fields)
     text = f"no measurable difference between {subject} and {reference}: the ranges overlap or touch ({shown})"
     return Verdict(kind="no measurable difference", sentence=text, **fields)
+
+
+def judge_timings(subject: str, timing: Any, reference: str, reference_timing: Any) -> Verdict:
+    """Compare two timings taken in separate blocks (not paired round by round) by their p10-p90
+    ranges, as `judge_ranges` does; where either block was timed on a busy machine, conclude nothing.
+
+    Args:
+        subject, reference: the names of the two timings, e.g. "one busy process: small call", "quiet: small call".
+        timing, reference_timing: analysis.timing.Timing (or anything with `p10_us`, `p90_us`,
+            `median_us` and `contention`, a Contention or None).
+
+    Returns:
+        A "busy" Verdict ("not measurable here: the machine was busy (...)") when either block's
+        contention says busy, else `judge_ranges` of the two ranges in us (touching is not apart).
+    """
+    busy = [t.contention for t in (timing, reference_timing) if t.contention is not None and t.contention.busy]
+    if busy:
+        seen = busy[0].seen()
+        text = (
+            f"not measurable here: the machine was busy ({seen}); {subject} read {timing.median_us:,.1f} us against "
+            f"{reference} {reference_timing.median_us:,.1f} us and concludes nothing"
+        )
+        fields = {"p10": timing.p10_us, "p90": timing.p90_us, "median": timing.median_us}
+        return Verdict(subject=subject, reference=reference, kind="busy", sentence=text, seen=seen, **fields)
+    return judge_ranges(subject, (timing.p10_us, timing.p90_us), reference, (reference_timing.p10_us, reference_timing.p90_us))
 
 
 def judge_steps(statement: str, held: int, total: int, pairing: str = "step") -> Verdict:

@@ -63,8 +63,9 @@ class NotebookSession:
 
 def orientation(name: str) -> list[str]:
     """What a learner reads before the first cell runs: the notebook's recorded run time (another
-    machine's, named as such) and its "On Trainium" box, both from the series' one record of them."""
-    from .neuron_notes import trainium_box
+    machine's, named as such), and whether it is optional. The Neuron facts a notebook relies on
+    are not listed here: each appears in the "On Trainium" box of the cell that uses it
+    (helpers.neuron_notes.trainium_box keeps the list a notebook names, with each fact's status)."""
     from .series import CPU_SECONDS_MEASURED_ON, NOTEBOOKS
 
     info = next((i for i in NOTEBOOKS if i.stem == name), None)
@@ -76,10 +77,21 @@ def orientation(name: str) -> list[str]:
         if info.cpu_seconds
         else "Run time: not recorded on the series' CI machine"
     ]
-    if info.optional:
+    if info.appendix:
+        lines.append(f"Appendix: the checks behind {', '.join(info.checks)}; off the lesson path.")
+    elif info.optional:
         lines.append("Optional: this notebook extends the core path (00-06, then 09); skip it if time is short.")
-    box = trainium_box(name)
-    return lines + ([""] + box if box else [])
+    return lines
+
+
+def threads_line(threads: int, default_threads: int) -> str:
+    """The start line on intra-op threads. It states the setting, and points to where both settings
+    are timed beside a busy process (appendix A1), without promising what that timing will show:
+    on a machine busier than one process, the series' setting is flagged BUSY too."""
+    return (
+        f"Threads: {threads} intra-op thread(s) (PyTorch's default here: {default_threads}; the series leaves one CPU "
+        "for other work: appendix A1 times both settings beside a busy process)"
+    )
 
 
 def start_session(name: str, namespace: dict[str, Any], parameters: dict[str, Any] | None = None) -> NotebookSession:
@@ -110,10 +122,7 @@ def start_session(name: str, namespace: dict[str, Any], parameters: dict[str, An
     print(f"Output:  {nb_dir}")
     for note in chosen.notes:
         print(f"Note:    {note}")
-    print(
-        f"Threads: {torch.get_num_threads()} intra-op thread(s) (PyTorch's default here: {default_threads}; "
-        "one CPU is left for the rest of the machine, notebook 01 shows why)"
-    )
+    print(threads_line(torch.get_num_threads(), default_threads))
     if others is not None and others >= 0.5:
         print(
             f"Busy:    about {others:.1f} other task(s) were running on this machine's {os.cpu_count()} CPU(s) as this "
