@@ -212,7 +212,7 @@ def judge_ranges(
     return Verdict(kind="no measurable difference", sentence=text, **fields)
 
 
-def judge_timings(subject: str, timing: Any, reference: str, reference_timing: Any) -> Verdict:
+def judge_timings(subject: str, timing: Any, reference: str, reference_timing: Any, unit: str = "us") -> Verdict:
     """Compare two timings taken in separate blocks (not paired round by round) by their p10-p90
     ranges, as `judge_ranges` does; where either block was timed on a busy machine, conclude nothing.
 
@@ -220,6 +220,7 @@ def judge_timings(subject: str, timing: Any, reference: str, reference_timing: A
         subject, reference: the names of the two timings, e.g. "one busy process: small call", "quiet: small call".
         timing, reference_timing: analysis.timing.Timing (or anything with `p10_us`, `p90_us`,
             `median_us` and `contention`, a Contention or None).
+        unit: printed after the numbers ("x" where the samples are per-round ratios).
 
     Returns:
         A "busy" Verdict ("not measurable here: the machine was busy (...)") when either block's
@@ -229,12 +230,13 @@ def judge_timings(subject: str, timing: Any, reference: str, reference_timing: A
     if busy:
         seen = busy[0].seen()
         text = (
-            f"not measurable here: the machine was busy ({seen}); {subject} read {timing.median_us:,.1f} us against "
-            f"{reference} {reference_timing.median_us:,.1f} us and concludes nothing"
+            f"not measurable here: the machine was busy ({seen}); {subject} read {timing.median_us:,.1f} {unit} against "
+            f"{reference} {reference_timing.median_us:,.1f} {unit} and concludes nothing"
         )
         fields = {"p10": timing.p10_us, "p90": timing.p90_us, "median": timing.median_us}
         return Verdict(subject=subject, reference=reference, kind="busy", sentence=text, seen=seen, **fields)
-    return judge_ranges(subject, (timing.p10_us, timing.p90_us), reference, (reference_timing.p10_us, reference_timing.p90_us))
+    ranges = (timing.p10_us, timing.p90_us), (reference_timing.p10_us, reference_timing.p90_us)
+    return judge_ranges(subject, ranges[0], reference, ranges[1], unit)
 
 
 def judge_steps(statement: str, held: int, total: int, pairing: str = "step") -> Verdict:
