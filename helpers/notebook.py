@@ -126,16 +126,13 @@ def start_session(name: str, namespace: dict[str, Any], parameters: dict[str, An
     if others is not None and others >= 0.5:
         print(
             f"Busy:    about {others:.1f} other task(s) were running on this machine's {os.cpu_count()} CPU(s) as this "
-            "notebook started. The series leaves one CPU free for such work, and every timing block checks whether "
-            "it lost CPU time: a block that did is flagged BUSY and concludes nothing."
+            "notebook started; every timing block checks whether it lost CPU time, and one that did is flagged BUSY."
         )
     pressure = recent_pressure()
     if pressure is not None and pressure >= BUSY_WAITED_FRACTION:
         print(
-            f"Busy:    in the last 10 s some task on this machine waited for a CPU {pressure:.0%} of the time: some "
-            "process was running then (an earlier notebook's own load counts too, and may have ended). Each timing "
-            "block checks again while it runs, and is flagged BUSY and concludes nothing if the load goes on; close "
-            "what you started (a build, a browser tab, another notebook) for numbers you can compare."
+            f"Busy:    in the last 10 s some task on this machine waited for a CPU {pressure:.0%} of the time (an "
+            "earlier notebook counts too); close what you started (a build, another notebook) for numbers you can compare."
         )
     for line in orientation(name):
         print(line)
