@@ -95,6 +95,10 @@ def test_timings_from_separate_blocks_compare_by_range_and_a_busy_block_conclude
     assert "waited for a CPU 50%" in str(busy) and "faster" not in str(busy) and "below" not in str(busy)
     unknown = judge_timings("a", timing([10.8, 11.2]), "quiet", quiet)  # no counters: judged by ranges alone
     assert unknown.kind == "no measurable difference"
+    ratios = judge_timings(
+        "at half width", timing([0.96, 0.97, 0.98]), "at full width", timing([1.01, 1.02]), unit="x", decimals=2
+    )
+    assert ratios.kind == "faster" and "0.96-0.98 x against at full width 1.01-1.02 x" in str(ratios)  # not "1.0-1.0 x"
 
 
 def test_a_statement_about_steps_holds_only_in_every_step():
