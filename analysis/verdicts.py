@@ -18,7 +18,11 @@ by their p10-p90 ranges: measurable only where the ranges are apart (ranges that
 A statement about repeated steps ("the last rank to arrive also left last") holds only where it
 held in every step.
 
-Notebooks call `judge_ratio` / `judge_ranges` / `judge_steps`, print `verdict_table(...)` and one
+Two timings taken in separate blocks (a condition against a quiet block, a profiled step against
+the timer) are compared by their ranges too (`judge_timings`), and conclude nothing where either
+block was busy.
+
+Notebooks call `judge_ratio` / `judge_ranges` / `judge_timings` / `judge_steps`, print `verdict_table(...)` and one
 line per verdict (`print(verdict)`), and record `verdict.claim(metric)` so that the tests re-check
 the sentence against the published numbers (analysis.claims).
 """
@@ -182,7 +186,12 @@ def _judge(
 
 
 def judge_ranges(
-    subject: str, subject_range: tuple[float, float], reference: str, reference_range: tuple[float, float], unit: str = "us"
+    subject: str,
+    subject_range: tuple[float, float],
+    reference: str,
+    reference_range: tuple[float, float],
+    unit: str = "us",
+    decimals: int = 1,
 ) -> Verdict:
     """Compare two figures that were not measured in pairs by their p10-p90 ranges.
 
@@ -190,6 +199,7 @@ def judge_ranges(
         subject, reference: the names of the two figures.
         subject_range, reference_range: each one's (p10, p90).
         unit: printed after the numbers.
+        decimals: how many the numbers are printed with (2 for ratios, whose ranges 1 decimal would blur).
 
     Returns:
         "slower" (here: higher) when the subject's whole range lies above the reference's, "faster"
@@ -197,7 +207,8 @@ def judge_ranges(
         be told apart.
     """
     (a10, a90), (b10, b90) = subject_range, reference_range
-    shown = f"{subject} {a10:,.1f}-{a90:,.1f} {unit} against {reference} {b10:,.1f}-{b90:,.1f} {unit} (p10-p90)"
+    f = f",.{decimals}f"
+    shown = f"{subject} {a10:{f}}-{a90:{f}} {unit} against {reference} {b10:{f}}-{b90:{f}} {unit} (p10-p90)"
     mid = (a10 + a90) / 2
     fields = {"subject": subject, "reference": reference, "median": mid, "p10": a10, "p90": a90}
     if a10 > b90:
@@ -206,6 +217,35 @@ def judge_ranges(
         return Verdict(kind="faster", sentence=f"{subject} measurably below {reference}: {shown}", **fields)
     text = f"no measurable difference between {subject} and {reference}: the ranges overlap or touch ({shown})"
     return Verdict(kind="no measurable difference", sentence=text, **fields)
+
+
+def judge_timings(
+    subject: str, timing: Any, reference: str, reference_timing: Any, unit: str = "us", decimals: int = 1
+) -> Verdict:
+    """Compare two timings taken in separate blocks (not paired round by round) by their p10-p90
+    ranges, as `judge_ranges` does; where either block was timed on a busy machine, conclude nothing.
+
+    Args:
+        subject, reference: the names of the two timings, e.g. "one busy process: small call", "quiet: small call".
+        timing, reference_timing: analysis.timing.Timing (or anything with `p10_us`, `p90_us`,
+            `median_us` and `contention`, a Contention or None).
+        unit, decimals: how the numbers are printed ("x" and 2 where the samples are per-round ratios).
+
+    Returns:
+        A "busy" Verdict ("not measurable here: the machine was busy (...)") when either block's
+        contention says busy, else `judge_ranges` of the two ranges in us (touching is not apart).
+    """
+    busy = [t.contention for t in (timing, reference_timing) if t.contention is not None and t.contention.busy]
+    if busy:
+        seen = busy[0].seen()
+        text = (
+            f"not measurable here: the machine was busy ({seen}); {subject} read {timing.median_us:,.{decimals}f} {unit} "
+            f"against {reference} {reference_timing.median_us:,.{decimals}f} {unit} and concludes nothing"
+        )
+        fields = {"p10": timing.p10_us, "p90": timing.p90_us, "median": timing.median_us}
+        return Verdict(subject=subject, reference=reference, kind="busy", sentence=text, seen=seen, **fields)
+    ranges = (timing.p10_us, timing.p90_us), (reference_timing.p10_us, reference_timing.p90_us)
+    return judge_ranges(subject, ranges[0], reference, ranges[1], unit, decimals)
 
 
 def judge_steps(statement: str, held: int, total: int, pairing: str = "step") -> Verdict:

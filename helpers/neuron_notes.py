@@ -1,9 +1,11 @@
 """The facts of docs/NEURON_NOTES.md read back, for a notebook's "On Trainium" box.
 
 The notes are the one record of each Neuron fact and its status; a notebook names the ids it
-relies on (helpers.series: `neuron_facts`) and prints them from the notes, so that a status
-changed there (a fact verified on a trn2) changes every box without editing a notebook.
-Standard library only: helpers.start prints the box before torch loads.
+relies on (helpers.series: `neuron_facts`), and its "> **On Trainium:**" markdown box cites them
+at the cell that uses them. `trainium_box` reads each named fact back with its status as the notes
+give it now (tests/test_neuron_box.py checks the names against the notes; a Neuron-only cell may
+print it). The start cell no longer prints the list: a dump of fact codes before the lesson says
+nothing the learner can place (issue 38). Standard library only.
 """
 
 from __future__ import annotations

@@ -63,8 +63,9 @@ class NotebookSession:
 
 def orientation(name: str) -> list[str]:
     """What a learner reads before the first cell runs: the notebook's recorded run time (another
-    machine's, named as such) and its "On Trainium" box, both from the series' one record of them."""
-    from .neuron_notes import trainium_box
+    machine's, named as such), and whether it is optional. The Neuron facts a notebook relies on
+    are not listed here: each appears in the "On Trainium" box of the cell that uses it
+    (helpers.neuron_notes.trainium_box keeps the list a notebook names, with each fact's status)."""
     from .series import CPU_SECONDS_MEASURED_ON, NOTEBOOKS
 
     info = next((i for i in NOTEBOOKS if i.stem == name), None)
@@ -76,10 +77,21 @@ def orientation(name: str) -> list[str]:
         if info.cpu_seconds
         else "Run time: not recorded on the series' CI machine"
     ]
-    if info.optional:
+    if info.appendix:
+        lines.append(f"Appendix: the checks behind {', '.join(info.checks)}; off the lesson path.")
+    elif info.optional:
         lines.append("Optional: this notebook extends the core path (00-06, then 09); skip it if time is short.")
-    box = trainium_box(name)
-    return lines + ([""] + box if box else [])
+    return lines
+
+
+def threads_line(threads: int, default_threads: int) -> str:
+    """The start line on intra-op threads. It states the setting, and points to where both settings
+    are timed beside a busy process (appendix A1), without promising what that timing will show:
+    on a machine busier than one process, the series' setting is flagged BUSY too."""
+    return (
+        f"Threads: {threads} intra-op thread(s) (PyTorch's default here: {default_threads}; the series leaves one CPU "
+        "for other work: appendix A1 times both settings beside a busy process)"
+    )
 
 
 def start_session(name: str, namespace: dict[str, Any], parameters: dict[str, Any] | None = None) -> NotebookSession:
@@ -110,23 +122,17 @@ def start_session(name: str, namespace: dict[str, Any], parameters: dict[str, An
     print(f"Output:  {nb_dir}")
     for note in chosen.notes:
         print(f"Note:    {note}")
-    print(
-        f"Threads: {torch.get_num_threads()} intra-op thread(s) (PyTorch's default here: {default_threads}; "
-        "one CPU is left for the rest of the machine, notebook 01 shows why)"
-    )
+    print(threads_line(torch.get_num_threads(), default_threads))
     if others is not None and others >= 0.5:
         print(
             f"Busy:    about {others:.1f} other task(s) were running on this machine's {os.cpu_count()} CPU(s) as this "
-            "notebook started. The series leaves one CPU free for such work, and every timing block checks whether "
-            "it lost CPU time: a block that did is flagged BUSY and concludes nothing."
+            "notebook started; every timing block checks whether it lost CPU time, and one that did is flagged BUSY."
         )
     pressure = recent_pressure()
     if pressure is not None and pressure >= BUSY_WAITED_FRACTION:
         print(
-            f"Busy:    in the last 10 s some task on this machine waited for a CPU {pressure:.0%} of the time: some "
-            "process was running then (an earlier notebook's own load counts too, and may have ended). Each timing "
-            "block checks again while it runs, and is flagged BUSY and concludes nothing if the load goes on; close "
-            "what you started (a build, a browser tab, another notebook) for numbers you can compare."
+            f"Busy:    in the last 10 s some task on this machine waited for a CPU {pressure:.0%} of the time (an "
+            "earlier notebook counts too); close what you started (a build, another notebook) for numbers you can compare."
         )
     for line in orientation(name):
         print(line)

@@ -5,7 +5,7 @@ import re
 import pytest
 
 from helpers.neuron_notes import read_notes, trainium_box
-from helpers.notebook import orientation
+from helpers.notebook import orientation, threads_line
 from helpers.series import NOTEBOOKS
 
 
@@ -24,7 +24,7 @@ def test_a_notebook_named_in_used_in_lists_that_fact():
                 assert fact.id in by_number[number].neuron_facts, f"{fact.id} is used in notebook {number}: list it there"
 
 
-@pytest.mark.parametrize("info", [i for i in NOTEBOOKS if i.stem >= "01"], ids=lambda i: i.stem)
+@pytest.mark.parametrize("info", [i for i in NOTEBOOKS if i.stem >= "01" and not i.appendix], ids=lambda i: i.stem)
 def test_box_from_01_on_shows_each_fact_with_its_status(info):
     box = trainium_box(info.stem)
     assert box, f"{info.stem} has no On Trainium box: list its facts in helpers/series.py"
@@ -48,3 +48,14 @@ def test_orientation_names_the_recorded_run_time_as_another_runs():
     assert lines[0].startswith("Run time: ") and "not in this one" in lines[0] and " run 20" in lines[0]
     assert any("Optional" in line for line in orientation("08_many_processes"))
     assert not any("Optional" in line for line in orientation("05_compare_variants"))
+
+
+def test_the_start_lines_list_no_fact_codes_and_promise_no_outcome():
+    """The facts belong in the box of the cell that uses them, not in a dump before the lesson; the
+    threads line says where both settings are timed, not that a run "shows why" (01 showed the opposite)."""
+    for info in NOTEBOOKS:
+        assert not any(re.search(r"\bN\d+\b", line) for line in orientation(info.stem)), info.stem
+    assert any(line.startswith("Appendix:") and "01_profiler_setup" in line for line in orientation("A1_timing_checks"))
+    line = threads_line(1, 2)
+    assert line.startswith("Threads: 1 intra-op thread(s) (PyTorch's default here: 2;") and "appendix A1" in line
+    assert "shows why" not in line and "notebook 01" not in line

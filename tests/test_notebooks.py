@@ -22,6 +22,9 @@ from analysis.contention import BUSY_WAITED_FRACTION
 from helpers.kernel_check import SUPPORTED_TORCH
 from helpers.metrics import read_metrics
 from analysis.rank_view import chance_some_rank_last
+from analysis.contention import is_busy
+from analysis.verdicts import KINDS as VERDICT_KINDS
+from analysis.verdicts import judge_ranges
 from helpers.series import NOTEBOOKS as SERIES
 from helpers.series import REPO_ROOT as ROOT
 from helpers.series import notebook_paths
@@ -107,16 +110,46 @@ def check_01_profiler_setup(m, out):
     assert value(m, "profiler_overhead_ratio") > 0.7
     overhead = m["profiler_overhead_ratio"]
     assert overhead["p10"] <= overhead["value"] <= overhead["p90"]  # a paired ratio carries its spread
-    # the busy-machine demonstration: with a process spinning on every CPU, this process must wait
-    # for a CPU, and the block must say so (Linux reports the wait; elsewhere nothing is judged)
-    if Path("/proc/self/schedstat").exists():
-        assert value(m, "busy_demo_every_cpu_flagged") is True
-        quiet = m["busy_demo_quiet_small_us"]["contention"]
-        assert quiet["busy"] == (quiet["waited_fraction"] >= BUSY_WAITED_FRACTION)  # the verdict is the stored reading's
+    # the printed verdict on the profiler's cost agrees with the published ratio (busy, or its p10-p90 against 1)
+    (claim,) = value(m, "claims")
+    assert claim["metrics"] == ["profiler_overhead_ratio"] and claims_problems([claim], m) == []
     if BACKEND == "cpu":  # cpu ops finish before the call returns: issuing == finishing
         assert value(m, "issue_over_finish_ratio") == pytest.approx(1.0, abs=0.05)
     else:
         assert value(m, "issue_over_finish_ratio") <= 1.0
+    assert not any(name.startswith("busy_demo_") for name in m)  # the busy-machine audit lives in A1
+
+
+def check_A1_timing_checks(m, out):
+    assert value(m, "first_call_us") > 0 and value(m, "steady_call_us") > 0
+    assert value(m, "first_recorded_step_verdict") in VERDICT_KINDS
+    # the timer against the profiler: a ratio of medians from separate blocks, judged by ranges, never by a threshold
+    assert value(m, "profiled_step_over_timer") == pytest.approx(
+        value(m, "profiled_step_us") / value(m, "timer_after_profile_us")
+    )
+    step, timer = m["profiled_step_us"], m["timer_after_profile_us"]
+    busy = is_busy(step.get("contention")) or is_busy(timer.get("contention"))
+    ranges = judge_ranges("step", (step["p10"], step["p90"]), "timer", (timer["p10"], timer["p90"]))
+    assert value(m, "profiled_step_verdict") == ("busy" if busy else ranges.kind)  # the printed verdict is the ranges'
+    assert (out / "a1_cross_check.trace.json").exists()
+    overhead = m["profiler_overhead_ratio"]
+    assert overhead["p10"] <= overhead["value"] <= overhead["p90"] and value(m, "profiler_overhead_ratio_of_medians") > 0
+    # the busy-machine demonstration: with a process spinning on every CPU, this process must wait
+    # for a CPU, and the block must say so (Linux reports the wait; elsewhere nothing is judged)
+    if Path("/proc/self/schedstat").exists():
+        assert value(m, "busy_demo_every_cpu_flagged") is True
+        for name in ("busy_demo_quiet_small_us", "busy_demo_one_process_small_us"):
+            stored = m[name]["contention"]
+            assert stored["busy"] == (stored["waited_fraction"] >= BUSY_WAITED_FRACTION)  # the verdict is the stored reading's
+        assert value(m, "busy_demo_one_process_flagged") is m["busy_demo_one_process_small_us"]["contention"]["busy"]
+    assert value(m, "busy_demo_one_process_small_over_quiet") == pytest.approx(
+        value(m, "busy_demo_one_process_small_us") / value(m, "busy_demo_quiet_small_us")
+    )
+    env = json.loads((out / "environment.json").read_text())
+    assert value(m, "address_layout") == env["address_layout"]
+    assert value(m, "free_page_reporting_kib") == env["free_page_reporting_kib"]
+    if fixed_layout_prefix():  # execute_notebook started the kernel under setarch -R
+        assert value(m, "address_layout") == "fixed"
 
 
 def check_02_naive_rmsnorm(m, out):

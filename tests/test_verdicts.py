@@ -22,6 +22,7 @@ from analysis.verdicts import (
     judge_ranges,
     judge_ratio,
     judge_steps,
+    judge_timings,
     relation_of,
     verdict_table,
     withheld,
@@ -76,6 +77,28 @@ def test_ranges_that_touch_are_not_measurably_apart():
     apart = judge_ranges("rank 1 exit", (10.1, 12.0), "rank 0 exit", (8.0, 10.0), unit="ms")
     assert apart.kind == "slower" and "measurably above" in str(apart)
     assert judge_ranges("a", (1.0, 2.0), "b", (3.0, 4.0)).kind == "faster"
+
+
+def test_timings_from_separate_blocks_compare_by_range_and_a_busy_block_concludes_nothing():
+    """01 read a 1-thread block that waited 50% beside 'leaving one CPU free absorbs one other process':
+    a condition timed in its own block is judged against the quiet block by ranges, and a busy block by nothing."""
+    from analysis.timing import Timing
+
+    def timing(samples, contention=None):
+        return Timing("t", np.asarray(samples, dtype=float), 1, contention)
+
+    quiet = timing([10.0, 10.5, 11.0, 11.5], Contention(1.0, 0.0, 0.0, 0.0))
+    slower = judge_timings("one busy process", timing([14.0, 15.0, 16.0], Contention(1.0, 0.02, 0.4, 0.0)), "quiet", quiet)
+    assert slower.kind == "slower" and "measurably above quiet" in str(slower)
+    busy = judge_timings("one busy process", timing([9.0, 9.5, 10.0], Contention(1.0, 0.5, 0.5, 0.0)), "quiet", quiet)
+    assert busy.kind == "busy" and not busy.measurable and "concludes nothing" in str(busy)
+    assert "waited for a CPU 50%" in str(busy) and "faster" not in str(busy) and "below" not in str(busy)
+    unknown = judge_timings("a", timing([10.8, 11.2]), "quiet", quiet)  # no counters: judged by ranges alone
+    assert unknown.kind == "no measurable difference"
+    ratios = judge_timings(
+        "at half width", timing([0.96, 0.97, 0.98]), "at full width", timing([1.01, 1.02]), unit="x", decimals=2
+    )
+    assert ratios.kind == "faster" and "0.96-0.98 x against at full width 1.01-1.02 x" in str(ratios)  # not "1.0-1.0 x"
 
 
 def test_a_statement_about_steps_holds_only_in_every_step():
