@@ -40,9 +40,9 @@ IMPORT_LINE = (
 
 
 def start_cell(stem: str) -> str:
-    """The three lines that open notebook `stem`'s session."""
+    """The three lines that open notebook `stem`'s session (with the blank line ruff format puts after the import)."""
     return (
-        f"{IMPORT_LINE}\n"
+        f"{IMPORT_LINE}\n\n"  # the blank line ruff format puts after an import
         f"session = helpers.start({json.dumps(stem)}, globals())  # checks the kernel and the parameters above, picks the backend\n"
         "backend = session.backend"
     )
