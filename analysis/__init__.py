@@ -15,6 +15,7 @@ Modules:
 - traces: Chrome-trace loading and per-step analysis (lanes, steps, gaps, counts, the dispatch tree)
 - timing: the one measurement method: interleaved samples on torch.utils.benchmark.Timer, paired ratios
 - floor: the copy floor and the same-bytes bandwidth probe that checks it
+- verdicts: the one rule for "measurable" and the one-line sentence of every comparison (paired ratios, ranges, steps)
 - claims: a summary's conclusions recorded with the metrics they compare, and their check (no torch)
 - contention: whether a timing lost CPU time to other work (run-queue wait, CPU pressure, steal), and the busy verdict
 - neuron_profile: a Neuron profile folder checked for the documented failure signs; Neuron Explorer's exports read into tables
@@ -56,6 +57,8 @@ _EXPORTS = {
     "rank_view": "TOGETHER_US arrival_order collective_kernel_waits collective_waits rank_kernel_time rank_steps",
     "recorded": "ALEXNET_FORWARD RECORDED_ORIGIN load_recorded recorded_path",
     "timing": "PairedRatio Timing busy_processes contention_summary paired_ratio time_interleaved time_once time_per_call",
+    "verdicts": "Verdict decimals_apart judge_metric judge_ranges judge_ratio judge_steps machine_line relation_of "
+    "verdict_table withheld",
     "traces": "Trace allocations_by_op call_tree dispatch_tree folded_by_key_averages gap_table launch_latency load_trace per_call_summary "
     "representative_step step_ops step_summary",
 }

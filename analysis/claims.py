@@ -18,31 +18,13 @@ Relations, over the `value` of each named metric (ratios also carry their per-ro
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 from typing import Any
 
 from .contention import is_busy
+from .verdicts import RELATIONS, Claim
+from .verdicts import relation_of as ratio_relation
 
-RELATIONS = ("min", "max", "<", "above 1", "below 1", "about 1", "busy")
-
-
-@dataclass(frozen=True)
-class Claim:
-    relation: str
-    metrics: tuple[str, ...]
-    text: str
-
-    def __post_init__(self) -> None:
-        if self.relation not in RELATIONS:
-            raise ValueError(f"unknown relation {self.relation!r}; one of {RELATIONS}")
-
-    def record(self) -> dict[str, Any]:
-        return {**asdict(self), "metrics": list(self.metrics)}
-
-
-def ratio_relation(p10: float, p90: float) -> str:
-    """The relation a paired ratio's spread supports."""
-    return "above 1" if p10 > 1 else "below 1" if p90 < 1 else "about 1"
+__all__ = ["RELATIONS", "Claim", "check_claims", "ratio_relation"]
 
 
 def _holds(relation: str, entries: list[dict[str, Any]]) -> bool:

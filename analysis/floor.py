@@ -18,6 +18,7 @@ from typing import Callable
 import torch
 
 from .timing import Timing
+from .verdicts import decimals_apart
 
 WIDE_SPREAD = 0.25  # (p90 - p10) / median of the copy's samples
 PLAUSIBLE_COPY_OVER_PROBE = (0.25, 1.5)  # copy bandwidth / triad bandwidth, at a memory-bound shape
@@ -66,7 +67,7 @@ class FloorCheck:
         memory it already had over the triad, shows how much of the distance is that allocation."""
         low, high = PLAUSIBLE_COPY_OVER_PROBE
         spread = (
-            f"the copy's spread, {beside(self.copy_spread, WIDE_SPREAD)}, is "
+            f"the copy's spread, {decimals_apart(self.copy_spread, WIDE_SPREAD)}, is "
             + ("within" if self.copy_spread <= WIDE_SPREAD else "above")
             + f" the {WIDE_SPREAD} allowed"
         )
@@ -89,15 +90,6 @@ class FloorCheck:
         return text + f"; and {spread}."
 
 
-def beside(value: float, limit: float) -> str:
-    """`value` printed with as many decimals (2 to 4) as it takes to differ from `limit` where it
-    does: "0.25 > 0.25" reads as a contradiction, "0.2503 > 0.25" does not."""
-    for places in (2, 3, 4):
-        if f"{value:.{places}f}" != f"{limit:.{places}f}" or value == limit:
-            break
-    return f"{value:.{places}f}"
-
-
 def check_floor(copy: Timing, probe: Timing, bytes_moved: int, *, memory_bound: bool) -> FloorCheck:
     """Judge a copy timing against the triad timed in the same rounds.
 
@@ -107,7 +99,7 @@ def check_floor(copy: Timing, probe: Timing, bytes_moved: int, *, memory_bound: 
     probe_bw = bytes_moved / (probe.median_us * 1e-6) / 1e9
     check = FloorCheck(copy_bw, probe_bw, copy.spread, memory_bound=memory_bound, bytes_moved=bytes_moved)
     if copy.spread > WIDE_SPREAD:
-        check.problems.append(f"the copy's spread is wide ({beside(copy.spread, WIDE_SPREAD)} > {WIDE_SPREAD})")
+        check.problems.append(f"the copy's spread is wide ({decimals_apart(copy.spread, WIDE_SPREAD)} > {WIDE_SPREAD})")
     low, high = PLAUSIBLE_COPY_OVER_PROBE
     if memory_bound and not low <= check.copy_over_probe <= high:
         check.problems.append(f"the copy reached {check.copy_over_probe:.2f}x the triad's bandwidth (plausible: {low}-{high}x)")

@@ -36,7 +36,7 @@ from torch.utils.benchmark.utils.common import set_torch_threads as torch_thread
 
 from .contention import Contention, combined, contention_between, read_counters
 
-from .claims import ratio_relation
+from .verdicts import judge_ratio, machine_line
 
 
 class Backend(Protocol):
@@ -102,52 +102,21 @@ class PairedRatio:
 
     @property
     def measurable(self) -> bool:
-        """True when 1.0 (no difference) lies outside the per-round p10-p90 and the machine was not busy."""
-        return not self.busy and not (self.p10 <= 1.0 <= self.p90)
+        """True when the series' one rule (analysis.verdicts) calls the ratio a difference: its
+        per-round p10-p90 excludes 1.0 and the machine was not busy."""
+        return judge_ratio(self).measurable
 
     @property
     def relation(self) -> str:
         """What the ratio supports, for a claim (analysis.claims): "busy", "above 1", "below 1" or "about 1"."""
-        return "busy" if self.busy else ratio_relation(self.p10, self.p90)
+        return judge_ratio(self).relation
 
     def describe(self, faster: str = "faster", slower: str = "slower") -> str:
-        """The ratio in words, with its spread; "no measurable difference" when the spread holds 1.0;
-        "not measurable here" with what was seen when the machine was busy."""
-        spread = f"per-{self.pairing} p10-p90 {_bound(self.p10)}-{_bound(self.p90)}"
-        if self.busy:
-            return (
-                f"not measurable here: the machine was busy ({self.contention.seen()}); "
-                f"{self.numerator} / {self.denominator} read {self.median:.2f} ({spread}) and concludes nothing"
-            )
-        if not self.measurable:
-            return f"no measurable difference here ({self.numerator} / {self.denominator} = {self.median:.2f}, {spread})"
-        word = slower if self.median > 1 else faster
-        factor = self.median if self.median > 1 else 1 / self.median
-        return f"{self.numerator} took {self.median:.2f}x the time of {self.denominator}: {factor:.2f}x {word} ({spread})"
+        """The ratio's verdict in one line (analysis.verdicts.judge_ratio)."""
+        return judge_ratio(self, faster, slower).sentence
 
 
-def _bound(value: float) -> str:
-    """A p10 or p90 with the decimals that show which side of 1.0 it lies on: 1.0036 prints as 1.004,
-    not as a 1.00 that reads as holding 1.0 while the verdict says it does not."""
-    for decimals in (2, 3, 4):
-        text = f"{value:.{decimals}f}"
-        if value == 1.0 or float(text) != 1.0:
-            return text
-    return f"{value:.4f}"
-
-
-def contention_summary(timings: dict[str, Timing]) -> str:
-    """One line on whether another process took CPU time while these timings ran (they share one
-    interleaved block): printed beside every timed comparison, so a busy machine is never silent."""
-    contention = combined([t.contention for t in timings.values() if t.contention is not None])
-    if contention is None or contention.busy is None:
-        return "CPU contention while timing: not measured on this system (no /proc schedstat)"
-    if contention.busy:
-        return (
-            f"BUSY: the machine was busy while timing ({contention.seen()}); "
-            "comparisons drawn from these timings conclude nothing"
-        )
-    return f"quiet while timing ({contention.seen()})"
+contention_summary = machine_line  # the name notebooks and tools have used for verdicts.machine_line
 
 
 def paired_ratio(timings: dict[str, Timing], numerator: str, denominator: str) -> PairedRatio:

@@ -27,8 +27,15 @@ RMSNORM_VARIANTS = tuple(name for name in VARIANT_KEYS if name != "copy")
 
 
 def notebook_paths(notebook_dir: Path | str = NOTEBOOK_DIR) -> list[Path]:
-    """The series' notebooks (NN_*.ipynb), in order: the one place that finds them."""
-    return sorted(Path(notebook_dir).glob("[0-9][0-9]_*.ipynb"))
+    """The series' notebooks in order: the numbered lesson (NN_*.ipynb), then the appendices
+    (A<n>_*.ipynb, the checks that make the lesson's numbers trustworthy): the one place that finds them."""
+    folder = Path(notebook_dir)
+    return sorted(folder.glob("[0-9][0-9]_*.ipynb")) + sorted(folder.glob("A[0-9]_*.ipynb"))
+
+
+def is_appendix(stem: str) -> bool:
+    """True for an appendix notebook (A1_..., off the lesson path: no reading-time limit, no Trainium box)."""
+    return stem[:1] == "A" and stem[1:2].isdigit()
 
 
 @dataclass(frozen=True)
@@ -41,6 +48,12 @@ class NotebookInfo:
     neuron_facts: tuple[str, ...] = ()
     # the core path (00-06, then 09) teaches the lesson; an optional notebook extends it
     optional: bool = False
+    # the lesson notebooks whose numbers an appendix checks (empty for a lesson notebook)
+    checks: tuple[str, ...] = ()
+
+    @property
+    def appendix(self) -> bool:
+        return is_appendix(self.stem)
 
     @property
     def cpu_seconds(self) -> float | None:
@@ -149,5 +162,45 @@ NOTEBOOKS = (
         "the same recorded trn2 profiles (this run captures none); the capture commands printed",
         "the same: it reads recorded data",
         neuron_facts=("N35", "N36", "N37", "N38", "N39"),
+    ),
+    NotebookInfo(
+        "A1_timing_checks",
+        "appendix: how 00-01's timings are checked (busy machine, timer against profiler, warm-up)",
+        "the same checks on the NeuronCore's timings",
+        "the same checks",
+        optional=True,
+        checks=("00_environment_check", "01_profiler_setup"),
+    ),
+    NotebookInfo(
+        "A2_checks_naive_and_fused",
+        "appendix: how 02-03's numbers are checked (memory rows, folded events, reconciliations)",
+        "the same checks",
+        "the same checks",
+        optional=True,
+        checks=("02_naive_rmsnorm", "03_fused_rms_norm"),
+    ),
+    NotebookInfo(
+        "A3_copy_floor_checks",
+        "appendix: how 04-05's numbers are checked (copy floor, triad, copy-into, spreads)",
+        "the same checks",
+        "the same checks",
+        optional=True,
+        checks=("04_torch_compile", "05_compare_variants"),
+    ),
+    NotebookInfo(
+        "A4_trace_reconciliation",
+        "appendix: how 06 and 09's readings are checked (HTA against the series, counter units)",
+        "the same checks",
+        "the same checks",
+        optional=True,
+        checks=("06_reading_traces", "09_trainium_device_view"),
+    ),
+    NotebookInfo(
+        "A5_ranks_and_shapes_checks",
+        "appendix: how 07-08's numbers are checked (arrival order statistics, clocks, compile counts)",
+        "the same checks",
+        "the same checks",
+        optional=True,
+        checks=("07_shapes_and_recompiles", "08_many_processes"),
     ),
 )

@@ -48,10 +48,3 @@ def test_triad_probe_moves_the_copys_bytes_without_allocating():
     out = probe()
     assert out.numel() == 200 and out.dtype == x.dtype  # 3 tensors x 200 elements = 2 x 300 elements
     assert probe().data_ptr() == out.data_ptr()  # the same output every call
-
-
-def test_a_spread_just_above_the_limit_prints_with_the_decimals_that_show_it():
-    from analysis.floor import beside
-
-    assert beside(0.2503, 0.25) == "0.2503" and beside(0.2534, 0.25) == "0.253"
-    assert beside(0.60, 0.25) == "0.60" and beside(0.25, 0.25) == "0.25"

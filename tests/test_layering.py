@@ -182,3 +182,13 @@ def test_no_import_cycle():
 def test_the_cycle_check_finds_a_cycle():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_architecture_pages_size_sentence_holds():
+    """docs/ARCHITECTURE.md says analysis/ is the largest of the three libraries, by far (at least twice either other)."""
+    root = Path(__file__).resolve().parents[1]
+    lines = {
+        pkg: sum(len(p.read_text().splitlines()) for p in (root / pkg).glob("*.py")) for pkg in ("analysis", "helpers", "lesson")
+    }
+    assert lines["analysis"] >= 2 * max(lines["helpers"], lines["lesson"]), lines
+    assert "`analysis/` is the largest of the three libraries, by far" in (root / "docs" / "ARCHITECTURE.md").read_text()

@@ -1,0 +1,250 @@
+"""Verdicts: the one place where a comparison becomes a conclusion and its one-line sentence.
+
+Every notebook, tool and test that says "A is slower than B" or "no measurable difference" takes
+the words from here, so that the series has one rule for "measurable":
+
+- **measurable**: a paired ratio (the per-round ratios of interleaved timings, analysis.timing)
+  whose p10-p90 lies wholly above or wholly below 1.0, measured on a quiet machine;
+- **no measurable difference**: the p10-p90 holds 1.0. That is not a negative finding: the
+  sentence says how large a difference the spread still allows, and no conclusion follows from
+  it ("X does not explain Y" is never said);
+- **busy**: either side was timed while other work took CPU time from this process
+  (analysis.contention): the block concludes nothing, whatever the ratio reads;
+- **withheld**: a precondition of the comparison failed (the copy floor's check, too few
+  samples): the reason is the sentence.
+
+Figures that were not measured in pairs (two ranks' arrival times, two runs' timings) are compared
+by their p10-p90 ranges: measurable only where the ranges are apart (ranges that touch are not).
+A statement about repeated steps ("the last rank to arrive also left last") holds only where it
+held in every step.
+
+Notebooks call `judge_ratio` / `judge_ranges` / `judge_steps`, print `verdict_table(...)` and one
+line per verdict (`print(verdict)`), and record `verdict.claim(metric)` so that the tests re-check
+the sentence against the published numbers (analysis.claims).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any, Iterable
+
+from .contention import Contention, combined, is_busy
+
+RELATIONS = ("min", "max", "<", "above 1", "below 1", "about 1", "busy")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A conclusion recorded with the published metrics it compares; analysis.claims re-checks it."""
+
+    relation: str
+    metrics: tuple[str, ...]
+    text: str
+
+    def __post_init__(self) -> None:
+        if self.relation not in RELATIONS:
+            raise ValueError(f"unknown relation {self.relation!r}; one of {RELATIONS}")
+
+    def record(self) -> dict[str, Any]:
+        return {**asdict(self), "metrics": list(self.metrics)}
+
+
+KINDS = ("slower", "faster", "no measurable difference", "busy", "withheld", "holds", "does not hold")
+
+
+def relation_of(p10: float, p90: float) -> str:
+    """The rule: what a spread of ratios supports. "above 1" / "below 1" when the whole p10-p90 lies
+    on one side of 1.0 (measurable), "about 1" when it holds 1.0 (no measurable difference)."""
+    return "above 1" if p10 > 1 else "below 1" if p90 < 1 else "about 1"
+
+
+def decimals_apart(value: float, limit: float) -> str:
+    """`value` printed with as many decimals (2 to 4) as it takes to differ from `limit` where it
+    does: a p10 of 1.0036 beside "slower" prints as 1.004, not as a 1.00 that reads as holding 1.0;
+    "0.2503 > 0.25", not "0.25 > 0.25"."""
+    for places in (2, 3, 4):
+        text = f"{value:.{places}f}"
+        if value == limit or text != f"{limit:.{places}f}":
+            return text
+    return f"{value:.4f}"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One comparison judged: what was compared, the verdict's kind and its one-line sentence.
+
+    `kind` is one of KINDS; `median`, `p10`, `p90` are the ratio (or, for ranges, the subject's
+    figures) it rests on; `seen` says what the busy check saw; `reason` why a verdict was withheld."""
+
+    subject: str
+    reference: str
+    kind: str
+    sentence: str
+    median: float = math.nan
+    p10: float = math.nan
+    p90: float = math.nan
+    seen: str = ""
+
+    def __str__(self) -> str:
+        return self.sentence
+
+    @property
+    def measurable(self) -> bool:
+        """True for a difference the rule accepts (slower/faster on a quiet machine, a statement that held every time)."""
+        return self.kind in ("slower", "faster", "holds")
+
+    @property
+    def relation(self) -> str:
+        """The relation a claim records for this verdict (analysis.claims)."""
+        if self.kind == "busy":
+            return "busy"
+        return {"slower": "above 1", "faster": "below 1"}.get(self.kind, "about 1")
+
+    def claim(self, *metrics: str) -> Claim:
+        """A claim (re-checked by analysis.claims) that this sentence rests on the published ratio `metrics`."""
+        return Claim(self.relation, tuple(metrics), self.sentence)
+
+    def row(self) -> dict[str, Any]:
+        """This verdict as one row of `verdict_table`."""
+        return {
+            "comparison": f"{self.subject} / {self.reference}" if self.reference else self.subject,
+            "median": _round(self.median),
+            "p10": _round(self.p10),
+            "p90": _round(self.p90),
+            "verdict": self.kind,
+        }
+
+
+def _round(value: float) -> float:
+    return round(value, 3) if isinstance(value, float) and math.isfinite(value) else value
+
+
+def _allowed(p10: float, p90: float, faster: str, slower: str) -> str:
+    """What a spread that holds 1.0 still allows, in words: the honest end of "no measurable difference"."""
+    low, high = (1 - p10) * 100, (p90 - 1) * 100
+    return f"the spread allows anything from {low:.0f}% {faster} to {high:.0f}% {slower}"
+
+
+def judge_ratio(ratio: Any, faster: str = "faster", slower: str = "slower") -> Verdict:
+    """Judge a paired ratio by the series' one rule.
+
+    Args:
+        ratio: an analysis.timing.PairedRatio, or anything with `numerator`, `denominator`,
+            `median`, `p10`, `p90` and optionally `pairing` and `contention` (a Contention or None).
+        faster, slower: the words for below and above 1 (e.g. "fewer", "more").
+
+    Returns:
+        A Verdict whose sentence is one line: "A took 2.00x the time of B: 2.00x slower
+        (per-round p10-p90 1.95-2.05)", "no measurable difference here (...: the spread allows
+        anything from 1% faster to 14% slower)", or "not measurable here: the machine was busy (...)".
+    """
+    contention: Contention | None = getattr(ratio, "contention", None)
+    busy_seen = contention.seen() if contention is not None and contention.busy else None
+    figures = (float(ratio.median), float(ratio.p10), float(ratio.p90))
+    pairing = getattr(ratio, "pairing", "round")
+    return _judge(ratio.numerator, ratio.denominator, figures, pairing, busy_seen, faster, slower)
+
+
+def judge_metric(numerator: str, denominator: str, record: dict[str, Any]) -> Verdict:
+    """Judge a published ratio metric (metrics.json: value, p10, p90, contention) by the same rule.
+
+    Args:
+        numerator, denominator: what the ratio divides, e.g. "torch.rms_norm", "naive".
+        record: the metric record.
+
+    Returns:
+        The Verdict `judge_ratio` gives for the same figures.
+    """
+    stored = record.get("contention") or {}
+    busy_seen = (stored.get("seen") or "recorded as busy") if is_busy(stored) else None
+    figures = (float(record["value"]), float(record["p10"]), float(record["p90"]))
+    return _judge(numerator, denominator, figures, "round", busy_seen, "faster", "slower")
+
+
+def _judge(
+    num: str, den: str, figures: tuple[float, float, float], pairing: str, busy_seen: str | None, faster: str, slower: str
+) -> Verdict:
+    med, p10, p90 = figures
+    spread = f"per-{pairing} p10-p90 {decimals_apart(p10, 1.0)}-{decimals_apart(p90, 1.0)}"
+    fields = {"subject": num, "reference": den, "median": med, "p10": p10, "p90": p90}
+    if busy_seen is not None:
+        text = f"not measurable here: the machine was busy ({busy_seen}); {num} / {den} read {med:.2f} ({spread}) and concludes nothing"
+        return Verdict(kind="busy", sentence=text, seen=busy_seen, **fields)
+    relation = relation_of(p10, p90)
+    if relation == "about 1":
+        text = f"no measurable difference here ({num} / {den} = {med:.2f}, {spread}: {_allowed(p10, p90, faster, slower)})"
+        return Verdict(kind="no measurable difference", sentence=text, **fields)
+    word = slower if relation == "above 1" else faster
+    factor = med if med > 1 else 1 / med
+    text = f"{num} took {med:.2f}x the time of {den}: {factor:.2f}x {word} ({spread})"
+    return Verdict(kind="slower" if relation == "above 1" else "faster", sentence=text, **fields)
+
+
+def judge_ranges(
+    subject: str, subject_range: tuple[float, float], reference: str, reference_range: tuple[float, float], unit: str = "us"
+) -> Verdict:
+    """Compare two figures that were not measured in pairs by their p10-p90 ranges.
+
+    Args:
+        subject, reference: the names of the two figures.
+        subject_range, reference_range: each one's (p10, p90).
+        unit: printed after the numbers.
+
+    Returns:
+        "slower" (here: higher) when the subject's whole range lies above the reference's, "faster"
+        (lower) when below, else "no measurable difference": ranges that overlap or touch cannot
+        be told apart.
+    """
+    (a10, a90), (b10, b90) = subject_range, reference_range
+    shown = f"{subject} {a10:,.1f}-{a90:,.1f} {unit} against {reference} {b10:,.1f}-{b90:,.1f} {unit} (p10-p90)"
+    mid = (a10 + a90) / 2
+    fields = {"subject": subject, "reference": reference, "median": mid, "p10": a10, "p90": a90}
+    if a10 > b90:
+        return Verdict(kind="slower", sentence=f"{subject} measurably above {reference}: {shown}", **fields)
+    if a90 < b10:
+        return Verdict(kind="faster", sentence=f"{subject} measurably below {reference}: {shown}", **fields)
+    text = f"no measurable difference between {subject} and {reference}: the ranges overlap or touch ({shown})"
+    return Verdict(kind="no measurable difference", sentence=text, **fields)
+
+
+def judge_steps(statement: str, held: int, total: int, pairing: str = "step") -> Verdict:
+    """A statement about repeated steps holds only where it held in every one (and there were at least 3).
+
+    Args:
+        statement: what was checked, e.g. "the last rank to arrive also left last".
+        held: in how many steps it held; total: how many were checked.
+
+    Returns:
+        kind "holds" ("... in every one of the 8 steps") or "does not hold" ("... in 5 of 8 steps:
+        not a rule of this run").
+    """
+    fields = {"subject": statement, "reference": "", "median": float(held)}
+    if total >= 3 and held == total:
+        return Verdict(kind="holds", sentence=f"{statement}: in every one of the {total} {pairing}s", **fields)
+    plural = pairing if total == 1 else f"{pairing}s"
+    why = "too few to call it a rule" if total < 3 else "not a rule of this run"
+    return Verdict(kind="does not hold", sentence=f"{statement}: in {held} of {total} {plural}, {why}", **fields)
+
+
+def withheld(subject: str, reason: str) -> Verdict:
+    """A comparison that must not be made, e.g. a ranking whose copy floor failed its check."""
+    return Verdict(subject=subject, reference="", kind="withheld", sentence=f"{subject}: withheld, {reason}")
+
+
+def verdict_table(verdicts: Iterable[Verdict]) -> Any:
+    """The verdicts as a table (pandas.DataFrame): comparison, median, p10, p90, verdict; one row each."""
+    import pandas as pd
+
+    return pd.DataFrame([v.row() for v in verdicts])
+
+
+def machine_line(timings: dict[str, Any]) -> str:
+    """One line on whether other work took CPU time while these timings ran (they share one
+    interleaved block): printed beside every timed comparison, so a busy machine is never silent."""
+    contention = combined([t.contention for t in timings.values() if t.contention is not None])
+    if contention is None or contention.busy is None:
+        return "CPU contention while timing: not measured on this system (no /proc schedstat)"
+    if contention.busy:
+        return f"BUSY: the machine was busy while timing ({contention.seen()}); comparisons drawn from these timings conclude nothing"
+    return f"quiet while timing ({contention.seen()})"

@@ -1,0 +1,135 @@
+"""The one verdict module: one rule for "measurable", one sentence per comparison.
+
+Cases from the lesson-first issue are here by name: an inconclusive comparison is never stated
+as a negative finding, ranges that touch are not "measurably after", a statement that held in
+2 of 3 steps is not a rule, a busy block concludes nothing. The last tests judge the committed
+reference run's own published ratios and claims."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from analysis.claims import check_claims
+from analysis.contention import Contention
+from analysis.timing import PairedRatio
+from analysis.verdicts import (
+    decimals_apart,
+    judge_metric,
+    judge_ranges,
+    judge_ratio,
+    judge_steps,
+    relation_of,
+    verdict_table,
+    withheld,
+)
+
+REFERENCE_RUNS = Path(__file__).resolve().parents[1] / "docs" / "reference-runs"
+NEGATIVE_FINDINGS = ("does not explain", "did not make", "no effect", "is not the cause", "does not matter")
+
+
+def test_the_rule_is_the_spread_against_one():
+    assert relation_of(1.01, 1.2) == "above 1" and relation_of(0.5, 0.99) == "below 1"
+    assert relation_of(0.99, 1.14) == "about 1" and relation_of(1.0, 1.0) == "about 1"
+
+
+def test_an_inconclusive_ratio_is_never_a_negative_finding():
+    """02's two multiplications read 1.10 with p10-p90 0.99-1.14: the test cannot tell, and says how much it allows."""
+    ratio = PairedRatio("... * weight", "x * rsqrt(...)", np.array([0.99] * 2 + [1.10] * 6 + [1.14] * 2))
+    verdict = judge_ratio(ratio)
+    assert verdict.kind == "no measurable difference" and not verdict.measurable
+    assert verdict.sentence.startswith("no measurable difference here")
+    assert "the spread allows anything from 1% faster to 14% slower" in verdict.sentence
+    assert not any(phrase in verdict.sentence for phrase in NEGATIVE_FINDINGS)
+    assert verdict.relation == "about 1"
+
+
+def test_measurable_differences_name_the_factor_and_the_spread():
+    slower = judge_ratio(PairedRatio("naive", "fused", np.array([1.9, 2.0, 2.1])))
+    assert slower.kind == "slower" and "2.00x slower" in str(slower) and "per-round p10-p90" in str(slower)
+    faster = judge_ratio(PairedRatio("compiled", "naive", np.array([0.24, 0.25, 0.26])), faster="cheaper")
+    assert faster.kind == "faster" and "4.00x cheaper" in str(faster) and faster.relation == "below 1"
+
+
+def test_a_bound_near_one_prints_the_decimals_that_place_it():
+    verdict = judge_ratio(PairedRatio("a", "b", np.array([1.0036] * 2 + [1.09] * 8)))
+    assert "p10-p90 1.004-1.09" in str(verdict) and verdict.kind == "slower"
+    assert decimals_apart(0.2503, 0.25) == "0.2503" and decimals_apart(0.2534, 0.25) == "0.253"
+    assert decimals_apart(0.60, 0.25) == "0.60" and decimals_apart(0.25, 0.25) == "0.25"
+
+
+def test_a_busy_block_concludes_nothing_whatever_it_reads():
+    busy = Contention(1.0, 0.5, 0.6, 0.0)
+    verdict = judge_ratio(PairedRatio("a", "b", np.array([3.0, 3.1, 3.2]), contention=busy))
+    assert verdict.kind == "busy" and not verdict.measurable and verdict.relation == "busy"
+    assert "concludes nothing" in str(verdict) and "slower" not in str(verdict)
+    assert "waited for a CPU 50%" in verdict.seen
+
+
+def test_ranges_that_touch_are_not_measurably_apart():
+    """08 said 'the others measurably after it' where the ranges touched."""
+    touching = judge_ranges("rank 1 exit", (10.0, 12.0), "rank 0 exit", (8.0, 10.0), unit="ms")
+    assert touching.kind == "no measurable difference" and "overlap or touch" in str(touching)
+    apart = judge_ranges("rank 1 exit", (10.1, 12.0), "rank 0 exit", (8.0, 10.0), unit="ms")
+    assert apart.kind == "slower" and "measurably above" in str(apart)
+    assert judge_ranges("a", (1.0, 2.0), "b", (3.0, 4.0)).kind == "faster"
+
+
+def test_a_statement_about_steps_holds_only_in_every_step():
+    """08 said '2 of 6 steps' beside '2 of 3 steps', and called 2 of 3 a finding."""
+    assert judge_steps("the last to arrive also left last", 2, 3).kind == "does not hold"
+    assert "in 2 of 3 steps, not a rule of this run" in str(judge_steps("the last to arrive also left last", 2, 3))
+    assert judge_steps("x", 8, 8).kind == "holds" and "every one of the 8 steps" in str(judge_steps("x", 8, 8))
+    assert judge_steps("x", 2, 2).kind == "does not hold"  # two steps are too few to call anything a rule
+
+
+def test_withheld_and_the_table():
+    held = withheld("the large-shape ranking", "the copy floor failed its check")
+    assert held.kind == "withheld" and "copy floor failed" in str(held) and not held.measurable
+    table = verdict_table([held, judge_ratio(PairedRatio("a", "b", np.array([2.0, 2.0, 2.0])))])
+    assert list(table.columns) == ["comparison", "median", "p10", "p90", "verdict"]
+    assert list(table["verdict"]) == ["withheld", "slower"] and table["comparison"].iloc[1] == "a / b"
+
+
+def test_a_verdicts_claim_is_rechecked_against_the_metric():
+    ratio = PairedRatio("naive", "fused", np.array([1.9, 2.0, 2.1]))
+    record = {"value": ratio.median, "unit": "ratio", "p10": ratio.p10, "p90": ratio.p90}
+    claim = judge_ratio(ratio).claim("naive_over_fused").record()
+    assert check_claims([claim], {"naive_over_fused": record}) == []
+    flipped = {**record, "p10": 0.9}  # the published spread now holds 1: the sentence no longer holds
+    assert check_claims([claim], {"naive_over_fused": flipped})
+
+
+def _reference_metrics() -> dict:
+    runs = sorted(REFERENCE_RUNS.glob("*/metrics.json"))
+    if not runs:
+        pytest.fail("no committed reference run under docs/reference-runs/ (make run && make publish)")
+    return json.loads(runs[-1].read_text())["notebooks"]
+
+
+def test_the_reference_runs_ratio_claims_get_the_same_verdict_from_the_module():
+    """Each single-ratio conclusion the reference run published gets, from its metric alone, the verdict it stated."""
+    notebooks = _reference_metrics()
+    judged = 0
+    for stem, metrics in notebooks.items():
+        for claim in (metrics.get("claims") or {}).get("value") or []:
+            if claim["relation"] not in ("above 1", "below 1", "about 1", "busy"):
+                continue
+            (name,) = claim["metrics"]
+            verdict = judge_metric(name, "", metrics[name])
+            assert verdict.relation == claim["relation"], (stem, name, claim["text"])
+            judged += 1
+    assert judged >= 5, f"only {judged} ratio claims found in the reference run"
+
+
+def test_the_reference_runs_claims_hold_by_the_same_rule():
+    notebooks = _reference_metrics()
+    checked = 0
+    for stem, metrics in notebooks.items():
+        claims = (metrics.get("claims") or {}).get("value") or []
+        assert check_claims(claims, metrics) == [], stem
+        checked += len(claims)
+    assert checked > 0
