@@ -390,7 +390,9 @@ def call_table(trace: Any, name: str, kernels: pd.DataFrame | None = None) -> pd
         event excluded), `kernels`, `kernel_us` (their durations summed), `device_span_us` (first
         kernel start to last kernel end), `gaps_us` (idle time between its kernels),
         `late_gaps_us` (the part opened by a late launch), `median_latency_us`, `first_launch_ts`
-        and `last_kernel_end` (µs on the trace's clock), `x_shape`, `x_dtype`, `bytes` (its kernels'
+        and `last_kernel_end` (µs on the trace's clock), `device_behind_us` (the first kernel's
+        start minus the call's end on the host: positive where the device began the call's work
+        only after the host had left the call), `x_shape`, `x_dtype`, `bytes` (its kernels'
         bytes; NaN when one is unsized), `unsized_kernels`, `min_bytes` (read x + read the weight
         + write y once) and `bytes_ratio` (bytes / min_bytes), `full_size_passes` (bytes / x's bytes).
     """
@@ -422,6 +424,7 @@ def call_table(trace: Any, name: str, kernels: pd.DataFrame | None = None) -> pd
                 "late_gaps_us": float(k.loc[k["launched_late"], "gap_before_us"].sum()),
                 "median_latency_us": float(k["latency_us"].median()) if len(k) else math.nan,
                 "first_launch_ts": float(k["launch_ts"].min()) if len(k) else math.nan,
+                "device_behind_us": float(k["ts"].min() - c.end) if len(k) else math.nan,
                 "last_kernel_end": float(k["end"].max()) if len(k) else math.nan,
                 "x_shape": "x".join(map(str, x[0])) if x else "",
                 "x_dtype": x[1] if x else "",
@@ -442,8 +445,9 @@ def calls_summary(calls: pd.DataFrame) -> dict[str, float]:
         calls: `call_table(...)`.
     Returns:
         `calls`, `kernels_per_call`, `host_ops_per_call`, `median_kernel_us` (kernel time per
-        call), `median_host_us`, `median_gaps_us`, `median_latency_us`, `bytes_per_call`,
-        `min_bytes`, `bytes_ratio`, `full_size_passes`.
+        call), `median_host_us`, `median_gaps_us`, `calls_with_a_late_launch` (calls in which a
+        gap was opened by a late launch), `median_latency_us`, `megabytes_per_call` (10^6 bytes),
+        `min_megabytes`, `bytes_ratio`, `full_size_passes`.
     """
     med = calls.median(numeric_only=True)
     return {
@@ -453,9 +457,10 @@ def calls_summary(calls: pd.DataFrame) -> dict[str, float]:
         "median_kernel_us": float(med["kernel_us"]),
         "median_host_us": float(med["host_us"]),
         "median_gaps_us": float(med["gaps_us"]),
+        "calls_with_a_late_launch": int((calls["late_gaps_us"] > 0).sum()),
         "median_latency_us": float(med["median_latency_us"]),
-        "bytes_per_call": float(med["bytes"]),
-        "min_bytes": float(med["min_bytes"]),
+        "megabytes_per_call": float(med["bytes"]) / 1e6,
+        "min_megabytes": float(med["min_bytes"]) / 1e6,
         "bytes_ratio": float(med["bytes_ratio"]),
         "full_size_passes": float(med["full_size_passes"]),
     }
@@ -580,7 +585,8 @@ def fused_comparison(naive_calls: pd.DataFrame, fused_kernels: pd.DataFrame) -> 
         and time), `naive_kernel_us` (a naive call's kernel time as recorded), `naive_gb_per_s`
         (its bytes over its kernel time), `naive_at_fused_rate_us` (its bytes at the fused rate),
         `fused_min_at_fused_rate_us` and `fused_min_at_naive_rate_us` (the fused minimum of the
-        naive shape at either rate: what one fused kernel would take there, on that assumption).
+        naive shape at either rate: what one fused kernel would take there, on that assumption),
+        `saved_at_naive_rate_us` (the naive call's kernel time less the latter).
     """
     rate = fused_rate(fused_kernels)
     naive_rate = float((naive_calls["bytes"] / naive_calls["kernel_us"]).median() / 1e3)
@@ -593,6 +599,9 @@ def fused_comparison(naive_calls: pd.DataFrame, fused_kernels: pd.DataFrame) -> 
         "naive_at_fused_rate_us": float(naive_calls["bytes"].median() / (rate * 1e3)),
         "fused_min_at_fused_rate_us": float(naive_calls["min_bytes"].median() / (rate * 1e3)),
         "fused_min_at_naive_rate_us": float(naive_calls["min_bytes"].median() / (naive_rate * 1e3)),
+        "saved_at_naive_rate_us": float(
+            naive_calls["kernel_us"].median() - naive_calls["min_bytes"].median() / (naive_rate * 1e3)
+        ),
     }
 
 

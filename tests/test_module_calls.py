@@ -64,10 +64,22 @@ def scan(key, name):
                 "host_ops": sum(e.get("cat") == "cpu_op" for e in inside),
                 "durations": [k["dur"] for _, k in launched],
                 "latencies": [k["ts"] - launch["ts"] for launch, k in launched],
+                "behind": min((k["ts"] for _, k in launched), default=math.nan) - (c["ts"] + c["dur"]),
+                "late_gap": late_gap([(launch["ts"], k["ts"], k["ts"] + k["dur"]) for launch, k in launched]),
                 "inside": inside,
             }
         )
     return out
+
+
+def late_gap(launched):
+    """Whether a kernel started after an idle gap that its own launch opened (launched after the device went idle)."""
+    busy_until = None
+    for launch_ts, start, end in sorted(launched, key=lambda t: t[1]):
+        if busy_until is not None and start > busy_until and launch_ts >= busy_until:
+            return True
+        busy_until = end if busy_until is None else max(busy_until, end)
+    return False
 
 
 @pytest.fixture(scope="module")
@@ -88,8 +100,10 @@ def test_per_call_figures_match_a_plain_scan_of_the_file(analysed, key):
     assert calls["host_ops"].tolist() == [c["host_ops"] for c in expected]
     assert calls["kernels"].tolist() == [len(c["durations"]) for c in expected]
     assert calls["kernel_us"].tolist() == pytest.approx([sum(c["durations"]) for c in expected])
+    assert calls["device_behind_us"].tolist() == pytest.approx([c["behind"] for c in expected], abs=1e-3, nan_ok=True)
     summary = calls_summary(calls)
     assert summary["calls"] == len(expected)
+    assert summary["calls_with_a_late_launch"] == sum(c["late_gap"] for c in expected)
     assert summary["median_kernel_us"] == pytest.approx(statistics.median(sum(c["durations"]) for c in expected))
     assert summary["kernels_per_call"] == statistics.median(len(c["durations"]) for c in expected)
     assert summary["host_ops_per_call"] == statistics.median(c["host_ops"] for c in expected)
@@ -142,6 +156,8 @@ def test_the_fused_call_is_one_kernel_launched_by_fused_rms_norm_near_the_minimu
     assert compared["fused_min_at_fused_rate_us"] == pytest.approx(one["min_bytes"] / rate / 1e3)
     naive_rate = statistics.median(naive_calls["bytes"] / naive_calls["kernel_us"]) / 1e3
     assert compared["fused_min_at_naive_rate_us"] == pytest.approx(one["min_bytes"] / naive_rate / 1e3)
+    saved = statistics.median(naive_calls["kernel_us"]) - compared["fused_min_at_naive_rate_us"]
+    assert compared["saved_at_naive_rate_us"] == pytest.approx(saved)
 
 
 @pytest.mark.parametrize("key", ["h100_qwen", "mi300x_qwen"])
