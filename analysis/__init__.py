@@ -31,6 +31,7 @@ Modules:
 - compiles: what torch.compile did in this process: graphs, FX-graph cache hits and misses, the recompile log
 - host: the machine's effects on a measurement: address-layout randomization, free page reporting (standard library only)
 - neuron_log: the Neuron runtime's console output read back: trace events reported dropped (standard library only)
+- module_calls: every call of a module or op in a trace: its host ops, the kernels it launched, their bytes against a fused RMSNorm's
 - recorded: the real A100 traces shipped in data/recorded/ and the origin label their figures carry
 - figures: the series' chart conventions (palette, colour per meaning, backend in the title) and the step timeline
 """
@@ -52,6 +53,8 @@ _EXPORTS = {
     "host": "address_layout free_page_reporting_kib",
     "hta_view": "run_hta side_by_side",
     "key_averages": "device_time_verdict key_averages_frame",
+    "module_calls": "FUSED_CALL NAIVE_CALL RECORDED_RMSNORM TRACELENS_CAUTION at_rate call_kernels call_table call_windows calls_summary device_names fused_comparison fused_rate kernel_bytes "
+    "kernels_by_op op_shapes plot_call_kernels recorded_label recorded_rmsnorm_path",
     "neuron_export": "ENGINES UNIT_CHECK_TOLERANCE ExportError interval_union_ns load_export load_exports merged_intervals",
     "neuron_profile": "eager_fusion_verdict explorer_commands explorer_summary export_system_events find_neuron_artifacts",
     "rank_view": "TOGETHER_US arrival_order collective_kernel_waits collective_waits rank_kernel_time rank_steps",
