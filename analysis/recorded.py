@@ -1,7 +1,7 @@
 """The real device traces the series ships (data/recorded/), and the label every figure drawn
 from them carries.
 
-A cpu run has no device lane, so notebooks 02, 03, 06 and 08 show the device-side facts on
+A cpu run has no device lane, so notebooks 06 and 08 and appendix A2 show device-side facts on
 traces recorded on NVIDIA A100 GPUs by the HolisticTraceAnalysis project (MIT license beside
 them; data/recorded/README.md says what each holds). They are read with the same code as the
 learner's own traces; nothing in them was produced by this series.
