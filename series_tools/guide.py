@@ -17,24 +17,26 @@ import re
 import sys
 from pathlib import Path
 
-from helpers.series import CPU_RUN_TIMES, is_appendix, CPU_SECONDS_MEASURED_ON, NOTEBOOK_DIR, NOTEBOOKS, REPO_ROOT, notebook_paths
-from series_tools.lesson_limits import minutes_limit
+from helpers.series import is_appendix, CPU_SECONDS_MEASURED_ON, NOTEBOOK_DIR, NOTEBOOKS, REPO_ROOT, notebook_paths
+from series_tools.lesson_limits import minutes_limit, reference_run_minutes
 
 GUIDE = REPO_ROOT / "docs" / "INSTRUCTOR_GUIDE.md"
 
 # The teaching plan of each slot, in minutes, beside the reading time measured on the committed
-# reference run (`make publish` records it: series_tools.lesson_limits). A plan, not a
+# reference run (measured on its executed copy: series_tools.lesson_limits). A plan, not a
 # measurement: change it to suit the room. Every slot holds its notebook's reading time whole.
 LOGIN_MINUTES = 10  # the first slot: logging in, opening the first notebook, checking the kernel
 PREDICT_MINUTES = 3  # the room writes down its predictions before running the cells
 MINUTES_PER_EXERCISE = 3
 BREAK_MINUTES = 15  # between the two sessions
 SESSION_MINUTES = 180  # a workshop session; the core path takes two
+REFERENCE_MINUTES = reference_run_minutes()
 
 
 def reading_minutes(stem: str) -> float | None:
-    """A notebook's reading time in the committed cpu reference run (None where none is recorded)."""
-    return CPU_RUN_TIMES.get("reading_minutes", {}).get(stem)
+    """A notebook's reading time, measured on its executed copy in the committed cpu reference run
+    (series_tools.lesson_limits); None where that run does not hold it."""
+    return REFERENCE_MINUTES.get(stem)
 
 
 def slot(info) -> dict:

@@ -18,7 +18,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from helpers.series import is_appendix, notebook_paths
+from helpers.series import REFERENCE_RUNS_DIR, is_appendix, notebook_paths
 
 WORDS_PER_MIN, LINES_PER_MIN, FIGURE_MIN = 180, 12, 0.5
 CORE_MINUTES, OPTIONAL_MINUTES = 25, 30
@@ -123,6 +123,15 @@ def reading_problems(stem: str, measured: dict) -> list[str]:
     if limit is None or measured["minutes"] <= limit:
         return []
     return [f"{stem}: {measured['minutes']:.1f} min to read (limit {limit}): shorten it (docs/WRITING_NOTEBOOKS.md)"]
+
+
+def reference_run_minutes(backend: str = "cpu", reference_dir: Path = REFERENCE_RUNS_DIR) -> dict[str, float]:
+    """{stem: reading minutes} of the executed notebooks in the committed reference run of `backend`
+    (docs/reference-runs/<backend>-*/), at the default parameters; empty where none is committed."""
+    runs = sorted(reference_dir.glob(f"{backend}-*/"))
+    if not runs:
+        return {}
+    return {path.stem: measure(json.loads(path.read_text(encoding="utf-8")))["minutes"] for path in notebook_paths(runs[-1])}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from helpers.series import REPO_ROOT, is_appendix, notebook_paths
-from series_tools.lesson_limits import measure, reading_problems, shape_problems
+from series_tools.lesson_limits import measure, reading_problems, reference_run_minutes, shape_problems
 
 LESSONS = [p for p in notebook_paths() if not is_appendix(p.stem)]
 SHARED_TOOL = REPO_ROOT.parent / "shared" / "tools" / "reading_time.py"
@@ -46,3 +46,12 @@ def test_the_measure_agrees_with_the_shared_reading_time_tool():
             round(ours["minutes"], 1) == theirs["minutes"] and round(ours["sentence_share"], 2) == theirs["sentence_code_share"]
         )
         assert sum(n > 30 for n in ours["path_cells"]) == theirs["path_cells_over_30"]
+
+
+def test_the_committed_reference_run_reads_within_the_limits():
+    """The reading time holds for the executed notebooks at the default parameters: the committed
+    reference run's (refreshed by `make run && make publish`)."""
+    minutes = reference_run_minutes()
+    assert minutes, "no committed cpu reference run: make run && make publish"
+    assert set(minutes) == {p.stem for p in notebook_paths()}, "the reference run is not of the current notebooks: make publish"
+    assert [line for stem, m in minutes.items() for line in reading_problems(stem, {"minutes": m})] == []
