@@ -12,7 +12,7 @@ KERNEL := trainium-profiling
 # value in the environment wins: `THP_MEM_ALLOC_ENABLE=0 make run` measures 4 KiB pages.
 export THP_MEM_ALLOC_ENABLE ?= 1
 
-.PHONY: venv run test lint compare sweep student publish kernel lab verify-neuron clean-runs
+.PHONY: venv run test test-faults lint compare sweep student publish kernel lab verify-neuron clean-runs
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -30,13 +30,19 @@ run: venv
 test: venv
 	BACKEND=$(if $(filter auto,$(BACKEND)),cpu,$(BACKEND)) $(PY) -m pytest $(ARGS)
 
+## the fault-injection cases that need real kernels, real Ctrl-C and a full filesystem (a small tmpfs, as root;
+## skipped with the reason elsewhere): tests/faults_slow.py, about a minute; `make test` runs the fast ones (tests/test_faults.py)
+test-faults: venv
+	BACKEND=$(if $(filter auto,$(BACKEND)),cpu,$(BACKEND)) $(PY) -m pytest tests/faults_slow.py $(ARGS)
+
 ## lint and format-check the code and the notebooks with ruff (pyproject.toml: [tool.ruff]); CI runs it
 ## before the tests; `.venv/bin/ruff format .` applies the format
 lint: venv
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 
-## compare two runs: make compare ARGS="runs/A runs/B" (or ARGS="runs/B --baseline base.json")
+## compare two runs: make compare ARGS="runs/A runs/B" (or ARGS="runs/B --baseline base.json"); exit 1 regression,
+## 3 not comparable (other backend, device, parameters or shapes), 4 missing (add --allow-missing NAME for what is expected)
 compare: venv
 	$(PY) -m series_tools.compare $(ARGS)
 

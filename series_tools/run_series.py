@@ -495,6 +495,7 @@ def main(argv: list[str] | None = None) -> int:
             )
         except WriteFailure as exc:
             status, code, write_error = "failed", 1, exc
+            print(file=sys.stderr)  # papermill's progress bar, cut off, ends no line
         total = time.perf_counter() - started
         identity["concurrent_runs"] = concurrent_runs(registry, identity["concurrent_runs"])
         try:
@@ -506,7 +507,10 @@ def main(argv: list[str] | None = None) -> int:
             return 1
     finally:
         unregister(registry)
-        if not interrupted:  # after a Ctrl-C the process ends: one more must not cut that short
+        if interrupted:  # the process ends: one more Ctrl-C must not kill it midway (finalising resets handlers)
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        else:
             _restore_process_state(saved)
     if status == "passed":
         (run_dir / INCOMPLETE).unlink()
