@@ -30,6 +30,7 @@ import ast
 import errno
 import json
 import os
+import re
 import shutil
 import signal
 import sys
@@ -404,8 +405,9 @@ def main(argv: list[str] | None = None) -> int:
 
         try:
             backend = select_backend(args.backend)
-        except BackendUnavailableError as exc:
-            raise BackendUnavailableError(exc.problem, f"pass --backend cpu (or --backend auto): {exc.fix}") from exc
+        except BackendUnavailableError as exc:  # its text names the notebooks' BACKEND; this tool takes --backend
+            flag = lambda text: re.sub(r"(?:`-p )?BACKEND[= ](\w+)`?", r"--backend \1", text)  # noqa: E731
+            raise BackendUnavailableError(flag(exc.problem), f"pass --backend cpu (or --backend auto); {flag(exc.fix)}") from exc
         registry = registry_dir()
         others = other_runs(registry)
         if others and not args.allow_concurrent:
