@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import errno
 import json
 import os
@@ -223,7 +224,8 @@ def other_runs(registry: Path) -> list[dict[str, Any]]:
         if _alive(record):
             found.append(record)
         else:
-            path.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):  # another user's stale file: left for its owner
+                path.unlink(missing_ok=True)
     return found
 
 
@@ -231,19 +233,31 @@ def describe_run(record: dict[str, Any]) -> str:
     return f"pid {record.get('pid')} (run folder {record.get('run_dir')}, started {record.get('started')})"
 
 
-def register(registry: Path, run_dir: Path, others: list[dict[str, Any]]) -> Path:
+def register(registry: Path, run_dir: Path, others: list[dict[str, Any]]) -> bool:
     """Register this run; tell each run already timing that this one started beside it (a marker
-    `<its pid>.seen-<this pid>` it reads after its next notebook)."""
-    registry.mkdir(parents=True, exist_ok=True)
+    `<its pid>.seen-<this pid>` it reads after its next notebook). The folder is shared by every
+    user of the machine (mode 1777, as /tmp). False, with a warning, where it cannot be written:
+    the run goes on, unseen by others."""
     me = {
         "pid": os.getpid(),
         "run_dir": str(run_dir),
         "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "cmdline": _cmdline(os.getpid()),
     }
-    for other in others:
-        write_json(registry / f"{other['pid']}.seen-{os.getpid()}", me)
-    return write_json(registry / f"{os.getpid()}.json", me)
+    try:
+        if not registry.is_dir():
+            registry.mkdir(parents=True, exist_ok=True)
+            registry.chmod(0o1777)
+        for other in others:
+            write_json(registry / f"{other['pid']}.seen-{os.getpid()}", me)
+        write_json(registry / f"{os.getpid()}.json", me)
+    except (OSError, OutputDirError) as exc:
+        print(
+            f"warning: cannot register this run in {registry} ({exc}): a series started beside it will not see it",
+            file=sys.stderr,
+        )
+        return False
+    return True
 
 
 def concurrent_runs(registry: Path, seen: list[str]) -> list[str]:
@@ -259,7 +273,8 @@ def concurrent_runs(registry: Path, seen: list[str]) -> list[str]:
 
 def unregister(registry: Path) -> None:
     for path in (registry / f"{os.getpid()}.json", *registry.glob(f"{os.getpid()}.seen-*")):
-        path.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            path.unlink(missing_ok=True)
 
 
 # --- executing and recording --------------------------------------------------------------------

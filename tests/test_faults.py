@@ -17,6 +17,7 @@ import shlex
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import nbformat
@@ -459,6 +460,8 @@ def test_the_run_records_every_parameter_and_compare_refuses_other_ones(series, 
 def other_run(tmp_path):
     """A live process registered as a series run (what run_series.register writes)."""
     proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    while "time.sleep" not in (run_series._cmdline(proc.pid) or "time.sleep"):  # until it has exec'd python
+        time.sleep(0.01)
     registry = tmp_path / "registry"
     registry.mkdir()
     record = {"pid": proc.pid, "run_dir": "runs/20260101T000000Z-cpu", "started": "2026-01-01T00:00:00+00:00"}
@@ -623,3 +626,12 @@ def test_compare_refuses_a_folder_that_is_not_a_run(tmp_path, capsys):
 def test_a_recorded_trace_still_loads():
     trace = load_trace(RECORDED_DIR / "trace_filter__sampled_rank-0.json.gz")
     assert len(trace.steps) > 0 and len(trace.events) > 1000
+
+
+def test_an_unwritable_registry_warns_and_the_run_goes_on(series, tmp_path, monkeypatch, capsys):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x")
+    monkeypatch.setenv(run_series.REGISTRY_ENV, str(blocker / "registry"))
+    stand_in(monkeypatch)
+    assert run_main(series, tmp_path / "runs", "--notebooks", "01") == 0
+    assert "warning: cannot register this run" in capsys.readouterr().err
