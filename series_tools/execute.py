@@ -107,11 +107,15 @@ def series_kernel_manager(fixed_layout: bool = True) -> type:
 _KERNEL_STDERR_QUIET = threading.Event()
 
 
-def quiet_kernel_stderr() -> None:
-    """Drop what kernels write to stderr from now on. For a runner that was interrupted: Ctrl-C
-    reaches the kernel too, and a kernel whose runner is leaving prints a 20-line ZMQError
-    traceback ("Socket operation on non-socket") while it shuts down; the runner prints one line."""
-    _KERNEL_STDERR_QUIET.set()
+def quiet_kernel_stderr(quiet: bool = True) -> None:
+    """Drop what kernels write to stderr from now on (quiet=False: relay it again). For a runner
+    that was interrupted: Ctrl-C reaches the kernel too, and a kernel whose runner is leaving
+    prints a 20-line ZMQError traceback ("Socket operation on non-socket") while it shuts down;
+    the runner prints one line."""
+    if quiet:
+        _KERNEL_STDERR_QUIET.set()
+    else:
+        _KERNEL_STDERR_QUIET.clear()
 
 
 def _relay_kernel_stderr(fd: int) -> None:

@@ -208,7 +208,7 @@ def _alive(record: dict[str, Any]) -> bool:
     except PermissionError:
         pass
     now = _cmdline(pid)
-    return now is None or record.get("cmdline") in (None, now)
+    return now is None or record.get("cmdline") in (None, "", now)
 
 
 def other_runs(registry: Path) -> list[dict[str, Any]]:
@@ -541,6 +541,10 @@ def _process_state() -> tuple[Any, ...]:
 
 def _restore_process_state(saved: tuple[Any, ...]) -> None:
     import logging
+
+    from series_tools.execute import quiet_kernel_stderr
+
+    quiet_kernel_stderr(False)
 
     signal.signal(signal.SIGINT, saved[0])
     signal.signal(signal.SIGTERM, saved[1])

@@ -367,6 +367,7 @@ def test_an_interrupt_keeps_the_finished_notebooks_and_prints_one_line(series, t
     assert (run / "INCOMPLETE").exists()
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"Interrupted: 2 of 3 notebooks finished and are recorded; {run} stays marked INCOMPLETE"]
+    assert not execute._KERNEL_STDERR_QUIET.is_set()  # a later run in this process relays its kernels' stderr again
 
 
 def enospc(path="x"):
@@ -460,7 +461,7 @@ def test_the_run_records_every_parameter_and_compare_refuses_other_ones(series, 
 def other_run(tmp_path):
     """A live process registered as a series run (what run_series.register writes)."""
     proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
-    while "time.sleep" not in (run_series._cmdline(proc.pid) or "time.sleep"):  # until it has exec'd python
+    while (cmdline := run_series._cmdline(proc.pid)) is not None and "time.sleep" not in cmdline:  # until it runs python
         time.sleep(0.01)
     registry = tmp_path / "registry"
     registry.mkdir()
