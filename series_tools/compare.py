@@ -344,7 +344,10 @@ def missing_problems(
     named: set[str] = set()  # notebooks reported as a whole: their metrics are not listed again
 
     def note(text: str, name: str, ok: bool) -> None:
-        excused.append(text) if ok else problems.append((text, name))
+        if ok:
+            excused.append(text)
+        else:
+            problems.append((text, name))
 
     for label, src in (("A", a), ("B", b)):
         for nb, record in sorted((src.statuses or {}).items()):
