@@ -12,7 +12,7 @@ KERNEL := trainium-profiling
 # value in the environment wins: `THP_MEM_ALLOC_ENABLE=0 make run` measures 4 KiB pages.
 export THP_MEM_ALLOC_ENABLE ?= 1
 
-.PHONY: venv run test test-hub workshop workshop-install lint compare sweep student publish kernel lab verify-neuron clean-runs
+.PHONY: venv run test test-faults test-hub workshop workshop-install lint compare sweep student publish kernel lab verify-neuron clean-runs
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -29,6 +29,11 @@ run: venv
 ## run the test suite (BACKEND=cpu unless set; notebooks run end to end with papermill)
 test: venv
 	BACKEND=$(if $(filter auto,$(BACKEND)),cpu,$(BACKEND)) $(PY) -m pytest $(ARGS)
+
+## the fault-injection cases that need real kernels, real Ctrl-C and a full filesystem (a small tmpfs, as root;
+## skipped with the reason elsewhere): tests/faults_slow.py, about a minute; `make test` runs the fast ones (tests/test_faults.py)
+test-faults: venv
+	BACKEND=$(if $(filter auto,$(BACKEND)),cpu,$(BACKEND)) $(PY) -m pytest tests/faults_slow.py $(ARGS)
 
 ## the workshop hub for real on cpu (docs/WORKSHOP_HUB.md): installs its requirements, starts JupyterHub with three
 ## seats, signs each in, reads each kernel's environment, runs notebook 00 in one seat and a browser sign-in, stops it all
@@ -55,7 +60,8 @@ lint: venv
 	$(VENV)/bin/actionlint -config-file .github/actionlint.yaml .github/workflows/*.yml
 	$(VENV)/bin/zizmor --offline .github/workflows
 
-## compare two runs: make compare ARGS="runs/A runs/B" (or ARGS="runs/B --baseline base.json")
+## compare two runs: make compare ARGS="runs/A runs/B" (or ARGS="runs/B --baseline base.json"); exit 1 regression,
+## 3 not comparable (other backend, device, parameters or shapes), 4 missing (add --allow-missing NAME for what is expected)
 compare: venv
 	$(PY) -m series_tools.compare $(ARGS)
 

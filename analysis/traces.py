@@ -148,14 +148,16 @@ class _EventArgs(msgspec.Struct, gc=False):
 # One record type per event phase ("ph"), decoded as a tagged union: an event keeps only the
 # fields the series reads from its kind (defaults: what a missing field reads as), so a flow
 # costs a third of a complete event and a metadata event nothing; records are not tracked by the
-# garbage collector. The phases are the Trace Event Format's; another value is an error.
+# garbage collector. The phases are the Trace Event Format's; another value is an error. A time
+# the phase needs (ts; dur for a complete event) reads as None when absent, so that the loader
+# refuses the event (`_check_events`) instead of counting it at time 0 or for 0 us.
 class CompleteEvent(msgspec.Struct, tag="X", tag_field="ph", gc=False):
     """An operation with a duration: a CPU op, an annotation, a runtime call, a device kernel."""
 
     name: str | None = ""
     cat: str | None = None
-    ts: float = 0.0
-    dur: float = 0.0
+    ts: float | None = None
+    dur: float | None = None
     pid: int | str = ""
     tid: int | str = ""
     args: _EventArgs | None = None
@@ -165,7 +167,7 @@ class InstantEvent(msgspec.Struct, tag="i", tag_field="ph", gc=False):
     """A point in time; the profiler's [memory] events are instants."""
 
     name: str | None = ""
-    ts: float = 0.0
+    ts: float | None = None
     args: _EventArgs | None = None
 
 
@@ -177,7 +179,7 @@ class FlowStart(msgspec.Struct, tag="s", tag_field="ph", gc=False):
     """One end of a flow arrow (the runtime launch side; FlowEnd is the device side)."""
 
     id: int | str | None = None
-    ts: float = 0.0
+    ts: float | None = None
     tid: int | str = ""
 
 
@@ -205,6 +207,14 @@ def read_events(path: Path) -> list[TraceEvent]:
     Parsing is msgspec's JSON decoder into typed records: trace content is never evaluated."""
     if not path.exists():
         raise TraceFileError(f"No trace file at {path}", "run the profiling cell that writes it first")
+    if path.is_dir():
+        inside = sorted(p.name for p in path.glob("*.json*") if p.is_file())[:3]
+        raise TraceFileError(
+            f"{path} is a folder, not a trace file" + (f" (it holds {', '.join(inside)})" if inside else ""),
+            f"pass the trace file itself, e.g. {path / inside[0]}"
+            if inside
+            else "pass the .json or .json.gz file that prof.export_chrome_trace() wrote",
+        )
     size = path.stat().st_size
     if size == 0:
         raise TraceFileError(
@@ -264,9 +274,11 @@ def load_trace(path: Path | str, backend: str | None = None) -> Trace:
     complete = [e for e in decoded if e.__class__ is CompleteEvent]
     memory_events = [e for e in decoded if isinstance(e, InstantEvent) and e.name == "[memory]" and e.args is not None]
     flow_events = [e for e in decoded if isinstance(e, FlowStart) and e.id is not None]
+    _check_events(path, decoded, complete, memory_events, flow_events)
     del decoded
     events = _complete_events(complete, backend)
     del complete
+    _check_duplicates(path, events)
 
     is_step = (events["lane"] == "framework") & events["name"].str.startswith("ProfilerStep#")
     steps = events.loc[is_step, ["name", "ts", "end"]].copy()
@@ -306,6 +318,54 @@ def load_trace(path: Path | str, backend: str | None = None) -> Trace:
         backend=backend,
         origin_us=origin,
     )
+
+
+REPROFILE_FIX = (
+    "export the trace again with prof.export_chrome_trace() into a new file (never append to or merge into an old one)"
+)
+
+
+def _check_events(
+    path: Path, decoded: list, complete: list[CompleteEvent], memory: list[InstantEvent], flows: list[FlowStart]
+) -> None:
+    """Refuse a trace that would be counted wrong: no complete event at all (every figure would be
+    NaN), or an event without a time its phase needs (ts; and dur for a complete event), which
+    would otherwise be counted at time 0 or as 0 us of work. Raises TraceFileError naming the
+    first such event and how many there are."""
+    if not complete:
+        raise TraceFileError(
+            f"Trace file {path} holds no complete (ph X) events ({len(decoded)} events in all): nothing was timed",
+            "profile at least one step with the profiler on (schedule active >= 1), then export again",
+        )
+    for kind, needed, records in (
+        ("complete (X)", ("ts", "dur"), complete),
+        ("[memory] instant", ("ts",), memory),
+        ("flow (s/f)", ("ts",), flows),
+    ):
+        missing = [(e, f) for e in records for f in needed if getattr(e, f) is None]
+        if missing:
+            event, field = missing[0]
+            raise TraceFileError(
+                f"Trace file {path} has {len(missing)} {kind} event field(s) missing; the first: "
+                f"{getattr(event, 'name', None) or event.__class__.__name__!r} has no {field!r}: it cannot be placed in time",
+                REPROFILE_FIX,
+            )
+
+
+def _check_duplicates(path: Path, events: pd.DataFrame) -> None:
+    """Refuse a trace whose events were written twice (an export appended to or merged into
+    another): same name, ts, dur, pid and tid would double every count and byte. Only events
+    with a duration are compared: zero-duration ops at the same microsecond are real (the
+    profiler's clock is in us; 1,952 such pairs in one of data/recorded/'s traces)."""
+    timed = events.loc[events["dur"] > 0, ["name", "ts", "dur", "pid", "tid"]]
+    repeated = timed.duplicated()
+    if repeated.any():
+        first = timed[repeated].iloc[0]
+        raise TraceFileError(
+            f"Trace file {path} holds {int(repeated.sum())} duplicated complete events (same name, ts, dur, pid, tid "
+            f"as another; the first: {first['name']!r} at ts {first['ts']:.0f}): counted, they would double",
+            REPROFILE_FIX,
+        )
 
 
 def _complete_events(complete: list[CompleteEvent], backend: str | None) -> pd.DataFrame:

@@ -1,11 +1,11 @@
 """Compare two runs (or a run against a baseline file) metric by metric.
 
-    python -m series_tools.compare RUN_A RUN_B [--tolerance 0.10]
+    python -m series_tools.compare RUN_A RUN_B [--tolerance 0.10] [--allow-missing NAME ...]
     python -m series_tools.compare RUN --baseline baseline.json [--tolerance 0.10]
 
-A is the reference (older run or baseline), B the candidate. Exit codes: 0 no regression,
-1 regression, 2 bad input. Each metric is judged by its record (helpers.metrics), never by its
-name: renaming a metric in a notebook changes no verdict. What counts as a regression:
+A is the reference (older run or baseline), B the candidate. Each metric is judged by its record
+(helpers.metrics), never by its name: renaming a metric in a notebook changes no verdict. What
+counts as a regression:
 
 - direction: a figure that says which way is better (`"better": "lower"` or `"higher"`: times
           per call, ratios to the copy floor, speed-ups, device time) that moved the bad way by more
@@ -20,12 +20,25 @@ name: renaming a metric in a notebook changes no verdict. What counts as a regre
           (benchmarks/ratio_benchmark.py has the measurement); a line under the table gives the two
           changes;
 - busy:   a figure that either run measured while the machine was busy (its `contention` record,
-          analysis.contention) is never a regression: it is marked `busy`, with what was seen under
-          the table, and concludes nothing;
+          analysis.contention), or while another series run was timing beside it (the run's
+          `identity.concurrent_runs`, series_tools.run_series), is never a regression: it is marked
+          `busy`, with what was seen under the table, and concludes nothing;
 - ops:    more device operations per call (unit "ops");
 - errors: a flag that must stay true (`"better": "true"`: an accuracy check) that turned False, or
           an error beyond the tolerance stored with it (`"tolerance"`, written by the notebook that
           measured it).
+
+What is compared must be the same thing: the backend, the device, the notebook's parameters
+(TOKENS, HIDDEN, ...: the run's `identity`, or its status.json for a run from before it was
+recorded) and each metric's own shape and dtype (`"of"`) and unit are part of its identity. A
+metric whose identity differs is `not comparable (what differs)`, never a regression: a run at
+TOKENS 4096 is not slower than one at 64.
+
+Missing is a failure: a metric of A that B lacks (unless B holds one with the same record under
+another name: a rename, paired by its `of`), a notebook that failed or did not run, a run marked
+INCOMPLETE. `--allow-missing NAME` (repeatable) names what is expected to be missing: a notebook
+(`02` or `02_naive_rmsnorm`), a metric (`02_naive_rmsnorm/time_per_call_us`, or its name alone),
+or `INCOMPLETE` for a run marked so with no notebook to name.
 
 A record from before directions were published (an old baseline) is judged by the direction of
 the other run's record. Every other metric is listed for information with its change, so that,
@@ -38,13 +51,26 @@ import argparse
 import json
 import math
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from analysis.contention import is_busy
 from helpers.errors import SeriesError
 from helpers.metrics import METRICS_FILE, read_metrics
+
+
+EXIT_CODES = {
+    0: "no regression, nothing missing, everything comparable",
+    1: "a regression",
+    2: "bad input (a path, a file, an option)",
+    3: "not comparable: the runs differ in backend, device, parameters or a metric's shape/dtype/unit",
+    4: "missing: a metric, a notebook (failed or not run) or a whole run (INCOMPLETE) that --allow-missing does not name",
+}
+EXIT_ORDER = (1, 4, 3)  # where several apply, the first of these is the exit status
+NOT_COMPARABLE = "not comparable"
+RUNNER_PARAMETERS = ("BACKEND", "OUT_DIR")  # set by the runner per run: the backend is compared on its own
+DEFAULT = "(the notebook's default)"
 
 
 @dataclass
@@ -54,6 +80,46 @@ class Source:
     backend: str | None
     incomplete: bool
     address_layout: str | None = None  # the kernels' (environment.json): fixed, randomized, or unknown
+    device: str | None = None  # environment.json's device_name
+    parameters: dict[str, dict[str, Any]] = field(default_factory=dict)  # notebook -> parameter -> value
+    parameters_complete: bool = False  # every parameter's value (identity), not only the overridden ones
+    overridden: dict[str, set[str]] = field(default_factory=dict)  # notebook -> names set with -p
+    statuses: dict[str, dict[str, Any]] | None = None  # notebook -> status.json record; None: unknown
+    run_status: str | None = None  # status.json's status: passed, failed, interrupted, running
+    concurrent_runs: list[str] = field(default_factory=list)  # other series runs seen timing beside it
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise SeriesError(
+            f"{path} cannot be read ({exc})", "re-run the series into a new folder, or compare another run"
+        ) from exc
+    return data if isinstance(data, dict) else {}
+
+
+def _identity(source: Source, data: dict[str, Any], folder: Path | None) -> None:
+    """What the compared figures were measured with: the run's `identity` record in metrics.json
+    (series_tools.run_series writes it), else its environment.json and status.json."""
+    identity = data.get("identity") if isinstance(data.get("identity"), dict) else {}
+    env = _read_json(folder / "environment.json") if folder and (folder / "environment.json").exists() else {}
+    status = _read_json(folder / "status.json") if folder and (folder / "status.json").exists() else None
+    source.device = identity.get("device") or env.get("device_name")
+    source.backend = source.backend or identity.get("backend") or env.get("backend")
+    source.concurrent_runs = list(identity.get("concurrent_runs") or [])
+    if isinstance(identity.get("parameters"), dict):
+        source.parameters = {nb: dict(p) for nb, p in identity["parameters"].items()}
+        source.overridden = {nb: set(v) for nb, v in (identity.get("overridden") or {}).items()}
+        source.parameters_complete = True
+    if status is not None:
+        records = [r for r in status.get("notebooks") or [] if isinstance(r, dict) and "notebook" in r]
+        source.statuses = {r["notebook"]: r for r in records}
+        source.run_status = status.get("status")
+        if not source.parameters_complete:  # a run from before the identity was recorded: its overrides
+            for r in records:
+                given = {k: v for k, v in (r.get("parameters") or {}).items() if k not in RUNNER_PARAMETERS}
+                source.parameters[r["notebook"]], source.overridden[r["notebook"]] = given, set(given)
 
 
 def load_source(path: Path | str) -> Source:
@@ -70,11 +136,15 @@ def load_source(path: Path | str) -> Source:
                 f"Run {path} has no metrics.json: it did not finish writing its results", "re-run it, or compare another run"
             )
         data = read_metrics(path)
-        layout = json.loads((path / "environment.json").read_text()).get("address_layout")
-        return Source(str(path), data["notebooks"], data.get("backend"), (path / "INCOMPLETE").exists(), layout)
+        layout = _read_json(path / "environment.json").get("address_layout")
+        source = Source(str(path), data["notebooks"], data.get("backend"), (path / "INCOMPLETE").exists(), layout)
+        _identity(source, data, path)
+        return source
     if path.is_file():
         data = read_metrics(path)
-        return Source(str(path), data["notebooks"], data.get("backend"), False)
+        source = Source(str(path), data["notebooks"], data.get("backend"), False)
+        _identity(source, data, None)
+        return source
     raise SeriesError(f"{path} does not exist", "pass a run folder under runs/ or a baseline metrics file")
 
 
@@ -141,12 +211,79 @@ def floor_moved(name: str, ma: dict[str, Any], mb: dict[str, Any]) -> str | None
     )
 
 
+def _shown(value: Any) -> str:
+    return value if value == DEFAULT else json.dumps(value)
+
+
+def run_differences(a: Source, b: Source) -> list[str]:
+    """What differs between the machines of A and B (backend, device): each makes every metric not comparable."""
+    return [
+        f"{what} {va} vs {vb}"
+        for what, va, vb in (("backend", a.backend, b.backend), ("device", a.device, b.device))
+        if va and vb and va != vb
+    ]
+
+
+def parameter_differences(a: Source, b: Source, notebook: str) -> list[str]:
+    """The parameters that `notebook` ran with differently in A and B, as "NAME a vs b". Where
+    both runs recorded every value, those are compared; where one recorded only its overrides
+    (a run from before the identity record), the parameters either run overrode."""
+    pa, pb = a.parameters.get(notebook, {}), b.parameters.get(notebook, {})
+    if a.parameters_complete and b.parameters_complete:
+        names = set(pa) & set(pb)
+    else:
+        names = a.overridden.get(notebook, set()) | b.overridden.get(notebook, set())
+    names -= set(RUNNER_PARAMETERS)
+    return [
+        f"{name} {_shown(pa.get(name, DEFAULT))} vs {_shown(pb.get(name, DEFAULT))}"
+        for name in sorted(names)
+        if pa.get(name, DEFAULT) != pb.get(name, DEFAULT)
+    ]
+
+
+def metric_differences(ea: dict[str, Any], eb: dict[str, Any]) -> list[str]:
+    """What differs between two records of one metric that makes them different quantities: what
+    they measure (`of`: variant, shape, dtype) and their unit."""
+    return [
+        f"{key} {ea[key]!r} vs {eb[key]!r}"
+        for key in ("of", "unit")
+        if ea.get(key) is not None and eb.get(key) is not None and ea[key] != eb[key]
+    ]
+
+
+def _signature(entry: dict[str, Any]) -> tuple[Any, ...] | None:
+    """What pairs a renamed metric with its old name: the record's quantity (`of`), unit and
+    direction; None for a record without `of` (nothing but its name would pair it)."""
+    return (entry["of"], entry.get("unit"), entry.get("better")) if entry.get("of") else None
+
+
+def pair_renames(ma: dict[str, Any], mb: dict[str, Any]) -> dict[str, str]:
+    """{name in A: name in B} for each metric of A missing from B that has exactly one metric new in
+    B with the same record (`_signature`), and that one no other candidate."""
+    gone = [n for n in ma if n not in mb and _signature(ma[n])]
+    new = [n for n in mb if n not in ma and _signature(mb[n])]
+    pairs = {}
+    for old in gone:
+        same = [n for n in new if _signature(mb[n]) == _signature(ma[old])]
+        if len(same) == 1 and sum(_signature(ma[o]) == _signature(mb[same[0]]) for o in gone) == 1:
+            pairs[old] = same[0]
+    return pairs
+
+
 def compare(a: Source, b: Source, tolerance: float) -> list[dict[str, Any]]:
+    """One row per metric of A or B: notebook, metric, unit, a, b, change, verdict (ok, noise, info,
+    REGRESSION, floor moved, busy, not comparable, missing, new) and, where needed, a note."""
     rows = []
+    machine = run_differences(a, b)
     for notebook in sorted(set(a.metrics) | set(b.metrics)):
         ma, mb = a.metrics.get(notebook, {}), b.metrics.get(notebook, {})
-        for name in sorted(set(ma) | set(mb)):
+        renames = pair_renames(ma, mb)
+        params = parameter_differences(a, b, notebook)
+        for name in sorted((set(ma) | set(mb)) - set(renames.values())):
             ea, eb = ma.get(name), mb.get(name)
+            shown, nb_name = name, renames.get(name)
+            if nb_name is not None:
+                eb, shown = mb[nb_name], f"{name} -> {nb_name}"
             unit = (eb or ea or {}).get("unit", "")
             if ea is None or eb is None:
                 rows.append(
@@ -161,29 +298,82 @@ def compare(a: Source, b: Source, tolerance: float) -> list[dict[str, Any]]:
                     }
                 )
                 continue
+            row = {"notebook": notebook, "metric": shown, "unit": unit, "a": ea.get("value"), "b": eb.get("value")}
+            if differs := machine + params + metric_differences(ea, eb):
+                rows.append({**row, "change": None, "verdict": NOT_COMPARABLE, "differs": differs})
+                continue
             verdict, change = judge(ea, eb, tolerance)
-            row = {
-                "notebook": notebook,
-                "metric": name,
-                "unit": unit,
-                "a": ea.get("value"),
-                "b": eb.get("value"),
-                "change": change,
-                "verdict": verdict,
-                "better": eb.get("better") or ea.get("better"),
-            }
-            if verdict == "REGRESSION" and (why := floor_moved(name, ma, mb)):
+            row.update(change=change, verdict=verdict, better=eb.get("better") or ea.get("better"))
+            if nb_name is not None:
+                row["note"] = f"{notebook}/{name}: renamed {nb_name} in B (the same record: {ea['of']}, {unit})"
+            if verdict == "REGRESSION" and nb_name is None and (why := floor_moved(name, ma, mb)):
                 row.update(verdict="floor moved", note=f"{notebook}/{why}")
             busy = [(label, e["contention"]["seen"]) for label, e in (("A", ea), ("B", eb)) if is_busy(e.get("contention"))]
+            busy += [
+                (label, "another series run timing beside it: " + ", ".join(src.concurrent_runs))
+                for label, src in (("A", a), ("B", b))
+                if src.concurrent_runs and unit in ("us", "ratio") and row.get("better") in ("lower", "higher")
+            ]
             if busy:
                 row.update(
                     verdict="busy",
-                    note=f"{notebook}/{name}: "
+                    note=f"{notebook}/{shown}: "
                     + "; ".join(f"{label} was timed while the machine was busy ({seen})" for label, seen in busy)
                     + ": not judged",
                 )
             rows.append(row)
     return rows
+
+
+def _allows(allowed: set[str], notebook: str, metric: str | None = None) -> bool:
+    """Whether --allow-missing names this notebook (by stem or number) or this metric."""
+    names = {notebook, notebook.split("_", 1)[0]}
+    if metric is not None:
+        names |= {f"{notebook}/{metric}", metric}
+    return bool(names & allowed)
+
+
+def missing_problems(
+    a: Source, b: Source, rows: list[dict[str, Any]], allowed: set[str]
+) -> tuple[list[tuple[str, str]], list[str]]:
+    """(problems as (line, the --allow-missing NAME that would allow it), allowed lines): a notebook
+    of either run that failed, a notebook of A that B did not run, a metric of A that B lacks, a run
+    marked INCOMPLETE with no notebook to name."""
+    problems: list[tuple[str, str]] = []
+    excused: list[str] = []
+    named: set[str] = set()  # notebooks reported as a whole: their metrics are not listed again
+
+    def note(text: str, name: str, ok: bool) -> None:
+        if ok:
+            excused.append(text)
+        else:
+            problems.append((text, name))
+
+    for label, src in (("A", a), ("B", b)):
+        for nb, record in sorted((src.statuses or {}).items()):
+            if record.get("status") != "passed":
+                error = (record.get("error") or "").splitlines()[0] if record.get("error") else ""
+                text = f"{label}: notebook {nb} {record.get('status', 'did not pass')}" + (f" ({error})" if error else "")
+                note(text, nb, _allows(allowed, nb))
+                named.add(nb)
+    ran_in_a = set(a.metrics) | set(a.statuses or {})
+    ran_in_b = set(b.metrics) | set(b.statuses or {})
+    for nb in sorted(ran_in_a - ran_in_b - named):
+        note(f"B: notebook {nb} did not run (A ran it)", nb, _allows(allowed, nb))
+        named.add(nb)
+    for r in rows:
+        if r["verdict"] == "missing" and r["notebook"] not in named:
+            name = f"{r['notebook']}/{r['metric']}"
+            note(f"B: {name} is missing (A has it)", name, _allows(allowed, r["notebook"], r["metric"]))
+    for label, src in (("A", a), ("B", b)):
+        if src.incomplete and not any(nb in named for nb in src.statuses or {}):
+            note(
+                f"{label}: {src.label} is marked INCOMPLETE (status {src.run_status or 'unknown'}): "
+                "a notebook failed, or the run was cut off",
+                "INCOMPLETE",
+                "INCOMPLETE" in allowed,
+            )
+    return problems, excused
 
 
 CELL_CHARS = 40  # a value longer than this (a list of claims, a table of names) is cut, so rows stay one line
@@ -217,11 +407,30 @@ def format_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join([line(header), line(["-" * w for w in widths]), *map(line, body)])
 
 
+def fix_allowing(names: list[str]) -> str:
+    """The options that allow `names` to be missing, as the command line takes them."""
+    return " ".join(f"--allow-missing {name}" for name in names)
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m series_tools.compare", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m series_tools.compare",
+        description=__doc__.split("\n\n")[0],
+        epilog="exit status: "
+        + "; ".join(f"{code} {why}" for code, why in EXIT_CODES.items())
+        + ". Where several apply: 1, then 4, then 3.",
+    )
     parser.add_argument("runs", nargs="+", help="RUN_A RUN_B, or one RUN with --baseline")
     parser.add_argument("--baseline", help="a metrics.json to compare RUN against (it plays A)")
     parser.add_argument("--tolerance", type=float, default=0.10, help="allowed relative slow-down (default 0.10)")
+    parser.add_argument(
+        "--allow-missing",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a notebook (02 or 02_naive_rmsnorm), a metric (02_naive_rmsnorm/time_per_call_us or its name) or "
+        "INCOMPLETE that may be missing or failed without failing the check; repeatable",
+    )
     args = parser.parse_args(argv)
     try:
         if args.baseline:
@@ -237,8 +446,6 @@ def main(argv: list[str] | None = None) -> int:
     except SeriesError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    if a.backend and b.backend and a.backend != b.backend:
-        print(f"warning: A ran on {a.backend}, B on {b.backend}: their times are not comparable", file=sys.stderr)
     if a.address_layout and b.address_layout and a.address_layout != b.address_layout:
         print(
             f"warning: A's kernels ran with a {a.address_layout} address layout, B's with a {b.address_layout} one: "
@@ -246,8 +453,12 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
     for src in (a, b):
-        if src.incomplete:
-            print(f"warning: {src.label} is marked INCOMPLETE: some notebooks failed or did not run", file=sys.stderr)
+        if not src.parameters_complete and src.statuses is None:
+            print(
+                f"note: {src.label} records no parameters (no identity in its metrics.json, no status.json beside it): "
+                "only each metric's own shape and dtype ('of') and the backend are checked",
+                file=sys.stderr,
+            )
     rows = compare(a, b, args.tolerance)
     print(f"A: {a.label}\nB: {b.label}\ntolerance: {args.tolerance:.0%} on time per call\n")
     print(format_table(rows))
@@ -261,11 +472,30 @@ def main(argv: list[str] | None = None) -> int:
             f"\nthe judged ratios (speed-ups, ratios to the copy floor) moved by at most {max(ratios) * 100:.1f}% "
             f"(median {sorted(ratios)[len(ratios) // 2] * 100:.1f}%)"
         )
+    apart = {}  # what differs -> the metrics it makes not comparable, so a run-wide difference is one line
+    for r in rows:
+        if r["verdict"] == NOT_COMPARABLE:
+            apart.setdefault("; ".join(r["differs"]), []).append(f"{r['notebook']}/{r['metric']}")
+    for differs, names in apart.items():
+        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        print(f"\nnot comparable ({differs}): {shown}")
+    if apart:
+        print("  fix: compare runs made with the same backend, device and parameters (-p NAME VALUE of run_series)")
+    problems, excused = missing_problems(a, b, rows, set(args.allow_missing))
+    if problems:
+        print("\n" + "\n".join(f"MISSING {line}" for line, _ in problems))
+        names = list(dict.fromkeys(name for _, name in problems))
+        print("  fix: re-run what is missing, or name what is expected to be missing: " + fix_allowing(names))
+    for line in excused:
+        print(f"allowed missing: {line}")
     print(
         f"\n{len(regressions)} regression(s)"
         + (": " + ", ".join(f"{r['notebook']}/{r['metric']}" for r in regressions) if regressions else "")
+        + (f", {sum(map(len, apart.values()))} not comparable" if apart else "")
+        + (f", {len(problems)} missing" if problems else "")
     )
-    return 1 if regressions else 0
+    failed = {1: bool(regressions), 4: bool(problems), 3: bool(apart)}
+    return next((code for code in EXIT_ORDER if failed[code]), 0)
 
 
 if __name__ == "__main__":

@@ -28,9 +28,13 @@ the personality call) the kernel starts as usual; the environment record says wh
 
 from __future__ import annotations
 
+import json
+import os
 import platform
 import shutil
 import subprocess
+import sys
+import threading
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -86,7 +90,42 @@ def series_kernel_manager(fixed_layout: bool = True) -> type:
             # setarch execs the kernel in its own process: the pid, and so Ctrl-C, are the kernel's
             return [*prefix, *super().format_kernel_cmd(extra_arguments)]
 
+        async def _async_launch_kernel(self, kernel_cmd: list[str], **kw: Any) -> None:
+            read_end, write_end = os.pipe()  # the kernel's stderr, relayed (`_relay_kernel_stderr`)
+            try:
+                await super()._async_launch_kernel(kernel_cmd, **{**kw, "stderr": write_end})
+            except BaseException:
+                os.close(read_end)
+                raise
+            finally:
+                os.close(write_end)
+            threading.Thread(target=_relay_kernel_stderr, args=(read_end,), daemon=True).start()
+
     return SeriesKernelManager
+
+
+_KERNEL_STDERR_QUIET = threading.Event()
+
+
+def quiet_kernel_stderr(quiet: bool = True) -> None:
+    """Drop what kernels write to stderr from now on (quiet=False: relay it again). For a runner
+    that was interrupted: Ctrl-C reaches the kernel too, and a kernel whose runner is leaving
+    prints a 20-line ZMQError traceback ("Socket operation on non-socket") while it shuts down;
+    the runner prints one line."""
+    if quiet:
+        _KERNEL_STDERR_QUIET.set()
+    else:
+        _KERNEL_STDERR_QUIET.clear()
+
+
+def _relay_kernel_stderr(fd: int) -> None:
+    """Copy a kernel's stderr (its own warnings; cell output goes to the notebook) to this
+    process's, line by line, until the kernel ends or `quiet_kernel_stderr` was called."""
+    with os.fdopen(fd, "rb") as pipe:
+        for line in pipe:
+            if not _KERNEL_STDERR_QUIET.is_set():
+                sys.stderr.write(line.decode(errors="replace"))
+                sys.stderr.flush()
 
 
 def execute_notebook(
@@ -98,15 +137,37 @@ def execute_notebook(
     progress_bar: bool = False,
     fixed_layout: bool = True,
 ) -> None:
-    """Run `source` with `parameters` into `executed` (kernel python3); errors are papermill's."""
-    pm.execute_notebook(
-        str(source),
-        str(executed),
-        parameters=parameters,
-        kernel_name="python3",
-        cwd=str(cwd),
-        execution_timeout=timeout_s,
-        progress_bar=progress_bar,
-        log_output=False,
-        kernel_manager_class=series_kernel_manager(fixed_layout),
-    )
+    """Run `source` with `parameters` into `executed` (kernel python3); errors are papermill's.
+
+    papermill rewrites its output after every cell, so the notebook is executed into a hidden
+    `.partial-<name>` beside `executed` and renamed into place when papermill is done, the failed
+    ones included (their error cell is the report). Where the run is cut off (Ctrl-C, a full disk,
+    a dead kernel), the last whole save is kept under the final name and a cut-off one is removed:
+    a file under the final name is always a whole notebook."""
+    partial = executed.with_name(f".partial-{executed.name}")
+    try:
+        pm.execute_notebook(
+            str(source),
+            str(partial),
+            parameters=parameters,
+            kernel_name="python3",
+            cwd=str(cwd),
+            execution_timeout=timeout_s,
+            progress_bar=progress_bar,
+            log_output=False,
+            kernel_manager_class=series_kernel_manager(fixed_layout),
+        )
+    finally:
+        _keep_if_whole(partial, executed)
+
+
+def _keep_if_whole(partial: Path, executed: Path) -> None:
+    """Rename `partial` to `executed` if it is a whole notebook (it parses), else remove it."""
+    if not partial.exists():
+        return
+    try:
+        json.loads(partial.read_bytes())
+    except (OSError, ValueError):
+        partial.unlink(missing_ok=True)
+        return
+    os.replace(partial, executed)

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from helpers.environment import SECRET_PLACEHOLDER, TOKEN_LIKE, secret_values
-from helpers.errors import SeriesError
+from helpers.errors import OutputDirError, SeriesError
 from helpers.metrics import METRICS_FILE
 from helpers.outputs import RUNS_DIR, ensure_writable_dir, write_atomic
 from helpers.series import NOTEBOOK_DIR, NOTEBOOKS, REFERENCE_RUNS_DIR, REPO_ROOT, RUN_TIMES_FILE, notebook_paths
@@ -451,6 +451,12 @@ def publish(
     status, env = check_run_dir(run_dir)
     if not (run_dir / METRICS_FILE).exists():
         raise fail(f"{run_dir} has no {METRICS_FILE}", "run the series again: `make run`")
+    not_run = sorted({p.stem for p in notebook_paths(notebook_dir)} - {r.get("notebook") for r in status.get("notebooks", [])})
+    if not_run:  # a run of some notebooks (--notebooks): not a notebook "added since it ran"
+        raise fail(
+            f"{run_dir.name} is a partial run: it did not run {', '.join(not_run)}",
+            "publish a run of the whole series: `make run` (without --notebooks), then `make publish`",
+        )
     stale = stale_notebooks(run_dir, notebook_dir)
     if stale:
         raise fail(
@@ -521,6 +527,11 @@ def main(argv: list[str] | None = None) -> int:
         final = publish(run_dir, Path(args.out))
         write_overview(Path(args.out))
     except SeriesError as exc:
+        if isinstance(exc, OutputDirError):  # its fix names the notebooks' OUT_DIR; this tool takes --out
+            exc = OutputDirError(
+                exc.problem,
+                f"free space there, or pass --out a folder you can write (e.g. --out {tempfile.gettempdir()}/reference-runs)",
+            )
         print(f"error: {exc}", file=sys.stderr)
         return 2
     total = sum(s for s, _ in folder_sizes(final))

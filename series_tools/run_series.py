@@ -3,31 +3,99 @@
     python -m series_tools.run_series [--notebooks 02 05] [-p HIDDEN 4096] [--out runs/] [--backend cpu]
 
 The run folder `runs/<UTC timestamp>-<backend>/` holds the executed notebooks, their HTML
-renders, each notebook's artifacts, `metrics.json` (all notebooks' metrics merged, with units),
-`environment.json`, `status.json` and `summary.md` with a chart. A file named INCOMPLETE stays
-in the folder until every notebook has passed, so an interrupted or failed run is never taken
-for a finished one. A failing notebook is reported with its cell and error, the others still
-run, and the exit code is non-zero.
+renders, each notebook's artifacts, `metrics.json` (all notebooks' metrics merged, with units,
+and the run's `identity`: backend, device and every notebook's parameters, which `compare`
+checks), `environment.json`, `status.json` and `summary.md` with a chart. A file named
+INCOMPLETE stays in the folder until every notebook has passed, so an interrupted or failed run
+is never taken for a finished one. A failing notebook is reported with its cell and error, the
+others still run, and the exit code is non-zero.
+
+What finished is kept: metrics.json, status.json (status "running" until the end) and the
+summary are rewritten after every notebook, each file written whole under a temporary name and
+renamed into place, so Ctrl-C, a crash or a killed runner leaves the finished notebooks recorded
+and the folder INCOMPLETE. Ctrl-C (or kill -TERM) prints one line; a failed write (a full disk,
+a read-only folder) stops the run with one line naming the folder and its free space.
+
+Two series runs at once slow each other's timings (issue 42 measured notebook 02 at 84-88 ms
+beside another run against 64-75 ms alone), so a run registers itself in a machine-wide folder
+(REGISTRY_ENV, default <tmp>/trainium-profiling-series-runs) and a second one is refused, naming
+the first; `--allow-concurrent` runs anyway and records the overlap in both runs' identity
+(`concurrent_runs`), which makes `compare` mark their timings busy.
 """
 
 from __future__ import annotations
 
 import argparse
-import signal
+import ast
+import contextlib
+import errno
+import json
 import os
+import re
+import shutil
+import signal
 import sys
+import tempfile
 import time
+from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-from helpers.errors import ParameterError, SeriesError
+from helpers.errors import BackendUnavailableError, OutputDirError, ParameterError, SeriesError
 from helpers.metrics import METRICS_FILE, merge_metrics
 from helpers.outputs import RUNS_DIR, new_run_dir, write_atomic, write_json
+from helpers.series import BACKEND_CHOICES
 from helpers.series import NOTEBOOK_DIR, notebook_paths
 from series_tools.consistency import check_consistency, disagreement_lines
 
 INCOMPLETE = "INCOMPLETE"
 EXECUTION_TIMEOUT_S = 1800
+REGISTRY_ENV = "SERIES_RUN_REGISTRY"  # the folder where running series register (tests point it elsewhere)
+WRITE_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG)
+
+
+class WriteFailure(Exception):
+    """A file of the run folder could not be written: the run stops (RunWriteError's line says why)."""
+
+    def __init__(self, folder: Path, cause: BaseException) -> None:
+        self.folder, self.cause = Path(folder), cause
+        super().__init__(write_failure_line(self.folder, cause))
+
+
+def _free_space(folder: Path) -> str:
+    """The free space of the filesystem holding `folder` (or its nearest existing parent), e.g. '12.0 KiB'."""
+    for candidate in (folder, *folder.parents):
+        try:
+            free = shutil.disk_usage(candidate).free
+        except OSError:
+            continue
+        for unit in ("B", "KiB", "MiB", "GiB"):
+            if free < 1024 or unit == "GiB":
+                return f"{free:.0f} B" if unit == "B" else f"{free:.1f} {unit}"
+            free /= 1024
+    return "unknown"
+
+
+def suggested_out() -> str:
+    """A folder `--out` can take where the default cannot be written: under the system's temporary folder."""
+    return str(Path(tempfile.gettempdir()) / "profiling-runs")
+
+
+def write_failure_line(folder: Path, cause: BaseException) -> str:
+    """One line: the folder, what the system said, its free space, and an --out that run_series takes."""
+    errnum = getattr(cause, "errno", None) or getattr(getattr(cause, "__cause__", None), "errno", None)
+    reason = os.strerror(errnum) if errnum else str(cause).splitlines()[0]
+    return (
+        f"error: cannot write to {folder}: {reason} ({_free_space(folder)} free there); the run stopped and stays "
+        f"marked INCOMPLETE. Fix: free space there, or pass --out {suggested_out()} (another folder you can write)"
+    )
+
+
+def _is_write_failure(exc: BaseException) -> bool:
+    """A full disk or an unwritable folder (OutputDirError carries the OSError as its cause)."""
+    if isinstance(exc, OutputDirError):
+        return True
+    return isinstance(exc, OSError) and exc.errno in WRITE_ERRNOS
 
 
 def select_notebooks(names: list[str] | None, notebook_dir: Path = NOTEBOOK_DIR) -> list[Path]:
@@ -64,13 +132,25 @@ def parse_value(text: str) -> Any:
     return text
 
 
-def check_overrides(overrides: dict[str, Any], notebooks: list[Path]) -> dict[Path, dict[str, Any]]:
-    """Every override must be declared by a selected notebook and valid; returns each notebook's share."""
+def declared_parameters(notebooks: list[Path]) -> dict[Path, dict[str, Any]]:
+    """Each notebook's parameters and their default values (as papermill reads the parameters cell;
+    a default that is not a literal stays its source text)."""
     import papermill as pm
 
+    def value(text: str) -> Any:
+        try:
+            return ast.literal_eval(text)
+        except (ValueError, SyntaxError, TypeError):
+            return text
+
+    return {p: {name: value(info.get("default", "")) for name, info in pm.inspect_notebook(str(p)).items()} for p in notebooks}
+
+
+def check_overrides(overrides: dict[str, Any], notebooks: list[Path]) -> dict[Path, dict[str, Any]]:
+    """Every override must be declared by a selected notebook and valid; returns each notebook's share."""
     from helpers.params import PARAMETER_SPECS, check_parameters
 
-    declared = {p: set(pm.inspect_notebook(str(p))) for p in notebooks}
+    declared = {p: set(names) for p, names in declared_parameters(notebooks).items()}
     every = set().union(*declared.values()) if declared else set()
     for name in overrides:
         if name in ("BACKEND", "OUT_DIR"):
@@ -85,15 +165,141 @@ def check_overrides(overrides: dict[str, Any], notebooks: list[Path]) -> dict[Pa
     return {p: {k: v for k, v in overrides.items() if k in declared[p]} for p in notebooks}
 
 
+def run_identity(notebooks: list[Path], overrides: dict[Path, dict[str, Any]], backend: Any) -> dict[str, Any]:
+    """What the run's figures were measured with, for `compare`: backend, device, and every
+    notebook's parameter values (its defaults with the overrides applied) and which were overridden."""
+    defaults = declared_parameters(notebooks)
+    described = backend.describe()
+    skip = ("BACKEND", "OUT_DIR")
+    return {
+        "backend": backend.name,
+        "device": described.get("device_name"),
+        "parameters": {
+            nb.stem: {k: v for k, v in {**defaults[nb], **overrides.get(nb, {})}.items() if k not in skip} for nb in notebooks
+        },
+        "overridden": {nb.stem: sorted(overrides.get(nb, {})) for nb in notebooks},
+        "concurrent_runs": [],
+    }
+
+
+# --- one series run at a time on a machine ---------------------------------------------------------
+
+
+def registry_dir() -> Path:
+    return Path(os.environ.get(REGISTRY_ENV) or Path(tempfile.gettempdir()) / "trainium-profiling-series-runs")
+
+
+def _cmdline(pid: int) -> str | None:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+    except OSError:
+        return None
+
+
+def _alive(record: dict[str, Any]) -> bool:
+    """Whether the registered process still runs, and is still the one that registered (not a reused pid)."""
+    pid = record.get("pid")
+    if not isinstance(pid, int):
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    now = _cmdline(pid)
+    return now is None or record.get("cmdline") in (None, "", now)
+
+
+def other_runs(registry: Path) -> list[dict[str, Any]]:
+    """The other series runs registered and alive on this machine; stale registrations are removed."""
+    found = []
+    for path in sorted(registry.glob("*.json")) if registry.is_dir() else []:
+        try:
+            record = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if record.get("pid") == os.getpid():
+            continue
+        if _alive(record):
+            found.append(record)
+        else:
+            with contextlib.suppress(OSError):  # another user's stale file: left for its owner
+                path.unlink(missing_ok=True)
+    return found
+
+
+def describe_run(record: dict[str, Any]) -> str:
+    return f"pid {record.get('pid')} (run folder {record.get('run_dir')}, started {record.get('started')})"
+
+
+def register(registry: Path, run_dir: Path, others: list[dict[str, Any]]) -> bool:
+    """Register this run; tell each run already timing that this one started beside it (a marker
+    `<its pid>.seen-<this pid>` it reads after its next notebook). The folder is shared by every
+    user of the machine (mode 1777, as /tmp). False, with a warning, where it cannot be written:
+    the run goes on, unseen by others."""
+    me = {
+        "pid": os.getpid(),
+        "run_dir": str(run_dir),
+        "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "cmdline": _cmdline(os.getpid()),
+    }
+    try:
+        if not registry.is_dir():
+            registry.mkdir(parents=True, exist_ok=True)
+            registry.chmod(0o1777)
+        for other in others:
+            write_json(registry / f"{other['pid']}.seen-{os.getpid()}", me)
+        write_json(registry / f"{os.getpid()}.json", me)
+    except (OSError, OutputDirError) as exc:
+        print(
+            f"warning: cannot register this run in {registry} ({exc}): a series started beside it will not see it",
+            file=sys.stderr,
+        )
+        return False
+    return True
+
+
+def concurrent_runs(registry: Path, seen: list[str]) -> list[str]:
+    """`seen` with every other run alive now or that announced itself to this one since."""
+    now = [describe_run(r) for r in other_runs(registry)]
+    for marker in sorted(registry.glob(f"{os.getpid()}.seen-*")) if registry.is_dir() else []:
+        try:
+            now.append(describe_run(json.loads(marker.read_text())))
+        except (OSError, ValueError):
+            continue
+    return list(dict.fromkeys([*seen, *now]))
+
+
+def unregister(registry: Path) -> None:
+    for path in (registry / f"{os.getpid()}.json", *registry.glob(f"{os.getpid()}.seen-*")):
+        with contextlib.suppress(OSError):
+            path.unlink(missing_ok=True)
+
+
+# --- executing and recording --------------------------------------------------------------------
+
+
 def run(
-    notebooks: list[Path], overrides: dict[Path, dict[str, Any]], run_dir: Path, backend: str, html: bool = True
+    notebooks: list[Path],
+    overrides: dict[Path, dict[str, Any]],
+    run_dir: Path,
+    backend: str,
+    html: bool = True,
+    results: list[dict[str, Any]] | None = None,
+    after_each: Callable[[list[dict[str, Any]]], None] | None = None,
 ) -> list[dict[str, Any]]:
-    """Execute each notebook; return one status record per notebook."""
+    """Execute each notebook; return one status record per notebook.
+
+    Records are appended to `results` (when given) as each notebook ends, and `after_each` is called
+    with them, so that a caller interrupted midway still holds, and has written, what finished. A
+    write failure (a full disk, an unwritable folder) raises WriteFailure: the next notebook could
+    not write either."""
     import papermill as pm
 
     from series_tools.execute import execute_notebook
 
-    results = []
+    results = [] if results is None else results
     for i, nb in enumerate(notebooks, 1):
         print(f"[{i}/{len(notebooks)}] {nb.stem} ...", flush=True)
         executed = run_dir / nb.name
@@ -106,6 +312,8 @@ def run(
         except pm.PapermillExecutionError as exc:
             record.update(status="failed", cell=exc.exec_count, cell_index=exc.cell_index, error=f"{exc.ename}: {exc.evalue}")
         except Exception as exc:  # a dead kernel, a timeout: report and go on with the next notebook
+            if _is_write_failure(exc):
+                raise WriteFailure(run_dir, exc) from exc
             record.update(status="failed", error=f"{type(exc).__name__}: {exc}")
         record["seconds"] = round(time.perf_counter() - start, 1)
         if record["status"] == "failed":
@@ -116,6 +324,8 @@ def run(
         if html and executed.exists():
             record["html"] = render_html(executed)
         results.append(record)
+        if after_each is not None:
+            after_each(results)
     return results
 
 
@@ -124,9 +334,56 @@ def render_html(executed: Path) -> str | None:
 
     try:
         return render_handout(executed).name
-    except Exception as exc:  # a render failure must not fail the run
+    except Exception as exc:  # a render failure must not fail the run; a failed write stops it
+        if _is_write_failure(exc):
+            for partial in (executed.with_suffix(".html"), executed.with_suffix(".student.html")):
+                partial.unlink(missing_ok=True)  # it may be cut off: no partial file under a final name
+            raise WriteFailure(executed.parent, exc) from exc
         print(f"    (HTML render failed: {exc})", flush=True)
         return None
+
+
+def record_run(
+    run_dir: Path,
+    notebooks: list[Path],
+    identity: dict[str, Any],
+    results: list[dict[str, Any]],
+    status: str,
+    seconds: float,
+    quiet: bool = True,
+) -> None:
+    """Write what the run holds so far: metrics.json (with the identity), consistency.json,
+    status.json and the summary, each whole or not at all. Raises WriteFailure where a write fails."""
+    from series_tools.summary import write_summary
+
+    try:
+        merged = merge_metrics([run_dir / nb.stem / METRICS_FILE for nb in notebooks], identity["backend"])
+        write_json(run_dir / METRICS_FILE, {**merged, "identity": identity})
+        consistency = check_consistency(merged["notebooks"])
+        write_json(run_dir / "consistency.json", consistency)
+        if not quiet:
+            for line in disagreement_lines(consistency):
+                print(line, flush=True)
+        write_json(run_dir / "status.json", {"status": status, "seconds": round(seconds, 1), "notebooks": results})
+        try:
+            write_summary(run_dir)
+        except Exception as exc:  # the summary must never hide the run's own status; a failed write is the run's
+            if _is_write_failure(exc):
+                raise
+            print(f"(summary failed: {exc})", file=sys.stderr)
+    except (OSError, OutputDirError) as exc:
+        if _is_write_failure(exc):
+            raise WriteFailure(run_dir, exc) from exc
+        raise
+
+
+def check_backend_choice(name: str) -> None:
+    """--backend must name a backend this series knows; the fix is the flag this tool takes."""
+    if name.strip().lower() not in BACKEND_CHOICES:
+        raise ParameterError(
+            f"--backend {name!r} is not a backend this series knows ({', '.join(BACKEND_CHOICES)})",
+            f"pass --backend {'|'.join(BACKEND_CHOICES)}, e.g. --backend auto",
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -142,67 +399,169 @@ def main(argv: list[str] | None = None) -> int:
         help="override a notebook parameter, e.g. -p HIDDEN 4096",
     )
     parser.add_argument("--out", default=str(RUNS_DIR), help="folder that receives the run folder (default: runs/)")
-    parser.add_argument("--backend", default="auto", help="auto | neuron | cuda | cpu (default: auto)")
+    parser.add_argument("--backend", default="auto", help=f"{' | '.join(BACKEND_CHOICES)} (default: auto)")
     parser.add_argument("--no-html", action="store_true", help="skip the HTML renders")
     parser.add_argument("--notebook-dir", default=str(NOTEBOOK_DIR), help="where the notebooks are (default: notebooks/)")
+    parser.add_argument(
+        "--allow-concurrent",
+        action="store_true",
+        help="run although another series run is timing on this machine; both runs' timings are then marked busy",
+    )
+    parser.add_argument(
+        "--check", action="store_true", help="check the options (notebooks, parameters, backend, --out) and exit without running"
+    )
     args = parser.parse_args(argv)
 
     try:
         notebooks = select_notebooks(args.notebooks, Path(args.notebook_dir))
         overrides = check_overrides({k: parse_value(v) for k, v in args.parameter}, notebooks)
+        check_backend_choice(args.backend)
         from helpers.backend import RUN_BACKEND_REASON, select_backend
 
-        backend = select_backend(args.backend)
-        run_dir = new_run_dir(Path(args.out), backend.name)
+        try:
+            backend = select_backend(args.backend)
+        except BackendUnavailableError as exc:  # its text names the notebooks' BACKEND; this tool takes --backend
+            flag = lambda text: re.sub(r"(?:`-p )?BACKEND[= ](\w+)`?", r"--backend \1", text)  # noqa: E731
+            raise BackendUnavailableError(flag(exc.problem), f"pass --backend cpu (or --backend auto); {flag(exc.fix)}") from exc
+        registry = registry_dir()
+        others = other_runs(registry)
+        if others and not args.allow_concurrent:
+            raise SeriesError(
+                f"Another series run is timing on this machine: {describe_run(others[0])}; two at once slow each other's timings",
+                "wait for it to end, or pass --allow-concurrent (both runs' timings are then marked busy and compare "
+                "does not judge them)",
+            )
+        if args.check:
+            from helpers.outputs import ensure_writable_dir
+
+            try:
+                ensure_writable_dir(args.out)
+            except OutputDirError as exc:
+                raise OutputDirError(exc.problem, f"pass --out {suggested_out()} (a folder you can write)") from exc
+            print(f"ok: {len(notebooks)} notebook(s) on {backend.name} into {args.out}")
+            return 0
+        try:
+            run_dir = new_run_dir(Path(args.out), backend.name)
+        except OutputDirError as exc:  # its fix names the notebooks' OUT_DIR; this tool takes --out
+            raise OutputDirError(exc.problem, f"pass --out {suggested_out()} (a folder you can write)") from exc
     except SeriesError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 
-    write_atomic(run_dir / INCOMPLETE, "This run has not finished, or a notebook failed: see status.json.\n")
-    from series_tools.execute import kernel_address_layout
+    identity = run_identity(notebooks, overrides, backend)
+    if others:
+        identity["concurrent_runs"] = [describe_run(r) for r in others]
+        print(f"warning: running beside {', '.join(identity['concurrent_runs'])}: timings marked busy", file=sys.stderr)
+    started = time.perf_counter()
+    results: list[dict[str, Any]] = []
+    status = "running"
+    try:
+        register(registry, run_dir, others)
+        write_atomic(run_dir / INCOMPLETE, "This run has not finished, or a notebook failed: see status.json.\n")
+        from series_tools.execute import kernel_address_layout
 
-    # the notebooks' thread policy (helpers.notebook), so that this record's thread counts are the ones they measure with
-    import torch
+        # the notebooks' thread policy (helpers.notebook), so that this record's thread counts are the ones they measure with
+        import torch
 
-    from analysis.contention import spare_cpu_threads
+        from analysis.contention import spare_cpu_threads
 
-    default_threads = torch.get_num_threads()
-    torch.set_num_threads(spare_cpu_threads(default_threads, os.environ.get("OMP_NUM_THREADS")))
-    write_json(
-        run_dir / "environment.json",
-        {**backend.describe(), "intra_op_threads_default": default_threads, "address_layout": kernel_address_layout()},
-    )
+        default_threads = torch.get_num_threads()
+        torch.set_num_threads(spare_cpu_threads(default_threads, os.environ.get("OMP_NUM_THREADS")))
+        write_json(
+            run_dir / "environment.json",
+            {**backend.describe(), "intra_op_threads_default": default_threads, "address_layout": kernel_address_layout()},
+        )
+    except (OSError, OutputDirError) as exc:
+        unregister(registry)
+        print(write_failure_line(run_dir, exc), file=sys.stderr)
+        return 1
     print(f"Run folder: {run_dir}\nBackend: {backend.name} ({backend.reason})", flush=True)
     os.environ[RUN_BACKEND_REASON] = f"{backend.name}={backend.reason}"  # the notebooks' kernels inherit it
 
-    started = time.perf_counter()
-    results: list[dict[str, Any]] = []
-    status = "interrupted"
-    signal.signal(signal.SIGTERM, signal.default_int_handler)  # kill -TERM is treated like Ctrl-C
-    try:
-        results = run(notebooks, overrides, run_dir, backend.name, html=not args.no_html)
-        status = "passed" if all(r["status"] == "passed" for r in results) else "failed"
-    except KeyboardInterrupt:
-        print("\nInterrupted: the run folder stays marked INCOMPLETE.", file=sys.stderr)
-    finally:
-        total = round(time.perf_counter() - started, 1)
-        merged = merge_metrics([run_dir / nb.stem / METRICS_FILE for nb in notebooks], backend.name)
-        write_json(run_dir / METRICS_FILE, merged)
-        consistency = check_consistency(merged["notebooks"])
-        write_json(run_dir / "consistency.json", consistency)
-        for line in disagreement_lines(consistency):
-            print(line, flush=True)
-        write_json(run_dir / "status.json", {"status": status, "seconds": total, "notebooks": results})
-        from series_tools.summary import write_summary
+    def after_each(done: list[dict[str, Any]]) -> None:
+        identity["concurrent_runs"] = concurrent_runs(registry, identity["concurrent_runs"])
+        record_run(run_dir, notebooks, identity, done, "running", time.perf_counter() - started)
 
+    saved = _process_state()
+    interrupted: list[int] = []
+
+    def on_interrupt(signum: int, frame: Any) -> None:
+        """The first Ctrl-C (or kill -TERM) stops the run; later ones wait until what finished is recorded."""
+        if interrupted:
+            return
+        interrupted.append(signum)
+        quiet_after_interrupt()
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_interrupt)
+    signal.signal(signal.SIGTERM, on_interrupt)
+    code, write_error = 130, None
+    try:
         try:
-            write_summary(run_dir)
-        except Exception as exc:  # the summary must never hide the run's own status
-            print(f"(summary failed: {exc})", file=sys.stderr)
+            run(notebooks, overrides, run_dir, backend.name, html=not args.no_html, results=results, after_each=after_each)
+            status = "passed" if all(r["status"] == "passed" for r in results) else "failed"
+            code = 0 if status == "passed" else 1
+        except KeyboardInterrupt:
+            quiet_after_interrupt()  # also where the interrupt came from elsewhere than a signal
+            status = "interrupted"
+            print(
+                f"Interrupted: {len(results)} of {len(notebooks)} notebooks finished and are recorded; "
+                f"{run_dir} stays marked INCOMPLETE",
+                file=sys.stderr,
+                flush=True,
+            )
+        except WriteFailure as exc:
+            status, code, write_error = "failed", 1, exc
+            print(file=sys.stderr)  # papermill's progress bar, cut off, ends no line
+        total = time.perf_counter() - started
+        identity["concurrent_runs"] = concurrent_runs(registry, identity["concurrent_runs"])
+        try:
+            record_run(run_dir, notebooks, identity, results, status, total, quiet=False)
+        except WriteFailure as exc:
+            write_error, code = write_error or exc, 1
+        if write_error is not None:
+            print(str(write_error), file=sys.stderr, flush=True)
+            return 1
+    finally:
+        unregister(registry)
+        if interrupted:  # the process ends: one more Ctrl-C must not kill it midway (finalising resets handlers)
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        else:
+            _restore_process_state(saved)
     if status == "passed":
         (run_dir / INCOMPLETE).unlink()
-    print(f"\n{status.upper()} in {total} s: {run_dir}")
-    return {"passed": 0, "failed": 1}.get(status, 130)
+    print(f"\n{status.upper()} in {round(total, 1)} s: {run_dir}")
+    return code
+
+
+def _process_state() -> tuple[Any, ...]:
+    return signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM), sys.unraisablehook
+
+
+def _restore_process_state(saved: tuple[Any, ...]) -> None:
+    import logging
+
+    from series_tools.execute import quiet_kernel_stderr
+
+    quiet_kernel_stderr(False)
+
+    signal.signal(signal.SIGINT, saved[0])
+    signal.signal(signal.SIGTERM, saved[1])
+    sys.unraisablehook = saved[2]
+    logging.disable(logging.NOTSET)
+
+
+def quiet_after_interrupt() -> None:
+    """After the first Ctrl-C the run prints one line: the kernel's teardown, cut off midway,
+    prints no traceback (ZMQError from closed sockets), in the kernel or here."""
+    import logging
+
+    from series_tools.execute import quiet_kernel_stderr
+
+    quiet_kernel_stderr()
+    logging.disable(logging.CRITICAL)
+    sys.unraisablehook = lambda _unraisable: None
 
 
 if __name__ == "__main__":

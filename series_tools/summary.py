@@ -1,7 +1,11 @@
-"""summary.md and summary.png of a run folder: what ran, how long, and its headline figures."""
+"""summary.md and summary.png of a run folder: what ran, how long, and its headline figures.
+
+Both are written whole under a temporary name and renamed (helpers.outputs.write_atomic): the run
+rewrites them after every notebook, and a full disk must leave the last whole ones, never a cut-off file."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -78,7 +82,9 @@ def write_summary(run_dir: Path) -> Path:
         ax.invert_yaxis()
         ax.set_xlabel("wall time (s)")
         ax.set_title(backend_title("Notebook run times (green passed, red failed)", env.get("backend", "?")))
-        fig.savefig(run_dir / "summary.png")
+        png = io.BytesIO()  # rendered whole, then written whole: a full disk leaves no 0-byte summary.png
+        fig.savefig(png, format="png")
         plt.close(fig)
+        write_atomic(run_dir / "summary.png", png.getvalue())
         lines += ["![run times](summary.png)", ""]
     return write_atomic(run_dir / "summary.md", "\n".join(lines) + "\n")

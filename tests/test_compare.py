@@ -147,12 +147,16 @@ def test_missing_path_and_wrong_arity(tmp_path, capsys):
     assert "does not exist" in err and "pass two runs" in err
 
 
-def test_warnings_for_backend_mismatch_and_incomplete(tmp_path, capsys):
+def test_another_backend_is_not_comparable_and_an_incomplete_run_is_missing(tmp_path, capsys):
     a = make_run(tmp_path / "a", BASE, backend="cpu")
-    b = make_run(tmp_path / "b", BASE, backend="cuda", incomplete=True)
-    assert main([str(a), str(b)]) == 0
-    err = capsys.readouterr().err
-    assert "not comparable" in err and "INCOMPLETE" in err
+    slower = changed(**{"02_naive_rmsnorm__time_per_call_us": 3000.0})
+    assert main([str(a), str(make_run(tmp_path / "b", slower, backend="cuda"))]) == 3
+    out = capsys.readouterr().out
+    assert "not comparable (backend cpu vs cuda)" in out and "REGRESSION" not in out
+    incomplete = make_run(tmp_path / "c", BASE, incomplete=True)
+    assert main([str(a), str(incomplete)]) == 4
+    assert "MISSING B:" in (out := capsys.readouterr().out) and "INCOMPLETE" in out
+    assert main([str(a), str(incomplete), "--allow-missing", "INCOMPLETE"]) == 0
 
 
 def test_a_warning_when_the_kernels_address_layouts_differ(tmp_path, capsys):

@@ -18,6 +18,13 @@ from helpers.errors import ParameterError
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.fixture(autouse=True)
+def own_run_registry(tmp_path, monkeypatch):
+    """Runs here register in their own folder: a series running elsewhere on this machine (another
+    test session, a `make run`) must not refuse them, nor they it."""
+    monkeypatch.setenv(run_series.REGISTRY_ENV, str(tmp_path / "registry"))
+
+
 def test_select_by_number_and_name():
     assert [p.stem for p in run_series.select_notebooks(["02"])] == ["02_naive_rmsnorm"]
     assert [p.stem for p in run_series.select_notebooks(["01_profiler_setup", "00"])] == [
@@ -228,7 +235,8 @@ def test_unwritable_output_folder(tmp_path, capsys):
     blocker = tmp_path / "file"
     blocker.write_text("x")
     assert run_series.main(["--notebooks", "00", "--out", str(blocker / "runs")]) == 2
-    assert "Cannot write to" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "Cannot write to" in err and "--out " in err and "OUT_DIR" not in err
 
 
 def test_kernels_start_with_a_fixed_address_layout_and_the_record_says_so():
