@@ -136,8 +136,11 @@ def profile_steps(
         if neuron is not None:
             neuron.export_trace(prof)
         tmp = trace_path.with_suffix(".json.partial")
-        prof.export_chrome_trace(str(tmp))
-        shutil.move(tmp, trace_path)
+        try:
+            prof.export_chrome_trace(str(tmp))
+            shutil.move(tmp, trace_path)
+        finally:
+            tmp.unlink(missing_ok=True)  # a failed export (a full disk) leaves no partial trace behind
 
     kwargs: dict[str, Any] = dict(
         activities=list(backend.activities),

@@ -1,7 +1,8 @@
 """Command-line tools around the series, apart from the lesson helpers they use.
 
 - run_series: the main job, every notebook with papermill into a fresh run folder (`make run`)
-- compare:    two runs (or a run and a baseline) metric by metric; exit 1 on a regression
+- compare:    two runs (or a run and a baseline) metric by metric; exit 1 on a regression, 3 when they are not
+              comparable (other parameters, shapes, device), 4 when a notebook or metric is missing
 - sweep:      tokens x hidden for every RMSNorm variant against the copy floor
 - student:    copies of the notebooks without solutions
 - handouts:   HTML renders headed by the environment they were measured in
@@ -13,7 +14,9 @@
 - neuron_probe: the hardware observations verify_neuron judges (Trainium only)
 - observation: the record of one profiled Trainium run that both read (so neither imports the other)
 - publish:    a passing run published as a reference run in docs/reference-runs/ (`make publish`), and its staleness check
-- hosted:     the hosted-notebook route: the one source of every notebook's install-if-missing lines
+- hosted:     every notebook's three-line start cell, and the hosted route's install cell
+- lesson_limits: the lesson-first limits (reading time, cell sizes, sentence share) measured on a notebook
+- workshop:   a workshop's seat plan from the host and its JupyterHub configuration (`make workshop SEATS=N`)
 
 `helpers` never imports this package (tests/test_layering.py).
 """

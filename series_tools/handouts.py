@@ -35,6 +35,7 @@ def render_handout(executed: Path) -> Path:
     import nbformat
     from nbconvert import HTMLExporter
 
+    from helpers.outputs import write_atomic
     from series_tools.student import to_student
 
     env_path = executed.parent / "environment.json"
@@ -44,5 +45,5 @@ def render_handout(executed: Path) -> Path:
     out = executed.with_suffix(".html")
     for target, node in ((out, nb), (executed.with_suffix(".student.html"), to_student(nb))):
         body, _ = HTMLExporter().from_notebook_node(node)
-        target.write_text(body, encoding="utf-8")
+        write_atomic(target, body)  # whole or not at all: a full disk leaves no cut-off handout
     return out

@@ -86,3 +86,17 @@ def test_large_trace_warning(cpu_backend, tmp_path, monkeypatch):
     with pytest.warns(UserWarning, match="estimated at"):
         profile_steps(work, cpu_backend, tmp_path, wait=0, warmup=1, active=1, with_stack=True)
     assert estimate_trace_bytes(1000, True) == pytest.approx(prof_mod.STACK_FACTOR * estimate_trace_bytes(1000, False))
+
+
+def test_a_failed_trace_export_leaves_no_partial_file(cpu_backend, tmp_path, monkeypatch):
+    """A full disk during the export: the error reaches the caller and no `.json.partial` stays behind."""
+
+    def cut_off_export(self, path):
+        with open(path, "w") as fh:
+            fh.write('{"traceEvents": [')
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(torch.profiler.profile, "export_chrome_trace", cut_off_export)
+    with pytest.raises(OSError, match="No space left"):
+        profile_steps(work, cpu_backend, tmp_path, label="mm", wait=0, warmup=1, active=1)
+    assert list(tmp_path.rglob("*.partial")) == []
