@@ -40,11 +40,11 @@ from .facade import lazy_namespace
 _EXPORTS = {
     "attention_traffic": "RECORDED_NEURON_DIR attention_hbm_traffic recorded_case",
     "claims": "Claim check_claims",
-    "compiles": "CompileLog captured_compile_logs compile_counters read_generated_kernel recompile_limit_name",
+    "compiles": "CompileLog captured_compile_logs compile_counters read_generated_kernel recompile_limit_name stream_summary",
     "contention": "combined contention_between machine_contention_between read_counters",
     "device_view": "annotation_window busy_summary device_work host_ops_during host_vs_device host_waits idle_gaps "
     "launches short_kernel_name",
-    "figures": "IDLE_ALPHA MEANING_COLORS OKABE_ITO backend_title plot_timeline",
+    "figures": "IDLE_ALPHA MEANING_COLORS OKABE_ITO backend_title plot_cumulative_calls plot_rank_steps plot_timeline",
     "floor": "check_floor copy_floor nominal_memory_gb_per_s triad_probe",
     "host": "address_layout free_page_reporting_kib",
     "hta_view": "run_hta side_by_side",
