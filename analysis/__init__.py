@@ -51,7 +51,7 @@ _EXPORTS = {
     "key_averages": "device_time_verdict key_averages_frame",
     "neuron_export": "ENGINES UNIT_CHECK_TOLERANCE interval_union_ns load_exports merged_intervals",
     "neuron_profile": "explorer_commands explorer_summary export_system_events find_neuron_artifacts",
-    "rank_view": "TOGETHER_US arrival_order collective_kernel_waits collective_waits rank_kernel_time rank_steps",
+    "rank_view": "TOGETHER_US arrival_order chance_some_rank_last collective_kernel_waits collective_waits rank_kernel_time rank_steps",
     "recorded": "ALEXNET_FORWARD RECORDED_ORIGIN load_recorded recorded_path",
     "timing": "PairedRatio Timing busy_processes contention_summary paired_ratio time_interleaved time_once time_per_call",
     "verdicts": "Verdict decimals_apart judge_metric judge_ranges judge_ratio judge_steps machine_line relation_of "
