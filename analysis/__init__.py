@@ -44,11 +44,11 @@ from .facade import lazy_namespace
 _EXPORTS = {
     "attention_traffic": "RECORDED_NEURON_DIR attention_hbm_traffic recorded_case",
     "claims": "Claim check_claims",
-    "compiles": "CompileLog captured_compile_logs compile_counters read_generated_kernel recompile_limit_name",
+    "compiles": "CompileLog captured_compile_logs compile_counters read_generated_kernel recompile_limit_name stream_summary",
     "contention": "combined contention_between machine_contention_between read_counters",
     "device_view": "annotation_window busy_summary device_work host_ops_during host_vs_device host_waits idle_gaps "
     "launches short_kernel_name",
-    "figures": "IDLE_ALPHA MEANING_COLORS OKABE_ITO backend_title plot_timeline",
+    "figures": "IDLE_ALPHA MEANING_COLORS OKABE_ITO backend_title plot_cumulative_calls plot_rank_steps plot_timeline",
     "floor": "check_floor copy_floor nominal_memory_gb_per_s triad_probe",
     "host": "address_layout free_page_reporting_kib",
     "hta_view": "run_hta side_by_side",
@@ -57,7 +57,7 @@ _EXPORTS = {
     "kernels_by_op op_shapes plot_call_kernels recorded_label recorded_rmsnorm_path",
     "neuron_export": "ENGINES UNIT_CHECK_TOLERANCE ExportError interval_union_ns load_export load_exports merged_intervals",
     "neuron_profile": "eager_fusion_verdict explorer_commands explorer_summary export_system_events find_neuron_artifacts",
-    "rank_view": "TOGETHER_US arrival_order collective_kernel_waits collective_waits rank_kernel_time rank_steps",
+    "rank_view": "TOGETHER_US arrival_order chance_some_rank_last collective_kernel_waits collective_waits rank_kernel_time rank_steps",
     "recorded": "ALEXNET_FORWARD RECORDED_ORIGIN load_recorded recorded_path",
     "timing": "PairedRatio Timing busy_processes contention_summary paired_ratio time_interleaved time_once time_per_call",
     "verdicts": "Verdict decimals_apart judge_metric judge_ranges judge_ratio judge_steps judge_timings machine_line relation_of "

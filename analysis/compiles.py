@@ -192,3 +192,40 @@ def read_generated_kernel(code: str, x_shape: tuple[int, ...], weight_shape: tup
         x_loads=len(x_loads),
         reads_x_per_loop=len(x_loads) == 2 and own_loops and any("tmp_acc" in line for line in outline),
     )
+
+
+def stream_summary(calls, specialised: tuple[str, ...] = ("static",)):
+    """Per strategy, what serving a stream twice cost (notebook 07's side-by-side table).
+
+    Args:
+        calls: a DataFrame, one row per call (lesson.shapes.run_stream's rows) with a `strategy`
+            and a `pass` column (1: the first pass, where compiles happen; 2: the same stream again).
+        specialised: the strategies whose graphs are specialised to one exact shape: there a length
+            new to the stream either compiles a graph or, past the recompile limit, runs eagerly.
+
+    Returns:
+        A DataFrame indexed by strategy, in the order the strategies first appear: `compiles` (calls
+        of pass 1 that compiled a graph), `compile_s` (their wall time), `eager_fallbacks` (for a
+        specialised strategy, the new lengths that compiled nothing: they ran eagerly; else 0),
+        `pass1_s`, `pass2_s`, `us_per_token` (pass 2's total time over its total tokens: the
+        steady state), `cache_misses` and `cache_hits` (pass 1's FX-graph cache lookups).
+    """
+    import pandas as pd
+
+    rows = {}
+    for name in dict.fromkeys(calls["strategy"]):
+        p1 = calls[(calls["strategy"] == name) & (calls["pass"] == 1)]
+        p2 = calls[(calls["strategy"] == name) & (calls["pass"] == 2)]
+        new_length = ~p1["tokens"].duplicated()
+        rows[name] = {
+            "compiles": int(p1["compiled"].sum()),
+            "compile_s": float(p1.loc[p1["compiled"], "seconds"].sum()),
+            "eager_fallbacks": int((new_length & ~p1["compiled"]).sum()) if name in specialised else 0,
+            "pass1_s": float(p1["seconds"].sum()),
+            "pass2_s": float(p2["seconds"].sum()),
+            "us_per_token": float(p2["seconds"].sum() / p2["tokens"].sum() * 1e6) if len(p2) else float("nan"),
+            "cache_misses": int(p1["cache_misses"].sum()),
+            "cache_hits": int(p1["cache_hits"].sum()),
+        }
+    counts = {"compiles": int, "eager_fallbacks": int, "cache_misses": int, "cache_hits": int}
+    return pd.DataFrame(rows).T.astype({**counts, **dict.fromkeys(("compile_s", "pass1_s", "pass2_s", "us_per_token"), float)})

@@ -173,3 +173,59 @@ def plot_timeline(
     fig.suptitle(backend_title("One profiler step per variant, same time scale", backend), x=0.01, ha="left")
     fig.tight_layout(rect=(0, 0, 1, 0.92))
     return fig
+
+
+EXCHANGE_COLOR = "#56B4E9"  # sky blue: apart from the waiting (vermilion, hatched) and the compute (green)
+
+
+def plot_rank_steps(ax, waits, straggler_rank: int = -1) -> None:
+    """Every rank's recorded steps on one time axis (notebook 08): per rank and step, compute (green),
+    waiting inside the all-reduce for the last rank to arrive (hatched) and the exchange (blue).
+
+    Args:
+        ax: the matplotlib axes to draw on.
+        waits: analysis.rank_view.collective_waits rows (start, compute_end, compute_ms, wait_ms,
+            exchange_ms in ms on the ranks' shared clock).
+        straggler_rank: the rank labelled "(straggler)" on its row; -1 for none.
+    """
+    from matplotlib.patches import Patch
+
+    idle = {"facecolor": MEANING_COLORS["idle"], "alpha": IDLE_ALPHA, "hatch": "//", "edgecolor": MEANING_COLORS["idle"]}
+    for _, s in waits.iterrows():
+        y = (s["rank"] - 0.3, 0.6)
+        ax.broken_barh([(s["start"], s["compute_ms"])], y, facecolors=MEANING_COLORS["device busy"])
+        ax.broken_barh([(s["compute_end"], s["wait_ms"])], y, **idle)
+        ax.broken_barh([(s["compute_end"] + s["wait_ms"], s["exchange_ms"])], y, facecolors=EXCHANGE_COLOR)
+    ranks = sorted(int(r) for r in waits["rank"].unique())
+    ax.set_yticks(ranks, [f"rank {r}" + (" (straggler)" if r == straggler_rank else "") for r in ranks])
+    ax.invert_yaxis()
+    ax.set_xlabel("time (ms, one clock for all ranks)")
+    handles = [
+        Patch(color=MEANING_COLORS["device busy"], label="compute"),
+        Patch(**idle, label="waiting for the last rank to arrive"),
+        Patch(color=EXCHANGE_COLOR, label="exchange"),
+    ]
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1, 1))
+
+
+def plot_cumulative_calls(ax, calls, pass_starts_at: int) -> None:
+    """Cumulative wall time of each strategy's calls over a stream served twice (notebook 07); a
+    marker (one shape per strategy, drawn largest first so that markers at one point stay visible)
+    on every call that compiled a graph, and a dashed line where the second pass begins.
+
+    Args:
+        ax: the matplotlib axes to draw on.
+        calls: one row per call with `strategy`, `seconds` and `compiled`, in the order served.
+        pass_starts_at: the index of the first call of the second pass (the stream's length).
+    """
+    for i, name in enumerate(dict.fromkeys(calls["strategy"])):
+        s = calls[calls["strategy"] == name].reset_index(drop=True)
+        total = s["seconds"].cumsum()
+        label = f"{name} ({int(s['compiled'].sum())} compiles)"
+        marks = list(total.index[s["compiled"]])
+        ax.plot(total.index, total, marker="os^"[i % 3], ms=9 - 2.5 * i, markevery=marks, label=label, zorder=2 + i)
+    ax.axvline(pass_starts_at - 0.5, color="grey", ls="--", lw=1)
+    ax.text(pass_starts_at - 0.3, 0.03, "pass 2 (steady state) ->", transform=ax.get_xaxis_transform(), fontsize=9)
+    ax.set_xlabel("request (pass 1, then the same stream again)")
+    ax.set_ylabel("cumulative time (s)")
+    ax.legend(loc="upper left", bbox_to_anchor=(0.55, 0.85))

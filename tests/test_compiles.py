@@ -54,3 +54,34 @@ def test_generated_kernel_is_read_down_to_its_loops_buffers_and_passes_over_x():
     # a shape that matches nothing: the input is named only as an input, never guessed to be x
     other = read_generated_kernel(code, (1, 1), (4096,))
     assert other.x_pointer is None and other.x_loads == 0
+
+
+def test_the_stream_summary_counts_compiles_eager_lengths_and_the_steady_state():
+    import pandas as pd
+
+    from analysis.compiles import stream_summary
+
+    def rows(strategy, compiled):  # lengths 4, 8, 4, 16 served twice; pass 2 compiles nothing
+        lengths = [4, 8, 4, 16]
+        return [
+            {
+                "strategy": strategy,
+                "pass": p,
+                "tokens": n,
+                "seconds": (0.5 if c and p == 1 else 0.001) * (1 + (n == 16)),
+                "compiled": bool(c and p == 1),
+                "cache_hits": 0,
+                "cache_misses": int(c and p == 1),
+            }
+            for p in (1, 2)
+            for n, c in zip(lengths, compiled)
+        ]
+
+    # static with a limit of 2: the third length (16) ran eagerly; dynamic compiled once and served the rest
+    calls = pd.DataFrame(rows("static", [1, 1, 0, 0]) + rows("dynamic", [1, 0, 0, 0]))
+    s = stream_summary(calls)
+    assert list(s.index) == ["static", "dynamic"]
+    assert s.loc["static", "compiles"] == 2 and s.loc["static", "eager_fallbacks"] == 1
+    assert s.loc["dynamic", "compiles"] == 1 and s.loc["dynamic", "eager_fallbacks"] == 0  # not specialised
+    assert s.loc["static", "compile_s"] == 1.0 and s.loc["static", "cache_misses"] == 2
+    assert s.loc["static", "us_per_token"] == (0.001 * 3 + 0.002) / 32 * 1e6  # pass 2's time over its tokens

@@ -21,3 +21,35 @@ def test_the_timeline_draws_one_panel_per_trace_with_its_step():
 
 def test_a_title_names_the_backend():
     assert backend_title("Time per call", "cuda") == "Time per call  [measured on cuda]"
+
+
+def test_the_rank_and_stream_figures_draw_every_rank_and_strategy():
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from analysis.figures import plot_cumulative_calls, plot_rank_steps
+
+    waits = pd.DataFrame(
+        [
+            {
+                "rank": r,
+                "step": s,
+                "start": 10.0 * s,
+                "compute_end": 10.0 * s + 4 + 3 * r,
+                "compute_ms": 4 + 3 * r,
+                "wait_ms": 3 * (1 - r),
+                "exchange_ms": 1.0,
+            }
+            for s in range(3)
+            for r in range(2)
+        ]
+    )
+    fig, ax = plt.subplots()
+    plot_rank_steps(ax, waits, straggler_rank=1)
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["rank 0", "rank 1 (straggler)"]
+    assert len(ax.collections) == 3 * len(waits)  # compute, wait and exchange per rank and step
+    calls = pd.DataFrame({"strategy": ["a"] * 4 + ["b"] * 4, "seconds": [1.0, 0.1] * 4, "compiled": [True, False] * 4})
+    fig, ax = plt.subplots()
+    plot_cumulative_calls(ax, calls, pass_starts_at=2)
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["a (2 compiles)", "b (2 compiles)"]
+    plt.close("all")

@@ -81,7 +81,8 @@ def test_arrival_order_counts_the_last_rank_of_each_step():
 
 
 def test_contract_neuron_torchrun_recipe_is_the_documented_one():
-    """The launch line of the vendor's multi-rank profiling example (docs/NEURON_NOTES.md N30)."""
+    """The launch line of the vendor's PyTorch profiling example (docs/NEURON_NOTES.md N30); the two
+    TORCH_NEURONX_ENABLE_* variables belong to its host-collective example, not to this launch."""
     recipe = neuron_torchrun_recipe(4)
     assert "TORCH_NEURONX_ENABLE_HOST_CC" not in recipe and "TORCH_NEURONX_ENABLE_ASYNC_NRT" not in recipe  # another example's
     for part in (
