@@ -232,16 +232,16 @@ def judge_timings(
         unit, decimals: how the numbers are printed ("x" and 2 where the samples are per-round ratios).
 
     Returns:
-        A "busy" Verdict ("not measurable here: the machine was busy (...)") when either block's
+        A "busy" Verdict ("not measurable here: the machine was busy (...)", each side's median and
+        p10-p90, so that the reader sees the spread it would have been judged by) when either block's
         contention says busy, else `judge_ranges` of the two ranges in us (touching is not apart).
     """
     busy = [t.contention for t in (timing, reference_timing) if t.contention is not None and t.contention.busy]
     if busy:
         seen = busy[0].seen()
-        text = (
-            f"not measurable here: the machine was busy ({seen}); {subject} read {timing.median_us:,.{decimals}f} {unit} "
-            f"against {reference} {reference_timing.median_us:,.{decimals}f} {unit} and concludes nothing"
-        )
+        f = f",.{decimals}f"
+        read = [f"{t.median_us:{f}} {unit} (p10-p90 {t.p10_us:{f}}-{t.p90_us:{f}})" for t in (timing, reference_timing)]
+        text = f"not measurable here: the machine was busy ({seen}); {subject} read {read[0]} against {reference} {read[1]} and concludes nothing"
         fields = {"p10": timing.p10_us, "p90": timing.p90_us, "median": timing.median_us}
         return Verdict(subject=subject, reference=reference, kind="busy", sentence=text, seen=seen, **fields)
     ranges = (timing.p10_us, timing.p90_us), (reference_timing.p10_us, reference_timing.p90_us)

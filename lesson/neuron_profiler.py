@@ -82,6 +82,13 @@ class NeuronProfilerSetup:
         """`profiler` as a context manager whose exit is watched for dropped events (N29)."""
         return _WatchedExit(self, profiler)
 
+    def watched(self, profiler: Any) -> Any:
+        """`profiler` with the watches of `lesson.profiling.profile_steps` inside it, so that notebook
+        01's loop is the documented one (`with profiler as prof: ... prof.step()`): the `prof.step()`
+        that ends the active window and the profiler's exit run under `watch` (N23, N29); every
+        other attribute is the profiler's own."""
+        return _WatchedProfile(self, profiler)
+
 
 class _WatchedExit:
     """A torch.profiler.profile whose __exit__ runs under NeuronProfilerSetup.watch."""
@@ -94,6 +101,27 @@ class _WatchedExit:
 
     def __exit__(self, *exc: Any) -> Any:
         return self.setup.watch("exit", self.profiler.__exit__, *exc)
+
+
+class _WatchedProfile(_WatchedExit):
+    """A torch.profiler.profile whose window-ending step() and __exit__ run under NeuronProfilerSetup.watch.
+
+    The step that ends the active window is the one called while the schedule's action is
+    RECORD_AND_SAVE (PyTorch stops the session there, and the runtime dumps its profile); a
+    profiler without `current_action` has every step watched (a nested watch is not read twice)."""
+
+    def __enter__(self) -> Any:
+        self.profiler.__enter__()
+        return self
+
+    def step(self) -> Any:
+        action = getattr(self.profiler, "current_action", None)
+        if action is None or action.name == "RECORD_AND_SAVE":
+            return self.setup.watch("step", self.profiler.step)
+        return self.profiler.step()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.profiler, name)
 
 
 def neuron_config_kwargs(

@@ -425,3 +425,23 @@ def test_op_by_op_turns_deterministic_mode_on_and_restores_it():
         assert torch.are_deterministic_algorithms_enabled() and torch.is_deterministic_algorithms_warn_only_enabled()
     finally:
         torch.use_deterministic_algorithms(before[0], warn_only=before[1])
+
+
+def test_watched_profiler_reads_the_window_ending_step_and_the_exit(tmp_path):
+    """Notebook 01's loop is the documented one (`prof.step()` every step); `NeuronProfilerSetup.watched`
+    puts the watches of profile_steps inside the profiler: the step that ends the active window (the
+    one called while the schedule says RECORD_AND_SAVE, where the runtime dumps its profile, N29) and
+    the exit, nothing else. Runs a real torch.profiler on cpu; no Neuron code is involved."""
+    from torch.profiler import ProfilerActivity, profile, schedule
+
+    from lesson.neuron_profiler import NeuronProfilerSetup
+
+    setup = NeuronProfilerSetup(config=None, exporter=None, config_kwargs={}, correlate_device_time=False, output_dir=tmp_path)
+    seen, watch = [], setup.watch
+    setup.watch = lambda where, fn, *args: seen.append(where) or watch(where, fn, *args)
+    plain = profile(activities=[ProfilerActivity.CPU], schedule=schedule(wait=1, warmup=1, active=2, repeat=1))
+    with setup.watched(plain) as prof:
+        for _ in range(4):
+            torch.ones(4).sum()
+            prof.step()
+    assert seen == ["step", "exit"] and prof.step_num == 4 and setup.dropped_events == 0

@@ -140,6 +140,8 @@ def check_A1_timing_checks(m, out):
     # the busy-machine demonstration: with a process spinning on every CPU, this process must wait
     # for a CPU, and the block must say so (Linux reports the wait; elsewhere nothing is judged)
     if Path("/proc/self/schedstat").exists():
+        # every timed block says whether it was busy (the first calls and the plain loop included)
+        assert all("contention" in m[name] for name in ("early_calls_us", "steady_call_us", "profiled_step_us"))
         assert value(m, "busy_demo_every_cpu_flagged") is True
         for name in ("busy_demo_quiet_small_us", "busy_demo_one_process_small_us"):
             stored = m[name]["contention"]

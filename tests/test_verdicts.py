@@ -93,6 +93,8 @@ def test_timings_from_separate_blocks_compare_by_range_and_a_busy_block_conclude
     busy = judge_timings("one busy process", timing([9.0, 9.5, 10.0], Contention(1.0, 0.5, 0.5, 0.0)), "quiet", quiet)
     assert busy.kind == "busy" and not busy.measurable and "concludes nothing" in str(busy)
     assert "waited for a CPU 50%" in str(busy) and "faster" not in str(busy) and "below" not in str(busy)
+    # a busy verdict still shows both spreads (A1 promised the steady state's p10-p90 and printed a median)
+    assert "(p10-p90 9.1-9.9)" in str(busy) and f"(p10-p90 {quiet.p10_us:,.1f}-{quiet.p90_us:,.1f})" in str(busy)
     unknown = judge_timings("a", timing([10.8, 11.2]), "quiet", quiet)  # no counters: judged by ranges alone
     assert unknown.kind == "no measurable difference"
     ratios = judge_timings(
