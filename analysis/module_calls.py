@@ -272,7 +272,7 @@ def kernel_bytes(op: str, dims: list, types: list, concrete: list) -> tuple[floa
     Returns:
         (bytes read, bytes written).
     """
-    return kernel_bytes_of(kernel_tensors(op, dims, types, concrete))
+    return _bytes_of(kernel_tensors(op, dims, types, concrete))
 
 
 def call_windows(trace: Any, name: str) -> pd.DataFrame:
@@ -330,7 +330,7 @@ def call_kernels(trace: Any, name: str) -> pd.DataFrame:
             if owner is not None and owner in shapes.index:
                 s = shapes.loc[owner]
                 moved = kernel_tensors(op, s["input_dims"], s["input_types"], s["concrete_inputs"])
-            read, written = kernel_bytes_of(moved)
+            read, written = _bytes_of(moved)
             rows.append(
                 {
                     "call": c.call,
@@ -374,7 +374,7 @@ def call_kernels(trace: Any, name: str) -> pd.DataFrame:
     return out
 
 
-def kernel_bytes_of(moved: list[tuple[str, list[int], str]] | None) -> tuple[float, float]:
+def _bytes_of(moved: list[tuple[str, list[int], str]] | None) -> tuple[float, float]:
     """(bytes read, bytes written) of `kernel_tensors`'s list; (NaN, NaN) for None."""
     if moved is None:
         return math.nan, math.nan
