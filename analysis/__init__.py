@@ -53,14 +53,14 @@ _EXPORTS = {
     "host": "address_layout free_page_reporting_kib",
     "hta_view": "run_hta side_by_side",
     "key_averages": "device_time_verdict key_averages_frame",
-    "module_calls": "FUSED_CALL NAIVE_CALL RECORDED_RMSNORM TRACELENS_CAUTION at_rate call_kernels call_table call_windows calls_summary device_names fused_comparison fused_rate kernel_bytes "
+    "module_calls": "FUSED_CALL NAIVE_CALL RECORDED_RMSNORM TRACELENS_CAUTION at_rate call_kernels kernel_tensors call_table call_windows calls_summary device_names fused_comparison fused_rate kernel_bytes "
     "kernels_by_op op_shapes plot_call_kernels recorded_label recorded_rmsnorm_path",
     "neuron_export": "ENGINES UNIT_CHECK_TOLERANCE ExportError interval_union_ns load_export load_exports merged_intervals",
     "neuron_profile": "eager_fusion_verdict explorer_commands explorer_summary export_system_events find_neuron_artifacts",
     "rank_view": "TOGETHER_US arrival_order chance_some_rank_last collective_kernel_waits collective_waits rank_kernel_time rank_steps",
     "recorded": "ALEXNET_FORWARD RECORDED_ORIGIN load_recorded recorded_path",
     "timing": "PairedRatio Timing busy_processes contention_summary paired_ratio time_interleaved time_once time_per_call",
-    "verdicts": "Verdict decimals_apart judge_metric judge_ranges judge_ratio judge_steps judge_timings machine_line relation_of "
+    "verdicts": "Verdict counted decimals_apart estimate judge_metric judge_ranges judge_ratio judge_steps judge_timings machine_line relation_of "
     "verdict_table withheld",
     "traces": "Trace load_trace representative_step",
     "steps": "gap_table launch_latency per_call_summary step_ops step_summary",

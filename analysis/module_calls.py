@@ -74,6 +74,8 @@ DTYPE_BYTES = {
     "c10::complex<float>": 8,
     "c10::complex<double>": 16,
 }
+# The torch names of the dtypes the profiler writes, for sentences.
+DTYPE_NAMES = {"float": "float32", "double": "float64", "c10::Half": "float16", "c10::BFloat16": "bfloat16"}
 # Ops whose output has the broadcast shape of their tensor inputs (in-place forms write their first).
 ELEMENTWISE_OPS = {
     f"aten::{name}{suffix}"
@@ -220,10 +222,49 @@ def _int_list(text: Any) -> list[int] | None:
     return [int(v) for v in found] if found else None
 
 
+def kernel_tensors(op: str, dims: list, types: list, concrete: list) -> list[tuple[str, list[int], str]] | None:
+    """The tensors a kernel of `op` must read and write, at the recorded shapes and dtypes: each
+    tensor input read once, the output written once; None where `op`'s output shape does not
+    follow from its inputs here. Counting these (not only their bytes) says how many passes over
+    memory a call makes, and in which dtype.
+
+    Args:
+        op: the launching op's name, e.g. "aten::mul".
+        dims, types, concrete: its recorded `Input Dims`, `Input type` and `Concrete Inputs`.
+    Returns:
+        [("read" | "write", shape, dtype), ...], reads first.
+    """
+    tensors = _tensors(dims, types)
+    if not tensors:
+        return None
+    if op in COPY_OPS and len(tensors) >= 2:
+        (dst, dst_type), (src, src_type) = tensors[:2]
+        return [("read", src, src_type), ("write", dst, dst_type)]
+    reads = [("read", s, t) for s, t in tensors]
+    if op in ELEMENTWISE_OPS:
+        shaped = [(s, t) for s, t in tensors if s] or tensors  # a 0-dim operand does not set the result's dtype
+        dtype = max((t for _, t in shaped), key=DTYPE_BYTES.get)
+        return reads + [("write", _broadcast([s for s, _ in tensors]), dtype)]
+    if op in REDUCTION_OPS:
+        shape, dtype = tensors[0]
+        reduced = _int_list(concrete[1]) if len(concrete) > 1 else None
+        if not reduced or not shape:
+            return None
+        kept = [n for i, n in enumerate(shape) if i not in {r % len(shape) for r in reduced}]
+        return [("read", shape, dtype), ("write", kept, dtype)]
+    if op in NORM_OPS:
+        shape, dtype = tensors[0]
+        normalized = _int_list(concrete[1]) if len(concrete) > 1 else None
+        if not normalized:
+            return None
+        rows = math.prod(shape) // math.prod(normalized)
+        return reads + [("write", shape, dtype), ("write", [rows], "float")]  # y, and one fp32 statistic per row
+    return None
+
+
 def kernel_bytes(op: str, dims: list, types: list, concrete: list) -> tuple[float, float]:
-    """The bytes a kernel of `op` must read and write: each tensor input read once, the output
-    written once, at the recorded shapes and dtypes; (NaN, NaN) where `op`'s output shape does
-    not follow from its inputs here.
+    """The bytes a kernel of `op` must read and write (the sum over `kernel_tensors`); (NaN, NaN)
+    where `op`'s output shape does not follow from its inputs here.
 
     Args:
         op: the launching op's name, e.g. "aten::mul".
@@ -231,32 +272,7 @@ def kernel_bytes(op: str, dims: list, types: list, concrete: list) -> tuple[floa
     Returns:
         (bytes read, bytes written).
     """
-    tensors = _tensors(dims, types)
-    if not tensors:
-        return math.nan, math.nan
-    if op in COPY_OPS and len(tensors) >= 2:
-        (dst, dst_type), (src, src_type) = tensors[:2]
-        return float(_nbytes(src, src_type)), float(_nbytes(dst, dst_type))
-    read = float(sum(_nbytes(s, t) for s, t in tensors))
-    if op in ELEMENTWISE_OPS:
-        shaped = [(s, t) for s, t in tensors if s] or tensors  # a 0-dim operand does not set the result's dtype
-        dtype = max((t for _, t in shaped), key=DTYPE_BYTES.get)
-        return read, float(_nbytes(_broadcast([s for s, _ in tensors]), dtype))
-    if op in REDUCTION_OPS:
-        shape, dtype = tensors[0]
-        reduced = _int_list(concrete[1]) if len(concrete) > 1 else None
-        if not reduced or not shape:
-            return math.nan, math.nan
-        kept = [n for i, n in enumerate(shape) if i not in {r % len(shape) for r in reduced}]
-        return float(_nbytes(shape, dtype)), float(math.prod(kept) * DTYPE_BYTES[dtype])
-    if op in NORM_OPS:
-        shape, dtype = tensors[0]
-        normalized = _int_list(concrete[1]) if len(concrete) > 1 else None
-        if not normalized:
-            return math.nan, math.nan
-        rows = math.prod(shape) // math.prod(normalized)
-        return read, float(_nbytes(shape, dtype) + rows * DTYPE_BYTES["float"])
-    return math.nan, math.nan
+    return _bytes_of(kernel_tensors(op, dims, types, concrete))
 
 
 def call_windows(trace: Any, name: str) -> pd.DataFrame:
@@ -290,7 +306,8 @@ def call_kernels(trace: Any, name: str) -> pd.DataFrame:
         `device_us`, `latency_us` (kernel start - launch start), `gap_before_us` (idle time since
         the call's previous kernel ended; NaN for the first), `launched_late` (the launch began
         after that previous kernel had ended), `bytes_read`, `bytes_written`, `bytes` and
-        `gb_per_s` (bytes / duration; NaN where the op is not sized, see `kernel_bytes`).
+        `gb_per_s` (bytes / duration; NaN where the op is not sized, see `kernel_bytes`), `tensors`
+        (`kernel_tensors` of its op: what it read and wrote; None where not sized).
     """
     calls = call_windows(trace, name)
     ev = trace.events
@@ -309,11 +326,11 @@ def call_kernels(trace: Any, name: str) -> pd.DataFrame:
             owners = around[(around["ts"] <= k.launch_ts) & (around["end"] >= k.launch_ts)]
             owner = owners.sort_values(["ts", "dur"]).index[-1] if len(owners) else None
             op = str(ev.at[owner, "name"]) if owner is not None else "?"
+            moved = None
             if owner is not None and owner in shapes.index:
                 s = shapes.loc[owner]
-                read, written = kernel_bytes(op, s["input_dims"], s["input_types"], s["concrete_inputs"])
-            else:
-                read, written = math.nan, math.nan
+                moved = kernel_tensors(op, s["input_dims"], s["input_types"], s["concrete_inputs"])
+            read, written = _bytes_of(moved)
             rows.append(
                 {
                     "call": c.call,
@@ -330,6 +347,7 @@ def call_kernels(trace: Any, name: str) -> pd.DataFrame:
                     "launched_late": bool(k.launch_ts >= busy_until) if not math.isnan(busy_until) else False,
                     "bytes_read": read,
                     "bytes_written": written,
+                    "tensors": moved,
                 }
             )
             busy_until = max(busy_until, k.ts + k.device_us) if not math.isnan(busy_until) else k.ts + k.device_us
@@ -348,6 +366,7 @@ def call_kernels(trace: Any, name: str) -> pd.DataFrame:
         "launched_late",
         "bytes_read",
         "bytes_written",
+        "tensors",
     ]
     out = pd.DataFrame(rows, columns=columns)
     out["bytes"] = out["bytes_read"] + out["bytes_written"]
@@ -355,9 +374,17 @@ def call_kernels(trace: Any, name: str) -> pd.DataFrame:
     return out
 
 
+def _bytes_of(moved: list[tuple[str, list[int], str]] | None) -> tuple[float, float]:
+    """(bytes read, bytes written) of `kernel_tensors`'s list; (NaN, NaN) for None."""
+    if moved is None:
+        return math.nan, math.nan
+    read = float(sum(_nbytes(s, t) for role, s, t in moved if role == "read"))
+    return read, float(sum(_nbytes(s, t) for role, s, t in moved if role == "write"))
+
+
 def _call_input(around: pd.DataFrame, shapes: pd.DataFrame) -> tuple[list[int], str, int] | None:
     """The tensor a call normalises (the largest tensor input of its first sized op), its dtype,
-    and the bytes of its weight (a tensor input of the call whose shape is x's trailing dims), or None."""
+    and its weight (a tensor input of the call whose shape is x's trailing dims): (shape, bytes), or None."""
     sized = [i for i in around.sort_values("ts").index if i in shapes.index]
     for i in sized:
         tensors = _tensors(shapes.at[i, "input_dims"], shapes.at[i, "input_types"])
@@ -377,6 +404,28 @@ def _call_input(around: pd.DataFrame, shapes: pd.DataFrame) -> tuple[list[int], 
     return shape, dtype, weight
 
 
+def _weight_of(around: pd.DataFrame, shapes: pd.DataFrame, shape: list[int]) -> str:
+    """The weight's shape ("32x32"; "" where the call has none): a tensor input shaped as x's trailing dims."""
+    for i in around.sort_values("ts").index:
+        if i in shapes.index:
+            for s, _ in _tensors(shapes.at[i, "input_dims"], shapes.at[i, "input_types"]):
+                if s and len(s) < len(shape) and s == shape[len(shape) - len(s) :]:
+                    return "x".join(map(str, s))
+    return ""
+
+
+def _full_size(k: pd.DataFrame, shape: list[int], dtype: str) -> tuple[float, float, str]:
+    """The reads and writes of tensors with x's element count in a call's kernels, how many of
+    them were in a dtype wider than x's, and the widest of those (NaN, NaN, "" where a kernel is unsized)."""
+    if k["tensors"].isna().any():
+        return math.nan, math.nan, ""
+    n = math.prod(shape)
+    moved = [t for ts in k["tensors"] for _, s, t in ts if math.prod(s) == n]
+    wider = [t for t in moved if DTYPE_BYTES[t] > DTYPE_BYTES[dtype]]
+    widest = max(wider, key=DTYPE_BYTES.get) if wider else ""
+    return float(len(moved)), float(len(wider)), DTYPE_NAMES.get(widest, widest)
+
+
 def call_table(trace: Any, name: str, kernels: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per call of `name` (see `call_windows`): what it cost the host and the device, and
     its bytes against a fused RMSNorm's minimum at the same shape.
@@ -394,7 +443,11 @@ def call_table(trace: Any, name: str, kernels: pd.DataFrame | None = None) -> pd
         start minus the call's end on the host: positive where the device began the call's work
         only after the host had left the call), `x_shape`, `x_dtype`, `bytes` (its kernels'
         bytes; NaN when one is unsized), `unsized_kernels`, `min_bytes` (read x + read the weight
-        + write y once) and `bytes_ratio` (bytes / min_bytes), `full_size_passes` (bytes / x's bytes).
+        + write y once) and `bytes_ratio` (bytes / min_bytes), `bytes_over_x` (bytes / x's bytes: not
+        a count of passes, a float32 pass of a bfloat16 x counts 2), `full_size_ios` (the reads
+        and writes of tensors with x's element count: the passes over memory; a fused call makes 2),
+        `wider_ios` (how many of those were in a dtype wider than x's), `wider_dtype` (the widest
+        of those, as torch names it; "" if none), `weight_shape` ("" if none).
     """
     calls = call_windows(trace, name)
     kernels = call_kernels(trace, name) if kernels is None else kernels
@@ -410,6 +463,7 @@ def call_table(trace: Any, name: str, kernels: pd.DataFrame | None = None) -> pd
         x_bytes = _nbytes(x[0], x[1]) if x else math.nan
         min_bytes = 2 * x_bytes + x[2] if x else math.nan
         unsized = int(k["bytes"].isna().sum())
+        ios = _full_size(k, x[0], x[1]) if x else (math.nan, math.nan, "")
         total = float(k["bytes"].sum()) if len(k) and not unsized else math.nan
         rows.append(
             {
@@ -432,13 +486,17 @@ def call_table(trace: Any, name: str, kernels: pd.DataFrame | None = None) -> pd
                 "unsized_kernels": unsized,
                 "min_bytes": min_bytes,
                 "bytes_ratio": total / min_bytes,
-                "full_size_passes": total / x_bytes,
+                "bytes_over_x": total / x_bytes,
+                "full_size_ios": ios[0],
+                "wider_ios": ios[1],
+                "wider_dtype": ios[2],
+                "weight_shape": _weight_of(around, shapes, x[0]) if x else "",
             }
         )
     return pd.DataFrame(rows)
 
 
-def calls_summary(calls: pd.DataFrame) -> dict[str, float]:
+def calls_summary(calls: pd.DataFrame) -> dict[str, float | str]:
     """The per-call figures of `call_table`, as medians over the calls.
 
     Args:
@@ -447,10 +505,14 @@ def calls_summary(calls: pd.DataFrame) -> dict[str, float]:
         `calls`, `kernels_per_call`, `host_ops_per_call`, `median_kernel_us` (kernel time per
         call), `median_host_us`, `median_gaps_us`, `calls_with_a_late_launch` (calls in which a
         gap was opened by a late launch), `median_latency_us`, `megabytes_per_call` (10^6 bytes),
-        `min_megabytes`, `bytes_ratio`, `full_size_passes`.
+        `min_megabytes`, `bytes_ratio`, `bytes_over_x`, `full_size_ios`, `wider_ios`, and the most
+        common `x_shape`, `x_dtype` (as torch names it) and `wider_dtype` (strings).
     """
     med = calls.median(numeric_only=True)
     return {
+        "x_shape": str(calls["x_shape"].mode().iloc[0]) if len(calls) else "",
+        "x_dtype": DTYPE_NAMES.get(*[str(calls["x_dtype"].mode().iloc[0])] * 2) if len(calls) else "",
+        "wider_dtype": str(calls["wider_dtype"].mode().iloc[0]) if len(calls) else "",
         "calls": int(len(calls)),
         "kernels_per_call": float(med["kernels"]),
         "host_ops_per_call": float(med["host_ops"]),
@@ -462,7 +524,9 @@ def calls_summary(calls: pd.DataFrame) -> dict[str, float]:
         "megabytes_per_call": float(med["bytes"]) / 1e6,
         "min_megabytes": float(med["min_bytes"]) / 1e6,
         "bytes_ratio": float(med["bytes_ratio"]),
-        "full_size_passes": float(med["full_size_passes"]),
+        "bytes_over_x": float(med["bytes_over_x"]),
+        "full_size_ios": float(med["full_size_ios"]),
+        "wider_ios": float(med["wider_ios"]),
     }
 
 

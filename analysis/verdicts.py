@@ -54,7 +54,7 @@ class Claim:
         return {**asdict(self), "metrics": list(self.metrics)}
 
 
-KINDS = ("slower", "faster", "no measurable difference", "busy", "withheld", "holds", "does not hold")
+KINDS = ("slower", "faster", "no measurable difference", "busy", "withheld", "holds", "does not hold", "count", "estimate")
 
 
 def relation_of(p10: float, p90: float) -> str:
@@ -248,12 +248,15 @@ def judge_timings(
     return judge_ranges(subject, ranges[0], reference, ranges[1], unit, decimals)
 
 
-def judge_steps(statement: str, held: int, total: int, pairing: str = "step") -> Verdict:
+def judge_steps(statement: str, held: int, total: int, pairing: str = "step", scope: str = "this run") -> Verdict:
     """A statement about repeated steps holds only where it held in every one (and there were at least 3).
 
     Args:
         statement: what was checked, e.g. "the last rank to arrive also left last".
         held: in how many steps it held; total: how many were checked.
+        pairing: what was repeated ("step", "call").
+        scope: what the steps came from, for "not a rule of ..." (e.g. "these recorded traces"
+            where the steps were not this run's).
 
     Returns:
         kind "holds" ("... in every one of the 8 steps") or "does not hold" ("... in 5 of 8 steps:
@@ -263,8 +266,48 @@ def judge_steps(statement: str, held: int, total: int, pairing: str = "step") ->
     if total >= 3 and held == total:
         return Verdict(kind="holds", sentence=f"{statement}: in every one of the {total} {pairing}s", **fields)
     plural = pairing if total == 1 else f"{pairing}s"
-    why = "too few to call it a rule" if total < 3 else "not a rule of this run"
+    why = "too few to call it a rule" if total < 3 else f"not a rule of {scope}"
     return Verdict(kind="does not hold", sentence=f"{statement}: in {held} of {total} {plural}, {why}", **fields)
+
+
+def counted(subject: str, count: float, unit: str, reference: str, reference_count: float, detail: str = "") -> Verdict:
+    """A count read from a trace (kernels, passes over memory) set against a reference count: no
+    spread and no rule of measurability, so the sentence states both counts and their ratio, nothing more.
+
+    Args:
+        subject: what was counted, with its origin (e.g. "an NVIDIA H100, one naive call").
+        count: the count; unit: what it counts ("full-size reads/writes").
+        reference: what it is set against ("a fused call"); reference_count: that one's count.
+        detail: a qualifier printed after the count, e.g. "7 of them float32".
+
+    Returns:
+        kind "count", `median` the count, `p10`/`p90` the ratio count / reference_count.
+    """
+    ratio = count / reference_count if reference_count else math.nan
+    text = f"{subject}: {count:,.0f} {unit}" + (f" ({detail})" if detail else "")
+    text += f" against {reference_count:,.0f} for {reference}, {ratio:.1f}x"
+    fields = {"median": float(count), "p10": ratio, "p90": ratio}
+    return Verdict(subject=subject, reference=reference, kind="count", sentence=text, **fields)
+
+
+def estimate(subject: str, values: dict[str, float], unit: str, basis: str, cannot_show: str, decimals: int = 0) -> Verdict:
+    """A figure computed from a model, not measured: the sentence says "about", names the basis and
+    what the model cannot show, so an estimate is never read as a measurement.
+
+    Args:
+        subject: what is estimated ("a fused call's kernel time on the naive shape").
+        values: where -> value, e.g. {"an NVIDIA H100": 16.7, "an AMD MI300X": 12.9}.
+        unit: the values' unit; decimals: printed decimals.
+        basis: how it was computed ("a byte model from traces recorded by TraceLens, not this run").
+        cannot_show: what the model leaves out ("launch overhead and the gaps between kernels").
+
+    Returns:
+        kind "estimate", `median` the first value.
+    """
+    listed = ", ".join(f"about {v:,.{decimals}f} {unit} on {where}" for where, v in values.items())
+    text = f"{subject}: {listed} (estimated, not measured: {basis}; it cannot show {cannot_show})"
+    first = next(iter(values.values()), math.nan)
+    return Verdict(subject=subject, reference="", kind="estimate", sentence=text, median=float(first))
 
 
 def withheld(subject: str, reason: str) -> Verdict:
@@ -279,12 +322,19 @@ def verdict_table(verdicts: Iterable[Verdict]) -> Any:
     return pd.DataFrame([v.row() for v in verdicts])
 
 
-def machine_line(timings: dict[str, Any]) -> str:
+def machine_line(timings: dict[str, Any], block: str = "timing") -> str:
     """One line on whether other work took CPU time while these timings ran (they share one
-    interleaved block): printed beside every timed comparison, so a busy machine is never silent."""
-    contention = combined([t.contention for t in timings.values() if t.contention is not None])
+    interleaved block): printed beside every timed comparison, so a busy machine is never silent.
+
+    Args:
+        timings: name -> a Timing (its `.contention`), or name -> a `Contention` itself (a block
+            that is not a Timing, such as a profiled loop measured with `contention_between`).
+        block: what the block did, for the sentence ("timing", "profiling").
+    """
+    contention = combined([c for c in (getattr(t, "contention", t) for t in timings.values()) if isinstance(c, Contention)])
     if contention is None or contention.busy is None:
-        return "CPU contention while timing: not measured on this system (no /proc schedstat)"
+        return f"CPU contention while {block}: not measured on this system (no /proc schedstat)"
     if contention.busy:
-        return f"BUSY: the machine was busy while timing ({contention.seen()}); comparisons drawn from these timings conclude nothing"
-    return f"quiet while timing ({contention.seen()})"
+        what = "these timings" if block == "timing" else f"this {block}"
+        return f"BUSY: the machine was busy while {block} ({contention.seen()}); comparisons drawn from {what} conclude nothing"
+    return f"quiet while {block} ({contention.seen()})"

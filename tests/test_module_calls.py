@@ -82,6 +82,12 @@ def late_gap(launched):
     return False
 
 
+def rms_norm_events():
+    """The aten::rms_norm events of the fused trace, in time order, from the file alone."""
+    events = [e for e in raw("mi300x_norms")["traceEvents"] if e.get("ph") == "X" and e.get("name") == FUSED_CALL]
+    return sorted(events, key=lambda e: e["ts"])
+
+
 @pytest.fixture(scope="module")
 def analysed():
     found = {}
@@ -135,8 +141,23 @@ def test_the_naive_call_is_eight_kernels_from_eight_ops_moving_nine_times_the_fu
     assert calls["bytes"].tolist() == [expected] * len(calls)
     assert calls["min_bytes"].tolist() == [minimum] * len(calls)
     assert calls["bytes_ratio"].iloc[0] == pytest.approx(expected / minimum)
-    assert calls["full_size_passes"].iloc[0] == pytest.approx(expected / (2 * n))
+    assert calls["bytes_over_x"].iloc[0] == pytest.approx(expected / (2 * n))
     assert (calls["unsized_kernels"] == 0).all()
+    # the passes over memory: the full-size (n-element) inputs of the launching ops, read from the file
+    # (a copy_'s two inputs are its source read and its destination written), plus the full-size outputs
+    # that pow and the two muls write; float32 among them ("float")
+    launching = [e for e in inside if e["name"] in {"aten::copy_", "aten::pow", "aten::mean", "aten::mul"}]
+    full_inputs = [
+        t for e in launching for d, t in zip(e["args"]["Input Dims"], e["args"]["Input type"]) if d and math.prod(d) == n
+    ]
+    writers = [e for e in launching if e["name"] in {"aten::pow", "aten::mul"}]  # each writes one full-size output
+    out_types = [max(e["args"]["Input type"][:2], key=lambda t: t == "float") for e in writers]
+    assert calls["full_size_ios"].tolist() == [len(full_inputs) + len(writers)] * len(calls) == [11] * len(calls)
+    float32 = full_inputs.count("float") + out_types.count("float")
+    assert calls["wider_ios"].tolist() == [float32] * len(calls) == [7] * len(calls)
+    assert set(calls["wider_dtype"]) == {"float32"} and set(calls["x_dtype"]) == {"c10::BFloat16"}
+    summary = calls_summary(calls)
+    assert (summary["x_dtype"], summary["x_shape"]) == ("bfloat16", "x".join(map(str, pow_dims)))
 
 
 def test_the_fused_call_is_one_kernel_launched_by_fused_rms_norm_near_the_minimum(analysed):
@@ -144,6 +165,13 @@ def test_the_fused_call_is_one_kernel_launched_by_fused_rms_norm_near_the_minimu
     assert set(kernels["op"]) == {"aten::_fused_rms_norm"}
     assert (calls["kernels"] == 1).all()
     assert (calls["bytes_ratio"] < 1.01).all()  # its extra: one fp32 statistic per row
+    assert (calls["full_size_ios"] == 2).all() and (calls["wider_ios"] == 0).all()  # read x once, write y once
+    # the weight: the calls whose aten::rms_norm has a second tensor input, read from the file
+    expected_weights = [
+        "x".join(map(str, dims[2])) if len(dims) > 2 and dims[2] else ""
+        for dims in (e["args"]["Input Dims"] for e in rms_norm_events())
+    ]
+    assert calls["weight_shape"].tolist() == expected_weights and set(expected_weights) == {"32x32", ""}
     rate = fused_rate(kernels)
     assert rate == pytest.approx(statistics.median((k["bytes"] / k["device_us"] / 1e3) for _, k in kernels.iterrows()))
     naive = analysed["h100_qwen"][1]

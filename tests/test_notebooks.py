@@ -176,6 +176,8 @@ def check_02_naive_rmsnorm(m, out):
         assert value(m, f"recorded_{device}_kernels_per_call") == 8
         assert value(m, f"recorded_{device}_host_ops_per_call") == 16
         assert 8.9 < value(m, f"recorded_{device}_bytes_ratio") < 9.1
+        # 11 reads/writes of x-sized tensors against a fused call's 2 (7 of them float32: the counted sentence)
+        assert value(m, f"recorded_{device}_full_size_ios") == 11
     assert value(m, "recorded_h100_median_kernel_us") > value(m, "recorded_mi300x_median_kernel_us") > 0
     assert (out / "recorded_naive_call.png").stat().st_size > 10_000
 
@@ -197,6 +199,10 @@ def check_03_fused_rms_norm(m, out):
     assert value(m, "recorded_fused_kernels_per_call") == 1 and value(m, "recorded_fused_gb_per_s") > 0
     naive_us = value(m, "recorded_h100_naive_kernel_us")
     assert value(m, "recorded_h100_naive_at_fused_rate_us") > naive_us > value(m, "recorded_h100_fused_min_at_naive_rate_us") > 0
+    # the one printed saving: the naive kernel time less the fused minimum at the naive kernels' own rate
+    saved = value(m, "recorded_h100_saved_estimate_us")
+    assert saved == pytest.approx(naive_us - value(m, "recorded_h100_fused_min_at_naive_rate_us"))
+    assert 0 < value(m, "recorded_mi300x_saved_estimate_us") and 0 < saved < naive_us
 
 
 def check_A2_checks_naive_and_fused(m, out):
@@ -208,6 +214,9 @@ def check_A2_checks_naive_and_fused(m, out):
     assert value(m, "recorded_host_us") > value(m, "recorded_device_us") > 0
     assert (out / "recorded_host_vs_device.png").stat().st_size > 5_000
     assert (out / "naive.trace.json").stat().st_size > 0 and (out / "torch.rms_norm.trace.json").stat().st_size > 0
+    # one recorded Qwen2RMSNorm call recounted from its op shapes agrees with 02's figures and 03's saving
+    assert value(m, "recount_kernels") == 8 and value(m, "recount_full_size_ios") == 11
+    assert value(m, "recount_matches_call_table") is True and value(m, "recount_matches_saving") is True
 
 
 def check_04_torch_compile(m, out):

@@ -17,12 +17,15 @@ from analysis.claims import check_claims
 from analysis.contention import Contention
 from analysis.timing import PairedRatio
 from analysis.verdicts import (
+    counted,
     decimals_apart,
+    estimate,
     judge_metric,
     judge_ranges,
     judge_ratio,
     judge_steps,
     judge_timings,
+    machine_line,
     relation_of,
     verdict_table,
     withheld,
@@ -158,3 +161,37 @@ def test_the_reference_runs_claims_hold_by_the_same_rule():
         assert check_claims(claims, metrics) == [], stem
         checked += len(claims)
     assert checked > 0
+
+
+def test_judge_steps_names_where_the_steps_came_from():
+    recorded = judge_steps("the device ran behind the host", 45, 49, "call", scope="these recorded traces")
+    assert str(recorded).endswith("in 45 of 49 calls, not a rule of these recorded traces")
+    assert str(judge_steps("x", 4, 5)).endswith("not a rule of this run")  # the default is unchanged
+
+
+def test_a_count_states_both_counts_and_their_ratio_and_nothing_more():
+    v = counted("an NVIDIA H100, one naive call", 11, "full-size reads/writes", "a fused call", 2, "7 of them float32")
+    assert (
+        str(v) == "an NVIDIA H100, one naive call: 11 full-size reads/writes (7 of them float32) against 2 for a fused call, 5.5x"
+    )
+    assert v.kind == "count" and v.median == 11 and v.p10 == pytest.approx(5.5) and not v.measurable
+
+
+def test_an_estimate_says_about_its_basis_and_what_it_cannot_show():
+    v = estimate("a fused call", {"an NVIDIA H100": 16.7, "an AMD MI300X": 12.94}, "us", "a byte model", "launch gaps", 1)
+    assert str(v) == (
+        "a fused call: about 16.7 us on an NVIDIA H100, about 12.9 us on an AMD MI300X "
+        "(estimated, not measured: a byte model; it cannot show launch gaps)"
+    )
+    assert v.kind == "estimate" and v.median == pytest.approx(16.7) and not v.measurable
+
+
+def test_machine_line_takes_a_contention_of_a_block_that_is_not_a_timing():
+    busy, quiet = Contention(1.0, 0.5, 0.6, 0.0), Contention(1.0, 0.0, 0.0, 0.0)
+    assert machine_line({"profile": busy}, block="profiling").startswith("BUSY: the machine was busy while profiling (")
+    assert machine_line({"profile": busy}, block="profiling").endswith("comparisons drawn from this profiling conclude nothing")
+    assert machine_line({"a": quiet, "b": busy}).endswith("comparisons drawn from these timings conclude nothing")
+    assert machine_line({"profile": quiet}, block="profiling").startswith("quiet while profiling (")
+    assert machine_line({"profile": None}, block="profiling") == (
+        "CPU contention while profiling: not measured on this system (no /proc schedstat)"
+    )
