@@ -176,7 +176,8 @@ class Ranking:
     The one ranking a notebook shows: the table, the summary and any "best" metric read `order`,
     so two orderings of the same shape (one by medians of times, one by ratios) cannot disagree.
     `gate` is set where no ranking may be drawn: the floor failed its check (withheld), or the
-    machine was busy while timing (a busy verdict)."""
+    machine was busy while timing (a busy verdict). The pairs are compared directly, without the
+    copy, so a failed floor withholds the ranking, not them."""
 
     label: str
     order: list[str]
@@ -186,8 +187,8 @@ class Ranking:
 
     @property
     def verdicts(self) -> list[Verdict]:
-        """What the notebook prints: the gate alone where it is set, else each pair's verdict."""
-        return [self.gate] if self.gate else self.pairs
+        """What the notebook prints: the gate where it is set, then each pair's verdict."""
+        return ([self.gate] if self.gate else []) + self.pairs
 
     @property
     def sentence(self) -> str:
@@ -212,17 +213,17 @@ class Ranking:
 
     def claims(self, floor_metric: Callable[[str], str], pair_metric: Callable[[str, str], str]) -> list[Claim]:
         """The claims the tests re-check (analysis.claims): the ranking ("<" over the published ratios to
-        the copy, or "busy"), and each pair verdict on its published ratio. None where the floor was flagged.
+        the copy, or "busy"; none where the floor was flagged), and each pair verdict on its published ratio.
 
         Args:
             floor_metric: name -> the published metric of its ratio to the copy.
             pair_metric: (numerator, denominator) -> the published metric of that paired ratio.
         """
         metrics = tuple(floor_metric(n) for n in self.order or self.over_floor)
-        if self.gate is not None:
-            return [Claim("busy", metrics, self.sentence)] if self.gate.kind == "busy" else []
         pairs = [v.claim(pair_metric(v.subject, v.reference)) for v in self.pairs]
-        return [Claim("<", metrics, self.sentence), *pairs]
+        if self.gate is None:
+            return [Claim("<", metrics, self.sentence), *pairs]
+        return ([Claim("busy", metrics, self.sentence)] if self.gate.kind == "busy" else []) + pairs
 
 
 def rank_over_floor(timings: dict[str, Timing], names: list[str], floor: FloorCheck, label: str, copy: str = "copy") -> Ranking:

@@ -73,7 +73,7 @@ def test_one_ranking_orders_by_the_ratio_to_the_copy_and_judges_every_pair():
     assert claims[1].metrics == ("fused_speedup_over_naive",)
 
 
-def test_a_flagged_floor_withholds_the_ranking_and_claims_nothing():
+def test_a_flagged_floor_withholds_the_ranking_and_claims_no_order():
     from analysis.floor import rank_over_floor
 
     timings = interleaved(copy=100.0, naive=330.0, probe=10.0)  # the copy at 0.1x the triad: flagged
@@ -82,6 +82,12 @@ def test_a_flagged_floor_withholds_the_ranking_and_claims_nothing():
     assert not floor.ok and ranking.order == [] and [v.kind for v in ranking.verdicts] == ["withheld"]
     assert "withheld, the copy floor failed its check (the copy reached 0.10x" in str(ranking)
     assert ranking.claims(lambda n: n, lambda a, b: a) == []
+    # the pairs do not rest on the copy: a failed floor withholds the ranking, not them
+    timings = interleaved(copy=100.0, naive=330.0, fused=200.0, probe=10.0)
+    ranking = rank_over_floor(timings, ["naive", "fused"], floor, "large")
+    assert [v.kind for v in ranking.verdicts] == ["withheld", "slower"]
+    (claim,) = ranking.claims(lambda n: f"{n}_over_copy", lambda a, b: f"{b}_speedup_over_{a}")
+    assert claim.relation == "above 1" and claim.metrics == ("fused_speedup_over_naive",)
 
 
 def test_a_busy_block_ranks_nothing_and_claims_busy():
@@ -94,8 +100,10 @@ def test_a_busy_block_ranks_nothing_and_claims_busy():
     floor = check_floor(timings["copy"], timings["probe"], 2_000_000, memory_bound=True)
     ranking = rank_over_floor(timings, ["naive", "fused"], floor, "small")
     assert ranking.gate.kind == "busy" and str(ranking).startswith("not measurable here: the machine was busy")
-    (claim,) = ranking.claims(lambda n: f"{n}_over_copy", lambda a, b: a)
-    assert claim.relation == "busy" and claim.metrics == ("fused_over_copy", "naive_over_copy")
+    assert [v.kind for v in ranking.verdicts] == ["busy", "busy"]
+    order, pair = ranking.claims(lambda n: f"{n}_over_copy", lambda a, b: f"{b}_speedup_over_{a}")
+    assert order.relation == "busy" and order.metrics == ("fused_over_copy", "naive_over_copy")
+    assert pair.relation == "busy" and pair.metrics == ("fused_speedup_over_naive",)
 
 
 def test_time_with_floor_measures_a_failed_floor_again_and_keeps_the_last(monkeypatch):
