@@ -108,9 +108,9 @@ NOTEBOOKS = (
     NotebookInfo(
         "02_naive_rmsnorm",
         "naive RMSNorm: ops, memory, gaps",
-        "one NEFF execution per op (eager)",
+        "up to one NEFF execution per op (eager; Adaptive Eager Execution may fuse them, N40)",
         "kernels on cuda, ATen ops on cpu",
-        neuron_facts=("N6", "N9", "N19", "N20", "N22"),
+        neuron_facts=("N6", "N9", "N19", "N20", "N22", "N40", "N41"),
     ),
     NotebookInfo(
         "03_fused_rms_norm",
@@ -138,14 +138,14 @@ NOTEBOOKS = (
         "lanes, gaps, dispatch chain, Neuron Explorer",
         "Neuron Explorer walkthrough on the real profile",
         "Perfetto UI; what Neuron Explorer would show",
-        neuron_facts=("N12", "N13", "N14", "N15", "N16", "N17", "N18", "N19", "N28"),
+        neuron_facts=("N12", "N13", "N14", "N15", "N16", "N17", "N18", "N19", "N28", "N40", "N42", "N47"),
     ),
     NotebookInfo(
         "07_shapes_and_recompiles",
         "new shapes: recompiles, the recompile limit, bucketing, caches",
         "one neuronx-cc compile per shape; dynamic=True rejected; the NEFF cache",
         "Dynamo guards and Inductor's on-disk cache, measured",
-        neuron_facts=("N14", "N26"),
+        neuron_facts=("N14", "N26", "N40"),
         optional=True,
     ),
     NotebookInfo(
@@ -161,7 +161,7 @@ NOTEBOOKS = (
         "Trainium's device view: engine lanes, DMA, HBM bytes, unfused vs fused",
         "the same recorded trn2 profiles (this run captures none); the capture commands printed",
         "the same: it reads recorded data",
-        neuron_facts=("N35", "N36", "N37", "N38", "N39"),
+        neuron_facts=("N35", "N36", "N37", "N38", "N39", "N42", "N45"),
     ),
     NotebookInfo(
         "A1_timing_checks",
