@@ -17,7 +17,7 @@ Modules:
 - call_trees: the dispatch chain of one call, and where key_averages() folds a same-name pair
 - allocations: which op allocated what, from the [memory] events
 - timing: the one measurement method: interleaved samples on torch.utils.benchmark.Timer, paired ratios
-- floor: the copy floor and the same-bytes bandwidth probe that checks it
+- floor: the copy floor, the same-bytes bandwidth probe that checks it, and the one ranking of variants against it
 - verdicts: the one rule for "measurable" and the one-line sentence of every comparison (paired ratios, ranges, steps)
 - claims: a summary's conclusions recorded with the metrics they compare, and their check (no torch)
 - contention: whether a timing lost CPU time to other work (run-queue wait, CPU pressure, steal), and the busy verdict
