@@ -276,7 +276,7 @@ def bytes_per_op(fn: Callable[..., Any], *args: Any, copy_of: torch.Tensor | Non
             super().__init__()
             self.ops: list[dict[str, Any]] = []
 
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             out = func(*args, **(kwargs or {}))
             self.ops.append(
                 {"op": func.overloadpacket.__name__, "read": tensor_bytes((args, kwargs)), "written": tensor_bytes(out)}
