@@ -17,7 +17,7 @@ Modules:
 - call_trees: the dispatch chain of one call, and where key_averages() folds a same-name pair
 - allocations: which op allocated what, from the [memory] events
 - timing: the one measurement method: interleaved samples on torch.utils.benchmark.Timer, paired ratios
-- floor: the copy floor and the same-bytes bandwidth probe that checks it
+- floor: the copy floor, the same-bytes bandwidth probe that checks it, and the one ranking of variants against it
 - verdicts: the one rule for "measurable" and the one-line sentence of every comparison (paired ratios, ranges, steps)
 - claims: a summary's conclusions recorded with the metrics they compare, and their check (no torch)
 - contention: whether a timing lost CPU time to other work (run-queue wait, CPU pressure, steal), and the busy verdict
@@ -49,7 +49,7 @@ _EXPORTS = {
     "device_view": "annotation_window busy_summary device_work host_ops_during host_vs_device host_waits idle_gaps "
     "launches short_kernel_name",
     "figures": "IDLE_ALPHA MEANING_COLORS OKABE_ITO backend_title plot_cumulative_calls plot_rank_steps plot_timeline",
-    "floor": "check_floor copy_floor nominal_memory_gb_per_s triad_probe",
+    "floor": "WIDE_SPREAD Ranking bytes_per_op check_floor copy_floor nominal_memory_gb_per_s rank_over_floor time_with_floor triad_probe",
     "host": "address_layout free_page_reporting_kib",
     "hta_view": "run_hta side_by_side",
     "key_averages": "device_time_verdict key_averages_frame",

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 import torch
 
-from .timing import Timing
-from .verdicts import decimals_apart
+from .timing import PairedRatio, Timing, paired_ratio, time_interleaved
+from .verdicts import Claim, Verdict, decimals_apart, judge_ratio, withheld
 
 WIDE_SPREAD = 0.25  # (p90 - p10) / median of the copy's samples
 PLAUSIBLE_COPY_OVER_PROBE = (0.25, 1.5)  # copy bandwidth / triad bandwidth, at a memory-bound shape
@@ -130,3 +130,162 @@ def nominal_memory_gb_per_s(backend: str) -> tuple[float | None, str]:
             "utilisation in Neuron Explorer's Summary of a device profile (HBU from Neuron 2.34, MBU before)"
         )
     return None, "a CPU reports no nominal memory bandwidth; the triad probe, measured here, is the reference"
+
+
+def time_with_floor(
+    cases: dict[str, Callable[[], Any]],
+    backend: Any,
+    bytes_moved: int,
+    *,
+    memory_bound: bool,
+    attempts: int = 2,
+    copy: str = "copy",
+    probe: str = "triad probe",
+    **timing: Any,
+) -> tuple[dict[str, Timing], FloorCheck]:
+    """Time `cases` interleaved (analysis.timing.time_interleaved) and check the copy floor on the
+    same rounds; a floor that fails its check is measured again, up to `attempts` times in all.
+
+    Why: every ratio to the copy is only as good as the copy's own timing, and a single disturbed
+    block should not withhold a ranking that a second measurement can give; a floor that fails
+    every time stays flagged, and its problems say why.
+
+    Args:
+        cases: the callables to time; they must include `copy` and `probe` (a triad_probe).
+        backend: what time_interleaved synchronizes.
+        bytes_moved: read and written by one copy (twice x's bytes).
+        memory_bound: whether the bandwidths are compared (see check_floor).
+        attempts: measurements at most.
+        timing: passed to time_interleaved (repeats, min_sample_s, ...).
+
+    Returns:
+        The last measurement's timings and its FloorCheck.
+    """
+    for _ in range(max(1, attempts)):
+        timings = time_interleaved(cases, backend, **timing)
+        floor = check_floor(timings[copy], timings[probe], bytes_moved, memory_bound=memory_bound)
+        if floor.ok:
+            break
+    return timings, floor
+
+
+@dataclass
+class Ranking:
+    """Variants ranked by their per-round time ratio to the copy floor, and each pair compared directly.
+
+    The one ranking a notebook shows: the table, the summary and any "best" metric read `order`,
+    so two orderings of the same shape (one by medians of times, one by ratios) cannot disagree.
+    `gate` is set where no ranking may be drawn: the floor failed its check (withheld), or the
+    machine was busy while timing (a busy verdict). The pairs are compared directly, without the
+    copy, so a failed floor withholds the ranking, not them."""
+
+    label: str
+    order: list[str]
+    over_floor: dict[str, PairedRatio]
+    pairs: list[Verdict]
+    gate: Verdict | None = None
+
+    @property
+    def verdicts(self) -> list[Verdict]:
+        """What the notebook prints: the gate where it is set, then each pair's verdict."""
+        return ([self.gate] if self.gate else []) + self.pairs
+
+    @property
+    def sentence(self) -> str:
+        """The ranking in one line, or the gate's sentence."""
+        if self.gate:
+            return self.gate.sentence
+        ranked = ", ".join(f"{n} {self.over_floor[n].median:.2f}x" for n in self.order)
+        return f"{self.label}, from closest to the copy: {ranked} (median per-round ratio to the copy; the verdicts below say which pairs differ measurably)"
+
+    def __str__(self) -> str:
+        return self.sentence
+
+    def table(self) -> Any:
+        """One row per variant in ranking order (the names as given where withheld): its ratio to the copy and p10-p90."""
+        import pandas as pd
+
+        names = self.order or list(self.over_floor)
+        rows = [
+            {"variant": n, "over_copy": r.median, "p10": r.p10, "p90": r.p90} for n, r in ((n, self.over_floor[n]) for n in names)
+        ]
+        return pd.DataFrame(rows).set_index("variant").round(3)
+
+    def claims(self, floor_metric: Callable[[str], str], pair_metric: Callable[[str, str], str]) -> list[Claim]:
+        """The claims the tests re-check (analysis.claims): the ranking ("<" over the published ratios to
+        the copy, or "busy"; none where the floor was flagged), and each pair verdict on its published ratio.
+
+        Args:
+            floor_metric: name -> the published metric of its ratio to the copy.
+            pair_metric: (numerator, denominator) -> the published metric of that paired ratio.
+        """
+        metrics = tuple(floor_metric(n) for n in self.order or self.over_floor)
+        pairs = [v.claim(pair_metric(v.subject, v.reference)) for v in self.pairs]
+        if self.gate is None:
+            return [Claim("<", metrics, self.sentence), *pairs]
+        return ([Claim("busy", metrics, self.sentence)] if self.gate.kind == "busy" else []) + pairs
+
+
+def rank_over_floor(timings: dict[str, Timing], names: list[str], floor: FloorCheck, label: str, copy: str = "copy") -> Ranking:
+    """Rank `names` by their per-round time ratio to the copy timed in the same rounds.
+
+    Args:
+        timings: one interleaved block (time_with_floor) holding `copy` and every name.
+        names: the variants, in the order their pairs are compared (a over b for a before b).
+        floor: the copy floor's check of the same block: a failed check withholds the ranking.
+        label: what is ranked, e.g. "large 8192x4096".
+
+    Returns:
+        A Ranking: withheld (no order) where the floor failed, gated by a busy verdict where the machine
+        was busy, else ordered closest to the copy first, with every pair judged by analysis.verdicts.
+    """
+    over = {n: paired_ratio(timings, n, copy) for n in names}
+    pairs = [judge_ratio(paired_ratio(timings, a, b)) for i, a in enumerate(names) for b in names[i + 1 :]]
+    if not floor.ok:
+        reason = "the copy floor failed its check (" + "; ".join(floor.problems) + ")"
+        return Ranking(label, [], over, pairs, withheld(f"{label}: the ranking against the copy", reason))
+    busy = next((judge_ratio(r) for r in over.values() if r.busy), None)
+    order = sorted(names, key=lambda n: over[n].median)
+    return Ranking(label, order, over, pairs, busy)
+
+
+def bytes_per_op(fn: Callable[..., Any], *args: Any, copy_of: torch.Tensor | None = None) -> Any:
+    """Each ATen op `fn(*args)` issues, with the bytes of the tensors it reads and writes.
+
+    Why: a ratio to the copy reads as "passes over memory" only beside the bytes the source's ops
+    must move; pass tensors on the "meta" device and nothing is computed, so the count costs nothing
+    at any shape.
+
+    Args:
+        fn, args: the function and its arguments (tensors, typically on device="meta").
+        copy_of: where given, a `copies` column: (read + written) over one copy of this tensor
+            (reading it once and writing it once).
+
+    Returns:
+        A pandas.DataFrame with one row per op in call order: op, read, written (bytes)[, copies].
+    """
+    import pandas as pd
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_leaves
+
+    def tensor_bytes(tree: Any) -> int:
+        return sum(t.nbytes for t in tree_leaves(tree) if isinstance(t, torch.Tensor))
+
+    class Recorder(TorchDispatchMode):
+        def __init__(self) -> None:
+            super().__init__()
+            self.ops: list[dict[str, Any]] = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            self.ops.append(
+                {"op": func.overloadpacket.__name__, "read": tensor_bytes((args, kwargs)), "written": tensor_bytes(out)}
+            )
+            return out
+
+    with Recorder() as recorder:
+        fn(*args)
+    ops = pd.DataFrame(recorder.ops, columns=["op", "read", "written"])
+    if copy_of is not None:
+        ops["copies"] = (ops["read"] + ops["written"]) / (2 * copy_of.nbytes)
+    return ops

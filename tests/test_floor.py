@@ -48,3 +48,86 @@ def test_triad_probe_moves_the_copys_bytes_without_allocating():
     out = probe()
     assert out.numel() == 200 and out.dtype == x.dtype  # 3 tensors x 200 elements = 2 x 300 elements
     assert probe().data_ptr() == out.data_ptr()  # the same output every call
+
+
+def interleaved(**medians_us: float) -> dict:
+    """SYNTHETIC timings of one interleaved block: each case's 10 rounds around its median, the same
+    round-to-round wobble on every case (so per-round ratios are steady)."""
+    wobble = np.array([0.98, 1.0, 1.02, 0.99, 1.01, 1.0, 0.97, 1.03, 1.0, 1.0])
+    return {name: Timing(name, median * wobble, inner=1) for name, median in medians_us.items()}
+
+
+def test_one_ranking_orders_by_the_ratio_to_the_copy_and_judges_every_pair():
+    from analysis.floor import rank_over_floor
+
+    timings = interleaved(copy=100.0, naive=330.0, fused=331.0, compiled=120.0, probe=60.0)
+    floor = check_floor(timings["copy"], timings["probe"], 2_000_000, memory_bound=True)
+    ranking = rank_over_floor(timings, ["naive", "fused", "compiled"], floor, "large")
+    assert ranking.order == ["compiled", "naive", "fused"] and ranking.gate is None
+    assert list(ranking.table().index) == ranking.order and ranking.table()["over_copy"].iloc[0] == pytest.approx(1.2)
+    kinds = {(v.subject, v.reference): v.kind for v in ranking.verdicts}
+    assert kinds == {("naive", "fused"): "faster", ("naive", "compiled"): "slower", ("fused", "compiled"): "slower"}
+    claims = ranking.claims(lambda n: f"{n}_over_copy", lambda a, b: f"{b}_speedup_over_{a}")
+    assert claims[0].relation == "<" and claims[0].metrics == ("compiled_over_copy", "naive_over_copy", "fused_over_copy")
+    assert [c.relation for c in claims[1:]] == ["below 1", "above 1", "above 1"]
+    assert claims[1].metrics == ("fused_speedup_over_naive",)
+
+
+def test_a_flagged_floor_withholds_the_ranking_and_claims_no_order():
+    from analysis.floor import rank_over_floor
+
+    timings = interleaved(copy=100.0, naive=330.0, probe=10.0)  # the copy at 0.1x the triad: flagged
+    floor = check_floor(timings["copy"], timings["probe"], 2_000_000, memory_bound=True)
+    ranking = rank_over_floor(timings, ["naive"], floor, "large")
+    assert not floor.ok and ranking.order == [] and [v.kind for v in ranking.verdicts] == ["withheld"]
+    assert "withheld, the copy floor failed its check (the copy reached 0.10x" in str(ranking)
+    assert ranking.claims(lambda n: n, lambda a, b: a) == []
+    # the pairs do not rest on the copy: a failed floor withholds the ranking, not them
+    timings = interleaved(copy=100.0, naive=330.0, fused=200.0, probe=10.0)
+    ranking = rank_over_floor(timings, ["naive", "fused"], floor, "large")
+    assert [v.kind for v in ranking.verdicts] == ["withheld", "slower"]
+    (claim,) = ranking.claims(lambda n: f"{n}_over_copy", lambda a, b: f"{b}_speedup_over_{a}")
+    assert claim.relation == "above 1" and claim.metrics == ("fused_speedup_over_naive",)
+
+
+def test_a_busy_block_ranks_nothing_and_claims_busy():
+    from analysis.contention import Contention
+    from analysis.floor import rank_over_floor
+
+    timings = interleaved(copy=100.0, naive=330.0, fused=200.0, probe=60.0)
+    busy = Contention(wall_s=1.0, waited_fraction=0.5, pressure_fraction=0.5, steal_fraction=None)
+    timings = {n: Timing(n, t.samples_us, inner=1, contention=busy) for n, t in timings.items()}
+    floor = check_floor(timings["copy"], timings["probe"], 2_000_000, memory_bound=True)
+    ranking = rank_over_floor(timings, ["naive", "fused"], floor, "small")
+    assert ranking.gate.kind == "busy" and str(ranking).startswith("not measurable here: the machine was busy")
+    assert [v.kind for v in ranking.verdicts] == ["busy", "busy"]
+    order, pair = ranking.claims(lambda n: f"{n}_over_copy", lambda a, b: f"{b}_speedup_over_{a}")
+    assert order.relation == "busy" and order.metrics == ("fused_over_copy", "naive_over_copy")
+    assert pair.relation == "busy" and pair.metrics == ("fused_speedup_over_naive",)
+
+
+def test_time_with_floor_measures_a_failed_floor_again_and_keeps_the_last(monkeypatch):
+    import analysis.floor as floor_module
+
+    blocks = [interleaved(copy=100.0, **{"triad probe": 10.0}), interleaved(copy=100.0, **{"triad probe": 60.0})]
+    calls = []
+    monkeypatch.setattr(floor_module, "time_interleaved", lambda cases, backend, **kw: calls.append(kw) or blocks[len(calls) - 1])
+    timings, floor = floor_module.time_with_floor({}, None, 2_000_000, memory_bound=True, repeats=5)
+    assert len(calls) == 2 and calls[0] == {"repeats": 5} and floor.ok and timings is blocks[1]
+    blocks[1] = blocks[0]
+    calls.clear()
+    _, flagged = floor_module.time_with_floor({}, None, 2_000_000, memory_bound=True)
+    assert len(calls) == 2 and not flagged.ok
+
+
+def test_bytes_per_op_counts_what_each_op_of_the_naive_source_reads_and_writes():
+    from analysis.floor import bytes_per_op
+    from lesson.rmsnorm import rmsnorm_naive
+
+    x = torch.empty(64, 32, device="meta")  # nothing is computed
+    ops = bytes_per_op(rmsnorm_naive, x, torch.empty(32, device="meta"), 1e-6, copy_of=x)
+    full = ops[ops["op"].isin(["pow", "mul"])]
+    assert list(full["op"]) == ["pow", "mul", "mul"] and (full["copies"] >= 1).all()
+    mean = ops[ops["op"] == "mean"].iloc[0]
+    assert mean["read"] == x.nbytes and mean["written"] == 64 * 4 and mean["copies"] == pytest.approx(0.5 + 1 / 64)
+    assert 3.5 <= ops["copies"].sum() <= 3.5 + 4 / 32  # 3.5 copies of full-size tensors, plus per-row ones of 1/32 each
