@@ -61,6 +61,22 @@ FIX_ONLY_PB = (
     '(NEFF + NTFF) add ProfileMode.DEVICE to NeuronConfig(modes=[...]) (the series: NEURON_PROFILE = "device")'
 )
 NOTE_SYSTEM_ONLY = 'only .pb files: a system profile, as NEURON_PROFILE = "system" asked (no device traces, no HBM reserved, N22)'
+FIX_NEFF_WITHOUT_NTFF = (
+    "NEFFs but no .ntff anywhere: no device trace was written, so Neuron Explorer has nothing to show for them "
+    "(an NTFF needs its NEFF and a NEFF alone holds no timing). Either device profiling was off (add "
+    'ProfileMode.DEVICE to NeuronConfig(modes=[...]); the series: NEURON_PROFILE = "device"), or nothing executed '
+    "inside the active window (call prof.step() every iteration and run at least wait+warmup+active steps, with the "
+    "tensors on device 'neuron')"
+)
+FIX_NTFF_WITHOUT_NEFF = (
+    "an .ntff whose NEFF is not in the folder: Neuron Explorer cannot process a device trace without the NEFF it "
+    "was captured from. Copy that NEFF in from the NEFF cache (TORCH_NEURONX_NEFF_CACHE_DIR, default /tmp/neff_cache), "
+    "or pass NeuronConfig(neff_cache_dir=<the cache>) so that it is copied on stop"
+)
+NOTE_NEFFS_OF_A_SYSTEM_PROFILE = (
+    'NEFFs and .pb files but no .ntff: a system profile, as NEURON_PROFILE = "system" asked; the NEFFs were copied '
+    "in from the NEFF cache (no device traces, N22)"
+)
 FIX_MISPLACED_FRAMEWORK_TRACE = (
     "the framework trace is outside the <instance-id>_pid_<pid>/ folder, so Neuron Explorer shows no framework "
     "events in the system trace: move it into the matching <instance-id>_pid_<pid>/ folder"
@@ -147,6 +163,15 @@ def find_neuron_artifacts(root: Path | str, system_profile: bool = False) -> Neu
         found.notes.append(f"{len(unpaired)} NEFF(s) without a matching NTFF: {NOTE_NEFF_WITHOUT_NTFF}")
     if found.ntffs and not found.neffs:
         found.problems.append(ArtifactProblem("no .neff", FIX_NO_NEFF, root))
+    elif found.neffs:  # the reverse of the line above, per model-mode trace: an NTFF whose NEFF is missing
+        for digest, ntffs in sorted(model_ntffs.items()):
+            if digest not in model_neffs:
+                found.problems += [ArtifactProblem("NTFF without its NEFF", FIX_NTFF_WITHOUT_NEFF, p) for p in ntffs]
+    if found.neffs and not found.ntffs:  # a NEFF alone holds no timing: never a silent ok
+        if system_profile and found.pb_files:
+            found.notes.append(NOTE_NEFFS_OF_A_SYSTEM_PROFILE)
+        else:
+            found.problems.append(ArtifactProblem("NEFF without NTFF", FIX_NEFF_WITHOUT_NTFF, root))
     if found.pb_files and not found.ntffs and not found.neffs:
         if system_profile:
             found.notes.append(NOTE_SYSTEM_ONLY)
@@ -164,6 +189,11 @@ def find_neuron_artifacts(root: Path | str, system_profile: bool = False) -> Neu
 
 NEURON_TOOLS_BIN = Path("/opt/aws/neuron/bin")  # where aws-neuronx-tools installs neuron-explorer (N32)
 FIX_EXPLORER_PATH = f"export PATH={NEURON_TOOLS_BIN}:$PATH"
+FIX_EXPLORER_INSTALL = (
+    "neuron-explorer comes with the aws-neuronx-tools package (installed on the Neuron DLAMI): install it with the "
+    "system's package manager from the Neuron repository, then "
+    f"`{FIX_EXPLORER_PATH}` (N32, N49)"
+)
 
 
 def neuron_explorer_executable() -> tuple[str | None, str]:
@@ -181,21 +211,41 @@ def neuron_explorer_executable() -> tuple[str | None, str]:
     return None, ""
 
 
-def explorer_commands(profile_dir: Path | str) -> dict[str, str]:
-    """The documented ways to open a profile in Neuron Explorer, ready to copy.
+def explorer_commands(profile_dir: Path | str, neff: str = "<file>.neff", ntff: str = "<file>.ntff") -> dict[str, str]:
+    """The documented Neuron Explorer commands for a profile, ready to copy (Neuron 2.33/2.34).
 
-    The tunnel binds both forwarded ports to 127.0.0.1 on the laptop: the UI (3001) calls its API
-    (3002) from the browser, so forwarding only 3001 shows an empty UI. Where neuron-explorer is
-    installed but not on PATH, "path" says how to put it there.
+    `neuron-profile` is no longer distributed (Neuron 2.30; docs/NEURON_NOTES.md N42): every
+    command here is `neuron-explorer`. The tunnel binds both forwarded ports to 127.0.0.1 on the
+    laptop: the UI (3001) calls its API (3002) from the browser, so forwarding only 3001 shows an
+    empty UI. Where neuron-explorer is installed but not on PATH, "path" says how to put it there;
+    where it is not installed, "install" says which package brings it.
+
+    Arguments: profile_dir: the session-mode profile folder the torch.profiler path writes;
+        neff, ntff: a model-mode pair (an NKI kernel's NEFF and its capture), for the *_pair keys.
+    Returns: {what: command}. Keys: view, ingest, summary_json, parquet (the session folder);
+        capture, one_pair, summary_pair, json_pair (one NEFF and its trace); schema; first_look
+        (what to open first in the UI); tunnel, vscode; and path or install where needed.
     """
     d = str(profile_dir)
-    _, path_note = neuron_explorer_executable()
+    exe, path_note = neuron_explorer_executable()
+    ntff_2 = ntff.replace(".ntff", "_exec_2.ntff") if ntff.endswith(".ntff") else ntff
     return {
         **({"path": FIX_EXPLORER_PATH + "   # " + path_note} if path_note else {}),
+        **({"install": FIX_EXPLORER_INSTALL} if exe is None else {}),
         "view": f"neuron-explorer view -d {d}",
         "ingest": f"neuron-explorer view -d {d} --ingest-only",  # the documented re-processing command (N32)
+        "summary_json": f"neuron-explorer view -d {d} --output-format summary-json --output-file {d}/summary.json",
+        "parquet": f"neuron-explorer view -d {d} --output-format parquet --output-file {d}-parquet   # the default scriptable export (N18)",
+        "first_look": "in the UI, open the Summary viewer first: MFU, HFU, MBU/HBU and utilisation, before any timeline (N48)",
         # model-mode pairs only; the torch.profiler path writes session-mode profiles: use "view" (N15)
-        "one_pair": "neuron-explorer view -n <file>.neff -s <file>.ntff   # model-mode profiles only",
+        "capture": f"neuron-explorer capture -n {neff} -s {ntff} --profile-nth-exec=2 --enable-dge-notifs   # writes {ntff_2} (N37)",
+        "one_pair": f"neuron-explorer view -n {neff} -s {ntff_2}   # model-mode profiles only",
+        "summary_pair": f"neuron-explorer view --output-format summary-json --output-file summary.json -n {neff} -s {ntff_2}",
+        "json_pair": (
+            f"neuron-explorer view --output-format json --output-file profile.json -n {neff} -s {ntff_2}"
+            "   # the full JSON analysis.neuron_export reads: supported through Neuron 2.33, unmaintained from 2.34 (N36)"
+        ),
+        "schema": "neuron-explorer view --show-profile-schema   # the Parquet tables and fields of this Explorer version",
         "tunnel": (
             "ssh -L 127.0.0.1:3001:localhost:3001 -L 127.0.0.1:3002:localhost:3002 <user>@<instance>"
             "   # then browse http://localhost:3001"
@@ -205,6 +255,34 @@ def explorer_commands(profile_dir: Path | str) -> dict[str, str]:
             "open the profile folder (the extension runs the server, no tunnel needed)"
         ),
     }
+
+
+def eager_fusion_verdict(device_executions_per_call: float | None, aten_ops_per_call: float | None) -> str:
+    """What a Neuron profile of one eager call says about Adaptive Eager Execution (N40, N41).
+
+    TorchNeuron may fuse queued eager operators into single operators, so the naive RMSNorm's
+    eager call can run fewer NEFF executions than it has ATen ops; printing a tensor between ops,
+    or `torch.use_deterministic_algorithms(True)`, gives the op-by-op chain.
+
+    Arguments: device_executions_per_call: NEFF executions (`nc_exec_running` events in the
+        `neuron_hw` lane) per call, or None where none were captured; aten_ops_per_call: the
+        innermost ATen ops per call (the ops that reach the backend).
+    Returns: one sentence: "fused", "op by op", "more executions than ops" or why it cannot say.
+    """
+    if device_executions_per_call is None or not aten_ops_per_call:
+        return "unknown: no device executions captured (a cpu/cuda run, or no Neuron Explorer export of the profile)"
+    execs, ops = float(device_executions_per_call), float(aten_ops_per_call)
+    if execs < ops:
+        return (
+            f"fused: {execs:g} NEFF executions per call for {ops:g} ATen ops, so Adaptive Eager Execution merged some "
+            "of them; run with torch.use_deterministic_algorithms(True) to see the op-by-op chain"
+        )
+    if execs == ops:
+        return f"op by op: {execs:g} NEFF executions per call, one per ATen op (no eager fusion in this capture)"
+    return (
+        f"more executions than ops: {execs:g} NEFF executions per call for {ops:g} ATen ops (copies or a CPU fallback "
+        "between them?); look at the neuron_rt lane for what ran between the ops"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -258,7 +336,7 @@ def explorer_accepting(*words: str) -> tuple[str | None, str]:
 
     exe, _ = neuron_explorer_executable()
     if exe is None:
-        return None, "neuron-explorer is not installed here (it comes with aws-neuronx-tools on Trainium)"
+        return None, f"neuron-explorer is not installed here: {FIX_EXPLORER_INSTALL}"
     try:
         help_text = subprocess.run([exe, "view", "--help"], capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as exc:

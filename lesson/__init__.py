@@ -23,7 +23,7 @@ from analysis.facade import lazy_namespace
 
 # The facade: module -> the names notebooks use from it.
 _EXPORTS = {
-    "neuron_profiler": "NeuronProfilerSetup accepts_keyword neuron_profiler_setup",
+    "neuron_profiler": "NeuronProfilerSetup accepts_keyword neuron_profiler_setup op_by_op",
     "profiling": "ProfileResult judge_device_time profile_steps",
     "ranks": "launch neuron_torchrun_recipe",
     "rmsnorm": "DTYPES call_compiled check_fits_in_memory compile_rmsnorm error_tolerance format_bytes make_inputs "

@@ -185,3 +185,30 @@ def runtime_log_note() -> str:
         "so a truncated profile could go unreported. Fix: unset them, or set NEURON_RT_LOG_LOCATION=console "
         "and NEURON_RT_LOG_LEVEL=WARN, before torch loads"
     )
+
+
+class op_by_op:
+    """A `with` block in which TorchNeuron runs eager operators one by one (docs/NEURON_NOTES.md N40).
+
+    TorchNeuron's Adaptive Eager Execution fuses queued eager operators "into single operators
+    based on fusion heuristics"; its eager-mode FAQ says that calling
+    `torch.use_deterministic_algorithms()` disables it. Inside this block deterministic algorithms
+    are on, so a profile shows the op-by-op chain (one NEFF execution per ATen op); on leaving,
+    the previous setting (and its warn_only flag) comes back. On cpu and cuda the block only sets
+    PyTorch's deterministic mode, which changes nothing the series measures (a cuda op without a
+    deterministic implementation raises, as PyTorch documents).
+    """
+
+    def __enter__(self) -> "op_by_op":
+        import torch
+
+        self._was = (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled())
+        torch.use_deterministic_algorithms(True)
+        return self
+
+    def __exit__(self, *exc: object) -> bool:
+        import torch
+
+        enabled, warn_only = self._was
+        torch.use_deterministic_algorithms(enabled, warn_only=warn_only)
+        return False

@@ -9,6 +9,7 @@ runs off Trainium: the constructor asks for the neuron backend, which refuses wi
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import subprocess
 from pathlib import Path
@@ -22,7 +23,7 @@ from analysis.neuron_profile import (
     neuron_explorer_executable,
     system_event_cores,
 )
-from lesson.neuron_profiler import NeuronProfilerSetup, neuron_config_kwargs
+from lesson.neuron_profiler import NeuronProfilerSetup, neuron_config_kwargs, op_by_op
 from helpers.neuron_runtime import current as current_settings
 from lesson.profiling import profile_steps
 from analysis.traces import load_trace
@@ -58,13 +59,16 @@ class HardwareProbe:
         correlate: bool = True,
         capture: str | None = None,
         max_events: int | None = None,
+        deterministic: bool = False,
     ) -> Observation:
-        key = (variant, compiled, correlate, capture, max_events)
+        key = (variant, compiled, correlate, capture, max_events, deterministic)
         if key not in self._cache:
             self._cache[key] = self._profile(*key)
         return self._cache[key]
 
-    def _profile(self, variant: str, compiled: bool, correlate: bool, capture: str | None, max_events: int | None) -> Observation:
+    def _profile(
+        self, variant: str, compiled: bool, correlate: bool, capture: str | None, max_events: int | None, deterministic: bool
+    ) -> Observation:
         import torch
         from torch_neuronx.profiling import NeuronConfig, NeuronProfiler, ProfileMode
 
@@ -72,7 +76,7 @@ class HardwareProbe:
         from lesson.rmsnorm import compile_rmsnorm, make_inputs, rmsnorm_fused, rmsnorm_naive
 
         self._runs += 1
-        label = f"{self._runs:02d}-{variant}-{'compiled' if compiled else 'eager'}"
+        label = f"{self._runs:02d}-{variant}-{'compiled' if compiled else 'eager'}{'-deterministic' if deterministic else ''}"
         out = self.work_dir / label
         settings = current_settings()
         settings = dataclasses.replace(
@@ -89,7 +93,8 @@ class HardwareProbe:
         fn = {"naive": rmsnorm_naive, "torch.rms_norm": rmsnorm_fused}[variant]
         if compiled:
             fn = compile_rmsnorm(fn, self.backend)
-        with torch.no_grad():
+        # deterministic mode disables Adaptive Eager Execution (N40): the op-by-op chain, for check N41
+        with torch.no_grad(), op_by_op() if deterministic else contextlib.nullcontext():
             first_s, _ = time_once(lambda: fn(x, w, EPS), self.backend)
             result = profile_steps(
                 lambda: fn(x, w, EPS), self.backend, out, label=label, wait=0, warmup=3, active=2, neuron=setup
@@ -126,8 +131,16 @@ class HardwareProbe:
             for flag in ("--output-format", "--output-file", "summary-json", "summary-text", "parquet")
             if explorer_accepting(flag)[0]
         ]
+        capture_help = subprocess.run([exe, "capture", "--help"], capture_output=True, text=True, timeout=60)
+        input_lines = [
+            line.strip()
+            for line in (capture_help.stdout + capture_help.stderr).splitlines()
+            if "input" in line.lower() or "zero" in line.lower()
+        ]
         return {
             "version": (version.stdout or version.stderr).strip() or "unknown",
             "accepts": accepts,
+            # N50: what `capture --help` says about inputs, the only record of it on this machine
+            "capture_inputs": " / ".join(input_lines[:6]) or "`capture --help` mentions no input option",
             **({"path": path_note} if path_note else {}),
         }

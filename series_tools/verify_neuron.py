@@ -50,6 +50,7 @@ class Probe(Protocol):
         correlate: bool = True,
         capture: str | None = None,
         max_events: int | None = None,
+        deterministic: bool = False,
     ) -> Observation: ...
 
     def explorer(self) -> dict[str, Any]: ...
@@ -124,7 +125,7 @@ def check_n25(probe: Probe) -> list[Row]:
         Row(
             "N25",
             f"NEFF count, {v} {'compiled' if c else 'eager'}",
-            "naive eager: one per op; compiled: one",
+            "naive eager: at most one per op (Adaptive Eager Execution may fuse, N40); compiled: one",
             f"{o.neffs} NEFF, {o.ntffs} NTFF ({o.ntffs_nonempty} non-empty); first call {o.first_call_s:.1f} s",
             None,
         )
@@ -133,6 +134,37 @@ def check_n25(probe: Probe) -> list[Row]:
     fused = counts[("torch.rms_norm", False)].neffs
     rows.append(Row("N25", "torch.rms_norm lowers to one NEFF per shape and dtype", "1 NEFF", f"{fused} NEFF", fused == 1))
     return rows
+
+
+def check_n41(probe: Probe) -> list[Row]:
+    """Adaptive Eager Execution (N40) on the naive RMSNorm: the NEFFs of one eager profile with the
+    default settings against one in deterministic mode, which the eager-mode FAQ says disables it."""
+    default = probe.profile("naive")
+    op_by_op = probe.profile("naive", deterministic=True)
+    fused = default.neffs < op_by_op.neffs
+    return [
+        Row(
+            "N41",
+            "naive RMSNorm eager: NEFFs with Adaptive Eager Execution on, and in deterministic mode",
+            "deterministic mode (fusion off) gives at least as many NEFFs as the default; whether the default fuses is observed",
+            f"default: {default.neffs} NEFF; torch.use_deterministic_algorithms(True): {op_by_op.neffs} NEFF "
+            f"({'the default fused some ops' if fused else 'no fusion seen'})",
+            op_by_op.neffs >= default.neffs and op_by_op.neffs > 0,
+        )
+    ]
+
+
+def check_n50(probe: Probe) -> list[Row]:
+    ex = probe.explorer()
+    return [
+        Row(
+            "N50",
+            "neuron-explorer capture without input files",
+            "runs the NEFF on zero-filled inputs (an audit's reading; not found in the docs read here)",
+            ex.get("capture_inputs", "neuron-explorer not installed"),
+            None,
+        )
+    ]
 
 
 def _cores(o: Observation) -> str:
@@ -215,6 +247,8 @@ CHECKS: dict[str, Callable[[Probe], list[Row]]] = {
     "N25": check_n25,
     "N28": check_n28,
     "N29": check_n29,
+    "N41": check_n41,
+    "N50": check_n50,
     "documented": check_documented,
 }
 

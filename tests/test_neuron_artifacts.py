@@ -13,9 +13,13 @@ from analysis.neuron_profile import (
     FIX_EMPTY,
     FIX_EMPTY_NTFF,
     FIX_MISPLACED_FRAMEWORK_TRACE,
+    FIX_NEFF_WITHOUT_NTFF,
     FIX_NO_NEFF,
+    FIX_NTFF_WITHOUT_NEFF,
+    NOTE_NEFFS_OF_A_SYSTEM_PROFILE,
     FIX_ONLY_PB,
     NOTE_SYSTEM_ONLY,
+    eager_fusion_verdict,
     explorer_commands,
     explorer_summary,
     export_system_events,
@@ -116,6 +120,38 @@ def test_contract_neff_without_ntff_is_a_note(tmp_path):
     assert found.ok and any("without a matching NTFF" in n for n in found.notes)
 
 
+@pytest.mark.parametrize("with_pb", (False, True))
+def test_contract_neffs_and_no_ntff_at_all_is_a_problem_with_its_fix(tmp_path, with_pb):
+    """Issue 42: a folder with a NEFF and no NTFF used to be ok=True with no note. A NEFF holds no
+    timing: without any trace, Neuron Explorer has nothing to show."""
+    d = session_dir(tmp_path)
+    touch(d / "neff_a1b2_vnc_0.neff")
+    if with_pb:
+        touch(d / "ntrace.pb")
+    found = find_neuron_artifacts(tmp_path)
+    assert not found.ok
+    assert [(p.sign, p.fix) for p in found.problems] == [("NEFF without NTFF", FIX_NEFF_WITHOUT_NTFF)]
+    assert "ProfileMode.DEVICE" in FIX_NEFF_WITHOUT_NTFF and "prof.step()" in FIX_NEFF_WITHOUT_NTFF
+
+
+def test_contract_neffs_of_a_system_profile_are_a_note(tmp_path):
+    d = session_dir(tmp_path)
+    touch(d / "neff_a1b2_vnc_0.neff")  # copied in from the NEFF cache by neff_cache_dir
+    touch(d / "ntrace.pb")
+    found = find_neuron_artifacts(tmp_path, system_profile=True)
+    assert found.ok and NOTE_NEFFS_OF_A_SYSTEM_PROFILE in found.notes
+
+
+def test_contract_an_ntff_whose_neff_is_missing_is_a_problem(tmp_path):
+    """The reverse: a model-mode trace of hash 88 beside only the NEFF of hash 77."""
+    d = session_dir(tmp_path)
+    touch(d / "neff_77.neff")
+    touch(d / "77_instid_0_vnc_0.ntff")
+    orphan = touch(d / "88_instid_0_vnc_0.ntff")
+    found = find_neuron_artifacts(tmp_path)
+    assert [(p.sign, p.fix, p.path) for p in found.problems] == [("NTFF without its NEFF", FIX_NTFF_WITHOUT_NEFF, orphan)]
+
+
 def test_empty_folder_names_both_documented_causes(tmp_path):
     found = find_neuron_artifacts(tmp_path)
     assert "profiling was not enabled" in found.problems[0].fix and "did not run on Neuron" in found.problems[0].fix
@@ -132,6 +168,44 @@ def test_explorer_commands_tunnel_both_ports_on_loopback():
     assert c["ingest"] == "neuron-explorer view -d /data/prof --ingest-only"
     assert "-L 127.0.0.1:3001:localhost:3001" in c["tunnel"] and "-L 127.0.0.1:3002:localhost:3002" in c["tunnel"]
     assert "AWS Neuron Explorer" in c["vscode"]
+
+
+def test_contract_explorer_commands_are_neuron_explorer_only():
+    """Neuron 2.30+: neuron-profile is no longer distributed (N42). Every command is neuron-explorer's,
+    with the flags the current docs give: capture (N37), summary-json and Parquet (N18), the full JSON
+    of one pair (N36, supported through 2.33), the schema (profile-schema-reference)."""
+    c = explorer_commands("/data/prof", neff="k.neff", ntff="k.ntff")
+    commands = [v for k, v in c.items() if k not in ("vscode", "first_look", "install", "path", "tunnel")]
+    assert all(v.startswith("neuron-explorer ") for v in commands), commands
+    assert not any("neuron-profile" in v for v in c.values())
+    assert c["capture"].startswith("neuron-explorer capture -n k.neff -s k.ntff --profile-nth-exec=2 --enable-dge-notifs")
+    assert "k_exec_2.ntff" in c["capture"] and c["one_pair"].startswith("neuron-explorer view -n k.neff -s k_exec_2.ntff")
+    assert c["summary_json"].startswith("neuron-explorer view -d /data/prof --output-format summary-json --output-file ")
+    assert c["parquet"].startswith("neuron-explorer view -d /data/prof --output-format parquet --output-file ")
+    assert c["json_pair"].startswith("neuron-explorer view --output-format json --output-file profile.json -n k.neff")
+    assert c["schema"].startswith("neuron-explorer view --show-profile-schema")
+    assert "Summary" in c["first_look"]
+    # the old call still works: notebooks 06 and 09 call explorer_commands(folder)
+    assert explorer_commands("/data/prof")["view"] == c["view"]
+
+
+def test_explorer_commands_say_which_package_brings_neuron_explorer(monkeypatch):
+    monkeypatch.setattr(neuron_mod, "neuron_explorer_executable", lambda: (None, ""))
+    assert "aws-neuronx-tools" in explorer_commands("/p")["install"]
+    monkeypatch.setattr(neuron_mod, "neuron_explorer_executable", lambda: ("/usr/bin/neuron-explorer", ""))
+    assert "install" not in explorer_commands("/p")
+
+
+@pytest.mark.parametrize(
+    ("executions", "ops", "verdict"),
+    [(3, 5, "fused"), (5, 5, "op by op"), (6, 5, "more executions than ops"), (None, 5, "unknown"), (4, 0, "unknown")],
+)
+def test_eager_fusion_verdict(executions, ops, verdict):
+    """Adaptive Eager Execution (N40): fewer NEFF executions than ops per call is fusion, not a lost op."""
+    text = eager_fusion_verdict(executions, ops)
+    assert text.startswith(verdict)
+    if verdict == "fused":
+        assert "torch.use_deterministic_algorithms(True)" in text
 
 
 def test_export_without_neuron_explorer(tmp_path, monkeypatch):

@@ -8,14 +8,17 @@ the unfused kernel's extra HBM traffic is exactly its intermediates.
 
 import gzip
 import json
+import re
 
 import pytest
 
 from analysis.attention_traffic import RECORDED_NEURON_DIR, attention_hbm_traffic, recorded_case
 from analysis.neuron_export import (
     ENGINES,
+    SAME_VALUE_NAMES,
     UNIT_CHECK_TOLERANCE,
     ExportError,
+    MissingCounterError,
     interval_union_ns,
     load_export,
     load_exports,
@@ -125,7 +128,7 @@ def test_layers_and_hbm_instructions(exports):
 
 
 def test_bad_input_names_the_fix(tmp_path):
-    with pytest.raises(ExportError, match="neuron-profile view --output-format json"):
+    with pytest.raises(ExportError, match="neuron-explorer view --output-format json"):
         load_export(tmp_path / "missing.json")
     source = RECORDED_NEURON_DIR / "fused_fp32_s512" / "fused_exec_2_profile_full.json.gz"
     summary_only = tmp_path / "summary.json"  # what summary-json writes holds no intervals
@@ -142,3 +145,142 @@ def test_interval_union_counts_overlaps_once():
     assert interval_union_ns([0, 5, 20], [10, 12, 25]) == 17
     assert merged_intervals([5, 0, 20], [12, 10, 25]) == [(0, 12), (20, 25)]
     assert interval_union_ns([], []) == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Bad or changed exports: units decided per file, renamed counters, refused malformed data.
+# Each starts from a real recorded export with one thing changed.
+# ---------------------------------------------------------------------------------------------
+SOURCE = RECORDED_NEURON_DIR / "fused_bf16_s512" / "fused_exec_2_profile_full.json.gz"
+
+
+def _changed(tmp_path, change):
+    data = json.loads(gzip.open(SOURCE).read())
+    change(data)
+    path = tmp_path / "changed.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_a_file_in_percent_is_read_as_percent_and_converted(tmp_path):
+    """Every *_percent counter x100, as the Parquet schema documents the unit: the intervals decide
+    the file is in percent, and engine_utilisation converts, saying so (issue 42: no 32.43 "fraction")."""
+
+    def to_percent(data):
+        row = data["summary"][0]
+        for name in list(row):
+            if name.endswith("_percent") and isinstance(row[name], (int, float)):
+                row[name] *= 100
+
+    original = load_export(SOURCE)
+    export = load_export(_changed(tmp_path, to_percent))
+    assert export.percent_unit == "percent" and original.percent_unit == "fraction of 1"
+    assert export.unit_checks["holds"].all()
+    util, before = export.engine_utilisation(), original.engine_utilisation()
+    assert (util["fraction"] <= 1).all() and util["fraction"].to_numpy() == pytest.approx(before["fraction"].to_numpy())
+    assert set(util["file_unit"]) == {"percent"} and set(before["file_unit"]) == {"fraction of 1"}
+    # an unchecked *_percent counter takes the file's unit too, and says on what ground
+    assert export.summary.loc["mfu_estimated_percent", "unit"] == "percent"
+    assert "checked *_percent counters are in percent" in export.summary.loc["mfu_estimated_percent", "unit_basis"]
+
+
+def test_counters_that_match_no_unit_are_refused_where_a_figure_needs_them(tmp_path):
+    export = load_export(_changed(tmp_path, lambda d: d["summary"][0].update(tensor_engine_active_time_percent=0.77)))
+    assert export.percent_unit is None
+    with pytest.raises(ExportError, match="tensor_engine_active_time_percent"):
+        export.engine_utilisation()
+    assert export.summary.loc["mfu_estimated_percent", "unit"] == "unknown"  # unchecked: takes the file's (none)
+
+
+def test_one_counter_in_another_unit_than_its_file_fails_its_check(tmp_path):
+    export = load_export(
+        _changed(
+            tmp_path,
+            lambda d: d["summary"][0].update(
+                scalar_engine_active_time_percent=d["summary"][0]["scalar_engine_active_time_percent"] * 100
+            ),
+        )
+    )
+    failed = export.unit_checks[~export.unit_checks["holds"]]
+    assert list(failed["counter"]) == ["scalar_engine_active_time_percent"]
+    assert "other *_percent counters are in fraction of 1" in failed["checked_against"].iloc[0]
+    with pytest.raises(ExportError, match="scalar_engine_active_time_percent"):
+        export.fraction("vector_engine_active_time_percent")
+
+
+@pytest.mark.contract
+def test_contract_neuron_2_34_counter_names_read_under_both_names(tmp_path):
+    """Contract test standing in for a Neuron 2.34 export (announcement of the deprecated Summary
+    fields, docs/NEURON_NOTES.md N33): hbm_read_bytes renamed instruction_hbm_read_bytes (same value),
+    mbu_estimated_percent renamed hbm_mbu_estimated_percent. The file below is a recorded export with
+    the old names replaced by the new ones; nothing here was written by a 2.34 Explorer."""
+
+    def rename(data):
+        row = data["summary"][0]
+        for old, new in SAME_VALUE_NAMES.items():
+            row[new] = row.pop(old)
+
+    old, new = load_export(SOURCE), load_export(_changed(tmp_path, rename))
+    for name in ("hbm_read_bytes", "instruction_hbm_read_bytes", "hbm_write_bytes", "mbu_estimated_percent"):
+        assert new.counter(name) == old.counter(name)
+    assert new.counter_name("hbm_read_bytes") == "instruction_hbm_read_bytes"
+    assert old.counter_name("instruction_hbm_write_bytes") == "hbm_write_bytes"
+    assert new.unit_checks["holds"].all()
+    assert "instruction_hbm_read_bytes" in set(new.unit_checks["counter"])
+    # the "more accurate" packet counts are a different value: never read in place of the old name
+    with pytest.raises(MissingCounterError, match="packet_hbm_read_bytes"):
+        old.counter("packet_hbm_read_bytes")
+
+
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        (lambda d: d["summary"][0].pop("total_time"), "total_time"),
+        (lambda d: d["summary"][0].pop("dma_active_time_percent"), "dma_active_time_percent"),
+        (lambda d: d.update(summary=[{}]), "'summary' is empty"),
+        (lambda d: d.update(summary=[]), "'summary' must hold one row"),
+        (lambda d: [r.pop("pcore_idx") for r in d["active_time"]], "'pcore_idx'"),
+        (lambda d: d["active_time"][3].pop("end_ts"), "'end_ts'"),
+        (lambda d: d["active_time"][0].update(end_ts=d["active_time"][0]["start_ts"] - 5), "end before they start"),
+        (lambda d: d["active_time"][0].update(start_ts="soon"), "non-number in 'start_ts'"),
+        (lambda d: d["dma"][0].pop("transfer_size"), "'transfer_size'"),
+        (lambda d: d["instruction"][0].pop("timestamp"), "'timestamp'"),
+        (lambda d: d["summary"][0].update(total_time=0), "'total_time' is 0"),
+    ],
+)
+def test_malformed_exports_get_export_error_naming_the_field(tmp_path, change, named):
+    """Issue 42: a missing counter or a malformed interval is refused with the field named, never a raw
+    KeyError/ValueError from deep inside pandas."""
+    with pytest.raises(ExportError, match=re.escape(named)):
+        load_export(_changed(tmp_path, change))
+
+
+def test_a_missing_counter_is_an_export_error_and_still_a_key_error(exports):
+    export = exports["fused_fp32_s512"]
+    with pytest.raises(ExportError, match="no summary counter 'no_such_counter'"):
+        export.counter("no_such_counter")
+    with pytest.raises(KeyError):  # code written against the earlier reader catches KeyError
+        export.counter("no_such_counter")
+
+
+def test_a_folder_is_refused_with_the_fix(tmp_path):
+    with pytest.raises(ExportError, match="is a folder"):
+        load_export(tmp_path)
+
+
+def test_mfu_hlo_zero_is_explained_not_read_as_a_measurement(exports):
+    """The recorded NKI kernels have no HLO stats: mfu_hlo_estimated_percent is 0 by definition (N45)."""
+    for export in exports.values():
+        assert export.counter("mfu_hlo_estimated_percent") == 0
+        assert "HLO stats are missing" in export.counter_notes()["mfu_hlo_estimated_percent"]
+
+
+def test_duplicate_dma_packets_are_counted_once(exports, tmp_path):
+    export = exports["fused_bf16_s512"]
+    assert not export.dma["duplicate"].any() and "dma" not in export.counter_notes()  # recorded: every packet "no"
+    assert export.dma_bytes() == export.dma["bytes"].sum()
+    first_packet_bytes = int(json.loads(gzip.open(SOURCE).read())["dma"][0]["transfer_size"])
+    doubled = load_export(_changed(tmp_path, lambda d: d["dma"].append({**d["dma"][0], "duplicate": "yes"})))
+    assert doubled.dma_bytes() == export.dma_bytes()
+    assert doubled.dma_bytes(include_duplicates=True) == export.dma_bytes() + first_packet_bytes
+    assert "1 of" in doubled.counter_notes()["dma"]

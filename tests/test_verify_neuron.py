@@ -12,7 +12,8 @@ from series_tools.verify_neuron import CHECKS, NEEDS_TRAINIUM, Observation, main
 class FakeProbe:
     label = "FAKE probe (contract test, not hardware)"
 
-    def __init__(self, device_side_category=False, visible="3"):
+    def __init__(self, device_side_category=False, visible="3", default_naive_neffs=3):
+        self.default_naive_neffs = default_naive_neffs
         self.device_side_category = device_side_category
         self.visible = visible
         self.calls = []
@@ -23,12 +24,13 @@ class FakeProbe:
     def visible_cores(self):
         return self.visible
 
-    def profile(self, variant, *, compiled=False, correlate=True, capture=None, max_events=None):
-        self.calls.append((variant, compiled, correlate, capture, max_events))
+    def profile(self, variant, *, compiled=False, correlate=True, capture=None, max_events=None, deterministic=False):
+        self.calls.append((variant, compiled, correlate, capture, max_events, deterministic))
         categories = {"cpu_op": "framework", "privateuse1_runtime": "runtime"}
         if self.device_side_category:
             categories["kernel"] = "unverified"
-        neffs = 1 if compiled or variant == "torch.rms_norm" else 7
+        # FAKE: the naive eager call fused into 3 NEFFs by default, 7 (one per op) in deterministic mode
+        neffs = 1 if compiled or variant == "torch.rms_norm" else (7 if deterministic else self.default_naive_neffs)
         nonempty = 1 if capture in (None, self.visible) else 0  # what the NTFF count (wrongly) used to judge N28 by
         return Observation(
             variant,
@@ -51,7 +53,11 @@ class FakeProbe:
         return {0: 25} if capture in (None, self.visible) else {}
 
     def explorer(self):
-        return {"version": "neuron-explorer FAKE", "accepts": ["--output-format", "parquet"]}
+        return {
+            "version": "neuron-explorer FAKE",
+            "accepts": ["--output-format", "parquet"],
+            "capture_inputs": "FAKE: -i, --inputs  input tensors",
+        }
 
 
 def test_every_unverified_fact_of_the_notes_has_a_check():
@@ -84,7 +90,8 @@ def test_contract_report_against_a_fake_probe(tmp_path, capsys):
     assert {r["fact"] for r in report["rows"]} >= set(unverified_facts())
     md = (folder / "neuron-verification.md").read_text()
     assert "FAKE probe" in md and "| N29 |" in md and "assumed" in md
-    assert ("naive", False, True, None, verify_neuron.PROVOKE_DROPS_MAX_EVENTS) in probe.calls
+    assert ("naive", False, True, None, verify_neuron.PROVOKE_DROPS_MAX_EVENTS, False) in probe.calls
+    assert ("naive", False, True, None, None, True) in probe.calls  # N41: the deterministic (op-by-op) run
 
 
 def test_contract_an_assumption_that_fails_is_reported_as_such():
@@ -134,3 +141,15 @@ def test_contract_n28_is_judged_by_the_system_events_core_index_not_by_ntffs():
 def test_contract_n29_reports_where_the_warning_was_read():
     (n29,) = [r for r in verify(FakeProbe()).rows if r.fact == "N29"]
     assert n29.holds is True and "read at: step" in n29.observed
+
+
+def test_contract_n41_compares_default_eager_with_deterministic_mode():
+    """Adaptive Eager Execution (N40): the FAKE default run fused 7 ops into 3 NEFFs; deterministic mode
+    (which the eager-mode FAQ says disables it) gives 7. A default with more NEFFs than the op-by-op run
+    contradicts the documentation and fails."""
+    (n41,) = [r for r in verify(FakeProbe()).rows if r.fact == "N41"]
+    assert n41.holds is True and "default: 3 NEFF" in n41.observed and "fused" in n41.observed
+    (n41,) = [r for r in verify(FakeProbe(default_naive_neffs=9)).rows if r.fact == "N41"]
+    assert n41.holds is False
+    (n50,) = [r for r in verify(FakeProbe()).rows if r.fact == "N50"]
+    assert n50.holds is None and "FAKE" in n50.observed
