@@ -287,6 +287,26 @@ def check_09_trainium_device_view(m, out):
     assert executed["metadata"]["papermill"]["duration"] <= 30, "notebook 09 must run within 30 s"
 
 
+def check_A4_trace_reconciliation(m, out):
+    # 06: on cpu the wrappers' time lies inside the counted operations (elsewhere the check is skipped, None)
+    if BACKEND == "cpu":
+        assert value(m, "to_copy_us") > 0 and value(m, "to_copy_inside_counted_us") == pytest.approx(value(m, "to_copy_us"))
+    # 06: HTA beside the series on the recorded A100 step (tests/test_hta_view.py holds the full agreement test)
+    assert abs(value(m, "hta_minus_series_span_us")) <= 1
+    assert value(m, "hta_minus_series_busy_us") == pytest.approx(value(m, "recorded_sync_records_us"), abs=1)
+    if BACKEND == "cpu":  # no GPU stream in a cpu trace: HTA's breakdowns have nothing to read
+        assert value(m, "hta_errors_this_run") == ["idle-time breakdown", "temporal breakdown"]
+    elif BACKEND == "cuda":
+        assert value(m, "hta_errors_this_run") == []
+    # 09: every checked counter agrees with its data, *_percent are fractions of 1 in the recorded files
+    assert value(m, "unit_checks_hold") is True and value(m, "unit_check_worst") <= m["unit_check_worst"]["tolerance"]
+    assert value(m, "percent_counters_are_fractions") is True
+    # a lane leaves out semaphore waits, not the other non-computing instructions (within 15% in the recorded files)
+    assert value(m, "lane_against_non_semaphore_worst") < 0.15
+    assert value(m, "static_dma_matches") == 2
+    assert any("DMA metadata" in w for w in value(m, "warnings"))
+
+
 CHECKS = {name.removeprefix("check_"): fn for name, fn in globals().items() if name.startswith("check_")}
 
 

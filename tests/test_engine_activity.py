@@ -1,4 +1,4 @@
-"""Per-engine computing time (analysis.engine_work), on the four real trn2 exports in data/recorded-neuron.
+"""Per-engine computing time (analysis.engine_activity), on the four real trn2 exports in data/recorded-neuron.
 
 The lanes (and the active-time counters) hold every instruction an engine processed; the
 computing time holds only those that transform data. The relations asserted: computing time lies
@@ -10,7 +10,7 @@ while the lane activity of the bf16 baseline put two engines within a percentage
 import pytest
 
 from analysis.attention_traffic import RECORDED_NEURON_DIR
-from analysis.engine_work import engine_of, engine_work, opcode_kind
+from analysis.engine_activity import engine_of, engine_work, opcode_kind
 from analysis.neuron_export import ENGINES, load_exports
 
 

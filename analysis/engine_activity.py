@@ -1,15 +1,16 @@
 """Per-engine computing time of a Neuron profile export: what the engine lanes hold, split by kind.
 
-An engine's lane in Neuron Explorer's device view, and its `<engine>_engine_active_time`
-counter, cover every instruction the engine processed, including those that compute nothing:
-semaphore waits, drains, ordering and branch instructions, the loads that stage data and the
-DMA instructions the engine issues for the DMA engines. In the recorded attention profiles most of
-the first third of each execution is such instructions, on every engine. "Which engine was
-busiest" read from the lanes therefore ranks waiting as well as work. This module separates the
-two: an instruction is `computing` (its opcode transforms data: a matrix multiply, an
-activation, a reduction, a cast or copy between on-chip buffers), `control` (it synchronises,
-orders, branches, loads or issues a transfer) or `unclassified` (an opcode neither list names:
-reported, never counted as either).
+An engine's lane in the device view, and its `<engine>_engine_active_time` counter, leave out
+semaphore waits (the profiler's terminology says so; in the recorded exports the union of the
+other instructions' intervals lies within 15% of the counter) but hold every other instruction,
+including those that compute nothing: drains, ordering and branch instructions, the loads that
+stage data and the DMA instructions the engine issues. In the recorded attention profiles such
+instructions fill the first third of each execution on every engine, and the sync engine runs
+nothing else. "Which engine was busiest" read from the lanes therefore ranks housekeeping as well
+as work. This module separates the two: an instruction is `computing` (its opcode transforms
+data: a matrix multiply, an activation, a reduction, a cast or copy between on-chip buffers),
+`control` (it synchronises, orders, branches, loads or issues a transfer) or `unclassified` (an
+opcode neither list names: reported, never counted as either).
 
 Engine names: the export's instruction table labels engines `Tensor`, `TensorMatrix`, `Vector`,
 `Scalar`, `GpSimd`, `Sync`; its interval table and counters use the five lower-case names of
