@@ -138,7 +138,7 @@ NOTEBOOKS = (
         "lanes, gaps, dispatch chain, Neuron Explorer",
         "Neuron Explorer walkthrough on the real profile",
         "Perfetto UI; what Neuron Explorer would show",
-        neuron_facts=("N12", "N13", "N14", "N15", "N16", "N17", "N18", "N19", "N28", "N40", "N41"),
+        neuron_facts=("N12", "N13", "N14", "N15", "N16", "N17", "N18", "N19", "N28", "N40", "N42", "N47"),
     ),
     NotebookInfo(
         "07_shapes_and_recompiles",
@@ -161,7 +161,7 @@ NOTEBOOKS = (
         "Trainium's device view: engine lanes, DMA, HBM bytes, unfused vs fused",
         "the same recorded trn2 profiles (this run captures none); the capture commands printed",
         "the same: it reads recorded data",
-        neuron_facts=("N15", "N18", "N35", "N36", "N37", "N38", "N42", "N43", "N44", "N45", "N50"),
+        neuron_facts=("N35", "N36", "N37", "N38", "N39", "N42", "N45"),
     ),
     NotebookInfo(
         "A1_timing_checks",
