@@ -12,7 +12,7 @@ KERNEL := trainium-profiling
 # value in the environment wins: `THP_MEM_ALLOC_ENABLE=0 make run` measures 4 KiB pages.
 export THP_MEM_ALLOC_ENABLE ?= 1
 
-.PHONY: venv run test lint compare sweep student publish kernel lab verify-neuron clean-runs
+.PHONY: venv run test test-hub workshop workshop-install lint compare sweep student publish kernel lab verify-neuron clean-runs
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -30,11 +30,30 @@ run: venv
 test: venv
 	BACKEND=$(if $(filter auto,$(BACKEND)),cpu,$(BACKEND)) $(PY) -m pytest $(ARGS)
 
-## lint and format-check the code and the notebooks with ruff (pyproject.toml: [tool.ruff]); CI runs it
+## the workshop hub for real on cpu (docs/WORKSHOP_HUB.md): installs its requirements, starts JupyterHub with three
+## seats, signs each in, reads each kernel's environment, runs notebook 00 in one seat and a browser sign-in, stops it all
+test-hub: workshop-install
+	BACKEND=cpu $(PY) -m pytest -m hub tests/test_workshop_hub.py $(ARGS)
+
+## JupyterHub and jupyterhub-idle-culler (requirements-workshop.txt) into .venv, configurable-http-proxy (npm) into workshop/
+workshop-install: venv
+	$(PY) -m pip install -q -r requirements-workshop.txt
+	cd workshop && npm ci --no-audit --no-fund --loglevel=error
+
+## plan a workshop on this host and write its JupyterHub configuration: make workshop SEATS=20 [ARGS="--out DIR ..."];
+## refuses (exit 2) with the reason and the number of seats that fit; docs/WORKSHOP_HUB.md has the steps
+workshop: venv
+	@test -n "$(SEATS)" || { echo "make workshop needs SEATS, e.g. make workshop SEATS=20"; exit 2; }
+	$(PY) -m series_tools.workshop --seats $(SEATS) $(ARGS)
+
+## lint and format-check the code and the notebooks with ruff (pyproject.toml: [tool.ruff]), and the CI
+## workflows (.github/workflows) with actionlint and zizmor (offline: no GitHub API calls); CI runs it
 ## before the tests; `.venv/bin/ruff format .` applies the format
 lint: venv
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
+	$(VENV)/bin/actionlint -config-file .github/actionlint.yaml .github/workflows/*.yml
+	$(VENV)/bin/zizmor --offline .github/workflows
 
 ## compare two runs: make compare ARGS="runs/A runs/B" (or ARGS="runs/B --baseline base.json")
 compare: venv

@@ -12,7 +12,10 @@ pandas: helpers.environment reads analysis.contention and analysis.host before t
 Modules:
 - facade: the lazy namespace this package, helpers and lesson offer notebooks (standard library only)
 - errors: the series' base exception, which carries the fix (standard library only)
-- traces: Chrome-trace loading and per-step analysis (lanes, steps, gaps, counts, the dispatch tree)
+- traces: the trace model: Chrome-trace loading, lanes, steps, which events are device operations (imports no analyzer)
+- steps: per profiler step: device operations, busy time, idle gaps, launch latency, CPU ops
+- call_trees: the dispatch chain of one call, and where key_averages() folds a same-name pair
+- allocations: which op allocated what, from the [memory] events
 - timing: the one measurement method: interleaved samples on torch.utils.benchmark.Timer, paired ratios
 - floor: the copy floor and the same-bytes bandwidth probe that checks it
 - verdicts: the one rule for "measurable" and the one-line sentence of every comparison (paired ratios, ranges, steps)
@@ -29,6 +32,7 @@ Modules:
 - compiles: what torch.compile did in this process: graphs, FX-graph cache hits and misses, the recompile log
 - host: the machine's effects on a measurement: address-layout randomization, free page reporting (standard library only)
 - neuron_log: the Neuron runtime's console output read back: trace events reported dropped (standard library only)
+- module_calls: every call of a module or op in a trace: its host ops, the kernels it launched, their bytes against a fused RMSNorm's
 - recorded: the real A100 traces shipped in data/recorded/ and the origin label their figures carry
 - figures: the series' chart conventions (palette, colour per meaning, backend in the title) and the step timeline
 """
@@ -51,6 +55,8 @@ _EXPORTS = {
     "host": "address_layout free_page_reporting_kib",
     "hta_view": "run_hta side_by_side",
     "key_averages": "device_time_verdict key_averages_frame",
+    "module_calls": "FUSED_CALL NAIVE_CALL RECORDED_RMSNORM TRACELENS_CAUTION at_rate call_kernels call_table call_windows calls_summary device_names fused_comparison fused_rate kernel_bytes "
+    "kernels_by_op op_shapes plot_call_kernels recorded_label recorded_rmsnorm_path",
     "neuron_export": "ENGINES UNIT_CHECK_TOLERANCE ExportError interval_union_ns load_export load_exports merged_intervals",
     "neuron_profile": "eager_fusion_verdict explorer_commands explorer_summary export_system_events find_neuron_artifacts",
     "rank_view": "TOGETHER_US arrival_order collective_kernel_waits collective_waits rank_kernel_time rank_steps",
@@ -58,7 +64,9 @@ _EXPORTS = {
     "timing": "PairedRatio Timing busy_processes contention_summary paired_ratio time_interleaved time_once time_per_call",
     "verdicts": "Verdict decimals_apart judge_metric judge_ranges judge_ratio judge_steps machine_line relation_of "
     "verdict_table withheld",
-    "traces": "Trace allocations_by_op call_tree dispatch_tree folded_by_key_averages gap_table launch_latency load_trace per_call_summary "
-    "representative_step step_ops step_summary",
+    "traces": "Trace load_trace representative_step",
+    "steps": "gap_table launch_latency per_call_summary step_ops step_summary",
+    "call_trees": "call_tree dispatch_tree folded_by_key_averages",
+    "allocations": "allocations_by_op",
 }
 __getattr__, __dir__, __all__ = lazy_namespace(__name__, globals(), _EXPORTS)

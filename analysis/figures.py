@@ -81,7 +81,8 @@ def plot_timeline(
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch
 
-    from .traces import gap_table, representative_step, step_ops
+    from .steps import gap_table, step_ops
+    from .traces import representative_step
 
     steps, rows_of = {}, {}
     for label, trace in traces.items():

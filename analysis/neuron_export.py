@@ -134,6 +134,11 @@ def _other_name(name: str) -> str | None:
     return next((old for old, new in SAME_VALUE_NAMES.items() if new == name), None)
 
 
+def _name_in(summary: pd.DataFrame, name: str) -> str | None:
+    """The name under which `summary` holds a counter: `name` or its other name, else None."""
+    return next((n for n in (name, _other_name(name)) if n is not None and n in summary.index), None)
+
+
 @dataclass(frozen=True)
 class NeuronExport:
     """One full export. Times in the tables are nanoseconds from the start of the capture.
@@ -170,11 +175,10 @@ class NeuronExport:
 
         Raises: MissingCounterError naming the counter (and its other name) when neither is there.
         """
-        if name in self.summary.index:
-            return name
+        found = _name_in(self.summary, name)
+        if found is not None:
+            return found
         other = _other_name(name)
-        if other is not None and other in self.summary.index:
-            return other
         also = f" (nor {other!r}, its name in the other Neuron Explorer version)" if other else ""
         raise MissingCounterError(
             f"{self.path.name} has no summary counter {name!r}{also}: re-export the profile with the Neuron Explorer "
@@ -391,14 +395,14 @@ def _layers(data: dict[str, Any]) -> pd.DataFrame:
 
 def _in_file(path: Path, summary: pd.DataFrame, name: str) -> str:
     """The name under which the summary holds a counter the checks need, or ExportError naming it."""
-    other = _other_name(name)
-    for candidate in (name, other):
-        if candidate is not None and candidate in summary.index:
-            return candidate
-    raise ExportError(
-        f"{path.name}: summary has no counter {name!r}{f' (nor {other!r})' if other else ''}, which the unit checks "
-        f"need: {EXPORT_HINT}"
-    )
+    found = _name_in(summary, name)
+    if found is None:
+        other = _other_name(name)
+        raise ExportError(
+            f"{path.name}: summary has no counter {name!r}{f' (nor {other!r})' if other else ''}, which the unit checks "
+            f"need: {EXPORT_HINT}"
+        )
+    return found
 
 
 def _unit_checks(

@@ -192,7 +192,7 @@ FIX_EXPLORER_PATH = f"export PATH={NEURON_TOOLS_BIN}:$PATH"
 FIX_EXPLORER_INSTALL = (
     "neuron-explorer comes with the aws-neuronx-tools package (installed on the Neuron DLAMI): install it with the "
     "system's package manager from the Neuron repository, then "
-    f"`{FIX_EXPLORER_PATH}` (N32, N49)"
+    f"`{FIX_EXPLORER_PATH}` (N32)"
 )
 
 
@@ -236,7 +236,7 @@ def explorer_commands(profile_dir: Path | str, neff: str = "<file>.neff", ntff: 
         "ingest": f"neuron-explorer view -d {d} --ingest-only",  # the documented re-processing command (N32)
         "summary_json": f"neuron-explorer view -d {d} --output-format summary-json --output-file {d}/summary.json",
         "parquet": f"neuron-explorer view -d {d} --output-format parquet --output-file {d}-parquet   # the default scriptable export (N18)",
-        "first_look": "in the UI, open the Summary viewer first: MFU, HFU, MBU/HBU and utilisation, before any timeline (N48)",
+        "first_look": "in the UI, open the Summary viewer first: MFU, HFU, MBU/HBU and utilisation, before any timeline (N47)",
         # model-mode pairs only; the torch.profiler path writes session-mode profiles: use "view" (N15)
         "capture": f"neuron-explorer capture -n {neff} -s {ntff} --profile-nth-exec=2 --enable-dge-notifs   # writes {ntff_2} (N37)",
         "one_pair": f"neuron-explorer view -n {neff} -s {ntff_2}   # model-mode profiles only",

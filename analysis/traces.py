@@ -1,4 +1,4 @@
-"""Load the Chrome trace that torch.profiler exports and analyse it per profiler step.
+"""Load the Chrome trace that torch.profiler exports: the trace model the analyses read.
 
 Events are put in lanes by the trace's own categories, not by backend name, so a trace from a
 backend this series has not seen still loads:
@@ -11,12 +11,11 @@ backend this series has not seen still loads:
 Device operations are counted only from categories known to be device-side: an unverified
 category is never counted as device work.
 
-Per step the analysis reports the device operations (on cpu, where there is no device lane, the
-leaf ATen ops that do work and the compiled-graph calls), the device busy time, the idle gaps
-between consecutive device operations, launch-to-execution latency, and CPU op counts. Device
-figures are those of the step's device window (`analysis.device_view.step_partition`): from its
-first operation's start to the next step's first operation's start, so that summed over steps
-they equal the whole trace's, also where the device runs behind the host.
+This module is the trace model under every analysis: it loads the events, assigns them to
+profiler steps and says which events are device operations (`device_ops`; on cpu, where there is
+no device lane, the leaf ATen ops that do work and the compiled-graph calls). It imports no
+analyzer. The analyses built on it: `steps` (per-step figures and gaps), `call_trees` (the
+dispatch chain), `allocations` (which op allocated what), `device_view`, `rank_view`.
 
 Parsing is msgspec's JSON decoder into typed records, one per event kind, holding only the
 fields read here: trace content is never evaluated, unread fields are skipped while decoding,
@@ -30,13 +29,12 @@ import json
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple, Union
+from typing import Union
 
 import msgspec
 import numpy as np
 import pandas as pd
 
-from .device_view import launches, step_partition
 from .errors import TraceFileError
 
 FRAMEWORK_CATEGORIES = {"cpu_op", "python_function", "user_annotation", "operator", "cpu_instant_event"}
@@ -422,46 +420,6 @@ def device_ops(trace: Trace) -> pd.DataFrame:
     return ops[ops["step"].notna()].sort_values(["step", "ts"])
 
 
-def step_summary(trace: Trace, memory_device_type: int | None = None) -> pd.DataFrame:
-    """Per profiler step: device ops, busy time, idle gaps, launch latency, CPU ops (µs).
-
-    `device_ops` counts the operations the step launched (`device_ops`). The time figures are
-    those of the step's device window (`analysis.device_view.step_partition`, which defines it):
-    `window_us` (its first operation's start to the next step's first operation's start),
-    `busy_us` (time in the window with an operation running) and `idle_us` (the rest), which
-    summed over steps equal the trace's; `idle_gaps`, `idle_total_us` and `idle_largest_us`
-    describe the gaps between operations inside the window (on cpu: between the step's compute
-    ops), `idle_before_next_us` the idle time before the next step's first operation
-    (`idle_us` = `idle_total_us` + `idle_before_next_us`). A step without device work has no
-    window (NaN); on neuron nothing is counted (NaN, not zero).
-
-    Allocations count the [memory] events of `memory_device_type` (all devices when None).
-    """
-    ops = device_ops(trace)
-    rows = pd.DataFrame(index=pd.Index(trace.steps["step"], name="step"))
-    rows["step_us"] = trace.steps.set_index("step")["dur"]
-    in_step = trace.events[trace.events["step"].notna()]
-    rows["cpu_ops"] = in_step[in_step["cat"] == "cpu_op"].groupby("step").size()
-    rows["device_ops"] = ops.groupby("step").size()
-    windows, _ = step_partition(ops)
-    for col in ("window_us", "busy_us", "idle_us", "idle_gaps", "idle_total_us", "idle_largest_us", "idle_before_next_us"):
-        rows[col] = windows[col].reindex(rows.index).astype(float)
-    rows["launch_latency_us"] = launch_latency(trace).groupby("step")["latency_us"].median()
-    mem = trace.memory
-    if len(mem):
-        alloc = mem[(mem["bytes"] > 0) & mem["step"].notna()]
-        if memory_device_type is not None:
-            alloc = alloc[alloc["device_type"] == memory_device_type]
-        rows["allocations"] = alloc.groupby("step").size()
-        rows["allocated_bytes"] = alloc.groupby("step")["bytes"].sum()
-    counts = ["cpu_ops"] + (["device_ops", "idle_gaps"] if trace.counts_device_ops else [])
-    counts += ["allocations", "allocated_bytes"] if len(mem) else []
-    rows[counts] = rows[counts].fillna(0).astype(int)
-    if not trace.counts_device_ops:
-        rows[["device_ops", "idle_gaps"]] = np.nan  # not counted, which is not zero
-    return rows
-
-
 def representative_step(trace: Trace) -> int:
     """The recorded step of median duration: call trees, gap tables and timelines show this one,
     not the last, so that one outlier step (a page-fault storm, a preemption) is not what a
@@ -470,172 +428,3 @@ def representative_step(trace: Trace) -> int:
         return -1
     ordered = trace.steps.sort_values(["dur", "step"]).reset_index(drop=True)
     return int(ordered.loc[(len(ordered) - 1) // 2, "step"])
-
-
-def _one_step(trace: Trace, step: int | None) -> tuple[pd.DataFrame, int, float]:
-    """The device ops of one step (the representative one by default), the step, and its start time."""
-    ops = device_ops(trace)
-    if step is None:
-        step = representative_step(trace)
-    starts = trace.steps.set_index("step")["ts"]
-    return ops[ops["step"] == step], step, float(starts.get(step, 0.0))
-
-
-def step_ops(trace: Trace, step: int | None = None) -> pd.DataFrame:
-    """The device operations of one step (the representative one by default), times from that step's start."""
-    one, _, start = _one_step(trace, step)
-    out = one[["name", "lane", "ts", "dur"]].rename(columns={"dur": "duration_us"}).reset_index(drop=True)
-    out["ts"] -= start
-    return out.rename(columns={"ts": "start_us"})
-
-
-def gap_table(trace: Trace, step: int | None = None, memory_device_type: int | None = None) -> pd.DataFrame:
-    """Each idle gap between operations in one step's device window (`step_summary`'s `idle_gaps`;
-    the representative step by default): the ops on either side (`after`: the one whose end opened
-    it), when it started (from the step's start), its length, and the memory freed or allocated
-    during it (which often explains a long gap)."""
-    if step is None:
-        step = representative_step(trace)
-    ops = device_ops(trace)
-    _, gaps = step_partition(ops)
-    gaps = gaps[(gaps["step"] == step) & ~gaps["before_next"]]
-    start = float(trace.steps.set_index("step")["ts"].get(step, 0.0))
-    mem = trace.memory
-    if memory_device_type is not None and len(mem):
-        mem = mem[mem["device_type"] == memory_device_type]
-    rows = []
-    for g in gaps.itertuples():
-        inside = mem[(mem["ts"] >= g.start) & (mem["ts"] < g.start + g.gap_us)]
-        rows.append(
-            {
-                "after": ops.at[g.opened_by, "name"],
-                "before": ops.at[g.closed_by, "name"],
-                "start_us": g.start - start,
-                "gap_us": g.gap_us,
-                "freed_bytes": int(-inside.loc[inside["bytes"] < 0, "bytes"].sum()),
-                "allocated_bytes": int(inside.loc[inside["bytes"] > 0, "bytes"].sum()),
-            }
-        )
-    return pd.DataFrame(rows, columns=["after", "before", "start_us", "gap_us", "freed_bytes", "allocated_bytes"])
-
-
-def launch_latency(trace: Trace) -> pd.DataFrame:
-    """For each device op with a known launch: device start minus the runtime launch's start (µs).
-    (`analysis.device_view.launches` has the same rows with host and device times beside.)"""
-    joined = launches(trace).rename(columns={"launch": "name_launch", "launch_ts": "ts_launch"})
-    return joined[["step", "name", "name_launch", "ts", "ts_launch", "latency_us"]]
-
-
-def per_call_summary(trace: Trace, memory_device_type: int | None = None) -> dict[str, float]:
-    """Medians over the recorded steps; each step of the series' profiled loops makes one call."""
-    s = step_summary(trace, memory_device_type)
-    med = s.median(numeric_only=True)
-    out = {
-        "device_ops_per_call": float(med["device_ops"]),
-        "busy_us_per_call": float(med["busy_us"]),
-        "idle_gaps_per_call": float(med["idle_gaps"]),
-        "idle_total_us_per_call": float(med["idle_total_us"]),
-        "idle_largest_us": float(med["idle_largest_us"]),
-        "cpu_ops_per_call": float(med["cpu_ops"]),
-        "step_us": float(med["step_us"]),
-    }
-    if "allocations" in s:
-        out["allocations_per_call"] = float(med["allocations"])
-        out["allocated_bytes_per_call"] = float(med["allocated_bytes"])
-    return out
-
-
-class CallNode(NamedTuple):
-    depth: int
-    name: str
-    lane: str
-    duration_us: float | None  # None for a device kernel listed under the launch that started it
-
-
-def call_tree(trace: Trace, root: str, step: int | None = None, max_depth: int = 6) -> list[CallNode]:
-    """The nesting under the first `root` op of a step (the representative one by default), in
-    call order; empty where the step has no `root`.
-
-    On cuda the device kernels launched from inside the tree follow their launch one level deeper,
-    which is the dispatch chain: PyTorch op -> ATen op -> runtime launch -> device kernel.
-    """
-    ev = trace.events
-    if step is None:
-        step = representative_step(trace)
-    candidates = ev[(ev["name"] == root) & (ev["step"] == step)].sort_values("ts")
-    if candidates.empty:
-        return []
-    top = candidates.iloc[0]
-    inside = ev[(ev["tid"] == top["tid"]) & (ev["ts"] >= top["ts"]) & (ev["end"] <= top["end"])]
-    inside = inside.sort_values(["ts", "dur"], ascending=[True, False])
-    kernels_by_corr = ev[ev["lane"] == "device"].groupby("correlation")["name"].apply(list).to_dict()
-    nodes: list[CallNode] = []
-    stack: list[float] = []
-    for _, e in inside.iterrows():
-        while stack and e["ts"] >= stack[-1]:
-            stack.pop()
-        depth = len(stack)
-        if depth < max_depth:
-            nodes.append(CallNode(depth, str(e["name"]), str(e["lane"]), float(e["dur"])))
-            for k in kernels_by_corr.get(e["correlation"], []) if e["lane"] == "runtime" else []:
-                nodes.append(CallNode(depth + 1, str(k), "device", None))
-        stack.append(e["end"])
-    return nodes
-
-
-def folded_by_key_averages(nodes: list[CallNode]) -> list[str]:
-    """The ops of a `call_tree` that `prof.key_averages()` counts once where the tree shows two: a
-    call that is its parent's only child and has its parent's name (aten::div_ directly inside
-    aten::div_). PyTorch merges such a pair into one event before counting
-    (torch.autograd.profiler_util.EventList._remove_dup_nodes), so a table's call count and the
-    tree's can differ; this names where."""
-    path: list[int] = []  # the open nodes from the root, by index
-    children = [0] * len(nodes)
-    same_name: list[tuple[int, str]] = []
-    for i, node in enumerate(nodes):
-        del path[node.depth :]
-        if path:
-            children[path[-1]] += 1
-            if nodes[path[-1]].name == node.name:
-                same_name.append((path[-1], node.name))
-        path.append(i)
-    return sorted({name for parent, name in same_name if children[parent] == 1})
-
-
-def dispatch_tree(
-    trace: Trace, root: str, step: int | None = None, max_depth: int = 6, kernel_name=lambda name: name
-) -> list[str]:
-    """`call_tree` as indented lines with durations, for printing; `kernel_name` shortens the
-    device kernels' names (e.g. `analysis.device_view.short_kernel_name`)."""
-    if step is None:
-        step = representative_step(trace)
-    nodes = call_tree(trace, root, step, max_depth)
-    if not nodes:
-        return [f"(no '{root}' in step {step})"]
-    return [
-        f"{'  ' * n.depth}-> {kernel_name(n.name)}  [device]"
-        if n.duration_us is None
-        else f"{'  ' * n.depth}{n.name}  [{n.lane}, {n.duration_us:.1f} us]"
-        for n in nodes
-    ]
-
-
-def allocations_by_op(trace: Trace, step: int | None = None, memory_device_type: int | None = None) -> pd.DataFrame:
-    """Each allocation of one step (the representative one by default), largest first: `ts`,
-    `bytes`, and `op`, the innermost op running when it happened that is not an allocator call
-    (`aten::empty*`), so a learner sees which op of the source asked for each tensor ("?" where none ran)."""
-    if step is None:
-        step = representative_step(trace)
-    mem = trace.memory
-    alloc = mem[(mem["bytes"] > 0) & (mem["step"] == step)]
-    if memory_device_type is not None:
-        alloc = alloc[alloc["device_type"] == memory_device_type]
-    ev = trace.events
-    ops = ev[(ev["step"] == step) & ~ev["name"].astype(str).str.startswith(("aten::empty", "ProfilerStep#"))]
-
-    def innermost(ts: float) -> str:
-        around = ops[(ops["ts"] <= ts) & (ops["end"] >= ts)]
-        return str(around.sort_values("dur")["name"].iloc[0]) if len(around) else "?"
-
-    out = alloc[["ts", "bytes"]].assign(op=[innermost(ts) for ts in alloc["ts"]])
-    return out.sort_values("bytes", ascending=False).reset_index(drop=True)

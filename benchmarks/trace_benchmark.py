@@ -90,7 +90,8 @@ def peak_rss_bytes() -> int:
 
 
 def run_series(path: Path) -> dict:
-    from analysis.traces import load_trace, step_summary
+    from analysis.steps import step_summary
+    from analysis.traces import load_trace
 
     start = time.perf_counter()
     summary = step_summary(load_trace(path))

@@ -87,7 +87,7 @@ class Backend:
             try:
                 total = torch.neuron.get_device_properties(0).total_memory
                 # the Neuron allocator is asynchronous: without a synchronize a memory statistic shows only
-                # the work the device has finished, not what is queued (docs/NEURON_NOTES.md N47)
+                # the work the device has finished, not what is queued (docs/NEURON_NOTES.md N46)
                 torch.neuron.synchronize()
                 return int(total - torch.neuron.memory_allocated())
             except Exception:

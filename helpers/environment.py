@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import platform
+import re
 import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
@@ -90,6 +91,7 @@ def neuron_settings_record() -> dict[str, Any]:
     from .neuron_runtime import COMPILE_DEBUG_SETTINGS, VISIBLE_CORES, current
 
     names = (VISIBLE_CORES, *COMPILE_DEBUG_SETTINGS, "TORCH_NEURONX_NEFF_CACHE_DIR", "NEURON_RT_INSPECT_ENABLE")
+    names = tuple(name for name in names if not SECRET_NAME.search(name))  # never a credential's value
     return {**current().record(), "environment": {name: os.environ.get(name) for name in names}}
 
 
@@ -172,22 +174,58 @@ def pressure_at_start() -> float | None:
     return _PRESSURE_AT_START[0]
 
 
+# A record written beside results is published (make publish) and shared: it must never carry a
+# credential. Variables named like one (HF_TOKEN, GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY, ...) and the
+# common token formats (Hugging Face, GitHub, AWS key ids, Slack, OpenAI-style keys) are replaced.
+SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY", re.IGNORECASE)
+TOKEN_LIKE = re.compile(
+    r"hf_[A-Za-z0-9]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}|(?:AKIA|ASIA)[0-9A-Z]{16}|xox[abpr]-[\w-]{10,}"
+    r"|sk-[A-Za-z0-9_-]{20,}"
+)
+SECRET_PLACEHOLDER = "<secret>"
+
+
+def secret_values(environ: dict[str, str] | None = None) -> list[str]:
+    """The values of the environment's variables named like a credential (8 characters or more:
+    a shorter value could be an ordinary word), longest first."""
+    environ = os.environ if environ is None else environ
+    return sorted({v for k, v in environ.items() if SECRET_NAME.search(k) and len(v) >= 8}, key=len, reverse=True)
+
+
+def redact_secrets(value: Any, secrets: list[str] | None = None) -> Any:
+    """`value` (text or a JSON value) with every credential-named variable's value and every
+    token-like string replaced by SECRET_PLACEHOLDER."""
+    secrets = secret_values() if secrets is None else secrets
+    if isinstance(value, str):
+        for secret in secrets:
+            value = value.replace(secret, SECRET_PLACEHOLDER)
+        return TOKEN_LIKE.sub(SECRET_PLACEHOLDER, value)
+    if isinstance(value, list):
+        return [redact_secrets(v, secrets) for v in value]
+    if isinstance(value, dict):
+        return {k: redact_secrets(v, secrets) for k, v in value.items()}
+    return value
+
+
 def host_record() -> dict[str, Any]:
-    """Everything about this machine and checkout that does not depend on the backend."""
-    return {
-        "python": platform.python_version(),
-        "torch_neuronx": package_version("torch-neuronx"),
-        "neuronx_cc": package_version("neuronx-cc"),
-        "platform": platform.platform(),
-        "cpu_count": os.cpu_count(),
-        "allocator_settings": {name: os.environ.get(name) for name in ALLOCATOR_SETTINGS},
-        "kineto_log_level": os.environ.get("KINETO_LOG_LEVEL"),
-        "neuron_settings": neuron_settings_record(),
-        "address_layout": address_layout(),
-        "free_page_reporting_kib": free_page_reporting_kib(),
-        "cpu_pressure_avg10_at_start": pressure_at_start(),
-        "transparent_hugepage": read_sys_text("/sys/kernel/mm/transparent_hugepage/enabled"),
-        "instance_type": instance_type(),
-        "git_commit": git_commit(),
-        "date_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-    }
+    """Everything about this machine and checkout that does not depend on the backend (credentials
+    redacted: `redact_secrets`)."""
+    return redact_secrets(
+        {
+            "python": platform.python_version(),
+            "torch_neuronx": package_version("torch-neuronx"),
+            "neuronx_cc": package_version("neuronx-cc"),
+            "platform": platform.platform(),
+            "cpu_count": os.cpu_count(),
+            "allocator_settings": {name: os.environ.get(name) for name in ALLOCATOR_SETTINGS},
+            "kineto_log_level": os.environ.get("KINETO_LOG_LEVEL"),
+            "neuron_settings": neuron_settings_record(),
+            "address_layout": address_layout(),
+            "free_page_reporting_kib": free_page_reporting_kib(),
+            "cpu_pressure_avg10_at_start": pressure_at_start(),
+            "transparent_hugepage": read_sys_text("/sys/kernel/mm/transparent_hugepage/enabled"),
+            "instance_type": instance_type(),
+            "git_commit": git_commit(),
+            "date_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        }
+    )

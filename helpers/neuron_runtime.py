@@ -32,6 +32,7 @@ from typing import Any
 
 COMPILE_DEBUG_SETTINGS = {"NEURON_FRAMEWORK_DEBUG": "1", "XLA_IR_DEBUG": "1", "XLA_HLO_DEBUG": "1"}
 VISIBLE_CORES = "NEURON_RT_VISIBLE_CORES"
+PROFILE_ENV = "NEURON_PROFILE"  # a workshop seat's profile mode (series_tools.workshop), not a Neuron variable
 DEFAULT_MAX_EVENTS_PER_NC = 1_000_000  # the documented default (N10)
 PROFILE_MODES = {"device": ("DEVICE", "RUNTIME"), "system": ("RUNTIME",)}
 NEFF_CACHE_ENV = "TORCH_NEURONX_NEFF_CACHE_DIR"
@@ -81,10 +82,15 @@ def configure_neuron_runtime(parameters: dict[str, Any], installed: bool | None 
     """Apply the notebook's Neuron parameters to the environment (see the module docstring).
 
     An explicit environment wins over "auto"; an explicit NEURON_CORE wins over the environment.
+    A seat's `NEURON_PROFILE` in the environment (the workshop hub sets "system", which reserves
+    no HBM: docs/WORKSHOP_HUB.md) wins over the notebook's default "device"; a notebook run with
+    `-p NEURON_PROFILE system` is system whatever the environment says.
     """
     global _current
     installed = neuron_installed() if installed is None else installed
     profile = parameters.get("NEURON_PROFILE", "device")
+    if profile == "device" and os.environ.get(PROFILE_ENV) in ("device", "system"):
+        profile = os.environ[PROFILE_ENV]
     max_events = parameters.get("MAX_EVENTS_PER_NC", DEFAULT_MAX_EVENTS_PER_NC)
     if not installed:
         _current = NeuronSettings(None, profile, max_events)

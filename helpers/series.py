@@ -108,9 +108,9 @@ NOTEBOOKS = (
     NotebookInfo(
         "02_naive_rmsnorm",
         "naive RMSNorm: ops, memory, gaps",
-        "one NEFF execution per op (eager)",
+        "up to one NEFF execution per op (eager; Adaptive Eager Execution may fuse them, N40)",
         "kernels on cuda, ATen ops on cpu",
-        neuron_facts=("N6", "N9", "N19", "N20", "N22"),
+        neuron_facts=("N6", "N9", "N19", "N20", "N22", "N40", "N41"),
     ),
     NotebookInfo(
         "03_fused_rms_norm",
@@ -145,7 +145,7 @@ NOTEBOOKS = (
         "new shapes: recompiles, the recompile limit, bucketing, caches",
         "one neuronx-cc compile per shape; dynamic=True rejected; the NEFF cache",
         "Dynamo guards and Inductor's on-disk cache, measured",
-        neuron_facts=("N14", "N26"),
+        neuron_facts=("N14", "N26", "N40"),
         optional=True,
     ),
     NotebookInfo(

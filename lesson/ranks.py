@@ -174,14 +174,14 @@ def _group_alive(pgid: int) -> bool:
 def neuron_torchrun_recipe(ranks: int, script: str = "your_script.py") -> str:
     """The vendor's documented torchrun launch for profiling on Trainium (N30): one NeuronCore per
     rank, console output of rank 0 only, and every rank writing its own profile folder
-    (`<dir>/<instance>_pid_<pid>/`), with the host collectives and asynchronous runtime of the
-    documented multi-rank example.
+    (`<dir>/<instance>_pid_<pid>/`). The host-collective variables (TORCH_NEURONX_ENABLE_HOST_CC,
+    TORCH_NEURONX_ENABLE_ASYNC_NRT) belong to another example of the vendor's and are not part of it.
 
     `env -u NEURON_RT_VISIBLE_CORES` first: TorchNeuron's distributed backend sets
     NEURON_RT_VISIBLE_CORES to each rank's LOCAL_RANK only where it is unset, so a shell that
     inherited a workshop seat's value would put every rank on that one core."""
     return (
-        f"env -u NEURON_RT_VISIBLE_CORES TORCH_NEURONX_ENABLE_HOST_CC=1 TORCH_NEURONX_ENABLE_ASYNC_NRT=1 "
+        "env -u NEURON_RT_VISIBLE_CORES "
         f"NEURON_RT_NUM_CORES={ranks} NEURON_RT_VIRTUAL_CORE_SIZE=2 "
         f"torchrun --nproc_per_node {ranks} --rdzv_backend c10d --rdzv_endpoint localhost:29500 "
         f"--local-ranks-filter 0 --tee 3 {script}"

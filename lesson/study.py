@@ -15,7 +15,8 @@ from typing import Any, Callable
 import torch
 
 from analysis.timing import Timing, time_per_call
-from analysis.traces import Trace, load_trace, per_call_summary, step_ops
+from analysis.steps import per_call_summary, step_ops
+from analysis.traces import Trace, load_trace
 from helpers.backend import Backend
 
 from .profiling import ProfileResult, profile_steps

@@ -12,29 +12,42 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 import sys
 from pathlib import Path
 
-from helpers.series import CPU_SECONDS_MEASURED_ON, NOTEBOOKS, REPO_ROOT, notebook_paths
+from helpers.series import CPU_RUN_TIMES, is_appendix, CPU_SECONDS_MEASURED_ON, NOTEBOOK_DIR, NOTEBOOKS, REPO_ROOT, notebook_paths
+from series_tools.lesson_limits import minutes_limit
 
 GUIDE = REPO_ROOT / "docs" / "INSTRUCTOR_GUIDE.md"
 
-# The teaching plan: minutes of explanation, prediction and exercises per notebook, beside the
-# measured run time. A plan, not a measurement: change it to suit the room.
-TEACHING_MINUTES = {
-    "00_environment_check": 5,
-    "01_profiler_setup": 20,
-    "02_naive_rmsnorm": 20,
-    "03_fused_rms_norm": 15,
-    "04_torch_compile": 15,
-    "05_compare_variants": 20,
-    "06_reading_traces": 15,
-    "09_trainium_device_view": 10,
-    "07_shapes_and_recompiles": 20,
-    "08_many_processes": 20,
-}
-BREAKS_MINUTES = 10  # one break in the middle of the core path
+# The teaching plan of each slot, in minutes, beside the reading time measured on the committed
+# reference run (`make publish` records it: series_tools.lesson_limits). A plan, not a
+# measurement: change it to suit the room. Every slot holds its notebook's reading time whole.
+LOGIN_MINUTES = 10  # the first slot: logging in, opening the first notebook, checking the kernel
+PREDICT_MINUTES = 3  # the room writes down its predictions before running the cells
+MINUTES_PER_EXERCISE = 3
+BREAK_MINUTES = 15  # between the two sessions
+SESSION_MINUTES = 180  # a workshop session; the core path takes two
+
+
+def reading_minutes(stem: str) -> float | None:
+    """A notebook's reading time in the committed cpu reference run (None where none is recorded)."""
+    return CPU_RUN_TIMES.get("reading_minutes", {}).get(stem)
+
+
+def slot(info) -> dict:
+    """One notebook's agenda slot: login (first slot only), prediction, reading, exercises, and their sum."""
+    read = reading_minutes(info.stem)
+    read_min = math.ceil(read) if read is not None else minutes_limit(info.stem)
+    parts = {
+        "login": LOGIN_MINUTES if info.stem.startswith("00_") else 0,
+        "predict": PREDICT_MINUTES,
+        "read": read_min,
+        "exercises": MINUTES_PER_EXERCISE * len(notebook_exercises(NOTEBOOK_DIR / f"{info.stem}.ipynb")),
+    }
+    return {**parts, "slot": sum(parts.values()), "read_recorded": read is not None}
 
 
 def notebook_exercises(path: Path) -> list[str]:
@@ -51,32 +64,42 @@ def notebook_exercises(path: Path) -> list[str]:
 def exercises_markdown() -> str:
     lines = []
     for path in notebook_paths():
+        if is_appendix(path.stem):
+            continue
         lines.append(f"- **{path.stem}**")
         lines += [f"  {n}. {text}" for n, text in enumerate(notebook_exercises(path), start=1)]
     return "\n".join(lines)
 
 
 def agenda_markdown() -> str:
-    """The core path first (00-06, then 09), then the optional notebooks, with a running clock."""
-    core = [i for i in NOTEBOOKS if not i.optional]
-    optional = [i for i in NOTEBOOKS if i.optional]
-    rows, clock = ["| start (h:mm) | notebook | teach (min) | run on a 2-core CPU (s) | part |", "|---|---|---|---|---|"], 0
-    for n, info in enumerate(core + optional):
-        if n == len(core) // 2:
-            rows.append(f"| {clock // 60}:{clock % 60:02d} | break | {BREAKS_MINUTES} | | |")
-            clock += BREAKS_MINUTES
+    """The core path first (00-06, then 09), in sessions of SESSION_MINUTES, then the optional
+    notebooks; each slot budgets login, prediction, reading and exercises, with a running clock."""
+    lessons = [i for i in NOTEBOOKS if not i.appendix]
+    core, optional = [i for i in lessons if not i.optional], [i for i in lessons if i.optional]
+    header = "| start (h:mm) | notebook | login | predict | read | exercises | slot (min) | run on a 2-core CPU (s) | part |"
+    rows, clock, session, core_sessions = [header, "|---|---|---|---|---|---|---|---|---|"], 0, 0, 0
+    for info in core + optional:
+        plan = slot(info)
+        if clock + plan["slot"] > (session + 1) * SESSION_MINUTES + session * BREAK_MINUTES:
+            clock = (session + 1) * (SESSION_MINUTES + BREAK_MINUTES)  # the next session starts after the break
+            session += 1
+            rows.append(f"| {clock // 60}:{clock % 60:02d} | session {session + 1} | | | | | | | |")
+        read = f"{plan['read']}" if plan["read_recorded"] else f"{plan['read']} (limit; not recorded)"
         run = f"{info.cpu_seconds:.0f}" if info.cpu_seconds else "not recorded"
         rows.append(
-            f"| {clock // 60}:{clock % 60:02d} | `{info.stem}` | {TEACHING_MINUTES[info.stem]} | {run} | "
-            f"{'optional' if info.optional else 'core'} |"
+            f"| {clock // 60}:{clock % 60:02d} | `{info.stem}` | {plan['login'] or ''} | {plan['predict']} | {read} | "
+            f"{plan['exercises']} | {plan['slot']} | {run} | {'optional' if info.optional else 'core'} |"
         )
-        clock += TEACHING_MINUTES[info.stem]
-    core_minutes = sum(TEACHING_MINUTES[i.stem] for i in core) + BREAKS_MINUTES
+        clock += plan["slot"]
+        core_sessions = core_sessions if info.optional else session + 1
+    core_minutes = sum(slot(i)["slot"] for i in core)
     rows.append("")
     rows.append(
-        f"Core path: {core_minutes // 60} h {core_minutes % 60:02d} min with the break; the optional notebooks "
-        f"and questions fill the rest of 3 hours ({clock} min on the agenda in all, the break included). Run times: {CPU_SECONDS_MEASURED_ON}; on Trainium the "
-        "first run of a notebook adds its compiles (pre-warm the caches, below)."
+        f"Core path: {core_minutes} min of slots ({sum(slot(i)['read'] for i in core)} of them reading), in "
+        f"{core_sessions} session(s) of at most {SESSION_MINUTES} min with a {BREAK_MINUTES}-min break between. Reading "
+        f"times and run times: {CPU_SECONDS_MEASURED_ON}; on Trainium the first run of a notebook adds its compiles "
+        "(pre-warm the caches, below). The appendix notebooks (A1-A5) are for self-study: each checks the numbers of "
+        "the lesson notebooks it names."
     )
     return "\n".join(rows)
 

@@ -1,24 +1,23 @@
-"""The hosted-notebook route: the first lines of every notebook's `import helpers` cell.
+"""The start cell every notebook opens with, and the hosted-notebook route.
+
+Every notebook's first code cell after its parameters is three lines (START_CELL): `import
+helpers`, `helpers.start(...)` (which checks the kernel and the parameters and picks the backend)
+and `backend = session.backend`. `python -m series_tools.hosted` writes it into every notebook and
+tests/test_hosted.py fails when a notebook's cell differs from it.
 
 A learner may open a notebook in a hosted kernel (a notebook service with a GPU) that has no
-checkout of the series, so `import helpers` fails there. Those lines then clone the series and
-install it (editable) into the kernel's own Python, so that the kernel and the processes it
-starts (notebook 07's second process, notebook 08's torchrun ranks) import it; in the series'
-own kernel `import helpers` succeeds and nothing else runs. They must work before `helpers`
-exists, so they are standard-library code inside the cell, and HOSTED_PREAMBLE is their one
-source: `python -m series_tools.hosted` writes it into every notebook and
-tests/test_hosted.py fails when a notebook's cell differs from it.
+checkout of the series, so `import helpers` fails there. The route is a cell of two lines the
+learner adds above it (HOSTED_INSTALL_CELL, in the README's "Hosted notebooks"): clone the series and
+install it editable into the kernel's Python, then restart the kernel, so that the kernel and the
+processes it starts (notebook 07's second process, notebook 08's torchrun ranks) import it.
 
 Why a clone and not `pip install git+URL`: the series reads files beside its packages
 (`data/recorded-neuron/` in notebook 09, `runs/` for results, the git commit in
 environment.json), all found from the repository root (helpers.series.REPO_ROOT), which a
 wheel installed into site-packages does not have.
 
-A checkout opened in the wrong kernel (a `../helpers` folder beside the notebook) is not a
-hosted kernel: the cell then says which kernel to select and installs nothing.
-
-    python -m series_tools.hosted          # rewrite the first helpers cell of every notebook
-    python -m series_tools.hosted --check  # exit 1 when a notebook's cell differs from HOSTED_PREAMBLE
+    python -m series_tools.hosted          # rewrite the start cell of every notebook
+    python -m series_tools.hosted --check  # exit 1 when a notebook's start cell differs from START_CELL
 """
 
 from __future__ import annotations
@@ -30,32 +29,23 @@ from pathlib import Path
 
 from helpers.series import NOTEBOOK_DIR, notebook_paths
 
-# The series' public git repository. None is published yet: a hosted learner sets the
-# environment variable SERIES_GIT_URL (README, "Hosted notebooks"). Once there is one, put it
-# here and run `python -m series_tools.hosted` so that every notebook carries it. The lines are
-# written as `ruff format` writes them, so that `make lint` (which checks the format) leaves them alone.
-SERIES_GIT_URL_DEFAULT = ""
 # Where a hosted kernel keeps its checkout (under the kernel's home folder).
 CHECKOUT_NAME = "trainium-profiling-series"
+# The hosted route: the cell a learner adds above the start cell, with the series' git URL for
+# {url} (README, "Hosted notebooks"); then they restart the kernel, which finds the series installed.
+HOSTED_INSTALL_CELL = f"!git clone -q --depth 1 {{url}} ~/{CHECKOUT_NAME}\n%pip install -q --no-deps -e ~/{CHECKOUT_NAME}"
+IMPORT_LINE = (
+    'import helpers  # ModuleNotFoundError? select the kernel "Python (trainium-profiling)", or README "Hosted notebooks"'
+)
 
-HOSTED_PREAMBLE = f"""\
-try:
-    import helpers  # in the series' kernel that is all: the lines below run only where helpers is missing
-except ModuleNotFoundError:  # a hosted kernel with no checkout: clone and install the series (README, "Hosted notebooks")
-    import os, pathlib, subprocess, sys
 
-    url, src = os.environ.get("SERIES_GIT_URL", {json.dumps(SERIES_GIT_URL_DEFAULT)}), pathlib.Path.home() / {json.dumps(CHECKOUT_NAME)}
-    if pathlib.Path("../helpers/__init__.py").exists() or not url:  # a checkout in the wrong kernel, or no URL
-        raise ModuleNotFoundError(
-            "No module named 'helpers'. In a checkout: select the kernel 'Python (trainium-profiling)' "
-            "(`make kernel`). Hosted: %env SERIES_GIT_URL=<the series' git URL> (README, 'Hosted notebooks')"
-        ) from None
-    if not src.exists():
-        subprocess.run(["git", "clone", "--depth", "1", url, str(src)], check=True)
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "-e", str(src)], check=True)
-    sys.path.insert(0, str(src))  # this kernel started before the install; its subprocesses find the series installed
-    import helpers
-"""
+def start_cell(stem: str) -> str:
+    """The three lines that open notebook `stem`'s session."""
+    return (
+        f"{IMPORT_LINE}\n"
+        f"session = helpers.start({json.dumps(stem)}, globals())  # checks the kernel and the parameters above, picks the backend\n"
+        "backend = session.backend"
+    )
 
 
 def helpers_cell_index(nb: dict) -> int:
@@ -66,38 +56,28 @@ def helpers_cell_index(nb: dict) -> int:
     raise ValueError("no cell calls helpers.start(")
 
 
-def session_lines(source: str) -> str:
-    """The cell's own lines after the preamble (or after a bare `import helpers` line)."""
-    lines = source.splitlines(keepends=True)
-    start = next(i for i, line in enumerate(lines) if line.startswith("session = "))
-    return "".join(lines[start:])
-
-
-def with_preamble(source: str) -> str:
-    return HOSTED_PREAMBLE + session_lines(source)
-
-
-def preamble_problems(notebook_dir: Path = NOTEBOOK_DIR) -> list[str]:
-    """Notebooks whose helpers cell does not start with the current HOSTED_PREAMBLE."""
+def start_cell_problems(notebook_dir: Path = NOTEBOOK_DIR) -> list[str]:
+    """Notebooks whose start cell is not START_CELL, one line each."""
     problems = []
     for path in notebook_paths(notebook_dir):
         nb = json.loads(path.read_text())
-        if not "".join(nb["cells"][helpers_cell_index(nb)]["source"]).startswith(HOSTED_PREAMBLE):
-            problems.append(path.name)
+        if "".join(nb["cells"][helpers_cell_index(nb)]["source"]).strip() != start_cell(path.stem):
+            problems.append(
+                f"{path.name}: its start cell differs from series_tools.hosted.start_cell: run `python -m series_tools.hosted`"
+            )
     return problems
 
 
-def write_preambles(notebook_dir: Path = NOTEBOOK_DIR) -> list[Path]:
-    """Rewrite every notebook's helpers cell to HOSTED_PREAMBLE + its own lines; return the changed ones."""
+def write_start_cells(notebook_dir: Path = NOTEBOOK_DIR) -> list[Path]:
+    """Rewrite every notebook's start cell to start_cell(stem); return the changed ones."""
     import nbformat
 
     changed = []
     for path in notebook_paths(notebook_dir):
         nb = nbformat.read(path, as_version=4)
         cell = nb.cells[helpers_cell_index(nb)]
-        new = with_preamble(cell.source)
-        if new != cell.source:
-            cell.source = new
+        if cell.source.strip() != start_cell(path.stem):
+            cell.source = start_cell(path.stem)
             nbformat.write(nb, path)
             changed.append(path)
     return changed
@@ -105,16 +85,15 @@ def write_preambles(notebook_dir: Path = NOTEBOOK_DIR) -> list[Path]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m series_tools.hosted", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true", help="only report notebooks whose cell differs (exit 1)")
+    parser.add_argument("--check", action="store_true", help="only report notebooks whose start cell differs (exit 1)")
     parser.add_argument("--notebook-dir", default=str(NOTEBOOK_DIR), help="where the notebooks are (default: notebooks/)")
     args = parser.parse_args(argv)
     if args.check:
-        problems = preamble_problems(Path(args.notebook_dir))
-        for name in problems:
-            print(f"{name}: its helpers cell does not start with series_tools.hosted.HOSTED_PREAMBLE")
+        problems = start_cell_problems(Path(args.notebook_dir))
+        print("\n".join(problems))
         return 1 if problems else 0
-    for path in write_preambles(Path(args.notebook_dir)):
-        print(f"rewrote the helpers cell of {path.name}")
+    for path in write_start_cells(Path(args.notebook_dir)):
+        print(f"rewrote the start cell of {path.name}")
     return 0
 
 

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from helpers.environment import SECRET_PLACEHOLDER, TOKEN_LIKE, secret_values
 from helpers.errors import SeriesError
 from helpers.metrics import METRICS_FILE
 from helpers.outputs import RUNS_DIR, ensure_writable_dir, write_atomic
@@ -165,7 +166,9 @@ def reference_runs(reference_dir: Path = REFERENCE_RUNS_DIR) -> list[Path]:
 
 @dataclass
 class Scrubber:
-    """Replaces the machine's absolute paths (longest first) by placeholders in text."""
+    """Replaces the machine's absolute paths (longest first) by placeholders in text, and any
+    credential: the value of an environment variable named like one (HF_TOKEN, GITHUB_TOKEN,
+    AWS_SECRET_ACCESS_KEY, ...) and every token-like string (`helpers.environment.TOKEN_LIKE`)."""
 
     replacements: list[tuple[str, str]] = field(default_factory=list)
 
@@ -179,6 +182,7 @@ class Scrubber:
             for form in {str(path), str(path.resolve())}:
                 if len(form) > 1:
                     pairs.append((form, placeholder))
+        pairs += [(secret, SECRET_PLACEHOLDER) for secret in secret_values()]
         host = socket.gethostname()
         if len(host) >= 6:  # a short name could be an ordinary word
             pairs.append((host, "<host>"))
@@ -191,11 +195,22 @@ class Scrubber:
 
     def __call__(self, text: str) -> str:
         for path, placeholder in self.replacements:
-            text = self._whole(path).sub(placeholder, text)
-        return TMP_PATH.sub("<tmp>", text)
+            text = (
+                text.replace(path, placeholder) if placeholder == SECRET_PLACEHOLDER else self._whole(path).sub(placeholder, text)
+            )
+        return TOKEN_LIKE.sub(SECRET_PLACEHOLDER, TMP_PATH.sub("<tmp>", text))
+
+    def secrets_left(self, text: str) -> list[str]:
+        """The credentials still in `text`, by variable value or token format (shown shortened)."""
+        known = [s for s, placeholder in self.replacements if placeholder == SECRET_PLACEHOLDER and s in text]
+        return [f"{s[:4]}..." for s in known + TOKEN_LIKE.findall(text)]
 
     def leftovers(self, text: str) -> list[str]:
-        known = [path for path, _ in self.replacements if self._whole(path).search(text)]
+        known = [
+            path
+            for path, placeholder in self.replacements
+            if placeholder != SECRET_PLACEHOLDER and self._whole(path).search(text)
+        ]
         return known + MACHINE_PATH.findall(text)
 
 
@@ -401,9 +416,15 @@ def write_contents(run_dir: Path, dest: Path, name: str, status: dict[str, Any],
 
 
 def check_contents(dest: Path, scrub: Scrubber, budget: int) -> None:
-    """Refuse a folder with a machine path left in it, or above the size budget."""
+    """Refuse a folder with a machine path or a credential left in it, or above the size budget."""
     for path in sorted(dest.rglob("*")):
-        if path.suffix in (".ipynb", ".json", ".md"):
+        if path.is_file() and path.suffix in (".ipynb", ".json", ".md"):
+            secrets = scrub.secrets_left(path.read_text())  # the whole file: cell sources and images included
+            if secrets:
+                raise fail(
+                    f"{path.name} still holds a credential ({secrets[0]})",
+                    "remove it from the notebook's source or output (never print a token), then `make run && make publish`",
+                )
             obj = json.loads(path.read_text()) if path.suffix != ".md" else path.read_text()
             left = machine_paths_in(obj, scrub)
             if left:

@@ -43,6 +43,27 @@ def test_agenda_core_path_first_and_optional_marked():
     assert any("`07_shapes_and_recompiles`" in r and "optional" in r for r in rows)
 
 
+def test_every_slot_budgets_login_prediction_reading_and_exercises():
+    """Each slot holds its notebook's whole reading time (the committed run's, else the limit) plus the
+    prediction and the exercises; the first slot holds the login; no session runs past its length."""
+    from helpers.series import NOTEBOOKS
+
+    for info in (i for i in NOTEBOOKS if not i.appendix):
+        plan = guide.slot(info)
+        recorded = guide.reading_minutes(info.stem)
+        assert plan["read"] >= (recorded if recorded is not None else 0) and plan["predict"] > 0
+        assert plan["exercises"] == guide.MINUTES_PER_EXERCISE * len(
+            guide.notebook_exercises(guide.NOTEBOOK_DIR / f"{info.stem}.ipynb")
+        )
+        assert plan["slot"] == plan["login"] + plan["predict"] + plan["read"] + plan["exercises"]
+        assert (plan["login"] > 0) == info.stem.startswith("00_")
+    rows = [r.split("|") for r in guide.agenda_markdown().splitlines() if r.startswith("| ") and "`" in r]
+    starts = [int(r[1].split(":")[0]) * 60 + int(r[1].split(":")[1]) for r in rows]
+    ends = [start + int(r[7]) for start, r in zip(starts, rows)]
+    per_session = guide.SESSION_MINUTES + guide.BREAK_MINUTES
+    assert all(end - (start // per_session) * per_session <= guide.SESSION_MINUTES for start, end in zip(starts, ends))
+
+
 def test_missing_markers_name_the_fix():
     with pytest.raises(ValueError, match="markers"):
         guide.render("# a guide without markers\n")

@@ -6,11 +6,12 @@ from pathlib import Path
 import pytest
 
 from helpers.series import NOTEBOOKS as SERIES
-from helpers.series import notebook_paths
-from series_tools.hosted import HOSTED_PREAMBLE
+from helpers.series import is_appendix, notebook_paths
+from series_tools.hosted import start_cell
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = notebook_paths()
+LESSONS = [p for p in NOTEBOOKS if not is_appendix(p.stem)]
 
 
 def load(path):
@@ -56,30 +57,31 @@ def test_kernelspec_python3(path):
 def test_teaching_shape(path):
     nb = load(path)
     intro = text(nb["cells"][0])
+    cells = code_cells(nb)
+    # the first cell after the parameters: the three-line start cell (series_tools.hosted), which checks
+    # the kernel and the parameters (helpers.start does both) and opens the session; no search for the repository
+    assert text(cells[1]).strip() == start_cell(path.stem), f"{path.name}: run `python -m series_tools.hosted`"
+    assert "sys.path" not in json.dumps(nb) and "check_parameters(" not in json.dumps(nb)
+    assert text(cells[-1]).strip() == "session.finish()", "the last cell releases the device"
+    if is_appendix(path.stem):  # an appendix checks a lesson's numbers: it names the lesson it checks
+        assert intro.startswith(f"# {path.stem[:2]}") and "](0" in intro, (
+            f"{path.name}: title '# A<n> ...' and a link to its lesson"
+        )
+        return
     assert "**What you will learn:**" in intro and "**What it needs:**" in intro
     markdown = "\n".join(text(c) for c in nb["cells"] if c["cell_type"] == "markdown")
     assert "## Summary" in markdown and "## Exercises" in markdown
-    cells = code_cells(nb)
-    # the first cell after the parameters: the hosted route's preamble (tests/test_hosted.py), then at
-    # most two lines, which check the kernel and the parameters (helpers.start does both) and open the
-    # session; no search for the repository
-    assert text(cells[1]).startswith(HOSTED_PREAMBLE), f"{path.name}: run `python -m series_tools.hosted`"
-    first = text(cells[1])[len(HOSTED_PREAMBLE) :].strip().splitlines()
-    assert len(first) <= 2, f"{path.name}: the first code cell after the parameters has {len(first)} lines after the preamble"
-    assert f'helpers.start("{path.stem}", globals())' in first[0]
-    cells[1]["source"] = "\n".join(first)  # the preamble puts the hosted checkout on sys.path, nothing else may
-    assert "sys.path" not in json.dumps(nb) and "check_parameters(" not in json.dumps(nb)
-    assert text(cells[-1]).strip() == "session.finish()", "the last cell releases the device"
+    assert "**Predict first:**" in markdown, f"{path.name}: a lesson asks for a prediction before it measures"
 
 
 def test_numbered_names_match_series_table():
     every_ipynb = sorted((ROOT / "notebooks").glob("*.ipynb"))
-    assert every_ipynb == NOTEBOOKS, "a notebook without the NN_ prefix is not part of the series"
+    assert sorted(every_ipynb) == sorted(NOTEBOOKS), "a notebook without the NN_ or A<n>_ prefix is not part of the series"
     assert [p.stem for p in NOTEBOOKS] == [info.stem for info in SERIES]
-    assert all(p.stem[:2].isdigit() and p.stem[2] == "_" for p in NOTEBOOKS)
+    assert all((p.stem[:2].isdigit() or is_appendix(p.stem)) and p.stem[2] == "_" for p in NOTEBOOKS)
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+@pytest.mark.parametrize("path", LESSONS, ids=[p.stem for p in LESSONS])
 def test_each_exercise_has_a_strippable_solution(path):
     import re
 

@@ -182,3 +182,24 @@ def test_no_import_cycle():
 def test_the_cycle_check_finds_a_cycle():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_architecture_pages_size_sentence_holds():
+    """docs/ARCHITECTURE.md says analysis/ is the largest of the three libraries, by far (at least twice either other)."""
+    root = Path(__file__).resolve().parents[1]
+    lines = {
+        pkg: sum(len(p.read_text().splitlines()) for p in (root / pkg).glob("*.py")) for pkg in ("analysis", "helpers", "lesson")
+    }
+    assert lines["analysis"] >= 2 * max(lines["helpers"], lines["lesson"]), lines
+    assert "`analysis/` is the largest of the three libraries, by far" in (root / "docs" / "ARCHITECTURE.md").read_text()
+
+
+def test_the_trace_model_imports_no_analyzer():
+    """analysis/traces.py is the model under every analysis (HTA's shape): it may import only the error types."""
+    root = Path(__file__).resolve().parents[1]
+    tree = ast.parse((root / "analysis" / "traces.py").read_text())
+    relative = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level == 1}
+    absolute = {
+        m.removeprefix("analysis.") for m in imported_modules(root / "analysis" / "traces.py") if m.startswith("analysis.")
+    }
+    assert relative | absolute <= {"errors"}, relative | absolute

@@ -42,5 +42,7 @@ def test_the_measure_agrees_with_the_shared_reading_time_tool():
     spec.loader.exec_module(tool)
     for path in notebook_paths():
         ours, theirs = measure(json.loads(path.read_text())), tool.measure(Path(path))
-        assert round(ours["minutes"], 1) == theirs["minutes"] and round(ours["sentence_share"], 2) == theirs["sentence_code_share"]
+        assert (
+            round(ours["minutes"], 1) == theirs["minutes"] and round(ours["sentence_share"], 2) == theirs["sentence_code_share"]
+        )
         assert sum(n > 30 for n in ours["path_cells"]) == theirs["path_cells_over_30"]

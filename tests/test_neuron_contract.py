@@ -394,7 +394,7 @@ def test_contract_dropped_events_are_detected_when_the_session_stops(monkeypatch
 
 def test_contract_memory_is_read_after_a_synchronize(monkeypatch):
     """The Neuron allocator is asynchronous: the memory-profiling guide says to call
-    torch.neuron.synchronize() before reading any memory statistic (docs/NEURON_NOTES.md N47).
+    torch.neuron.synchronize() before reading any memory statistic (docs/NEURON_NOTES.md N46).
     The FAKE module records the order of the calls; it says nothing about real hardware."""
     install_fake_neuronx(monkeypatch, ConfigWithCorrelate)
     order = []

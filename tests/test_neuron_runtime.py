@@ -11,7 +11,7 @@ from helpers.params import check_parameters
 
 @pytest.fixture
 def clean_env(monkeypatch, tmp_path):
-    for name in (VISIBLE_CORES, *COMPILE_DEBUG_SETTINGS):
+    for name in (VISIBLE_CORES, neuron_runtime.PROFILE_ENV, *COMPILE_DEBUG_SETTINGS):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv(neuron_runtime.NEFF_CACHE_ENV, str(tmp_path / "neff_cache"))  # no record in /tmp
     monkeypatch.setattr(neuron_runtime, "_current", neuron_runtime.NeuronSettings(None))
@@ -31,6 +31,16 @@ def test_an_instructors_per_seat_setting_wins_over_auto_and_a_parameter_wins_ove
     clean_env.setenv(VISIBLE_CORES, "5")
     assert configure_neuron_runtime({"NEURON_CORE": "auto"}, installed=True).visible_cores == "5"
     assert configure_neuron_runtime({"NEURON_CORE": 2}, installed=True).visible_cores == "2"
+
+
+def test_a_seats_profile_mode_wins_over_the_notebooks_default(clean_env):
+    """The workshop hub sets NEURON_PROFILE=system per seat: no seat reserves device-profile HBM."""
+    assert configure_neuron_runtime({"NEURON_PROFILE": "device"}, installed=True).profile == "device"
+    clean_env.setenv(neuron_runtime.PROFILE_ENV, "system")
+    assert configure_neuron_runtime({"NEURON_PROFILE": "device"}, installed=True).profile == "system"
+    assert configure_neuron_runtime({"NEURON_PROFILE": "system"}, installed=True).profile == "system"
+    clean_env.setenv(neuron_runtime.PROFILE_ENV, "nonsense")  # not a mode: the notebook's own stays
+    assert configure_neuron_runtime({"NEURON_PROFILE": "device"}, installed=True).profile == "device"
 
 
 def test_nothing_is_set_without_torch_neuronx(clean_env):

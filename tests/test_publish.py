@@ -312,3 +312,52 @@ def test_without_a_committed_reference_run_the_times_read_as_not_recorded(tmp_pa
     from helpers.series import reference_run_times
 
     assert reference_run_times(tmp_path) == {"measured_on": "no committed cpu reference run", "seconds": {}}
+
+
+# Planted credentials, in the formats the usual tools use (never real ones).
+PLANTED = {
+    "HF_TOKEN": "hf_" + "Planted0" * 4,
+    "GITHUB_TOKEN": "ghp_" + "Planted1" * 4,
+    "AWS_SECRET_ACCESS_KEY": "planted/Secret+Key" * 2,
+}
+
+
+def test_a_planted_credential_never_reaches_a_published_file(tmp_path, monkeypatch):
+    """A token in the environment that a notebook printed, or that reached environment.json or the
+    metrics, is replaced before anything is written; an unnamed token-like string too."""
+    for name, value in PLANTED.items():
+        monkeypatch.setenv(name, value)
+    notebooks = source_notebooks(tmp_path / "notebooks")
+    leaked = " ".join(PLANTED.values()) + " and an unnamed one: hf_" + "Unnamed9" * 4
+    run_dir = synthetic_run(tmp_path, notebooks, printed=f"env: {leaked}\n")
+    env = json.loads((run_dir / "environment.json").read_text())
+    (run_dir / "environment.json").write_text(json.dumps({**env, "reason": leaked}))
+    final = publish.publish(run_dir, tmp_path / "reference-runs", notebook_dir=notebooks)
+    every_text = "\n".join(p.read_text() for p in final.rglob("*") if p.suffix in (".ipynb", ".json", ".md"))
+    for value in (*PLANTED.values(), "hf_" + "Unnamed9" * 4):
+        assert value not in every_text
+    assert every_text.count("<secret>") >= 4 * 2  # the printed line and environment.json, at least
+
+
+def test_a_credential_in_a_notebooks_own_source_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_TOKEN", PLANTED["HF_TOKEN"])
+    notebooks = source_notebooks(tmp_path / "notebooks")
+    nb = nbformat.read(notebooks / "00_first.ipynb", as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell(f"token = {PLANTED['HF_TOKEN']!r}"))
+    nbformat.write(nb, notebooks / "00_first.ipynb")
+    run_dir = synthetic_run(tmp_path, notebooks, printed="nothing secret\n")
+    with pytest.raises(SeriesError, match="still holds a credential"):
+        publish.publish(run_dir, tmp_path / "reference-runs", notebook_dir=notebooks)
+    assert not (tmp_path / "reference-runs").exists() or not list((tmp_path / "reference-runs").iterdir())
+
+
+def test_the_environment_record_never_holds_a_planted_credential(monkeypatch):
+    from helpers.environment import host_record, redact_secrets
+
+    for name, value in PLANTED.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("TORCH_NEURONX_NEFF_CACHE_DIR", f"/tmp/cache-{PLANTED['HF_TOKEN']}")  # a recorded variable
+    text = json.dumps(host_record())
+    assert not any(value in text for value in PLANTED.values())
+    assert "/tmp/cache-<secret>" in text
+    assert redact_secrets({"a": ["x " + PLANTED["GITHUB_TOKEN"]]}) == {"a": ["x <secret>"]}

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from analysis.device_view import busy_summary, idle_gaps
-from analysis.traces import device_ops, load_trace, step_summary
+from analysis.steps import step_summary
+from analysis.traces import device_ops, load_trace
 
 RECORDED = sorted((Path(__file__).resolve().parents[1] / "data" / "recorded").glob("*.json.gz"))
 

@@ -10,19 +10,9 @@ import torch
 from helpers.errors import TraceFileError
 from lesson.profiling import profile_steps
 from lesson.rmsnorm import rmsnorm_naive
-from analysis.traces import (
-    CallNode,
-    call_tree,
-    device_ops,
-    dispatch_tree,
-    folded_by_key_averages,
-    gap_table,
-    lane_of,
-    launch_latency,
-    load_trace,
-    per_call_summary,
-    step_summary,
-)
+from analysis.call_trees import CallNode, call_tree, dispatch_tree, folded_by_key_averages
+from analysis.steps import gap_table, launch_latency, per_call_summary, step_summary
+from analysis.traces import device_ops, lane_of, load_trace
 
 
 @pytest.fixture(scope="module")
