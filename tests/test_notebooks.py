@@ -24,7 +24,7 @@ from helpers.metrics import read_metrics
 from analysis.rank_view import chance_some_rank_last
 from helpers.series import NOTEBOOKS as SERIES
 from helpers.series import REPO_ROOT as ROOT
-from helpers.series import is_appendix, notebook_paths
+from helpers.series import notebook_paths
 from series_tools.execute import execute_notebook, fixed_layout_prefix
 
 pytestmark = pytest.mark.notebook
@@ -398,8 +398,7 @@ def test_student_copy_needs_nothing_from_a_solution(path, student_dir):
     copy = json.loads((student_dir / path.name).read_text())
     assert not any("solution" in c["metadata"].get("tags", []) for c in copy["cells"])
     stubs = [c for c in copy["cells"] if "exercise" in c["metadata"].get("tags", []) and c["cell_type"] == "code"]
-    assert stubs or is_appendix(path.stem), f"{path.name}: a lesson notebook has exercises"  # an appendix has none
-    assert all("".join(c["source"]).lstrip().startswith("# Exercise") for c in stubs)
+    assert stubs and all("".join(c["source"]).lstrip().startswith("# Exercise") for c in stubs)
     assert solution_dependencies(json.loads(path.read_text())["cells"]) == [], f"{path.name}: the student copy would break"
 
 
