@@ -24,6 +24,7 @@ Modules:
 - neuron_profile: a Neuron profile folder checked for the documented failure signs; Neuron Explorer's exports read into tables
 - neuron_export: the Neuron profiler's full JSON export read into tables, its counters checked against their data
 - attention_traffic: the HBM bytes the recorded attention kernels must move, from their source
+- engine_activity: per engine of a Neuron export, the time in computing instructions against the lane's whole activity
 - device_view: launches, host vs device time per op, synchronize waits, idle gaps and their causes, per-step device windows
 - rank_view: kernel and collective time per rank, and who waited in each collective, from several ranks' traces
 - hta_view: HTA's temporal and idle-time breakdowns on the same trace files, side by side with the series' figures
@@ -46,6 +47,7 @@ _EXPORTS = {
     "claims": "Claim check_claims",
     "compiles": "CompileLog captured_compile_logs compile_counters read_generated_kernel recompile_limit_name stream_summary",
     "contention": "combined contention_between machine_contention_between read_counters",
+    "engine_activity": "COMPUTING_OPCODES CONTROL_OPCODES engine_of engine_work opcode_kind",
     "device_view": "annotation_window busy_summary device_work host_ops_during host_vs_device host_waits idle_gaps "
     "launches short_kernel_name",
     "figures": "IDLE_ALPHA MEANING_COLORS OKABE_ITO backend_title plot_cumulative_calls plot_rank_steps plot_timeline",
