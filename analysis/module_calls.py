@@ -441,8 +441,8 @@ def call_table(trace: Any, name: str, kernels: pd.DataFrame | None = None) -> pd
         `late_gaps_us` (the part opened by a late launch), `median_latency_us`, `first_launch_ts`
         and `last_kernel_end` (µs on the trace's clock), `device_behind_us` (the first kernel's
         start minus the call's end on the host: positive where the device began the call's work
-        only after the host had left the call), `x_shape`, `x_dtype`, `bytes` (its kernels'
-        bytes; NaN when one is unsized), `unsized_kernels`, `min_bytes` (read x + read the weight
+        only after the host had left the call), `x_shape`, `x_dtype` (as torch names it), `bytes`
+        (its kernels' bytes; NaN when one is unsized), `unsized_kernels`, `min_bytes` (read x + read the weight
         + write y once) and `bytes_ratio` (bytes / min_bytes), `bytes_over_x` (bytes / x's bytes: not
         a count of passes, a float32 pass of a bfloat16 x counts 2), `full_size_ios` (the reads
         and writes of tensors with x's element count: the passes over memory; a fused call makes 2),
@@ -481,7 +481,7 @@ def call_table(trace: Any, name: str, kernels: pd.DataFrame | None = None) -> pd
                 "device_behind_us": float(k["ts"].min() - c.end) if len(k) else math.nan,
                 "last_kernel_end": float(k["end"].max()) if len(k) else math.nan,
                 "x_shape": "x".join(map(str, x[0])) if x else "",
-                "x_dtype": x[1] if x else "",
+                "x_dtype": DTYPE_NAMES.get(x[1], x[1]) if x else "",
                 "bytes": total,
                 "unsized_kernels": unsized,
                 "min_bytes": min_bytes,
@@ -511,7 +511,7 @@ def calls_summary(calls: pd.DataFrame) -> dict[str, float | str]:
     med = calls.median(numeric_only=True)
     return {
         "x_shape": str(calls["x_shape"].mode().iloc[0]) if len(calls) else "",
-        "x_dtype": DTYPE_NAMES.get(*[str(calls["x_dtype"].mode().iloc[0])] * 2) if len(calls) else "",
+        "x_dtype": str(calls["x_dtype"].mode().iloc[0]) if len(calls) else "",
         "wider_dtype": str(calls["wider_dtype"].mode().iloc[0]) if len(calls) else "",
         "calls": int(len(calls)),
         "kernels_per_call": float(med["kernels"]),

@@ -155,7 +155,7 @@ def test_the_naive_call_is_eight_kernels_from_eight_ops_moving_nine_times_the_fu
     assert calls["full_size_ios"].tolist() == [len(full_inputs) + len(writers)] * len(calls) == [11] * len(calls)
     float32 = full_inputs.count("float") + out_types.count("float")
     assert calls["wider_ios"].tolist() == [float32] * len(calls) == [7] * len(calls)
-    assert set(calls["wider_dtype"]) == {"float32"} and set(calls["x_dtype"]) == {"c10::BFloat16"}
+    assert set(calls["wider_dtype"]) == {"float32"} and set(calls["x_dtype"]) == {"bfloat16"}
     summary = calls_summary(calls)
     assert (summary["x_dtype"], summary["x_shape"]) == ("bfloat16", "x".join(map(str, pow_dims)))
 
