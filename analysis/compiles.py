@@ -41,8 +41,10 @@ def cold_call_origin(counts: dict[str, int]) -> str:
     """
     hits, misses, added = counts.get("cache_hits", 0), counts.get("cache_misses", 0), counts.get("cache files added", 0)
     said = f"(cache_hits {hits}, cache_misses {misses}, cache files added {added})"
-    if misses or added:
+    if misses or (added and not hits):
         return f"compiled from scratch: Inductor's on-disk cache did not hold this graph {said}"
+    if hits and added:
+        return f"found this graph in Inductor's FX-graph cache but wrote new files to its on-disk cache: part was built in this call {said}"
     if hits:
         return f"loaded the compiled code from Inductor's on-disk cache, compiling nothing from scratch {said}"
     return f"no Inductor cache lookup counted: this backend compiles without Inductor's cache {said}"

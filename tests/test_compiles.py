@@ -90,5 +90,6 @@ def test_the_stream_summary_counts_compiles_eager_lengths_and_the_steady_state()
 def test_the_cold_call_origin_is_read_from_the_counters_it_changed():
     assert cold_call_origin({"graphs": 1, "cache_hits": 1, "cache_misses": 0, "cache files added": 0}).startswith("loaded")
     assert cold_call_origin({"graphs": 1, "cache_hits": 0, "cache_misses": 1}).startswith("compiled from scratch")
-    assert cold_call_origin({"graphs": 1, "cache_hits": 1, "cache files added": 3}).startswith("compiled from scratch")
+    assert cold_call_origin({"graphs": 1, "cache_misses": 0, "cache files added": 3}).startswith("compiled from scratch")
+    assert cold_call_origin({"graphs": 1, "cache_hits": 1, "cache files added": 3}).startswith("found this graph")
     assert cold_call_origin({"graphs": 1, "cache_hits": 0, "cache_misses": 0}).startswith("no Inductor cache lookup")
