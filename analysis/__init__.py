@@ -45,7 +45,7 @@ from .facade import lazy_namespace
 _EXPORTS = {
     "attention_traffic": "RECORDED_NEURON_DIR attention_hbm_traffic recorded_case",
     "claims": "Claim check_claims",
-    "compiles": "CompileLog captured_compile_logs compile_counters read_generated_kernel recompile_limit_name stream_summary",
+    "compiles": "CompileLog captured_compile_logs cold_call_origin compile_counters read_generated_kernel recompile_limit_name stream_summary",
     "contention": "combined contention_between machine_contention_between read_counters",
     "engine_activity": "COMPUTING_OPCODES CONTROL_OPCODES engine_of engine_work opcode_kind",
     "device_view": "annotation_window busy_summary device_work host_ops_during host_vs_device host_waits idle_gaps "

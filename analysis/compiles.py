@@ -25,6 +25,31 @@ def compile_counters() -> dict[str, int]:
     }
 
 
+def cold_call_origin(counts: dict[str, int]) -> str:
+    """Where one cold call's compiled code came from, read from the counters it changed.
+
+    Why: a cold call that loaded Inductor's on-disk cache costs far less than one that compiled
+    from scratch, so its time (and any break-even count built on it) holds only for a machine
+    whose cache is in the same state.
+
+    Args:
+        counts: what changed during the call: `compile_counters()` differences ("graphs",
+            "cache_hits", "cache_misses"), and optionally "cache files added".
+
+    Returns:
+        One line: compiled from scratch, loaded from Inductor's on-disk cache, or neither counted.
+    """
+    hits, misses, added = counts.get("cache_hits", 0), counts.get("cache_misses", 0), counts.get("cache files added", 0)
+    said = f"(cache_hits {hits}, cache_misses {misses}, cache files added {added})"
+    if misses or (added and not hits):
+        return f"compiled from scratch: Inductor's on-disk cache did not hold this graph {said}"
+    if hits and added:
+        return f"found this graph in Inductor's FX-graph cache but wrote new files to its on-disk cache: part was built in this call {said}"
+    if hits:
+        return f"loaded the compiled code from Inductor's on-disk cache, compiling nothing from scratch {said}"
+    return f"no Inductor cache lookup counted: this backend compiles without Inductor's cache {said}"
+
+
 def recompile_limit_name() -> str:
     """`recompile_limit` in this torch, `cache_size_limit` in older ones."""
     import torch._dynamo.config as config

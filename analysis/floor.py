@@ -201,6 +201,27 @@ class Ranking:
     def __str__(self) -> str:
         return self.sentence
 
+    def tiers(self) -> list[list[str]]:
+        """The order in groups: a name joins its predecessor's group where their pair verdict is not a
+        measurable difference. Why: two medians in order are not an order where the verdict calls them
+        indistinguishable. Empty where the ranking is withheld."""
+        measurable = {frozenset((v.subject, v.reference)): v.measurable for v in self.pairs}
+        groups: list[list[str]] = []
+        for name in self.order:
+            if groups and not measurable.get(frozenset((groups[-1][-1], name)), True):
+                groups[-1].append(name)
+            else:
+                groups.append([name])
+        return groups
+
+    @property
+    def sentence_with_ties(self) -> str:
+        """The ranking in one line with ties shown as ties ("a = b": no measurable difference), or the gate's sentence."""
+        if self.gate:
+            return self.gate.sentence
+        ranked = ", then ".join(" = ".join(f"{n} {self.over_floor[n].median:.2f}x" for n in g) for g in self.tiers())
+        return f"{self.label}, from closest to the copy: {ranked} (median per-round ratio to the copy; = joins variants the pair verdicts do not tell apart)"
+
     def table(self) -> Any:
         """One row per variant in ranking order (the names as given where withheld): its ratio to the copy and p10-p90."""
         import pandas as pd

@@ -4,7 +4,7 @@ small function compiles here (the eager backend: Dynamo's graph capture without 
 import torch
 import torch._dynamo
 
-from analysis.compiles import captured_compile_logs, compile_counters, recompile_limit_name
+from analysis.compiles import captured_compile_logs, cold_call_origin, compile_counters, recompile_limit_name
 
 
 def double(x):
@@ -85,3 +85,11 @@ def test_the_stream_summary_counts_compiles_eager_lengths_and_the_steady_state()
     assert s.loc["dynamic", "compiles"] == 1 and s.loc["dynamic", "eager_fallbacks"] == 0  # not specialised
     assert s.loc["static", "compile_s"] == 1.0 and s.loc["static", "cache_misses"] == 2
     assert s.loc["static", "us_per_token"] == (0.001 * 3 + 0.002) / 32 * 1e6  # pass 2's time over its tokens
+
+
+def test_the_cold_call_origin_is_read_from_the_counters_it_changed():
+    assert cold_call_origin({"graphs": 1, "cache_hits": 1, "cache_misses": 0, "cache files added": 0}).startswith("loaded")
+    assert cold_call_origin({"graphs": 1, "cache_hits": 0, "cache_misses": 1}).startswith("compiled from scratch")
+    assert cold_call_origin({"graphs": 1, "cache_misses": 0, "cache files added": 3}).startswith("compiled from scratch")
+    assert cold_call_origin({"graphs": 1, "cache_hits": 1, "cache files added": 3}).startswith("found this graph")
+    assert cold_call_origin({"graphs": 1, "cache_hits": 0, "cache_misses": 0}).startswith("no Inductor cache lookup")

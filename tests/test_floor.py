@@ -131,3 +131,13 @@ def test_bytes_per_op_counts_what_each_op_of_the_naive_source_reads_and_writes()
     mean = ops[ops["op"] == "mean"].iloc[0]
     assert mean["read"] == x.nbytes and mean["written"] == 64 * 4 and mean["copies"] == pytest.approx(0.5 + 1 / 64)
     assert 3.5 <= ops["copies"].sum() <= 3.5 + 4 / 32  # 3.5 copies of full-size tensors, plus per-row ones of 1/32 each
+
+
+def test_variants_no_pair_verdict_tells_apart_are_shown_as_a_tie():
+    from analysis.floor import rank_over_floor
+
+    timings = interleaved(copy=100.0, naive=330.0, fused=330.0, compiled=120.0, probe=60.0)
+    floor = check_floor(timings["copy"], timings["probe"], 2_000_000, memory_bound=True)
+    ranking = rank_over_floor(timings, ["naive", "fused", "compiled"], floor, "large")
+    assert ranking.tiers() == [["compiled"], ranking.order[1:]] and len(ranking.order) == 3
+    assert "compiled 1.20x, then " in ranking.sentence_with_ties and " = " in ranking.sentence_with_ties
