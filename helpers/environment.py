@@ -110,7 +110,7 @@ RECORD_MEANINGS = {
     "accelerator, where they say nothing the learner can act on",
     "neuron_settings": "a Neuron runtime setting of this kernel, used on Trainium only (notebook 01 explains them)",
     "neuron_settings.visible_cores": "the NeuronCore(s) this kernel reserves (NEURON_RT_VISIBLE_CORES); empty off Trainium",
-    "neuron_settings.profile": "NEURON_PROFILE: what a Neuron profile records, device (NEFF + NTFF) or system (runtime events)",
+    "neuron_settings.profile": "NEURON_PROFILE: what a Neuron profile records, device (NEFF + NTFF) or system (runtime events); auto took a workshop seat's setting, else device",
     "neuron_settings.environment": "a Neuron environment variable in force when the kernel started; empty: not set",
     "address_layout": "whether Linux placed this kernel's code and data at random addresses; fixed (setarch -R, as the "
     "series starts its kernels) makes a few-microsecond call time the same in every process",

@@ -82,15 +82,16 @@ def configure_neuron_runtime(parameters: dict[str, Any], installed: bool | None 
     """Apply the notebook's Neuron parameters to the environment (see the module docstring).
 
     An explicit environment wins over "auto"; an explicit NEURON_CORE wins over the environment.
-    A seat's `NEURON_PROFILE` in the environment (the workshop hub sets "system", which reserves
-    no HBM: docs/WORKSHOP_HUB.md) wins over the notebook's default "device"; a notebook run with
-    `-p NEURON_PROFILE system` is system whatever the environment says.
+    NEURON_PROFILE "auto" (the notebooks' default) takes a seat's `NEURON_PROFILE` from the
+    environment (the workshop hub sets "system", which reserves no HBM: docs/WORKSHOP_HUB.md), else
+    "device"; "device" or "system" in the parameters cell is used as written, whatever the seat says.
     """
     global _current
     installed = neuron_installed() if installed is None else installed
-    profile = parameters.get("NEURON_PROFILE", "device")
-    if profile == "device" and os.environ.get(PROFILE_ENV) in ("device", "system"):
-        profile = os.environ[PROFILE_ENV]
+    profile = parameters.get("NEURON_PROFILE", "auto")
+    if profile == "auto":
+        seat = os.environ.get(PROFILE_ENV)
+        profile = seat if seat in ("device", "system") else "device"
     max_events = parameters.get("MAX_EVENTS_PER_NC", DEFAULT_MAX_EVENTS_PER_NC)
     if not installed:
         _current = NeuronSettings(None, profile, max_events)

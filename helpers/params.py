@@ -101,7 +101,7 @@ PARAMETER_SPECS: dict[str, Callable[[str, Any], None]] = {
     "SHOW_FAILURE": _bool,
     # neuron only (helpers.neuron_runtime): ignored on cpu and cuda
     "NEURON_CORE": _core,
-    "NEURON_PROFILE": _choice("device", "system"),
+    "NEURON_PROFILE": _choice("auto", "device", "system"),
     "MAX_EVENTS_PER_NC": _int(1000),
 }
 

@@ -33,14 +33,15 @@ def test_an_instructors_per_seat_setting_wins_over_auto_and_a_parameter_wins_ove
     assert configure_neuron_runtime({"NEURON_CORE": 2}, installed=True).visible_cores == "2"
 
 
-def test_a_seats_profile_mode_wins_over_the_notebooks_default(clean_env):
-    """The workshop hub sets NEURON_PROFILE=system per seat: no seat reserves device-profile HBM."""
-    assert configure_neuron_runtime({"NEURON_PROFILE": "device"}, installed=True).profile == "device"
+def test_auto_takes_the_seats_profile_mode_and_an_explicit_one_wins(clean_env):
+    """The workshop hub sets NEURON_PROFILE=system per seat: no seat reserves device-profile HBM unless
+    its learner writes NEURON_PROFILE = "device" in the parameters cell."""
+    assert configure_neuron_runtime({"NEURON_PROFILE": "auto"}, installed=True).profile == "device"
     clean_env.setenv(neuron_runtime.PROFILE_ENV, "system")
-    assert configure_neuron_runtime({"NEURON_PROFILE": "device"}, installed=True).profile == "system"
-    assert configure_neuron_runtime({"NEURON_PROFILE": "system"}, installed=True).profile == "system"
-    clean_env.setenv(neuron_runtime.PROFILE_ENV, "nonsense")  # not a mode: the notebook's own stays
+    assert configure_neuron_runtime({"NEURON_PROFILE": "auto"}, installed=True).profile == "system"
     assert configure_neuron_runtime({"NEURON_PROFILE": "device"}, installed=True).profile == "device"
+    clean_env.setenv(neuron_runtime.PROFILE_ENV, "nonsense")  # not a mode: device, the documented default
+    assert configure_neuron_runtime({"NEURON_PROFILE": "auto"}, installed=True).profile == "device"
 
 
 def test_nothing_is_set_without_torch_neuronx(clean_env):
@@ -63,7 +64,7 @@ def test_neuron_parameters_are_validated():
     check_parameters({"NEURON_CORE": "2-3"})
     with pytest.raises(ParameterError, match="NEURON_CORE must be"):
         check_parameters({"NEURON_CORE": "core one"})
-    with pytest.raises(ParameterError, match="NEURON_PROFILE must be one of device, system"):
+    with pytest.raises(ParameterError, match="NEURON_PROFILE must be one of auto, device, system"):
         check_parameters({"NEURON_PROFILE": "both"})
 
 
