@@ -283,12 +283,14 @@ def judge_steps(statement: str, held: int, total: int, pairing: str = "step", sc
 
     Returns:
         kind "holds" ("... in every one of the 8 steps") or "does not hold" ("... in 5 of 8 steps:
-        not a rule of this run").
+        not a rule of this run", "... in none of the 8 steps").
     """
     fields = {"subject": statement, "reference": "", "median": float(held), "form": "steps", "total": total}
     if total >= 3 and held == total:
         return Verdict(kind="holds", sentence=f"{statement}: in every one of the {total} {pairing}s", **fields)
     plural = pairing if total == 1 else f"{pairing}s"
+    if total >= 3 and held == 0:  # "in 0 of 5 steps, not a rule" read as if it nearly held
+        return Verdict(kind="does not hold", sentence=f"{statement}: in none of the {total} {plural}", **fields)
     why = "too few to call it a rule" if total < 3 else f"not a rule of {scope}"
     return Verdict(kind="does not hold", sentence=f"{statement}: in {held} of {total} {plural}, {why}", **fields)
 

@@ -112,6 +112,8 @@ def test_a_statement_about_steps_holds_only_in_every_step():
     assert "in 2 of 3 steps, not a rule of this run" in str(judge_steps("the last to arrive also left last", 2, 3))
     assert judge_steps("x", 8, 8).kind == "holds" and "every one of the 8 steps" in str(judge_steps("x", 8, 8))
     assert judge_steps("x", 2, 2).kind == "does not hold"  # two steps are too few to call anything a rule
+    # A2 printed "lay above the timer's p90: in 0 of 5 steps, not a rule of this run"
+    assert str(judge_steps("x", 0, 5)) == "x: in none of the 5 steps" and judge_steps("x", 0, 5).kind == "does not hold"
 
 
 def test_withheld_and_the_table():
