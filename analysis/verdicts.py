@@ -79,7 +79,11 @@ class Verdict:
     """One comparison judged: what was compared, the verdict's kind and its one-line sentence.
 
     `kind` is one of KINDS; `median`, `p10`, `p90` are the ratio (or, for ranges, the subject's
-    figures) it rests on; `seen` says what the busy check saw; `reason` why a verdict was withheld."""
+    figures) it rests on; `seen` says what the busy check saw. `form` says what those figures are
+    ("ratio": a paired ratio; "ranges": two ranges of `unit`, `median` the midpoint of the subject's
+    p10-p90; "busy range": a busy `judge_timings`, `median` the subject's median; "steps": `median` the
+    steps that held out of `total`; "count", "estimate", "withheld"),
+    so that the table never shows a midpoint or a count under a ratio's heading."""
 
     subject: str
     reference: str
@@ -89,6 +93,9 @@ class Verdict:
     p10: float = math.nan
     p90: float = math.nan
     seen: str = ""
+    form: str = "ratio"
+    unit: str = ""
+    total: int = 0
 
     def __str__(self) -> str:
         return self.sentence
@@ -109,15 +116,31 @@ class Verdict:
         """A claim (re-checked by analysis.claims) that this sentence rests on the published ratio `metrics`."""
         return Claim(self.relation, tuple(metrics), self.sentence)
 
+    @property
+    def word(self) -> str:
+        """The verdict as the table shows it: a range verdict compares figures, not times, so its
+        "slower"/"faster" read "higher"/"lower" (`kind`, which claims record, stays as it is)."""
+        if self.form == "ranges":
+            return {"slower": "higher", "faster": "lower"}.get(self.kind, self.kind)
+        return self.kind
+
     def row(self) -> dict[str, Any]:
-        """This verdict as one row of `verdict_table`."""
-        return {
-            "comparison": f"{self.subject} / {self.reference}" if self.reference else self.subject,
-            "median": _round(self.median),
-            "p10": _round(self.p10),
-            "p90": _round(self.p90),
-            "verdict": self.kind,
-        }
+        """This verdict as one row of `verdict_table`: what was compared, what the figures are, the
+        figure itself, the p10 and p90 it rests on (blank where there are none) and the verdict."""
+        blank = ""
+        figure, value, p10, p90 = {
+            "ratio": ("median ratio", _round(self.median), _round(self.p10), _round(self.p90)),
+            "ranges": (f"midpoint of p10-p90 ({self.unit})", _round(self.median), _round(self.p10), _round(self.p90)),
+            "busy range": (f"median ({self.unit})", _round(self.median), _round(self.p10), _round(self.p90)),
+            "steps": ("steps it held in", f"{self.median:.0f} of {self.total}", blank, blank),
+            "count": (f"count ({self.unit})", _round(self.median), blank, blank),
+            "estimate": (f"estimate ({self.unit})", _round(self.median), blank, blank),
+        }.get(self.form, (blank, blank, blank, blank))
+        if self.form == "ratio":
+            comparison = f"{self.subject} / {self.reference}"
+        else:
+            comparison = f"{self.subject} against {self.reference}" if self.reference else self.subject
+        return {"comparison": comparison, "figure": figure, "value": value, "p10": p10, "p90": p90, "verdict": self.word}
 
 
 def _round(value: float) -> float:
@@ -210,7 +233,7 @@ def judge_ranges(
     f = f",.{decimals}f"
     shown = f"{subject} {a10:{f}}-{a90:{f}} {unit} against {reference} {b10:{f}}-{b90:{f}} {unit} (p10-p90)"
     mid = (a10 + a90) / 2
-    fields = {"subject": subject, "reference": reference, "median": mid, "p10": a10, "p90": a90}
+    fields = {"subject": subject, "reference": reference, "median": mid, "p10": a10, "p90": a90, "form": "ranges", "unit": unit}
     if a10 > b90:
         return Verdict(kind="slower", sentence=f"{subject} measurably above {reference}: {shown}", **fields)
     if a90 < b10:
@@ -242,7 +265,7 @@ def judge_timings(
         f = f",.{decimals}f"
         read = [f"{t.median_us:{f}} {unit} (p10-p90 {t.p10_us:{f}}-{t.p90_us:{f}})" for t in (timing, reference_timing)]
         text = f"not measurable here: the machine was busy ({seen}); {subject} read {read[0]} against {reference} {read[1]} and concludes nothing"
-        fields = {"p10": timing.p10_us, "p90": timing.p90_us, "median": timing.median_us}
+        fields = {"p10": timing.p10_us, "p90": timing.p90_us, "median": timing.median_us, "form": "busy range", "unit": unit}
         return Verdict(subject=subject, reference=reference, kind="busy", sentence=text, seen=seen, **fields)
     ranges = (timing.p10_us, timing.p90_us), (reference_timing.p10_us, reference_timing.p90_us)
     return judge_ranges(subject, ranges[0], reference, ranges[1], unit, decimals)
@@ -260,12 +283,14 @@ def judge_steps(statement: str, held: int, total: int, pairing: str = "step", sc
 
     Returns:
         kind "holds" ("... in every one of the 8 steps") or "does not hold" ("... in 5 of 8 steps:
-        not a rule of this run").
+        not a rule of this run", "... in none of the 8 steps").
     """
-    fields = {"subject": statement, "reference": "", "median": float(held)}
+    fields = {"subject": statement, "reference": "", "median": float(held), "form": "steps", "total": total}
     if total >= 3 and held == total:
         return Verdict(kind="holds", sentence=f"{statement}: in every one of the {total} {pairing}s", **fields)
     plural = pairing if total == 1 else f"{pairing}s"
+    if total >= 3 and held == 0:  # "in 0 of 5 steps, not a rule" read as if it nearly held
+        return Verdict(kind="does not hold", sentence=f"{statement}: in none of the {total} {plural}", **fields)
     why = "too few to call it a rule" if total < 3 else f"not a rule of {scope}"
     return Verdict(kind="does not hold", sentence=f"{statement}: in {held} of {total} {plural}, {why}", **fields)
 
@@ -286,7 +311,7 @@ def counted(subject: str, count: float, unit: str, reference: str, reference_cou
     ratio = count / reference_count if reference_count else math.nan
     text = f"{subject}: {count:,.0f} {unit}" + (f" ({detail})" if detail else "")
     text += f" against {reference_count:,.0f} for {reference}, {ratio:.1f}x"
-    fields = {"median": float(count), "p10": ratio, "p90": ratio}
+    fields = {"median": float(count), "p10": ratio, "p90": ratio, "form": "count", "unit": unit}
     return Verdict(subject=subject, reference=reference, kind="count", sentence=text, **fields)
 
 
@@ -307,16 +332,18 @@ def estimate(subject: str, values: dict[str, float], unit: str, basis: str, cann
     listed = ", ".join(f"about {v:,.{decimals}f} {unit} on {where}" for where, v in values.items())
     text = f"{subject}: {listed} (estimated, not measured: {basis}; it cannot show {cannot_show})"
     first = next(iter(values.values()), math.nan)
-    return Verdict(subject=subject, reference="", kind="estimate", sentence=text, median=float(first))
+    return Verdict(subject=subject, reference="", kind="estimate", sentence=text, median=float(first), form="estimate", unit=unit)
 
 
 def withheld(subject: str, reason: str) -> Verdict:
     """A comparison that must not be made, e.g. a ranking whose copy floor failed its check."""
-    return Verdict(subject=subject, reference="", kind="withheld", sentence=f"{subject}: withheld, {reason}")
+    return Verdict(subject=subject, reference="", kind="withheld", sentence=f"{subject}: withheld, {reason}", form="withheld")
 
 
 def verdict_table(verdicts: Iterable[Verdict]) -> Any:
-    """The verdicts as a table (pandas.DataFrame): comparison, median, p10, p90, verdict; one row each."""
+    """The verdicts as a table (pandas.DataFrame), one row each: comparison ("A / B" for a paired
+    ratio, "A against B" for ranges), figure (what the value is: "median ratio", "midpoint of
+    p10-p90 (us)", "steps it held in", ...), value, p10, p90 and verdict (`Verdict.word`)."""
     import pandas as pd
 
     return pd.DataFrame([v.row() for v in verdicts])

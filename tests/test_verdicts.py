@@ -112,14 +112,34 @@ def test_a_statement_about_steps_holds_only_in_every_step():
     assert "in 2 of 3 steps, not a rule of this run" in str(judge_steps("the last to arrive also left last", 2, 3))
     assert judge_steps("x", 8, 8).kind == "holds" and "every one of the 8 steps" in str(judge_steps("x", 8, 8))
     assert judge_steps("x", 2, 2).kind == "does not hold"  # two steps are too few to call anything a rule
+    # A2 printed "lay above the timer's p90: in 0 of 5 steps, not a rule of this run"
+    assert str(judge_steps("x", 0, 5)) == "x: in none of the 5 steps" and judge_steps("x", 0, 5).kind == "does not hold"
 
 
 def test_withheld_and_the_table():
     held = withheld("the large-shape ranking", "the copy floor failed its check")
     assert held.kind == "withheld" and "copy floor failed" in str(held) and not held.measurable
     table = verdict_table([held, judge_ratio(PairedRatio("a", "b", np.array([2.0, 2.0, 2.0])))])
-    assert list(table.columns) == ["comparison", "median", "p10", "p90", "verdict"]
+    assert list(table.columns) == ["comparison", "figure", "value", "p10", "p90", "verdict"]
     assert list(table["verdict"]) == ["withheld", "slower"] and table["comparison"].iloc[1] == "a / b"
+    assert table["figure"].iloc[1] == "median ratio" and table["value"].iloc[1] == pytest.approx(2.0)
+
+
+def test_the_table_says_what_each_figure_is():
+    """08 printed 'rank 0's wait / rank 1's wait | 20.543 | ... | slower' under 'median': a range
+    verdict's midpoint in us read as a ratio, and its "slower" as a time."""
+    ranges = judge_ranges("rank 0's wait", (18.142, 22.944), "rank 1's wait", (10.0, 12.0), unit="us")
+    steps = judge_steps("the last to arrive also left last", 3, 3)
+    row, step_row = verdict_table([ranges, steps]).to_dict("records")
+    assert row["comparison"] == "rank 0's wait against rank 1's wait" and "/" not in row["comparison"]
+    assert row["figure"] == "midpoint of p10-p90 (us)" and row["value"] == pytest.approx(20.543)
+    assert (row["p10"], row["p90"], row["verdict"]) == (pytest.approx(18.142), pytest.approx(22.944), "higher")
+    assert judge_ranges("a", (1.0, 2.0), "b", (3.0, 4.0)).word == "lower"
+    assert ranges.kind == "slower" and ranges.relation == "above 1"  # claims keep the kind
+    assert step_row["value"] == "3 of 3" and step_row["figure"] == "steps it held in" and step_row["verdict"] == "holds"
+    assert (step_row["p10"], step_row["p90"]) == ("", "")
+    count = counted("one naive call", 11, "kernels", "a fused call", 2)
+    assert verdict_table([count]).to_dict("records")[0]["figure"] == "count (kernels)"
 
 
 def test_a_verdicts_claim_is_rechecked_against_the_metric():
