@@ -554,10 +554,11 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    problem = check_seed_folders(args.warm_cache, args.notebooks)
-    if problem:
-        print(f"workshop: {problem}", file=sys.stderr)
-        return 2
+    if not args.instance:  # a hub is written: the folders its seats are seeded from must be there
+        problem = check_seed_folders(args.warm_cache, args.notebooks)
+        if problem:
+            print(f"workshop: {problem}", file=sys.stderr)
+            return 2
     print(seat_table(plan))
     if args.z2jh:
         import yaml
