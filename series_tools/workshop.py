@@ -480,10 +480,31 @@ def z2jh_values(
     }
 
 
+def check_seed_folders(warm_cache: str, notebooks: Path) -> str:
+    """The folders a seat is seeded from at its first sign-in, checked before a hub is written, so
+    that a typo fails here with its fix instead of at every seat's first sign-in.
+
+    Args:
+        warm_cache: the `--warm-cache` folder ("" = none: seats start with an empty cache).
+        notebooks: the `--notebooks` folder each seat gets a copy of.
+
+    Returns:
+        One line naming the problem and its fix, or "" when both are usable.
+    """
+    if warm_cache and not Path(warm_cache).is_dir():
+        return (
+            f"--warm-cache {warm_cache} is not a folder. Fix: pre-warm it first (docs/WORKSHOP_HUB.md step 4), "
+            "or leave --warm-cache out to start every seat with an empty cache"
+        )
+    if not notebooks.is_dir() or not any(notebooks.glob("*.ipynb")):
+        return f"--notebooks {notebooks} holds no .ipynb. Fix: `make student` and `--notebooks student`, or the checkout's notebooks/"
+    return ""
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seats", type=int, required=True, help="how many learners")
-    ap.add_argument("--out", type=Path, default=REPO_ROOT / "workshop-hub", help="where the plan and hub config go")
+    ap.add_argument("--out", type=Path, help="where the plan and hub config go (default: workshop-hub/ in the checkout)")
     ap.add_argument("--instance", choices=sorted(DOCUMENTED_INSTANCES), help="plan from documented figures, not this host")
     ap.add_argument("--neuron-ls", type=Path, help="a saved `neuron-ls` (or `--json-output`) output to plan from")
     ap.add_argument("--cores-per-seat", type=int, default=1)
@@ -492,6 +513,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--hub-cpus", type=int, default=1)
     ap.add_argument("--cache-root", default="/srv/workshop/neff-cache")
     ap.add_argument("--warm-cache", default="", help="a pre-warmed NEFF cache each seat's cache is seeded from")
+    ap.add_argument(
+        "--notebooks",
+        type=Path,
+        default=REPO_ROOT / "notebooks",
+        help="the notebooks each new seat gets a copy of (default: the checkout's, with solutions; "
+        "recommended: student/ from `make student`)",
+    )
     ap.add_argument("--first-explorer-port", type=int, default=3101)
     ap.add_argument("--spawner", choices=["local", "simple"], default="local")
     ap.add_argument("--homes", default="/home")
@@ -526,6 +554,11 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    if not args.instance:  # a hub is written: the folders its seats are seeded from must be there
+        problem = check_seed_folders(args.warm_cache, args.notebooks)
+        if problem:
+            print(f"workshop: {problem}", file=sys.stderr)
+            return 2
     print(seat_table(plan))
     if args.z2jh:
         import yaml
@@ -535,13 +568,27 @@ def main(argv: list[str] | None = None) -> int:
         args.z2jh.write_text(header + yaml.safe_dump(z2jh_values(plan, instance), sort_keys=False))
         print(f"\nwrote {args.z2jh}")
     if args.instance:
+        if args.out:
+            print(
+                f"workshop: --out {args.out} ignored: --instance plans from documented figures and writes no hub; run without --instance on the host"
+            )
         return 0  # documented figures plan a host to launch; its hub is written on the host itself
+    if args.warm_cache and not any(Path(args.warm_cache).iterdir()):
+        print(
+            f"workshop: warning: --warm-cache {args.warm_cache} is empty: every seat compiles its NEFFs anew (docs/WORKSHOP_HUB.md step 4 fills it)"
+        )
     settings = HubSettings(
-        port=args.hub_port, spawner=args.spawner, homes=args.homes, warm_cache=args.warm_cache, idle_timeout_s=args.idle_timeout_s
+        port=args.hub_port,
+        spawner=args.spawner,
+        homes=args.homes,
+        warm_cache=args.warm_cache,
+        notebooks=str(args.notebooks.resolve()),
+        idle_timeout_s=args.idle_timeout_s,
     )
-    written = write_hub(plan, args.out, settings)
+    out = args.out or REPO_ROOT / "workshop-hub"
+    written = write_hub(plan, out, settings)
     print(f"\nwrote {', '.join(str(p) for p in written)}")
-    print(f"start the hub: cd {args.out} && WORKSHOP_PASSWORD=<8+ characters> {Path(settings.python).parent}/jupyterhub")
+    print(f"start the hub: cd {out} && WORKSHOP_PASSWORD=<8+ characters> {Path(settings.python).parent}/jupyterhub")
     if settings.spawner == "local":
         print(
             "  (as root: each seat runs as its own Unix user seat01, seat02, ...; create them first, docs/WORKSHOP_HUB.md step 3)"

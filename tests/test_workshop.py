@@ -188,3 +188,34 @@ def test_the_committed_zero_to_jupyterhub_values_are_the_planners_for_20_seats_o
     assert values["hub"]["config"]["Authenticator"]["allowed_users"] == [f"seat{i:02d}" for i in range(1, 21)]
     assert values["cull"]["enabled"] is True
     assert "user_password" not in committed.read_text()  # the password is set at install, never kept in the file
+
+
+def test_out_with_instance_says_it_is_ignored(tmp_path, capsys):
+    out = tmp_path / "hub"
+    assert workshop.main(["--seats", "4", "--instance", "trn2.3xlarge", "--out", str(out)]) == 0
+    said = [line for line in capsys.readouterr().out.splitlines() if "ignored" in line]
+    assert len(said) == 1 and "--out" in said[0] and not out.exists()
+
+
+def test_a_missing_warm_cache_is_refused_and_an_empty_one_warned(tmp_path, capsys):
+    saved = ["--seats", "2", "--neuron-ls", str(DATA / "neuron-ls.trn2.3xlarge.SYNTHETIC.txt")]
+    rc = workshop.main([*saved, "--out", str(tmp_path / "a"), "--warm-cache", str(tmp_path / "missing")])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and len(err.splitlines()) == 1 and "not a folder" in err and "Fix:" in err
+    assert not (tmp_path / "a").exists()
+    (tmp_path / "empty").mkdir()
+    assert workshop.main([*saved, "--out", str(tmp_path / "b"), "--warm-cache", str(tmp_path / "empty")]) == 0
+    assert "is empty" in capsys.readouterr().out
+
+
+def test_notebooks_choose_what_each_seat_copies(tmp_path, capsys):
+    saved = ["--seats", "2", "--neuron-ls", str(DATA / "neuron-ls.trn2.3xlarge.SYNTHETIC.txt")]
+    (tmp_path / "none").mkdir()
+    assert workshop.main([*saved, "--out", str(tmp_path / "a"), "--notebooks", str(tmp_path / "none")]) == 2
+    assert "make student" in capsys.readouterr().err
+    student = tmp_path / "student"
+    student.mkdir()
+    (student / "00_environment_check.ipynb").write_text("{}")
+    assert workshop.main([*saved, "--out", str(tmp_path / "b"), "--notebooks", str(student)]) == 0
+    record = json.loads((tmp_path / "b" / "workshop.json").read_text())
+    assert record["hub"]["notebooks"] == str(student)
