@@ -293,10 +293,10 @@ def test_contract_only_pb_files_are_expected_for_a_system_profile(tmp_path, monk
     assert system.ok and NOTE_SYSTEM_ONLY in system.notes
     device = find_neuron_artifacts(tmp_path, system_profile=False)
     assert [p.fix for p in device.problems] == [FIX_ONLY_PB]
-    # the notebook passes its kernel's NEURON_PROFILE wherever it checks a profile folder
+    # the notebook passes the profile mode in force (NEURON_PROFILE "auto" resolves to a seat's or "device")
     source = (REPO_ROOT / "notebooks" / "06_reading_traces.ipynb").read_text()
     calls = source.count("find_neuron_artifacts(")
-    assert calls >= 1 and source.count('system_profile=NEURON_PROFILE == \\"system\\"') == calls
+    assert calls >= 1 and source.count('system_profile=neuron_settings().profile == \\"system\\"') == calls
 
 
 def test_contract_framework_trace_outside_the_pid_folder_is_reported(tmp_path):
