@@ -36,7 +36,7 @@ from torch.utils.benchmark.utils.common import set_torch_threads as torch_thread
 
 from .contention import Contention, combined, contention_between, read_counters
 
-from .verdicts import judge_ratio, machine_line
+from .verdicts import judge_ratio
 
 
 class Backend(Protocol):
@@ -114,9 +114,6 @@ class PairedRatio:
     def describe(self, faster: str = "faster", slower: str = "slower") -> str:
         """The ratio's verdict in one line (analysis.verdicts.judge_ratio)."""
         return judge_ratio(self, faster, slower).sentence
-
-
-contention_summary = machine_line  # the name notebooks and tools have used for verdicts.machine_line
 
 
 def paired_ratio(timings: dict[str, Timing], numerator: str, denominator: str) -> PairedRatio:
