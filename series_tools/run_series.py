@@ -102,7 +102,7 @@ def select_notebooks(names: list[str] | None, notebook_dir: Path = NOTEBOOK_DIR)
     """Notebooks by number ('02'), stem ('02_naive_rmsnorm') or file name; all when none given."""
     every = notebook_paths(notebook_dir)
     if not every:
-        raise ParameterError(f"No notebooks (NN_*.ipynb) in {notebook_dir}", "pass the series' notebooks/ folder")
+        raise ParameterError(f"No notebooks (NN_*.ipynb or A<n>_*.ipynb) in {notebook_dir}", "pass the series' notebooks/ folder")
     if not names:
         return every
     chosen = []
