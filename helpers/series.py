@@ -50,6 +50,8 @@ class NotebookInfo:
     optional: bool = False
     # the lesson notebooks whose numbers an appendix checks (empty for a lesson notebook)
     checks: tuple[str, ...] = ()
+    # the notebooks whose saved results, in the same run folder, this one reads (they must run first)
+    reads: tuple[str, ...] = ()
 
     @property
     def appendix(self) -> bool:
@@ -202,5 +204,6 @@ NOTEBOOKS = (
         "the same checks",
         optional=True,
         checks=("07_shapes_and_recompiles", "08_many_processes"),
+        reads=("07_shapes_and_recompiles",),
     ),
 )

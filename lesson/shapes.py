@@ -5,20 +5,27 @@ the per-call measurement.
 `# @save lesson/shapes.py`: that cell is their source (tests/test_one_source.py). `run_stream`
 serves a stream and records per call whether it compiled, what the caches did
 (analysis.compiles reads Dynamo's and Inductor's counters) and how long it took;
-lesson.shape_worker serves the same stream again in a fresh process.
+lesson.shape_worker serves the same stream again in a fresh process. `save_stream` keeps what 07
+served in its output folder; `load_stream` reads it back for appendix A5, which checks it.
 """
 
 from __future__ import annotations
 
+import json
 import random
 import time
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable
 
+import pandas as pd
 import torch
 
-from analysis.compiles import compile_counters
+from analysis.compiles import CompileLog, compile_counters
+from analysis.contention import Contention
 from helpers.backend import Backend
-from helpers.errors import ParameterError
+from helpers.errors import ParameterError, SeriesError
+from helpers.outputs import write_json
 
 
 # ------------------------------------------------------------------ the stream and its checks
@@ -107,3 +114,82 @@ def run_stream(
             }
         )
     return rows
+
+
+# ------------------------------------------------------------------ the stream as 07 recorded it
+STREAM_NOTEBOOK = "07_shapes_and_recompiles"
+STREAM_FILE = "stream.json"
+
+
+@dataclass
+class RecordedStream:
+    """The stream notebook 07 served in one run: its parameters, per-call rows, Dynamo's log and
+    each pass's contention, with the second process's results and the Inductor cache both used."""
+
+    folder: Path  # 07's output folder in the run
+    parameters: dict[str, Any]  # lengths, buckets, hidden, dtype, eps, seed, recompile_limit, names
+    calls: Any  # pandas.DataFrame: one row per call (strategy, pass, request, tokens, seconds, compiled, ...)
+    logs: dict[str, CompileLog]
+    contention: dict[tuple[str, int], Contention | None]  # per (strategy, pass)
+    warmup_s: float
+    second: dict[str, Any]  # lesson.shape_worker's JSON: the same stream in a new process
+
+    @property
+    def inductor_cache(self) -> Path:
+        return self.folder / "inductor-cache"
+
+
+def save_stream(
+    out_dir: Path,
+    parameters: dict[str, Any],
+    calls: Any,
+    logs: dict[str, CompileLog],
+    contention: dict[tuple[str, int], Contention | None],
+    warmup_s: float,
+) -> Path:
+    """Keep the stream 07 served in `out_dir/stream.json`.
+
+    Why: appendix A5 checks the numbers 07 showed (recompile reasons, the limit, the first compile
+    of a process) by reading them back; serving the stream again would check other numbers, and
+    cost the main job a second cold compiler start.
+
+    Returns:
+        The file written."""
+    record = {
+        "parameters": parameters,
+        "calls": calls.to_dict(orient="split", index=False),  # keeps the column order
+        "logs": {name: log.records for name, log in logs.items()},
+        "contention": [
+            {"strategy": name, "pass": pass_no, **(vars(c) if c is not None else {})} for (name, pass_no), c in contention.items()
+        ],
+        "warmup_s": warmup_s,
+    }
+    return write_json(Path(out_dir) / STREAM_FILE, record)
+
+
+def load_stream(run_dir: Path) -> RecordedStream:
+    """The stream 07 served in the run folder `run_dir` (see save_stream).
+
+    Raises:
+        SeriesError: 07 has not run into this folder; the message names the command that runs both."""
+    folder = Path(run_dir) / STREAM_NOTEBOOK
+    path, second_path = folder / STREAM_FILE, folder / "second_process.json"
+    if not (path.is_file() and second_path.is_file()):
+        raise SeriesError(
+            f"no stream of notebook 07 in {run_dir}: this appendix checks the stream 07 served in the same run folder",
+            'run both into one folder: make run ARGS="--notebooks 07 A5", or run 07 with the OUT_DIR this notebook uses',
+        )
+    record = json.loads(path.read_text())
+    fields = ("wall_s", "waited_fraction", "pressure_fraction", "steal_fraction")
+    contention = {
+        (c["strategy"], c["pass"]): Contention(*(c[f] for f in fields)) if "wall_s" in c else None for c in record["contention"]
+    }
+    return RecordedStream(
+        folder=folder,
+        parameters=record["parameters"],
+        calls=pd.DataFrame(record["calls"]["data"], columns=record["calls"]["columns"]),
+        logs={name: CompileLog(records) for name, records in record["logs"].items()},
+        contention=contention,
+        warmup_s=record["warmup_s"],
+        second=json.loads(second_path.read_text()),
+    )

@@ -44,7 +44,8 @@ from typing import Any, Callable
 from helpers.errors import BackendUnavailableError, OutputDirError, ParameterError, SeriesError
 from helpers.metrics import METRICS_FILE, merge_metrics
 from helpers.outputs import RUNS_DIR, new_run_dir, write_atomic, write_json
-from helpers.series import BACKEND_CHOICES
+from helpers.series import BACKEND_CHOICES, notebook_info
+from helpers.series import NOTEBOOKS as SERIES_NOTEBOOKS
 from helpers.series import NOTEBOOK_DIR, notebook_paths
 from series_tools.consistency import check_consistency, disagreement_lines
 
@@ -114,7 +115,27 @@ def select_notebooks(names: list[str] | None, notebook_dir: Path = NOTEBOOK_DIR)
                 f"No notebook named {name!r}", f"choose from: {', '.join(p.stem for p in every)} (or their numbers)"
             )
         chosen.extend(m for m in matches if m not in chosen)
-    return chosen
+    return with_what_they_read(chosen, every)
+
+
+def with_what_they_read(chosen: list[Path], every: list[Path]) -> list[Path]:
+    """`chosen`, with each notebook whose saved results a chosen one reads (helpers.series
+    NotebookInfo.reads) added or moved just before it, saying which were added.
+
+    Why: appendix A5 checks the stream 07 kept in the same run folder; run alone it would stop."""
+    by_stem, series = {p.stem: p for p in every}, {i.stem for i in SERIES_NOTEBOOKS}
+    ordered: list[Path] = []
+    for p in chosen:
+        reads = notebook_info(p.stem).reads if p.stem in series else ()
+        for stem in reads:
+            if stem in by_stem and by_stem[stem] not in ordered:
+                ordered.append(by_stem[stem])
+        if p not in ordered:
+            ordered.append(p)
+    added = [p.stem for p in ordered if p not in chosen]
+    if added:
+        print(f"also running {', '.join(added)}: a notebook chosen reads its results from the same run folder")
+    return ordered
 
 
 def parse_value(text: str) -> Any:

@@ -3,10 +3,17 @@
 import pytest
 import torch
 
-from helpers.errors import ParameterError
+import json
+
+import pandas as pd
+
+from analysis.compiles import CompileLog
+from analysis.contention import Contention
+from helpers.errors import ParameterError, SeriesError
 from helpers.params import check_parameters
 from lesson.rmsnorm import rmsnorm_naive
-from lesson.shapes import bucketed_call, check_stream, request_lengths
+from lesson.shapes import bucketed_call, check_stream, load_stream, request_lengths, save_stream
+from series_tools.run_series import select_notebooks
 
 
 def test_lengths_are_seeded_and_in_range():
@@ -48,3 +55,29 @@ def test_bucketed_call_pads_runs_and_slices():
     out = bucketed_call(spy, x, w, 1e-6, [4, 16, 32])
     assert seen == [(16, 8)] and out.shape == (5, 8)
     torch.testing.assert_close(out, rmsnorm_naive(x, w, 1e-6))  # zero rows change nothing in the others
+
+
+def test_the_stream_07_keeps_reads_back_as_it_was_served(tmp_path):
+    folder = tmp_path / "07_shapes_and_recompiles"
+    folder.mkdir()
+    calls = pd.DataFrame([{"strategy": "static", "pass": 1, "request": 0, "tokens": 5, "seconds": 0.5, "compiled": True}])
+    logs = {"static": CompileLog(["Recompiling function rmsnorm_naive ...", "hit config.recompile_limit (8)"])}
+    contention = {("static", 1): Contention(2.0, 0.01, None, 0.0), ("static", 2): None}
+    save_stream(folder, {"lengths": [5], "hidden": 64}, calls, logs, contention, warmup_s=3.5)
+    (folder / "second_process.json").write_text(json.dumps({"warmup_s": 1.0, "strategies": {}}))
+    stream = load_stream(tmp_path)
+    pd.testing.assert_frame_equal(stream.calls, calls)
+    assert stream.logs["static"].recompile_reasons == logs["static"].recompile_reasons
+    assert stream.logs["static"].limit_warnings == logs["static"].limit_warnings
+    assert stream.contention == contention and stream.contention[("static", 1)].busy is False
+    assert stream.parameters == {"lengths": [5], "hidden": 64} and stream.warmup_s == 3.5
+    assert stream.second["warmup_s"] == 1.0 and stream.inductor_cache == folder / "inductor-cache"
+
+
+def test_a_run_folder_without_07s_stream_names_the_command_that_runs_both(tmp_path):
+    with pytest.raises(SeriesError) as err:
+        load_stream(tmp_path)
+    assert 'make run ARGS="--notebooks 07 A5"' in str(err.value)
+    # and that command does run 07 first, even when asked for A5 alone or after it
+    for asked in (["A5"], ["A5", "07"]):
+        assert [p.stem for p in select_notebooks(asked)] == ["07_shapes_and_recompiles", "A5_ranks_and_shapes_checks"]
