@@ -26,7 +26,7 @@ import subprocess
 import sys
 import time
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Callable, Iterator, Protocol
 
 import numpy as np
@@ -68,6 +68,21 @@ class Timing:
     def spread(self) -> float:
         """(p90 - p10) / median: 0.1 means the middle 80% of samples lie within 10% of the median."""
         return (self.p90_us - self.p10_us) / self.median_us if self.median_us else math.nan
+
+    def record(self) -> dict[str, Any]:
+        """The JSON form of the whole timing, samples included (read back by `from_record`)."""
+        contention = None if self.contention is None else asdict(self.contention)
+        return {"label": self.label, "samples_us": self.samples_us.tolist(), "inner": self.inner, "contention": contention}
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> Timing:
+        contention = record.get("contention")
+        return cls(
+            record["label"],
+            np.asarray(record["samples_us"], dtype=float),
+            int(record["inner"]),
+            None if contention is None else Contention(**contention),
+        )
 
 
 @dataclass

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -160,7 +160,8 @@ def save_stream(
         "calls": calls.to_dict(orient="split", index=False),  # keeps the column order
         "logs": {name: log.records for name, log in logs.items()},
         "contention": [
-            {"strategy": name, "pass": pass_no, **(vars(c) if c is not None else {})} for (name, pass_no), c in contention.items()
+            {"strategy": name, "pass": pass_no, **(asdict(c) if c is not None else {})}
+            for (name, pass_no), c in contention.items()
         ],
         "warmup_s": warmup_s,
     }
@@ -180,10 +181,7 @@ def load_stream(run_dir: Path) -> RecordedStream:
             'run both into one folder: make run ARGS="--notebooks 07 A5", or run 07 with the OUT_DIR this notebook uses',
         )
     record = json.loads(path.read_text())
-    fields = ("wall_s", "waited_fraction", "pressure_fraction", "steal_fraction")
-    contention = {
-        (c["strategy"], c["pass"]): Contention(*(c[f] for f in fields)) if "wall_s" in c else None for c in record["contention"]
-    }
+    contention = {(c.pop("strategy"), c.pop("pass")): Contention(**c) if c else None for c in record["contention"]}
     return RecordedStream(
         folder=folder,
         parameters=record["parameters"],

@@ -3,21 +3,28 @@
 One method for all variants keeps the comparison fair: the same inputs, the timer (median of N,
 device synchronized, no profiler attached) for time per call, then a separate profiled run for
 what ran (device operations, allocations, gaps), and the error against the float64 reference.
+`save_study` keeps what notebook 05 measured in its output folder; `load_study` reads it back for
+appendix A3, which checks it.
 """
 
 from __future__ import annotations
 
+import json
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+import pandas as pd
 import torch
 
+from analysis.floor import FloorCheck
 from analysis.timing import Timing, time_per_call
 from analysis.steps import per_call_summary, step_ops
 from analysis.traces import Trace, load_trace
 from helpers.backend import Backend
+from helpers.errors import SeriesError
+from helpers.outputs import write_json
 
 from .profiling import ProfileResult, profile_steps
 from .rmsnorm import error_tolerance, max_error, rmsnorm_reference, within_tolerance
@@ -128,4 +135,78 @@ def study_variant(
         max_error=err,
         dtype=x.dtype,
         input_bytes=x.numel() * x.element_size(),
+    )
+
+
+# ------------------------------------------------------------------ the study as 05 recorded it
+STUDY_NOTEBOOK = "05_compare_variants"
+STUDY_FILE = "variant_study.json"
+
+
+@dataclass
+class RecordedStudy:
+    """What notebook 05 measured in one run: per shape, every case's timing (samples included) and
+    the copy floor's check; per (shape, variant), the profiled row and its trace file."""
+
+    folder: Path  # 05's output folder in the run
+    parameters: dict[str, Any]  # shapes {"small": [tokens, hidden], "large": ...}, dtype, eps
+    blocks: dict[str, dict[str, Timing]]
+    floors: dict[str, FloorCheck]
+    rows: Any  # pandas.DataFrame indexed by (shape, variant): VariantReport.row() and cpu_us_per_call
+
+    def trace(self, shape: str, variant: str) -> Trace:
+        """The profiled call's trace, as 05 wrote it."""
+        return load_trace(self.folder / self.rows.loc[(shape, variant), "trace_file"])
+
+
+def save_study(
+    out_dir: Path,
+    parameters: dict[str, Any],
+    blocks: dict[str, dict[str, Timing]],
+    floors: dict[str, FloorCheck],
+    reports: dict[tuple[str, str], VariantReport],
+) -> Path:
+    """Keep 05's timings, floor checks and profiled rows in `out_dir/variant_study.json`.
+
+    Why: appendix A3 checks the floor and the timings 05 showed by reading them back; timing the
+    variants again would check other numbers, and cost the main job a second large-shape block.
+
+    Returns:
+        The file written."""
+    rows = [
+        {"shape": s, **r.row(), "trace_file": str(Path(r.profile.trace_path).relative_to(out_dir))}
+        for (s, _), r in reports.items()
+    ]
+    record = {  # lists, not mappings: write_json sorts keys, and the shapes and cases keep 05's order
+        "parameters": parameters,
+        "shapes": list(blocks),
+        "blocks": [{"shape": s, "case": name, **t.record()} for s, block in blocks.items() for name, t in block.items()],
+        "floors": [{"shape": s, **asdict(f)} for s, f in floors.items()],
+        "rows": rows,
+    }
+    return write_json(Path(out_dir) / STUDY_FILE, record)
+
+
+def load_study(run_dir: Path) -> RecordedStudy:
+    """The study 05 kept in the run folder `run_dir` (see save_study).
+
+    Raises:
+        SeriesError: 05 has not run into this folder; the message names the command that runs both."""
+    folder = Path(run_dir) / STUDY_NOTEBOOK
+    path = folder / STUDY_FILE
+    if not path.is_file():
+        raise SeriesError(
+            f"no study of notebook 05 in {run_dir}: this appendix checks what 05 measured in the same run folder",
+            'run both into one folder: make run ARGS="--notebooks 05 A3", or run 05 with the OUT_DIR this notebook uses',
+        )
+    record = json.loads(path.read_text())
+    blocks: dict[str, dict[str, Timing]] = {shape: {} for shape in record["shapes"]}
+    for t in record["blocks"]:
+        blocks[t.pop("shape")][t.pop("case")] = Timing.from_record(t)
+    return RecordedStudy(
+        folder=folder,
+        parameters=record["parameters"],
+        blocks=blocks,
+        floors={f.pop("shape"): FloorCheck(**f) for f in record["floors"]},
+        rows=pd.DataFrame(record["rows"]).set_index(["shape", "variant"]),
     )

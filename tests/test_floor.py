@@ -141,3 +141,40 @@ def test_variants_no_pair_verdict_tells_apart_are_shown_as_a_tie():
     ranking = rank_over_floor(timings, ["naive", "fused", "compiled"], floor, "large")
     assert ranking.tiers() == [["compiled"], ranking.order[1:]] and len(ranking.order) == 3
     assert "compiled 1.20x, then " in ranking.sentence_with_ties and " = " in ranking.sentence_with_ties
+
+
+def test_the_study_05_keeps_reads_back_in_its_order_with_every_sample(tmp_path):
+    from types import SimpleNamespace
+
+    from analysis.contention import Contention
+    from analysis.floor import FloorCheck
+    from helpers.errors import SeriesError
+    from lesson.study import load_study, save_study
+
+    folder = tmp_path / "05_compare_variants"
+    (folder / "large").mkdir(parents=True)
+    (folder / "large" / "naive.trace.json").write_text('{"traceEvents": []}')
+    quiet = Contention(1.0, 0.0, 0.0, None)
+    blocks = {
+        "small": {"copy": Timing("copy", np.array([2.0, 3.0]), 100), "naive": Timing("naive", np.array([5.0, 6.0]), 50)},
+        "large": {"copy": Timing("copy", np.array([40.0, 41.0]), 1, quiet)},
+    }
+    floors = {
+        "small": FloorCheck(20.0, 21.0, 0.1, memory_bound=False, bytes_moved=64),
+        "large": FloorCheck(7.0, 11.0, 0.2, ["x"]),
+    }
+    report = SimpleNamespace(
+        row=lambda: {"variant": "naive", "cpu_us": 9.0}, profile=SimpleNamespace(trace_path=folder / "large" / "naive.trace.json")
+    )
+    save_study(folder, {"shapes": [["small", [8, 64]], ["large", [64, 64]]]}, blocks, floors, {("large", "naive"): report})
+    study = load_study(tmp_path)
+    assert list(study.blocks) == ["small", "large"] and list(study.blocks["small"]) == ["copy", "naive"]
+    for shape, block in blocks.items():
+        for name, t in block.items():
+            back = study.blocks[shape][name]
+            assert back.samples_us.tolist() == t.samples_us.tolist() and back.inner == t.inner and back.contention == t.contention
+    assert study.floors == floors and not study.floors["large"].ok
+    assert study.rows.loc[("large", "naive"), "cpu_us"] == 9.0
+    assert study.rows.loc[("large", "naive"), "trace_file"] == "large/naive.trace.json"
+    with pytest.raises(SeriesError, match='make run ARGS="--notebooks 05 A3"'):
+        load_study(tmp_path / "elsewhere")
