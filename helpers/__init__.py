@@ -41,6 +41,7 @@ _EXPORTS = {
     "metrics": "error_metric metric quantity ratio_metric timing_metric",
     "neuron_notes": "trainium_note",
     "neuron_runtime": "neff_cache_dir neuron_settings=current",
+    "outputs": "run_inductor_cache",
     "series": "CPU_SECONDS_MEASURED_ON NOTEBOOKS VARIANT_KEYS",
 }
 __getattr__, __dir__, _names = lazy_namespace(__name__, globals(), _EXPORTS)

@@ -25,7 +25,7 @@ from analysis.compiles import CompileLog, compile_counters
 from analysis.contention import Contention
 from helpers.backend import Backend
 from helpers.errors import ParameterError, SeriesError
-from helpers.outputs import write_json
+from helpers.outputs import run_inductor_cache, write_json
 
 
 # ------------------------------------------------------------------ the stream and its checks
@@ -136,7 +136,8 @@ class RecordedStream:
 
     @property
     def inductor_cache(self) -> Path:
-        return self.folder / "inductor-cache"
+        """The on-disk cache 07's compiles used, warm with its graphs."""
+        return run_inductor_cache(self.folder)
 
 
 def save_stream(

@@ -342,26 +342,55 @@ def run(
             print(f"    FAILED{where}: {record['error'].splitlines()[0]}", flush=True)
         else:
             print(f"    passed in {record['seconds']} s", flush=True)
-        if html and executed.exists():
-            record["html"] = render_html(executed)
         results.append(record)
+        if after_each is not None:
+            after_each(results)
+    if html:
+        render_all_html(run_dir, results)
         if after_each is not None:
             after_each(results)
     return results
 
 
-def render_html(executed: Path) -> str | None:
+def render_all_html(run_dir: Path, results: list[dict[str, Any]]) -> None:
+    """Render every executed notebook's handouts once all have run, one process per CPU, and
+    record each one's name in its status record.
+
+    Why after the notebooks and not beside them: a render running while a notebook times its calls
+    would take a CPU from it (the busy check would then withhold its verdicts); after them, the
+    renders may use every CPU (about 1 s per notebook, run in parallel)."""
+    executed = [run_dir / f"{r['notebook']}.ipynb" for r in results]
+    todo = [(r, path) for r, path in zip(results, executed) if path.exists()]
+    if not todo:
+        return
+    print(f"rendering {len(todo)} HTML handouts ...", flush=True)
+    from concurrent.futures import ProcessPoolExecutor
+
+    workers = min(len(todo), os.cpu_count() or 1)  # Ctrl-C is the runner's to handle (one line), not each worker's
+    with ProcessPoolExecutor(max_workers=workers, initializer=signal.signal, initargs=(signal.SIGINT, signal.SIG_IGN)) as pool:
+        outcomes = list(pool.map(_render_html, [path for _, path in todo]))
+    for (record, path), (name, errnum, problem) in zip(todo, outcomes):
+        if errnum is not None:  # a failed write stops the run, as it would a notebook
+            raise WriteFailure(path.parent, OSError(errnum, os.strerror(errnum)))
+        if problem is not None:
+            print(f"    {record['notebook']}: HTML render failed: {problem}", flush=True)
+        record["html"] = name
+
+
+def _render_html(executed: Path) -> tuple[str | None, int | None, str | None]:
+    """Render one notebook's handouts: (the instructor's file name, None, None), or (None, errno of
+    a failed write, None), or (None, None, why the render failed). Plain values: it runs in a pool."""
     from series_tools.handouts import render_handout
 
     try:
-        return render_handout(executed).name
+        return render_handout(executed).name, None, None
     except Exception as exc:  # a render failure must not fail the run; a failed write stops it
         if _is_write_failure(exc):
             for partial in (executed.with_suffix(".html"), executed.with_suffix(".student.html")):
                 partial.unlink(missing_ok=True)  # it may be cut off: no partial file under a final name
-            raise WriteFailure(executed.parent, exc) from exc
-        print(f"    (HTML render failed: {exc})", flush=True)
-        return None
+            cause = exc if isinstance(exc, OSError) else exc.__cause__
+            return None, getattr(cause, "errno", None) or errno.EIO, None
+        return None, None, str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
 def record_run(

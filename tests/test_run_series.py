@@ -254,3 +254,26 @@ def test_kernels_start_with_a_fixed_address_layout_and_the_record_says_so():
 
     assert plain == [address_layout()]  # without the prefix a child keeps this process's layout
     assert address_layout() in ("fixed", "randomized")
+
+
+def test_handouts_render_after_the_notebooks_and_a_failed_write_stops_the_run(tmp_path, monkeypatch):
+    import errno
+
+    from series_tools import handouts
+
+    for stem in ("01_a", "02_b"):
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(f"# {stem}")])
+        nbformat.write(nb, tmp_path / f"{stem}.ipynb")
+    results = [{"notebook": "01_a"}, {"notebook": "02_b"}, {"notebook": "03_never_ran"}]
+    run_series.render_all_html(tmp_path, results)
+    assert [r.get("html") for r in results] == ["01_a.html", "02_b.html", None]
+    assert (tmp_path / "02_b.student.html").stat().st_size > 0
+
+    def full_disk(executed):  # a cut-off file under the final name, then the write fails
+        executed.with_suffix(".html").write_text("<html")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(handouts, "render_handout", full_disk)  # the pool forks: its workers see the patch
+    with pytest.raises(run_series.WriteFailure, match="No space left on device"):
+        run_series.render_all_html(tmp_path, [{"notebook": "01_a"}])
+    assert not (tmp_path / "01_a.html").exists()

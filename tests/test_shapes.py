@@ -71,7 +71,7 @@ def test_the_stream_07_keeps_reads_back_as_it_was_served(tmp_path):
     assert stream.logs["static"].limit_warnings == logs["static"].limit_warnings
     assert stream.contention == contention and stream.contention[("static", 1)].busy is False
     assert stream.parameters == {"lengths": [5], "hidden": 64} and stream.warmup_s == 3.5
-    assert stream.second["warmup_s"] == 1.0 and stream.inductor_cache == folder / "inductor-cache"
+    assert stream.second["warmup_s"] == 1.0 and stream.inductor_cache == tmp_path / "inductor-cache"
 
 
 def test_a_run_folder_without_07s_stream_names_the_command_that_runs_both(tmp_path):
