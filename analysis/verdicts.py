@@ -81,7 +81,8 @@ class Verdict:
     `kind` is one of KINDS; `median`, `p10`, `p90` are the ratio (or, for ranges, the subject's
     figures) it rests on; `seen` says what the busy check saw. `form` says what those figures are
     ("ratio": a paired ratio; "ranges": two ranges of `unit`, `median` the midpoint of the subject's
-    p10-p90; "busy range": a busy `judge_timings`, `median` the subject's median; "steps": `median` the
+    p10-p90; "busy range": a busy `judge_timings`, `median` the subject's median; "too few": a
+    `judge_timings` withheld for want of samples, likewise; "steps": `median` the
     steps that held out of `total`; "count", "estimate", "withheld"),
     so that the table never shows a midpoint or a count under a ratio's heading."""
 
@@ -132,6 +133,7 @@ class Verdict:
             "ratio": ("median ratio", _round(self.median), _round(self.p10), _round(self.p90)),
             "ranges": (f"midpoint of p10-p90 ({self.unit})", _round(self.median), _round(self.p10), _round(self.p90)),
             "busy range": (f"median ({self.unit})", _round(self.median), _round(self.p10), _round(self.p90)),
+            "too few": (f"median ({self.unit}), too few samples", _round(self.median), _round(self.p10), _round(self.p90)),
             "steps": ("steps it held in", f"{self.median:.0f} of {self.total}", blank, blank),
             "count": (f"count ({self.unit})", _round(self.median), blank, blank),
             "estimate": (f"estimate ({self.unit})", _round(self.median), blank, blank),
@@ -257,7 +259,9 @@ def judge_timings(
     Returns:
         A "busy" Verdict ("not measurable here: the machine was busy (...)", each side's median and
         p10-p90, so that the reader sees the spread it would have been judged by) when either block's
-        contention says busy, else `judge_ranges` of the two ranges in us (touching is not apart).
+        contention says busy; a "withheld" one (a reading: where the subject lies against the
+        reference's range) when either holds fewer than MIN_RANGE_SAMPLES samples; else
+        `judge_ranges` of the two ranges in us (touching is not apart).
     """
     busy = [t.contention for t in (timing, reference_timing) if t.contention is not None and t.contention.busy]
     if busy:
@@ -267,8 +271,33 @@ def judge_timings(
         text = f"not measurable here: the machine was busy ({seen}); {subject} read {read[0]} against {reference} {read[1]} and concludes nothing"
         fields = {"p10": timing.p10_us, "p90": timing.p90_us, "median": timing.median_us, "form": "busy range", "unit": unit}
         return Verdict(subject=subject, reference=reference, kind="busy", sentence=text, seen=seen, **fields)
+    few = [(name, t) for name, t in ((subject, timing), (reference, reference_timing)) if _samples(t) < MIN_RANGE_SAMPLES]
+    if few:
+        name, t = few[0]
+        n, f = _samples(t), f",.{decimals}f"
+        (a10, a90), (b10, b90) = (timing.p10_us, timing.p90_us), (reference_timing.p10_us, reference_timing.p90_us)
+        where = "above" if a10 > b90 else "below" if a90 < b10 else "inside"
+        read = f"{a10:{f}}" if a10 == a90 else f"{a10:{f}}-{a90:{f}}"
+        text = (
+            f"{subject} read {read} {unit}, {where} the p10-p90 of {reference} ({b10:{f}}-{b90:{f}} {unit}): {name} is "
+            f"{'one reading' if n == 1 else f'{n} readings'}, and fewer than {MIN_RANGE_SAMPLES} have no spread to judge "
+            "by, so this is a reading, not a verdict"
+        )
+        fields = {"p10": a10, "p90": a90, "median": timing.median_us, "form": "too few", "unit": unit}
+        return Verdict(subject=subject, reference=reference, kind="withheld", sentence=text, **fields)
     ranges = (timing.p10_us, timing.p90_us), (reference_timing.p10_us, reference_timing.p90_us)
     return judge_ranges(subject, ranges[0], reference, ranges[1], unit, decimals)
+
+
+# The fewest samples whose p10-p90 `judge_timings` judges: of fewer, p10 and p90 are about their
+# smallest and largest (of one, the reading itself), which says nothing of the spread.
+MIN_RANGE_SAMPLES = 5
+
+
+def _samples(timing: Any) -> int:
+    """How many samples a timing holds; a figure without `samples_us` counts as enough."""
+    samples = getattr(timing, "samples_us", None)
+    return MIN_RANGE_SAMPLES if samples is None else len(samples)
 
 
 def judge_steps(statement: str, held: int, total: int, pairing: str = "step", scope: str = "this run") -> Verdict:

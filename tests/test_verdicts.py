@@ -90,20 +90,43 @@ def test_timings_from_separate_blocks_compare_by_range_and_a_busy_block_conclude
     def timing(samples, contention=None):
         return Timing("t", np.asarray(samples, dtype=float), 1, contention)
 
-    quiet = timing([10.0, 10.5, 11.0, 11.5], Contention(1.0, 0.0, 0.0, 0.0))
-    slower = judge_timings("one busy process", timing([14.0, 15.0, 16.0], Contention(1.0, 0.02, 0.4, 0.0)), "quiet", quiet)
+    quiet = timing([10.0, 10.2, 10.5, 10.8, 11.0, 11.5], Contention(1.0, 0.0, 0.0, 0.0))
+    slower = judge_timings(
+        "one busy process", timing([14.0, 14.5, 15.0, 15.5, 16.0], Contention(1.0, 0.02, 0.4, 0.0)), "quiet", quiet
+    )
     assert slower.kind == "slower" and "measurably above quiet" in str(slower)
-    busy = judge_timings("one busy process", timing([9.0, 9.5, 10.0], Contention(1.0, 0.5, 0.5, 0.0)), "quiet", quiet)
+    busy = judge_timings("one busy process", timing([9.0, 9.2, 9.5, 9.8, 10.0], Contention(1.0, 0.5, 0.5, 0.0)), "quiet", quiet)
     assert busy.kind == "busy" and not busy.measurable and "concludes nothing" in str(busy)
     assert "waited for a CPU 50%" in str(busy) and "faster" not in str(busy) and "below" not in str(busy)
     # a busy verdict still shows both spreads (A1 promised the steady state's p10-p90 and printed a median)
     assert "(p10-p90 9.1-9.9)" in str(busy) and f"(p10-p90 {quiet.p10_us:,.1f}-{quiet.p90_us:,.1f})" in str(busy)
-    unknown = judge_timings("a", timing([10.8, 11.2]), "quiet", quiet)  # no counters: judged by ranges alone
+    unknown = judge_timings("a", timing([10.8, 10.9, 11.0, 11.1, 11.2]), "quiet", quiet)  # no counters: judged by ranges alone
     assert unknown.kind == "no measurable difference"
     ratios = judge_timings(
-        "at half width", timing([0.96, 0.97, 0.98]), "at full width", timing([1.01, 1.02]), unit="x", decimals=2
+        "at half width",
+        timing([0.96, 0.965, 0.97, 0.975, 0.98]),
+        "at full width",
+        timing([1.01, 1.012, 1.015, 1.018, 1.02]),
+        unit="x",
+        decimals=2,
     )
     assert ratios.kind == "faster" and "0.96-0.98 x against at full width 1.01-1.02 x" in str(ratios)  # not "1.0-1.0 x"
+
+
+def test_a_reading_of_fewer_samples_than_a_range_needs_is_not_a_verdict():
+    """01's exercise printed 'first recorded step (one sample) measurably above the other steps' from one
+    step 3% above the others' p90: one reading has no spread, so it is placed, not judged."""
+    from analysis.timing import Timing
+    from analysis.verdicts import MIN_RANGE_SAMPLES
+
+    others = Timing("others", np.array([4929.6, 4736.1, 4567.5, 4594.5, 4736.6]), 1)
+    first = judge_timings("first recorded step", Timing("first", np.array([4986.9]), 1), "the other steps", others)
+    assert first.kind == "withheld" and not first.measurable and "measurably" not in str(first)
+    assert "read 4,986.9 us, above the p10-p90 of the other steps" in str(first) and "one reading" in str(first)
+    assert first.row()["verdict"] == "withheld" and "too few" in first.row()["figure"]
+    few = Timing("few", np.array([1.0, 2.0, 3.0, 4.0][: MIN_RANGE_SAMPLES - 1]), 1)
+    assert judge_timings("a", others, "b", few).kind == "withheld"  # the reference's side counts too
+    assert "inside" in str(judge_timings("c", Timing("c", np.array([4700.0]), 1), "the others", others))
 
 
 def test_a_statement_about_steps_holds_only_in_every_step():
