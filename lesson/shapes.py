@@ -147,15 +147,13 @@ def save_stream(
     logs: dict[str, CompileLog],
     contention: dict[tuple[str, int], Contention | None],
     warmup_s: float,
-) -> Path:
+) -> None:
     """Keep the stream 07 served in `out_dir/stream.json`.
 
     Why: appendix A5 checks the numbers 07 showed (recompile reasons, the limit, the first compile
     of a process) by reading them back; serving the stream again would check other numbers, and
     cost the main job a second cold compiler start.
-
-    Returns:
-        The file written."""
+    Returns nothing, so that a cell ending in it shows no stray path."""
     record = {
         "parameters": parameters,
         "calls": calls.to_dict(orient="split", index=False),  # keeps the column order
@@ -166,7 +164,7 @@ def save_stream(
         ],
         "warmup_s": warmup_s,
     }
-    return write_json(Path(out_dir) / STREAM_FILE, record)
+    write_json(Path(out_dir) / STREAM_FILE, record)
 
 
 def load_stream(run_dir: Path) -> RecordedStream:

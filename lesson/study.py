@@ -165,14 +165,12 @@ def save_study(
     blocks: dict[str, dict[str, Timing]],
     floors: dict[str, FloorCheck],
     reports: dict[tuple[str, str], VariantReport],
-) -> Path:
+) -> None:
     """Keep 05's timings, floor checks and profiled rows in `out_dir/variant_study.json`.
 
     Why: appendix A3 checks the floor and the timings 05 showed by reading them back; timing the
     variants again would check other numbers, and cost the main job a second large-shape block.
-
-    Returns:
-        The file written."""
+    Returns nothing, so that a cell ending in it shows no stray path."""
     rows = [
         {"shape": s, **r.row(), "trace_file": str(Path(r.profile.trace_path).relative_to(out_dir))}
         for (s, _), r in reports.items()
@@ -184,7 +182,7 @@ def save_study(
         "floors": [{"shape": s, **asdict(f)} for s, f in floors.items()],
         "rows": rows,
     }
-    return write_json(Path(out_dir) / STUDY_FILE, record)
+    write_json(Path(out_dir) / STUDY_FILE, record)
 
 
 def load_study(run_dir: Path) -> RecordedStudy:
