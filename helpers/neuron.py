@@ -9,6 +9,7 @@ below). tests/test_neuron_contract.py checks it against the documented messages.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -35,12 +36,21 @@ DRIVER_FIX = (
 )
 
 
+def neuron_ls_executable() -> str | None:
+    """`neuron-ls` from PATH, else from the DLAMI's /opt/aws/neuron/bin (a workshop seat started by a
+    hub under systemd has a PATH without it); None where neither has it."""
+    from analysis.neuron_profile import NEURON_TOOLS_BIN  # /opt/aws/neuron/bin (N32)
+
+    fallback = NEURON_TOOLS_BIN / "neuron-ls"
+    return shutil.which("neuron-ls") or (str(fallback) if os.access(fallback, os.X_OK) else None)
+
+
 def neuron_ls_output(max_lines: int = 20) -> str:
     """`neuron-ls` output (which process holds which device), or why it is not shown."""
 
-    exe = shutil.which("neuron-ls")
+    exe = neuron_ls_executable()
     if exe is None:
-        return "(neuron-ls is not on PATH here)"
+        return "(neuron-ls is neither on PATH nor in /opt/aws/neuron/bin here)"
     try:
         done = subprocess.run([exe], capture_output=True, text=True, timeout=20)
     except (OSError, subprocess.TimeoutExpired) as exc:

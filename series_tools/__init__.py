@@ -17,6 +17,7 @@
 - hosted:     every notebook's three-line start cell, and the hosted route's install cell
 - lesson_limits: the lesson-first limits (reading time, cell sizes, sentence share) measured on a notebook
 - workshop:   a workshop's seat plan from the host and its JupyterHub configuration (`make workshop SEATS=N`)
+- workshop_seed: what each workshop seat starts from (notebooks, docs, warm NEFF cache), for every seat before class
 
 `helpers` never imports this package (tests/test_layering.py).
 """

@@ -28,8 +28,9 @@ GUIDE = REPO_ROOT / "docs" / "INSTRUCTOR_GUIDE.md"
 LOGIN_MINUTES = 10  # the first slot: logging in, opening the first notebook, checking the kernel
 PREDICT_MINUTES = 3  # the room writes down its predictions before running the cells
 MINUTES_PER_EXERCISE = 3
-BREAK_MINUTES = 15  # between the two sessions
+BREAK_MINUTES = 15  # at least, between the two sessions of a day
 SESSION_MINUTES = 180  # a workshop session; the core path takes two
+SESSIONS_PER_DAY = 2  # a further session (the optional notebooks that do not fit) is on the next day
 REFERENCE_MINUTES = reference_run_minutes()
 
 
@@ -73,32 +74,49 @@ def exercises_markdown() -> str:
     return "\n".join(lines)
 
 
+def _hmm(minutes: int) -> str:
+    return f"{minutes // 60}:{minutes % 60:02d}"
+
+
 def agenda_markdown() -> str:
     """The core path first (00-06, then 09), in sessions of SESSION_MINUTES, then the optional
-    notebooks; each slot budgets login, prediction, reading and exercises, with a running clock."""
+    notebooks; each slot budgets login, prediction, reading and exercises, with a running clock per
+    day. A day holds SESSIONS_PER_DAY sessions, the second starting BREAK_MINUTES after the first
+    session's planned end; a break row says when a session ends and how long the break is."""
     lessons = [i for i in NOTEBOOKS if not i.appendix]
     core, optional = [i for i in lessons if not i.optional], [i for i in lessons if i.optional]
     header = "| start (h:mm) | notebook | login | predict | read | exercises | slot (min) | run on a 2-core CPU (s) | part |"
-    rows, clock, session, core_sessions = [header, "|---|---|---|---|---|---|---|---|---|"], 0, 0, 0
+    blank = " | | | | | | | |"
+    rows = [header, "|---|---|---|---|---|---|---|---|---|", f"| 0:00 | session 1 (day 1){blank}"]
+    clock, session, day, in_day, core_sessions = 0, 0, 1, 0, 0
     for info in core + optional:
         plan = slot(info)
-        if clock + plan["slot"] > (session + 1) * SESSION_MINUTES + session * BREAK_MINUTES:
-            clock = (session + 1) * (SESSION_MINUTES + BREAK_MINUTES)  # the next session starts after the break
-            session += 1
-            rows.append(f"| {clock // 60}:{clock % 60:02d} | session {session + 1} | | | | | | | |")
+        if clock + plan["slot"] > in_day * (SESSION_MINUTES + BREAK_MINUTES) + SESSION_MINUTES:
+            ended, session = clock, session + 1
+            if in_day + 1 < SESSIONS_PER_DAY:
+                in_day += 1
+                clock = in_day * (SESSION_MINUTES + BREAK_MINUTES)  # the session's planned start, a break after the last one
+                rows.append(f"| {_hmm(ended)} | break ({clock - ended} min){blank}")
+            else:
+                rows.append(f"| {_hmm(ended)} | end of day {day}{blank}")
+                day, in_day, clock = day + 1, 0, 0
+            rows.append(f"| {_hmm(clock)} | session {session + 1} (day {day}){blank}")
         read = f"{plan['read']}" if plan["read_recorded"] else f"{plan['read']} (limit; not recorded)"
         run = f"{info.cpu_seconds:.0f}" if info.cpu_seconds else "not recorded"
         rows.append(
-            f"| {clock // 60}:{clock % 60:02d} | `{info.stem}` | {plan['login'] or ''} | {plan['predict']} | {read} | "
+            f"| {_hmm(clock)} | `{info.stem}` | {plan['login'] or ''} | {plan['predict']} | {read} | "
             f"{plan['exercises']} | {plan['slot']} | {run} | {'optional' if info.optional else 'core'} |"
         )
         clock += plan["slot"]
         core_sessions = core_sessions if info.optional else session + 1
+    rows.append(f"| {_hmm(clock)} | end of day {day}{blank}")
     core_minutes = sum(slot(i)["slot"] for i in core)
     rows.append("")
     rows.append(
         f"Core path: {core_minutes} min of slots ({sum(slot(i)['read'] for i in core)} of them reading), in "
-        f"{core_sessions} session(s) of at most {SESSION_MINUTES} min with a {BREAK_MINUTES}-min break between. Reading "
+        f"{core_sessions} session(s) of at most {SESSION_MINUTES} min, {SESSIONS_PER_DAY} sessions a day; the second "
+        f"session of a day starts {SESSION_MINUTES + BREAK_MINUTES} min after the first, so the break is at least "
+        f"{BREAK_MINUTES} min (its row gives its length). The clock restarts at 0:00 each day. Reading "
         f"times and run times: {CPU_SECONDS_MEASURED_ON}; on Trainium the first run of a notebook adds its compiles "
         "(pre-warm the caches, below). The appendix notebooks (A1-A5) are for self-study: each checks the numbers of "
         "the lesson notebooks it names."

@@ -49,7 +49,6 @@ from helpers.outputs import REPO_ROOT
 KERNEL_NAME = "trainium-profiling"  # the series' kernel (Makefile KERNEL, helpers.kernel_check)
 KERNEL_DISPLAY_NAME = "Python (trainium-profiling)"
 HUB_CONFIG_TEMPLATE = REPO_ROOT / "workshop" / "jupyterhub_config.py"
-NEURON_LS = "neuron-ls"
 NEURON_TOOLS_BIN = Path("/opt/aws/neuron/bin")  # where the DLAMI installs neuron-ls and neuron-explorer
 DEVICE_PROFILE_HBM_GB = 5.0  # "ProfileMode.DEVICE reserves about 5 GB of HBM on trn2" (N22)
 DEFAULT_LNC = 2  # "LNC=2 (default)" on Trn2 (logical-neuroncore-config.rst)
@@ -217,7 +216,9 @@ def parse_neuron_ls(output: str, lnc: int = DEFAULT_LNC) -> tuple[int, int, floa
 
 
 def neuron_ls_executable() -> str | None:
-    return shutil.which(NEURON_LS) or (str(NEURON_TOOLS_BIN / NEURON_LS) if (NEURON_TOOLS_BIN / NEURON_LS).exists() else None)
+    from helpers.neuron import neuron_ls_executable as found  # PATH, else /opt/aws/neuron/bin
+
+    return found()
 
 
 def explorer_port_flag() -> str | None:
@@ -344,7 +345,8 @@ def plan_seats(
         )
     if host.backend == "neuron" and not host.explorer_checked:
         notes.append(
-            "Neuron Explorer: whether `neuron-explorer view` takes a port option is read on the host (make workshop there)"
+            "Neuron Explorer: whether `neuron-explorer view` takes a port option is read on the host "
+            "(`python -m series_tools.workshop` there, in the DLAMI venv)"
         )
     elif host.backend == "neuron" and not host.explorer_port_flag:
         notes.append(
@@ -588,7 +590,11 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or REPO_ROOT / "workshop-hub"
     written = write_hub(plan, out, settings)
     print(f"\nwrote {', '.join(str(p) for p in written)}")
-    print(f"start the hub: cd {out} && WORKSHOP_PASSWORD=<8+ characters> {Path(settings.python).parent}/jupyterhub")
+    print(
+        f"start the hub: cd {out} && WORKSHOP_PASSWORD=<8+ characters> WORKSHOP_ADMIN_PASSWORD=<32+ characters, for /hub/admin> "
+        f"{Path(settings.python).parent}/jupyterhub   (the room: the systemd unit of docs/WORKSHOP_HUB.md step 6)"
+    )
+    print(f"seed every seat before class: python -m series_tools.workshop_seed {out}")
     if settings.spawner == "local":
         print(
             "  (as root: each seat runs as its own Unix user seat01, seat02, ...; create them first, docs/WORKSHOP_HUB.md step 3)"

@@ -219,3 +219,98 @@ def test_notebooks_choose_what_each_seat_copies(tmp_path, capsys):
     assert workshop.main([*saved, "--out", str(tmp_path / "b"), "--notebooks", str(student)]) == 0
     record = json.loads((tmp_path / "b" / "workshop.json").read_text())
     assert record["hub"]["notebooks"] == str(student)
+
+
+def _simple_hub(tmp_path: Path, capsys) -> Path:
+    """A three-seat hub whose seats run as this user in tmp homes, seeded from a warm cache with its debug record."""
+    warm = tmp_path / "warm"
+    (warm / "MODULE_x").mkdir(parents=True)
+    (warm / "MODULE_x" / "model.neff").write_text("neff")
+    (tmp_path / "warm.series-debug.json").write_text("{}")
+    out = tmp_path / "hub"
+    args = ["--seats", "3", "--neuron-ls", str(DATA / "neuron-ls.trn2.3xlarge.SYNTHETIC.txt"), "--out", str(out)]
+    args += ["--spawner", "simple", "--homes", str(tmp_path / "homes"), "--cache-root", str(tmp_path / "caches")]
+    assert workshop.main([*args, "--warm-cache", str(warm)]) == 0
+    capsys.readouterr()
+    return out
+
+
+class _Spawner:
+    def __init__(self, name):
+        self.user = type("User", (), {"name": name})()
+        self.environment = {}
+
+
+def test_the_instructor_lands_on_the_admin_page_and_is_refused_a_server_with_the_fix(tmp_path, capsys):
+    out = _simple_hub(tmp_path, capsys)
+    config = _run_config(out / "jupyterhub_config.py", {"WORKSHOP_PASSWORD": "a-workshop-password"})
+    landing = config["JupyterHub"]["default_url"]
+
+    class Handler:
+        base_url = "/"
+
+        def __init__(self, name):
+            self.current_user = type("User", (), {"name": name})() if name else None
+
+        def get_login_url(self):
+            return "/hub/login"
+
+    assert landing(Handler("instructor")) == "/hub/admin"
+    assert landing(Handler("seat02")) == "/hub/spawn"
+    assert landing(Handler(None)) == "/hub/login"
+    with pytest.raises(KeyError, match="/hub/admin"):
+        config["Spawner"]["pre_spawn_hook"](_Spawner("instructor"))
+    assert not (tmp_path / "homes" / "instructor").exists()  # nothing made for a name outside the plan
+
+
+def test_a_seats_first_start_copies_notebooks_docs_and_the_warm_cache_and_finds_neuron_tools(tmp_path, capsys, monkeypatch):
+    out = _simple_hub(tmp_path, capsys)
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # systemd's PATH: no /opt/aws/neuron/bin
+    config = _run_config(out / "jupyterhub_config.py", {"WORKSHOP_PASSWORD": "a-workshop-password"})
+    spawner = _Spawner("seat02")
+    config["Spawner"]["pre_spawn_hook"](spawner)
+    series = tmp_path / "homes" / "seat02" / "trainium-profiling"
+    assert (series / "notebooks" / "00_environment_check.ipynb").exists()
+    assert (series / "notebooks" / "../docs/CHEATSHEET.md").resolve().exists()  # the notebooks' links resolve
+    cache = Path(spawner.environment["TORCH_NEURONX_NEFF_CACHE_DIR"])
+    assert cache == tmp_path / "caches" / "seat02" / "neff" and (cache / "MODULE_x" / "model.neff").exists()
+    assert Path(f"{cache}.series-debug.json").exists()
+    assert spawner.environment["NEURON_RT_VISIBLE_CORES"] == "1"
+    assert "/opt/aws/neuron/bin" in spawner.environment["PATH"].split(":")
+    assert config["Spawner"]["default_url"] == "/lab/tree/notebooks"
+
+
+def test_seeding_every_seat_before_class_uses_the_hubs_copy_and_keeps_a_seeded_seat(tmp_path, capsys):
+    from series_tools import workshop_seed
+
+    out = _simple_hub(tmp_path, capsys)
+    assert workshop_seed.main([str(out)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0] for line in lines] == ["seat01", "seat02", "seat03"]
+    assert all("notebooks, docs, NEFF cache from" in line for line in lines)
+    edited = tmp_path / "homes" / "seat01" / "trainium-profiling" / "notebooks" / "00_environment_check.ipynb"
+    edited.write_text("a learner's edit")
+    assert workshop_seed.main([str(out), "seat01"]) == 0
+    assert "seat01: already seeded" in capsys.readouterr().out and edited.read_text() == "a learner's edit"
+    assert workshop_seed.main([str(out), "instructor"]) == 2
+    assert "/hub/admin" in capsys.readouterr().err
+    assert workshop_seed.main([str(tmp_path / "nowhere")]) == 2
+    assert "Fix:" in capsys.readouterr().err
+
+
+def test_neuron_ls_is_found_in_the_dlami_tools_folder_when_not_on_path(tmp_path, monkeypatch):
+    import analysis.neuron_profile
+    from helpers import neuron
+
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    exe = tools / "neuron-ls"
+    exe.write_text("#!/bin/sh\necho '| NEURON DEVICE | held by seat07 |'\n")
+    exe.chmod(0o755)
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    monkeypatch.setattr(analysis.neuron_profile, "NEURON_TOOLS_BIN", tools)
+    assert neuron.neuron_ls_executable() == str(exe)
+    assert "held by seat07" in neuron.neuron_ls_output()
+    assert workshop.neuron_ls_executable() == str(exe)
+    monkeypatch.setattr(analysis.neuron_profile, "NEURON_TOOLS_BIN", tmp_path / "none")
+    assert neuron.neuron_ls_executable() is None and "/opt/aws/neuron/bin" in neuron.neuron_ls_output()

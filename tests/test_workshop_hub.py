@@ -293,8 +293,14 @@ def test_each_seats_kernel_runs_with_its_planned_core_threads_cache_and_ports(hu
         kernel, stdout = run_in_kernel(hub["base"], user, token, REPORT, timeout_s=120)
         assert kernel == "trainium-profiling"  # the series' kernel is the seat's default
         reports[user] = json.loads(stdout.strip().splitlines()[-1])
-        listing = requests.get(f"{hub['base']}/user/{user}/api/contents", headers={"Authorization": f"token {token}"}, timeout=30)
+        listing = requests.get(
+            f"{hub['base']}/user/{user}/api/contents/notebooks", headers={"Authorization": f"token {token}"}, timeout=30
+        )
         assert "00_environment_check.ipynb" in listing.text  # the server opens on the seat's own copy of the notebooks
+        docs = requests.get(
+            f"{hub['base']}/user/{user}/api/contents/docs", headers={"Authorization": f"token {token}"}, timeout=30
+        )
+        assert "CHEATSHEET.md" in docs.text  # beside them, so the notebooks' ../docs/ links open
         hub["seen"] |= descendants(hub["process"].pid)
     for user, seen in reports.items():
         want = planned[user]
@@ -324,7 +330,7 @@ def test_notebook_00_runs_in_a_seat(hub):
     executed = hub["tmp"] / "seat01-00.ipynb"
     code = (
         "import os, subprocess, sys\n"
-        "os.chdir(os.path.expanduser('~/trainium-profiling'))  # where JupyterLab starts a notebook's kernel\n"
+        "os.chdir(os.path.expanduser('~/trainium-profiling/notebooks'))  # where JupyterLab starts a notebook's kernel\n"
         "done = subprocess.run([sys.executable, '-m', 'papermill', '00_environment_check.ipynb', "
         f"{str(executed)!r}, '-p', 'BACKEND', 'cpu', '-p', 'OUT_DIR', {str(hub['tmp'] / 'seat01-runs')!r}], "
         "capture_output=True, text=True, timeout=400)\n"

@@ -4,7 +4,10 @@
 # DIR with the plan, workshop.json; start the hub in DIR with the shared workshop password in the
 # environment:
 #
-#     cd DIR && WORKSHOP_PASSWORD=<8+ characters> <series venv>/bin/jupyterhub
+#     cd DIR && WORKSHOP_PASSWORD=<8+ characters> WORKSHOP_ADMIN_PASSWORD=<32+ characters> <series venv>/bin/jupyterhub
+#
+# (the room's hub runs as a systemd unit instead, docs/WORKSHOP_HUB.md step 6; the admin password is optional,
+# without it no one has the admin page)
 #
 # What each seat gets (docs/WORKSHOP_HUB.md says why): its own Unix user or home folder, its own
 # NeuronCore(s), intra-op threads, NEFF cache (seeded from the pre-warmed one), Explorer ports, and
@@ -14,9 +17,9 @@
 
 import json
 import os
-import pwd
-import shutil
 from pathlib import Path
+
+from series_tools.workshop_seed import seed_seat
 
 HERE = Path(__file__).resolve().parent
 PLAN = json.loads((HERE / "workshop.json").read_text())
@@ -24,6 +27,7 @@ HUB = PLAN["hub"]
 SEATS = {seat["name"]: seat for seat in PLAN["seats"]}
 STATE = Path(HUB["state_dir"])
 PYTHON = HUB["python"]
+NEURON_TOOLS = "/opt/aws/neuron/bin"  # neuron-ls and neuron-explorer on the DLAMI (NEURON_NOTES N32)
 
 # --- where the hub listens and keeps its state: loopback only; TLS and a public address are the
 # reverse proxy's job in front of it (docs/WORKSHOP_HUB.md, step 6)
@@ -50,11 +54,11 @@ if os.environ.get("WORKSHOP_ADMIN_PASSWORD"):  # 32+ characters; the instructor'
 if HUB["spawner"] == "simple":  # every seat as the hub's user, each in its own home folder (the hub test)
     c.JupyterHub.spawner_class = "simple"
     c.SimpleLocalProcessSpawner.home_dir_template = str(Path(HUB["homes"]) / "{username}")
-else:  # each seat as its own Unix user (created in docs/WORKSHOP_HUB.md, step 4)
+else:  # each seat as its own Unix user (created in docs/WORKSHOP_HUB.md, step 3)
     c.JupyterHub.spawner_class = "localprocess"
 c.Spawner.cmd = [PYTHON, "-m", "jupyterhub.singleuser"]
-c.Spawner.default_url = "/lab"
-c.Spawner.notebook_dir = "~/trainium-profiling"
+c.Spawner.default_url = "/lab/tree/notebooks"  # the file browser opens on the notebooks
+c.Spawner.notebook_dir = "~/trainium-profiling"  # notebooks/ and docs/, as in the repository
 c.Spawner.start_timeout = 120
 c.Spawner.http_timeout = 120
 c.Spawner.args = [
@@ -66,50 +70,32 @@ c.Spawner.args = [
 ]
 
 
-def _owner(username):
-    """(uid, gid, home) of a seat: its Unix user, or the hub's user and the planned home folder."""
-    if HUB["spawner"] == "simple":
-        return os.getuid(), os.getgid(), Path(HUB["homes"]) / username
-    entry = pwd.getpwnam(username)
-    return entry.pw_uid, entry.pw_gid, Path(entry.pw_dir)
-
-
-def _chown_tree(path, uid, gid):
-    if os.geteuid() != 0:
-        return
-    for root, dirs, files in os.walk(path):
-        for name in [root, *(os.path.join(root, n) for n in dirs + files)]:
-            os.chown(name, uid, gid)
-
-
 def prepare_seat(spawner):
-    """Before a seat's server starts: its environment from the plan, its own copy of the notebooks
-    (learners edit and save them; the series' packages stay installed once, read-only), and its
-    NEFF cache, seeded from the pre-warmed cache the first time."""
+    """Before a seat's server starts: its own copy of the notebooks and docs (learners edit and save
+    them; the series' packages stay installed once, read-only) and its NEFF cache seeded from the
+    pre-warmed one, unless `python -m series_tools.workshop_seed` did so before class; then its
+    environment from the plan. A user with no seat (the instructor) is refused with the fix."""
+    seed_seat(PLAN, spawner.user.name)  # NotASeat for the instructor: "browse to /hub/admin"
     seat = SEATS[spawner.user.name]
-    uid, gid, home = _owner(spawner.user.name)
-    series = home / "trainium-profiling"
-    if not series.exists():
-        home.mkdir(parents=True, exist_ok=True)
-        shutil.copytree(HUB["notebooks"], series, ignore=shutil.ignore_patterns("runs", ".ipynb_checkpoints"))
-        _chown_tree(home, uid, gid)
-    cache = Path(seat["neff_cache"])  # <cache root>/<seat>/neff; the seat owns <cache root>/<seat>
-    if not cache.exists():
-        warm = Path(HUB["warm_cache"]) if HUB["warm_cache"] else None
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        if warm and warm.is_dir():
-            shutil.copytree(warm, cache)
-            record = Path(f"{warm}.series-debug.json")  # the debug settings the warm NEFFs were compiled with
-            if record.exists():
-                shutil.copyfile(record, f"{cache}.series-debug.json")
-        else:
-            cache.mkdir()
-        _chown_tree(cache.parent, uid, gid)
     spawner.environment.update(seat["environment"])
     spawner.environment["JUPYTER_PATH"] = PLAN["jupyter_path"]  # the series' kernel
-    spawner.environment["PATH"] = f"{Path(PYTHON).parent}:{os.environ.get('PATH', '/usr/bin:/bin')}"
+    # the hub's PATH (systemd's, without /opt/aws/neuron/bin), the venv's bin and the Neuron tools' bin
+    path = os.environ.get("PATH", "/usr/bin:/bin")
+    spawner.environment["PATH"] = ":".join(
+        [str(Path(PYTHON).parent), path, *([NEURON_TOOLS] if NEURON_TOOLS not in path else [])]
+    )
 
 
+def landing_page(handler):
+    """Where a signed-in user lands: a seat on its server (spawned if needed), the instructor,
+    who has no seat, on the admin page (every seat, whether its server runs, stop buttons)."""
+    user = handler.current_user
+    if user is None:
+        return handler.get_login_url()
+    return handler.base_url + ("hub/spawn" if user.name in SEATS else "hub/admin")
+
+
+c.JupyterHub.default_url = landing_page
 c.Spawner.pre_spawn_hook = prepare_seat
 
 # --- idle culling: a seat's server idle this long is stopped, freeing its core and memory
