@@ -17,6 +17,7 @@
 - hosted:     every notebook's three-line start cell, and the hosted route's install cell
 - lesson_limits: the lesson-first limits (reading time, cell sizes, sentence share) measured on a notebook
 - workshop:   a workshop's seat plan from the host and its JupyterHub configuration (`make workshop SEATS=N`)
+- cli:        the tools' argument parser: a malformed command line is one line naming the option's usage as the fix
 
 `helpers` never imports this package (tests/test_layering.py).
 """
