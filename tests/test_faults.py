@@ -874,3 +874,18 @@ def test_a_profile_file_given_for_its_folder_names_the_folder(tmp_path):
     assert problem.sign == "x.ntff is a file, not a profile folder" and str(ntff.parent) in problem.fix
     signs = [p.sign for p in find_neuron_artifacts(ntff.parent).problems]
     assert signs and not any("is a file" in s or "does not exist" in s for s in signs)
+
+
+@pytest.mark.parametrize("tool", ["run_series", "compare", "publish", "sweep", "student", "workshop", "verify_neuron"])
+def test_an_unknown_option_is_one_line_and_its_fix_is_accepted(tool, capsys):
+    """Before: argparse's usage block (5 to 12 lines) and no fix, for each tool."""
+    import importlib
+
+    main = importlib.import_module(f"series_tools.{tool}").main
+    required = {"compare": ["runs/A", "runs/B"], "workshop": ["--seats", "1"]}.get(tool, [])
+    code, err = one_line_error(capsys, lambda: main([*required, "--no-such-option"]))
+    assert code == 2 and "unrecognized arguments: --no-such-option" in err
+    assert err.endswith(f"Fix: see `python -m series_tools.{tool} --help`")
+    with pytest.raises(SystemExit) as done:
+        main(["--help"])
+    assert done.value.code == 0
