@@ -63,6 +63,7 @@ lint: venv
 ## compare two runs: make compare ARGS="runs/A runs/B" (or ARGS="runs/B --baseline base.json"); exit 1 regression,
 ## 3 not comparable (other backend, device, parameters or shapes), 4 missing (add --allow-missing NAME for what is expected)
 compare: venv
+	@test -n "$(ARGS)" || { echo 'make compare needs ARGS, e.g. make compare ARGS="runs/A runs/B" (ls runs/ lists the runs)'; exit 2; }
 	$(PY) -m series_tools.compare $(ARGS)
 
 ## sweep tokens x hidden for every variant: writes runs/<UTC time>-<backend>-sweep/sweep.csv and .png

@@ -120,6 +120,15 @@ def find_neuron_artifacts(root: Path | str, system_profile: bool = False) -> Neu
     """
     root = Path(root)
     found = NeuronArtifacts(root=root)
+    if root.is_file():  # a NEFF, an NTFF or an export given where its folder is expected: not an empty profile
+        found.problems.append(
+            ArtifactProblem(
+                f"{root.name} is a file, not a profile folder",
+                f"pass the folder that holds it: find_neuron_artifacts({str(root.parent)!r})",
+                root,
+            )
+        )
+        return found
     if not root.is_dir():
         found.problems.append(ArtifactProblem("profile folder does not exist", FIX_EMPTY, root))
         return found

@@ -332,6 +332,13 @@ def _check_events(
     NaN), or an event without a time its phase needs (ts; and dur for a complete event), which
     would otherwise be counted at time 0 or as 0 us of work. Raises TraceFileError naming the
     first such event and how many there are."""
+    begin_end = sum(e.__struct_config__.tag in ("B", "E") for e in decoded) if not complete else 0
+    if begin_end:  # another tracer's format (Chrome's, Perfetto's JSON, a hand-written one): not an empty profile
+        raise TraceFileError(
+            f"Trace file {path} times its work as {begin_end} begin/end (ph B/E) events and holds no complete (ph X) "
+            "events: it was written by another tracer than torch.profiler, whose events this reader counts",
+            "pass the file torch.profiler wrote with prof.export_chrome_trace()",
+        )
     if not complete:
         raise TraceFileError(
             f"Trace file {path} holds no complete (ph X) events ({len(decoded)} events in all): nothing was timed",

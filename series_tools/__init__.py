@@ -18,6 +18,7 @@
 - lesson_limits: the lesson-first limits (reading time, cell sizes, sentence share) measured on a notebook
 - workshop:   a workshop's seat plan from the host and its JupyterHub configuration (`make workshop SEATS=N`)
 - workshop_seed: what each workshop seat starts from (notebooks, docs, warm NEFF cache), for every seat before class
+- cli:        the tools' argument parser: a malformed command line is one line naming the option's usage as the fix
 
 `helpers` never imports this package (tests/test_layering.py).
 """

@@ -47,7 +47,7 @@ for example, the movement of idle times between two runs of the same commit can 
 
 from __future__ import annotations
 
-import argparse
+import difflib
 import json
 import math
 import sys
@@ -55,6 +55,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from series_tools.cli import OneLineParser
 from analysis.contention import is_busy
 from helpers.errors import SeriesError
 from helpers.metrics import METRICS_FILE, read_metrics
@@ -333,6 +334,36 @@ def _allows(allowed: set[str], notebook: str, metric: str | None = None) -> bool
     return bool(names & allowed)
 
 
+def same_run(a: Source, b: Source) -> bool:
+    """Whether A and B are one run: the same folder, or a folder and its own metrics.json."""
+
+    def folder(label: str) -> Path:
+        path = Path(label).resolve()
+        return path.parent if path.is_file() and (path.parent / "environment.json").exists() else path
+
+    return folder(a.label) == folder(b.label)
+
+
+def unknown_allowances(a: Source, b: Source, allowed: set[str]) -> list[str]:
+    """One warning line per --allow-missing NAME that names no notebook or metric of either run:
+    a typo there would otherwise allow nothing without a word."""
+    names = {"INCOMPLETE"}
+    for src in (a, b):
+        for nb in {*src.metrics, *(src.statuses or {})}:
+            names |= {nb, nb.split("_", 1)[0]}
+            for metric in src.metrics.get(nb) or {}:
+                names |= {f"{nb}/{metric}", metric}
+    lines = []
+    for name in sorted(allowed - names):
+        close = difflib.get_close_matches(name, sorted(names), n=1, cutoff=0.5)
+        instead = f"--allow-missing {close[0]}" if close else "--allow-missing NOTEBOOK, NOTEBOOK/METRIC or INCOMPLETE"
+        lines.append(
+            f"warning: --allow-missing {name} names no notebook or metric of A or B, so it allows nothing. "
+            f"Fix: drop it, or pass {instead}"
+        )
+    return lines
+
+
 def missing_problems(
     a: Source, b: Source, rows: list[dict[str, Any]], allowed: set[str]
 ) -> tuple[list[tuple[str, str]], list[str]]:
@@ -413,7 +444,7 @@ def fix_allowing(names: list[str]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="python -m series_tools.compare",
         description=__doc__.split("\n\n")[0],
         epilog="exit status: "
@@ -443,6 +474,11 @@ def main(argv: list[str] | None = None) -> int:
             a, b = load_source(args.runs[0]), load_source(args.runs[1])
         if not 0 <= args.tolerance < 10:
             raise SeriesError(f"--tolerance {args.tolerance} is out of range", "use e.g. 0.10 for 10%")
+        if same_run(a, b):
+            raise SeriesError(
+                f"A and B are the same run ({a.label} and {b.label}): a check against itself cannot fail",
+                "pass two different runs: python -m series_tools.compare RUN_A RUN_B (ls runs/ lists them)",
+            )
     except SeriesError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -481,6 +517,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nnot comparable ({differs}): {shown}")
     if apart:
         print("  fix: compare runs made with the same backend, device and parameters (-p NAME VALUE of run_series)")
+    for line in unknown_allowances(a, b, set(args.allow_missing)):
+        print(line, file=sys.stderr)
     problems, excused = missing_problems(a, b, rows, set(args.allow_missing))
     if problems:
         print("\n" + "\n".join(f"MISSING {line}" for line, _ in problems))

@@ -24,7 +24,6 @@ run; an earlier reference run of the same backend is replaced by the new one.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
@@ -36,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from series_tools.cli import OneLineParser
 from helpers.environment import SECRET_PLACEHOLDER, TOKEN_LIKE, secret_values
 from helpers.errors import OutputDirError, SeriesError
 from helpers.metrics import METRICS_FILE
@@ -518,7 +518,7 @@ def write_overview(out_dir: Path = REFERENCE_RUNS_DIR) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m series_tools.publish", description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(prog="python -m series_tools.publish", description=__doc__.split("\n\n")[0])
     parser.add_argument("run_dir", nargs="?", help="a passing run folder (default: the newest under runs/)")
     parser.add_argument("--out", default=str(REFERENCE_RUNS_DIR), help="folder of reference runs (default: docs/reference-runs/)")
     args = parser.parse_args(argv)

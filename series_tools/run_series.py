@@ -25,7 +25,6 @@ the first; `--allow-concurrent` runs anyway and records the overlap in both runs
 
 from __future__ import annotations
 
-import argparse
 import ast
 import contextlib
 import errno
@@ -41,6 +40,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
+from series_tools.cli import OneLineParser
 from helpers.errors import BackendUnavailableError, OutputDirError, ParameterError, SeriesError
 from helpers.metrics import METRICS_FILE, merge_metrics
 from helpers.outputs import RUNS_DIR, new_run_dir, write_atomic, write_json
@@ -108,7 +108,12 @@ def select_notebooks(names: list[str] | None, notebook_dir: Path = NOTEBOOK_DIR)
         return every
     chosen = []
     for name in names:
-        key = name.removesuffix(".ipynb")
+        key = Path(name).name.removesuffix(".ipynb")  # a path to the notebook names it too
+        if Path(name).parent != Path(".") and Path(name).parent.resolve() != Path(notebook_dir).resolve():
+            raise ParameterError(
+                f"--notebooks {name} is a path outside the notebook folder {notebook_dir}",
+                f"pass --notebook-dir {Path(name).parent} --notebooks {key}",
+            )
         matches = [p for p in every if p.stem == key or p.stem.split("_", 1)[0] == key]
         if not matches:
             raise ParameterError(
@@ -436,8 +441,19 @@ def check_backend_choice(name: str) -> None:
         )
 
 
+def check_out_is_a_parent(out: Path) -> None:
+    """--out receives run folders: a run folder given instead would get a run nested inside it,
+    which neither compare nor publish finds."""
+    if any((out / name).exists() for name in ("status.json", INCOMPLETE)):
+        raise ParameterError(
+            f"--out {out} is a run folder (it holds {'status.json' if (out / 'status.json').exists() else INCOMPLETE}); "
+            "--out takes the folder that receives run folders",
+            f"pass --out {out.parent}",
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m series_tools.run_series", description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(prog="python -m series_tools.run_series", description=__doc__.split("\n\n")[0])
     parser.add_argument("--notebooks", nargs="+", metavar="NAME", help="numbers or names (default: all)")
     parser.add_argument(
         "-p",
@@ -466,6 +482,7 @@ def main(argv: list[str] | None = None) -> int:
         notebooks = select_notebooks(args.notebooks, Path(args.notebook_dir))
         overrides = check_overrides({k: parse_value(v) for k, v in args.parameter}, notebooks)
         check_backend_choice(args.backend)
+        check_out_is_a_parent(Path(args.out))
         from helpers.backend import RUN_BACKEND_REASON, select_backend
 
         try:

@@ -15,11 +15,12 @@ prediction is what the learner's own run prints, not what the handout already sh
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from pathlib import Path
 
+from series_tools.cli import OneLineParser
+from helpers.errors import OutputDirError, SeriesError
 from helpers.outputs import REPO_ROOT, ensure_writable_dir
 from helpers.series import notebook_paths
 
@@ -95,10 +96,25 @@ def write_student_copies(notebooks: list[Path], out_dir: Path) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m series_tools.student", description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(prog="python -m series_tools.student", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default=str(REPO_ROOT / "student"), help="folder for the copies (default: student/)")
     args = parser.parse_args(argv)
-    written = write_student_copies(notebook_paths(), Path(args.out))
+    notebooks = notebook_paths()
+    try:
+        if notebooks and Path(args.out).resolve() == notebooks[0].parent.resolve():
+            raise SeriesError(
+                f"--out {args.out} is the series' notebooks folder: the copies would replace the notebooks and their solutions",
+                f"pass another folder, e.g. --out {REPO_ROOT / 'student'}",
+            )
+        written = write_student_copies(notebooks, Path(args.out))
+    except SeriesError as exc:
+        fix = (
+            exc.fix
+            if not isinstance(exc, OutputDirError)
+            else f"pass --out a folder you can write, e.g. --out {REPO_ROOT / 'student'}"
+        )
+        print(f"error: {type(exc)(exc.problem, fix)}", file=sys.stderr)
+        return 2
     print(f"wrote {len(written)} student notebooks to {args.out}")
     return 0
 

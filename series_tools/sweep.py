@@ -15,15 +15,37 @@ sweep.png into a new folder under --out.
 
 from __future__ import annotations
 
-import argparse
+import re
 import sys
 from pathlib import Path
 
+from series_tools.cli import OneLineParser
 from helpers.errors import SeriesError
-from helpers.outputs import RUNS_DIR, new_run_dir, write_atomic
+from helpers.outputs import RUNS_DIR, ensure_writable_dir, new_run_dir, write_atomic
 from helpers.series import VARIANT_KEYS
 
 VARIANT_NAMES = tuple(VARIANT_KEYS)  # copy, naive, torch.rms_norm, torch.compile
+
+
+SWEEP_FLAGS = {
+    "TOKENS": "--tokens",
+    "HIDDEN": "--hidden",
+    "DTYPE": "--dtype",
+    "BACKEND": "--backend",
+    "REPEATS": "--repeats",
+    "OUT_DIR": "--out",
+}
+
+
+def in_sweep_flags(exc: SeriesError) -> SeriesError:
+    """`exc` with the notebooks' parameters (`-p TOKENS 4`, `BACKEND=cpu`, OUT_DIR) named as this
+    tool's flags (`--tokens 4`, `--backend cpu`, --out): a printed fix must be one the sweep takes."""
+
+    def flags(text: str) -> str:
+        names = "|".join(SWEEP_FLAGS)
+        return re.sub(rf"(?:-p )?\b({names})\b(=)?", lambda m: SWEEP_FLAGS[m.group(1)] + (" " if m.group(2) else ""), text)
+
+    return type(exc)(flags(exc.problem), flags(exc.fix))
 
 
 def run_sweep(
@@ -111,7 +133,7 @@ def plot_sweep(df, backend: str, dtype: str, path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m series_tools.sweep", description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(prog="python -m series_tools.sweep", description=__doc__.split("\n\n")[0])
     parser.add_argument("--tokens", type=int, nargs="+", default=[8, 64, 512, 4096])
     parser.add_argument("--hidden", type=int, nargs="+", default=[1024, 4096])
     parser.add_argument("--dtype", default="float32")
@@ -131,10 +153,11 @@ def main(argv: list[str] | None = None) -> int:
         for v in args.hidden:
             check_parameters({"HIDDEN": v})
         check_parameters({"DTYPE": args.dtype, "REPEATS": args.repeats, "BACKEND": args.backend})
+        ensure_writable_dir(args.out)  # before the sweep's minutes, not after them
         backend, df = run_sweep(args.tokens, args.hidden, args.dtype, args.backend, args.repeats, tuple(args.variants))
         out = new_run_dir(Path(args.out), backend.name, "sweep")
     except SeriesError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {in_sweep_flags(exc)}", file=sys.stderr)
         return 2
     write_atomic(out / "sweep.csv", df.to_csv(index=False))
     plot_sweep(df, backend.name, args.dtype, out / "sweep.png")

@@ -14,13 +14,13 @@ same checks against a FAKE probe (tests/test_verify_neuron.py), and their report
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
+from series_tools.cli import OneLineParser
 from helpers.errors import SeriesError
 from helpers.outputs import RUNS_DIR, ensure_writable_dir, new_run_dir, write_json
 from helpers.series import REPO_ROOT
@@ -307,7 +307,7 @@ def write_report(report: Report, out_dir: Path) -> tuple[Path, Path]:
 
 
 def main(argv: list[str] | None = None, probe: Probe | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m series_tools.verify_neuron", description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(prog="python -m series_tools.verify_neuron", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default=str(RUNS_DIR), help="parent folder of the report's run folder (default runs/)")
     args = parser.parse_args(argv)
     try:

@@ -44,6 +44,7 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from series_tools.cli import OneLineParser
 from helpers.outputs import REPO_ROOT
 
 KERNEL_NAME = "trainium-profiling"  # the series' kernel (Makefile KERNEL, helpers.kernel_check)
@@ -504,7 +505,11 @@ def check_seed_folders(warm_cache: str, notebooks: Path) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = OneLineParser(
+        prog="python -m series_tools.workshop",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("--seats", type=int, required=True, help="how many learners")
     ap.add_argument("--out", type=Path, help="where the plan and hub config go (default: workshop-hub/ in the checkout)")
     ap.add_argument("--instance", choices=sorted(DOCUMENTED_INSTANCES), help="plan from documented figures, not this host")
@@ -529,6 +534,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--idle-timeout-s", type=int, default=3600)
     ap.add_argument("--z2jh", type=Path, help="also write Zero to JupyterHub values for these seats (EKS) to this file")
     args = ap.parse_args(argv)
+    for flag, value, least, example in (
+        ("--seats", args.seats, 1, "1"),
+        ("--cores-per-seat", args.cores_per_seat, 1, "1"),
+        ("--memory-per-seat-gib", args.memory_per_seat_gib, 0.5, "3"),
+        ("--hub-memory-gib", args.hub_memory_gib, 0, "2"),
+        ("--hub-cpus", args.hub_cpus, 0, "1"),
+    ):
+        if value < least:
+            print(f"workshop: {flag} must be at least {least}, got {value}. Fix: `{flag} {example}`", file=sys.stderr)
+            return 2
     try:
         if args.instance:
             host = documented_host(args.instance)
@@ -546,9 +561,8 @@ def main(argv: list[str] | None = None) -> int:
             first_explorer_port=args.first_explorer_port,
         )
     except SeatsDoNotFit as exc:
-        print(
-            f"workshop: {args.seats} seats do not fit: {exc.reason}. Fix: `--seats {exc.fits}`, or a larger host", file=sys.stderr
-        )
+        fix = f"`--seats {exc.fits}`, or a larger host" if exc.fits >= 1 else "a larger host (this one holds no seat)"
+        print(f"workshop: {args.seats} seats do not fit: {exc.reason}. Fix: {fix}", file=sys.stderr)
         return 2
     except (OSError, ValueError, subprocess.TimeoutExpired) as exc:
         print(

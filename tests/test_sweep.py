@@ -48,6 +48,6 @@ def test_sweep_writes_csv_and_plot(tmp_path, capsys):
 
 def test_sweep_bad_input(tmp_path, capsys):
     assert main(["--tokens", "0", "--out", str(tmp_path)]) == 2
-    assert "TOKENS must be >= 1" in capsys.readouterr().err
+    assert "--tokens must be >= 1" in capsys.readouterr().err
     assert main(["--variants", "naive", "--out", str(tmp_path)]) == 2
     assert "needs the copy variant" in capsys.readouterr().err
