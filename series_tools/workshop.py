@@ -496,7 +496,7 @@ def check_seed_folders(warm_cache: str, notebooks: Path) -> str:
     """
     if warm_cache and not Path(warm_cache).is_dir():
         return (
-            f"--warm-cache {warm_cache} is not a folder. Fix: pre-warm it first (docs/WORKSHOP_HUB.md step 4), "
+            f"--warm-cache {warm_cache} is not a folder. Fix: pre-warm it first (docs/WORKSHOP_HUB.md step 5), "
             "or leave --warm-cache out to start every seat with an empty cache"
         )
     if not notebooks.is_dir() or not any(notebooks.glob("*.ipynb")):
@@ -591,7 +591,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0  # documented figures plan a host to launch; its hub is written on the host itself
     if args.warm_cache and not any(Path(args.warm_cache).iterdir()):
         print(
-            f"workshop: warning: --warm-cache {args.warm_cache} is empty: every seat compiles its NEFFs anew (docs/WORKSHOP_HUB.md step 4 fills it)"
+            f"workshop: warning: --warm-cache {args.warm_cache} is empty: every seat compiles its NEFFs anew (docs/WORKSHOP_HUB.md step 5 fills it)"
         )
     settings = HubSettings(
         port=args.hub_port,
