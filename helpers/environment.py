@@ -129,7 +129,7 @@ RECORD_MEANINGS = {
     "device_count": "how many such devices torch sees",
     "torch": "the PyTorch version",
     "cuda_runtime": "the CUDA version this torch was built with; empty: a CPU-only build",
-    "intra_op_threads": "the threads one PyTorch op may use here; the series leaves one CPU for other work (appendix A1 times both settings beside a busy process)",
+    "intra_op_threads": "the threads one PyTorch op may use here; the series leaves one CPU for other work, so that one busy process does not stall every op (appendix A1, section 4)",
 }
 
 

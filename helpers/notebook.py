@@ -85,12 +85,13 @@ def orientation(name: str) -> list[str]:
 
 
 def threads_line(threads: int, default_threads: int) -> str:
-    """The start line on intra-op threads. It states the setting, and points to where both settings
-    are timed beside a busy process (appendix A1), without promising what that timing will show:
-    on a machine busier than one process, the series' setting is flagged BUSY too."""
+    """The start line on intra-op threads. It states the setting and why (an op split over every CPU
+    ends only when its slowest thread does, so one busy process stalls every op), and points to where
+    both settings are timed beside a busy process (appendix A1, section 4) without promising what that
+    timing will show: on a machine busier than one process, the series' setting is flagged BUSY too."""
     return (
         f"Threads: {threads} intra-op thread(s) (PyTorch's default here: {default_threads}; the series leaves one CPU "
-        "for other work: appendix A1 times both settings beside a busy process)"
+        "for other work, so that one busy process does not stall every op: appendix A1, section 4 weighs both settings)"
     )
 
 
