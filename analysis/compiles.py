@@ -136,9 +136,10 @@ class GeneratedKernel:
             lines.append(
                 f"x ({self.x_pointer}) is loaded by {self.x_loads} statement(s)"
                 + (
-                    ", each inside its own loop over the row: the kernel reads x twice, once to accumulate "
-                    "the sum of squares and once to scale it and store the output; what fusion saved is the full-size "
-                    "intermediates, not a second read of x."
+                    ", each inside its own loop over the row: the kernel loads x twice, once to accumulate "
+                    "the sum of squares and once to scale it and store the output (the second load may find the row "
+                    "still in the cache: the listing does not show trips to memory); what fusion saved is the "
+                    "full-size intermediates, not a second load of x."
                     if self.reads_x_per_loop
                     else "."
                 )

@@ -188,7 +188,7 @@ NOTEBOOKS = (
         "the same checks",
         optional=True,
         checks=("04_torch_compile", "05_compare_variants"),
-        reads=("05_compare_variants",),
+        reads=("04_torch_compile", "05_compare_variants"),
     ),
     NotebookInfo(
         "A4_trace_reconciliation",

@@ -3,8 +3,8 @@
 One method for all variants keeps the comparison fair: the same inputs, the timer (median of N,
 device synchronized, no profiler attached) for time per call, then a separate profiled run for
 what ran (device operations, allocations, gaps), and the error against the float64 reference.
-`save_study` keeps what notebook 05 measured in its output folder; `load_study` reads it back for
-appendix A3, which checks it.
+`save_study` keeps what notebooks 04 and 05 measured in their output folders; `load_study` reads
+it back for appendix A3, which checks it.
 """
 
 from __future__ import annotations
@@ -145,17 +145,18 @@ STUDY_FILE = "variant_study.json"
 
 @dataclass
 class RecordedStudy:
-    """What notebook 05 measured in one run: per shape, every case's timing (samples included) and
-    the copy floor's check; per (shape, variant), the profiled row and its trace file."""
+    """What notebook 05 (or 04) measured in one run: per shape, every case's timing (samples
+    included) and the copy floor's check (none in 04); per (shape, variant), the profiled row and
+    its trace file."""
 
-    folder: Path  # 05's output folder in the run
+    folder: Path  # the notebook's output folder in the run
     parameters: dict[str, Any]  # shapes {"small": [tokens, hidden], "large": ...}, dtype, eps
     blocks: dict[str, dict[str, Timing]]
     floors: dict[str, FloorCheck]
     rows: Any  # pandas.DataFrame indexed by (shape, variant): VariantReport.row() and cpu_us_per_call
 
     def trace(self, shape: str, variant: str) -> Trace:
-        """The profiled call's trace, as 05 wrote it."""
+        """The profiled call's trace, as the notebook wrote it."""
         return load_trace(self.folder / self.rows.loc[(shape, variant), "trace_file"])
 
 
@@ -166,10 +167,10 @@ def save_study(
     floors: dict[str, FloorCheck],
     reports: dict[tuple[str, str], VariantReport],
 ) -> None:
-    """Keep 05's timings, floor checks and profiled rows in `out_dir/variant_study.json`.
+    """Keep a notebook's timings, floor checks and profiled rows in `out_dir/variant_study.json`.
 
-    Why: appendix A3 checks the floor and the timings 05 showed by reading them back; timing the
-    variants again would check other numbers, and cost the main job a second large-shape block.
+    Why: appendix A3 checks the floor and the timings 04 and 05 showed by reading them back; timing
+    the variants again would check other numbers, and cost the main job a second large-shape block.
     Returns nothing, so that a cell ending in it shows no stray path."""
     rows = [
         {"shape": s, **r.row(), "trace_file": str(Path(r.profile.trace_path).relative_to(out_dir))}
@@ -185,17 +186,22 @@ def save_study(
     write_json(Path(out_dir) / STUDY_FILE, record)
 
 
-def load_study(run_dir: Path) -> RecordedStudy:
-    """The study 05 kept in the run folder `run_dir` (see save_study).
+def load_study(run_dir: Path, notebook: str = STUDY_NOTEBOOK) -> RecordedStudy:
+    """The study `notebook` (05 by default, or 04) kept in the run folder `run_dir` (see save_study).
+
+    Args:
+        run_dir: the run folder both notebooks write into.
+        notebook: the stem of the notebook that saved the study.
 
     Raises:
-        SeriesError: 05 has not run into this folder; the message names the command that runs both."""
-    folder = Path(run_dir) / STUDY_NOTEBOOK
+        SeriesError: the notebook has not run into this folder; the message names the command that runs both."""
+    folder = Path(run_dir) / notebook
     path = folder / STUDY_FILE
+    number = notebook.split("_", 1)[0]
     if not path.is_file():
         raise SeriesError(
-            f"no study of notebook 05 in {run_dir}: this appendix checks what 05 measured in the same run folder",
-            'run both into one folder: make run ARGS="--notebooks 05 A3", or run 05 with the OUT_DIR this notebook uses',
+            f"no study of notebook {number} in {run_dir}: this appendix checks what {number} measured in the same run folder",
+            f'run both into one folder: make run ARGS="--notebooks {number} A3", or run {number} with the OUT_DIR this notebook uses',
         )
     record = json.loads(path.read_text())
     blocks: dict[str, dict[str, Timing]] = {shape: {} for shape in record["shapes"]}

@@ -178,3 +178,11 @@ def test_the_study_05_keeps_reads_back_in_its_order_with_every_sample(tmp_path):
     assert study.rows.loc[("large", "naive"), "trace_file"] == "large/naive.trace.json"
     with pytest.raises(SeriesError, match='make run ARGS="--notebooks 05 A3"'):
         load_study(tmp_path / "elsewhere")
+    with pytest.raises(SeriesError, match='make run ARGS="--notebooks 04 A3"'):
+        load_study(tmp_path, "04_torch_compile")  # 04 keeps its own study, in its own folder
+    folder_04 = tmp_path / "04_torch_compile"
+    (folder_04 / "large").mkdir(parents=True)
+    report_04 = SimpleNamespace(row=report.row, profile=SimpleNamespace(trace_path=folder_04 / "large" / "naive.trace.json"))
+    save_study(folder_04, {"shapes": [["large", [64, 64]]]}, {"large": blocks["large"]}, {}, {("large", "naive"): report_04})
+    study_04 = load_study(tmp_path, "04_torch_compile")
+    assert list(study_04.blocks) == ["large"] and study_04.floors == {} and study_04.folder == folder_04
