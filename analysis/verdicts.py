@@ -124,7 +124,7 @@ class Verdict:
         "slower"/"faster" read "higher"/"lower" (`kind`, which claims record, stays as it is)."""
         if self.form == "ranges":
             return {"slower": "higher", "faster": "lower"}.get(self.kind, self.kind)
-        if self.form == "steps" and self.kind == "does not hold":  # "2 of 3 | does not hold" read as "held in none"
+        if self.form == "steps" and self.kind == "does not hold" and self.median > 0:  # "2 of 3 | does not hold" read as none
             return "not in every step"
         return self.kind
 

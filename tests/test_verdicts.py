@@ -140,6 +140,7 @@ def test_a_statement_about_steps_holds_only_in_every_step():
     assert two.row()["verdict"] == "withheld" and two.row()["value"] == "0 of 2" and two.relation == "about 1"
     # A5's "2 of 3 | does not hold" read as the opposite of "held in 2 of 3"
     assert judge_steps("x", 2, 3).row()["verdict"] == "not in every step" and judge_steps("x", 2, 3).relation == "about 1"
+    assert judge_steps("x", 0, 5).row()["verdict"] == "does not hold"  # in none: the plain words are right
     # A2 printed "lay above the timer's p90: in 0 of 5 steps, not a rule of this run"
     assert str(judge_steps("x", 0, 5)) == "x: in none of the 5 steps" and judge_steps("x", 0, 5).kind == "does not hold"
 
