@@ -82,7 +82,8 @@ class Verdict:
     figures) it rests on; `seen` says what the busy check saw. `form` says what those figures are
     ("ratio": a paired ratio; "ranges": two ranges of `unit`, `median` the midpoint of the subject's
     p10-p90; "busy range": a busy `judge_timings`, `median` the subject's median; "too few": a
-    `judge_timings` withheld for want of samples, likewise; "steps": `median` the
+    `judge_timings` withheld for want of samples, likewise; "too few ranges": a `judge_ranges`
+    withheld for want of samples, `median` the midpoint of the subject's p10-p90; "steps": `median` the
     steps that held out of `total`; "count", "estimate", "withheld"),
     so that the table never shows a midpoint or a count under a ratio's heading."""
 
@@ -123,6 +124,8 @@ class Verdict:
         "slower"/"faster" read "higher"/"lower" (`kind`, which claims record, stays as it is)."""
         if self.form == "ranges":
             return {"slower": "higher", "faster": "lower"}.get(self.kind, self.kind)
+        if self.form == "steps" and self.kind == "does not hold" and self.median > 0:  # "2 of 3 | does not hold" read as none
+            return "not in every step"
         return self.kind
 
     def row(self) -> dict[str, Any]:
@@ -134,6 +137,12 @@ class Verdict:
             "ranges": (f"midpoint of p10-p90 ({self.unit})", _round(self.median), _round(self.p10), _round(self.p90)),
             "busy range": (f"median ({self.unit})", _round(self.median), _round(self.p10), _round(self.p90)),
             "too few": (f"median ({self.unit}), too few samples", _round(self.median), _round(self.p10), _round(self.p90)),
+            "too few ranges": (
+                f"midpoint of p10-p90 ({self.unit}), too few samples",
+                _round(self.median),
+                _round(self.p10),
+                _round(self.p90),
+            ),
             "steps": ("steps it held in", f"{self.median:.0f} of {self.total}", blank, blank),
             "count": (f"count ({self.unit})", _round(self.median), blank, blank),
             "estimate": (f"estimate ({self.unit})", _round(self.median), blank, blank),
@@ -217,6 +226,7 @@ def judge_ranges(
     reference_range: tuple[float, float],
     unit: str = "us",
     decimals: int = 1,
+    counts: tuple[int, int] | None = None,
 ) -> Verdict:
     """Compare two figures that were not measured in pairs by their p10-p90 ranges.
 
@@ -225,14 +235,22 @@ def judge_ranges(
         subject_range, reference_range: each one's (p10, p90).
         unit: printed after the numbers.
         decimals: how many the numbers are printed with (2 for ratios, whose ranges 1 decimal would blur).
+        counts: (subject's, reference's) number of samples behind each range, where known: the p10-p90
+            of fewer than MIN_RANGE_SAMPLES is about their smallest and largest, no spread to judge by.
 
     Returns:
         "slower" (here: higher) when the subject's whole range lies above the reference's, "faster"
         (lower) when below, else "no measurable difference": ranges that overlap or touch cannot
-        be told apart.
+        be told apart. With `counts` below MIN_RANGE_SAMPLES on either side, a "withheld" reading
+        (form "too few ranges"): where the subject lies against the reference's range, not a verdict.
     """
     (a10, a90), (b10, b90) = subject_range, reference_range
     f = f",.{decimals}f"
+    few = [(name, n) for name, n in zip((subject, reference), counts or ()) if n < MIN_RANGE_SAMPLES]
+    if few:
+        fields = {"p10": a10, "p90": a90, "median": (a10 + a90) / 2, "form": "too few ranges", "unit": unit}
+        text = _reading(subject, (a10, a90), reference, (b10, b90), unit, f, *few[0])
+        return Verdict(subject=subject, reference=reference, kind="withheld", sentence=text, **fields)
     shown = f"{subject} {a10:{f}}-{a90:{f}} {unit} against {reference} {b10:{f}}-{b90:{f}} {unit} (p10-p90)"
     mid = (a10 + a90) / 2
     fields = {"subject": subject, "reference": reference, "median": mid, "p10": a10, "p90": a90, "form": "ranges", "unit": unit}
@@ -274,15 +292,8 @@ def judge_timings(
     few = [(name, t) for name, t in ((subject, timing), (reference, reference_timing)) if _samples(t) < MIN_RANGE_SAMPLES]
     if few:
         name, t = few[0]
-        n, f = _samples(t), f",.{decimals}f"
         (a10, a90), (b10, b90) = (timing.p10_us, timing.p90_us), (reference_timing.p10_us, reference_timing.p90_us)
-        where = "above" if a10 > b90 else "below" if a90 < b10 else "inside"
-        read = f"{a10:{f}}" if a10 == a90 else f"{a10:{f}}-{a90:{f}}"
-        text = (
-            f"{subject} read {read} {unit}, {where} the p10-p90 of {reference} ({b10:{f}}-{b90:{f}} {unit}): {name} is "
-            f"{'one reading' if n == 1 else f'{n} readings'}, and fewer than {MIN_RANGE_SAMPLES} have no spread to judge "
-            "by, so this is a reading, not a verdict"
-        )
+        text = _reading(subject, (a10, a90), reference, (b10, b90), unit, f",.{decimals}f", name, _samples(t))
         fields = {"p10": a10, "p90": a90, "median": timing.median_us, "form": "too few", "unit": unit}
         return Verdict(subject=subject, reference=reference, kind="withheld", sentence=text, **fields)
     ranges = (timing.p10_us, timing.p90_us), (reference_timing.p10_us, reference_timing.p90_us)
@@ -292,6 +303,20 @@ def judge_timings(
 # The fewest samples whose p10-p90 `judge_timings` judges: of fewer, p10 and p90 are about their
 # smallest and largest (of one, the reading itself), which says nothing of the spread.
 MIN_RANGE_SAMPLES = 5
+
+
+def _reading(
+    subject: str, a: tuple[float, float], reference: str, b: tuple[float, float], unit: str, f: str, name: str, n: int
+) -> str:
+    """The sentence of a comparison withheld for want of samples: where the subject lies, not a verdict."""
+    (a10, a90), (b10, b90) = a, b
+    where = "above" if a10 > b90 else "below" if a90 < b10 else "inside"
+    read = f"{a10:{f}}" if a10 == a90 else f"{a10:{f}}-{a90:{f}}"
+    return (
+        f"{subject} read {read} {unit}, {where} the p10-p90 of {reference} ({b10:{f}}-{b90:{f}} {unit}): {name} is "
+        f"{'one reading' if n == 1 else f'{n} readings'}, and fewer than {MIN_RANGE_SAMPLES} have no spread to judge "
+        "by, so this is a reading, not a verdict"
+    )
 
 
 def _samples(timing: Any) -> int:
@@ -312,7 +337,8 @@ def judge_steps(statement: str, held: int, total: int, pairing: str = "step", sc
 
     Returns:
         kind "holds" ("... in every one of the 8 steps") or "does not hold" ("... in 5 of 8 steps:
-        not a rule of this run", "... in none of the 8 steps").
+        not a rule of this run", "... in none of the 8 steps"); with fewer than 3 steps, "withheld"
+        ("... in 0 of 2 steps, too few to call it a rule"): two steps show no rule either way.
     """
     fields = {"subject": statement, "reference": "", "median": float(held), "form": "steps", "total": total}
     if total >= 3 and held == total:
@@ -320,8 +346,11 @@ def judge_steps(statement: str, held: int, total: int, pairing: str = "step", sc
     plural = pairing if total == 1 else f"{pairing}s"
     if total >= 3 and held == 0:  # "in 0 of 5 steps, not a rule" read as if it nearly held
         return Verdict(kind="does not hold", sentence=f"{statement}: in none of the {total} {plural}", **fields)
-    why = "too few to call it a rule" if total < 3 else f"not a rule of {scope}"
-    return Verdict(kind="does not hold", sentence=f"{statement}: in {held} of {total} {plural}, {why}", **fields)
+    if total < 3:
+        return Verdict(
+            kind="withheld", sentence=f"{statement}: in {held} of {total} {plural}, too few to call it a rule", **fields
+        )
+    return Verdict(kind="does not hold", sentence=f"{statement}: in {held} of {total} {plural}, not a rule of {scope}", **fields)
 
 
 def counted(subject: str, count: float, unit: str, reference: str, reference_count: float, detail: str = "") -> Verdict:

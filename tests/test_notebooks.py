@@ -366,7 +366,8 @@ def check_A5_ranks_and_shapes_checks(m, out):
     assert value(m, "off_wait_max_ms") < 0.5 * value(m, "others_wait_on_ms")
     # the profiler's all_reduce regions and the ranks' stamps time the same phase (a preemption may stretch one)
     assert abs(value(m, "clock_median_gap_ms")) < 1.0
-    assert len(value(m, "exchange_verdicts")) == ranks * (ranks - 1) // 2 + 4 + 2 * ranks
+    # with 2 ranks the lag ranges are dropped: "the others" is one rank, and the step count says it
+    assert len(value(m, "exchange_verdicts")) == ranks * (ranks - 1) // 2 + (4 if ranks > 2 else 2) + 2 * ranks
     # the recorded job: rank 1 arrived last in all 4 collectives that ended together, which chance does in 2 * 2**-4
     assert value(m, "recorded_last_arrivals") == {"0": 0, "1": 4}
     assert value(m, "recorded_order_chance") == pytest.approx(chance_some_rank_last(4, 2, 4))
@@ -419,7 +420,7 @@ def check_A3_copy_floor_checks(m, out):
         for v in ("naive", "rms_norm", "compile"):
             assert value(m, f"{shape}_{v}_cpu_us_over_time_us") > 0
     assert value(m, "copy_byte_large_over_small") > 0
-    assert value(m, "cpu_us_order_agrees") in ("holds", "does not hold")
+    assert value(m, "cpu_us_order_agrees") in ("holds", "does not hold", "withheld")
     # the naive source's graph has 6 operations; the profile counts at least as many on cpu (mean nests sum and div_)
     assert value(m, "naive_graph_ops") == 6
     if BACKEND == "cpu":

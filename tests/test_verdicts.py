@@ -134,7 +134,13 @@ def test_a_statement_about_steps_holds_only_in_every_step():
     assert judge_steps("the last to arrive also left last", 2, 3).kind == "does not hold"
     assert "in 2 of 3 steps, not a rule of this run" in str(judge_steps("the last to arrive also left last", 2, 3))
     assert judge_steps("x", 8, 8).kind == "holds" and "every one of the 8 steps" in str(judge_steps("x", 8, 8))
-    assert judge_steps("x", 2, 2).kind == "does not hold"  # two steps are too few to call anything a rule
+    # two steps are too few to call anything a rule: A5's "0 of 2 | does not hold" read as a finding
+    two = judge_steps("x", 0, 2, "off step")
+    assert two.kind == "withheld" and str(two) == "x: in 0 of 2 off steps, too few to call it a rule"
+    assert two.row()["verdict"] == "withheld" and two.row()["value"] == "0 of 2" and two.relation == "about 1"
+    # A5's "2 of 3 | does not hold" read as the opposite of "held in 2 of 3"
+    assert judge_steps("x", 2, 3).row()["verdict"] == "not in every step" and judge_steps("x", 2, 3).relation == "about 1"
+    assert judge_steps("x", 0, 5).row()["verdict"] == "does not hold"  # in none: the plain words are right
     # A2 printed "lay above the timer's p90: in 0 of 5 steps, not a rule of this run"
     assert str(judge_steps("x", 0, 5)) == "x: in none of the 5 steps" and judge_steps("x", 0, 5).kind == "does not hold"
 
@@ -238,3 +244,21 @@ def test_machine_line_takes_a_contention_of_a_block_that_is_not_a_timing():
     assert machine_line({"profile": None}, block="profiling") == (
         "CPU contention while profiling: not measured on this system (no /proc schedstat)"
     )
+
+
+def test_ranges_of_too_few_samples_are_a_reading_not_a_verdict():
+    """A5 printed "rank 0's compute_ms measurably above ...: 6.9-8.1 ms against 3.9-5.2 ms" from 3 steps
+    a side, and 08's launch in the same run showed the opposite: 3 values have no spread to judge by."""
+    from analysis.verdicts import MIN_RANGE_SAMPLES
+
+    few = judge_ranges("on", (6.9, 8.1), "off", (3.9, 5.2), "ms", counts=(3, 3))
+    assert few.kind == "withheld" and not few.measurable and "measurably" not in str(few)
+    assert str(few).startswith("on read 6.9-8.1 ms, above the p10-p90 of off (3.9-5.2 ms): on is 3 readings")
+    row = few.row()
+    assert row["verdict"] == "withheld" and row["figure"] == "midpoint of p10-p90 (ms), too few samples"
+    assert row["value"] == pytest.approx(7.5) and few.relation == "about 1"
+    # the reference's side counts too; enough on both sides is judged as before
+    assert "off is one reading" in str(judge_ranges("on", (6.9, 8.1), "off", (4.0, 4.0), "ms", counts=(9, 1)))
+    enough = (MIN_RANGE_SAMPLES, MIN_RANGE_SAMPLES)
+    assert judge_ranges("on", (6.9, 8.1), "off", (3.9, 5.2), "ms", counts=enough).kind == "slower"
+    assert judge_ranges("on", (6.9, 8.1), "off", (3.9, 5.2), "ms").kind == "slower"  # no counts: as before
