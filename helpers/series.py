@@ -180,6 +180,7 @@ NOTEBOOKS = (
         "the same checks",
         optional=True,
         checks=("02_naive_rmsnorm", "03_fused_rms_norm"),
+        reads=("02_naive_rmsnorm",),
     ),
     NotebookInfo(
         "A3_copy_floor_checks",
