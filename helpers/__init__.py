@@ -38,7 +38,7 @@ from analysis.facade import lazy_namespace
 # The facade: module -> the names notebooks use from it ("name=attribute" where the name differs).
 _EXPORTS = {
     "backend": "Backend cuda_status neuron_status select_backend",
-    "metrics": "error_metric metric quantity ratio_metric timing_metric",
+    "metrics": "error_metric metric quantity ratio_metric read_metrics timing_metric",
     "neuron_notes": "trainium_note",
     "neuron_runtime": "neff_cache_dir neuron_settings=current",
     "outputs": "run_inductor_cache",
