@@ -20,7 +20,9 @@ share (docs/WORKSHOP_HUB.md says why each matters):
   reserves about 5 GB (N22); a seat whose budget is smaller than that reserve is told to use the
   system profile.
 - the NEFF cache: one folder per seat (`TORCH_NEURONX_NEFF_CACHE_DIR`), seeded at spawn from a
-  pre-warmed cache, so seats neither compile into nor race on one shared `/tmp/neff_cache`.
+  pre-warmed cache, so seats neither compile into nor race on one shared `/tmp/neff_cache`; beside
+  it the seat's TorchNeuron compilation folder (`TORCH_NEURONX_DEBUG_DIR`), not the shared
+  `/tmp/neuron_backend` the first seat's user would own (N43).
 - Neuron Explorer's ports: a distinct UI/API pair per seat (the defaults 3001/3002 stay free for
   the instructor); whether the installed `neuron-explorer view` takes a port option is read from
   its help at plan time (not documented, docs/WORKSHOP_HUB.md).
@@ -108,11 +110,20 @@ class Seat:
     hbm_gb: float | None  # the HBM behind the seat's cores; None on cpu
     hbm_gb_with_device_profile: float | None  # less the device profile's reserve (N22)
 
+    @property
+    def debug_dir(self) -> str:
+        """The seat's TorchNeuron compilation folder, beside its NEFF cache in the folder the seat owns.
+
+        Unset, `TORCH_NEURONX_DEBUG_DIR` is `/tmp/neuron_backend` for every process (N43): the first
+        seat's Unix user would create it, and the other seats could not write their graphs there."""
+        return f"{self.neff_cache.rsplit('/', 1)[0]}/neuron_backend"
+
     def environment(self) -> dict[str, str]:
         """What the seat's server (and so every kernel it starts) runs with."""
         env = {
             "OMP_NUM_THREADS": str(self.threads),  # helpers.start's intra-op threads (spare_cpu_threads)
             "TORCH_NEURONX_NEFF_CACHE_DIR": self.neff_cache,
+            "TORCH_NEURONX_DEBUG_DIR": self.debug_dir,
             "NEURON_PROFILE": "system",
             "WORKSHOP_SEAT": self.name,
             "NEURON_EXPLORER_UI_PORT": str(self.explorer_ui_port),
@@ -606,12 +617,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nwrote {', '.join(str(p) for p in written)}")
     print(
         f"start the hub: cd {out} && WORKSHOP_PASSWORD=<8+ characters> WORKSHOP_ADMIN_PASSWORD=<32+ characters, for /hub/admin> "
-        f"{Path(settings.python).parent}/jupyterhub   (the room: the systemd unit of docs/WORKSHOP_HUB.md step 6)"
+        f"{Path(settings.python).parent}/jupyterhub   (the room: the systemd unit of docs/WORKSHOP_HUB.md step 8)"
     )
     print(f"seed every seat before class: python -m series_tools.workshop_seed {out}")
     if settings.spawner == "local":
         print(
-            "  (as root: each seat runs as its own Unix user seat01, seat02, ...; create them first, docs/WORKSHOP_HUB.md step 3)"
+            "  (as root: each seat runs as its own Unix user seat01, seat02, ...; create them first, docs/WORKSHOP_HUB.md step 4)"
         )
     return 0
 

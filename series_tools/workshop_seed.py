@@ -7,7 +7,7 @@ first sign-ins at once do not each copy the warm cache inside the hub's event lo
     sudo python -m series_tools.workshop_seed /srv/workshop/hub seat01 seat02
 
 A seat already seeded is left as it is (a learner's edits and compiles are kept); to re-seed after a
-new warm run, stop the hub and delete the seats' caches first (docs/WORKSHOP_HUB.md, step 4).
+new warm run, stop the hub and delete the seats' caches first (docs/WORKSHOP_HUB.md, step 7).
 """
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         except KeyError:  # pwd.getpwnam: the seat's Unix user is missing
             print(
-                f"workshop_seed: no Unix user {name}. Fix: create the seats' users first (docs/WORKSHOP_HUB.md, step 3)",
+                f"workshop_seed: no Unix user {name}. Fix: create the seats' users first (docs/WORKSHOP_HUB.md, step 4)",
                 file=sys.stderr,
             )
             return 2

@@ -53,6 +53,11 @@ def test_twenty_seats_on_a_trn2_48xlarge_each_get_their_own_core_cache_and_ports
     assert {(s.hbm_gb, s.hbm_gb_with_device_profile) for s in plan.seats} == {(24.0, 19.0)}
     env = plan.seats[3].environment()
     assert env["NEURON_RT_VISIBLE_CORES"] == "3" and env["OMP_NUM_THREADS"] == "9" and env["NEURON_PROFILE"] == "system"
+    # TorchNeuron's compilation folder: per seat, in the folder the seat owns, never the shared /tmp default (N43)
+    debug_dirs = [s.environment()["TORCH_NEURONX_DEBUG_DIR"] for s in plan.seats]
+    assert len(set(debug_dirs)) == 20 and not any(d.startswith("/tmp") for d in debug_dirs)
+    assert env["TORCH_NEURONX_DEBUG_DIR"] == "/srv/workshop/neff-cache/seat04/neuron_backend"
+    assert Path(env["TORCH_NEURONX_DEBUG_DIR"]).parent == Path(env["TORCH_NEURONX_NEFF_CACHE_DIR"]).parent
 
 
 def test_two_cores_per_seat_are_contiguous_ranges():
@@ -314,3 +319,28 @@ def test_neuron_ls_is_found_in_the_dlami_tools_folder_when_not_on_path(tmp_path,
     assert workshop.neuron_ls_executable() == str(exe)
     monkeypatch.setattr(analysis.neuron_profile, "NEURON_TOOLS_BIN", tmp_path / "none")
     assert neuron.neuron_ls_executable() is None and "/opt/aws/neuron/bin" in neuron.neuron_ls_output()
+
+
+# What the citing text is about, and the word its step's heading in docs/WORKSHOP_HUB.md must hold.
+STEP_TOPICS = {"systemd": "systemd", "users": "users", "pre-warm": "Pre-warm", "re-seed": "Seed", "seed": "Seed"}
+
+
+def test_every_workshop_hub_step_the_tools_cite_exists_and_is_about_what_they_say():
+    import re
+
+    headings = dict(re.findall(r"^(\d+b?)\. \*\*(.+?)\*\*", (ROOT / "docs" / "WORKSHOP_HUB.md").read_text(), re.M))
+    assert {"1", "4", "5", "7", "8", "9"} <= set(headings), headings
+    cited = 0
+    for path in [*(ROOT / "series_tools").glob("*.py"), *(ROOT / "workshop").glob("*.py")]:
+        text = path.read_text()
+        for hit in re.finditer(r"WORKSHOP_HUB\.md,? step (\d+b?)", text):
+            cited += 1
+            step = hit.group(1)
+            assert step in headings, f"{path.name} cites WORKSHOP_HUB.md step {step}, which does not exist"
+            before = text[max(0, hit.start() - 160) : hit.start()].lower()
+            topic = next((t for t in STEP_TOPICS if t in before), None)
+            if topic:
+                assert STEP_TOPICS[topic] in headings[step], (
+                    f"{path.name} cites step {step} for {topic!r}; its heading is {headings[step]!r}"
+                )
+    assert cited >= 8  # the tools do cite steps: a pattern that matched nothing would pass vacuously

@@ -6,7 +6,7 @@
 #
 #     cd DIR && WORKSHOP_PASSWORD=<8+ characters> WORKSHOP_ADMIN_PASSWORD=<32+ characters> <series venv>/bin/jupyterhub
 #
-# (the room's hub runs as a systemd unit instead, docs/WORKSHOP_HUB.md step 6; the admin password is optional,
+# (the room's hub runs as a systemd unit instead, docs/WORKSHOP_HUB.md step 8; the admin password is optional,
 # without it no one has the admin page)
 #
 # What each seat gets (docs/WORKSHOP_HUB.md says why): its own Unix user or home folder, its own
@@ -30,7 +30,7 @@ PYTHON = HUB["python"]
 NEURON_TOOLS = "/opt/aws/neuron/bin"  # neuron-ls and neuron-explorer on the DLAMI (NEURON_NOTES N32)
 
 # --- where the hub listens and keeps its state: loopback only; TLS and a public address are the
-# reverse proxy's job in front of it (docs/WORKSHOP_HUB.md, step 6)
+# reverse proxy's job in front of it (docs/WORKSHOP_HUB.md, step 8)
 c.JupyterHub.ip = HUB["ip"]
 c.JupyterHub.port = HUB["port"]
 c.JupyterHub.hub_ip = "127.0.0.1"
@@ -54,7 +54,7 @@ if os.environ.get("WORKSHOP_ADMIN_PASSWORD"):  # 32+ characters; the instructor'
 if HUB["spawner"] == "simple":  # every seat as the hub's user, each in its own home folder (the hub test)
     c.JupyterHub.spawner_class = "simple"
     c.SimpleLocalProcessSpawner.home_dir_template = str(Path(HUB["homes"]) / "{username}")
-else:  # each seat as its own Unix user (created in docs/WORKSHOP_HUB.md, step 3)
+else:  # each seat as its own Unix user (created in docs/WORKSHOP_HUB.md, step 4)
     c.JupyterHub.spawner_class = "localprocess"
 c.Spawner.cmd = [PYTHON, "-m", "jupyterhub.singleuser"]
 c.Spawner.default_url = "/lab/tree/notebooks"  # the file browser opens on the notebooks
