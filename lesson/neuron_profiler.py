@@ -221,7 +221,8 @@ class op_by_op:
     TorchNeuron's Adaptive Eager Execution fuses queued eager operators "into single operators
     based on fusion heuristics"; its eager-mode FAQ says that calling
     `torch.use_deterministic_algorithms()` disables it. Inside this block deterministic algorithms
-    are on, so a profile shows the op-by-op chain (one NEFF execution per ATen op); on leaving,
+    are on, so a profile shows the op-by-op chain (one NEFF execution per ATen op is expected:
+    UNVERIFIED, docs/NEURON_NOTES.md N41, which `make verify-neuron` checks); on leaving,
     the previous setting (and its warn_only flag) comes back. On cpu and cuda the block only sets
     PyTorch's deterministic mode, which changes nothing the series measures (a cuda op without a
     deterministic implementation raises, as PyTorch documents).
