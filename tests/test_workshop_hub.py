@@ -38,7 +38,7 @@ PASSWORD = "workshop-" + secrets.token_hex(4)
 REPORT = """
 import json, os, sys
 from analysis.contention import spare_cpu_threads
-names = ["NEURON_RT_VISIBLE_CORES", "OMP_NUM_THREADS", "TORCH_NEURONX_NEFF_CACHE_DIR", "NEURON_PROFILE",
+names = ["NEURON_RT_VISIBLE_CORES", "OMP_NUM_THREADS", "TORCH_NEURONX_NEFF_CACHE_DIR", "TORCH_NEURONX_DEBUG_DIR", "NEURON_PROFILE",
          "NEURON_EXPLORER_UI_PORT", "NEURON_EXPLORER_API_PORT", "WORKSHOP_SEAT", "HOME"]
 cache = os.environ["TORCH_NEURONX_NEFF_CACHE_DIR"]
 print(json.dumps({**{n: os.environ.get(n) for n in names}, "pid": os.getpid(), "python": sys.executable,
@@ -309,6 +309,7 @@ def test_each_seats_kernel_runs_with_its_planned_core_threads_cache_and_ports(hu
         assert seen["OMP_NUM_THREADS"] == str(want["threads"])
         assert seen["threads_helpers_start_takes"] == want["threads"]  # what helpers.start sets torch to
         assert seen["TORCH_NEURONX_NEFF_CACHE_DIR"] == want["neff_cache"]
+        assert seen["TORCH_NEURONX_DEBUG_DIR"] == want["environment"]["TORCH_NEURONX_DEBUG_DIR"]
         assert seen["cache_files"] == ["MODULE_warm"]  # seeded from the pre-warmed cache
         assert Path(f"{want['neff_cache']}.series-debug.json").exists()
         assert seen["NEURON_PROFILE"] == "system"
@@ -318,7 +319,13 @@ def test_each_seats_kernel_runs_with_its_planned_core_threads_cache_and_ports(hu
         )
         assert seen["HOME"] == str(hub["tmp"] / "homes" / user)
         assert seen["python"] == sys.executable
-    for name in ("NEURON_RT_VISIBLE_CORES", "TORCH_NEURONX_NEFF_CACHE_DIR", "NEURON_EXPLORER_UI_PORT", "pid"):
+    for name in (
+        "NEURON_RT_VISIBLE_CORES",
+        "TORCH_NEURONX_NEFF_CACHE_DIR",
+        "TORCH_NEURONX_DEBUG_DIR",
+        "NEURON_EXPLORER_UI_PORT",
+        "pid",
+    ):
         assert len({r[name] for r in reports.values()}) == 3, f"{name} is shared between seats"
     print("\n".join(f"{u}: {json.dumps(r)}" for u, r in reports.items()))
 
