@@ -161,11 +161,12 @@ class Contention:
     def seen(self) -> str:
         """What was measured, in words, e.g. for "the machine was busy (...)"."""
         parts = []
+        span = f"{self.wall_s:.1f} s" if self.wall_s >= 0.1 else f"{self.wall_s * 1e3:.0f} ms"  # short blocks in ms
         if self.waited_fraction is not None:
-            span = f"{self.wall_s:.1f} s" if self.wall_s >= 0.1 else f"{self.wall_s * 1e3:.0f} ms"  # short blocks in ms
             parts.append(f"a thread of this process waited for a CPU {self.waited_fraction:.0%} of the {span}")
-        if self.pressure_fraction is not None:
-            parts.append(f"some task on the machine waited {self.pressure_fraction:.0%} of it")
+        if self.pressure_fraction is not None:  # "of it" only where the span was named just before
+            of = "of it" if parts else f"of the {span}"
+            parts.append(f"some task on the machine waited {self.pressure_fraction:.0%} {of}")
         if self.steal_fraction:
             parts.append(f"the hypervisor took {self.steal_fraction:.0%}")
         return "; ".join(parts) or "no CPU counters on this system"

@@ -109,9 +109,13 @@ class Verdict:
 
     @property
     def relation(self) -> str:
-        """The relation a claim records for this verdict (analysis.claims)."""
+        """The relation a claim records for this verdict (analysis.claims). A paired ratio withheld
+        for want of rounds is a reading, not a verdict: its claim records the side of 1 its printed
+        p10-p90 lies on, so that the re-check compares the printed figures with the published ones."""
         if self.kind == "busy":
             return "busy"
+        if self.kind == "withheld" and self.form == "ratio" and math.isfinite(self.p10) and math.isfinite(self.p90):
+            return relation_of(self.p10, self.p90)
         return {"slower": "above 1", "faster": "below 1"}.get(self.kind, "about 1")
 
     def claim(self, *metrics: str) -> Claim:
@@ -121,7 +125,11 @@ class Verdict:
     @property
     def word(self) -> str:
         """The verdict as the table shows it: a range verdict compares figures, not times, so its
-        "slower"/"faster" read "higher"/"lower" (`kind`, which claims record, stays as it is)."""
+        "slower"/"faster" read "higher"/"lower", and "no measurable difference" reads "not measurable
+        (spread crosses 1)" or "(ranges overlap)", never a bare negative (`kind`, which claims
+        record, stays as it is)."""
+        if self.kind == "no measurable difference":  # never read as a negative finding
+            return "not measurable (ranges overlap)" if self.form == "ranges" else "not measurable (spread crosses 1)"
         if self.form == "ranges":
             return {"slower": "higher", "faster": "lower"}.get(self.kind, self.kind)
         if self.form == "steps" and self.kind == "does not hold" and self.median > 0:  # "2 of 3 | does not hold" read as none
@@ -161,7 +169,13 @@ def _round(value: float) -> float:
 def _allowed(p10: float, p90: float, faster: str, slower: str) -> str:
     """What a spread that holds 1.0 still allows, in words: the honest end of "no measurable difference"."""
     low, high = (1 - p10) * 100, (p90 - 1) * 100
-    return f"the spread allows anything from {low:.0f}% {faster} to {high:.0f}% {slower}"
+    return f"the spread allows anything from {_percent(low)}% {faster} to {_percent(high)}% {slower}"
+
+
+def _percent(value: float) -> str:
+    """A percentage without decimals, unless that would print a bound that is not 0 as "0"."""
+    text = f"{value:.0f}"
+    return decimals_apart(value, 0.0) if value != 0 and float(text) == 0 else text
 
 
 def judge_ratio(ratio: Any, faster: str = "faster", slower: str = "slower") -> Verdict:
@@ -176,12 +190,29 @@ def judge_ratio(ratio: Any, faster: str = "faster", slower: str = "slower") -> V
         A Verdict whose sentence is one line: "A took 2.00x the time of B: 2.00x slower
         (per-round p10-p90 1.95-2.05)", "no measurable difference here (...: the spread allows
         anything from 1% faster to 14% slower)", or "not measurable here: the machine was busy (...)".
+        A ratio of fewer than MIN_RANGE_SAMPLES rounds (`per_round`) is a "withheld" reading, its
+        p10-p90 about its smallest and largest: "A / B read 1.16 (per-step p10-p90 1.08-1.30) over
+        3 steps: fewer than 5 steps have no spread to judge by, so this is a reading, not a verdict".
     """
     contention: Contention | None = getattr(ratio, "contention", None)
     busy_seen = contention.seen() if contention is not None and contention.busy else None
     figures = (float(ratio.median), float(ratio.p10), float(ratio.p90))
     pairing = getattr(ratio, "pairing", "round")
+    rounds = getattr(ratio, "per_round", None)
+    if busy_seen is None and rounds is not None and len(rounds) < MIN_RANGE_SAMPLES:
+        return _too_few_rounds(ratio.numerator, ratio.denominator, figures, pairing, len(rounds))
     return _judge(ratio.numerator, ratio.denominator, figures, pairing, busy_seen, faster, slower)
+
+
+def _too_few_rounds(num: str, den: str, figures: tuple[float, float, float], pairing: str, n: int) -> Verdict:
+    """A paired ratio of fewer than MIN_RANGE_SAMPLES rounds: a reading, as `_reading` words one."""
+    med, p10, p90 = figures
+    spread = f"per-{pairing} p10-p90 {decimals_apart(p10, 1.0)}-{decimals_apart(p90, 1.0)}"
+    text = (
+        f"{num} / {den} read {med:.2f} ({spread}) over {n} {pairing}{'' if n == 1 else 's'}: fewer than "
+        f"{MIN_RANGE_SAMPLES} {pairing}s have no spread to judge by, so this is a reading, not a verdict"
+    )
+    return Verdict(subject=num, reference=den, kind="withheld", sentence=text, median=med, p10=p10, p90=p90)
 
 
 def judge_metric(numerator: str, denominator: str, record: dict[str, Any]) -> Verdict:
@@ -310,11 +341,11 @@ def _reading(
 ) -> str:
     """The sentence of a comparison withheld for want of samples: where the subject lies, not a verdict."""
     (a10, a90), (b10, b90) = a, b
-    where = "above" if a10 > b90 else "below" if a90 < b10 else "inside"
+    where = "above" if a10 > b90 else "below" if a90 < b10 else "inside" if b10 <= a10 and a90 <= b90 else "overlapping"
     read = f"{a10:{f}}" if a10 == a90 else f"{a10:{f}}-{a90:{f}}"
     return (
         f"{subject} read {read} {unit}, {where} the p10-p90 of {reference} ({b10:{f}}-{b90:{f}} {unit}): {name} is "
-        f"{'one reading' if n == 1 else f'{n} readings'}, and fewer than {MIN_RANGE_SAMPLES} have no spread to judge "
+        f"{'one reading' if n == 1 else f'{n} readings'}, and fewer than {MIN_RANGE_SAMPLES} readings have no spread to judge "
         "by, so this is a reading, not a verdict"
     )
 

@@ -88,7 +88,9 @@ def test_a_busy_ratio_says_not_measurable_and_claims_nothing():
     text = ratio.describe()
     assert text.startswith("not measurable here: the machine was busy (a thread of this process waited for a CPU 52%")
     assert "concludes nothing" in text and "slower" not in text
-    quiet = PairedRatio("torch.compile", "copy", np.array([21.2, 21.8, 23.3]), contention=Contention(0.8, 0.01, 0.0, 0.0))
+    quiet = PairedRatio(
+        "torch.compile", "copy", np.array([21.2, 21.5, 21.8, 22.4, 23.3]), contention=Contention(0.8, 0.01, 0.0, 0.0)
+    )
     assert quiet.relation == "above 1" and "slower" in quiet.describe()
 
 

@@ -52,9 +52,9 @@ def test_an_inconclusive_ratio_is_never_a_negative_finding():
 
 
 def test_measurable_differences_name_the_factor_and_the_spread():
-    slower = judge_ratio(PairedRatio("naive", "fused", np.array([1.9, 2.0, 2.1])))
+    slower = judge_ratio(PairedRatio("naive", "fused", np.array([1.9, 1.95, 2.0, 2.05, 2.1])))
     assert slower.kind == "slower" and "2.00x slower" in str(slower) and "per-round p10-p90" in str(slower)
-    faster = judge_ratio(PairedRatio("compiled", "naive", np.array([0.24, 0.25, 0.26])), faster="cheaper")
+    faster = judge_ratio(PairedRatio("compiled", "naive", np.array([0.24, 0.245, 0.25, 0.255, 0.26])), faster="cheaper")
     assert faster.kind == "faster" and "4.00x cheaper" in str(faster) and faster.relation == "below 1"
 
 
@@ -148,7 +148,7 @@ def test_a_statement_about_steps_holds_only_in_every_step():
 def test_withheld_and_the_table():
     held = withheld("the large-shape ranking", "the copy floor failed its check")
     assert held.kind == "withheld" and "copy floor failed" in str(held) and not held.measurable
-    table = verdict_table([held, judge_ratio(PairedRatio("a", "b", np.array([2.0, 2.0, 2.0])))])
+    table = verdict_table([held, judge_ratio(PairedRatio("a", "b", np.array([2.0] * 5)))])
     assert list(table.columns) == ["comparison", "figure", "value", "p10", "p90", "verdict"]
     assert list(table["verdict"]) == ["withheld", "slower"] and table["comparison"].iloc[1] == "a / b"
     assert table["figure"].iloc[1] == "median ratio" and table["value"].iloc[1] == pytest.approx(2.0)
@@ -262,3 +262,59 @@ def test_ranges_of_too_few_samples_are_a_reading_not_a_verdict():
     enough = (MIN_RANGE_SAMPLES, MIN_RANGE_SAMPLES)
     assert judge_ranges("on", (6.9, 8.1), "off", (3.9, 5.2), "ms", counts=enough).kind == "slower"
     assert judge_ranges("on", (6.9, 8.1), "off", (3.9, 5.2), "ms").kind == "slower"  # no counts: as before
+
+
+def test_a_ratio_of_too_few_rounds_is_a_reading_not_a_verdict():
+    """08 printed "rank 1 took 1.16x ... slower (per-off step p10-p90 1.08-1.30)" from 3 off steps, while
+    the ranges beside it, of the same 3 steps, were withheld: one rule, fewer than 5 is a reading."""
+    from analysis.verdicts import MIN_RANGE_SAMPLES
+
+    few = judge_ratio(PairedRatio("rank 1", "rank 0", np.array([1.08, 1.16, 1.30]), "off step"))
+    assert few.kind == "withheld" and not few.measurable and "slower" not in str(few)
+    assert str(few) == (
+        "rank 1 / rank 0 read 1.16 (per-off step p10-p90 1.10-1.27) over 3 off steps: fewer than 5 off steps "
+        "have no spread to judge by, so this is a reading, not a verdict"
+    )
+    row = few.row()
+    assert row["figure"] == "median ratio" and row["verdict"] == "withheld" and row["value"] == pytest.approx(1.16)
+    # its claim re-checks the printed figures' side of 1, and holds on the metric it was published as
+    metric = {"r": {"value": few.median, "unit": "ratio", "p10": few.p10, "p90": few.p90}}
+    assert few.relation == "above 1" and check_claims([few.claim("r").record()], metric) == []
+    assert judge_ratio(PairedRatio("a", "b", np.array([0.9, 1.1]))).relation == "about 1"
+    enough = np.linspace(1.08, 1.30, MIN_RANGE_SAMPLES)
+    assert judge_ratio(PairedRatio("rank 1", "rank 0", enough, "off step")).kind == "slower"
+    # a busy block still says busy, however few its rounds
+    busy = PairedRatio("a", "b", np.array([2.0, 2.1]), contention=Contention(1.0, 0.5, 0.5, 0.0))
+    assert judge_ratio(busy).kind == "busy"
+
+
+def test_a_reading_says_overlapping_unless_contained():
+    """07 printed "step 4's compute read 2.9-3.7 ms, inside the p10-p90 of ... (2.8-3.1 ms)": it overlaps."""
+    over = judge_ranges("step 4's compute", (2.9, 3.7), "the others", (2.8, 3.1), "ms", counts=(2, 4))
+    assert "2.9-3.7 ms, overlapping the p10-p90 of the others (2.8-3.1 ms)" in str(over)
+    assert "fewer than 5 readings have no spread to judge by" in str(over)
+    inside = judge_ranges("s", (2.9, 3.0), "the others", (2.8, 3.1), "ms", counts=(2, 4))
+    assert "2.9-3.0 ms, inside the p10-p90" in str(inside)
+
+
+def test_the_table_never_shows_a_bare_negative():
+    """07's table read "no measurable difference" for 1.55 (p10-p90 0.95-3.93): a negative finding."""
+    wide = judge_ratio(PairedRatio("static", "dynamic", np.array([0.95] * 2 + [1.55] * 6 + [3.93] * 2)))
+    assert wide.kind == "no measurable difference" and wide.row()["verdict"] == "not measurable (spread crosses 1)"
+    assert judge_ranges("a", (1.0, 3.0), "b", (2.0, 4.0)).word == "not measurable (ranges overlap)"
+
+
+def test_a_bound_that_is_not_zero_never_prints_as_zero():
+    """ "the spread allows anything from 6% faster to 0% slower" for a p90 of 1.001."""
+    verdict = judge_ratio(PairedRatio("a", "b", np.array([0.94] * 2 + [0.97] * 6 + [1.001] * 2)))
+    assert "from 6% faster to 0.10% slower" in str(verdict)
+    exact = judge_ratio(PairedRatio("a", "b", np.array([1.0] * 5 + [1.2] * 5)))
+    assert "from 0% faster to" in str(exact)
+
+
+def test_a_machine_line_names_the_span_when_only_pressure_was_measured():
+    """08 printed "quiet while timing (some task on the machine waited 2% of it)": "it" had no duration."""
+    pressure_only = Contention(4.9, None, 0.02, 0.0)
+    assert machine_line({"launch": pressure_only}) == "quiet while timing (some task on the machine waited 2% of the 4.9 s)"
+    both = Contention(2.0, 0.01, 0.02, 0.0).seen()
+    assert both == "a thread of this process waited for a CPU 1% of the 2.0 s; some task on the machine waited 2% of it"
