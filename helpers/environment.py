@@ -113,7 +113,7 @@ RECORD_MEANINGS = {
     "neuron_settings.profile": "NEURON_PROFILE: what a Neuron profile records, device (NEFF + NTFF) or system (runtime events); auto took a workshop seat's setting, else device",
     "neuron_settings.environment": "a Neuron environment variable in force when the kernel started; empty: not set",
     "address_layout": "whether Linux placed this kernel's code and data at random addresses; fixed (setarch -R, as the "
-    "series starts its kernels) makes a few-microsecond call time the same in every process",
+    "series starts its kernels) is meant to make a few-microsecond call time the same in every process",
     "free_page_reporting_kib": "the smallest freed block this virtual machine hands back to its host; empty: none. A call "
     "that reuses such memory waits while the host gives it back",
     "cpu_pressure_avg10_at_start": "the share of the 10 s before the notebook started (read once, by helpers.start) in "

@@ -104,7 +104,7 @@ NOTEBOOKS = (
         "01_profiler_setup",
         "profiler, schedule, synchronize, overhead",
         "NeuronConfig + NeuronProfiler, PrivateUse1 activity, Neuron profile folder",
-        "same loop without the Neuron profiler set-up (NeuronConfig, NeuronProfiler); its code is shown as text",
+        "same loop without the Neuron profiler set-up (NeuronConfig, NeuronProfiler); its code runs on Trainium only",
         neuron_facts=("N6", "N9", "N10", "N11", "N19", "N20", "N22", "N23", "N27", "N29"),
     ),
     NotebookInfo(
