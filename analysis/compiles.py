@@ -162,7 +162,7 @@ def _outline(body: str) -> list[str]:
             open_loops.append([depth, False])
         elif re.match(_STATEMENT, line):
             text = re.sub(r"static_cast<int64_t>\(([^()]*)\)", r"\1", text).replace("at::vec::Vectorized<float>", "Vectorized")
-            outline.append("    " * len(open_loops) + (text if len(text) <= 100 else text[:97] + "..."))
+            outline.append("    " * len(open_loops) + text)  # whole: a cut line would hide how it ends
         depth += text.count("{") - text.count("}")
         if open_loops and depth > open_loops[-1][0]:
             open_loops[-1][1] = True
