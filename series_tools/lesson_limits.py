@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     paths: list[Path] = []
     for arg in args or [None]:
         folder = Path(arg) if arg else None
-        paths += notebook_paths(folder) if folder is None or folder.is_dir() else [folder]
+        paths += notebook_paths() if folder is None else notebook_paths(folder) if folder.is_dir() else [folder]
     problems = []
     for path in paths:
         measured = measure(json.loads(path.read_text(encoding="utf-8")))
