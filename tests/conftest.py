@@ -19,3 +19,13 @@ def cpu_backend():
     from helpers.backend import select_backend
 
     return select_backend("cpu")
+
+
+def fake_tool(folder, name: str, prints: str):
+    """An executable `folder/name` (a FAKE of a Neuron command-line tool) that prints `prints`;
+    `folder` is made if it is missing. Returns its path."""
+    folder.mkdir(parents=True, exist_ok=True)
+    tool = folder / name
+    tool.write_text(f"#!/bin/sh\necho '{prints}'\n")
+    tool.chmod(0o755)
+    return tool

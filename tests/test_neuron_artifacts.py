@@ -30,6 +30,8 @@ from analysis.neuron_profile import (
 )
 from helpers.series import REPO_ROOT
 
+from conftest import fake_tool
+
 pytestmark = pytest.mark.contract
 
 
@@ -215,9 +217,7 @@ def test_export_without_neuron_explorer(tmp_path, monkeypatch):
 
 
 def test_contract_export_detects_missing_flags(tmp_path, monkeypatch):
-    fake = tmp_path / "neuron-explorer"
-    fake.write_text("#!/bin/sh\necho 'usage: neuron-explorer view -d DIR'\n")
-    fake.chmod(0o755)
+    fake_tool(tmp_path, "neuron-explorer", "usage: neuron-explorer view -d DIR")
     monkeypatch.setenv("PATH", str(tmp_path))
     result = export_system_events(tmp_path, tmp_path / "out")
     assert result.events is None and "--output-format" in result.reason
@@ -263,9 +263,7 @@ def test_contract_explorer_summary_becomes_a_table(tmp_path, monkeypatch):
 
 
 def test_explorer_summary_without_the_format_says_so(tmp_path, monkeypatch):
-    fake = tmp_path / "neuron-explorer"
-    fake.write_text("#!/bin/sh\necho 'view -d DIR --output-format {parquet} --output-file F'\n")
-    fake.chmod(0o755)
+    fake_tool(tmp_path, "neuron-explorer", "view -d DIR --output-format {parquet} --output-file F")
     monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
     result = explorer_summary(tmp_path, tmp_path / "summary.json")
     assert result.events is None and "summary-json" in result.reason
@@ -315,10 +313,7 @@ def test_contract_framework_trace_outside_the_pid_folder_is_reported(tmp_path):
 def test_contract_neuron_explorer_off_path_is_found_with_the_fix(tmp_path, monkeypatch):
     """Documented: `neuron-explorer` not found: /opt/aws/neuron/bin is not on PATH (here a FAKE folder)."""
     tools = tmp_path / "opt-aws-neuron-bin"
-    tools.mkdir()
-    fake = tools / "neuron-explorer"
-    fake.write_text("#!/bin/sh\necho 'view -d DIR --output-format {parquet,summary-json} --output-file F'\n")
-    fake.chmod(0o755)
+    fake = fake_tool(tools, "neuron-explorer", "view -d DIR --output-format {parquet,summary-json} --output-file F")
     monkeypatch.setattr(neuron_mod, "NEURON_TOOLS_BIN", tools)
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     exe, note = neuron_explorer_executable()

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import fake_tool
 from series_tools import workshop
 from series_tools.workshop import Host, SeatsDoNotFit, documented_host, parse_neuron_ls, plan_seats
 
@@ -308,10 +309,7 @@ def test_neuron_ls_is_found_in_the_dlami_tools_folder_when_not_on_path(tmp_path,
     from helpers import neuron
 
     tools = tmp_path / "bin"
-    tools.mkdir()
-    exe = tools / "neuron-ls"
-    exe.write_text("#!/bin/sh\necho '| NEURON DEVICE | held by seat07 |'\n")
-    exe.chmod(0o755)
+    exe = fake_tool(tools, "neuron-ls", "| NEURON DEVICE | held by seat07 |")
     monkeypatch.setenv("PATH", "/usr/bin:/bin")
     monkeypatch.setattr(analysis.neuron_profile, "NEURON_TOOLS_BIN", tools)
     assert neuron.neuron_ls_executable() == str(exe)
