@@ -10,8 +10,9 @@ renamed or changed after the sentence was written, a ranking taken from the wron
 Relations, over the `value` of each named metric (ratios also carry their per-round p10/p90):
 - "min" / "max": the first metric is the smallest / largest of all named;
 - "<": each named metric is smaller than the next (a ranking);
-- "above 1" / "below 1": a paired ratio whose whole p10-p90 lies above / below 1 (measurable);
-- "about 1": a paired ratio whose p10-p90 holds 1 (no measurable difference);
+- "above 1" / "below 1": a paired ratio whose whole p10-p90 lies above / below 1 and whose value
+  lies at least analysis.verdicts.RESOLUTION from 1 (measurable);
+- "about 1": any other paired ratio (no measurable difference);
 - "busy": no comparison at all: at least one named metric was timed while the machine was busy
   (its `contention` record, analysis.contention), so the sentence says "not measurable here".
 """
@@ -41,7 +42,7 @@ def _holds(relation: str, entries: list[dict[str, Any]]) -> bool:
     if relation == "<":
         return all(a < b for a, b in zip(values, values[1:]))
     (entry,) = entries
-    return ratio_relation(entry["p10"], entry["p90"]) == relation
+    return ratio_relation(entry["p10"], entry["p90"], entry["value"]) == relation
 
 
 def check_claims(claims: list[dict[str, Any]], metrics: dict[str, dict[str, Any]]) -> list[str]:

@@ -35,7 +35,7 @@ def test_a_deliberately_wrong_conclusion_is_caught():
 
 def test_a_comparison_inside_the_noise_must_say_so():
     inside = {"r": {"value": 1.03, "unit": "ratio", "p10": 0.97, "p90": 1.08}}
-    assert ratio_relation(0.97, 1.08) == "about 1"
+    assert ratio_relation(0.97, 1.08, 1.02) == "about 1" and ratio_relation(1.01, 1.03, 1.02) == "about 1"
     assert check_claims([Claim("above 1", ("r",), "3% slower").record()], inside)  # caught: within the spread
     assert check_claims([Claim("about 1", ("r",), "no measurable difference").record()], inside) == []
 

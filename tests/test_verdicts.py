@@ -26,6 +26,7 @@ from analysis.verdicts import (
     judge_steps,
     judge_timings,
     machine_line,
+    RESOLUTION,
     relation_of,
     verdict_table,
     withheld,
@@ -36,8 +37,23 @@ NEGATIVE_FINDINGS = ("does not explain", "did not make", "no effect", "is not th
 
 
 def test_the_rule_is_the_spread_against_one():
-    assert relation_of(1.01, 1.2) == "above 1" and relation_of(0.5, 0.99) == "below 1"
-    assert relation_of(0.99, 1.14) == "about 1" and relation_of(1.0, 1.0) == "about 1"
+    assert relation_of(1.01, 1.2, 1.1) == "above 1" and relation_of(0.5, 0.99, 0.7) == "below 1"
+    assert relation_of(0.99, 1.14, 1.1) == "about 1" and relation_of(1.0, 1.0, 1.0) == "about 1"
+
+
+def test_a_ratio_closer_to_one_than_runs_agree_on_is_no_measurable_difference():
+    """The busy benchmark's flip (2026-12-06): 05's large-shape rms_norm / naive read 0.99 with a
+    p10-p90 holding 1 on quiet runs and 0.98 (p10-p90 0.975-0.99) beside a spinning process. Both
+    must read the same: within RESOLUTION of 1 no run claims a side, however tight its spread."""
+    assert RESOLUTION == pytest.approx(1.05)
+    quiet = judge_ratio(PairedRatio("torch.rms_norm", "naive", np.linspace(0.975, 1.005, 9)))
+    busy = judge_ratio(PairedRatio("torch.rms_norm", "naive", np.linspace(0.97, 0.99, 9)))
+    assert quiet.kind == busy.kind == "no measurable difference" and quiet.relation == busy.relation == "about 1"
+    assert "within 5% of 1, closer than separate runs of this series agree on" in busy.sentence
+    assert busy.word == "not measurable (within 5% of 1)" and quiet.word == "not measurable (spread crosses 1)"
+    edge = judge_ratio(PairedRatio("a", "b", np.linspace(1.04, 1.08, 9)))  # median 1.06: outside the band
+    assert edge.kind == "slower" and relation_of(1.04, 1.08, 1.06) == "above 1"
+    assert relation_of(0.90, 0.96, 1 / 1.05) == "below 1" and relation_of(0.90, 0.96, 0.96) == "about 1"
 
 
 def test_an_inconclusive_ratio_is_never_a_negative_finding():
