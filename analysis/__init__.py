@@ -16,7 +16,7 @@ Modules:
 - steps: per profiler step: device operations, busy time, idle gaps, launch latency, CPU ops
 - call_trees: the dispatch chain of one call, and where key_averages() folds a same-name pair
 - allocations: which op allocated what, from the [memory] events
-- timing: the one measurement method: interleaved samples on torch.utils.benchmark.Timer, paired ratios
+- timing: the one measurement method: interleaved samples on timeit.Timer (torch.utils.benchmark's loop), paired ratios
 - floor: the copy floor, the same-bytes bandwidth probe that checks it, and the one ranking of variants against it
 - verdicts: the one rule for "measurable" and the one-line sentence of every comparison (paired ratios, ranges, steps)
 - claims: a summary's conclusions recorded with the metrics they compare, and their check (no torch)

@@ -4,13 +4,16 @@ The profiler tells *what* ran; this tells *how long a call takes* with the least
 no profiler attached, the device synchronized around each sample, the first calls (compilation,
 caches, allocator growth) excluded, and the median of N samples reported with its spread.
 
-A sample is `torch.utils.benchmark.Timer(...).timeit(inner)`, the ecosystem's timer: `inner`
-back-to-back calls between two clock reads (after a few untimed calls, with Python's garbage
-collector paused), divided by `inner`, so that a call of a few microseconds is not drowned by timer
-and synchronize overhead; `inner` is chosen so that one sample lasts at least `min_sample_s`. The
-clock it reads synchronizes this backend's device first (`Backend.synchronize`: torch.neuron's on
-Trainium, not only what `torch.accelerator` knows), and it runs with the kernel's own intra-op
-thread count (`torch.get_num_threads()`), the setting the lesson measures.
+A sample is `timeit.Timer(...).timeit(inner)` from Python's standard library, the measured loop
+that `torch.utils.benchmark.Timer` itself runs: `inner` back-to-back calls between two clock reads,
+with Python's garbage collector paused, divided by `inner`, so that a call of a few microseconds is
+not drowned by timer and synchronize overhead; `inner` is chosen so that one sample lasts at least
+`min_sample_s`. (torch's public `Timer.timeit` adds max(inner // 100, 2) untimed calls before every
+sample: the rounds here are already warm, and at a large shape, where a sample is one call, those
+calls tripled the time of notebook 05's timing cell.) The clock it reads synchronizes this backend's
+device first (`Backend.synchronize`: torch.neuron's on Trainium, not only what `torch.accelerator`
+knows), and it runs with the kernel's own intra-op thread count (`torch.get_num_threads()`, left as
+it is), the setting the lesson measures.
 
 Whatever is compared (variants with each other and with the copy floor, profiler on and off) is
 timed *interleaved*: one sample of each in turn, round after round. A change in the machine's
@@ -25,14 +28,12 @@ import math
 import subprocess
 import sys
 import time
+import timeit
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Iterator, Protocol
 
 import numpy as np
-import torch
-from torch.utils.benchmark import Timer
-from torch.utils.benchmark.utils.common import set_torch_threads as torch_threads
 
 from .contention import Contention, combined, contention_between, read_counters
 
@@ -140,22 +141,8 @@ def paired_ratio(timings: dict[str, Timing], numerator: str, denominator: str) -
     return PairedRatio(numerator, denominator, a[:n] / b[:n], contention=combined(blocks))
 
 
-def _one_sample(timer: Timer, number: int) -> float:
-    """Seconds per call of one sample of `number` calls, on the Timer's clock and thread setting.
-
-    `Timer.timeit` runs max(number // 100, 2) untimed calls before every sample; the rounds here
-    are already warm (time_interleaved's own warm-up), and at a large shape, where a sample is one
-    call, those extra calls tripled the time of notebook 05's timing cell. So a sample is the
-    Timer's own measured loop, `_timeit`, where this torch has it."""
-    run = getattr(timer, "_timeit", None)
-    if run is None:
-        return timer.timeit(number).mean
-    with torch_threads(timer._task_spec.num_threads):
-        return run(number) / number
-
-
 def _synchronized_clock(backend: Backend) -> Callable[[], float]:
-    """A clock for torch.utils.benchmark.Timer that waits for this backend's device before reading."""
+    """A clock for timeit.Timer that waits for this backend's device before reading."""
 
     def clock() -> float:
         backend.synchronize()
@@ -197,16 +184,13 @@ def time_interleaved(
             fn()
     inner = {name: _inner_calls(fn, backend, min_sample_s, max_inner) for name, fn in cases.items()}
     clock = _synchronized_clock(backend)
-    timers = {
-        name: Timer(stmt="fn()", globals={"fn": fn}, timer=clock, num_threads=torch.get_num_threads(), label=name)
-        for name, fn in cases.items()
-    }
+    timers = {name: timeit.Timer(stmt="fn()", globals={"fn": fn}, timer=clock) for name, fn in cases.items()}
     samples: dict[str, list[float]] = {name: [] for name in cases}
     before = read_counters()
     for _ in range(repeats):
         for name in cases:
             with contexts.get(name, nullcontext)():
-                samples[name].append(_one_sample(timers[name], inner[name]) * 1e6)
+                samples[name].append(timers[name].timeit(inner[name]) / inner[name] * 1e6)
     contention = contention_between(before, read_counters())
     return {
         name: Timing(label=name, samples_us=np.asarray(v), inner=inner[name], contention=contention)

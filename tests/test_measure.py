@@ -19,7 +19,7 @@ def test_interleaved_cases_take_turns_and_contexts_wrap_only_their_case(cpu_back
     cases = {"a": lambda: order.append("a"), "b": lambda: order.append("b")}
     out = time_interleaved(cases, cpu_backend, contexts={"b": Counting}, repeats=4, warmup=1, max_inner=1)
     assert set(out) == {"a", "b"} and all(len(t.samples_us) == 4 for t in out.values())
-    # after warm-up and the inner-count probe: one sample of each, in turn (the Timer's measured
+    # after warm-up and the inner-count probe: one sample of each, in turn (timeit's measured
     # loop only: no untimed calls inside a round)
     timed = order[-8:]
     assert timed == ["a", "b"] * 4
@@ -60,7 +60,7 @@ def test_the_spread_names_what_was_paired():
 
 
 def test_samples_run_with_the_kernels_intra_op_threads(cpu_backend):
-    """The Timer would default to 1 thread; the series measures with the kernel's own setting."""
+    """torch.utils.benchmark.Timer would default to 1 thread; the series measures with the kernel's own setting."""
     import torch
 
     seen = []
