@@ -102,7 +102,7 @@ RECORD_MEANINGS = {
     "python": "the Python version of this kernel",
     "torch_neuronx": "torch-neuronx (TorchNeuron), the Neuron backend of PyTorch; empty: not a Trainium environment",
     "neuronx_cc": "the Neuron compiler (NEFF files); empty: not a Trainium environment",
-    "platform": "the operating system and its kernel",
+    "platform": "the operating system (its Linux version)",
     "cpu_count": "the CPUs this machine (or virtual machine) offers",
     "allocator_settings": "PyTorch CPU allocator settings the series sets; THP_MEM_ALLOC_ENABLE=1 asks for huge pages for large "
     "tensors (cheat-sheet, Measurement machinery)",
@@ -129,7 +129,7 @@ RECORD_MEANINGS = {
     "device_count": "how many such devices torch sees",
     "torch": "the PyTorch version",
     "cuda_runtime": "the CUDA version this torch was built with; empty: a CPU-only build",
-    "intra_op_threads": "the threads one PyTorch op may use here; the series leaves one CPU for other work, so that one busy process does not stall every op (appendix A1, section 4)",
+    "intra_op_threads": "the threads one PyTorch op may use here (the series leaves one CPU free: appendix A1, section 4)",
 }
 
 

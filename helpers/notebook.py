@@ -73,7 +73,7 @@ def orientation(name: str) -> list[str]:
         return []
     lines = [
         f"Run time: {info.cpu_seconds:.1f} s at the default parameters on {CPU_SECONDS_MEASURED_ON} "
-        "(measured in that run, not in this one; expect more on a busy or slower machine)"
+        "(measured by `make run` in that reference run, not in this one; expect more on a busy or slower machine)"
         if info.cpu_seconds
         else "Run time: not recorded on the series' CI machine"
     ]
@@ -91,7 +91,7 @@ def threads_line(threads: int, default_threads: int) -> str:
     timing will show: on a machine busier than one process, the series' setting is flagged BUSY too."""
     return (
         f"Threads: {threads} intra-op thread(s) (PyTorch's default here: {default_threads}; the series leaves one CPU "
-        "for other work, so that one busy process does not stall every op: appendix A1, section 4 weighs both settings)"
+        "free on every backend, a trn2 host included, unless OMP_NUM_THREADS is set: appendix A1, section 4 weighs both settings)"
     )
 
 

@@ -167,7 +167,7 @@ NOTEBOOKS = (
     ),
     NotebookInfo(
         "A1_timing_checks",
-        "appendix: how 00-01's timings are checked (busy machine, timer against profiler, warm-up)",
+        "appendix: how 01's timings are checked (busy machine, timer against profiler, warm-up)",
         "the same checks on the NeuronCore's timings",
         "the same checks",
         optional=True,
@@ -175,7 +175,7 @@ NOTEBOOKS = (
     ),
     NotebookInfo(
         "A2_checks_naive_and_fused",
-        "appendix: how 02-03's numbers are checked (memory rows, folded events, reconciliations)",
+        "appendix: how 02-03's numbers are checked (memory rows, op counts, totals that must agree)",
         "the same checks",
         "the same checks",
         optional=True,
@@ -184,7 +184,7 @@ NOTEBOOKS = (
     ),
     NotebookInfo(
         "A3_copy_floor_checks",
-        "appendix: how 04-05's numbers are checked (copy floor, triad, copy-into, spreads)",
+        "appendix: how 04-05's numbers are checked (the copy that sets the floor, and how steady it was)",
         "the same checks",
         "the same checks",
         optional=True,
@@ -193,7 +193,7 @@ NOTEBOOKS = (
     ),
     NotebookInfo(
         "A4_trace_reconciliation",
-        "appendix: how 06 and 09's readings are checked (HTA against the series, counter units)",
+        "appendix: how 06 and 09's readings are checked (a second trace tool, the profile's units)",
         "the same checks",
         "the same checks",
         optional=True,

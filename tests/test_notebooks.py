@@ -109,7 +109,8 @@ def check_00_environment_check(m, out):
 def check_01_profiler_setup(m, out):
     assert value(m, "active_steps") == CI_PARAMETERS["ACTIVE"]
     assert value(m, "trace_bytes") > 1000 and (out / "mlp.trace.json").stat().st_size == value(m, "trace_bytes")
-    assert value(m, "unsynchronized_flagged") is True  # a loop without synchronize is never a measurement
+    # a loop without synchronize is never a measurement; on cpu there is no device timeline to lose: not checked (None)
+    assert value(m, "unsynchronized_flagged") is (True if BACKEND in ("cuda", "neuron") else None)
     assert value(m, "device_time_captured") is (BACKEND in ("cuda", "neuron"))
     assert value(m, "cold_over_warm") > 0 and value(m, "warm_call_us") > 0
     # the profiler cannot make the work itself faster; allow noise of a shared 2-core machine
