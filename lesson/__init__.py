@@ -10,7 +10,7 @@ reads profiles and measures); neither imports it. Notebooks import from this one
 - rmsnorm:      the RMSNorm variants (source: notebooks 02 and 03), their float64 reference, inputs and checks
 - neuron_profiler: notebook 01's Neuron profiler set-up (NeuronConfig, the exporter, the dropped-events watch), repeated
 - profiling:    the profiled loop of notebook 01, repeated by the later notebooks
-- study:        one variant timed, profiled and checked the same way in every notebook of the case study
+- study:        one variant timed, profiled and checked the same way in every notebook of the case study; 05's metrics
 - shapes:       notebook 07's request stream, strategies (source: its `# @save` cell) and per-call compiles; the stream kept for A5
 - shape_worker: notebook 07's second process: the same stream served in a fresh Python (`python -m`)
 - rank_worker:  one rank of notebook 08 (run by torchrun; `train_step` from its `# @save` cell)
@@ -29,6 +29,6 @@ _EXPORTS = {
     "rmsnorm": "DTYPES call_compiled check_fits_in_memory compile_rmsnorm error_tolerance format_bytes make_inputs "
     "max_error rmsnorm_fused rmsnorm_naive rmsnorm_reference",
     "shapes": "check_stream load_stream make_strategies request_lengths run_stream save_stream",
-    "study": "VariantReport load_study save_study study_variant",
+    "study": "VariantReport comparison_metrics load_study save_study study_variant",
 }
 __getattr__, __dir__, __all__ = lazy_namespace(__name__, globals(), _EXPORTS)

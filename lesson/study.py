@@ -18,7 +18,7 @@ from typing import Any, Callable
 import pandas as pd
 import torch
 
-from analysis.floor import FloorCheck
+from analysis.floor import FloorCheck, Ranking
 from analysis.timing import Timing, time_per_call
 from analysis.steps import per_call_summary, step_ops
 from analysis.traces import Trace, load_trace
@@ -214,3 +214,67 @@ def load_study(run_dir: Path, notebook: str = STUDY_NOTEBOOK) -> RecordedStudy:
         floors={f.pop("shape"): FloorCheck(**f) for f in record["floors"]},
         rows=pd.DataFrame(record["rows"]).set_index(["shape", "variant"]),
     )
+
+
+def comparison_metrics(
+    reports: dict[tuple[str, str], VariantReport],
+    blocks: dict[str, dict[str, Timing]],
+    floors: dict[str, FloorCheck],
+    rankings: dict[str, Ranking],
+    errors: dict[tuple[str, str], dict[str, float]],
+    shapes: dict[str, tuple[int, int]],
+    dtype: str,
+    backend_name: str,
+) -> dict[str, Any]:
+    """Notebook 05's published metrics: each variant's time, ratio to the copy, pair ratios, ops,
+    allocations and errors, each shape's floor check, and the rankings' claims (analysis.claims).
+
+    Why here: the metrics are plumbing for `compare` and the regression checks, not the lesson; one
+    call keeps 05 short while the names and figures stay the ones the notebook printed.
+
+    Args:
+        reports: (shape, variant) -> the VariantReport of `study_variant`.
+        blocks: shape -> the interleaved timings of that shape (copy, triad probe and variants).
+        floors: shape -> its FloorCheck; rankings: shape -> its Ranking (`rank_over_floor`).
+        errors: (variant, dtype) -> {"error": ..., "of_tolerance": ...}.
+        shapes: shape -> (tokens, hidden); dtype: the timing runs' dtype; backend_name: the backend.
+
+    Returns:
+        name -> metric (helpers.metric and kin), ready for `session.publish`.
+    """
+    from analysis.floor import nominal_memory_gb_per_s
+    from analysis.timing import paired_ratio
+    from helpers.metrics import error_metric, metric, ratio_metric, timing_metric
+    from helpers.series import VARIANT_KEYS as k
+
+    rmsnorms = [name for name in k if name != "copy"]
+    metrics, (nominal, nominal_source) = {}, nominal_memory_gb_per_s(backend_name)  # None where the device reports none
+    for (s, name), r in reports.items():
+        key, size = f"{s}_{k[name]}", f"{shapes[s][0]}x{shapes[s][1]} {dtype}"
+        metrics[f"{key}_time_us"] = timing_metric(r.timing, of=f"{name} {size}")
+        over, divides = paired_ratio(blocks[s], name, "copy"), (f"{key}_time_us", f"{s}_copy_time_us")
+        metrics[f"{key}_over_copy"] = ratio_metric(over, "per-round time ratio to the copy", better="lower", divides=divides)
+        metrics[f"{key}_device_ops"] = metric(r.per_call["device_ops_per_call"], "ops")
+        metrics[f"{key}_alloc_bytes"] = metric(r.per_call.get("allocated_bytes_per_call"), "bytes")
+        metrics[f"{key}_device_us"] = metric(r.device_us_per_call, "us", better="lower")
+        for a in rmsnorms[: rmsnorms.index(name) if name in rmsnorms else 0]:  # each pair once: a over name
+            pair, better = paired_ratio(blocks[s], a, name), "higher" if a == "naive" else None
+            metrics[f"{s}_{k[name]}_speedup_over_{k[a]}"] = ratio_metric(pair, "per round", f"{a} / {name} {size}", better)
+    for s, f in floors.items():
+        metrics[f"{s}_copy_gb_per_s"] = metric(f.copy_gb_per_s, "GB/s", "bytes of x read and written / copy time")
+        metrics[f"{s}_triad_gb_per_s"] = metric(f.probe_gb_per_s, "GB/s", "same bytes, triad on preallocated tensors")
+        metrics[f"{s}_floor_sound"] = metric(f.ok, "bool", "; ".join(f.problems))
+        metrics[f"{s}_copy_over_nominal"] = metric(
+            f.copy_gb_per_s / nominal if nominal else None, "fraction", "copy / nominal GB/s"
+        )
+    metrics["nominal_memory_gb_per_s"] = metric(nominal, "GB/s", nominal_source)
+    for (name, err_dtype), err in errors.items():
+        metrics[f"err_{err_dtype}_{k[name]}"] = error_metric(err["error"], error_tolerance(getattr(torch, err_dtype)))
+    best = rankings["large"].order[0] if rankings["large"].order else None  # the one ranking; none where withheld
+    metrics["best_large_variant"] = metric(best, "name", rankings["large"].sentence)
+    metrics["best_large_over_copy"] = metric(rankings["large"].over_floor[best].median if best else None, "ratio")
+    claims = []
+    for s, ranking in rankings.items():
+        claims += ranking.claims(lambda n, s=s: f"{s}_{k[n]}_over_copy", lambda a, b, s=s: f"{s}_{k[b]}_speedup_over_{k[a]}")
+    metrics["claims"] = metric([c.record() for c in claims], "claims", "the rankings and pair verdicts (analysis.claims)")
+    return metrics

@@ -186,3 +186,26 @@ def test_the_study_05_keeps_reads_back_in_its_order_with_every_sample(tmp_path):
     save_study(folder_04, {"shapes": [["large", [64, 64]]]}, {"large": blocks["large"]}, {}, {("large", "naive"): report_04})
     study_04 = load_study(tmp_path, "04_torch_compile")
     assert list(study_04.blocks) == ["large"] and study_04.floors == {} and study_04.folder == folder_04
+
+
+def test_05s_metrics_publish_every_metric_its_claims_cite_and_the_claims_hold():
+    from types import SimpleNamespace
+
+    from analysis.claims import check_claims
+    from analysis.floor import rank_over_floor
+    from lesson.study import comparison_metrics
+
+    names = {"copy": "copy", "naive": "naive", "fused": "torch.rms_norm", "compiled": "torch.compile"}
+    timings = interleaved(copy=100.0, naive=330.0, fused=360.0, compiled=120.0, probe=60.0)
+    block = {names.get(k, "triad probe"): t for k, t in timings.items()}
+    floor = check_floor(block["copy"], block["triad probe"], 2_000_000, memory_bound=True)
+    ranking = rank_over_floor(block, list(names.values())[1:], floor, "large")
+    per_call = {"device_ops_per_call": 1.0, "allocated_bytes_per_call": 4096.0}
+    reports = {("large", n): SimpleNamespace(timing=block[n], per_call=per_call, device_us_per_call=None) for n in names.values()}
+    errors = {("naive", "float32"): {"error": 1e-7, "of_tolerance": 0.1}}
+    m = comparison_metrics(
+        reports, {"large": block}, {"large": floor}, {"large": ranking}, errors, {"large": (64, 64)}, "float32", "cpu"
+    )
+    assert m["best_large_variant"]["value"] == "torch.compile" and m["large_floor_sound"]["value"] is True
+    assert m["large_naive_over_copy"]["value"] == pytest.approx(3.3) and "large_compile_speedup_over_naive" in m
+    assert len(m["claims"]["value"]) == 4 and check_claims(m["claims"]["value"], m) == []
