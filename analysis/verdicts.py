@@ -446,7 +446,7 @@ def estimate(subject: str, values: dict[str, float], unit: str, basis: str, cann
     Returns:
         kind "estimate", `median` the first value.
     """
-    listed = ", ".join(f"about {v:,.{decimals}f} {unit} on {where}" for where, v in values.items())
+    listed = ", ".join(f"about {v:,.{decimals}f}{f' {unit}' if unit else ''} on {where}" for where, v in values.items())
     text = f"{subject}: {listed} (estimated, not measured: {basis}; it cannot show {cannot_show})"
     first = next(iter(values.values()), math.nan)
     return Verdict(subject=subject, reference="", kind="estimate", sentence=text, median=float(first), form="estimate", unit=unit)
