@@ -206,6 +206,6 @@ NOTEBOOKS = (
         "the same checks",
         optional=True,
         checks=("07_shapes_and_recompiles", "08_many_processes"),
-        reads=("07_shapes_and_recompiles",),
+        reads=("07_shapes_and_recompiles", "08_many_processes"),
     ),
 )

@@ -14,7 +14,7 @@ reads profiles and measures); neither imports it. Notebooks import from this one
 - shapes:       notebook 07's request stream, strategies (source: its `# @save` cell) and per-call compiles; the stream kept for A5
 - shape_worker: notebook 07's second process: the same stream served in a fresh Python (`python -m`)
 - rank_worker:  one rank of notebook 08 (run by torchrun; `train_step` from its `# @save` cell)
-- ranks:        notebook 08's torchrun launch (checked, time-limited, nothing left running)
+- ranks:        notebook 08's torchrun launch (checked, time-limited, nothing left running); its job read back for A5
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from analysis.facade import lazy_namespace
 _EXPORTS = {
     "neuron_profiler": "NeuronProfilerSetup accepts_keyword neuron_profiler_setup op_by_op",
     "profiling": "ProfileResult judge_device_time profile_steps",
-    "ranks": "launch neuron_torchrun_recipe",
+    "ranks": "RankJob launch load_rank_job neuron_torchrun_recipe",
     "rmsnorm": "DTYPES call_compiled check_fits_in_memory compile_rmsnorm error_tolerance format_bytes make_inputs "
     "max_error rmsnorm_fused rmsnorm_naive rmsnorm_reference",
     "shapes": "check_stream load_stream make_strategies request_lengths run_stream save_stream",

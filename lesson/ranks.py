@@ -3,11 +3,13 @@
 `launch` checks first (a collective backend for this device, a core per rank, a free port), then
 runs `python -m torch.distributed.run ... -m lesson.rank_worker` in a process group of its own,
 with a timeout. However it ends, nothing of it is left running: the group is killed if needed,
-and `Launch.leftover` says whether anything survived (it must not).
+and `Launch.leftover` says whether anything survived (it must not). `load_rank_job` reads back the
+job 08 ran, from its output folder in a run folder, for appendix A5, which checks it.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -16,8 +18,14 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from helpers.errors import BackendUnavailableError, ParameterError
+import pandas as pd
+
+from analysis.contention import Contention
+from analysis.rank_view import rank_steps
+from analysis.traces import Trace, load_trace
+from helpers.errors import BackendUnavailableError, ParameterError, SeriesError
 
 COLLECTIVE_BACKENDS = {"cpu": "gloo", "cuda": "nccl", "neuron": "neuron"}  # neuron: docs/NEURON_NOTES.md N30
 
@@ -185,4 +193,95 @@ def neuron_torchrun_recipe(ranks: int, script: str = "your_script.py") -> str:
         f"NEURON_RT_NUM_CORES={ranks} NEURON_RT_VIRTUAL_CORE_SIZE=2 "
         f"torchrun --nproc_per_node {ranks} --rdzv_backend c10d --rdzv_endpoint localhost:29500 "
         f"--local-ranks-filter 0 --tee 3 {script}"
+    )
+
+
+# ------------------------------------------------------------------ 08's job, read back for A5
+RANK_NOTEBOOK = "08_many_processes"
+RANK_JOB_FIX = 'run both into one folder: make run ARGS="--notebooks 08 A5", or run 08 with the OUT_DIR this notebook uses'
+
+
+@dataclass
+class RankJob:
+    """The rank job notebook 08 ran in one run folder: every rank's stamps and trace, and the machine's
+    contention while they ran, as 08 wrote them."""
+
+    folder: Path  # 08's `ranks` folder: rank<N>.json (the stamps) and rank<N>.trace.json
+    parameters: dict[str, Any]  # BACKEND, RANKS, ACTIVE, STRAGGLER_RANK: read off what 08 wrote
+    steps: pd.DataFrame  # analysis.rank_steps of the folder: one row per rank and recorded step
+    traces: dict[int, Trace]
+    contention: Contention  # the machine while 08's ranks ran, as 08's metrics recorded it
+
+
+def load_rank_job(run_dir: Path, backend: str | None = None) -> RankJob:
+    """The rank job notebook 08 ran into the run folder `run_dir`.
+
+    Why: appendix A5 checks the numbers 08 showed (who arrived last, the exchange, the clocks); a
+    launch of its own would check another job. 08 keeps no record of its parameters, so they are read
+    off what it wrote: RANKS from its metrics (the rank files must match them), ACTIVE from the
+    recorded steps, STRAGGLER_RANK from the trace that holds "straggler work" regions.
+
+    Args:
+        run_dir: the run folder both notebooks write into.
+        backend: the reading notebook's backend; 08's must be the same.
+
+    Returns:
+        RankJob.
+
+    Raises:
+        SeriesError: 08 has not run (or not finished) into this folder, ran on another backend, or ran
+            a job A5 cannot check (no straggler, too few steps); the fix names the command that runs both."""
+    out = Path(run_dir) / RANK_NOTEBOOK
+    folder, metrics_path = out / "ranks", out / "metrics.json"
+    numbered = {p: p.name.removeprefix("rank").removesuffix(".json") for p in folder.glob("rank*.json")}
+    stamps = sorted((p for p, n in numbered.items() if n.isdigit()), key=lambda p: int(numbered[p]))
+    if not (metrics_path.is_file() and stamps):
+        raise SeriesError(
+            f"no rank job of notebook 08 in {run_dir}: this appendix checks the job 08 ran in the same run folder", RANK_JOB_FIX
+        )
+    record = json.loads(metrics_path.read_text())
+    metrics = record.get("notebooks", {}).get(RANK_NOTEBOOK, {})
+    contention = metrics.get("rank0_compute_on_ms", {}).get("contention")
+    if "ranks" not in metrics or contention is None or max(p.stat().st_mtime for p in stamps) > metrics_path.stat().st_mtime:
+        raise SeriesError(
+            f"notebook 08 did not finish its last run in {run_dir}: its ranks' files are not the ones its metrics judged",
+            RANK_JOB_FIX,
+        )
+    ranks = int(metrics["ranks"]["value"])
+    if backend is not None and record.get("backend") != backend:
+        raise SeriesError(
+            f"notebook 08 ran on {record.get('backend')} in {run_dir}, and this notebook on {backend}", RANK_JOB_FIX
+        )
+    if [p.name for p in stamps] != [f"rank{r}.json" for r in range(ranks)]:
+        found = ", ".join(p.name for p in stamps)
+        raise SeriesError(
+            f"08's ranks folder holds {found}, and 08's metrics say RANKS = {ranks}: another run's files", RANK_JOB_FIX
+        )
+    steps = rank_steps(folder)
+    per_rank = steps.groupby("rank")["step"].count()
+    straggling = steps.drop_duplicates("step")["straggling"]
+    if per_rank.nunique() != 1 or straggling.all() or not straggling.any():
+        raise SeriesError(
+            f"08's ranks recorded {dict(per_rank)} steps: this appendix needs steps with and without the straggler",
+            'run 08 with ACTIVE >= 2: make run ARGS="--notebooks 08 A5"',
+        )
+    traces = {r: load_trace(folder / f"rank{r}.trace.json") for r in range(ranks)}
+    stragglers = [r for r, t in traces.items() if (t.events["name"] == "straggler work").any()]
+    if len(stragglers) != 1:
+        raise SeriesError(
+            f"08's job had {len(stragglers)} straggling ranks: this appendix compares the steps with and without one",
+            'run 08 with STRAGGLER_RANK >= 0 and STRAGGLER_MS > 0 (its defaults): make run ARGS="--notebooks 08 A5"',
+        )
+    fields = ("wall_s", "waited_fraction", "pressure_fraction", "steal_fraction")
+    return RankJob(
+        folder=folder,
+        parameters={
+            "BACKEND": record.get("backend"),
+            "RANKS": ranks,
+            "ACTIVE": int(per_rank.iloc[0]),
+            "STRAGGLER_RANK": stragglers[0],
+        },
+        steps=steps,
+        traces=traces,
+        contention=Contention(**{k: contention[k] for k in fields}),
     )

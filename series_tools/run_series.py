@@ -127,7 +127,8 @@ def with_what_they_read(chosen: list[Path], every: list[Path]) -> list[Path]:
     """`chosen`, with each notebook whose saved results a chosen one reads (helpers.series
     NotebookInfo.reads) added or moved just before it, saying which were added.
 
-    Why: appendix A5 checks the stream 07 kept in the same run folder; run alone it would stop."""
+    Why: appendix A5 checks the stream 07 kept and the rank job 08 ran in the same run folder; run
+    alone it would stop."""
     by_stem, series = {p.stem: p for p in every}, {i.stem for i in SERIES_NOTEBOOKS}
     ordered: list[Path] = []
     for p in chosen:

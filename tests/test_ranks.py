@@ -1,15 +1,21 @@
 """Notebook 08's launcher: bad launches refused with their fix, the failure path reported by
-rank with nothing left running, and the documented Neuron recipe (CONTRACT: not run here)."""
+rank with nothing left running, and the documented Neuron recipe (CONTRACT: not run here); 08's
+job read back for appendix A5, and a job A5 cannot check refused with the fix."""
 
 import itertools
+import json
+import os
 import socket
 
 import pytest
 import torch.distributed as dist
 
-from helpers.errors import BackendUnavailableError, ParameterError
+from helpers.errors import BackendUnavailableError, ParameterError, SeriesError
+from helpers.metrics import metric, write_metrics
+from analysis.contention import Contention
 from analysis.rank_view import arrival_order, chance_some_rank_last, collective_waits
-from lesson.ranks import check_launch, neuron_torchrun_recipe
+from lesson.ranks import check_launch, load_rank_job, neuron_torchrun_recipe
+from series_tools.run_series import select_notebooks
 
 import pandas as pd
 
@@ -127,3 +133,107 @@ def test_a_crash_line_far_above_torchruns_summary_is_kept():
     lines = diagnostic_lines("\n".join(output), tail=15)
     assert lines[:2] == output[5:7] and lines[2:] == output[-15:]
     assert diagnostic_lines("a\nb") == ["a", "b"]
+
+
+# ------------------------------------------------------------------ 08's job read back for A5
+def write_rank_job(run_dir, ranks=2, active=4, straggler=1, backend="cpu"):
+    """08's output folder as 08 writes it: each rank's stamps and trace (ProfilerStep, the worker's
+    regions), then its metrics (the rank count, the launch's contention), written last."""
+    folder = run_dir / "08_many_processes" / "ranks"
+    folder.mkdir(parents=True)
+    first = 3  # WAIT + WARMUP unrecorded steps before the first recorded one
+    for r in range(ranks):
+        steps, events = [], []
+        for i, step in enumerate(range(first + active)):
+            start = 100_000_000 * i
+            slow = r == straggler and step % 2
+            compute_end = start + (30 if slow else 10) * 1_000_000
+            steps.append(
+                {
+                    "step": step,
+                    "recorded": step >= first,
+                    "straggling": bool(step % 2),
+                    "start": start,
+                    "compute_end": compute_end,
+                    "collective_end": start + 35_000_000,
+                }
+            )
+            if step >= first:
+                us = start / 1000
+                events.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{step}", "ts": us, "dur": 40_000})
+                if slow:
+                    events.append(
+                        {"ph": "X", "cat": "user_annotation", "name": "straggler work", "ts": us + 10_000, "dur": 20_000}
+                    )
+                events.append({"ph": "X", "cat": "user_annotation", "name": "all_reduce", "ts": compute_end / 1000, "dur": 5_000})
+        for e in events:
+            e.update(pid=1, tid=1, args={})
+        (folder / f"rank{r}.json").write_text(json.dumps({"rank": r, "steps": steps}))
+        (folder / f"rank{r}.trace.json").write_text(json.dumps({"traceEvents": events}))
+    busy = {"contention": Contention(3.0, None, 0.01, 0.0).record()}
+    metrics = {"ranks": metric(ranks, "processes"), "rank0_compute_on_ms": metric(10.0, "ms", **busy)}
+    write_metrics(folder.parent, "08_many_processes", backend, metrics)
+    return folder
+
+
+def test_08s_rank_job_is_read_back_with_its_parameters(tmp_path):
+    folder = write_rank_job(tmp_path)
+    job = load_rank_job(tmp_path, "cpu")
+    assert job.folder == folder
+    assert job.parameters == {"BACKEND": "cpu", "RANKS": 2, "ACTIVE": 4, "STRAGGLER_RANK": 1}
+    assert len(job.steps) == 2 * 4 and set(job.steps["step"]) == {3, 4, 5, 6}  # the recorded steps only
+    assert sorted(job.traces) == [0, 1] and len(job.traces[1].steps) == 4
+    assert job.contention.busy is False and job.contention.wall_s == 3.0
+
+
+def _stale_rank(folder):  # an earlier 08 with RANKS = 3 into the same folder left its rank 2
+    (folder / "rank2.json").write_text((folder / "rank1.json").read_text())
+    os.utime(folder / "rank2.json", (0, 0))
+
+
+def _unfinished(folder):  # a later 08 rewrote the ranks' files and stopped before its metrics
+    later = (folder.parent / "metrics.json").stat().st_mtime + 10
+    os.utime(folder / "rank0.json", (later, later))
+
+
+def _no_straggler(folder):
+    for r in (0, 1):
+        trace = folder / f"rank{r}.trace.json"
+        kept = [e for e in json.loads(trace.read_text())["traceEvents"] if e["name"] != "straggler work"]
+        trace.write_text(json.dumps({"traceEvents": kept}))
+
+
+@pytest.mark.parametrize(
+    "spoil,backend,problem,fix",
+    [
+        (None, "cpu", "no rank job of notebook 08", '--notebooks 08 A5"'),
+        (_unfinished, "cpu", "did not finish its last run", '--notebooks 08 A5"'),
+        (_stale_rank, "cpu", "rank0.json, rank1.json, rank2.json, and 08's metrics say RANKS = 2", '--notebooks 08 A5"'),
+        (lambda folder: None, "cuda", "08 ran on cpu", '--notebooks 08 A5"'),
+        (_no_straggler, "cpu", "0 straggling ranks", "STRAGGLER_RANK >= 0 and STRAGGLER_MS > 0"),
+    ],
+    ids=["missing", "unfinished", "stale-rank-file", "other-backend", "no-straggler"],
+)
+def test_a_rank_job_a5_cannot_check_is_refused_with_the_fix(tmp_path, spoil, backend, problem, fix):
+    if spoil is not None:
+        spoil(write_rank_job(tmp_path))
+    with pytest.raises(SeriesError) as err:
+        load_rank_job(tmp_path, backend)
+    assert problem in err.value.problem and "\n" not in err.value.problem  # one line, then the fix
+    assert fix in err.value.fix and "make run" in err.value.fix
+
+
+def test_too_few_recorded_steps_are_refused_with_the_fix(tmp_path):
+    write_rank_job(tmp_path, active=1)  # one recorded step: no step without the straggler to compare
+    with pytest.raises(SeriesError) as err:
+        load_rank_job(tmp_path)
+    assert "with and without the straggler" in err.value.problem and "ACTIVE >= 2" in err.value.fix
+
+
+def test_a5_alone_runs_the_notebooks_it_reads_first():
+    for asked in (["A5"], ["A5", "08"]):
+        assert [p.stem for p in select_notebooks(asked)] == [
+            "07_shapes_and_recompiles",
+            "08_many_processes",
+            "A5_ranks_and_shapes_checks",
+        ]

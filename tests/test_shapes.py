@@ -78,6 +78,7 @@ def test_a_run_folder_without_07s_stream_names_the_command_that_runs_both(tmp_pa
     with pytest.raises(SeriesError) as err:
         load_stream(tmp_path)
     assert 'make run ARGS="--notebooks 07 A5"' in str(err.value)
-    # and that command does run 07 first, even when asked for A5 alone or after it
+    # and that command does run 07 first (and 08, which A5 also reads), even when asked for A5 alone or after it
     for asked in (["A5"], ["A5", "07"]):
-        assert [p.stem for p in select_notebooks(asked)] == ["07_shapes_and_recompiles", "A5_ranks_and_shapes_checks"]
+        stems = [p.stem for p in select_notebooks(asked)]
+        assert stems == ["07_shapes_and_recompiles", "08_many_processes", "A5_ranks_and_shapes_checks"]
