@@ -287,6 +287,7 @@ def judge_ranges(
     unit: str = "us",
     decimals: int = 1,
     counts: tuple[int, int] | None = None,
+    spread: str = "p10-p90",
 ) -> Verdict:
     """Compare two figures that were not measured in pairs by their p10-p90 ranges.
 
@@ -294,9 +295,13 @@ def judge_ranges(
         subject, reference: the names of the two figures.
         subject_range, reference_range: each one's (p10, p90).
         unit: printed after the numbers.
-        decimals: how many the numbers are printed with (2 for ratios, whose ranges 1 decimal would blur).
+        decimals: the fewest the numbers are printed with (2 for ratios, whose ranges 1 decimal would
+            blur); more (up to 4) where the two nearest ends would print alike but differ, so that a
+            reader sees ranges that are apart as apart (`_decimals_for`).
         counts: (subject's, reference's) number of samples behind each range, where known: the p10-p90
             of fewer than MIN_RANGE_SAMPLES is about their smallest and largest, no spread to judge by.
+        spread: what the ranges are, for the sentence (e.g. "quotients of the p10-p90 ranges" for a
+            range built from two others); the rule is the same.
 
     Returns:
         "slower" (here: higher) when the subject's whole range lies above the reference's, "faster"
@@ -305,13 +310,13 @@ def judge_ranges(
         (form "too few ranges"): where the subject lies against the reference's range, not a verdict.
     """
     (a10, a90), (b10, b90) = subject_range, reference_range
-    f = f",.{decimals}f"
+    f = f",.{_decimals_for(subject_range, reference_range, decimals)}f"
     few = [(name, n) for name, n in zip((subject, reference), counts or ()) if n < MIN_RANGE_SAMPLES]
     if few:
         fields = {"p10": a10, "p90": a90, "median": (a10 + a90) / 2, "form": "too few ranges", "unit": unit}
         text = _reading(subject, (a10, a90), reference, (b10, b90), unit, f, *few[0])
         return Verdict(subject=subject, reference=reference, kind="withheld", sentence=text, **fields)
-    shown = f"{subject} {a10:{f}}-{a90:{f}} {unit} against {reference} {b10:{f}}-{b90:{f}} {unit} (p10-p90)"
+    shown = f"{subject} {a10:{f}}-{a90:{f}} {unit} against {reference} {b10:{f}}-{b90:{f}} {unit} ({spread})"
     mid = (a10 + a90) / 2
     fields = {"subject": subject, "reference": reference, "median": mid, "p10": a10, "p90": a90, "form": "ranges", "unit": unit}
     if a10 > b90:
@@ -322,8 +327,24 @@ def judge_ranges(
     return Verdict(kind="no measurable difference", sentence=text, **fields)
 
 
+def _decimals_for(a: tuple[float, float], b: tuple[float, float], decimals: int) -> int:
+    """The decimals two ranges are printed with: `decimals`, or more (up to 4) where their two nearest
+    ends differ but would print alike ("2.7-3.0 against 3.0-3.2" judged apart reads as a broken rule)."""
+    near = min(((a[0], b[1]), (a[1], b[0])), key=lambda ends: abs(ends[0] - ends[1]))
+    for places in range(decimals, 5):
+        if near[0] == near[1] or f"{near[0]:.{places}f}" != f"{near[1]:.{places}f}":
+            return places
+    return 4
+
+
 def judge_timings(
-    subject: str, timing: Any, reference: str, reference_timing: Any, unit: str = "us", decimals: int = 1
+    subject: str,
+    timing: Any,
+    reference: str,
+    reference_timing: Any,
+    unit: str = "us",
+    decimals: int = 1,
+    spread: str = "p10-p90",
 ) -> Verdict:
     """Compare two timings taken in separate blocks (not paired round by round) by their p10-p90
     ranges, as `judge_ranges` does; where either block was timed on a busy machine, conclude nothing.
@@ -332,7 +353,9 @@ def judge_timings(
         subject, reference: the names of the two timings, e.g. "one busy process: small call", "quiet: small call".
         timing, reference_timing: analysis.timing.Timing (or anything with `p10_us`, `p90_us`,
             `median_us` and `contention`, a Contention or None).
-        unit, decimals: how the numbers are printed ("x" and 2 where the samples are per-round ratios).
+        unit, decimals: how the numbers are printed ("x" and 2 where the samples are per-round ratios;
+            more decimals where the nearest ends would print alike, as in `judge_ranges`).
+        spread: what each side's p10/p90 are, for the sentence (`judge_ranges`).
 
     Returns:
         A "busy" Verdict ("not measurable here: the machine was busy (...)", each side's median and
@@ -345,7 +368,7 @@ def judge_timings(
     if busy:
         seen = busy[0].seen()
         f = f",.{decimals}f"
-        read = [f"{t.median_us:{f}} {unit} (p10-p90 {t.p10_us:{f}}-{t.p90_us:{f}})" for t in (timing, reference_timing)]
+        read = [f"{t.median_us:{f}} {unit} ({spread} {t.p10_us:{f}}-{t.p90_us:{f}})" for t in (timing, reference_timing)]
         text = f"not measurable here: the machine was busy ({seen}); {subject} read {read[0]} against {reference} {read[1]} and concludes nothing"
         fields = {"p10": timing.p10_us, "p90": timing.p90_us, "median": timing.median_us, "form": "busy range", "unit": unit}
         return Verdict(subject=subject, reference=reference, kind="busy", sentence=text, seen=seen, **fields)
@@ -357,7 +380,7 @@ def judge_timings(
         fields = {"p10": a10, "p90": a90, "median": timing.median_us, "form": "too few", "unit": unit}
         return Verdict(subject=subject, reference=reference, kind="withheld", sentence=text, **fields)
     ranges = (timing.p10_us, timing.p90_us), (reference_timing.p10_us, reference_timing.p90_us)
-    return judge_ranges(subject, ranges[0], reference, ranges[1], unit, decimals)
+    return judge_ranges(subject, ranges[0], reference, ranges[1], unit, decimals, spread=spread)
 
 
 # The fewest samples whose p10-p90 `judge_timings` judges: of fewer, p10 and p90 are about their

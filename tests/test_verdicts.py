@@ -334,3 +334,21 @@ def test_a_machine_line_names_the_span_when_only_pressure_was_measured():
     assert machine_line({"launch": pressure_only}) == "quiet while timing (some task on the machine waited 2% of the 4.9 s)"
     both = Contention(2.0, 0.01, 0.02, 0.0).seen()
     assert both == "a thread of this process waited for a CPU 1% of the 2.0 s; some task on the machine waited 2% of it"
+
+
+def test_ranges_that_are_apart_print_apart():
+    """06 printed "naive 2.7-3.0 % host only against torch.rms_norm 3.0-3.2 %" beside "measurably below":
+    the ends differed (2.97 < 3.04) but printed alike, so the reader saw the rule broken. The numbers now
+    carry the decimals that show the gap; ranges whose ends print apart keep the decimals asked for."""
+    apart = judge_ranges("naive", (2.71, 2.97), "torch.rms_norm", (3.04, 3.22), "%")
+    assert apart.kind == "faster" and "2.71-2.97 % against torch.rms_norm 3.04-3.22 %" in str(apart)
+    plain = judge_ranges("naive", (2.71, 2.84), "torch.rms_norm", (3.04, 3.22), "%")
+    assert "2.7-2.8 % against torch.rms_norm 3.0-3.2 % (p10-p90)" in str(plain)
+    touching = judge_ranges("a", (1.0, 2.0), "b", (2.0, 3.0))  # equal ends: touching is not apart, 1 decimal suffices
+    assert touching.kind == "no measurable difference" and "1.0-2.0 us against b 2.0-3.0 us" in str(touching)
+
+
+def test_a_range_that_is_not_a_p10_p90_says_what_it_is():
+    """06 compares two factors whose ranges are quotients of p10-p90 ranges: the sentence names them so."""
+    v = judge_ranges("step", (3.3, 3.7), "host-only time", (1.1, 1.6), "x", spread="quotients of the p10-p90 ranges")
+    assert v.kind == "slower" and str(v).endswith("(quotients of the p10-p90 ranges)")
