@@ -148,6 +148,7 @@ class Contention:
     waited_fraction: float | None  # the most any thread of this process waited for a CPU
     pressure_fraction: float | None  # some task on the machine waited for a CPU (PSI)
     steal_fraction: float | None  # the hypervisor ran other guests on this VM's CPUs
+    blocks: int = 1  # how many blocks `combined` took the worst of: wall_s is then the longest one's
 
     @property
     def busy(self) -> bool | None:
@@ -162,6 +163,8 @@ class Contention:
         """What was measured, in words, e.g. for "the machine was busy (...)"."""
         parts = []
         span = f"{self.wall_s:.1f} s" if self.wall_s >= 0.1 else f"{self.wall_s * 1e3:.0f} ms"  # short blocks in ms
+        if self.blocks > 1:  # the worst of several blocks: the span is the longest block's, not their sum
+            span = f"longest of {self.blocks} blocks ({span})"
         if self.waited_fraction is not None:
             parts.append(f"a thread of this process waited for a CPU {self.waited_fraction:.0%} of the {span}")
         if self.pressure_fraction is not None:  # "of it" only where the span was named just before
@@ -224,6 +227,7 @@ def combined(contentions: list[Contention]) -> Contention | None:
         worst([c.waited_fraction for c in contentions]),
         worst([c.pressure_fraction for c in contentions]),
         worst([c.steal_fraction for c in contentions]),
+        blocks=sum(c.blocks for c in contentions),
     )
 
 
