@@ -76,7 +76,8 @@ def plot_timeline(
     framework: PyTorch ops on the host; runtime: the device API on the host; device: the
     operations that did the work (on cpu, where there is no device lane, the compute ops, drawn
     in that row and labelled so), each named on its bar where it is wide enough. Idle gaps
-    between device operations are shaded, and the largest is labelled with its length.
+    between device operations are shaded, and the largest is labelled with its length and the ops
+    either side (`after -> before`, as `gap_table` names them; kernels by their short names).
     """
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch
@@ -127,8 +128,9 @@ def plot_timeline(
                 lw=0,
             )
             big = gaps.loc[gaps["gap_us"].idxmax()]
-            ax.annotate(  # below the device row, where no lane is drawn
-                f"largest gap {big['gap_us']:,.1f} us",
+            ends = " -> ".join(n if n.startswith("aten::") else short_op_name(n) for n in (big["after"], big["before"]))
+            ax.annotate(  # below the device row, where no lane is drawn; the ops either side, as gap_table names them
+                f"largest gap {big['gap_us']:,.1f} us, {ends}",
                 xy=(big["start_us"] + big["gap_us"] / 2, device_row - 0.35),
                 xytext=(0, -10),
                 textcoords="offset points",

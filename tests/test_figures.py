@@ -19,6 +19,18 @@ def test_the_timeline_draws_one_panel_per_trace_with_its_step():
     assert [t.get_text() for t in ax.get_yticklabels()][-1] == "framework"
 
 
+def test_the_largest_gap_is_labelled_with_its_length_and_the_ops_either_side():
+    from analysis.figures import short_op_name
+    from analysis.steps import gap_table
+
+    trace = load_recorded("event_sync")
+    big = gap_table(trace).nlargest(1, "gap_us").iloc[0]
+    (ax,) = plot_timeline({"event_sync": trace}, RECORDED_ORIGIN).axes
+    (label,) = [t.get_text() for t in ax.texts if t.get_text().startswith("largest gap")]
+    ends = f"{short_op_name(big['after'])} -> {short_op_name(big['before'])}"  # kernels: no aten:: names here
+    assert label == f"largest gap {big['gap_us']:,.1f} us, {ends}"
+
+
 def test_a_title_names_the_backend():
     assert backend_title("Time per call", "cuda") == "Time per call  [measured on cuda]"
 
