@@ -101,7 +101,7 @@ def neuron_settings_record() -> dict[str, Any]:
 RECORD_MEANINGS = {
     "python": "the Python version of this kernel",
     "torch_neuronx": "torch-neuronx (TorchNeuron), the Neuron backend of PyTorch; empty: not a Trainium environment",
-    "neuronx_cc": "the Neuron compiler (NEFF files); empty: not a Trainium environment",
+    "neuronx_cc": "the Neuron compiler (it writes NEFF files, the compiled programs); empty: not a Trainium environment",
     "platform": "the operating system (its Linux version)",
     "cpu_count": "the CPUs this machine (or virtual machine) offers",
     "allocator_settings": "PyTorch CPU allocator settings the series sets; THP_MEM_ALLOC_ENABLE=1 asks for huge pages for large "
@@ -143,7 +143,7 @@ def record_rows(record: dict[str, Any], folded: tuple[str, ...] = ()) -> list[tu
 
     def add(name: str, value: Any) -> None:
         if name in folded:
-            rows.append((name, "(not used here; every setting is in environment.json)", RECORD_MEANINGS.get(name, "")))
+            rows.append((name, "(Trainium only; recorded in environment.json)", RECORD_MEANINGS.get(name, "")))
             return
         if isinstance(value, dict) and value:
             for key, inner in value.items():
