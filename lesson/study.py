@@ -326,7 +326,7 @@ def shape_takeaways(rankings: dict[str, Ranking], floors: dict[str, FloorCheck])
         basis = f"1 - each one's {bytes_shape} ratio to the copy / its {s} one, if its bytes cost the same multiple of the copy's at both"
         shares = {n: 1 - big.over_floor[n].median / ranking.over_floor[n].median for n in ranking.order}
         lines += [f"  {estimate('the time beyond the bytes', shares, 'of the time', basis, 'what that part is', 2)}"]
-        overhead = [n for n, share in shares.items() if share > 0.5]
+        overhead = [n for n, share in shares.items() if round(share, 2) > 0.5]  # as printed
         lines += [
             f"  overhead-bound (that part the larger): {', '.join(overhead)}" if overhead else "  overhead-bound: none of them"
         ]
