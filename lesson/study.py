@@ -278,3 +278,56 @@ def comparison_metrics(
         claims += ranking.claims(lambda n, s=s: f"{s}_{k[n]}_over_copy", lambda a, b, s=s: f"{s}_{k[b]}_speedup_over_{k[a]}")
     metrics["claims"] = metric([c.record() for c in claims], "claims", "the rankings and pair verdicts (analysis.claims)")
     return metrics
+
+
+def shape_takeaways(rankings: dict[str, Ranking], floors: dict[str, FloorCheck]) -> list[str]:
+    """Notebook 05's result in words, one block per shape, built only from the run's verdicts.
+
+    Why here: the lesson is the sentence, not the plumbing; every clause is a verdict of
+    analysis.verdicts, so no clause assumes how the run came out. Per shape: the variant closest to
+    the copy and its verdict against the copy; each pair's verdict word; and the bound where the
+    figures show one: memory-bound for a variant not told apart from a copy that passed the triad
+    check at a memory-bound shape; at any other shape, an estimate of the share of each variant's
+    time beyond its bytes (1 - its ratio to the copy at the memory-bound shape / its ratio here),
+    overhead-bound where that share is the larger part.
+
+    Args:
+        rankings: shape -> its Ranking (`rank_over_floor`); floors: shape -> its FloorCheck.
+
+    Returns:
+        The lines to print, one verdict each.
+    """
+    from analysis.verdicts import estimate, judge_ratio, withheld
+
+    bytes_shape = next((s for s, f in floors.items() if f.memory_bound), None)
+    lines = []
+    for s, ranking in rankings.items():
+        pairs = "; ".join(f"{v.subject} / {v.reference}: {v.word}" for v in ranking.pairs)
+        if ranking.gate:
+            lines += [ranking.gate.sentence, f"  pairs: {pairs}"]
+            continue
+        first = ranking.order[0]
+        lines += [f"{ranking.label}: closest to the copy: {first}; {judge_ratio(ranking.over_floor[first])}"]
+        lines += [f"  pairs: {pairs}"]
+        if floors[s].memory_bound:
+            at_copy = [n for n in ranking.order if judge_ratio(ranking.over_floor[n]).kind == "no measurable difference"]
+            bound = f"memory-bound: {', '.join(at_copy)} not told apart from the copy, which passed the triad check"
+            lines += [f"  {bound}" if at_copy else f"  {withheld('memory-bound', 'no variant is told apart from the copy')}"]
+            continue
+        big = rankings.get(bytes_shape)
+        if big is None or big.gate:
+            why = (
+                f"it needs the {bytes_shape} ratios to the copy, withheld above"
+                if big
+                else "no memory-bound shape to compare with"
+            )
+            lines += [f"  {withheld('overhead-bound', why)}"]
+            continue
+        basis = f"1 - each one's {bytes_shape} ratio to the copy / its {s} one, if its bytes cost the same multiple of the copy's at both"
+        shares = {n: 1 - big.over_floor[n].median / ranking.over_floor[n].median for n in ranking.order}
+        lines += [f"  {estimate('the time beyond the bytes', shares, 'of the time', basis, 'what that part is', 2)}"]
+        overhead = [n for n, share in shares.items() if round(share, 2) > 0.5]  # as printed
+        lines += [
+            f"  overhead-bound (that part the larger): {', '.join(overhead)}" if overhead else "  overhead-bound: none of them"
+        ]
+    return lines
