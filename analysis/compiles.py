@@ -136,10 +136,9 @@ class GeneratedKernel:
             lines.append(
                 f"x ({self.x_pointer}) is loaded by {self.x_loads} statement(s)"
                 + (
-                    ", each inside its own loop over the row: the kernel loads x twice, once to accumulate "
-                    "the sum of squares and once to scale it and store the output (the second load may find the row "
-                    "still in the cache: the listing does not show trips to memory); what fusion saved is the "
-                    "full-size intermediates, not a second load of x."
+                    ", each in its own loop over the row: x is loaded twice (sum of squares, then scale and "
+                    "store; the second may hit the cache, which the listing cannot show). Fusion removed the "
+                    "full-size intermediates, not the second load."
                     if self.reads_x_per_loop
                     else "."
                 )

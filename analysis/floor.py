@@ -216,11 +216,11 @@ class Ranking:
 
     @property
     def sentence_with_ties(self) -> str:
-        """The ranking in one line with ties shown as ties ("a = b": no measurable difference), or the gate's sentence."""
+        """The ranking in one line with ties shown as ties ("a ≈ b": no measurable difference), or the gate's sentence."""
         if self.gate:
             return self.gate.sentence
-        ranked = ", then ".join(" = ".join(f"{n} {self.over_floor[n].median:.2f}x" for n in g) for g in self.tiers())
-        return f"{self.label}, from closest to the copy: {ranked} (median per-round ratio to the copy; = joins variants the pair verdicts do not tell apart)"
+        ranked = ", then ".join(" ≈ ".join(f"{n} {self.over_floor[n].median:.2f}x" for n in g) for g in self.tiers())
+        return f"{self.label}, from closest to the copy: {ranked} (median per-round ratio to the copy; ≈ joins variants the pair verdicts do not tell apart)"
 
     def table(self) -> Any:
         """One row per variant in ranking order (the names as given where withheld): its ratio to the copy and p10-p90."""

@@ -140,7 +140,7 @@ def test_variants_no_pair_verdict_tells_apart_are_shown_as_a_tie():
     floor = check_floor(timings["copy"], timings["probe"], 2_000_000, memory_bound=True)
     ranking = rank_over_floor(timings, ["naive", "fused", "compiled"], floor, "large")
     assert ranking.tiers() == [["compiled"], ranking.order[1:]] and len(ranking.order) == 3
-    assert "compiled 1.20x, then " in ranking.sentence_with_ties and " = " in ranking.sentence_with_ties
+    assert "compiled 1.20x, then " in ranking.sentence_with_ties and " ≈ " in ranking.sentence_with_ties
 
 
 def test_the_study_05_keeps_reads_back_in_its_order_with_every_sample(tmp_path):
