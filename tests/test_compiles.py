@@ -50,7 +50,7 @@ def test_generated_kernel_is_read_down_to_its_loops_buffers_and_passes_over_x():
     assert sum(line.lstrip().startswith("for ") for line in kernel.outline) >= 2
     assert kernel.x_pointer == "in_ptr0" and kernel.x_loads == 2 and kernel.reads_x_per_loop
     report = kernel.report()
-    assert any("loads x twice" in line for line in report) and report[0].startswith("Inductor generated 1 kernel")
+    assert any("x is loaded twice" in line for line in report) and report[0].startswith("Inductor generated 1 kernel")
     # a shape that matches nothing: the input is named only as an input, never guessed to be x
     other = read_generated_kernel(code, (1, 1), (4096,))
     assert other.x_pointer is None and other.x_loads == 0
