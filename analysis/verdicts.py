@@ -503,6 +503,6 @@ def machine_line(timings: dict[str, Any], block: str = "timing") -> str:
     if contention is None or contention.busy is None:
         return f"CPU contention while {block}: not measured on this system (no /proc schedstat)"
     if contention.busy:
-        what = "these timings" if block == "timing" else f"this {block}"
+        what = "these timings" if block == "timing" else "that block"
         return f"BUSY: the machine was busy while {block} ({contention.seen()}); comparisons drawn from {what} conclude nothing"
     return f"quiet while {block} ({contention.seen()})"

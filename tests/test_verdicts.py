@@ -254,7 +254,7 @@ def test_an_estimate_says_about_its_basis_and_what_it_cannot_show():
 def test_machine_line_takes_a_contention_of_a_block_that_is_not_a_timing():
     busy, quiet = Contention(1.0, 0.5, 0.6, 0.0), Contention(1.0, 0.0, 0.0, 0.0)
     assert machine_line({"profile": busy}, block="profiling").startswith("BUSY: the machine was busy while profiling (")
-    assert machine_line({"profile": busy}, block="profiling").endswith("comparisons drawn from this profiling conclude nothing")
+    assert machine_line({"profile": busy}, block="profiling").endswith("comparisons drawn from that block conclude nothing")
     assert machine_line({"a": quiet, "b": busy}).endswith("comparisons drawn from these timings conclude nothing")
     assert machine_line({"profile": quiet}, block="profiling").startswith("quiet while profiling (")
     assert machine_line({"profile": None}, block="profiling") == (
