@@ -164,7 +164,7 @@ class Contention:
         parts = []
         span = f"{self.wall_s:.1f} s" if self.wall_s >= 0.1 else f"{self.wall_s * 1e3:.0f} ms"  # short blocks in ms
         if self.blocks > 1:  # the worst of several blocks: the span is the longest block's, not their sum
-            span = f"longest of {self.blocks} blocks ({span})"
+            span = f"longest of {self.blocks} measurements ({span})"
         if self.waited_fraction is not None:
             parts.append(f"a thread of this process waited for a CPU {self.waited_fraction:.0%} of the {span}")
         if self.pressure_fraction is not None:  # "of it" only where the span was named just before

@@ -119,6 +119,7 @@ class Verdict:
     form: str = "ratio"
     unit: str = ""
     total: int = 0
+    reference_range: str = ""  # a range verdict's reference p10-p90, as printed: the table shows what the subject was set against
 
     def __str__(self) -> str:
         return self.sentence
@@ -184,6 +185,8 @@ class Verdict:
             comparison = f"{self.subject} / {self.reference}"
         else:
             comparison = f"{self.subject} against {self.reference}" if self.reference else self.subject
+            if self.reference_range:
+                comparison += f" ({self.reference_range})"
         return {"comparison": comparison, "figure": figure, "value": value, "p10": p10, "p90": p90, "verdict": self.word}
 
 
@@ -319,6 +322,7 @@ def judge_ranges(
     shown = f"{subject} {a10:{f}}-{a90:{f}} {unit} against {reference} {b10:{f}}-{b90:{f}} {unit} ({spread})"
     mid = (a10 + a90) / 2
     fields = {"subject": subject, "reference": reference, "median": mid, "p10": a10, "p90": a90, "form": "ranges", "unit": unit}
+    fields["reference_range"] = f"{b10:{f}}-{b90:{f}} {unit}"
     if a10 > b90:
         return Verdict(kind="slower", sentence=f"{subject} measurably above {reference}: {shown}", **fields)
     if a90 < b10:
