@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+import numpy as np
 import pandas as pd
 import torch
 
@@ -280,54 +281,107 @@ def comparison_metrics(
     return metrics
 
 
-def shape_takeaways(rankings: dict[str, Ranking], floors: dict[str, FloorCheck]) -> list[str]:
+def shape_takeaways(
+    rankings: dict[str, Ranking],
+    floors: dict[str, FloorCheck],
+    blocks: dict[str, dict[str, Timing]],
+    by_tokens: dict[str, Timing] | None,
+    scale: int = 8,
+) -> list[str]:
     """Notebook 05's result in words, one block per shape, built only from the run's verdicts.
 
     Why here: the lesson is the sentence, not the plumbing; every clause is a verdict of
-    analysis.verdicts, so no clause assumes how the run came out. Per shape: the variant closest to
-    the copy and its verdict against the copy; each pair's verdict word; and the bound where the
-    figures show one: memory-bound for a variant not told apart from a copy that passed the triad
-    check at a memory-bound shape; at any other shape, an estimate of the share of each variant's
-    time beyond its bytes (1 - its ratio to the copy at the memory-bound shape / its ratio here),
-    overhead-bound where that share is the larger part.
+    analysis.verdicts, so no clause assumes how the run came out, and the title's question (overhead-
+    or memory-bound) gets an answer or an estimate on every run that was not busy. Per shape: the
+    variant closest to the copy and its verdict against it, or why the ranking was withheld; each
+    pair's verdict word; then the bound:
+    - at a memory-bound shape: memory-bound for the variants not told apart from a copy that passed
+      the triad check; where none is, an estimate of the share of each one's time that moving one
+      copy's bytes takes (the copy's time over its own, per round; the triad's where the copy failed
+      its check), memory-bound where that share is the larger part;
+    - at any other shape: an estimate of each variant's fixed part per call, from a fit time = fixed +
+      per-token x tokens through its call and one `scale` times the tokens timed in one block
+      (`by_tokens`, names `name` and `name x{scale}`); it needs no copy, so a failed floor leaves it
+      standing; overhead-bound where the fixed part is the larger part. A busy block concludes nothing.
 
     Args:
         rankings: shape -> its Ranking (`rank_over_floor`); floors: shape -> its FloorCheck.
+        blocks: shape -> its interleaved timings (the copy and "triad probe" included).
+        by_tokens: the fit's block, or None where it was not timed; scale: its token multiple.
 
     Returns:
         The lines to print, one verdict each.
     """
+    from analysis.timing import paired_ratio
     from analysis.verdicts import estimate, judge_ratio, withheld
 
-    bytes_shape = next((s for s, f in floors.items() if f.memory_bound), None)
     lines = []
     for s, ranking in rankings.items():
+        names = list(ranking.over_floor)
         pairs = "; ".join(f"{v.subject} / {v.reference}: {v.word}" for v in ranking.pairs)
         if ranking.gate:
             lines += [ranking.gate.sentence, f"  pairs: {pairs}"]
-            continue
-        first = ranking.order[0]
-        lines += [f"{ranking.label}: closest to the copy: {first}; {judge_ratio(ranking.over_floor[first])}"]
-        lines += [f"  pairs: {pairs}"]
+        else:
+            first = ranking.order[0]
+            lines += [f"{ranking.label}: closest to the copy: {first}; {judge_ratio(ranking.over_floor[first])}"]
+            lines += [f"  pairs: {pairs}"]
         if floors[s].memory_bound:
-            at_copy = [n for n in ranking.order if judge_ratio(ranking.over_floor[n]).kind == "no measurable difference"]
-            bound = f"memory-bound: {', '.join(at_copy)} not told apart from the copy, which passed the triad check"
-            lines += [f"  {bound}" if at_copy else f"  {withheld('memory-bound', 'no variant is told apart from the copy')}"]
+            lines += [f"  {line}" for line in _memory_bound(ranking, floors[s], blocks[s], names)]
             continue
-        big = rankings.get(bytes_shape)
-        if big is None or big.gate:
-            why = (
-                f"it needs the {bytes_shape} ratios to the copy, withheld above"
-                if big
-                else "no memory-bound shape to compare with"
+        if by_tokens is None:
+            lines += [f"  {withheld('overhead-bound', 'the fixed + per-token fit was not timed')}"]
+            continue
+        growth = {n: paired_ratio(by_tokens, f"{n} x{scale}", n) for n in names}
+        busy = next((judge_ratio(r) for r in growth.values() if r.busy), None)
+        if busy:
+            lines += [f"  {busy}"]
+            continue
+        shares = {
+            n: float(
+                np.median(
+                    (
+                        scale * by_tokens[n].samples_us[: len(r.per_round)]
+                        - by_tokens[f"{n} x{scale}"].samples_us[: len(r.per_round)]
+                    )
+                    / (scale - 1)
+                )
+                / by_tokens[n].median_us
             )
-            lines += [f"  {withheld('overhead-bound', why)}"]
-            continue
-        basis = f"1 - each one's {bytes_shape} ratio to the copy / its {s} one, if its bytes cost the same multiple of the copy's at both"
-        shares = {n: 1 - big.over_floor[n].median / ranking.over_floor[n].median for n in ranking.order}
-        lines += [f"  {estimate('the time beyond the bytes', shares, 'of the time', basis, 'what that part is', 2)}"]
+            for n, r in growth.items()
+        }
+        basis = f"time = fixed + per-token x tokens, fitted round by round through this call and one {scale} times the tokens"
+        lines += [f"  {estimate('the fixed part per call', shares, 'of the time', basis, 'what that part is', 2)}"]
         overhead = [n for n, share in shares.items() if round(share, 2) > 0.5]  # as printed
         lines += [
-            f"  overhead-bound (that part the larger): {', '.join(overhead)}" if overhead else "  overhead-bound: none of them"
+            f"  overhead-bound (the fixed part the larger): {', '.join(overhead) if overhead else 'none of them by this estimate'}"
         ]
     return lines
+
+
+def _memory_bound(ranking: Ranking, floor: FloorCheck, block: dict[str, Timing], names: list[str]) -> list[str]:
+    """The bound at a memory-bound shape (see shape_takeaways): a finding, an estimate, or nothing where busy."""
+    from analysis.timing import paired_ratio
+    from analysis.verdicts import estimate, judge_ratio
+
+    if ranking.gate is not None and ranking.gate.kind == "busy":
+        return []  # the gate's line says the block concludes nothing
+    if ranking.gate is None:
+        at_copy = [n for n in ranking.order if judge_ratio(ranking.over_floor[n]).kind == "no measurable difference"]
+        if at_copy:
+            return [f"memory-bound: {', '.join(at_copy)} not told apart from the copy, which passed the triad check"]
+    reference = "copy" if floor.ok else "triad probe"
+    shares = {n: float(np.median(1 / paired_ratio(block, n, reference).per_round)) for n in names}
+    basis = (
+        "the copy's time over each one's, per round; every variant is told apart from the copy"
+        if floor.ok
+        else "the triad's time over each one's, per round: the triad moves a copy's bytes into memory allocated "
+        "beforehand; the copy failed its check"
+    )
+    share = estimate(
+        f"one copy's bytes at the {reference.split()[0]}'s rate", shares, "of the time", basis, "bytes beyond one copy's", 2
+    )
+    memory = [n for n, v in shares.items() if round(v, 2) > 0.5]  # as printed
+    return [
+        str(share),
+        f"memory-bound (one copy's bytes the larger part): {', '.join(memory) if memory else 'none shown by this estimate'}",
+    ]

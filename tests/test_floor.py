@@ -209,3 +209,79 @@ def test_05s_metrics_publish_every_metric_its_claims_cite_and_the_claims_hold():
     assert m["best_large_variant"]["value"] == "torch.compile" and m["large_floor_sound"]["value"] is True
     assert m["large_naive_over_copy"]["value"] == pytest.approx(3.3) and "large_compile_speedup_over_naive" in m
     assert len(m["claims"]["value"]) == 4 and check_claims(m["claims"]["value"], m) == []
+
+
+def takeaway_case(copy: float, compiled: float, probe: float = 80.0, spread: float = 0.0):
+    """SYNTHETIC 05 large-shape block: naive and fused ~3.3x the copy, compiled at `compiled`; the copy's
+    spread `spread` (above 0.25 fails the floor)."""
+    from analysis.floor import rank_over_floor
+
+    block = interleaved(copy=copy, naive=330.0, fused=360.0, compiled=compiled, probe=probe)
+    block["copy"] = Timing("copy", timing(copy, spread).samples_us, inner=1) if spread else block["copy"]
+    block["triad probe"] = block.pop("probe")
+    floor = check_floor(block["copy"], block["triad probe"], 2_000_000, memory_bound=True)
+    return block, floor, rank_over_floor(block, ["naive", "fused", "compiled"], floor, "large")
+
+
+def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_estimates_it():
+    """Every branch of the large shape's bound: at the copy (a finding); all told apart (an estimate
+    against the copy, never 'withheld, no variant is told apart'); a failed floor (an estimate against
+    the triad); a busy block (nothing)."""
+    from dataclasses import replace
+
+    from analysis.contention import Contention
+    from lesson.study import shape_takeaways
+
+    block, floor, ranking = takeaway_case(copy=100.0, compiled=100.0)
+    lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)
+    assert lines[-1] == "  memory-bound: compiled not told apart from the copy, which passed the triad check"
+
+    block, floor, ranking = takeaway_case(copy=100.0, compiled=110.0)
+    lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)
+    assert "compiled took 1.10x the time of copy: 1.10x slower" in lines[0] and "withheld" not in "".join(lines)
+    assert "one copy's bytes at the copy's rate: about 0.30 of the time on naive" in lines[2]
+    assert "about 0.91 of the time on compiled" in lines[2] and "(estimated, not measured" in lines[2]
+    assert lines[3] == "  memory-bound (one copy's bytes the larger part): compiled"
+
+    block, floor, ranking = takeaway_case(copy=100.0, compiled=110.0, spread=0.6)
+    lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)
+    assert not floor.ok and lines[0].startswith("large: the ranking against the copy: withheld, the copy floor failed")
+    assert "at the triad's rate" in lines[2] and "about 0.73 of the time on compiled" in lines[2]
+    assert lines[3] == "  memory-bound (one copy's bytes the larger part): compiled"
+
+    busy = Contention(1.0, 0.5, None, None)
+    block = {n: replace(t, contention=busy) for n, t in takeaway_case(copy=100.0, compiled=110.0)[0].items()}
+    floor = check_floor(block["copy"], block["triad probe"], 2_000_000, memory_bound=True)
+    from analysis.floor import rank_over_floor
+
+    ranking = rank_over_floor(block, ["naive", "fused", "compiled"], floor, "large")
+    lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)
+    assert ranking.gate.kind == "busy" and len(lines) == 2 and "memory-bound" not in "".join(lines)
+
+
+def test_05s_takeaway_estimates_the_small_shapes_fixed_part_without_the_copy():
+    """The small shape's bound comes from the fixed + per-token fit, so a failed small floor still gets an
+    estimate; a busy fit block concludes nothing; no fit timed says so."""
+    from dataclasses import replace
+
+    from analysis.contention import Contention
+    from lesson.study import shape_takeaways
+
+    block, _, _ = takeaway_case(copy=2.0, compiled=20.0, probe=2.0, spread=0.6)
+    block = {k: replace(t, samples_us=t.samples_us / 100) if k in ("naive", "fused") else t for k, t in block.items()}
+    small = check_floor(block["copy"], block["triad probe"], 64, memory_bound=False)
+    from analysis.floor import rank_over_floor
+
+    ranking = rank_over_floor(block, ["naive", "fused", "compiled"], small, "small")
+    # fixed 18 us + 0.25 us per token-unit for compiled; naive and fused mostly per-token
+    by_tokens = interleaved(naive=3.3, fused=3.6, compiled=20.0, **{"naive x8": 24.0, "fused x8": 27.0, "compiled x8": 34.0})
+    lines = shape_takeaways({"small": ranking}, {"small": small}, {"small": block}, by_tokens)
+    assert not small.ok and "withheld, the copy floor failed" in lines[0]
+    assert "the fixed part per call: about 0.10 of the time on naive" in lines[2] and "0.90 of the time on compiled" in lines[2]
+    assert lines[3] == "  overhead-bound (the fixed part the larger): compiled"
+
+    busy = {n: replace(t, contention=Contention(1.0, 0.5, None, None)) for n, t in by_tokens.items()}
+    lines = shape_takeaways({"small": ranking}, {"small": small}, {"small": block}, busy)
+    assert len(lines) == 3 and "BUSY" in lines[2].upper() and "overhead-bound" not in lines[2]
+    lines = shape_takeaways({"small": ranking}, {"small": small}, {"small": block}, None)
+    assert lines[2] == "  overhead-bound: withheld, the fixed + per-token fit was not timed"
