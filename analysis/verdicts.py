@@ -216,7 +216,7 @@ def judge_ratio(ratio: Any, faster: str = "faster", slower: str = "slower") -> V
 
     Returns:
         A Verdict whose sentence is one line: "A took 2.00x the time of B: 2.00x slower
-        (per-round p10-p90 1.95-2.05)", "no measurable difference here (...: the spread allows
+        (per-round p10-p90 1.95-2.05)", "no measurable difference here, so this run cannot rank A against B (...: the spread allows
         anything from 1% faster to 14% slower)", or "not measurable here: the machine was busy (...)".
         A ratio of fewer than MIN_RANGE_SAMPLES rounds (`per_round`) is a "withheld" reading, its
         p10-p90 about its smallest and largest: "A / B read 1.16 (per-step p10-p90 1.08-1.30) over
@@ -274,7 +274,7 @@ def _judge(
             allowed = f"within {_percent((RESOLUTION - 1) * 100)}% of 1, closer than separate runs of this series agree on"
         else:
             allowed = _allowed(p10, p90, faster, slower)
-        text = f"no measurable difference here ({num} / {den} = {med:.2f}, {spread}: {allowed})"
+        text = f"no measurable difference here, so this run cannot rank {num} against {den} ({num} / {den} = {med:.2f}, {spread}: {allowed})"
         return Verdict(kind="no measurable difference", sentence=text, **fields)
     word = slower if relation == "above 1" else faster
     factor = med if med > 1 else 1 / med
@@ -327,7 +327,7 @@ def judge_ranges(
         return Verdict(kind="slower", sentence=f"{subject} measurably above {reference}: {shown}", **fields)
     if a90 < b10:
         return Verdict(kind="faster", sentence=f"{subject} measurably below {reference}: {shown}", **fields)
-    text = f"no measurable difference between {subject} and {reference}: the ranges overlap or touch ({shown})"
+    text = f"no measurable difference between {subject} and {reference}: the ranges overlap or touch, so this run cannot tell them apart ({shown})"
     return Verdict(kind="no measurable difference", sentence=text, **fields)
 
 
