@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import platform
+import sys
 import re
 import subprocess
 from datetime import datetime, timezone
@@ -57,6 +58,17 @@ def git_commit() -> str | None:
 # to measure the 4 KiB-page behaviour).
 ALLOCATOR_SETTINGS = {"THP_MEM_ALLOC_ENABLE": "1"}
 
+# The C library's heap (glibc) hands freed memory at the top of its heap back to the system once
+# more than its trim threshold lies free there, and serves blocks above its mmap threshold from
+# fresh mappings; both thresholds move as a program frees large blocks. A call that frees a few
+# MiB of intermediates each time can then fault them back in on every call, or not, depending on
+# what the process allocated before: measured in notebook 01 on this project's 2-core VM
+# (2026-12-06), its first timed block ran at about 480 page faults per call and 3.5-3.8 ms, the same
+# call after one profiled loop at 0 faults and 3.2 ms, and no warm-up or settling time changed
+# the first state. Fixed thresholds (set with mallopt at start, before torch loads) keep every
+# block in one state. Where the C library is not glibc, nothing is set and the record says so.
+HEAP_SETTINGS = {"M_TRIM_THRESHOLD": (-1, 256 << 20), "M_MMAP_THRESHOLD": (-3, 64 << 20)}
+
 
 def quiet_profiler_log() -> str | None:
     """Set KINETO_LOG_LEVEL=6 before torch loads, where this machine has no accelerator.
@@ -83,7 +95,27 @@ def configure_allocator() -> dict[str, str]:
     importing torch; the Makefile exports the same setting to every command)."""
     for name, value in ALLOCATOR_SETTINGS.items():
         os.environ.setdefault(name, value)
+    steady_heap()
     return {name: os.environ[name] for name in ALLOCATOR_SETTINGS}
+
+
+_HEAP_APPLIED: dict[str, int] | None = None
+
+
+def steady_heap() -> dict[str, int] | None:
+    """Fix glibc's heap thresholds (HEAP_SETTINGS) in this process; return what was set, or None
+    where the C library is not glibc (macOS, musl) or refuses. Idempotent."""
+    global _HEAP_APPLIED
+    if _HEAP_APPLIED is None and sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc":
+        import ctypes
+
+        try:
+            libc = ctypes.CDLL("libc.so.6")
+        except OSError:
+            return None
+        applied = {name: value for name, (param, value) in HEAP_SETTINGS.items() if libc.mallopt(param, value) == 1}
+        _HEAP_APPLIED = applied or None
+    return _HEAP_APPLIED
 
 
 def neuron_settings_record() -> dict[str, Any]:
@@ -106,6 +138,8 @@ RECORD_MEANINGS = {
     "cpu_count": "the CPUs this machine (or virtual machine) offers",
     "allocator_settings": "PyTorch CPU allocator settings the series sets; THP_MEM_ALLOC_ENABLE=1 asks for huge pages for large "
     "tensors (cheat-sheet, Measurement machinery)",
+    "heap_settings": "the C library's heap thresholds the series fixes (M_TRIM_THRESHOLD, M_MMAP_THRESHOLD, bytes), so "
+    "that a call's freed memory is not handed back and faulted in again in one timed block and not in the next",
     "kineto_log_level": "the profiler library's (Kineto) log level; 6 silences its start-up messages on a machine with no "
     "accelerator, where they say nothing the learner can act on",
     "neuron_settings": "a Neuron runtime setting of this kernel, used on Trainium only (notebook 01 explains them)",
@@ -218,6 +252,7 @@ def host_record() -> dict[str, Any]:
             "platform": platform.platform(),
             "cpu_count": os.cpu_count(),
             "allocator_settings": {name: os.environ.get(name) for name in ALLOCATOR_SETTINGS},
+            "heap_settings": steady_heap() or "not set (the C library is not glibc)",
             "kineto_log_level": os.environ.get("KINETO_LOG_LEVEL"),
             "neuron_settings": neuron_settings_record(),
             "address_layout": address_layout(),

@@ -21,6 +21,7 @@ import torch
 import torch._dynamo
 
 from analysis.compiles import recompile_limit_name
+from helpers.environment import steady_heap
 from analysis.contention import spare_cpu_threads
 from analysis.timing import time_once
 from helpers.backend import select_backend
@@ -41,6 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     # the kernel's thread policy (helpers.start): Inductor's generated code, and so its cache key,
     # depends on the thread count, and a process with other threads misses every cached graph
     torch.set_num_threads(spare_cpu_threads(torch.get_num_threads(), os.environ.get("OMP_NUM_THREADS")))
+    steady_heap()  # the heap thresholds the notebooks time with (helpers.environment)
     backend = select_backend(args.backend)
     dtype = getattr(torch, args.dtype)
     weight = torch.ones(args.hidden, device=backend.device, dtype=dtype)
