@@ -10,9 +10,11 @@ renamed or changed after the sentence was written, a ranking taken from the wron
 Relations, over the `value` of each named metric (ratios also carry their per-round p10/p90):
 - "min" / "max": the first metric is the smallest / largest of all named;
 - "<": each named metric is smaller than the next (a ranking);
-- "above 1" / "below 1": a paired ratio whose whole p10-p90 lies above / below 1 and whose value
-  lies at least analysis.verdicts.RESOLUTION from 1 (measurable);
+- "above 1" / "below 1": a paired ratio whose whole p10-p90 lies at least
+  analysis.verdicts.RESOLUTION above / below 1 (measurable);
 - "about 1": any other paired ratio (no measurable difference);
+- "overlap": four metrics, two ranges (a's p10, a's p90, b's p10, b's p90) that overlap or touch:
+  a pair of figures not measured in pairs that the run cannot tell apart (analysis.verdicts.judge_ranges);
 - "busy": no comparison at all: at least one named metric was timed while the machine was busy
   (its `contention` record, analysis.contention), so the sentence says "not measurable here".
 """
@@ -41,8 +43,11 @@ def _holds(relation: str, entries: list[dict[str, Any]]) -> bool:
         return values[0] == max(values)
     if relation == "<":
         return all(a < b for a, b in zip(values, values[1:]))
+    if relation == "overlap":
+        a10, a90, b10, b90 = values
+        return a10 <= b90 and b10 <= a90
     (entry,) = entries
-    return ratio_relation(entry["p10"], entry["p90"], entry["value"]) == relation
+    return ratio_relation(entry["p10"], entry["p90"]) == relation
 
 
 def check_claims(claims: list[dict[str, Any]], metrics: dict[str, dict[str, Any]]) -> list[str]:

@@ -119,8 +119,8 @@ class PairedRatio:
     @property
     def measurable(self) -> bool:
         """True when the series' one rule (analysis.verdicts) calls the ratio a difference: its
-        per-round p10-p90 excludes 1.0, its median lies at least analysis.verdicts.RESOLUTION from
-        1.0, and the machine was not busy."""
+        whole per-round p10-p90 lies at least analysis.verdicts.RESOLUTION from 1.0, and the machine
+        was not busy."""
         return judge_ratio(self).measurable
 
     @property

@@ -4,10 +4,10 @@ Every notebook, tool and test that says "A is slower than B" or "no measurable d
 the words from here, so that the series has one rule for "measurable":
 
 - **measurable**: a paired ratio (the per-round ratios of interleaved timings, analysis.timing)
-  whose p10-p90 lies wholly above or wholly below 1.0 and whose median lies at least RESOLUTION
-  (5%) from 1.0, measured on a quiet machine;
-- **no measurable difference**: the p10-p90 holds 1.0, or the median lies within RESOLUTION of 1.0
-  (separate runs of the series do not agree on so small a difference). That is not a negative
+  whose whole p10-p90 lies at least RESOLUTION (5%) above or below 1.0 (at or above 1.05, at or
+  below 1/1.05), measured on a quiet machine;
+- **no measurable difference**: any other spread: it holds 1.0, or reaches within RESOLUTION of
+  it (separate runs of the series do not agree on so small a difference). That is not a negative
   finding: the sentence says how large a difference the spread still allows, and no conclusion
   follows from it ("X does not explain Y" is never said);
 - **busy**: either side was timed while other work took CPU time from this process
@@ -37,7 +37,7 @@ from typing import Any, Iterable
 
 from .contention import Contention, combined, is_busy
 
-RELATIONS = ("min", "max", "<", "above 1", "below 1", "about 1", "busy")
+RELATIONS = ("min", "max", "<", "above 1", "below 1", "about 1", "overlap", "busy")
 
 
 @dataclass(frozen=True)
@@ -59,29 +59,37 @@ class Claim:
 KINDS = ("slower", "faster", "no measurable difference", "busy", "withheld", "holds", "does not hold", "count", "estimate")
 
 
-# The smallest paired ratio the series calls a difference. Separate quiet runs of notebook 05 agree
-# on its speed-ups within about 5% (benchmarks/ratio_benchmark.py, whose goal this is), and a run
-# with another process beside it moved a 0.99 to 0.98: a ratio closer to 1 than this can read on
-# the other side of 1 in the next run, however tight its p10-p90 in this one.
+# The band around 1.0 a paired ratio's spread must clear to count as a difference. Separate quiet
+# runs of notebook 05 agree on its speed-ups within about 5% (benchmarks/ratio_benchmark.py, whose
+# goal this is), and a run with another process beside it moved a 0.99 to 0.98: a spread that
+# reaches closer to 1 than this can fall on the other side in the next run, however tight it is.
+# The rule asks the whole p10-p90 to clear the band (an interval against a region of practical
+# equivalence), not only its median, so that a run that moves a ratio by a little does not flip it.
 RESOLUTION = 1.05
 
 
-def relation_of(p10: float, p90: float, median: float) -> str:
+def relation_of(p10: float, p90: float) -> str:
     """The rule: what a spread of ratios supports. "above 1" / "below 1" when the whole p10-p90 lies
-    on one side of 1.0 and the median at least RESOLUTION from it (measurable), "about 1" otherwise
-    (no measurable difference: the spread holds 1.0, or the difference is smaller than separate runs
-    agree on)."""
-    if p10 > 1 and median >= RESOLUTION:
+    at or beyond RESOLUTION on one side of 1.0 (measurable), "about 1" otherwise (no measurable
+    difference: the spread holds 1.0, or reaches closer to it than separate runs agree on)."""
+    if p10 >= RESOLUTION:
         return "above 1"
-    if p90 < 1 and median <= 1 / RESOLUTION:
+    if p90 <= 1 / RESOLUTION:
         return "below 1"
     return "about 1"
 
 
-def _within_resolution(p10: float, p90: float, median: float) -> bool:
-    """True for a ratio whose p10-p90 clears 1.0 but whose median lies within RESOLUTION of it: a
-    difference this run shows that separate runs do not agree on."""
-    return (p10 > 1 or p90 < 1) and relation_of(p10, p90, median) == "about 1"
+def _within_resolution(p10: float, p90: float) -> bool:
+    """True for a spread that clears 1.0 but reaches within RESOLUTION of it: a difference this run
+    shows that separate runs do not agree on."""
+    return (p10 > 1 or p90 < 1) and relation_of(p10, p90) == "about 1"
+
+
+def _ratio_bound(value: float) -> str:
+    """A ratio's p10 or p90 printed with the decimals that place it against 1.0 and the band's edges
+    (RESOLUTION, 1/RESOLUTION): a p10 of 1.0497 beside "no measurable difference" prints as 1.0497,
+    not as a 1.05 that reads as clearing the band."""
+    return max((decimals_apart(value, limit) for limit in (1.0, RESOLUTION, 1 / RESOLUTION)), key=len)
 
 
 def decimals_apart(value: float, limit: float) -> str:
@@ -137,12 +145,25 @@ class Verdict:
         if self.kind == "busy":
             return "busy"
         if self.kind == "withheld" and self.form == "ratio" and math.isfinite(self.p10) and math.isfinite(self.p90):
-            return relation_of(self.p10, self.p90, self.median)
+            return relation_of(self.p10, self.p90)
         return {"slower": "above 1", "faster": "below 1"}.get(self.kind, "about 1")
 
     def claim(self, *metrics: str) -> Claim:
         """A claim (re-checked by analysis.claims) that this sentence rests on the published ratio `metrics`."""
         return Claim(self.relation, tuple(metrics), self.sentence)
+
+    def ranges_claim(self, subject_metric: str, reference_metric: str) -> Claim:
+        """The claim of a range verdict (`judge_ranges` / `judge_timings`) on published metrics: each
+        metric's value is its median and `<metric>_p10` / `<metric>_p90` its range. A range apart
+        records "<" from the lower to the higher median, ranges not told apart record "overlap" on
+        the four bounds, a busy verdict "busy"."""
+        pair = (subject_metric, reference_metric)
+        if self.kind == "busy":
+            return Claim("busy", pair, self.sentence)
+        if self.kind in ("slower", "faster"):
+            return Claim("<", pair[::-1] if self.kind == "slower" else pair, self.sentence)
+        bounds = tuple(f"{m}_{q}" for m in pair for q in ("p10", "p90"))
+        return Claim("overlap", bounds, self.sentence)
 
     @property
     def word(self) -> str:
@@ -153,8 +174,8 @@ class Verdict:
         if self.kind == "no measurable difference":  # never read as a negative finding
             if self.form == "ranges":
                 return "not measurable (ranges overlap)"
-            if _within_resolution(self.p10, self.p90, self.median):
-                return f"not measurable (within {_percent((RESOLUTION - 1) * 100)}% of 1)"
+            if _within_resolution(self.p10, self.p90):
+                return f"not measurable (spread within {_percent((RESOLUTION - 1) * 100)}% of 1)"
             return "not measurable (spread crosses 1)"
         if self.form == "ranges":
             return {"slower": "higher", "faster": "lower"}.get(self.kind, self.kind)
@@ -235,7 +256,7 @@ def judge_ratio(ratio: Any, faster: str = "faster", slower: str = "slower") -> V
 def _too_few_rounds(num: str, den: str, figures: tuple[float, float, float], pairing: str, n: int) -> Verdict:
     """A paired ratio of fewer than MIN_RANGE_SAMPLES rounds: a reading, as `_reading` words one."""
     med, p10, p90 = figures
-    spread = f"per-{pairing} p10-p90 {decimals_apart(p10, 1.0)}-{decimals_apart(p90, 1.0)}"
+    spread = f"per-{pairing} p10-p90 {_ratio_bound(p10)}-{_ratio_bound(p90)}"
     text = (
         f"{num} / {den} read {med:.2f} ({spread}) over {n} {pairing}{'' if n == 1 else 's'}, too few for a spread "
         f"(a verdict takes {MIN_RANGE_SAMPLES}): a reading, not a verdict"
@@ -263,15 +284,15 @@ def _judge(
     num: str, den: str, figures: tuple[float, float, float], pairing: str, busy_seen: str | None, faster: str, slower: str
 ) -> Verdict:
     med, p10, p90 = figures
-    spread = f"per-{pairing} p10-p90 {decimals_apart(p10, 1.0)}-{decimals_apart(p90, 1.0)}"
+    spread = f"per-{pairing} p10-p90 {_ratio_bound(p10)}-{_ratio_bound(p90)}"
     fields = {"subject": num, "reference": den, "median": med, "p10": p10, "p90": p90}
     if busy_seen is not None:
         text = f"not measurable here: the machine was busy ({busy_seen}); {num} / {den} read {med:.2f} ({spread}) and concludes nothing"
         return Verdict(kind="busy", sentence=text, seen=busy_seen, **fields)
-    relation = relation_of(p10, p90, med)
+    relation = relation_of(p10, p90)
     if relation == "about 1":
-        if _within_resolution(p10, p90, med):
-            allowed = f"within {_percent((RESOLUTION - 1) * 100)}% of 1, closer than separate runs of this series agree on"
+        if _within_resolution(p10, p90):
+            allowed = f"the spread reaches within {_percent((RESOLUTION - 1) * 100)}% of 1, closer than separate runs of this series agree on"
         else:
             allowed = _allowed(p10, p90, faster, slower)
         text = f"no measurable difference here, so this run cannot rank {num} against {den} ({num} / {den} = {med:.2f}, {spread}: {allowed})"
