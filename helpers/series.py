@@ -110,7 +110,7 @@ NOTEBOOKS = (
     NotebookInfo(
         "02_naive_rmsnorm",
         "naive RMSNorm: ops, memory, gaps",
-        "up to one NEFF execution per op (eager; Adaptive Eager Execution may fuse them, N40)",
+        "up to one NEFF execution per op (eager; Adaptive Eager Execution may fuse them: NEURON_NOTES N40)",
         "kernels on cuda, ATen ops on cpu",
         neuron_facts=("N6", "N9", "N19", "N20", "N22", "N40", "N41"),
     ),
