@@ -163,13 +163,14 @@ class Contention:
         """What was measured, in words, e.g. for "the machine was busy (...)"."""
         parts = []
         span = f"{self.wall_s:.1f} s" if self.wall_s >= 0.1 else f"{self.wall_s * 1e3:.0f} ms"  # short blocks in ms
-        if self.blocks > 1:  # the worst of several blocks: the span is the longest block's, not their sum
-            span = f"longest of {self.blocks} measurements ({span})"
+        of_span, at_most = f"of the {span}", ""
+        if self.blocks > 1:  # the worst of several timed blocks: each fraction is the largest, the span the longest block's
+            of_span, at_most = f"of any of its {self.blocks} timed blocks (the longest: {span})", "at most "
         if self.waited_fraction is not None:
-            parts.append(f"a thread of this process waited for a CPU {self.waited_fraction:.0%} of the {span}")
+            parts.append(f"a thread of this process waited for a CPU {at_most}{self.waited_fraction:.0%} {of_span}")
         if self.pressure_fraction is not None:  # "of it" only where the span was named just before
-            of = "of it" if parts else f"of the {span}"
-            parts.append(f"some task on the machine waited {self.pressure_fraction:.0%} {of}")
+            of = ("of any" if at_most else "of it") if parts else of_span
+            parts.append(f"some task on the machine waited {at_most}{self.pressure_fraction:.0%} {of}")
         if self.steal_fraction:
             parts.append(f"the hypervisor took {self.steal_fraction:.0%}")
         return "; ".join(parts) or "no CPU counters on this system"
