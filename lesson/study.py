@@ -399,6 +399,6 @@ def _more_bytes(names: list[str], allocs: dict[str, float]) -> list[str]:
     """The label for variants not shown memory-bound at one copy's bytes: what they allocate, or no label."""
     more = [n for n in names if allocs[n] > 1.05]  # NaN (not recorded) compares False
     said = ", ".join(f"{n} {allocs[n]:.1f}" for n in more)
-    lines = [f"more bytes than one copy, each allocating its input's bytes this many times per call: {said}"] if more else []
+    lines = [f"more bytes than one copy (alloc_over_input): {said}"] if more else []
     rest = [n for n in names if n not in more]
     return lines + ([f"neither label from this run's figures: {', '.join(rest)}"] if rest else [])

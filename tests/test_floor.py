@@ -247,7 +247,7 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     allocs = {("large", "naive"): 3.0, ("large", "fused"): 1.0, ("large", "compiled"): 1.0}
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=allocs)
     assert lines[4:] == [
-        "  more bytes than one copy, each allocating its input's bytes this many times per call: naive 3.0",
+        "  more bytes than one copy (alloc_over_input): naive 3.0",
         "  neither label from this run's figures: fused",
     ]
 
