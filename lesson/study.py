@@ -287,6 +287,7 @@ def shape_takeaways(
     blocks: dict[str, dict[str, Timing]],
     by_tokens: dict[str, Timing] | None,
     scale: int = 8,
+    alloc_over_input: dict[tuple[str, str], float] | None = None,
 ) -> list[str]:
     """Notebook 05's result in words, one block per shape, built only from the run's verdicts.
 
@@ -298,7 +299,9 @@ def shape_takeaways(
     - at a memory-bound shape: memory-bound for the variants not told apart from a copy that passed
       the triad check; where none is, an estimate of the share of each one's time that moving one
       copy's bytes takes (the copy's time over its own, per round; the triad's where the copy failed
-      its check), memory-bound where that share is the larger part;
+      its check), memory-bound where that share is the larger part; every other variant that allocates
+      more than its input's bytes per call (`alloc_over_input`) is labelled 'more bytes than one copy'
+      with that figure, so no variant is left without a label or a reason;
     - at any other shape: an estimate of each variant's fixed part per call, from a fit time = fixed +
       per-token x tokens through its call and one `scale` times the tokens timed in one block
       (`by_tokens`, names `name` and `name x{scale}`); it needs no copy, so a failed floor leaves it
@@ -308,6 +311,7 @@ def shape_takeaways(
         rankings: shape -> its Ranking (`rank_over_floor`); floors: shape -> its FloorCheck.
         blocks: shape -> its interleaved timings (the copy and "triad probe" included).
         by_tokens: the fit's block, or None where it was not timed; scale: its token multiple.
+        alloc_over_input: (shape, variant) -> bytes allocated per call over the input's (`VariantReport.row`).
 
     Returns:
         The lines to print, one verdict each.
@@ -326,7 +330,8 @@ def shape_takeaways(
             lines += [f"{ranking.label}: closest to the copy: {first}; {judge_ratio(ranking.over_floor[first])}"]
             lines += [f"  pairs: {pairs}"]
         if floors[s].memory_bound:
-            lines += [f"  {line}" for line in _memory_bound(ranking, floors[s], blocks[s], names)]
+            allocs = {n: (alloc_over_input or {}).get((s, n), math.nan) for n in names}
+            lines += [f"  {line}" for line in _memory_bound(ranking, floors[s], blocks[s], allocs)]
             continue
         if by_tokens is None:
             lines += [f"  {withheld('overhead-bound', 'the fixed + per-token fit was not timed')}"]
@@ -358,17 +363,19 @@ def shape_takeaways(
     return lines
 
 
-def _memory_bound(ranking: Ranking, floor: FloorCheck, block: dict[str, Timing], names: list[str]) -> list[str]:
+def _memory_bound(ranking: Ranking, floor: FloorCheck, block: dict[str, Timing], allocs: dict[str, float]) -> list[str]:
     """The bound at a memory-bound shape (see shape_takeaways): a finding, an estimate, or nothing where busy."""
     from analysis.timing import paired_ratio
     from analysis.verdicts import estimate, judge_ratio
 
+    names = list(allocs)
     if ranking.gate is not None and ranking.gate.kind == "busy":
         return []  # the gate's line says the block concludes nothing
     if ranking.gate is None:
         at_copy = [n for n in ranking.order if judge_ratio(ranking.over_floor[n]).kind == "no measurable difference"]
         if at_copy:
-            return [f"memory-bound: {', '.join(at_copy)} not told apart from the copy, which passed the triad check"]
+            found = f"memory-bound: {', '.join(at_copy)} not told apart from the copy, which passed the triad check"
+            return [found, *_more_bytes([n for n in names if n not in at_copy], allocs)]
     reference = "copy" if floor.ok else "triad probe"
     shares = {n: float(np.median(1 / paired_ratio(block, n, reference).per_round)) for n in names}
     basis = (
@@ -384,4 +391,14 @@ def _memory_bound(ranking: Ranking, floor: FloorCheck, block: dict[str, Timing],
     return [
         str(share),
         f"memory-bound (one copy's bytes the larger part): {', '.join(memory) if memory else 'none shown by this estimate'}",
+        *_more_bytes([n for n in names if n not in memory], allocs),
     ]
+
+
+def _more_bytes(names: list[str], allocs: dict[str, float]) -> list[str]:
+    """The label for variants not shown memory-bound at one copy's bytes: what they allocate, or no label."""
+    more = [n for n in names if allocs[n] > 1.05]  # NaN (not recorded) compares False
+    said = ", ".join(f"{n} {allocs[n]:.1f}" for n in more)
+    lines = [f"more bytes than one copy (alloc_over_input): {said}"] if more else []
+    rest = [n for n in names if n not in more]
+    return lines + ([f"neither label from this run's figures: {', '.join(rest)}"] if rest else [])

@@ -234,7 +234,8 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
 
     block, floor, ranking = takeaway_case(copy=100.0, compiled=100.0)
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)
-    assert lines[-1] == "  memory-bound: compiled not told apart from the copy, which passed the triad check"
+    assert lines[2] == "  memory-bound: compiled not told apart from the copy, which passed the triad check"
+    assert lines[3] == "  neither label from this run's figures: naive, fused"
 
     block, floor, ranking = takeaway_case(copy=100.0, compiled=110.0)
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)
@@ -242,6 +243,13 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     assert "one copy's bytes at the copy's rate: about 0.30 of the time on naive" in lines[2]
     assert "about 0.91 of the time on compiled" in lines[2] and "(estimated, not measured" in lines[2]
     assert lines[3] == "  memory-bound (one copy's bytes the larger part): compiled"
+    assert lines[4] == "  neither label from this run's figures: naive, fused"  # no allocation recorded
+    allocs = {("large", "naive"): 3.0, ("large", "fused"): 1.0, ("large", "compiled"): 1.0}
+    lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=allocs)
+    assert lines[4:] == [
+        "  more bytes than one copy (alloc_over_input): naive 3.0",
+        "  neither label from this run's figures: fused",
+    ]
 
     block, floor, ranking = takeaway_case(copy=100.0, compiled=110.0, spread=0.6)
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)
