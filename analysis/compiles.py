@@ -34,10 +34,12 @@ def cold_call_origin(counts: dict[str, int]) -> str:
 
     Args:
         counts: what changed during the call: `compile_counters()` differences ("graphs",
-            "cache_hits", "cache_misses"), and optionally "cache files added".
+            "cache_hits", "cache_misses"), and optionally "cache files added" and, on neuron,
+            "NEFF cache files added" (files added under the NEFF cache directory).
 
     Returns:
-        One line: compiled from scratch, loaded from Inductor's on-disk cache, or neither counted.
+        One line: compiled from scratch, loaded from Inductor's on-disk cache, compiled by neuronx-cc
+        or served from the NEFF cache (neuron), or neither counted.
     """
     hits, misses, added = counts.get("cache_hits", 0), counts.get("cache_misses", 0), counts.get("cache files added", 0)
     said = f"(cache_hits {hits}, cache_misses {misses}, cache files added {added})"
@@ -47,6 +49,12 @@ def cold_call_origin(counts: dict[str, int]) -> str:
         return f"found this graph in Inductor's FX-graph cache but wrote new files to its on-disk cache: part was built in this call {said}"
     if hits:
         return f"loaded the compiled code from Inductor's on-disk cache, compiling nothing from scratch {said}"
+    if "NEFF cache files added" in counts:  # neuron: neuronx-cc writes its NEFFs to the NEFF cache
+        neff = counts["NEFF cache files added"]
+        where = (
+            "compiled by neuronx-cc (new NEFF cache files)" if neff else "no new NEFF cache files: the NEFF came from the cache"
+        )
+        return f"{where} (NEFF cache files added {neff}; UNVERIFIED on a trn2: docs/NEURON_NOTES.md N14)"
     return f"no Inductor cache lookup counted: this backend compiles without Inductor's cache {said}"
 
 

@@ -93,3 +93,11 @@ def test_the_cold_call_origin_is_read_from_the_counters_it_changed():
     assert cold_call_origin({"graphs": 1, "cache_misses": 0, "cache files added": 3}).startswith("compiled from scratch")
     assert cold_call_origin({"graphs": 1, "cache_hits": 1, "cache files added": 3}).startswith("found this graph")
     assert cold_call_origin({"graphs": 1, "cache_hits": 0, "cache_misses": 0}).startswith("no Inductor cache lookup")
+
+
+def test_a_neuron_cold_call_is_read_from_the_neff_cache_files_it_added():
+    from analysis.compiles import cold_call_origin
+
+    assert cold_call_origin({"NEFF cache files added": 3}).startswith("compiled by neuronx-cc")
+    assert cold_call_origin({"NEFF cache files added": 0}).startswith("no new NEFF cache files")
+    assert cold_call_origin({}).startswith("no Inductor cache lookup counted")
