@@ -241,7 +241,7 @@ def judge_ratio(ratio: Any, faster: str = "faster", slower: str = "slower") -> V
         anything from 1% faster to 14% slower)", or "not measurable here: the machine was busy (...)".
         A ratio of fewer than MIN_RANGE_SAMPLES rounds (`per_round`) is a "withheld" reading, its
         p10-p90 about its smallest and largest: "A / B read 1.16 (per-step p10-p90 1.08-1.30) over
-        3 steps, too few for a spread (a verdict takes 5): a reading, not a verdict".
+        3 steps, too few for a spread (a verdict needs 5 steps): a reading, not a verdict".
     """
     contention: Contention | None = getattr(ratio, "contention", None)
     busy_seen = contention.seen() if contention is not None and contention.busy else None
@@ -259,7 +259,7 @@ def _too_few_rounds(num: str, den: str, figures: tuple[float, float, float], pai
     spread = f"per-{pairing} p10-p90 {_ratio_bound(p10)}-{_ratio_bound(p90)}"
     text = (
         f"{num} / {den} read {med:.2f} ({spread}) over {n} {pairing}{'' if n == 1 else 's'}, too few for a spread "
-        f"(a verdict takes {MIN_RANGE_SAMPLES}): a reading, not a verdict"
+        f"(a verdict needs {MIN_RANGE_SAMPLES} {pairing}s): a reading, not a verdict"
     )
     return Verdict(subject=num, reference=den, kind="withheld", sentence=text, median=med, p10=p10, p90=p90)
 
@@ -423,7 +423,7 @@ def _reading(
     return (
         f"{subject} read {read} {unit}, {where} the p10-p90 of {reference} ({b10:{f}}-{b90:{f}} {unit}): {name} is "
         f"{'one reading, with no spread of its own' if n == 1 else f'{n} readings, too few for a spread'} "
-        f"(a verdict takes {MIN_RANGE_SAMPLES}): not a verdict"
+        f"(a verdict needs {MIN_RANGE_SAMPLES} readings): not a verdict"
     )
 
 

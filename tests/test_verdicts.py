@@ -295,7 +295,7 @@ def test_a_ratio_of_too_few_rounds_is_a_reading_not_a_verdict():
     assert few.kind == "withheld" and not few.measurable and "slower" not in str(few)
     assert str(few) == (
         "rank 1 / rank 0 read 1.16 (per-off step p10-p90 1.10-1.27) over 3 off steps, too few for a spread "
-        "(a verdict takes 5): a reading, not a verdict"
+        "(a verdict needs 5 off steps): a reading, not a verdict"
     )
     row = few.row()
     assert row["figure"] == "median ratio" and row["verdict"] == "withheld" and row["value"] == pytest.approx(1.16)
@@ -314,7 +314,7 @@ def test_a_reading_says_overlapping_unless_contained():
     """07 printed "step 4's compute read 2.9-3.7 ms, inside the p10-p90 of ... (2.8-3.1 ms)": it overlaps."""
     over = judge_ranges("step 4's compute", (2.9, 3.7), "the others", (2.8, 3.1), "ms", counts=(2, 4))
     assert "2.9-3.7 ms, overlapping the p10-p90 of the others (2.8-3.1 ms)" in str(over)
-    assert "2 readings, too few for a spread (a verdict takes 5): not a verdict" in str(over)
+    assert "2 readings, too few for a spread (a verdict needs 5 readings): not a verdict" in str(over)
     inside = judge_ranges("s", (2.9, 3.0), "the others", (2.8, 3.1), "ms", counts=(2, 4))
     assert "2.9-3.0 ms, inside the p10-p90" in str(inside)
 
