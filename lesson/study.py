@@ -365,8 +365,8 @@ def shape_takeaways(
 
 
 _RERUN = {
-    "withheld": "the copy's check varies between runs (its spread at a few microseconds per call most): "
-    "rerun the timing cell; the pairs and the fit below do not use the copy",
+    "withheld": "the copy's check can fail on one run and pass on the next: rerun the timing cell; the pairs "
+    "below do not use the copy",
     "busy": "rerun the timing cell when the machine is quiet",
 }
 
