@@ -299,9 +299,9 @@ def shape_takeaways(
     - at a memory-bound shape (assumed by `time_with_floor`, and said so): all memory-bound where a
       variant is not told apart from a copy that passed the triad check, naming those; where none
       is, an estimate of the share of each one's time that moving one copy's bytes takes (the copy's
-      time over its own, per round; the triad's where the copy failed its check), memory-bound where that share is the larger part; every other variant that allocates
-      more than its input's bytes per call (`alloc_over_input`) is labelled 'more bytes than one copy'
-      with that figure, so no variant is left without a label or a reason;
+      time over its own, per round; the triad's where the copy failed its check), memory-bound
+      where that share is the larger part; every other variant that allocates more than its input's
+      bytes per call (`alloc_over_input`) is labelled 'more bytes than one copy' with that figure, so no variant is left without a label or a reason;
     - at any other shape: an estimate of each variant's fixed part per call, from a fit time = fixed +
       per-token x tokens through its call and one `scale` times the tokens timed in one block
       (`by_tokens`, names `name` and `name x{scale}`); it needs no copy, so a failed floor leaves it
