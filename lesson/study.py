@@ -294,14 +294,14 @@ def shape_takeaways(
     Why here: the lesson is the sentence, not the plumbing; every clause is a verdict of
     analysis.verdicts, so no clause assumes how the run came out, and the title's question (overhead-
     or memory-bound) gets an answer or an estimate on every run that was not busy. Per shape: the
-    variant closest to the copy and its verdict against it, or why the ranking was withheld; each
-    pair's verdict word; then the bound:
-    - at a memory-bound shape: memory-bound for the variants not told apart from a copy that passed
-      the triad check; where none is, an estimate of the share of each one's time that moving one
-      copy's bytes takes (the copy's time over its own, per round; the triad's where the copy failed
-      its check), memory-bound where that share is the larger part; every other variant that allocates
-      more than its input's bytes per call (`alloc_over_input`) is labelled 'more bytes than one copy'
-      with that figure, so no variant is left without a label or a reason;
+    variant closest to the copy and its verdict against it, or, where the ranking was withheld (printed
+    above it), what to do; each pair's verdict word, later variant first (`newer_first`); then the bound:
+    - at a memory-bound shape (assumed by `time_with_floor`, and said so): all memory-bound where a
+      variant is not told apart from a copy that passed the triad check, naming those; where none
+      is, an estimate of the share of each one's time that moving one copy's bytes takes (the copy's
+      time over its own, per round; the triad's where the copy failed its check), memory-bound
+      where that share is the larger part; every other variant that allocates more than its input's
+      bytes per call (`alloc_over_input`) is labelled 'more bytes than one copy' with that figure, so no variant is left without a label or a reason;
     - at any other shape: an estimate of each variant's fixed part per call, from a fit time = fixed +
       per-token x tokens through its call and one `scale` times the tokens timed in one block
       (`by_tokens`, names `name` and `name x{scale}`); it needs no copy, so a failed floor leaves it
@@ -322,13 +322,14 @@ def shape_takeaways(
     lines = []
     for s, ranking in rankings.items():
         names = list(ranking.over_floor)
-        pairs = "; ".join(f"{v.subject} / {v.reference}: {v.word}" for v in ranking.pairs)
+        pairs = "; ".join(f"{v.subject} / {v.reference}: {v.word}" for v in newer_first(ranking, blocks[s]))
         if ranking.gate:
-            lines += [ranking.gate.sentence, f"  pairs: {pairs}"]
+            again = _RERUN.get(ranking.gate.kind, _RERUN["withheld"])
+            lines += [f"{ranking.label}: the ranking against the copy is withheld (above); {again}"]
         else:
             first = ranking.order[0]
             lines += [f"{ranking.label}: closest to the copy: {first}; {judge_ratio(ranking.over_floor[first])}"]
-            lines += [f"  pairs: {pairs}"]
+        lines += [f"  pairs, the later variant first: {pairs}"]
         if floors[s].memory_bound:
             allocs = {n: (alloc_over_input or {}).get((s, n), math.nan) for n in names}
             lines += [f"  {line}" for line in _memory_bound(ranking, floors[s], blocks[s], allocs)]
@@ -363,6 +364,32 @@ def shape_takeaways(
     return lines
 
 
+_RERUN = {
+    "withheld": "the copy's check can fail on one run and pass on the next: rerun the timing cell; the pairs "
+    "below do not use the copy",
+    "busy": "rerun the timing cell when the machine is quiet",
+}
+
+
+def newer_first(ranking: Ranking, block: dict[str, Timing]) -> list:
+    """Each pair verdict of `ranking` judged later variant over earlier (`torch.compile / naive`).
+
+    Why: `rank_over_floor` pairs earlier over later, the published metrics' direction; notebooks 03
+    and 04 write the newer variant first, so 05 prints its pairs the same way round (same rounds,
+    same rule, only inverted).
+
+    Args:
+        ranking: a Ranking (`rank_over_floor`); block: the interleaved timings it was ranked from.
+
+    Returns:
+        One Verdict per pair, in the ranking's pair order.
+    """
+    from analysis.timing import paired_ratio
+    from analysis.verdicts import judge_ratio
+
+    return [judge_ratio(paired_ratio(block, v.reference, v.subject)) for v in ranking.pairs]
+
+
 def _memory_bound(ranking: Ranking, floor: FloorCheck, block: dict[str, Timing], allocs: dict[str, float]) -> list[str]:
     """The bound at a memory-bound shape (see shape_takeaways): a finding, an estimate, or nothing where busy."""
     from analysis.timing import paired_ratio
@@ -374,8 +401,9 @@ def _memory_bound(ranking: Ranking, floor: FloorCheck, block: dict[str, Timing],
     if ranking.gate is None:
         at_copy = [n for n in ranking.order if judge_ratio(ranking.over_floor[n]).kind == "no measurable difference"]
         if at_copy:
-            found = f"memory-bound: {', '.join(at_copy)} not told apart from the copy, which passed the triad check"
-            return [found, *_more_bytes([n for n in names if n not in at_copy], allocs)]
+            found = f"memory-bound (assumed at this shape, not measured): all {len(names)}; not told apart from the copy"
+            rest = [line for line in _more_bytes(names, allocs) if not line.startswith("neither")]  # all labelled
+            return [f"{found}, which passed the triad check: {', '.join(at_copy)}", *rest]
     reference = "copy" if floor.ok else "triad probe"
     shares = {n: float(np.median(1 / paired_ratio(block, n, reference).per_round)) for n in names}
     basis = (
