@@ -322,14 +322,12 @@ def shape_takeaways(
     lines = []
     for s, ranking in rankings.items():
         names = list(ranking.over_floor)
-        pairs = "; ".join(f"{v.subject} / {v.reference}: {v.word}" for v in newer_first(ranking, blocks[s]))
         if ranking.gate:
             again = _RERUN.get(ranking.gate.kind, _RERUN["withheld"])
             lines += [f"{ranking.label}: the ranking against the copy is withheld (above); {again}"]
         else:
             first = ranking.order[0]
             lines += [f"{ranking.label}: closest to the copy: {first}; {judge_ratio(ranking.over_floor[first])}"]
-        lines += [f"  pairs, the later variant first: {pairs}"]
         if floors[s].memory_bound:
             allocs = {n: (alloc_over_input or {}).get((s, n), math.nan) for n in names}
             lines += [f"  {line}" for line in _memory_bound(ranking, floors[s], blocks[s], allocs)]

@@ -230,30 +230,30 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     from dataclasses import replace
 
     from analysis.contention import Contention
-    from lesson.study import shape_takeaways
+    from lesson.study import newer_first, shape_takeaways
 
     block, floor, ranking = takeaway_case(copy=100.0, compiled=100.0)
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)
-    assert lines[1].startswith("  pairs, the later variant first: fused / naive: ")  # 03 and 04's way round
-    assert "compiled / naive: faster" in lines[1] and "compiled / fused: faster" in lines[1]
-    assert lines[2:] == [
+    pairs = [(v.subject, v.reference) for v in newer_first(ranking, block)]  # 03 and 04's way round
+    assert pairs == [("fused", "naive"), ("compiled", "naive"), ("compiled", "fused")]
+    assert lines[1:] == [
         "  memory-bound (assumed at this shape, not measured): all 3; not told apart from the copy, which passed the"
         " triad check: compiled"
     ]  # the assumption is said, and every variant has its label
     allocs = {("large", "naive"): 3.0, ("large", "fused"): 3.0, ("large", "compiled"): 1.0}
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=allocs)
-    assert lines[3:] == ["  more bytes than one copy (alloc_over_input): naive 3.0, fused 3.0"]
+    assert lines[2:] == ["  more bytes than one copy (alloc_over_input): naive 3.0, fused 3.0"]
 
     block, floor, ranking = takeaway_case(copy=100.0, compiled=110.0)
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)
     assert "compiled took 1.10x the time of copy: 1.10x slower" in lines[0] and "withheld" not in "".join(lines)
-    assert "one copy's bytes at the copy's rate: about 0.30 of the time on naive" in lines[2]
-    assert "about 0.91 of the time on compiled" in lines[2] and "(estimated, not measured" in lines[2]
-    assert lines[3] == "  memory-bound (one copy's bytes the larger part): compiled"
-    assert lines[4] == "  neither label from this run's figures: naive, fused"  # no allocation recorded
+    assert "one copy's bytes at the copy's rate: about 0.30 of the time on naive" in lines[1]
+    assert "about 0.91 of the time on compiled" in lines[1] and "(estimated, not measured" in lines[1]
+    assert lines[2] == "  memory-bound (one copy's bytes the larger part): compiled"
+    assert lines[3] == "  neither label from this run's figures: naive, fused"  # no allocation recorded
     allocs = {("large", "naive"): 3.0, ("large", "fused"): 1.0, ("large", "compiled"): 1.0}
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=allocs)
-    assert lines[4:] == [
+    assert lines[3:] == [
         "  more bytes than one copy (alloc_over_input): naive 3.0",
         "  neither label from this run's figures: fused",
     ]
@@ -262,8 +262,8 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)
     assert not floor.ok and lines[0].startswith("large: the ranking against the copy is withheld (above); ")
     assert "rerun the timing cell" in lines[0] and "withheld, the copy floor failed" not in "".join(lines)  # said once
-    assert "at the triad's rate" in lines[2] and "about 0.73 of the time on compiled" in lines[2]
-    assert lines[3] == "  memory-bound (one copy's bytes the larger part): compiled"
+    assert "at the triad's rate" in lines[1] and "about 0.73 of the time on compiled" in lines[1]
+    assert lines[2] == "  memory-bound (one copy's bytes the larger part): compiled"
 
     busy = Contention(1.0, 0.5, None, None)
     block = {n: replace(t, contention=busy) for n, t in takeaway_case(copy=100.0, compiled=110.0)[0].items()}
@@ -272,7 +272,7 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
 
     ranking = rank_over_floor(block, ["naive", "fused", "compiled"], floor, "large")
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)
-    assert ranking.gate.kind == "busy" and len(lines) == 2 and "memory-bound" not in "".join(lines)
+    assert ranking.gate.kind == "busy" and len(lines) == 1 and "memory-bound" not in "".join(lines)
 
 
 def test_05s_takeaway_estimates_the_small_shapes_fixed_part_without_the_copy():
@@ -293,11 +293,11 @@ def test_05s_takeaway_estimates_the_small_shapes_fixed_part_without_the_copy():
     by_tokens = interleaved(naive=3.3, fused=3.6, compiled=20.0, **{"naive x8": 24.0, "fused x8": 27.0, "compiled x8": 34.0})
     lines = shape_takeaways({"small": ranking}, {"small": small}, {"small": block}, by_tokens)
     assert not small.ok and "is withheld (above)" in lines[0] and "rerun the timing cell" in lines[0]
-    assert "the fixed part per call: about 0.10 of the time on naive" in lines[2] and "0.90 of the time on compiled" in lines[2]
-    assert lines[3] == "  overhead-bound (the fixed part the larger): compiled"
+    assert "the fixed part per call: about 0.10 of the time on naive" in lines[1] and "0.90 of the time on compiled" in lines[1]
+    assert lines[2] == "  overhead-bound (the fixed part the larger): compiled"
 
     busy = {n: replace(t, contention=Contention(1.0, 0.5, None, None)) for n, t in by_tokens.items()}
     lines = shape_takeaways({"small": ranking}, {"small": small}, {"small": block}, busy)
-    assert len(lines) == 3 and "BUSY" in lines[2].upper() and "overhead-bound" not in lines[2]
+    assert len(lines) == 2 and "BUSY" in lines[1].upper() and "overhead-bound" not in lines[1]
     lines = shape_takeaways({"small": ranking}, {"small": small}, {"small": block}, None)
-    assert lines[2] == "  overhead-bound: withheld, the fixed + per-token fit was not timed"
+    assert lines[1] == "  overhead-bound: withheld, the fixed + per-token fit was not timed"
