@@ -64,7 +64,7 @@ def test_an_inconclusive_ratio_is_never_a_negative_finding():
     verdict = judge_ratio(ratio)
     assert verdict.kind == "no measurable difference" and not verdict.measurable
     assert verdict.sentence.startswith("no measurable difference here")
-    assert "the spread allows anything from 1% faster to 14% slower" in verdict.sentence
+    assert "its rounds ranged from 1% faster to 14% slower" in verdict.sentence
     assert not any(phrase in verdict.sentence for phrase in NEGATIVE_FINDINGS)
     assert verdict.relation == "about 1"
 
@@ -327,7 +327,7 @@ def test_the_table_never_shows_a_bare_negative():
 
 
 def test_a_bound_that_is_not_zero_never_prints_as_zero():
-    """ "the spread allows anything from 6% faster to 0% slower" for a p90 of 1.001."""
+    """ "its rounds ranged from 6% faster to 0% slower" for a p90 of 1.001."""
     verdict = judge_ratio(PairedRatio("a", "b", np.array([0.94] * 2 + [0.97] * 6 + [1.001] * 2)))
     assert "from 6% faster to 0.10% slower" in str(verdict)
     exact = judge_ratio(PairedRatio("a", "b", np.array([1.0] * 5 + [1.2] * 5)))
