@@ -10,6 +10,7 @@ reads profiles and measures); neither imports it. Notebooks import from this one
 - rmsnorm:      the RMSNorm variants (source: notebooks 02 and 03), their float64 reference, inputs and checks
 - neuron_profiler: notebook 01's Neuron profiler set-up (NeuronConfig, the exporter, the dropped-events watch), repeated
 - profiling:    the profiled loop of notebook 01, repeated by the later notebooks
+- profiler_setup: notebook 01's bookkeeping outside its loop (busy check, step-gap line, published metrics)
 - study:        one variant timed, profiled and checked the same way in every notebook of the case study; 05's metrics
 - shapes:       notebook 07's request stream, strategies (source: its `# @save` cell) and per-call compiles; the stream kept for A5
 - shape_worker: notebook 07's second process: the same stream served in a fresh Python (`python -m`)
@@ -25,6 +26,7 @@ from analysis.facade import lazy_namespace
 _EXPORTS = {
     "neuron_profiler": "NeuronProfilerSetup accepts_keyword neuron_profiler_setup op_by_op",
     "profiling": "ProfileResult judge_device_time profile_steps",
+    "profiler_setup": "WatchedBlock extra_code_per_step setup_metrics step_gap_line",
     "ranks": "RankJob launch load_rank_job neuron_torchrun_recipe",
     "rmsnorm": "DTYPES call_compiled check_fits_in_memory compile_rmsnorm error_tolerance format_bytes make_inputs "
     "max_error rmsnorm_fused rmsnorm_naive rmsnorm_reference",

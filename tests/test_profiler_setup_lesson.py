@@ -1,0 +1,116 @@
+"""lesson.profiler_setup: notebook 01's bookkeeping on a real cpu profile and on the figures of a
+recorded run (cold read 11's cpu run of 01: its steps, steady state and key_averages rows)."""
+
+import json
+
+import numpy as np
+import pytest
+import pandas as pd
+import torch
+from torch.profiler import ProfilerActivity, profile, record_function, schedule
+
+from analysis.contention import Contention
+from analysis.key_averages import key_averages_frame
+from analysis.timing import PairedRatio, Timing
+from analysis.verdicts import judge_ratio, judge_timings
+from lesson.profiler_setup import WatchedBlock, extra_code_per_step, setup_metrics, step_gap_line
+
+# Recorded: run 20261206T065140Z-cpu, notebook 01 (2-core Xeon): the five recorded steps (us), the
+# key_averages self time of the two step labels (us, 5 calls each), and a steady state spanning its p10-p90.
+RECORDED_STEPS_US = [3141.0, 3152.0, 3464.0, 3109.0, 3100.0]
+LABEL_ROWS = pd.DataFrame(
+    {"name": ["aten::addmm", "mlp_step", "ProfilerStep*"], "calls": [10, 5, 5], "self_cpu_us": [14098.6, 444.877, 100.644]}
+)
+STEADY_US = [
+    2950.0,
+    2959.0,
+    2980.0,
+    2990.0,
+    3000.0,
+    3001.0,
+    3003.0,
+    3005.0,
+    3010.0,
+    3020.0,
+    3040.0,
+    3060.0,
+    3077.0,
+    3080.0,
+    3090.0,
+]
+
+
+def test_watched_block_enters_the_profiler_and_measures_the_block(tmp_path):
+    model, x = torch.nn.Linear(32, 32), torch.randn(8, 32)
+    profiler = profile(activities=[ProfilerActivity.CPU], schedule=schedule(wait=0, warmup=1, active=3, repeat=1))
+    block = WatchedBlock(profiler)
+    assert block.contention is None  # nothing measured before the block runs
+    with torch.no_grad(), block as prof:
+        for _ in range(4):
+            with record_function("mlp_step"):
+                model(x)
+            prof.step()
+    assert prof is profiler  # the loop's `prof` is torch's own profiler
+    assert isinstance(block.contention, Contention) and block.contention.wall_s > 0
+    table = key_averages_frame(prof)
+    extra = extra_code_per_step(table)
+    assert extra > 0  # the label and ProfilerStep* rows were recorded, with self time
+    prof.export_chrome_trace(str(tmp_path / "t.json"))
+    steps = [
+        e["dur"]
+        for e in json.loads((tmp_path / "t.json").read_text())["traceEvents"]
+        if e.get("name", "").startswith("ProfilerStep#")
+    ]
+    assert len(steps) == 3 and extra < max(steps)  # the extra code is part of a step, never more than one
+
+
+def test_watched_block_without_a_profiler_watches_the_block_only():
+    block = WatchedBlock()
+    with block as entered:
+        sum(range(1000))
+    assert entered is block and block.contention.wall_s > 0
+
+
+def test_extra_code_sums_the_labels_per_call():
+    assert extra_code_per_step(LABEL_ROWS) == pytest.approx(444.877 / 5 + 100.644 / 5)
+    assert extra_code_per_step(LABEL_ROWS[LABEL_ROWS["name"] == "aten::addmm"]) == 0.0
+
+
+def test_step_gap_line_on_the_recorded_run():
+    recorded, steady = Timing("recorded steps", np.array(RECORDED_STEPS_US), 1), Timing("steady", np.array(STEADY_US), 1)
+    steps_verdict = judge_timings("recorded steps", recorded, "steady state", steady)
+    assert steps_verdict.kind == "slower"  # as printed in that run: measurably above
+    line = step_gap_line(LABEL_ROWS, recorded, steady, steps_verdict)
+    assert line.kind == "count" and line.median == pytest.approx(444.877 / 5 + 100.644 / 5)
+    assert "109 us against 136 for the gap between the two medians, 0.8x" in str(line)
+    assert str(line).endswith("(separate blocks: drift is not excluded)")
+
+
+def test_step_gap_line_concludes_nothing_when_busy_or_without_a_gap():
+    busy = Contention(1.0, 0.5, 0.5, 0.0)
+    recorded = Timing("recorded steps", np.array(RECORDED_STEPS_US), 1, busy)
+    steady = Timing("steady", np.array(STEADY_US), 1)
+    busy_verdict = judge_timings("recorded steps", recorded, "steady state", steady)
+    assert busy_verdict.kind == "busy"
+    assert step_gap_line(LABEL_ROWS, recorded, steady, busy_verdict).kind == "withheld"
+    below = Timing("recorded steps", np.array(STEADY_US) - 200, 1)
+    line = step_gap_line(LABEL_ROWS, below, steady, judge_timings("recorded steps", below, "steady state", steady))
+    assert line.kind == "withheld" and "no gap to account for" in str(line)
+
+
+def test_setup_metrics_publishes_01s_names_and_claims(tmp_path):
+    trace = tmp_path / "mlp.trace.json"
+    trace.write_text("{}" * 100)
+    warm = Timing("mlp", np.array(STEADY_US), 1)
+    rounds = np.array([0.92, 0.95, 0.99, 1.0, 1.04])
+    ratio = PairedRatio("lesson profiled", "lesson bare", rounds)
+    costs = {"profiler_overhead_ratio": (ratio, judge_ratio(ratio)), "profiler_overhead_tiny_ratio": (ratio, judge_ratio(ratio))}
+    m = setup_metrics(4593.6, warm, (False, "cpu has no device timeline"), 1.0, None, costs, trace, 5)
+    assert set(m) == {
+        "cold_call_us", "warm_call_us", "cold_over_warm", "device_time_captured", "issue_over_finish_ratio",
+        "unsynchronized_flagged", "profiler_overhead_ratio", "profiler_overhead_tiny_ratio", "trace_bytes",
+        "active_steps", "intra_op_threads", "claims",
+    }  # fmt: skip
+    assert m["cold_over_warm"]["value"] == 4593.6 / warm.median_us and m["trace_bytes"]["value"] == 200
+    assert m["unsynchronized_flagged"]["value"] is None and m["device_time_captured"]["value"] is False
+    assert [c["metrics"] for c in m["claims"]["value"]] == [["profiler_overhead_ratio"], ["profiler_overhead_tiny_ratio"]]
