@@ -8,6 +8,7 @@ reads profiles and measures); neither imports it. Notebooks import from this one
 (`from lesson import make_inputs, ...`); the names load their module on first use (PEP 562).
 
 - rmsnorm:      the RMSNorm variants (source: notebooks 02 and 03), their float64 reference, inputs and checks
+- naive_rmsnorm: notebook 02's gap share line and published metrics
 - neuron_profiler: notebook 01's Neuron profiler set-up (NeuronConfig, the exporter, the dropped-events watch), repeated
 - profiling:    the profiled loop of notebook 01, repeated by the later notebooks
 - profiler_setup: notebook 01's bookkeeping outside its loop (busy check, step-gap line, published metrics)
@@ -24,6 +25,7 @@ from analysis.facade import lazy_namespace
 
 # The facade: module -> the names notebooks use from it.
 _EXPORTS = {
+    "naive_rmsnorm": "gap_share naive_call_metrics",
     "neuron_profiler": "NeuronProfilerSetup accepts_keyword neuron_profiler_setup op_by_op",
     "profiling": "ProfileResult judge_device_time profile_steps",
     "profiler_setup": "WatchedBlock extra_code_per_step setup_metrics step_gap_line",

@@ -1,0 +1,69 @@
+"""lesson.naive_rmsnorm: notebook 02's gap-share line and published metrics, on a real cpu profile."""
+
+import math
+
+import pandas as pd
+import pytest
+import torch
+
+from analysis.steps import per_call_summary, step_summary
+from analysis.timing import time_per_call
+from analysis.traces import load_trace
+from helpers.backend import select_backend
+from lesson.naive_rmsnorm import gap_share, naive_call_metrics
+from lesson.profiling import profile_steps
+from lesson.rmsnorm import rmsnorm_naive
+
+
+@pytest.fixture(scope="module")
+def profiled(tmp_path_factory):
+    backend = select_backend("cpu")
+    x, w = torch.randn(64, 512), torch.ones(512)
+    result = profile_steps(
+        lambda: rmsnorm_naive(x, w),
+        backend,
+        tmp_path_factory.mktemp("t"),
+        label="naive",
+        wait=0,
+        warmup=1,
+        active=3,
+        profile_memory=True,
+    )
+    return backend, x, w, load_trace(result.trace_path)
+
+
+def test_gap_share_is_the_median_steps_idle_share(profiled):
+    *_, trace = profiled
+    steps = step_summary(trace, memory_device_type=0)
+    share, line = gap_share(steps)
+    expected = (steps["idle_total_us"] / (steps["busy_us"] + steps["idle_total_us"])).median()
+    assert 0 < share < 1 and share == pytest.approx(expected)
+    assert line == f"gaps: {share:.1%} of a step's busy + idle time (median over 3 recorded steps)"
+
+
+def test_gap_share_says_when_nothing_is_counted():
+    uncounted = pd.DataFrame({"idle_total_us": [math.nan] * 2, "busy_us": [math.nan] * 2})
+    share, line = gap_share(uncounted)
+    assert math.isnan(share) and line.startswith("gaps: not counted on this backend")
+
+
+def test_naive_call_metrics_keeps_the_published_names(profiled):
+    backend, x, w, trace = profiled
+    pc = per_call_summary(trace, memory_device_type=0)
+    with torch.no_grad():
+        timing = time_per_call(lambda: rmsnorm_naive(x, w), backend, label="naive", repeats=3)
+    share, _ = gap_share(step_summary(trace, memory_device_type=0))
+    m = naive_call_metrics(pc, trace.device_op_kind, timing, x, 3.0, share, 2e-7, 1e-6, (False, "cpu: no device timeline"))
+    assert set(m) == {
+        "device_ops_per_call", "allocations_per_call", "allocated_bytes_per_call", "busy_us_per_call",
+        "idle_gaps_per_call", "idle_us_per_call", "time_per_call_us", "time_spread", "allocated_over_input",
+        "idle_share", "max_error", "error_within_tolerance", "device_time_captured",
+    }  # fmt: skip
+    assert m["device_ops_per_call"]["value"] == 7 and m["device_ops_per_call"]["unit"] == "ops"
+    assert m["idle_us_per_call"]["value"] == pc["idle_total_us_per_call"]
+    assert m["time_per_call_us"]["value"] == timing.median_us and m["time_per_call_us"]["of"] == "naive 64x512 float32"
+    assert m["idle_share"]["value"] == share
+    assert m["error_within_tolerance"]["value"] is True
+    assert m["device_time_captured"]["value"] is False and m["device_time_captured"]["note"] == "cpu: no device timeline"
+    too_far = naive_call_metrics(pc, "op", timing, x, 3.0, share, 2e-6, 1e-6, (False, ""))
+    assert too_far["error_within_tolerance"]["value"] is False
