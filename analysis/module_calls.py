@@ -564,7 +564,7 @@ def at_rate(kernels: pd.DataFrame, gb_per_s: float) -> pd.DataFrame:
     return kernels.assign(at_rate_us=kernels["bytes"] / (gb_per_s * 1e3))
 
 
-def plot_call_kernels(panels: dict[str, pd.DataFrame], title: str = "One naive RMSNorm call, kernel by kernel"):
+def plot_call_kernels(panels: dict[str, pd.DataFrame], title: str = "One module call, kernel by kernel"):
     """One call's kernels per panel on one time scale (µs from the call's first kernel start),
     each named by the op that launched it, the idle time between them shaded; every panel is
     titled with its device and origin (`recorded_label`) and TraceLens's caution is in the title.
