@@ -9,6 +9,7 @@ reads profiles and measures); neither imports it. Notebooks import from this one
 
 - rmsnorm:      the RMSNorm variants (source: notebooks 02 and 03), their float64 reference, inputs and checks
 - neuron_profiler: notebook 01's Neuron profiler set-up (NeuronConfig, the exporter, the dropped-events watch), repeated
+- published_metrics: what notebooks 03 and 04 publish (one call each)
 - profiling:    the profiled loop of notebook 01, repeated by the later notebooks
 - study:        one variant timed, profiled and checked the same way in every notebook of the case study; 05's metrics
 - shapes:       notebook 07's request stream, strategies (source: its `# @save` cell) and per-call compiles; the stream kept for A5
@@ -24,6 +25,7 @@ from analysis.facade import lazy_namespace
 # The facade: module -> the names notebooks use from it.
 _EXPORTS = {
     "neuron_profiler": "NeuronProfilerSetup accepts_keyword neuron_profiler_setup op_by_op",
+    "published_metrics": "compile_metrics fused_metrics",
     "profiling": "ProfileResult judge_device_time profile_steps",
     "ranks": "RankJob launch load_rank_job neuron_torchrun_recipe",
     "rmsnorm": "DTYPES call_compiled check_fits_in_memory compile_rmsnorm error_tolerance format_bytes make_inputs "
