@@ -10,6 +10,7 @@ reads profiles and measures); neither imports it. Notebooks import from this one
 - rmsnorm:      the RMSNorm variants (source: notebooks 02 and 03), their float64 reference, inputs and checks
 - naive_rmsnorm: notebook 02's gap share line and published metrics
 - neuron_profiler: notebook 01's Neuron profiler set-up (NeuronConfig, the exporter, the dropped-events watch), repeated
+- published_metrics: what notebooks 03 and 04 publish (one call each)
 - profiling:    the profiled loop of notebook 01, repeated by the later notebooks
 - profiler_setup: notebook 01's bookkeeping outside its loop (busy check, step-gap line, published metrics)
 - study:        one variant timed, profiled and checked the same way in every notebook of the case study; 05's metrics
@@ -27,6 +28,7 @@ from analysis.facade import lazy_namespace
 _EXPORTS = {
     "naive_rmsnorm": "gap_share naive_call_metrics",
     "neuron_profiler": "NeuronProfilerSetup accepts_keyword neuron_profiler_setup op_by_op",
+    "published_metrics": "compile_metrics fused_metrics",
     "profiling": "ProfileResult judge_device_time profile_steps",
     "profiler_setup": "WatchedBlock extra_code_per_step setup_metrics step_gap_line",
     "ranks": "RankJob launch load_rank_job neuron_torchrun_recipe",
