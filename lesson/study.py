@@ -288,6 +288,7 @@ def shape_takeaways(
     by_tokens: dict[str, Timing] | None,
     scale: int = 8,
     alloc_over_input: dict[tuple[str, str], float] | None = None,
+    tokens: dict[str, int] | None = None,
 ) -> list[str]:
     """Notebook 05's result in words, one block per shape, built only from the run's verdicts.
 
@@ -296,12 +297,11 @@ def shape_takeaways(
     or memory-bound) gets an answer or an estimate on every run that was not busy. Per shape: the
     variant closest to the copy and its verdict against it, or, where the ranking was withheld (printed
     above it), what to do; each pair's verdict word, later variant first (`newer_first`); then the bound:
-    - at a memory-bound shape (assumed by `time_with_floor`, and said so): all memory-bound where a
-      variant is not told apart from a copy that passed the triad check, naming those; where none
-      is, an estimate of the share of each one's time that moving one copy's bytes takes (the copy's
-      time over its own, per round; the triad's where the copy failed its check), memory-bound
-      where that share is the larger part; every other variant that allocates more than its input's
-      bytes per call (`alloc_over_input`) is labelled 'more bytes than one copy' with that figure, so no variant is left without a label or a reason;
+    - at a memory-bound shape (assumed by `time_with_floor`, and said so): an estimate of the share of each
+      variant's time that moving its bytes takes, its bytes taken as `alloc_over_input` copies' (each
+      full-size tensor it allocates is written and read about once) at the copy's rate (the triad's where
+      the copy failed its check), per round; memory-bound where that share is the larger part, else
+      'not memory-bound by this estimate', so no variant is left without a label;
     - at any other shape: an estimate of each variant's fixed part per call, from a fit time = fixed +
       per-token x tokens through its call and one `scale` times the tokens timed in one block
       (`by_tokens`, names `name` and `name x{scale}`); it needs no copy, so a failed floor leaves it
@@ -312,6 +312,7 @@ def shape_takeaways(
         blocks: shape -> its interleaved timings (the copy and "triad probe" included).
         by_tokens: the fit's block, or None where it was not timed; scale: its token multiple.
         alloc_over_input: (shape, variant) -> bytes allocated per call over the input's (`VariantReport.row`).
+        tokens: shape -> its token count, so the fit's basis names the range it holds for.
 
     Returns:
         The lines to print, one verdict each.
@@ -354,6 +355,8 @@ def shape_takeaways(
             for n, r in growth.items()
         }
         basis = f"time = fixed + per-token x tokens, fitted round by round through this call and one {scale} times the tokens"
+        if tokens and s in tokens:
+            basis += f", so read only between {tokens[s]} and {scale * tokens[s]} tokens"
         lines += [f"  {estimate('the fixed part per call', shares, 'of the time', basis, 'what that part is', 2)}"]
         overhead = [n for n, share in shares.items() if round(share, 2) > 0.5]  # as printed
         lines += [
@@ -363,10 +366,51 @@ def shape_takeaways(
 
 
 _RERUN = {
-    "withheld": "the copy's check can fail on one run and pass on the next: rerun the timing cell; the pairs "
-    "below do not use the copy",
+    "withheld": "the copy's check can fail on one run and pass on the next: rerun the timing cell; the pair "
+    "verdicts above do not use the copy",
     "busy": "rerun the timing cell when the machine is quiet",
 }
+
+
+def plot_over_copy(rankings: dict[str, Ranking], names: list[str], title: str, path: Path) -> Any:
+    """Notebook 05's figure: each variant's median ratio to the copy per shape, with its p10-p90 whisker.
+
+    Why here: the figure is the lesson, the plotting is not. Bars the ranking joins as not told apart
+    (`Ranking.tiers`) carry "≈" in their labels, so a taller bar is not read as a slower variant where the
+    pair verdict is not measurable; a shape whose ranking is gated (the copy failed its check, or busy)
+    draws neither bar nor whisker and says why in its legend entry. The grey band is the verdicts' margin
+    around 1 (`analysis.verdicts.RESOLUTION`).
+
+    Args:
+        rankings: shape -> its Ranking (`rank_over_floor`); names: the variants to draw, in order.
+        title: the axes title (with its origin label, `backend_title`); path: where the PNG is saved.
+
+    Returns:
+        The matplotlib Axes.
+    """
+    from analysis import OKABE_ITO, RESOLUTION
+
+    why = {"withheld": ": copy floor failed, not drawn", "busy": ": busy, not drawn"}
+    gated = {s: why.get(r.gate.kind, why["withheld"]) if r.gate else "" for s, r in rankings.items()}
+    labels = {s: r.label + gated[s] for s, r in rankings.items()}
+    over = pd.DataFrame(
+        {labels[s]: {n: np.nan if gated[s] else r.over_floor[n].median for n in names} for s, r in rankings.items()}
+    )
+    whiskers = []
+    for s, r in rankings.items():
+        t = r.table().loc[names]  # each ratio to the copy with its p10-p90
+        whiskers.append(np.where(bool(gated[s]), np.nan, [(t.over_copy - t.p10).to_numpy(), (t.p90 - t.over_copy).to_numpy()]))
+    ax = over.plot.bar(rot=0, logy=True, yerr=whiskers, color=[OKABE_ITO[0], OKABE_ITO[3]], ylabel="time / copy time (log scale)")
+    tied = {s: {n for tier in r.tiers() if len(tier) > 1 for n in tier} for s, r in rankings.items()}
+    for bars, s in zip([c for c in ax.containers if type(c).__name__ == "BarContainer"], rankings):  # bars, not whiskers
+        marks = ["" if gated[s] else ("≈" if n in tied[s] else "") + f"{over.at[n, labels[s]]:.2f}x" for n in names]
+        ax.bar_label(bars, labels=marks, fontsize=9)
+    ax.axhline(1.0, color="black", lw=1, ls="--", label="copy floor")
+    ax.axhspan(1 / RESOLUTION, RESOLUTION, color="grey", alpha=0.3, label=f"within {RESOLUTION - 1:.0%} of the copy")
+    ax.set_title(title)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ax.figure.savefig(path, bbox_inches="tight")
+    return ax
 
 
 def newer_first(ranking: Ranking, block: dict[str, Timing]) -> list:
@@ -389,42 +433,23 @@ def newer_first(ranking: Ranking, block: dict[str, Timing]) -> list:
 
 
 def _memory_bound(ranking: Ranking, floor: FloorCheck, block: dict[str, Timing], allocs: dict[str, float]) -> list[str]:
-    """The bound at a memory-bound shape (see shape_takeaways): a finding, an estimate, or nothing where busy."""
+    """The bound at a memory-bound shape (see shape_takeaways): an estimate and a label for every variant, or nothing where busy."""
     from analysis.timing import paired_ratio
-    from analysis.verdicts import estimate, judge_ratio
+    from analysis.verdicts import estimate
 
-    names = list(allocs)
     if ranking.gate is not None and ranking.gate.kind == "busy":
         return []  # the gate's line says the block concludes nothing
-    if ranking.gate is None:
-        at_copy = [n for n in ranking.order if judge_ratio(ranking.over_floor[n]).kind == "no measurable difference"]
-        if at_copy:
-            found = f"memory-bound (assumed at this shape, not measured): all {len(names)}; not told apart from the copy"
-            rest = [line for line in _more_bytes(names, allocs) if not line.startswith("neither")]  # all labelled
-            return [f"{found}, which passed the triad check: {', '.join(at_copy)}", *rest]
     reference = "copy" if floor.ok else "triad probe"
-    shares = {n: float(np.median(1 / paired_ratio(block, n, reference).per_round)) for n in names}
-    basis = (
-        "the copy's time over each one's, per round; every variant is told apart from the copy"
-        if floor.ok
-        else "the triad's time over each one's, per round: the triad moves a copy's bytes into memory allocated "
-        "beforehand; the copy failed its check"
-    )
-    share = estimate(
-        f"one copy's bytes at the {reference.split()[0]}'s rate", shares, "of the time", basis, "bytes beyond one copy's", 2
-    )
+    copies = {n: a if a >= 1 else 1.0 for n, a in allocs.items()}  # NaN (not recorded) compares False: one copy
+    shares = {n: float(np.median(copies[n] / paired_ratio(block, n, reference).per_round)) for n in allocs}
+    basis = "its bytes taken as alloc_over_input copies' (one where not recorded), over its time, per round"
+    basis += "" if floor.ok else "; the copy failed its check"
+    subject = f"moving its bytes at the {reference.split()[0]}'s rate"
+    share = estimate(subject, shares, "of the time", basis, "bytes read without allocating", 2)
     memory = [n for n, v in shares.items() if round(v, 2) > 0.5]  # as printed
+    rest = [n for n in allocs if n not in memory]
     return [
         str(share),
-        f"memory-bound (one copy's bytes the larger part): {', '.join(memory) if memory else 'none shown by this estimate'}",
-        *_more_bytes([n for n in names if n not in memory], allocs),
+        f"memory-bound (moving its bytes the larger part): {', '.join(memory) if memory else 'none by this estimate'}",
+        *([f"not memory-bound by this estimate: {', '.join(rest)}"] if rest else []),
     ]
-
-
-def _more_bytes(names: list[str], allocs: dict[str, float]) -> list[str]:
-    """The label for variants not shown memory-bound at one copy's bytes: what they allocate, or no label."""
-    more = [n for n in names if allocs[n] > 1.05]  # NaN (not recorded) compares False
-    said = ", ".join(f"{n} {allocs[n]:.1f}" for n in more)
-    lines = [f"more bytes than one copy (alloc_over_input): {said}"] if more else []
-    rest = [n for n in names if n not in more]
-    return lines + ([f"neither label from this run's figures: {', '.join(rest)}"] if rest else [])

@@ -224,9 +224,9 @@ def takeaway_case(copy: float, compiled: float, probe: float = 80.0, spread: flo
 
 
 def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_estimates_it():
-    """Every branch of the large shape's bound: at the copy (a finding); all told apart (an estimate
-    against the copy, never 'withheld, no variant is told apart'); a failed floor (an estimate against
-    the triad); a busy block (nothing)."""
+    """Every branch of the large shape's bound: an estimate of each variant's bytes (alloc_over_input
+    copies', one where not recorded) at the copy's rate, every variant labelled; a failed floor (the
+    triad's rate); a busy block (nothing)."""
     from dataclasses import replace
 
     from analysis.contention import Contention
@@ -236,34 +236,33 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)
     pairs = [(v.subject, v.reference) for v in newer_first(ranking, block)]  # 03 and 04's way round
     assert pairs == [("fused", "naive"), ("compiled", "naive"), ("compiled", "fused")]
-    assert lines[1:] == [
-        "  memory-bound (assumed at this shape, not measured): all 3; not told apart from the copy, which passed the"
-        " triad check: compiled"
-    ]  # the assumption is said, and every variant has its label
-    allocs = {("large", "naive"): 3.0, ("large", "fused"): 3.0, ("large", "compiled"): 1.0}
+    assert "moving its bytes at the copy's rate: about 0.30 of the time on naive" in lines[1]
+    assert "about 1.00 of the time on compiled" in lines[1] and "(estimated, not measured" in lines[1]
+    assert lines[2:] == [  # no allocation recorded: one copy's bytes each; every variant gets a label
+        "  memory-bound (moving its bytes the larger part): compiled",
+        "  not memory-bound by this estimate: naive, fused",
+    ]
+    allocs = {("large", "naive"): 3.0, ("large", "fused"): 1.0, ("large", "compiled"): 1.0}
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=allocs)
-    assert lines[2:] == ["  more bytes than one copy (alloc_over_input): naive 3.0, fused 3.0"]
+    assert "about 0.91 of the time on naive" in lines[1]  # three copies' bytes at the copy's rate: 3 x 0.30
+    assert lines[2:] == [
+        "  memory-bound (moving its bytes the larger part): naive, compiled",
+        "  not memory-bound by this estimate: fused",
+    ]
 
     block, floor, ranking = takeaway_case(copy=100.0, compiled=110.0)
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)
     assert "compiled took 1.10x the time of copy: 1.10x slower" in lines[0] and "withheld" not in "".join(lines)
-    assert "one copy's bytes at the copy's rate: about 0.30 of the time on naive" in lines[1]
-    assert "about 0.91 of the time on compiled" in lines[1] and "(estimated, not measured" in lines[1]
-    assert lines[2] == "  memory-bound (one copy's bytes the larger part): compiled"
-    assert lines[3] == "  neither label from this run's figures: naive, fused"  # no allocation recorded
-    allocs = {("large", "naive"): 3.0, ("large", "fused"): 1.0, ("large", "compiled"): 1.0}
-    lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=allocs)
-    assert lines[3:] == [
-        "  more bytes than one copy (alloc_over_input): naive 3.0",
-        "  neither label from this run's figures: fused",
-    ]
+    assert "about 0.91 of the time on compiled" in lines[1]
+    assert lines[2] == "  memory-bound (moving its bytes the larger part): compiled"
 
     block, floor, ranking = takeaway_case(copy=100.0, compiled=110.0, spread=0.6)
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)
     assert not floor.ok and lines[0].startswith("large: the ranking against the copy is withheld (above); ")
     assert "rerun the timing cell" in lines[0] and "withheld, the copy floor failed" not in "".join(lines)  # said once
     assert "at the triad's rate" in lines[1] and "about 0.73 of the time on compiled" in lines[1]
-    assert lines[2] == "  memory-bound (one copy's bytes the larger part): compiled"
+    assert "the copy failed its check" in lines[1]
+    assert lines[2] == "  memory-bound (moving its bytes the larger part): compiled"
 
     busy = Contention(1.0, 0.5, None, None)
     block = {n: replace(t, contention=busy) for n, t in takeaway_case(copy=100.0, compiled=110.0)[0].items()}
@@ -295,9 +294,32 @@ def test_05s_takeaway_estimates_the_small_shapes_fixed_part_without_the_copy():
     assert not small.ok and "is withheld (above)" in lines[0] and "rerun the timing cell" in lines[0]
     assert "the fixed part per call: about 0.10 of the time on naive" in lines[1] and "0.90 of the time on compiled" in lines[1]
     assert lines[2] == "  overhead-bound (the fixed part the larger): compiled"
+    assert "between" not in lines[1]  # no token counts given: no range named
+    ranged = shape_takeaways({"small": ranking}, {"small": small}, {"small": block}, by_tokens, tokens={"small": 8})
+    assert "so read only between 8 and 64 tokens;" in ranged[1]  # the fit's range, scale 8
 
     busy = {n: replace(t, contention=Contention(1.0, 0.5, None, None)) for n, t in by_tokens.items()}
     lines = shape_takeaways({"small": ranking}, {"small": small}, {"small": block}, busy)
     assert len(lines) == 2 and "BUSY" in lines[1].upper() and "overhead-bound" not in lines[1]
     lines = shape_takeaways({"small": ranking}, {"small": small}, {"small": block}, None)
     assert lines[1] == "  overhead-bound: withheld, the fixed + per-token fit was not timed"
+
+
+def test_05s_figure_marks_tied_bars_and_draws_nothing_for_a_gated_shape(tmp_path):
+    """A bar the ranking joins with its neighbour (pair not measurable) carries "≈"; a withheld shape
+    has no bar label and says why in its legend; the figure is saved."""
+    import dataclasses
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from lesson.study import plot_over_copy
+
+    _, _, tied = takeaway_case(copy=100.0, compiled=335.0)  # compiled / naive = 1.015: within 5% of 1
+    _, _, gated = takeaway_case(copy=100.0, compiled=110.0, spread=0.6)
+    assert tied.tiers() == [["naive", "compiled"], ["fused"]] and gated.gate.kind == "withheld"
+    rankings = {"large": tied, "small": dataclasses.replace(gated, label="small")}
+    ax = plot_over_copy(rankings, ["naive", "fused", "compiled"], "SYNTHETIC [measured on cpu]", tmp_path / "f.png")
+    assert [t.get_text() for t in ax.texts] == ["≈3.30x", "3.60x", "≈3.35x", "", "", ""]
+    assert "small: copy floor failed, not drawn" in ax.get_legend_handles_labels()[1]
+    assert (tmp_path / "f.png").stat().st_size > 0
