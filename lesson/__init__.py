@@ -14,6 +14,7 @@ reads profiles and measures); neither imports it. Notebooks import from this one
 - profiling:    the profiled loop of notebook 01, repeated by the later notebooks
 - profiler_setup: notebook 01's bookkeeping outside its loop (busy check, step-gap line, published metrics)
 - study:        one variant timed, profiled and checked the same way in every notebook of the case study; 05's metrics
+- reading_traces: notebook 06's recorded RMSNorm table, its step / host-only factors and their sentence, its metrics
 - shapes:       notebook 07's request stream, strategies (source: its `# @save` cell) and per-call compiles; the stream kept for A5
 - shape_worker: notebook 07's second process: the same stream served in a fresh Python (`python -m`)
 - rank_worker:  one rank of notebook 08 (run by torchrun; `train_step` from its `# @save` cell)
@@ -31,6 +32,7 @@ _EXPORTS = {
     "published_metrics": "compile_metrics fused_metrics",
     "profiling": "ProfileResult judge_device_time profile_steps",
     "profiler_setup": "WatchedBlock extra_code_per_step setup_metrics step_gap_line",
+    "reading_traces": "HostOnlyFactors host_only_factors reading_traces_metrics recorded_rmsnorms share_takeaway",
     "ranks": "RankJob launch load_rank_job neuron_torchrun_recipe",
     "rmsnorm": "DTYPES call_compiled check_fits_in_memory compile_rmsnorm error_tolerance format_bytes make_inputs "
     "max_error rmsnorm_fused rmsnorm_naive rmsnorm_reference",

@@ -1,0 +1,164 @@
+"""Notebook 06's bookkeeping: the recorded RMSNorm table, the step and host-only factors with the
+plain sentence their verdict supports, and the metrics and claims the notebook publishes.
+
+Why here: none of it is what 06 teaches (reading lanes, splitting a step, following an op down the
+stack); in the notebook it was 40 lines a learner had to skip. The names and figures stay the ones
+the notebook printed, and tests/test_notebooks.py reads the same metric names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any
+
+import pandas as pd
+
+# The recorded naive rows' model module (TraceLens traces of Qwen1.5-0.5B).
+RECORDED_QWEN = "naive (Qwen2RMSNorm)"
+
+
+def recorded_rmsnorms() -> pd.DataFrame:
+    """One row per recorded RMSNorm call type (TraceLens traces, H100 and MI300X): the input's
+    shape and dtype, the calls found, the kernels one call launched and its bytes over a fused pass's.
+
+    Returns:
+        DataFrame indexed by label ("H100, naive (Qwen2RMSNorm)", "MI300X, naive (Qwen2RMSNorm)",
+        "MI300X, fused (torch.nn.RMSNorm)") with columns x, calls, kernels_per_call, bytes_ratio.
+    """
+    from analysis import FUSED_CALL, NAIVE_CALL, call_table, calls_summary, load_trace, recorded_rmsnorm_path
+
+    sources = {f"H100, {RECORDED_QWEN}": ("h100_qwen", NAIVE_CALL), f"MI300X, {RECORDED_QWEN}": ("mi300x_qwen", NAIVE_CALL)}
+    sources["MI300X, fused (torch.nn.RMSNorm)"] = ("mi300x_norms", FUSED_CALL)
+    rows = {}
+    for label, (key, call) in sources.items():
+        calls = call_table(load_trace(recorded_rmsnorm_path(key)), call)
+        rows[label] = {"x": f"{calls['x_shape'].iloc[0]} {calls['x_dtype'].iloc[0]}", **calls_summary(calls)}
+    return pd.DataFrame(rows).T.astype({"bytes_ratio": float})
+
+
+def _factor(a: pd.Series, b: pd.Series, busy: Any) -> SimpleNamespace:
+    """a / b over the steps as the quotients of their p10-p90 ranges, lowest to highest (a Timing's
+    fields, so that `judge_timings` reads it; `samples_us` holds the steps, so too few are withheld)."""
+    lo, hi = a.quantile(0.1) / b.quantile(0.9), a.quantile(0.9) / b.quantile(0.1)
+    return SimpleNamespace(p10_us=lo, p90_us=hi, median_us=(lo + hi) / 2, contention=busy, samples_us=a.to_numpy())
+
+
+@dataclass
+class HostOnlyFactors:
+    """The slowest variant's step and host-only time over the fastest's, and their verdict.
+
+    `slow`, `fast`: the variants (by median step); `step`, `host_only`: their factor ranges
+    (p10_us / p90_us hold the factors); `busy`: both blocks' contention; `verdict`: the step factor
+    judged against the host-only factor (analysis.verdicts.judge_timings)."""
+
+    slow: str
+    fast: str
+    step: SimpleNamespace
+    host_only: SimpleNamespace
+    busy: Any
+    verdict: Any
+
+    @property
+    def ranges(self) -> list[str]:
+        """The two factor ranges, one line each."""
+        return [
+            f"{self.slow}'s over {self.fast}'s {what} time: x{f.p10_us:.1f}-{f.p90_us:.1f}"
+            for what, f in (("step", self.step), ("host-only", self.host_only))
+        ]
+
+
+def host_only_factors(traces: dict[str, Any], contention: dict[str, Any]) -> HostOnlyFactors:
+    """Judge whether the fastest variant's step shrinks more than its host-only time.
+
+    Args:
+        traces: variant -> its loaded trace (analysis.load_trace), at least two.
+        contention: variant -> the Contention of its profiled block.
+
+    Returns:
+        HostOnlyFactors; its verdict is "slower" where the step factor lies measurably above the
+        host-only factor (the fastest's host-only share is then the larger), "faster" where below.
+    """
+    from analysis import combined, judge_timings, step_summary
+
+    s = {n: step_summary(t).eval("host_only_us = step_us - busy_us - idle_total_us") for n, t in traces.items()}
+    fast, *_, slow = sorted(s, key=lambda n: s[n]["step_us"].median())
+    busy = combined([contention[slow], contention[fast]])
+    step, host = (_factor(s[slow][f"{c}_us"], s[fast][f"{c}_us"], busy) for c in ("step", "host_only"))
+    verdict = judge_timings("step factor", step, "host-only factor", host, "x", spread=f"{slow} / {fast}, p10-p90")
+    return HostOnlyFactors(slow, fast, step, host, busy, verdict)
+
+
+def share_takeaway(fx: HostOnlyFactors) -> str:
+    """The plain consequence of `fx.verdict` for the two variants' host-only shares; it reads
+    right for every kind the verdict can return (a busy or withheld one concludes nothing)."""
+    if fx.verdict.kind == "slower":
+        host = fx.host_only
+        change = "is longer" if host.p90_us < 1 else "is not measurably shorter" if host.p10_us <= 1 else "shrinks less"
+        return (
+            f"So: {fx.fast}'s step is shorter than {fx.slow}'s, but its host-only time {change}, "
+            f"so its host-only share is the larger of the two."
+        )
+    if fx.verdict.kind == "faster":
+        return f"So: {fx.fast}'s host-only time shrinks more than its step, so its host-only share is the smaller of the two."
+    return f"So: which of {fx.fast} and {fx.slow} has the larger host-only share is not concluded here."
+
+
+def reading_traces_metrics(
+    traces: dict[str, Any],
+    split: pd.DataFrame,
+    shares: dict[str, Any],
+    judged: list[Any],
+    fx: HostOnlyFactors,
+    neuron_device_executions: int | None,
+    recorded_launches: pd.DataFrame,
+    recorded_calls: pd.DataFrame,
+) -> dict[str, Any]:
+    """Notebook 06's published metrics and claims (analysis.claims).
+
+    Args:
+        traces: variant -> its loaded trace; split: the drawn-step table (step_us, device_ops,
+            busy_us, idle_gaps, idle_us, host_only_us, host_only_%), one row per variant.
+        shares: variant -> its host-only share (%) per step, as a Timing; judged: the two range
+            verdicts of the largest and smallest share.
+        fx: the step and host-only factors (`host_only_factors`).
+        neuron_device_executions: the naive profile's NEFF executions (None off Trainium).
+        recorded_launches: analysis.launches of the recorded A100 step; recorded_calls: `recorded_rmsnorms()`.
+
+    Returns:
+        name -> metric, with "claims", ready for `session.publish`.
+    """
+    from analysis import RECORDED_ORIGIN, Claim
+    from helpers.metrics import metric
+    from helpers.series import VARIANT_KEYS
+
+    counted = all(t.counts_device_ops for t in traces.values())
+    lanes = {category: lane for t in traces.values() for category, lane in t.category_lanes().items()}
+    metrics = {
+        "lanes_present": metric(sorted(set().union(*(set(t.events["lane"].astype(str)) for t in traces.values()))), "lanes"),
+        "trace_categories": metric(lanes, "category -> lane", "every Chrome-trace category seen in this run"),
+        "device_ops_counted": metric(counted, "bool", next(iter(traces.values())).device_op_kind),
+        "neuron_profile_device_executions": metric(neuron_device_executions, "executions", "naive: neuron_hw events"),
+        "recorded_launch_latency_median_us": metric(float(recorded_launches["latency_us"].median()), "us", RECORDED_ORIGIN),
+    }
+    for what, label in (("naive", f"H100, {RECORDED_QWEN}"), ("fused", "MI300X, fused (torch.nn.RMSNorm)")):
+        for col in ("kernels_per_call", "bytes_ratio"):
+            value = float(recorded_calls.loc[label, col])
+            metrics[f"recorded_{what}_{col}"] = metric(value, col, f"{label}, recorded by TraceLens")
+    for name, row in split.rename(columns={"device_ops": "device_ops_per_step"}).iterrows():  # NaN where not counted
+        metrics |= {f"{VARIANT_KEYS[name]}_{c}": metric(float(v), "us" if c.endswith("_us") else "count") for c, v in row.items()}
+    shared = {"unit": "x", "note": f"{fx.slow} / {fx.fast}", "contention": fx.busy and fx.busy.record()}
+    for k, f in (("step", fx.step), ("host_only", fx.host_only)):
+        metrics |= {f"{k}_factor_{p}": metric(getattr(f, f"{p}_us"), **shared) for p in ("p10", "p90")}
+    key = {n: f"{VARIANT_KEYS[n]}_host_only_share" for n in shares}
+    for n, t in shares.items():
+        metrics[key[n]] = metric(t.median_us, "%", "median", contention=t.contention and t.contention.record())
+        metrics |= {f"{key[n]}_{q}": metric(getattr(t, f"{q}_us"), "%", q) for q in ("p10", "p90")}
+    claims = [v.ranges_claim(key[v.subject], key[v.reference]) for v in judged if v.kind != "withheld"]  # overlap too
+    pair = {"slower": ("host_only_factor_p90", "step_factor_p10"), "faster": ("step_factor_p90", "host_only_factor_p10")}
+    pair["no measurable difference"] = ("step_factor_p10", "step_factor_p90", "host_only_factor_p10", "host_only_factor_p90")
+    if fx.verdict.kind in pair:
+        relation = "overlap" if fx.verdict.kind == "no measurable difference" else "<"
+        claims.append(Claim(relation, pair[fx.verdict.kind], fx.verdict.sentence))
+    claims = claims if counted else []
+    return metrics | {"claims": metric([c.record() for c in claims], "claims", "the conclusions above (analysis.claims)")}

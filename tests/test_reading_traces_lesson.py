@@ -1,0 +1,88 @@
+"""lesson/reading_traces.py: notebook 06's recorded RMSNorm table, its host-only factors and their
+plain sentence, and its published metrics, on recorded traces and on real cpu profiles."""
+
+from types import SimpleNamespace
+
+import pandas as pd
+import pytest
+import torch
+
+from analysis.verdicts import KINDS
+
+from analysis import contention_between, judge_timings, launches, read_counters, load_recorded, load_trace, step_summary
+from lesson.profiling import profile_steps
+from lesson.reading_traces import (
+    HostOnlyFactors,
+    host_only_factors,
+    reading_traces_metrics,
+    recorded_rmsnorms,
+    share_takeaway,
+)
+from lesson.rmsnorm import rmsnorm_naive
+
+
+def test_recorded_rmsnorms_counts_kernels_and_bytes():
+    table = recorded_rmsnorms()
+    naive, fused = table.loc["H100, naive (Qwen2RMSNorm)"], table.loc["MI300X, fused (torch.nn.RMSNorm)"]
+    assert naive["kernels_per_call"] == 8 and fused["kernels_per_call"] == 1  # one per op plus two casts; one
+    assert naive["bytes_ratio"] > 5 and fused["bytes_ratio"] == pytest.approx(1, abs=0.01)
+
+
+def ranges(lo, hi):
+    return SimpleNamespace(p10_us=lo, p90_us=hi, median_us=(lo + hi) / 2, contention=None)
+
+
+def factors(step, host):
+    verdict = judge_timings("step factor", step, "host-only factor", host, "x")
+    return HostOnlyFactors("naive", "torch.compile", step, host, None, verdict)
+
+
+def test_share_takeaway_follows_the_verdict():
+    longer = share_takeaway(factors(ranges(3.8, 8.5), ranges(0.4, 0.6)))  # the compiled host-only time grew
+    assert "host-only time is longer" in longer and "torch.compile's host-only share is" not in longer
+    assert longer.endswith("so its host-only share is the larger of the two.")
+    assert "shrinks less" in share_takeaway(factors(ranges(3.8, 8.5), ranges(1.5, 2.0)))
+    assert "smaller of the two" in share_takeaway(factors(ranges(1.1, 1.3), ranges(2.0, 3.0)))
+    assert "not concluded" in share_takeaway(factors(ranges(1.0, 2.0), ranges(1.5, 2.5)))  # overlap: never a negative
+
+
+@pytest.fixture(scope="module")
+def cpu_traces(tmp_path_factory):
+    """Two real cpu profiles: the naive RMSNorm (seven ops) and one matmul, 5 steps each."""
+    from helpers.backend import select_backend
+
+    backend, out = select_backend("cpu"), tmp_path_factory.mktemp("traces")
+    x, w = torch.randn(256, 512), torch.ones(512)
+    work = {"naive": lambda: rmsnorm_naive(x, w, 1e-6), "torch.compile": lambda: x @ x.T}
+    traces, contention = {}, {}
+    for n, f in work.items():
+        before = read_counters()
+        traces[n] = load_trace(profile_steps(f, backend, out, label=n, wait=0, warmup=1, active=5).trace_path)
+        contention[n] = contention_between(before, read_counters())
+    return traces, contention
+
+
+def test_factors_and_metrics_on_real_profiles(cpu_traces):
+    cpu_traces, contention = cpu_traces
+    fx = host_only_factors(cpu_traces, contention)
+    assert {fx.slow, fx.fast} == set(cpu_traces) and fx.verdict.kind in KINDS  # busy too, on a crowded machine
+    steps = {n: step_summary(t)["step_us"].median() for n, t in cpu_traces.items()}
+    assert steps[fx.slow] >= steps[fx.fast] and fx.step.p10_us <= fx.step.p90_us
+    assert fx.ranges[0].startswith(f"{fx.slow}'s over {fx.fast}'s step time: x")
+    split = pd.DataFrame({n: {"step_us": steps[n], "device_ops": 7.0, "host_only_us": 1.0} for n in cpu_traces}).T
+    shares = {n: ranges(1.0, 2.0) for n in cpu_traces}
+    event_sync = load_recorded("event_sync")
+    m = reading_traces_metrics(cpu_traces, split, shares, [], fx, None, launches(event_sync), recorded_rmsnorms())
+    assert "framework" in m["lanes_present"]["value"] and m["trace_categories"]["value"]["cpu_op"] == "framework"
+    assert m["naive_device_ops_per_step"]["value"] == 7.0 and m["compile_step_us"]["value"] == steps["torch.compile"]
+    assert m["step_factor_p10"]["value"] == fx.step.p10_us and m["recorded_naive_kernels_per_call"]["value"] == 8
+    expected = (
+        []
+        if fx.verdict.kind in ("busy", "withheld")
+        else [
+            {"slower": ["host_only_factor_p90", "step_factor_p10"], "faster": ["step_factor_p90", "host_only_factor_p10"]}.get(
+                fx.verdict.kind, ["step_factor_p10", "step_factor_p90", "host_only_factor_p10", "host_only_factor_p90"]
+            )
+        ]
+    )
+    assert [c["metrics"] for c in m["claims"]["value"]] == expected
