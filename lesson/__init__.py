@@ -8,11 +8,11 @@ reads profiles and measures); neither imports it. Notebooks import from this one
 (`from lesson import make_inputs, ...`); the names load their module on first use (PEP 562).
 
 - rmsnorm:      the RMSNorm variants (source: notebooks 02 and 03), their float64 reference, inputs and checks
-- naive_rmsnorm: notebook 02's gap share line and published metrics
+- naive_rmsnorm: notebook 02's gap share line
 - neuron_profiler: notebook 01's Neuron profiler set-up (NeuronConfig, the exporter, the dropped-events watch), repeated
-- published_metrics: what notebooks 03 and 04 publish (one call each)
+- published_metrics: what notebooks 01 to 04 publish (one call each)
 - profiling:    the profiled loop of notebook 01, repeated by the later notebooks
-- profiler_setup: notebook 01's bookkeeping outside its loop (busy check, step-gap line, published metrics)
+- profiler_setup: notebook 01's bookkeeping outside its loop (busy check, step-gap line)
 - study:        one variant timed, profiled and checked the same way in every notebook of the case study; 05's metrics
 - reading_traces: notebook 06's recorded RMSNorm table, its step / host-only factors and their sentence, its metrics
 - shapes:       notebook 07's request stream, strategies (source: its `# @save` cell) and per-call compiles; the stream kept for A5
@@ -27,11 +27,11 @@ from analysis.facade import lazy_namespace
 
 # The facade: module -> the names notebooks use from it.
 _EXPORTS = {
-    "naive_rmsnorm": "gap_share naive_call_metrics",
+    "naive_rmsnorm": "gap_share",
     "neuron_profiler": "NeuronProfilerSetup accepts_keyword neuron_profiler_setup op_by_op",
-    "published_metrics": "compile_metrics fused_metrics",
+    "published_metrics": "compile_metrics fused_metrics naive_call_metrics setup_metrics",
     "profiling": "ProfileResult judge_device_time profile_steps",
-    "profiler_setup": "WatchedBlock extra_code_per_step setup_metrics step_gap_line",
+    "profiler_setup": "WatchedBlock extra_code_per_step step_gap_line",
     "reading_traces": "HostOnlyFactors host_only_factors reading_traces_metrics recorded_rmsnorms share_takeaway",
     "ranks": "RankJob launch load_rank_job neuron_torchrun_recipe",
     "rmsnorm": "DTYPES call_compiled check_fits_in_memory compile_rmsnorm error_tolerance format_bytes make_inputs "

@@ -1,16 +1,15 @@
 """Notebook 01's bookkeeping, kept out of the cells a learner copies: the busy-machine check around
 the profiled loop, the line that sets the recorded steps' extra code against their gap to the
-steady state, and the figures the notebook publishes.
+steady state (its published figures: lesson.published_metrics).
 
 Why here: 01's profiled loop should read as plain torch and torch.profiler; the contention
-snapshots (analysis.contention), the Neuron dropped-events watch (lesson.neuron_profiler) and the
-twenty-line metrics dictionary are the series' plumbing, not the lesson.
+snapshots (analysis.contention) and the Neuron dropped-events watch (lesson.neuron_profiler) are
+the series' plumbing, not the lesson.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -84,50 +83,3 @@ def step_gap_line(table: pd.DataFrame, recorded: Any, steady: Any, steps_verdict
         return withheld(subject, "the recorded steps' median is not above the steady state's: no gap to account for")
     line = counted(subject, extra_code_per_step(table), "us", "the gap between the two medians", gap_us)
     return dataclasses.replace(line, sentence=f"{line.sentence} (separate blocks: drift is not excluded)")
-
-
-def setup_metrics(
-    cold_us: float,
-    warm: Any,
-    device_time: tuple[bool, str],
-    issue_ratio: float,
-    unsynced: Any,
-    costs: dict[str, tuple[Any, Verdict]],
-    trace_path: Path,
-    active_steps: int,
-) -> dict[str, Any]:
-    """Notebook 01's published figures (metrics.json), for the tests and for comparing runs.
-
-    Args:
-        cold_us: the first call (us); warm: the steady state's Timing.
-        device_time: (captured, why) of lesson.profiling.judge_device_time.
-        issue_ratio: time to the last call's return over time to synchronize()'s return.
-        unsynced: the ProfileResult profiled without synchronize(), or None where not shown.
-        costs: metric name -> (paired ratio, its judge_ratio verdict), the profiler's cost per call size.
-        trace_path: the Chrome trace written; active_steps: the schedule's recorded steps.
-
-    Returns:
-        name -> metric (helpers.metrics), ready for `session.publish`; the verdicts go under "claims".
-    """
-    import torch
-
-    from helpers.metrics import metric, ratio_metric, timing_metric
-
-    captured, why = device_time
-    metrics = {
-        "cold_call_us": metric(cold_us, "us"),
-        "warm_call_us": timing_metric(warm),
-        "cold_over_warm": metric(cold_us / warm.median_us, "ratio"),
-        "device_time_captured": metric(captured, "bool", why),
-        "issue_over_finish_ratio": metric(issue_ratio, "ratio"),
-        "unsynchronized_flagged": metric(None if unsynced is None else not unsynced.device_time_captured, "bool"),
-    }
-    for name, (ratio, _) in costs.items():
-        metrics[name] = ratio_metric(ratio, "per-round time ratio, interleaved")
-    metrics |= {
-        "trace_bytes": metric(trace_path.stat().st_size, "bytes"),
-        "active_steps": metric(active_steps, "steps"),
-        "intra_op_threads": metric(torch.get_num_threads(), "threads"),
-        "claims": metric([verdict.claim(name).record() for name, (_, verdict) in costs.items()], "claims"),
-    }
-    return metrics

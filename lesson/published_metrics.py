@@ -1,4 +1,4 @@
-"""What notebooks 03 and 04 publish for `compare`, the regression checks and the tests.
+"""What notebooks 01 to 04 publish for `compare`, the regression checks and the tests.
 
 Why a module: the metrics are plumbing, not the lesson; one call keeps each notebook ending on what
 it teaches, while the names and figures stay the ones the notebook printed (tests/test_notebooks.py
@@ -7,14 +7,98 @@ and the regression checks read them by name).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import torch
 
+from analysis.verdicts import Verdict
 from helpers.metrics import error_metric, metric, quantity, ratio_metric, timing_metric
 
 RECORDED_DEVICES = {"an NVIDIA H100": "h100", "an AMD MI300X": "mi300x"}  # priced's columns -> metric prefixes
+
+
+def setup_metrics(
+    cold_us: float,
+    warm: Any,
+    device_time: tuple[bool, str],
+    issue_ratio: float,
+    unsynced: Any,
+    costs: dict[str, tuple[Any, Verdict]],
+    trace_path: Path,
+    active_steps: int,
+) -> dict[str, Any]:
+    """Notebook 01's published figures (metrics.json), for the tests and for comparing runs.
+
+    Args:
+        cold_us: the first call (us); warm: the steady state's Timing.
+        device_time: (captured, why) of lesson.profiling.judge_device_time.
+        issue_ratio: time to the last call's return over time to synchronize()'s return.
+        unsynced: the ProfileResult profiled without synchronize(), or None where not shown.
+        costs: metric name -> (paired ratio, its judge_ratio verdict), the profiler's cost per call size.
+        trace_path: the Chrome trace written; active_steps: the schedule's recorded steps.
+
+    Returns:
+        name -> metric (helpers.metrics), ready for `session.publish`; the verdicts go under "claims".
+    """
+    captured, why = device_time
+    metrics = {
+        "cold_call_us": metric(cold_us, "us"),
+        "warm_call_us": timing_metric(warm),
+        "cold_over_warm": metric(cold_us / warm.median_us, "ratio"),
+        "device_time_captured": metric(captured, "bool", why),
+        "issue_over_finish_ratio": metric(issue_ratio, "ratio"),
+        "unsynchronized_flagged": metric(None if unsynced is None else not unsynced.device_time_captured, "bool"),
+    }
+    for name, (ratio, _) in costs.items():
+        metrics[name] = ratio_metric(ratio, "per-round time ratio, interleaved")
+    metrics |= {
+        "trace_bytes": metric(trace_path.stat().st_size, "bytes"),
+        "active_steps": metric(active_steps, "steps"),
+        "intra_op_threads": metric(torch.get_num_threads(), "threads"),
+        "claims": metric([verdict.claim(name).record() for name, (_, verdict) in costs.items()], "claims"),
+    }
+    return metrics
+
+
+def naive_call_metrics(
+    per_call: dict[str, Any],
+    device_op_kind: str,
+    timing: Any,
+    x: Any,
+    allocated_over_input: float,
+    idle_share: float,
+    error: float,
+    tolerance: float,
+    device_time: tuple[bool, str],
+) -> dict[str, Any]:
+    """Notebook 02's published metrics: its ops, allocations and gaps per call, time, error and
+    whether device time was captured.
+
+    Args:
+        per_call: `analysis.per_call_summary` of the profile; device_op_kind: the trace's `device_op_kind`.
+        timing: the `time_per_call` Timing; x: the input (names the timed quantity).
+        allocated_over_input: allocated bytes per call over the input's; idle_share: `gap_share`'s share.
+        error, tolerance: the max error against float64 and its tolerance.
+        device_time: (captured, why) of `lesson.judge_device_time`.
+
+    Returns:
+        name -> metric (helpers.metric and kin), ready for `session.publish`.
+    """
+    units = {"device_ops_per_call": "ops", "allocations_per_call": "allocations", "allocated_bytes_per_call": "bytes"}
+    units.update(busy_us_per_call="us", idle_gaps_per_call="gaps", idle_total_us_per_call="us")
+    captured, why = device_time
+    return {
+        **{name.replace("idle_total", "idle"): metric(per_call[name], unit, device_op_kind) for name, unit in units.items()},
+        "time_per_call_us": timing_metric(timing, of=quantity("naive", x)),
+        "time_spread": metric(timing.spread, "ratio", "(p90-p10)/median"),
+        "allocated_over_input": metric(allocated_over_input, "ratio"),
+        "idle_share": metric(idle_share, "ratio", "idle gaps / (busy + idle), median over the recorded steps"),
+        "max_error": error_metric(error, tolerance),
+        "error_within_tolerance": metric(error <= tolerance, "bool", better="true"),
+        "device_time_captured": metric(captured, "bool", why),
+    }
 
 
 def fused_metrics(

@@ -10,7 +10,8 @@ from analysis.steps import per_call_summary, step_summary
 from analysis.timing import time_per_call
 from analysis.traces import load_trace
 from helpers.backend import select_backend
-from lesson.naive_rmsnorm import gap_share, naive_call_metrics
+from lesson.naive_rmsnorm import gap_share
+from lesson.published_metrics import naive_call_metrics
 from lesson.profiling import profile_steps
 from lesson.rmsnorm import rmsnorm_naive
 

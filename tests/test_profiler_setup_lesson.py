@@ -13,7 +13,8 @@ from analysis.contention import Contention
 from analysis.key_averages import key_averages_frame
 from analysis.timing import PairedRatio, Timing
 from analysis.verdicts import judge_ratio, judge_timings
-from lesson.profiler_setup import WatchedBlock, extra_code_per_step, setup_metrics, step_gap_line
+from lesson.profiler_setup import WatchedBlock, extra_code_per_step, step_gap_line
+from lesson.published_metrics import setup_metrics
 
 # Recorded: run 20261206T065140Z-cpu, notebook 01 (2-core Xeon): the five recorded steps (us), the
 # key_averages self time of the two step labels (us, 5 calls each), and a steady state spanning its p10-p90.
