@@ -47,7 +47,7 @@ _EXPORTS = {
     "claims": "Claim check_claims",
     "compiles": "CompileLog captured_compile_logs cold_call_origin compile_counters read_generated_kernel recompile_limit_name stream_summary",
     "contention": "combined contention_between machine_contention_between read_counters",
-    "engine_activity": "COMPUTING_OPCODES CONTROL_OPCODES engine_of engine_work opcode_kind",
+    "engine_activity": "COMPUTING_OPCODES CONTROL_OPCODES WAIT_OPCODES engine_of engine_work opcode_kind",
     "device_view": "annotation_window busy_summary device_work host_ops_during host_vs_device host_waits idle_gaps "
     "launches short_kernel_name",
     "figures": "IDLE_ALPHA MEANING_COLORS OKABE_ITO backend_title plot_cumulative_calls plot_rank_steps plot_timeline",
