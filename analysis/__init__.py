@@ -47,7 +47,7 @@ _EXPORTS = {
     "claims": "Claim check_claims",
     "compiles": "CompileLog captured_compile_logs cold_call_origin compile_counters read_generated_kernel recompile_limit_name stream_summary",
     "contention": "combined contention_between machine_contention_between read_counters",
-    "engine_activity": "COMPUTING_OPCODES CONTROL_OPCODES engine_of engine_work opcode_kind",
+    "engine_activity": "COMPUTING_OPCODES CONTROL_OPCODES WAIT_OPCODES engine_of engine_work opcode_kind",
     "device_view": "annotation_window busy_summary device_work host_ops_during host_vs_device host_waits idle_gaps "
     "launches short_kernel_name",
     "figures": "IDLE_ALPHA MEANING_COLORS OKABE_ITO backend_title plot_cumulative_calls plot_rank_steps plot_timeline",
@@ -62,7 +62,7 @@ _EXPORTS = {
     "rank_view": "TOGETHER_US arrival_order chance_some_rank_last collective_kernel_waits collective_waits rank_kernel_time rank_steps",
     "recorded": "ALEXNET_FORWARD RECORDED_ORIGIN load_recorded recorded_path",
     "timing": "PairedRatio Timing busy_processes paired_ratio time_interleaved time_once time_per_call",
-    "verdicts": "Verdict counted decimals_apart estimate judge_metric judge_ranges judge_ratio judge_steps judge_timings machine_line relation_of RESOLUTION "
+    "verdicts": "MIN_RANGE_SAMPLES Verdict counted decimals_apart estimate judge_metric judge_ranges judge_ratio judge_steps judge_timings machine_line relation_of RESOLUTION "
     "verdict_table withheld",
     "traces": "Trace load_trace representative_step",
     "steps": "gap_table launch_latency per_call_summary step_ops step_summary",

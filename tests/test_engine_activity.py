@@ -10,13 +10,18 @@ while the lane activity of the bf16 baseline put two engines within a percentage
 import pytest
 
 from analysis.attention_traffic import RECORDED_NEURON_DIR
-from analysis.engine_activity import engine_of, engine_work, opcode_kind
-from analysis.neuron_export import ENGINES, load_exports
+from analysis.engine_activity import WAIT_OPCODES, engine_of, engine_work, opcode_kind
+from analysis.neuron_export import ENGINES, UNIT_CHECK_TOLERANCE, interval_union_ns, load_exports
 
 
 @pytest.fixture(scope="module")
-def work():
-    return {name: engine_work(e) for name, e in load_exports(RECORDED_NEURON_DIR).items()}
+def exports():
+    return load_exports(RECORDED_NEURON_DIR)
+
+
+@pytest.fixture(scope="module")
+def work(exports):
+    return {name: engine_work(e) for name, e in exports.items()}
 
 
 def test_every_recorded_opcode_is_classified(work):
@@ -28,6 +33,16 @@ def test_computing_time_lies_within_the_lane(work):
     for table in work.values():
         assert (table["computing_us"] <= table["lane_us"] * 1.005).all()  # the counter's unit check tolerance
         assert (table["computing_us"] < table["lane_us"]).any()  # the lanes hold waits too
+
+
+def test_a_lane_is_the_union_of_its_engines_non_wait_instructions(work, exports):
+    for name, table in work.items():
+        assert ((table["lane_us"] - table["non_wait_us"]).abs() <= UNIT_CHECK_TOLERANCE * table["lane_us"]).all(), name
+        # the semaphore range clear is in the lane: leaving it out too (a prefix match) falls short by over 1%
+        ins = exports[name].instructions.assign(engine=exports[name].instructions["engine"].map(engine_of))
+        kept = ins[(ins["engine"] == "gpsimd") & ~ins["opcode"].str.startswith("EVENT_SEMAPHORE")]
+        assert interval_union_ns(kept["start_ns"], kept["end_ns"]) / 1e3 < 0.99 * table.at["gpsimd", "lane_us"]
+    assert WAIT_OPCODES == {"EVENT_SEMAPHORE"}
 
 
 def test_the_matrix_engine_computes_longest_where_the_lanes_nearly_tie(work):

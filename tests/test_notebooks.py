@@ -462,8 +462,9 @@ def check_A4_trace_reconciliation(m, out):
     # 09: every checked counter agrees with its data, *_percent are fractions of 1 in the recorded files
     assert value(m, "unit_checks_hold") is True and value(m, "unit_check_worst") <= m["unit_check_worst"]["tolerance"]
     assert value(m, "percent_counters_are_fractions") is True
-    # a lane leaves out semaphore waits, not the other non-computing instructions (within 15% in the recorded files)
-    assert value(m, "lane_against_non_semaphore_worst") < 0.15
+    # a lane leaves out the semaphore waits (EVENT_SEMAPHORE) and holds every other instruction, the range clears
+    # included: within the unit check's 0.5% in the recorded files (0.37% worst; leaving the clears out misses by 14%)
+    assert value(m, "lane_against_non_semaphore_worst") <= 0.005
     assert value(m, "static_dma_matches") == 2
     assert any("DMA metadata" in w for w in value(m, "warnings"))
 
