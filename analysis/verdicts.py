@@ -438,7 +438,9 @@ def _samples(timing: Any) -> int:
 
 
 def judge_steps(statement: str, held: int, total: int, pairing: str = "step", scope: str = "this run") -> Verdict:
-    """A statement about repeated steps holds only where it held in every one (and there were at least 3).
+    """A statement about repeated steps holds only where it held in every one of at least
+    MIN_RANGE_SAMPLES (5) steps, the readings any verdict of the series needs; a step where it failed
+    refutes it as a rule from 3 steps on.
 
     Args:
         statement: what was checked, e.g. "the last rank to arrive also left last".
@@ -449,19 +451,19 @@ def judge_steps(statement: str, held: int, total: int, pairing: str = "step", sc
 
     Returns:
         kind "holds" ("... in every one of the 8 steps") or "does not hold" ("... in 5 of 8 steps:
-        not a rule of this run", "... in none of the 8 steps"); with fewer than 3 steps, "withheld"
-        ("... in 0 of 2 steps, too few to call it a rule"): two steps show no rule either way.
+        not a rule of this run", "... in none of the 8 steps"); "withheld" where it held in all of
+        fewer than 5 steps ("... in 4 of 4 steps: 4 readings, too few for a rule (a verdict needs 5
+        steps)") or where fewer than 3 steps were checked: two steps show no rule either way.
     """
     fields = {"subject": statement, "reference": "", "median": float(held), "form": "steps", "total": total}
-    if total >= 3 and held == total:
-        return Verdict(kind="holds", sentence=f"{statement}: in every one of the {total} {pairing}s", **fields)
     plural = pairing if total == 1 else f"{pairing}s"
-    if total >= 3 and held == 0:  # "in 0 of 5 steps, not a rule" read as if it nearly held
+    if held == total and total >= MIN_RANGE_SAMPLES:
+        return Verdict(kind="holds", sentence=f"{statement}: in every one of the {total} {pairing}s", **fields)
+    if total < 3 or held == total:
+        too_few = f"{total} readings, too few for a rule (a verdict needs {MIN_RANGE_SAMPLES} {pairing}s)"
+        return Verdict(kind="withheld", sentence=f"{statement}: in {held} of {total} {plural}: {too_few}", **fields)
+    if held == 0:  # "in 0 of 5 steps, not a rule" read as if it nearly held
         return Verdict(kind="does not hold", sentence=f"{statement}: in none of the {total} {plural}", **fields)
-    if total < 3:
-        return Verdict(
-            kind="withheld", sentence=f"{statement}: in {held} of {total} {plural}, too few to call it a rule", **fields
-        )
     return Verdict(kind="does not hold", sentence=f"{statement}: in {held} of {total} {plural}, not a rule of {scope}", **fields)
 
 

@@ -158,7 +158,14 @@ def test_a_statement_about_steps_holds_only_in_every_step():
     assert judge_steps("x", 8, 8).kind == "holds" and "every one of the 8 steps" in str(judge_steps("x", 8, 8))
     # two steps are too few to call anything a rule: A5's "0 of 2 | does not hold" read as a finding
     two = judge_steps("x", 0, 2, "off step")
-    assert two.kind == "withheld" and str(two) == "x: in 0 of 2 off steps, too few to call it a rule"
+    assert (
+        two.kind == "withheld"
+        and str(two) == "x: in 0 of 2 off steps: 2 readings, too few for a rule (a verdict needs 5 off steps)"
+    )
+    # A5 printed "rank 1 arrived last: in every one of the 4 collectives" where a range needs 5 readings
+    four = judge_steps("rank 1 arrived last", 4, 4, "collective")
+    assert four.kind == "withheld" and "in 4 of 4 collectives: 4 readings, too few for a rule" in str(four)
+    assert judge_steps("x", 5, 5).kind == "holds" and judge_steps("x", 3, 4).kind == "does not hold"
     assert two.row()["verdict"] == "withheld" and two.row()["value"] == "0 of 2" and two.relation == "about 1"
     # A5's "2 of 3 | does not hold" read as the opposite of "held in 2 of 3"
     assert judge_steps("x", 2, 3).row()["verdict"] == "not in every step" and judge_steps("x", 2, 3).relation == "about 1"
@@ -180,14 +187,14 @@ def test_the_table_says_what_each_figure_is():
     """08 printed 'rank 0's wait / rank 1's wait | 20.543 | ... | slower' under 'median': a range
     verdict's midpoint in us read as a ratio, and its "slower" as a time."""
     ranges = judge_ranges("rank 0's wait", (18.142, 22.944), "rank 1's wait", (10.0, 12.0), unit="us")
-    steps = judge_steps("the last to arrive also left last", 3, 3)
+    steps = judge_steps("the last to arrive also left last", 5, 5)
     row, step_row = verdict_table([ranges, steps]).to_dict("records")
     assert row["comparison"] == "rank 0's wait against rank 1's wait (10.0-12.0 us)" and "/" not in row["comparison"]
     assert row["figure"] == "midpoint of p10-p90 (us)" and row["value"] == pytest.approx(20.543)
     assert (row["p10"], row["p90"], row["verdict"]) == (pytest.approx(18.142), pytest.approx(22.944), "higher")
     assert judge_ranges("a", (1.0, 2.0), "b", (3.0, 4.0)).word == "lower"
     assert ranges.kind == "slower" and ranges.relation == "above 1"  # claims keep the kind
-    assert step_row["value"] == "3 of 3" and step_row["figure"] == "steps it held in" and step_row["verdict"] == "holds"
+    assert step_row["value"] == "5 of 5" and step_row["figure"] == "steps it held in" and step_row["verdict"] == "holds"
     assert (step_row["p10"], step_row["p90"]) == ("", "")
     count = counted("one naive call", 11, "kernels", "a fused call", 2)
     assert verdict_table([count]).to_dict("records")[0]["figure"] == "count (kernels)"
