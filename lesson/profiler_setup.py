@@ -73,13 +73,14 @@ def step_gap_line(table: pd.DataFrame, recorded: Any, steady: Any, steps_verdict
 
     Returns:
         A "count" Verdict (analysis.verdicts.counted): the extra code per step against the gap, and
-        their ratio; "withheld" where the block was busy or the recorded median is not above the steady one.
+        their ratio; "withheld" where the block was busy or the recorded steps are not measurably above the steady
+        state (an inconclusive gap is not accounted for).
     """
     subject = "extra code per recorded step (self time of mlp_step + ProfilerStep*)"
     gap_us = recorded.median_us - steady.median_us
     if steps_verdict.kind == "busy":
         return withheld(subject, "the machine was busy, so the gap concludes nothing")
-    if gap_us <= 0:
-        return withheld(subject, "the recorded steps' median is not above the steady state's: no gap to account for")
+    if steps_verdict.kind != "slower" or gap_us <= 0:
+        return withheld(subject, "the recorded steps are not measurably above the steady state: no gap to account for")
     line = counted(subject, extra_code_per_step(table), "us", "the gap between the two medians", gap_us)
     return dataclasses.replace(line, sentence=f"{line.sentence} (separate blocks: drift is not excluded)")

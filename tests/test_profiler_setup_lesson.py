@@ -97,6 +97,12 @@ def test_step_gap_line_concludes_nothing_when_busy_or_without_a_gap():
     below = Timing("recorded steps", np.array(STEADY_US) - 200, 1)
     line = step_gap_line(LABEL_ROWS, below, steady, judge_timings("recorded steps", below, "steady state", steady))
     assert line.kind == "withheld" and "no gap to account for" in str(line)
+    # run 20261206T080712Z: ranges that overlap ("cannot tell them apart") have no gap to explain
+    overlap = Timing("recorded steps", np.array([3211.0, 3031, 3495, 3052, 3181]), 1)
+    steady_run = Timing("steady", np.array([2937.3, 2990, 3010, 3050, 3113.0]), 1)
+    inconclusive = judge_timings("recorded steps", overlap, "steady state", steady_run)
+    assert inconclusive.kind == "no measurable difference"
+    assert step_gap_line(LABEL_ROWS, overlap, steady_run, inconclusive).kind == "withheld"
 
 
 def test_setup_metrics_publishes_01s_names_and_claims(tmp_path):
