@@ -175,7 +175,7 @@ class Verdict:
             if self.form == "ranges":
                 return "not measurable (ranges overlap)"
             if _within_resolution(self.p10, self.p90):
-                return f"not measurable (spread within {_percent((RESOLUTION - 1) * 100)}% of 1)"
+                return f"not measurable (spread reaches within {_percent((RESOLUTION - 1) * 100)}% of 1)"
             return "not measurable (spread crosses 1)"
         if self.form == "ranges":
             return {"slower": "higher", "faster": "lower"}.get(self.kind, self.kind)
@@ -222,7 +222,7 @@ def _allowed(p10: float, p90: float, faster: str, slower: str, pairing: str = "r
     variant being cheaper: a range that holds 1 is noise in both directions.
     """
     low, high = (1 - p10) * 100, (p90 - 1) * 100
-    return f"its {pairing}s ranged from {_percent(low)}% {faster} to {_percent(high)}% {slower}"
+    return f"the middle 80% of its {pairing}s lay between {_percent(low)}% {faster} and {_percent(high)}% {slower}"
 
 
 def _percent(value: float) -> str:
@@ -241,8 +241,8 @@ def judge_ratio(ratio: Any, faster: str = "faster", slower: str = "slower") -> V
 
     Returns:
         A Verdict whose sentence is one line: "A took 2.00x the time of B: 2.00x slower
-        (per-round p10-p90 1.95-2.05)", "no measurable difference here, so this run cannot rank A against B (...: its
-        rounds ranged from 1% faster to 14% slower)", or "not measurable here: the machine was busy (...)".
+        (per-round p10-p90 1.95-2.05)", "no measurable difference here, so this run cannot rank A against B (...: the
+        middle 80% of its rounds lay between 1% faster and 14% slower)", or "not measurable here: the machine was busy (...)".
         A ratio of fewer than MIN_RANGE_SAMPLES rounds (`per_round`) is a "withheld" reading, its
         p10-p90 about its smallest and largest: "A / B read 1.16 (per-step p10-p90 1.08-1.30) over
         3 steps, too few for a spread (a verdict needs 5 steps): a reading, not a verdict".
@@ -299,7 +299,7 @@ def _judge(
             allowed = f"the spread reaches within {_percent((RESOLUTION - 1) * 100)}% of 1, closer than separate runs of this series agree on"
         else:
             allowed = _allowed(p10, p90, faster, slower, pairing)
-        text = f"no measurable difference here, so this run cannot rank {num} against {den} ({num} / {den} = {med:.2f}, {spread}: {allowed})"
+        text = f"no measurable difference here, so this run cannot rank {num} against {den} (median per-{pairing} {num} / {den} = {med:.2f}, {spread}: {allowed})"
         return Verdict(kind="no measurable difference", sentence=text, **fields)
     word = slower if relation == "above 1" else faster
     factor = med if med > 1 else 1 / med

@@ -51,7 +51,7 @@ def test_a_spread_reaching_closer_to_one_than_runs_agree_on_is_no_measurable_dif
     busy = judge_ratio(PairedRatio("torch.rms_norm", "naive", np.linspace(0.97, 0.99, 9)))
     assert quiet.kind == busy.kind == "no measurable difference" and quiet.relation == busy.relation == "about 1"
     assert "the spread reaches within 5% of 1, closer than separate runs of this series agree on" in busy.sentence
-    assert busy.word == "not measurable (spread within 5% of 1)" and quiet.word == "not measurable (spread crosses 1)"
+    assert busy.word == "not measurable (spread reaches within 5% of 1)" and quiet.word == "not measurable (spread crosses 1)"
     straddling = judge_ratio(PairedRatio("a", "b", np.linspace(0.90, 0.996, 9)))  # median 0.95, p90 inside the band
     assert straddling.kind == "no measurable difference" and relation_of(0.90, 0.996) == "about 1"
     clear = judge_ratio(PairedRatio("a", "b", np.linspace(1.06, 1.10, 9)))
@@ -64,7 +64,7 @@ def test_an_inconclusive_ratio_is_never_a_negative_finding():
     verdict = judge_ratio(ratio)
     assert verdict.kind == "no measurable difference" and not verdict.measurable
     assert verdict.sentence.startswith("no measurable difference here")
-    assert "its rounds ranged from 1% faster to 14% slower" in verdict.sentence
+    assert "the middle 80% of its rounds lay between 1% faster and 14% slower" in verdict.sentence
     assert not any(phrase in verdict.sentence for phrase in NEGATIVE_FINDINGS)
     assert verdict.relation == "about 1"
 
@@ -334,11 +334,11 @@ def test_the_table_never_shows_a_bare_negative():
 
 
 def test_a_bound_that_is_not_zero_never_prints_as_zero():
-    """ "its rounds ranged from 6% faster to 0% slower" for a p90 of 1.001."""
+    """ "the middle 80% of its rounds lay between 6% faster and 0% slower" for a p90 of 1.001."""
     verdict = judge_ratio(PairedRatio("a", "b", np.array([0.94] * 2 + [0.97] * 6 + [1.001] * 2)))
-    assert "from 6% faster to 0.10% slower" in str(verdict)
+    assert "between 6% faster and 0.10% slower" in str(verdict)
     exact = judge_ratio(PairedRatio("a", "b", np.array([1.0] * 5 + [1.2] * 5)))
-    assert "from 0% faster to" in str(exact)
+    assert "between 0% faster and" in str(exact)
 
 
 def test_a_machine_line_names_the_span_when_only_pressure_was_measured():
