@@ -128,9 +128,9 @@ def warmup_note(first_us: dict[str, float], others: dict[str, Any]) -> Verdict:
     firsts = ", ".join(f"{us:,.1f} us at {label}" for label, us in first_us.items())
     counts = " and ".join(str(len(t.samples_us)) for t in others.values())
     why = (
-        f"each profile gives one first step ({firsts}), set against only {counts} other steps: "
-        "'above' or 'inside' says where one reading fell against a few others, and moves with one slow step among them; "
-        "the warm-up's effect needs the first steps of 5 or more profiles per warm-up, judged against each other"
+        f"one profile gives one first step per warm-up ({firsts}), placed against only {counts} other steps "
+        "respectively: one slow step among so few turns 'above' into 'inside'; the effect needs the first steps "
+        "of 5 or more profiles per warm-up, judged against each other"
     )
     return withheld("the warm-up's effect on the first recorded step", why)
 
