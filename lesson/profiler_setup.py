@@ -1,6 +1,7 @@
 """Notebook 01's bookkeeping, kept out of the cells a learner copies: the busy-machine check around
 the profiled loop, the line that sets the recorded steps' extra code against their gap to the
-steady state (its published figures: lesson.published_metrics).
+steady state, the profiler's cost in one line, exercise 1's warm-up note and exercise 3's copy
+shares (its published figures: lesson.published_metrics).
 
 Why here: 01's profiled loop should read as plain torch and torch.profiler; the contention
 snapshots (analysis.contention) and the Neuron dropped-events watch (lesson.neuron_profiler) are
@@ -12,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from analysis.contention import Contention, contention_between, read_counters
@@ -65,7 +67,7 @@ def extra_code_per_step(table: pd.DataFrame, labels: tuple[str, ...] = STEP_LABE
 def step_gap_line(table: pd.DataFrame, recorded: Any, steady: Any, steps_verdict: Verdict) -> Verdict:
     """Sets the step's extra code against the gap between the recorded steps' and the steady
     state's medians, so that "recorded steps above steady state" is not read as the profiler's cost.
-    The two were timed in separate blocks, so the sentence says drift is not excluded.
+    The two were timed at different moments, so the sentence says the machine's speed may have moved.
 
     Args:
         table: key_averages_frame of the profile; recorded, steady: the two analysis.timing.Timing.
@@ -73,14 +75,78 @@ def step_gap_line(table: pd.DataFrame, recorded: Any, steady: Any, steps_verdict
 
     Returns:
         A "count" Verdict (analysis.verdicts.counted): the extra code per step against the gap, and
-        their ratio; "withheld" where the block was busy or the recorded steps are not measurably above the steady
-        state (an inconclusive gap is not accounted for).
+        their ratio; "withheld" where the block was busy or the recorded steps are not measurably above the
+        steady state (an inconclusive gap is not accounted for: the sentence gives the extra code and both medians).
     """
+    extra_us, gap_us = extra_code_per_step(table), recorded.median_us - steady.median_us
     subject = "extra code per recorded step (self time of mlp_step + ProfilerStep*)"
-    gap_us = recorded.median_us - steady.median_us
     if steps_verdict.kind == "busy":
         return withheld(subject, "the machine was busy, so the gap concludes nothing")
     if steps_verdict.kind != "slower" or gap_us <= 0:
-        return withheld(subject, "the recorded steps are not measurably above the steady state: no gap to account for")
-    line = counted(subject, extra_code_per_step(table), "us", "the gap between the two medians", gap_us)
-    return dataclasses.replace(line, sentence=f"{line.sentence} (separate blocks: drift is not excluded)")
+        medians = f"medians: recorded steps {recorded.median_us:,.0f} us, steady state {steady.median_us:,.0f} us"
+        if steps_verdict.kind == "faster":  # steps that do more work read below: the machine's speed moved
+            why = f"the recorded steps read measurably below the steady state ({medians}): the machine's speed moved"
+        else:
+            why = f"that gap is not measurable here ({medians})"
+        return withheld(
+            f"{subject}, {extra_us:,.0f} us, against the step/steady gap", f"{why}, so there is nothing to account for"
+        )
+    line = counted(subject, extra_us, "us", "the gap between the two medians", gap_us)
+    return dataclasses.replace(line, sentence=f"{line.sentence} (timed at different moments: the machine's speed may have moved)")
+
+
+def cost_takeaway(verdicts: dict[str, Verdict], timings: dict[str, Any]) -> str:
+    """The profiler's cost in one line, per call size, from its `judge_ratio` verdicts, with each
+    call's bare median, so that the take-home reads what this run measured (a ratio only where measurable).
+
+    Args:
+        verdicts: call name ("lesson", "tiny") -> the `judge_ratio` verdict of profiled over bare.
+        timings: analysis.timing.time_interleaved's result, holding "<name> bare" for each call.
+
+    Returns:
+        One line: per call, its bare median and "N.NNx its bare time" where the verdict is measurable,
+        else the verdict's table word (not measurable, busy, withheld).
+    """
+    parts = []
+    for name, verdict in verdicts.items():
+        said = f"{verdict.median:.2f}x its bare time" if verdict.measurable else verdict.word
+        parts.append(f"{name} call (bare median {timings[f'{name} bare'].median_us:,.1f} us): {said}")
+    return f"take-home, the profiler's cost per call: {'; '.join(parts)}; time a call bare, profile it to see where the time goes"
+
+
+def warmup_note(first_us: dict[str, float], others: dict[str, Any]) -> Verdict:
+    """Exercise 1's answer: why one profile per warm-up cannot show the warm-up's effect, with the
+    readings it rests on, so that "above" against "inside" is not read as the warm-up's doing.
+
+    Args:
+        first_us: profile label -> its first recorded step (us), one reading each.
+        others: profile label -> analysis.timing.Timing of its other recorded steps.
+
+    Returns:
+        A "withheld" Verdict naming each first step and how many steps its range rests on.
+    """
+    firsts = ", ".join(f"{us:,.1f} us at {label}" for label, us in first_us.items())
+    counts = " and ".join(str(len(t.samples_us)) for t in others.values())
+    why = (
+        f"one profile gives one first step per warm-up ({firsts}), placed against only {counts} other steps "
+        "respectively: one slow step among so few turns 'above' into 'inside'; the effect needs the first steps "
+        "of 5 or more profiles per warm-up, judged against each other"
+    )
+    return withheld("the warm-up's effect on the first recorded step", why)
+
+
+def copy_shares(events: pd.DataFrame) -> dict[int, np.ndarray]:
+    """Each `aten::copy_`'s share (%) of the `aten::addmm` it runs in, per Linear of the step
+    (on cpu, addmm first copies the bias into its output): exercise 3's figures.
+
+    Args:
+        events: analysis.trace.load_trace(...).events (columns name, ts, dur, step).
+
+    Returns:
+        {1: shares in Linear 1, 2: shares in Linear 2}, in percent; empty arrays where addmm made no copy_.
+    """
+    ev = events.sort_values("ts")
+    addmm = ev[ev["name"] == "aten::addmm"].assign(Linear=lambda d: d.groupby("step").cumcount() + 1)
+    copies = pd.merge_asof(ev[ev["name"] == "aten::copy_"], addmm[["ts", "dur", "Linear"]], on="ts", suffixes=("", "_addmm"))
+    share = 100 * copies["dur"] / copies["dur_addmm"]
+    return {n: share[copies["Linear"] == n].to_numpy() for n in (1, 2)}

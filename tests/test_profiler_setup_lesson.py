@@ -2,6 +2,7 @@
 recorded run (cold read 11's cpu run of 01: its steps, steady state and key_averages rows)."""
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -13,7 +14,8 @@ from analysis.contention import Contention
 from analysis.key_averages import key_averages_frame
 from analysis.timing import PairedRatio, Timing
 from analysis.verdicts import judge_ratio, judge_timings
-from lesson.profiler_setup import WatchedBlock, extra_code_per_step, step_gap_line
+from analysis.traces import load_trace
+from lesson.profiler_setup import WatchedBlock, copy_shares, cost_takeaway, extra_code_per_step, step_gap_line, warmup_note
 from lesson.published_metrics import setup_metrics
 
 # Recorded: run 20261206T065140Z-cpu, notebook 01 (2-core Xeon): the five recorded steps (us), the
@@ -84,7 +86,7 @@ def test_step_gap_line_on_the_recorded_run():
     line = step_gap_line(LABEL_ROWS, recorded, steady, steps_verdict)
     assert line.kind == "count" and line.median == pytest.approx(444.877 / 5 + 100.644 / 5)
     assert "109 us against 136 for the gap between the two medians, 0.8x" in str(line)
-    assert str(line).endswith("(separate blocks: drift is not excluded)")
+    assert str(line).endswith("(timed at different moments: the machine's speed may have moved)")
 
 
 def test_step_gap_line_concludes_nothing_when_busy_or_without_a_gap():
@@ -96,13 +98,16 @@ def test_step_gap_line_concludes_nothing_when_busy_or_without_a_gap():
     assert step_gap_line(LABEL_ROWS, recorded, steady, busy_verdict).kind == "withheld"
     below = Timing("recorded steps", np.array(STEADY_US) - 200, 1)
     line = step_gap_line(LABEL_ROWS, below, steady, judge_timings("recorded steps", below, "steady state", steady))
-    assert line.kind == "withheld" and "no gap to account for" in str(line)
+    assert line.kind == "withheld" and "measurably below the steady state" in str(line)
     # run 20261206T080712Z: ranges that overlap ("cannot tell them apart") have no gap to explain
     overlap = Timing("recorded steps", np.array([3211.0, 3031, 3495, 3052, 3181]), 1)
     steady_run = Timing("steady", np.array([2937.3, 2990, 3010, 3050, 3113.0]), 1)
     inconclusive = judge_timings("recorded steps", overlap, "steady state", steady_run)
     assert inconclusive.kind == "no measurable difference"
-    assert step_gap_line(LABEL_ROWS, overlap, steady_run, inconclusive).kind == "withheld"
+    line = step_gap_line(LABEL_ROWS, overlap, steady_run, inconclusive)
+    assert line.kind == "withheld" and "109 us, against the step/steady gap: withheld" in str(line)  # the extra code still shown
+    assert "medians: recorded steps 3,181 us, steady state 3,010 us" in str(line)  # both medians, checkable
+    assert "that gap is not measurable here" in str(line) and not re.search(r"\dx\b", str(line))  # no ratio set against noise
 
 
 def test_setup_metrics_publishes_01s_names_and_claims(tmp_path):
@@ -121,3 +126,42 @@ def test_setup_metrics_publishes_01s_names_and_claims(tmp_path):
     assert m["cold_over_warm"]["value"] == 4593.6 / warm.median_us and m["trace_bytes"]["value"] == 200
     assert m["unsynchronized_flagged"]["value"] is None and m["device_time_captured"]["value"] is False
     assert [c["metrics"] for c in m["claims"]["value"]] == [["profiler_overhead_ratio"], ["profiler_overhead_tiny_ratio"]]
+
+
+def test_cost_takeaway_states_a_ratio_only_where_measurable():
+    # run 20261206T080712Z-cpu, 01's cost block: lesson rounds across 1, tiny rounds all above 1.05
+    lesson = PairedRatio("lesson profiled", "lesson bare", np.array([0.92, 0.97, 1.01, 1.03, 1.06]))
+    tiny = PairedRatio("tiny profiled", "tiny bare", np.array([1.09, 1.15, 1.20, 1.25, 1.33]))
+    verdicts = {"lesson": judge_ratio(lesson, "cheaper", "costlier"), "tiny": judge_ratio(tiny, "cheaper", "costlier")}
+    timings = {
+        "lesson bare": Timing("lesson bare", np.array(STEADY_US), 1),
+        "tiny bare": Timing("tiny bare", np.array([40.0, 41, 42, 43, 44]), 1),
+    }
+    line = cost_takeaway(verdicts, timings)
+    assert "lesson call (bare median 3,005.0 us): not measurable" in line
+    assert "tiny call (bare median 42.0 us): 1.20x its bare time" in line
+    assert line.count("x its bare time") == 1  # no ratio stated for the call whose spread crosses 1
+
+
+def test_warmup_note_names_both_first_steps_and_the_few_others():
+    # run 20261206T080712Z-cpu, exercise 1: warmup=1 had 5 other steps, the lesson's profile 4
+    others = {"warmup=1": Timing("w1", np.array([3002.0, 3030, 3050, 3070, 3083]), 1),
+              "warmup=3 (lesson)": Timing("w3", np.array([3031.0, 3495, 3052, 3181]), 1)}  # fmt: skip
+    note = warmup_note({"warmup=1": 3209.7, "warmup=3 (lesson)": 3211.2}, others)
+    assert note.kind == "withheld" and not note.measurable
+    assert "3,209.7 us at warmup=1, 3,211.2 us at warmup=3 (lesson)" in str(note) and "only 5 and 4 other steps" in str(note)
+
+
+def test_copy_shares_on_a_real_cpu_profile(tmp_path):
+    model, x = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.Linear(256, 64)), torch.randn(16, 64)
+    with (
+        torch.no_grad(),
+        profile(activities=[ProfilerActivity.CPU], schedule=schedule(wait=0, warmup=1, active=3, repeat=1)) as prof,
+    ):
+        for _ in range(4):
+            model(x)
+            prof.step()
+    prof.export_chrome_trace(str(tmp_path / "t.json"))
+    shares = copy_shares(load_trace(tmp_path / "t.json", "cpu").events)
+    assert set(shares) == {1, 2} and len(shares[1]) == len(shares[2]) == 3  # one bias copy per Linear per recorded step
+    assert all(0 < s < 100 for n in (1, 2) for s in shares[n])  # a copy inside its addmm: a share, never all of it
