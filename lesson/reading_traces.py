@@ -104,6 +104,57 @@ def share_takeaway(fx: HostOnlyFactors) -> str:
     return f"So: which of {fx.fast} and {fx.slow} has the larger host-only share is not concluded here."
 
 
+def largest_gap_host_calls(trace: Any) -> tuple[str, pd.DataFrame]:
+    """What the host did while the device sat idle in one step's largest gap: the framework and
+    runtime calls that overlap it, times from the gap's start. A call that waits for the device
+    (a synchronise, a copy back to read a value) there explains the idle time better than the ops
+    either side of the gap, which only name where it sits.
+
+    Args:
+        trace: a loaded trace with a device lane (analysis.load_trace or load_recorded).
+
+    Returns:
+        (caption naming the gap's two ops, short kernel names, and its length; DataFrame with
+        columns name, lane, from_gap_start_us, dur_us, sorted by start), or an empty table
+        where the step has no gap.
+    """
+    from analysis import gap_table, representative_step, short_kernel_name
+
+    step = representative_step(trace)
+    gaps = gap_table(trace, step)
+    columns = ["name", "lane", "from_gap_start_us", "dur_us"]
+    if gaps.empty:
+        return "no idle gap between device operations", pd.DataFrame(columns=columns)
+    gap = gaps.nlargest(1, "gap_us").iloc[0]
+    start = float(trace.steps.set_index("step")["ts"][step]) + gap["start_us"]
+    end = start + gap["gap_us"]
+    ev = trace.events
+    inside = ev[
+        ev["lane"].isin(["framework", "runtime"]) & (ev["ts"] < end) & (ev["end"] > start) & (ev["dur"] < gap["gap_us"] * 10)
+    ]
+    calls = inside.assign(from_gap_start_us=inside["ts"] - start, dur_us=inside["dur"]).sort_values("ts")[columns]
+    after, before = (short_kernel_name(gap[k]) for k in ("after", "before"))
+    caption = f"Host calls in the largest gap ({after} -> {before}, {gap['gap_us']:.0f} us)"
+    return caption, calls.reset_index(drop=True)
+
+
+def drawn_steps_line(split: pd.DataFrame, fx: HostOnlyFactors) -> str:
+    """The factors' two variants read from the drawn-step table: one step each, so a reading
+    beside the verdict, not a second one.
+
+    Args:
+        split: the drawn-step table (step_us, host_only_us per variant); fx: `host_only_factors`.
+
+    Returns:
+        One line naming both variants' step and host-only microseconds.
+    """
+    fast, slow = split.loc[fx.fast], split.loc[fx.slow]
+    return (
+        f"In the table's drawn steps: {fx.fast}'s step {fast['step_us']:.0f} us against {fx.slow}'s "
+        f"{slow['step_us']:.0f}; its host-only time {fast['host_only_us']:.0f} us against {slow['host_only_us']:.0f}."
+    )
+
+
 def reading_traces_metrics(
     traces: dict[str, Any],
     split: pd.DataFrame,
