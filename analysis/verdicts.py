@@ -446,12 +446,12 @@ def judge_steps(statement: str, held: int, total: int, pairing: str = "step", sc
         statement: what was checked, e.g. "the last rank to arrive also left last".
         held: in how many steps it held; total: how many were checked.
         pairing: what was repeated ("step", "call").
-        scope: what the steps came from, for "not a rule of ..." (e.g. "these recorded traces"
+        scope: what the steps came from, for "... of <scope>, not in every one" (e.g. "these recorded traces"
             where the steps were not this run's).
 
     Returns:
-        kind "holds" ("... in every one of the 8 steps") or "does not hold" ("... in 5 of 8 steps:
-        not a rule of this run", "... in none of the 8 steps"); "withheld" where it held in all of
+        kind "holds" ("... in every one of the 8 steps") or "does not hold" ("... in 5 of 8 steps
+        of this run, not in every one", "... in none of the 8 steps"); "withheld" where it held in all of
         fewer than 5 steps ("... in 4 of 4 steps: 4 readings, too few for a rule (a verdict needs 5
         steps)") or where fewer than 3 steps were checked: two steps show no rule either way.
     """
@@ -464,7 +464,9 @@ def judge_steps(statement: str, held: int, total: int, pairing: str = "step", sc
         return Verdict(kind="withheld", sentence=f"{statement}: in {held} of {total} {plural}: {too_few}", **fields)
     if held == 0:  # "in 0 of 5 steps, not a rule" read as if it nearly held
         return Verdict(kind="does not hold", sentence=f"{statement}: in none of the {total} {plural}", **fields)
-    return Verdict(kind="does not hold", sentence=f"{statement}: in {held} of {total} {plural}, not a rule of {scope}", **fields)
+    return Verdict(
+        kind="does not hold", sentence=f"{statement}: in {held} of {total} {plural} of {scope}, not in every one", **fields
+    )
 
 
 def counted(subject: str, count: float, unit: str, reference: str, reference_count: float, detail: str = "") -> Verdict:

@@ -154,7 +154,7 @@ def test_a_reading_of_fewer_samples_than_a_range_needs_is_not_a_verdict():
 def test_a_statement_about_steps_holds_only_in_every_step():
     """08 said '2 of 6 steps' beside '2 of 3 steps', and called 2 of 3 a finding."""
     assert judge_steps("the last to arrive also left last", 2, 3).kind == "does not hold"
-    assert "in 2 of 3 steps, not a rule of this run" in str(judge_steps("the last to arrive also left last", 2, 3))
+    assert "in 2 of 3 steps of this run, not in every one" in str(judge_steps("the last to arrive also left last", 2, 3))
     assert judge_steps("x", 8, 8).kind == "holds" and "every one of the 8 steps" in str(judge_steps("x", 8, 8))
     # two steps are too few to call anything a rule: A5's "0 of 2 | does not hold" read as a finding
     two = judge_steps("x", 0, 2, "off step")
@@ -243,8 +243,8 @@ def test_the_reference_runs_claims_hold_by_the_same_rule():
 
 def test_judge_steps_names_where_the_steps_came_from():
     recorded = judge_steps("the device ran behind the host", 45, 49, "call", scope="these recorded traces")
-    assert str(recorded).endswith("in 45 of 49 calls, not a rule of these recorded traces")
-    assert str(judge_steps("x", 4, 5)).endswith("not a rule of this run")  # the default is unchanged
+    assert str(recorded).endswith("in 45 of 49 calls of these recorded traces, not in every one")
+    assert str(judge_steps("x", 4, 5)).endswith("of this run, not in every one")  # the default is unchanged
 
 
 def test_a_count_states_both_counts_and_their_ratio_and_nothing_more():
