@@ -446,13 +446,17 @@ def newer_first(ranking: Ranking, block: dict[str, Timing]) -> list:
 def _memory_bound(ranking: Ranking, floor: FloorCheck, block: dict[str, Timing], allocs: dict[str, float]) -> list[str]:
     """The bound at a memory-bound shape (see shape_takeaways): an estimate and a label for every variant, or nothing where busy."""
     from analysis.timing import paired_ratio
-    from analysis.verdicts import estimate
+    from analysis.verdicts import estimate, judge_ratio
 
     if ranking.gate is not None and ranking.gate.kind == "busy":
         return []  # the gate's line says the block concludes nothing
     reference = "copy" if floor.ok else "triad probe"
+    ratios = {n: paired_ratio(block, n, reference) for n in allocs}
+    busy = next((judge_ratio(r) for r in ratios.values() if r.busy), None)
+    if busy:  # a failed floor gates the ranking first; a busy block still concludes nothing
+        return [str(busy)]
     copies = {n: a if a >= 1 else 1.0 for n, a in allocs.items()}  # NaN (not recorded) compares False: one copy
-    shares = {n: float(np.median(copies[n] / paired_ratio(block, n, reference).per_round)) for n in allocs}
+    shares = {n: float(np.median(copies[n] / r.per_round)) for n, r in ratios.items()}
     basis = "bytes = alloc_over_input copies (each full-size tensor allocated, written and read once; one where not recorded)"
     basis += "" if floor.ok else ", at the triad's rate: the copy failed its check"
     subject = f"moving its bytes at the {reference.split()[0]}'s rate"

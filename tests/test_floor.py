@@ -269,6 +269,12 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)
     assert ranking.gate.kind == "busy" and len(lines) == 1 and "memory-bound" not in "".join(lines)
 
+    block = {n: replace(t, contention=busy) for n, t in takeaway_case(copy=100.0, compiled=110.0, spread=0.6)[0].items()}
+    floor = check_floor(block["copy"], block["triad probe"], 2_000_000, memory_bound=True)
+    ranking = rank_over_floor(block, ["naive", "fused", "compiled"], floor, "large")
+    lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)
+    assert lines[1].startswith("  not measurable here: the machine was busy") and len(lines) == 2  # whatever gated the ranking
+
 
 def test_05s_takeaway_estimates_the_small_shapes_fixed_part_without_the_copy():
     """The small shape's bound comes from the fixed + per-token fit, so a failed small floor still gets an
