@@ -145,7 +145,7 @@ class GeneratedKernel:
                 f"x ({self.x_pointer}) is loaded by {self.x_loads} statement(s)"
                 + (
                     ", each in its own loop over the row: x is loaded twice (sum of squares, then scale and "
-                    "store; the second may hit the cache, which the listing cannot show). Fusion removed the "
+                    "store; the second may hit the CPU's data cache, which the listing cannot show). Fusion removed the "
                     "full-size intermediates, not the second load."
                     if self.reads_x_per_loop
                     else "."
