@@ -128,6 +128,7 @@ class Verdict:
     unit: str = ""
     total: int = 0
     reference_range: str = ""  # a range verdict's reference p10-p90, as printed: the table shows what the subject was set against
+    direction_word: str = ""  # judge_ratio's own word for the side of 1 ("longer compute"), shown in the table
 
     def __str__(self) -> str:
         return self.sentence
@@ -181,7 +182,7 @@ class Verdict:
             return {"slower": "higher", "faster": "lower"}.get(self.kind, self.kind)
         if self.form == "steps" and self.kind == "does not hold" and self.median > 0:  # "2 of 3 | does not hold" read as none
             return "not in every step"
-        return self.kind
+        return self.direction_word or self.kind
 
     def row(self) -> dict[str, Any]:
         """This verdict as one row of `verdict_table`: what was compared, what the figures are, the
@@ -304,7 +305,7 @@ def _judge(
     word = slower if relation == "above 1" else faster
     factor = med if med > 1 else 1 / med
     text = f"{num} took {med:.2f}x the time of {den}: {factor:.2f}x {word} ({spread})"
-    return Verdict(kind="slower" if relation == "above 1" else "faster", sentence=text, **fields)
+    return Verdict(kind="slower" if relation == "above 1" else "faster", sentence=text, direction_word=word, **fields)
 
 
 def judge_ranges(

@@ -380,3 +380,10 @@ def test_a_range_verdict_records_the_claim_its_sentence_makes():
     assert above.ranges_claim("r", "n").metrics == ("n", "r")
     overlap = judge_ranges("naive", (2.7, 3.1), "torch.rms_norm", (3.0, 3.2), "%").ranges_claim("n", "r")
     assert overlap.relation == "overlap" and overlap.metrics == ("n_p10", "n_p90", "r_p10", "r_p90")
+
+
+def test_the_table_shows_judge_ratios_own_words():
+    """08 passed slower="longer compute" and its table still read "slower"."""
+    longer = judge_ratio(PairedRatio("rank 1", "rank 0", np.array([1.5] * 6)), "shorter compute", "longer compute")
+    assert longer.kind == "slower" and longer.word == "longer compute" and longer.row()["verdict"] == "longer compute"
+    assert judge_ratio(PairedRatio("a", "b", np.array([2.0] * 6))).word == "slower"
