@@ -89,7 +89,8 @@ def step_gap_line(table: pd.DataFrame, recorded: Any, steady: Any, steps_verdict
         else:
             why = f"that gap is not measurable here ({medians})"
         return withheld(
-            f"{subject}, {extra_us:,.0f} us, against the step/steady gap", f"{why}, so there is nothing to account for"
+            f"{subject}, {extra_us:,.0f} us, against the step/steady gap",
+            f"{why}, so this run cannot tell whether the extra code shows in the step time",
         )
     line = counted(subject, extra_us, "us", "the gap between the two medians", gap_us)
     return dataclasses.replace(line, sentence=f"{line.sentence} (timed at different moments: the machine's speed may have moved)")
