@@ -162,7 +162,9 @@ class Contention:
     def seen(self) -> str:
         """What was measured, in words, e.g. for "the machine was busy (...)"."""
         parts = []
-        span = f"{self.wall_s:.1f} s" if self.wall_s >= 0.1 else f"{self.wall_s * 1e3:.0f} ms"  # short blocks in ms
+        span = (
+            f"{self.wall_s:.1f} s" if self.wall_s >= 1 else f"{self.wall_s * 1e3:.0f} ms"
+        )  # under a second in ms ("0.1 s" hid 141 ms)
         of_span, at_most = f"of the {span}", ""
         if self.blocks > 1:  # the worst of several timed blocks: each fraction is the largest, the span the longest block's
             of_span, at_most = f"of any of its {self.blocks} timed blocks, the longest {span}", "at most "

@@ -72,7 +72,8 @@ def test_the_thread_that_waited_most_decides_and_new_threads_count_from_zero():
 
 def test_a_block_shorter_than_a_tenth_of_a_second_is_named_in_ms():
     assert "of the 15 ms" in Contention(0.015, 0.04, 0.04, 0.0).seen()  # not "of the 0.0 s"
-    assert "of the 0.1 s" in Contention(0.1, 0.04, 0.04, 0.0).seen()
+    assert "of the 141 ms" in Contention(0.141, 0.04, 0.04, 0.0).seen()  # A1 printed "0.1 s" for it
+    assert "of the 1.5 s" in Contention(1.5, 0.04, 0.04, 0.0).seen()
 
 
 def test_a_ratio_is_busy_when_either_side_was():
