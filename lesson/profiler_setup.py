@@ -96,23 +96,23 @@ def step_gap_line(table: pd.DataFrame, recorded: Any, steady: Any, steps_verdict
     return dataclasses.replace(line, sentence=f"{line.sentence} (timed at different moments: the machine's speed may have moved)")
 
 
-def cost_takeaway(verdicts: dict[str, Verdict], timings: dict[str, Any]) -> str:
-    """The profiler's cost in one line, per call size, from its `judge_ratio` verdicts, with each
-    call's bare median, so that the take-home reads what this run measured (a ratio only where measurable).
+def cost_takeaway(verdicts: dict[str, Verdict]) -> str:
+    """The profiler's cost in one line, per call size, from its `judge_ratio` verdicts: a ratio only
+    where measurable, and no bare median, since a separate timing block of the same call can differ by
+    more than the profiler's cost (why the cost is a per-round ratio).
 
     Args:
         verdicts: call name ("lesson", "tiny") -> the `judge_ratio` verdict of profiled over bare.
-        timings: analysis.timing.time_interleaved's result, holding "<name> bare" for each call.
 
     Returns:
-        One line: per call, its bare median and "N.NNx its bare time" where the verdict is measurable,
-        else the verdict's table word (not measurable, busy, withheld).
+        One line: per call, "N.NNx its bare time" where the verdict is measurable, else the verdict's
+        table word ("not measurable" reads "not measurable at this call size").
     """
     parts = []
     for name, verdict in verdicts.items():
         said = f"{verdict.median:.2f}x its bare time" if verdict.measurable else verdict.word
-        parts.append(f"{name} call (bare median {timings[f'{name} bare'].median_us:,.1f} us): {said}")
-    return f"take-home, the profiler's cost per call: {'; '.join(parts)}; time a call bare, profile it to see where the time goes"
+        parts.append(f"{name} call: {said.replace('not measurable', 'not measurable at this call size', 1)}")
+    return f"take-home, the profiler's cost as a per-round ratio (separate timing blocks drift): {'; '.join(parts)}"
 
 
 def warmup_note(first_us: dict[str, float], others: dict[str, Any]) -> Verdict:
