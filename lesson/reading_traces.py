@@ -91,7 +91,8 @@ def host_only_factors(traces: dict[str, Any], contention: dict[str, Any]) -> Hos
 
 def share_takeaway(fx: HostOnlyFactors) -> str:
     """The plain consequence of `fx.verdict` for the two variants' host-only shares; it reads
-    right for every kind the verdict can return (a busy or withheld one concludes nothing)."""
+    right for every kind the verdict can return (a busy or withheld one concludes nothing and
+    says why: busy, or the verdict's own sentence), so the notebook prints this line alone."""
     if fx.verdict.kind == "slower":
         host = fx.host_only
         change = "is longer" if host.p90_us < 1 else "is not measurably shorter" if host.p10_us <= 1 else "shrinks less"
@@ -101,7 +102,8 @@ def share_takeaway(fx: HostOnlyFactors) -> str:
         )
     if fx.verdict.kind == "faster":
         return f"So: {fx.fast}'s host-only time shrinks more than its step, so its host-only share is the smaller of the two."
-    return f"So: which of {fx.fast} and {fx.slow} has the larger host-only share is not concluded here."
+    why = "the machine was busy while profiling" if fx.verdict.kind == "busy" else str(fx.verdict)
+    return f"So: which of {fx.fast} and {fx.slow} has the larger host-only share is not concluded here: {why}"
 
 
 def largest_gap_host_calls(trace: Any) -> tuple[str, pd.DataFrame]:

@@ -43,7 +43,9 @@ def test_share_takeaway_follows_the_verdict():
     assert longer.endswith("so its host-only share is the larger of the two.")
     assert "shrinks less" in share_takeaway(factors(ranges(3.8, 8.5), ranges(1.5, 2.0)))
     assert "smaller of the two" in share_takeaway(factors(ranges(1.1, 1.3), ranges(2.0, 3.0)))
-    assert "not concluded" in share_takeaway(factors(ranges(1.0, 2.0), ranges(1.5, 2.5)))  # overlap: never a negative
+    overlap = factors(ranges(1.0, 2.0), ranges(1.5, 2.5))
+    assert "not concluded" in share_takeaway(overlap)  # overlap: never a negative
+    assert share_takeaway(overlap).endswith(overlap.verdict.sentence)  # printed alone, it says why
 
 
 @pytest.fixture(scope="module")
