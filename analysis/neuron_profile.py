@@ -252,7 +252,7 @@ def explorer_commands(profile_dir: Path | str, neff: str = "<file>.neff", ntff: 
         "summary_pair": f"neuron-explorer view --output-format summary-json --output-file summary.json -n {neff} -s {ntff_2}",
         "json_pair": (
             f"neuron-explorer view --output-format json --output-file profile.json -n {neff} -s {ntff_2}"
-            "   # the full JSON analysis.neuron_export reads: supported through Neuron 2.33, unmaintained from 2.34 (N36)"
+            "   # the JSON export load_exports reads: supported through Neuron 2.33, unmaintained from 2.34 (N36)"
         ),
         "schema": "neuron-explorer view --show-profile-schema   # the Parquet tables and fields of this Explorer version",
         "tunnel": (
