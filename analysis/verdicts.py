@@ -85,11 +85,28 @@ def _within_resolution(p10: float, p90: float) -> bool:
     return (p10 > 1 or p90 < 1) and relation_of(p10, p90) == "about 1"
 
 
-def _ratio_bound(value: float) -> str:
-    """A ratio's p10 or p90 printed with the decimals that place it against 1.0 and the band's edges
-    (RESOLUTION, 1/RESOLUTION): a p10 of 1.0497 beside "no measurable difference" prints as 1.0497,
-    not as a 1.05 that reads as clearing the band."""
-    return max((decimals_apart(value, limit) for limit in (1.0, RESOLUTION, 1 / RESOLUTION)), key=len)
+def _ratio_bound(value: float, median: float | None = None) -> str:
+    """A ratio's p10 or p90 printed with the decimals that place it against 1.0, the band's edges
+    (RESOLUTION, 1/RESOLUTION) and the median beside it: a p10 of 1.0497 beside "no measurable
+    difference" prints as 1.0497, not as a 1.05 that reads as clearing the band; a p90 of 0.361 beside
+    a median of 0.356 does not print as the median's 0.36."""
+    limits = (1.0, RESOLUTION, 1 / RESOLUTION) + (() if median is None else (median,))
+    return max((decimals_apart(value, limit) for limit in limits), key=len)
+
+
+def _ratio_figures(median: float, p10: float, p90: float, pairing: str) -> tuple[str, str]:
+    """A ratio's median and "per-<pairing> p10-p90 a-b" at one precision, the fewest decimals (2 to 4)
+    that set each apart from 1.0, the band's edges and the other two: "0.98-1.051" read as two
+    kinds of number."""
+    texts = (_ratio_bound(p10, median), _ratio_bound(p90, median), _median_text(median, p10, p90))
+    places = max(len(text.split(".")[1]) for text in texts)
+    return f"{median:.{places}f}", f"per-{pairing} p10-p90 {p10:.{places}f}-{p90:.{places}f}"
+
+
+def _median_text(median: float, p10: float, p90: float) -> str:
+    """The median with the decimals that keep it apart from its p10 and p90 (04 printed "0.36x (p10-p90
+    0.34-0.36)", a median that seemed to sit on its own p90)."""
+    return max((decimals_apart(median, bound) for bound in (p10, p90)), key=len)
 
 
 def decimals_apart(value: float, limit: float) -> str:
@@ -261,9 +278,9 @@ def judge_ratio(ratio: Any, faster: str = "faster", slower: str = "slower") -> V
 def _too_few_rounds(num: str, den: str, figures: tuple[float, float, float], pairing: str, n: int) -> Verdict:
     """A paired ratio of fewer than MIN_RANGE_SAMPLES rounds: a reading, as `_reading` words one."""
     med, p10, p90 = figures
-    spread = f"per-{pairing} p10-p90 {_ratio_bound(p10)}-{_ratio_bound(p90)}"
+    shown, spread = _ratio_figures(med, p10, p90, pairing)
     text = (
-        f"{num} / {den} read {med:.2f} ({spread}) over {n} {pairing}{'' if n == 1 else 's'}, too few for a spread "
+        f"{num} / {den} read {shown} ({spread}) over {n} {pairing}{'' if n == 1 else 's'}, too few for a spread "
         f"(a verdict needs {MIN_RANGE_SAMPLES} {pairing}s): a reading, not a verdict"
     )
     return Verdict(subject=num, reference=den, kind="withheld", sentence=text, median=med, p10=p10, p90=p90)
@@ -289,10 +306,10 @@ def _judge(
     num: str, den: str, figures: tuple[float, float, float], pairing: str, busy_seen: str | None, faster: str, slower: str
 ) -> Verdict:
     med, p10, p90 = figures
-    spread = f"per-{pairing} p10-p90 {_ratio_bound(p10)}-{_ratio_bound(p90)}"
+    shown, spread = _ratio_figures(med, p10, p90, pairing)
     fields = {"subject": num, "reference": den, "median": med, "p10": p10, "p90": p90}
     if busy_seen is not None:
-        text = f"not measurable here: the machine was busy ({busy_seen}); {num} / {den} read {med:.2f} ({spread}) and concludes nothing"
+        text = f"not measurable here: the machine was busy ({busy_seen}); {num} / {den} read {shown} ({spread}) and concludes nothing"
         return Verdict(kind="busy", sentence=text, seen=busy_seen, **fields)
     relation = relation_of(p10, p90)
     if relation == "about 1":
@@ -300,11 +317,11 @@ def _judge(
             allowed = f"the spread reaches within {_percent((RESOLUTION - 1) * 100)}% of 1, closer than separate runs of this series agree on"
         else:
             allowed = _allowed(p10, p90, faster, slower, pairing)
-        text = f"no measurable difference here, so this run cannot rank {num} against {den} (median per-{pairing} {num} / {den} = {med:.2f}, {spread}: {allowed})"
+        text = f"no measurable difference here, so this run cannot rank {num} against {den} (median per-{pairing} {num} / {den} = {shown}, {spread}: {allowed})"
         return Verdict(kind="no measurable difference", sentence=text, **fields)
     word = slower if relation == "above 1" else faster
     factor = med if med > 1 else 1 / med
-    text = f"{num} took {med:.2f}x the time of {den}: {factor:.2f}x {word} ({spread})"
+    text = f"{num} took {shown}x the time of {den}: {factor:.2f}x {word} ({spread})"
     return Verdict(kind="slower" if relation == "above 1" else "faster", sentence=text, direction_word=word, **fields)
 
 

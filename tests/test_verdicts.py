@@ -387,3 +387,13 @@ def test_the_table_shows_judge_ratios_own_words():
     longer = judge_ratio(PairedRatio("rank 1", "rank 0", np.array([1.5] * 6)), "shorter compute", "longer compute")
     assert longer.kind == "slower" and longer.word == "longer compute" and longer.row()["verdict"] == "longer compute"
     assert judge_ratio(PairedRatio("a", "b", np.array([2.0] * 6))).word == "slower"
+
+
+def test_a_ratio_prints_its_median_and_both_ends_at_one_precision():
+    """04 printed "0.36x (per-round p10-p90 0.34-0.36)": a median that seemed to sit on its own p90;
+    A1 printed "0.98-1.051", two ends at two precisions."""
+    samples = np.array([0.342] * 2 + [0.350, 0.354, 0.356, 0.356, 0.358, 0.360] + [0.361] * 2)
+    text = str(judge_ratio(PairedRatio("compiled", "naive", samples)))
+    assert "took 0.356x the time" in text and "p10-p90 0.342-0.361" in text
+    wide = str(judge_ratio(PairedRatio("a", "b", np.array([0.98] * 2 + [1.0] * 6 + [1.0512] * 2))))
+    assert "p10-p90 0.980-1.051" in wide
