@@ -67,7 +67,7 @@ def extra_code_per_step(table: pd.DataFrame, labels: tuple[str, ...] = STEP_LABE
 def step_gap_line(table: pd.DataFrame, recorded: Any, steady: Any, steps_verdict: Verdict) -> Verdict:
     """Sets the step's extra code against the gap between the recorded steps' and the steady
     state's medians, so that "recorded steps above steady state" is not read as the profiler's cost.
-    The two were timed at different moments, so the sentence says the machine's speed may have moved.
+    The two were timed at different moments, so the sentence leaves the rest of the gap unattributed.
 
     Args:
         table: key_averages_frame of the profile; recorded, steady: the two analysis.timing.Timing.
@@ -93,7 +93,26 @@ def step_gap_line(table: pd.DataFrame, recorded: Any, steady: Any, steps_verdict
             f"{why}, so this run cannot tell whether the extra code shows in the step time",
         )
     line = counted(subject, extra_us, "us", "the gap between the two medians", gap_us)
-    return dataclasses.replace(line, sentence=f"{line.sentence} (timed at different moments: the machine's speed may have moved)")
+    return dataclasses.replace(line, sentence=f"{line.sentence}: {share_of_gap(extra_us / gap_us)}")
+
+
+def share_of_gap(ratio: float) -> str:
+    """What the extra code's share of the step/steady gap means, in words a learner can read
+    without working out the ratio; the rest is left unattributed, since the two were timed apart.
+
+    Args:
+        ratio: extra code per step over the gap between the recorded steps' and the steady state's medians.
+
+    Returns:
+        One clause, e.g. "about half of the gap; the rest is not attributed here (separately timed blocks)".
+    """
+    if ratio > 1.15:
+        return "more than the gap: the machine's speed moved between the separately timed blocks"
+    if ratio >= 0.85:
+        return "about all of the gap"
+    words = {0.1: "a tenth", 0.25: "a quarter", 1 / 3: "a third", 0.5: "half", 2 / 3: "two thirds", 0.75: "three quarters"}
+    share = f"about {words[min(words, key=lambda w: abs(w - ratio))]}" if ratio >= 0.05 else "almost none"
+    return f"{share} of the gap; the rest is not attributed here (separately timed blocks)"
 
 
 def cost_takeaway(verdicts: dict[str, Verdict]) -> str:
@@ -129,9 +148,9 @@ def warmup_note(first_us: dict[str, float], others: dict[str, Any]) -> Verdict:
     firsts = ", ".join(f"{us:,.1f} us at {label}" for label, us in first_us.items())
     counts = " and ".join(str(len(t.samples_us)) for t in others.values())
     why = (
-        f"one profile gives one first step per warm-up ({firsts}), placed against only {counts} other steps "
-        "respectively: one slow step among so few turns 'above' into 'inside'; the effect needs the first steps "
-        "of 5 or more profiles per warm-up, judged against each other"
+        f"one profile gives one first step per warm-up ({firsts}); with only {counts} other steps, one more slow step "
+        "would widen their range enough to put the first step inside it; judging it needs the first steps of 5 or more "
+        "profiles per warm-up, set against each other"
     )
     return withheld("the warm-up's effect on the first recorded step", why)
 

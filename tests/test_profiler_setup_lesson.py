@@ -15,7 +15,15 @@ from analysis.key_averages import key_averages_frame
 from analysis.timing import PairedRatio, Timing
 from analysis.verdicts import judge_ratio, judge_timings
 from analysis.traces import load_trace
-from lesson.profiler_setup import WatchedBlock, copy_shares, cost_takeaway, extra_code_per_step, step_gap_line, warmup_note
+from lesson.profiler_setup import (
+    WatchedBlock,
+    copy_shares,
+    cost_takeaway,
+    extra_code_per_step,
+    share_of_gap,
+    step_gap_line,
+    warmup_note,
+)
 from lesson.published_metrics import setup_metrics
 
 # Recorded: run 20261206T065140Z-cpu, notebook 01 (2-core Xeon): the five recorded steps (us), the
@@ -86,7 +94,16 @@ def test_step_gap_line_on_the_recorded_run():
     line = step_gap_line(LABEL_ROWS, recorded, steady, steps_verdict)
     assert line.kind == "count" and line.median == pytest.approx(444.877 / 5 + 100.644 / 5)
     assert "109 us against 136 for the gap between the two medians, 0.8x" in str(line)
-    assert str(line).endswith("(timed at different moments: the machine's speed may have moved)")
+    assert str(line).endswith("0.8x: about three quarters of the gap; the rest is not attributed here (separately timed blocks)")
+
+
+def test_share_of_gap_reads_right_for_any_ratio():
+    # run 20261206T084547Z-cpu: 110 us of extra code against a 222 us gap
+    assert share_of_gap(110 / 222) == "about half of the gap; the rest is not attributed here (separately timed blocks)"
+    assert share_of_gap(0.97) == "about all of the gap"  # nothing left over to attribute
+    assert "more than the gap" in share_of_gap(1.6) and "not attributed" not in share_of_gap(1.6)
+    assert share_of_gap(0.01).startswith("almost none of the gap")
+    assert "about a third" in share_of_gap(0.3) and "about two thirds" in share_of_gap(0.65)
 
 
 def test_step_gap_line_concludes_nothing_when_busy_or_without_a_gap():
@@ -146,7 +163,9 @@ def test_warmup_note_names_both_first_steps_and_the_few_others():
               "warmup=3 (lesson)": Timing("w3", np.array([3031.0, 3495, 3052, 3181]), 1)}  # fmt: skip
     note = warmup_note({"warmup=1": 3209.7, "warmup=3 (lesson)": 3211.2}, others)
     assert note.kind == "withheld" and not note.measurable
-    assert "3,209.7 us at warmup=1, 3,211.2 us at warmup=3 (lesson)" in str(note) and "only 5 and 4 other steps" in str(note)
+    assert "3,209.7 us at warmup=1, 3,211.2 us at warmup=3 (lesson)" in str(
+        note
+    ) and "with only 5 and 4 other steps, one more slow step" in str(note)
 
 
 def test_copy_shares_on_a_real_cpu_profile(tmp_path):
