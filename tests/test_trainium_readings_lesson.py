@@ -1,11 +1,11 @@
-"""lesson.device_view_metrics on the four recorded trn2 exports (data/recorded-neuron/): the figures
+"""lesson.trainium_readings on the four recorded trn2 exports (data/recorded-neuron/): the figures
 notebook 09 publishes and the readings it states, checked against the exports themselves."""
 
 import pandas as pd
 import pytest
 
 from analysis import RECORDED_NEURON_DIR, attention_hbm_traffic, check_claims, engine_work, load_exports, recorded_case
-from lesson.device_view_metrics import device_view_claims, device_view_metrics
+from lesson.trainium_readings import device_view_claims, device_view_metrics
 
 
 @pytest.fixture(scope="module")
