@@ -14,6 +14,7 @@ reads profiles and measures); neither imports it. Notebooks import from this one
 - profiling:    the profiled loop of notebook 01, repeated by the later notebooks
 - profiler_setup: notebook 01's bookkeeping outside its loop (busy check, step-gap line, cost line, exercises 1 and 3)
 - study:        one variant timed, profiled and checked the same way in every notebook of the case study; 05's metrics
+- trainium_readings: notebook 09's published figures and the readings it states from them
 - reading_traces: notebook 06's recorded RMSNorm table, its step / host-only factors and their sentence, its metrics
 - shapes:       notebook 07's request stream, strategies (source: its `# @save` cell) and per-call compiles; the stream kept for A5
 - shape_worker: notebook 07's second process: the same stream served in a fresh Python (`python -m`)
@@ -27,12 +28,13 @@ from analysis.facade import lazy_namespace
 
 # The facade: module -> the names notebooks use from it.
 _EXPORTS = {
+    "trainium_readings": "device_view_claims device_view_metrics",
     "naive_rmsnorm": "gap_share",
     "neuron_profiler": "NeuronProfilerSetup accepts_keyword neuron_profiler_setup op_by_op",
     "published_metrics": "compile_metrics fused_metrics naive_call_metrics setup_metrics",
     "profiling": "ProfileResult judge_device_time profile_steps",
     "profiler_setup": "WatchedBlock copy_shares cost_takeaway extra_code_per_step step_gap_line warmup_note",
-    "reading_traces": "HostOnlyFactors drawn_steps_line host_only_factors largest_gap_host_calls reading_traces_metrics "
+    "reading_traces": "HostOnlyFactors host_only_factors largest_gap_host_calls reading_traces_metrics "
     "recorded_rmsnorms share_takeaway",
     "ranks": "RankJob launch load_rank_job neuron_torchrun_recipe",
     "rmsnorm": "DTYPES call_compiled check_fits_in_memory compile_rmsnorm error_tolerance format_bytes make_inputs "

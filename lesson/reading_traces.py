@@ -140,23 +140,6 @@ def largest_gap_host_calls(trace: Any) -> tuple[str, pd.DataFrame]:
     return caption, calls.reset_index(drop=True)
 
 
-def drawn_steps_line(split: pd.DataFrame, fx: HostOnlyFactors) -> str:
-    """The factors' two variants read from the drawn-step table: one step each, so a reading
-    beside the verdict, not a second one.
-
-    Args:
-        split: the drawn-step table (step_us, host_only_us per variant); fx: `host_only_factors`.
-
-    Returns:
-        One line naming both variants' step and host-only microseconds.
-    """
-    fast, slow = split.loc[fx.fast], split.loc[fx.slow]
-    return (
-        f"In the table's drawn steps: {fx.fast}'s step {fast['step_us']:.0f} us against {fx.slow}'s "
-        f"{slow['step_us']:.0f}; its host-only time {fast['host_only_us']:.0f} us against {slow['host_only_us']:.0f}."
-    )
-
-
 def reading_traces_metrics(
     traces: dict[str, Any],
     split: pd.DataFrame,

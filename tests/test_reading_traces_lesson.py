@@ -98,12 +98,3 @@ def test_largest_gap_host_calls_finds_the_sync_in_the_recorded_gap():
     names = list(calls["name"])  # the host reads a device value back, waits, then launches again
     assert names.index("aten::is_nonzero") < names.index("cudaStreamSynchronize") < names.index("cudaLaunchKernel")
     assert (calls["from_gap_start_us"] < 100).all() and "ProfilerStep#100" not in names
-
-
-def test_drawn_steps_line_reads_the_table():
-    from lesson.reading_traces import drawn_steps_line
-
-    split = pd.DataFrame({"step_us": [3745.5, 1195.9], "host_only_us": [56.4, 111.5]}, index=["naive", "torch.compile"])
-    fx = SimpleNamespace(fast="torch.compile", slow="naive")
-    line = drawn_steps_line(split, fx)
-    assert "torch.compile's step 1196 us against naive's 3746" in line and "112 us against 56" in line

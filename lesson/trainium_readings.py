@@ -1,0 +1,96 @@
+"""Notebook 09's published figures and the readings it states from them.
+
+Why here: none of it is what 09 teaches (reading engine lanes, accounting for HBM bytes, the
+profiler's warnings); in the notebook it was about 40 lines a learner had to skip. The metric names
+are the ones tests/test_notebooks.py and the regression checks read.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+# The recorded profiles' origin, as every 09 figure and table labels it.
+ORIGIN = "recorded on a trn2.3xlarge by the trainium-kernel-fusion project, not this run"
+DTYPES = ("bf16", "fp32")
+
+
+def device_view_metrics(
+    exports: dict[str, Any], work: dict[str, pd.DataFrame], accounts: pd.DataFrame, warnings_by_message: pd.Series
+) -> dict[str, Any]:
+    """Notebook 09's figures per recorded profile, ready for `session.publish`.
+
+    Args:
+        exports: profile name ("baseline_bf16_s512", ...) -> its NeuronExport (analysis.load_exports).
+        work: profile name -> analysis.engine_work of it (computing_us per engine).
+        accounts: the HBM table, one row per profile, with columns "profile read", "profile write",
+            "intermediates" (bytes) and "matches" (source accounting holds).
+        warnings_by_message: profiler warning message -> the profiles that carry it.
+
+    Returns:
+        name -> metric: per profile `<kernel>_<dtype>_total_us`, `_dma_active_us`, `_hbm_bytes`,
+        `_hbm_read_bytes`, `_hbm_write_bytes`, `_hbm_matches_source`, `_longest_computing_engine`,
+        `_<engine>_busy`, `_<engine>_computing_us`; per dtype `<dtype>_hbm_saved_bytes` and
+        `<dtype>_intermediates_bytes`; and profiles, warnings, warnings_in_every_profile.
+    """
+    from analysis import ENGINES
+    from helpers.metrics import metric
+
+    moved = accounts["profile read"] + accounts["profile write"]
+    metrics = {
+        "profiles": metric(list(exports), "profiles", ORIGIN),
+        "warnings": metric(list(warnings_by_message.index), "messages", "distinct profiler warnings"),
+        "warnings_in_every_profile": metric(bool(warnings_by_message.map(len).eq(len(exports)).all()), "bool"),
+    }
+    for name, e in exports.items():
+        key, w = name.removesuffix("_s512"), work[name]
+        metrics[f"{key}_total_us"] = metric(e.total_time_ns / 1e3, "us", ORIGIN)
+        metrics[f"{key}_dma_active_us"] = metric(e.counter("dma_active_time") * 1e6, "us", ORIGIN)
+        for what, figure in (("hbm", moved[name]), ("hbm_read", accounts.at[name, "profile read"])):
+            metrics[f"{key}_{what}_bytes"] = metric(int(figure), "bytes", ORIGIN)
+        metrics[f"{key}_hbm_write_bytes"] = metric(int(accounts.at[name, "profile write"]), "bytes", ORIGIN)
+        metrics[f"{key}_hbm_matches_source"] = metric(bool(accounts.at[name, "matches"]), "bool")
+        metrics[f"{key}_longest_computing_engine"] = metric(w["computing_us"].idxmax(), "engine", "computing instructions only")
+        for engine in ENGINES:
+            metrics[f"{key}_{engine}_busy"] = metric(e.counter(f"{engine}_engine_active_time_percent"), "fraction", "lane")
+            metrics[f"{key}_{engine}_computing_us"] = metric(w.at[engine, "computing_us"], "us", ORIGIN)
+    for dtype in DTYPES:
+        saved = int(moved[f"baseline_{dtype}_s512"] - moved[f"fused_{dtype}_s512"])
+        metrics[f"{dtype}_hbm_saved_bytes"] = metric(saved, "bytes", "baseline minus fused HBM traffic")
+        intermediates = int(accounts.at[f"baseline_{dtype}_s512", "intermediates"])
+        metrics[f"{dtype}_intermediates_bytes"] = metric(intermediates, "bytes", "the score buffer: 2 stores + 2 loads")
+    return metrics
+
+
+def device_view_claims(metrics: dict[str, Any]) -> tuple[dict[str, Any], pd.DataFrame]:
+    """The readings 09 states from its published figures: per profile, the engine that spent the
+    longest in computing instructions; per dtype, fused below baseline in HBM bytes and in total time
+    (a time is one execution: a reading, not a verdict).
+
+    Args:
+        metrics: `device_view_metrics`' result.
+
+    Returns:
+        ({"claims": metric}, ready for `session.publish`; DataFrame with columns claim and figures,
+        each claim beside the published figures it compares).
+    """
+    from analysis import ENGINES, Claim
+    from helpers.metrics import metric
+
+    claims, reading = [], "(one execution)"
+    for key in (f"{k}_{d}" for k in ("baseline", "fused") for d in DTYPES):
+        top = metrics[f"{key}_longest_computing_engine"]["value"]
+        names = (f"{key}_{top}_computing_us", *(f"{key}_{e}_computing_us" for e in ENGINES if e != top))
+        claims.append(Claim("max", names, f"{key}: the {top} engine spent the longest in computing instructions {reading}"))
+    for dtype in DTYPES:
+        fused, base = f"fused_{dtype}", f"baseline_{dtype}"
+        claims.append(Claim("<", (f"{fused}_hbm_bytes", f"{base}_hbm_bytes"), f"{dtype}: fused below baseline in hbm_bytes"))
+        claims.append(
+            Claim("<", (f"{fused}_total_us", f"{base}_total_us"), f"{dtype}: fused below baseline in total_us {reading}")
+        )
+    shown = {m: f"{metrics[m]['value']:,.{0 if 'bytes' in m else 1}f} {metrics[m]['unit']}" for c in claims for m in c.metrics}
+    label = {m: m.split("_")[2 if "_computing_" in m else 0] for m in shown}  # the engine, or the kernel
+    table = pd.DataFrame([{"claim": c.text, "figures": "; ".join(f"{label[m]} {shown[m]}" for m in c.metrics)} for c in claims])
+    published = {"claims": metric([c.record() for c in claims], "claims", "the conclusions above (analysis.claims)")}
+    return published, table

@@ -1,0 +1,49 @@
+"""lesson.trainium_readings on the four recorded trn2 exports (data/recorded-neuron/): the figures
+notebook 09 publishes and the readings it states, checked against the exports themselves."""
+
+import pandas as pd
+import pytest
+
+from analysis import RECORDED_NEURON_DIR, attention_hbm_traffic, check_claims, engine_work, load_exports, recorded_case
+from lesson.trainium_readings import device_view_claims, device_view_metrics
+
+
+@pytest.fixture(scope="module")
+def published():
+    exports = load_exports(RECORDED_NEURON_DIR)
+    accounts = {}
+    for name, e in exports.items():
+        case = recorded_case(name)
+        need = attention_hbm_traffic(case["kernel"], 128, case["seqlen"], case["dtype"])
+        accounts[name] = {
+            "profile read": e.counter("hbm_read_bytes"),
+            "profile write": e.counter("hbm_write_bytes"),
+            "intermediates": need.loc[~need["tensor"].isin(["Q", "K", "V", "output"]), "bytes"].sum(),
+            "matches": True,
+        }
+    warnings = pd.concat([e.warnings.assign(profile=name) for name, e in exports.items()])
+    by_message = warnings.groupby("message")["profile"].apply(list)
+    work = {name: engine_work(e) for name, e in exports.items()}
+    return exports, device_view_metrics(exports, work, pd.DataFrame(accounts).T, by_message)
+
+
+def test_figures_come_from_the_exports(published):
+    exports, m = published
+    assert m["profiles"]["value"] == list(exports)
+    e = exports["fused_bf16_s512"]
+    assert m["fused_bf16_total_us"]["value"] == pytest.approx(e.total_time_ns / 1e3)
+    read, write = m["fused_bf16_hbm_read_bytes"]["value"], m["fused_bf16_hbm_write_bytes"]["value"]
+    assert read == e.counter("hbm_read_bytes") and m["fused_bf16_hbm_bytes"]["value"] == read + write
+    for dtype in ("bf16", "fp32"):  # fusion removes exactly the score buffer's round trip
+        assert m[f"{dtype}_hbm_saved_bytes"]["value"] == m[f"{dtype}_intermediates_bytes"]["value"] > 0
+    assert m["warnings_in_every_profile"]["value"] is True
+
+
+def test_claims_hold_on_the_recordings(published):
+    _, m = published
+    claims, table = device_view_claims(m)
+    records = claims["claims"]["value"]
+    assert len(records) == len(table) == 8  # 4 longest-engine readings, 2 dtypes x (bytes, time)
+    assert check_claims(records, m) == []  # every reading holds on the published figures
+    assert table["claim"].str.contains("the tensor engine spent the longest").sum() == 4
+    assert "fused" in table.loc[4, "figures"] and "bytes" in table.loc[4, "figures"]
