@@ -51,9 +51,11 @@ class NotebookSession:
         elif self.backend.name == "neuron":
             torch.neuron.empty_cache()
         freed = (
-            "unreferenced tensors (cpu has no cache to empty)" if self.backend.name == "cpu" else f"the {self.backend.name} cache"
+            "unreferenced tensors (cpu has no cache to empty)" if self.backend.name == "cpu" else f"{self.backend.name} cache"
         )
-        print(f"Released {freed}, so that the next notebook starts without this one's memory. Results are in {self.out_dir}")
+        print(
+            f"Released this kernel's {freed}; shut the kernel down before the next notebook to free the rest. Results are in {self.out_dir}"
+        )
         if self.backend.name == "neuron":
             print(
                 "This kernel still holds its NeuronCores until it exits: shut it down "
