@@ -36,6 +36,8 @@ def test_the_verdict_is_explained_with_the_checks_own_numbers():
     slow = check_floor(timing(200.0), timing(100.0), 2_000_000, memory_bound=True).explain(copy_into_over_probe=0.8)
     assert slow.startswith("sound:") and "0.25-1.5x (here 0.50x)" in slow and "reached 0.80x the triad" in slow
     assert "spread, 0.00, is within" in slow
+    assert "partly because" in slow and "the rest this run does not explain" in slow  # 0.8x: allocating is only part
+    assert "partly" not in check_floor(timing(200.0), timing(100.0), 2_000_000, memory_bound=True).explain(1.0)
     too_fast = check_floor(timing(50.0), timing(100.0), 2_000_000, memory_bound=True).explain()
     assert too_fast.startswith("FLAGGED:") and "(here 2.00x)" in too_fast and "memory it already had" not in too_fast
     small = check_floor(timing(50.0, spread=0.6), timing(100.0), 64, memory_bound=False).explain(0.9)
