@@ -168,6 +168,7 @@ def compile_metrics(
     verdicts: list[Any],
     x: torch.Tensor,
     inductor: bool,
+    after_setup: dict[str, float] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Notebook 04's metrics: the cold call and its cache counts, the graphs, the three variants' times,
     the compiled call's ratios, operations, allocations and error, and the verdicts' claims.
@@ -180,6 +181,8 @@ def compile_metrics(
         ratios: "compiled_over_naive" and "compiled_over_fused" -> their PairedRatio.
         verdicts: the two `judge_ratio` verdicts, in the order of `ratios`.
         x: the input (its shape and dtype name the timings); inductor: the compiler is Inductor.
+        after_setup: `cold_call`'s result for a new shape compiled after the first call's one-time setup,
+            the compile that repeats per shape (None where not timed: its metric is then empty).
 
     Returns:
         name -> metric, ready for `session.publish`.
@@ -192,6 +195,7 @@ def compile_metrics(
         "inductor_cache_files_added": metric(cold["cache files added"] if inductor else None, "files"),
         "warm_call_us": timing_metric(comp.timing, of=quantity("torch.compile", x)),
         "cold_over_warm": metric(cold["seconds"] * 1e6 / comp.timing.median_us, "ratio"),
+        "compile_after_setup_s": metric(after_setup["seconds"] if after_setup else None, "s", "a new shape, after the setup"),
         "graph_count": metric(explanation.graph_count, "graphs"),
         "graph_break_count": metric(explanation.graph_break_count, "breaks"),
         "generated_kernels": metric(

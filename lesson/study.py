@@ -330,7 +330,7 @@ def shape_takeaways(
         else:
             first = ranking.order[0]
             v = judge_ratio(ranking.over_floor[first])
-            told = v.word if v.measurable else "not told apart from it"  # a room reads it aloud: no nested verdict words
+            told = f"{v.word} than the copy" if v.measurable else "not told apart from it"  # read aloud: no nested verdict words
             lines += [
                 f"{ranking.label}: closest to the copy: {first}, {v.median:.2f}x the copy, {told} (p10-p90 {v.p10:.2f}-{v.p90:.2f})"
             ]
@@ -363,19 +363,16 @@ def shape_takeaways(
         if tokens and s in tokens:
             basis += f", so read only between {tokens[s]} and {scale * tokens[s]} tokens"
         share = estimate("the fixed part per call", shares, "of the time", basis, "what that part is", 2)
-        in_us = {n: f" ({us:.0f} us)" for n, us in fixed_us.items()}  # the fixed part itself, so variants compare in time
-        lines += _bound_lines("overhead-bound", "a fixed part per call", shares, share, in_us)
+        lines += _bound_lines("overhead-bound", "a fixed part per call", shares, share)  # shares only: the fit is its own block
     return lines
 
 
-def _bound_lines(bound: str, what: str, shares: dict[str, float], share: Any, detail: dict[str, str] | None = None) -> list[str]:
+def _bound_lines(bound: str, what: str, shares: dict[str, float], share: Any) -> list[str]:
     """A shape's bound in two lines read aloud: who is `bound` (over half the time `what`, each share as
-    printed, then `detail`'s text for it, e.g. " (21 us)") and who is not, then the estimate's basis as
-    one footnote (`share`, an `estimate` verdict)."""
+    printed) and who is not, then the estimate's basis as one footnote (`share`, an `estimate` verdict)."""
     bound_by = {n: v for n, v in shares.items() if round(v, 2) > 0.5}  # as printed
-    detail = detail or {}
-    listed = ", ".join(f"{n} {v:.2f}{detail.get(n, '')}" for n, v in bound_by.items()) or "none by this estimate"
-    rest = ", ".join(f"{n} {v:.2f}{detail.get(n, '')}" for n, v in shares.items() if n not in bound_by)
+    listed = ", ".join(f"{n} {v:.2f}" for n, v in bound_by.items()) or "none by this estimate"
+    rest = ", ".join(f"{n} {v:.2f}" for n, v in shares.items() if n not in bound_by)
     basis = share.sentence[share.sentence.index("(estimated") + 1 : -1]  # the verdict's own basis clause
     return [f"  {bound}* (over half the time {what}): {listed}" + (f"; not {bound}: {rest}" if rest else ""), f"  * {basis}"]
 

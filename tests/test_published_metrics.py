@@ -92,3 +92,6 @@ def test_04s_metrics_publish_every_metric_its_claims_cite_and_the_claims_hold():
     assert m["cold_call_s"]["note"] == "graphs compiled before 0, cache files added 36, graphs 1"
     no_inductor = compile_metrics(cold, explanation, None, reports, ratios, verdicts, x, False)
     assert no_inductor["generated_kernels"]["value"] is None and no_inductor["inductor_cache_files_added"]["value"] is None
+    assert no_inductor["compile_after_setup_s"]["value"] is None  # not timed: empty, not zero
+    after = compile_metrics(cold, explanation, None, reports, ratios, verdicts, x, False, {"seconds": 0.05, "graphs": 1})
+    assert after["compile_after_setup_s"]["value"] == pytest.approx(0.05) and after["cold_call_s"]["value"] == 0.5
