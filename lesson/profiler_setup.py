@@ -148,9 +148,9 @@ def warmup_note(first_us: dict[str, float], others: dict[str, Any]) -> Verdict:
     firsts = ", ".join(f"{us:,.1f} us at {label}" for label, us in first_us.items())
     counts = " and ".join(str(len(t.samples_us)) for t in others.values())
     why = (
-        f"one profile gives one first step per warm-up ({firsts}); with only {counts} other steps, one more slow step "
-        "would widen their range enough to put the first step inside it; judging it needs the first steps of 5 or more "
-        "profiles per warm-up, set against each other"
+        f"one profile gives one first step per warm-up ({firsts}), set against only {counts} other steps: whether it "
+        "reads above or inside their range can turn on one step, so one profile cannot separate a warm-up effect from "
+        "step-to-step spread; judging it needs the first steps of 5 or more profiles per warm-up, set against each other"
     )
     return withheld("the warm-up's effect on the first recorded step", why)
 

@@ -165,7 +165,7 @@ def test_warmup_note_names_both_first_steps_and_the_few_others():
     assert note.kind == "withheld" and not note.measurable
     assert "3,209.7 us at warmup=1, 3,211.2 us at warmup=3 (lesson)" in str(
         note
-    ) and "with only 5 and 4 other steps, one more slow step" in str(note)
+    ) and "set against only 5 and 4 other steps: whether it reads above or inside" in str(note)
 
 
 def test_copy_shares_on_a_real_cpu_profile(tmp_path):
