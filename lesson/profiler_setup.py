@@ -104,15 +104,14 @@ def share_of_gap(ratio: float) -> str:
         ratio: extra code per step over the gap between the recorded steps' and the steady state's medians.
 
     Returns:
-        One clause, e.g. "about half of the gap; the rest is not attributed here (separately timed blocks)".
+        One clause, e.g. "about 60% of the gap; the rest is not attributed here (the two were timed at different moments)".
     """
     if ratio > 1.15:
         return "more than the gap: the machine's speed moved between the separately timed blocks"
     if ratio >= 0.85:
         return "about all of the gap"
-    words = {0.1: "a tenth", 0.25: "a quarter", 1 / 3: "a third", 0.5: "half", 2 / 3: "two thirds", 0.75: "three quarters"}
-    share = f"about {words[min(words, key=lambda w: abs(w - ratio))]}" if ratio >= 0.05 else "almost none"
-    return f"{share} of the gap; the rest is not attributed here (separately timed blocks)"
+    share = f"about {round(ratio * 10) * 10}%" if ratio >= 0.05 else "almost none"  # tens: "two thirds" read 0.61 wrong
+    return f"{share} of the gap; the rest is not attributed here (the two were timed at different moments)"
 
 
 def cost_takeaway(verdicts: dict[str, Verdict]) -> str:
@@ -125,12 +124,12 @@ def cost_takeaway(verdicts: dict[str, Verdict]) -> str:
 
     Returns:
         One line: per call, "N.NNx its bare time" where the verdict is measurable, else the verdict's
-        table word ("not measurable" reads "not measurable at this call size").
+        table word ("not measurable" reads "this run cannot tell": an inconclusive run, not a property of the call).
     """
     parts = []
     for name, verdict in verdicts.items():
         said = f"{verdict.median:.2f}x its bare time" if verdict.measurable else verdict.word
-        parts.append(f"{name} call: {said.replace('not measurable', 'not measurable at this call size', 1)}")
+        parts.append(f"{name} call: {said.replace('not measurable', 'this run cannot tell', 1)}")
     return f"take-home, the profiler's cost as a per-round ratio (separate timing blocks drift): {'; '.join(parts)}"
 
 

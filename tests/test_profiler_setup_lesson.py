@@ -94,16 +94,21 @@ def test_step_gap_line_on_the_recorded_run():
     line = step_gap_line(LABEL_ROWS, recorded, steady, steps_verdict)
     assert line.kind == "count" and line.median == pytest.approx(444.877 / 5 + 100.644 / 5)
     assert "109 us against 136 for the gap between the two medians, 0.8x" in str(line)
-    assert str(line).endswith("0.8x: about three quarters of the gap; the rest is not attributed here (separately timed blocks)")
+    assert str(line).endswith(
+        "0.8x: about 80% of the gap; the rest is not attributed here (the two were timed at different moments)"
+    )
 
 
 def test_share_of_gap_reads_right_for_any_ratio():
     # run 20261206T084547Z-cpu: 110 us of extra code against a 222 us gap
-    assert share_of_gap(110 / 222) == "about half of the gap; the rest is not attributed here (separately timed blocks)"
+    assert (
+        share_of_gap(110 / 222)
+        == "about 50% of the gap; the rest is not attributed here (the two were timed at different moments)"
+    )
     assert share_of_gap(0.97) == "about all of the gap"  # nothing left over to attribute
     assert "more than the gap" in share_of_gap(1.6) and "not attributed" not in share_of_gap(1.6)
     assert share_of_gap(0.01).startswith("almost none of the gap")
-    assert "about a third" in share_of_gap(0.3) and "about two thirds" in share_of_gap(0.65)
+    assert "about 30%" in share_of_gap(0.3) and "about 60%" in share_of_gap(108 / 176)  # cold read 17: not "two thirds"
 
 
 def test_step_gap_line_concludes_nothing_when_busy_or_without_a_gap():
@@ -151,7 +156,7 @@ def test_cost_takeaway_states_a_ratio_only_where_measurable():
     tiny = PairedRatio("tiny profiled", "tiny bare", np.array([1.09, 1.15, 1.20, 1.25, 1.33]))
     verdicts = {"lesson": judge_ratio(lesson, "cheaper", "costlier"), "tiny": judge_ratio(tiny, "cheaper", "costlier")}
     line = cost_takeaway(verdicts)
-    assert "lesson call: not measurable at this call size (spread crosses 1)" in line
+    assert "lesson call: this run cannot tell (spread crosses 1)" in line
     assert "tiny call: 1.20x its bare time" in line
     assert "bare median" not in line  # a separate block's median is not the call's time
     assert line.count("x its bare time") == 1  # no ratio stated for the call whose spread crosses 1
