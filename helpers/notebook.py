@@ -50,9 +50,7 @@ class NotebookSession:
             torch.cuda.empty_cache()
         elif self.backend.name == "neuron":
             torch.neuron.empty_cache()
-        freed = (
-            "unreferenced tensors (cpu has no cache to empty)" if self.backend.name == "cpu" else f"{self.backend.name} cache"
-        )
+        freed = "unreferenced tensors (cpu has no cache to empty)" if self.backend.name == "cpu" else f"{self.backend.name} cache"
         print(
             f"Released this kernel's {freed}; shut the kernel down before the next notebook to free the rest. Results are in {self.out_dir}"
         )
