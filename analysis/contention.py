@@ -215,7 +215,13 @@ def machine_contention_between(before: CpuCounters, after: CpuCounters) -> Conte
 
 def combined(contentions: list[Contention]) -> Contention | None:
     """One record for several blocks (e.g. the two timings of a ratio): the worst of each field,
-    so a ratio is busy when either side's block was."""
+    so a ratio is busy when either side's block was. The same block given twice (the variants of one
+    interleaved timing share it) counts once: 04 printed "any of its 3 timed blocks" for one timing."""
+    unique: list[Contention] = []  # one interleaved timing gives every variant the same record: one block, not N
+    for c in contentions:
+        if not any(c is u or c == u for u in unique):
+            unique.append(c)
+    contentions = unique
     if not contentions:
         return None
     if len(contentions) == 1:

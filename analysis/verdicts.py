@@ -234,13 +234,15 @@ def _round(value: float) -> float:
 
 
 def _allowed(p10: float, p90: float, faster: str, slower: str, pairing: str = "round") -> str:
-    """How far a spread that holds 1.0 reaches, in words: the honest end of "no measurable difference".
+    """What a spread that holds 1.0 says, in words: the honest end of "no measurable difference".
 
-    It names the rounds (or steps), not the variants, so that a p10 below 1 does not read as one
-    variant being cheaper: a range that holds 1 is noise in both directions.
+    It names the rounds (or steps), not the variants, and no percentages: "between 41% faster and 1%
+    slower" beside a measured "1.69x faster" read as two sizes of one effect (07), and a p10 below 1
+    read as one variant being cheaper. A range that holds 1 is noise in both directions.
     """
-    low, high = (1 - p10) * 100, (p90 - 1) * 100
-    return f"the middle 80% of its {pairing}s lay between {_percent(low)}% {faster} and {_percent(high)}% {slower}"
+    if p10 < 1 < p90:
+        return f"the spread crosses 1: some {pairing}s {faster}, others {slower}"
+    return "the spread touches 1"
 
 
 def _percent(value: float) -> str:
@@ -260,7 +262,7 @@ def judge_ratio(ratio: Any, faster: str = "faster", slower: str = "slower") -> V
     Returns:
         A Verdict whose sentence is one line: "A took 2.00x the time of B: 2.00x slower
         (per-round p10-p90 1.95-2.05)", "no measurable difference here, so this run cannot rank A against B (...: the
-        middle 80% of its rounds lay between 1% faster and 14% slower)", or "not measurable here: the machine was busy (...)".
+        spread crosses 1: some rounds faster, others slower)", or "not measurable here: the machine was busy (...)".
         A ratio of fewer than MIN_RANGE_SAMPLES rounds (`per_round`) is a "withheld" reading, its
         p10-p90 about its smallest and largest: "A / B read 1.16 (per-step p10-p90 1.08-1.30) over
         3 steps, too few for a spread (a verdict needs 5 steps): a reading, not a verdict".
@@ -314,7 +316,7 @@ def _judge(
     relation = relation_of(p10, p90)
     if relation == "about 1":
         if _within_resolution(p10, p90):
-            allowed = f"the spread reaches within {_percent((RESOLUTION - 1) * 100)}% of 1, closer than separate runs of this series agree on"
+            allowed = f"the spread reaches within {_percent((RESOLUTION - 1) * 100)}% of 1, a margin separate runs of this series can differ by"
         else:
             allowed = _allowed(p10, p90, faster, slower, pairing)
         text = f"no measurable difference here, so this run cannot rank {num} against {den} (median per-{pairing} {num} / {den} = {shown}, {spread}: {allowed})"

@@ -175,3 +175,10 @@ def test_the_worst_of_several_blocks_names_its_span_as_the_longest():
     assert both.blocks == 2 and "waited for a CPU at most 2% of any of its 2 timed blocks (longest block 78 ms)" in both.seen()
     assert combined([both, one]).blocks == 3 and one.seen().endswith("of the 78 ms")
     assert Contention(**{k: v for k, v in asdict(one).items() if k != "blocks"}) == one  # records before `blocks` read back
+
+
+def test_one_interleaved_timing_is_one_block_however_many_variants_share_it():
+    """04 printed "at most 0% of any of its 3 timed blocks (longest block 2.6 s)": one timing, three variants."""
+    shared = Contention(2.6, 0.0, 0.0, 0.0)
+    assert combined([shared, shared, shared]) is shared
+    assert combined([shared, Contention(1.0, 0.1, 0.0, 0.0)]).blocks == 2
