@@ -241,7 +241,7 @@ def _allowed(p10: float, p90: float, faster: str, slower: str, pairing: str = "r
     read as one variant being cheaper. A range that holds 1 is noise in both directions.
     """
     if p10 < 1 < p90:
-        return f"the spread crosses 1: some {pairing}s {faster}, others {slower}"
+        return f"the spread crosses 1, with some {pairing}s {faster} and others {slower}"
     return "the spread touches 1"
 
 
@@ -262,7 +262,7 @@ def judge_ratio(ratio: Any, faster: str = "faster", slower: str = "slower") -> V
     Returns:
         A Verdict whose sentence is one line: "A took 2.00x the time of B: 2.00x slower
         (per-round p10-p90 1.95-2.05)", "no measurable difference here, so this run cannot rank A against B (...: the
-        spread crosses 1: some rounds faster, others slower)", or "not measurable here: the machine was busy (...)".
+        spread crosses 1, with some rounds faster and others slower)", or "not measurable here: the machine was busy (...)".
         A ratio of fewer than MIN_RANGE_SAMPLES rounds (`per_round`) is a "withheld" reading, its
         p10-p90 about its smallest and largest: "A / B read 1.16 (per-step p10-p90 1.08-1.30) over
         3 steps, too few for a spread (a verdict needs 5 steps): a reading, not a verdict".

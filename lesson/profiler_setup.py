@@ -76,22 +76,18 @@ def step_gap_line(table: pd.DataFrame, recorded: Any, steady: Any, steps_verdict
     Returns:
         A "count" Verdict (analysis.verdicts.counted): the extra code per step against the gap, and
         their ratio; "withheld" where the block was busy or the recorded steps are not measurably above the
-        steady state (an inconclusive gap is not accounted for: the sentence gives the extra code and both medians).
+        steady state (an inconclusive gap is not accounted for: the sentence gives the extra code only).
     """
     extra_us, gap_us = extra_code_per_step(table), recorded.median_us - steady.median_us
     subject = "extra code per recorded step (self time of mlp_step + ProfilerStep*)"
     if steps_verdict.kind == "busy":
         return withheld(subject, "the machine was busy, so the gap concludes nothing")
     if steps_verdict.kind != "slower" or gap_us <= 0:
-        medians = f"medians: recorded steps {recorded.median_us:,.0f} us, steady state {steady.median_us:,.0f} us"
         if steps_verdict.kind == "faster":  # steps that do more work read below: the machine's speed moved
-            why = f"the recorded steps read measurably below the steady state ({medians}): the machine's speed moved"
+            why = "the steps read measurably below the steady state: the machine's speed moved"
         else:
-            why = f"that gap is not measurable here ({medians})"
-        return withheld(
-            f"{subject}, {extra_us:,.0f} us, against the step/steady gap",
-            f"{why}, so this run cannot tell whether the extra code shows in the step time",
-        )
+            why = "the steps are not measurably above the steady state"
+        return withheld(f"{subject}, {extra_us:,.0f} us", f"{why}, so this run cannot tell whether it shows in the step time")
     line = counted(subject, extra_us, "us", "the gap between the two medians", gap_us)
     return dataclasses.replace(line, sentence=f"{line.sentence}: {share_of_gap(extra_us / gap_us)}")
 

@@ -127,9 +127,10 @@ def test_step_gap_line_concludes_nothing_when_busy_or_without_a_gap():
     inconclusive = judge_timings("recorded steps", overlap, "steady state", steady_run)
     assert inconclusive.kind == "no measurable difference"
     line = step_gap_line(LABEL_ROWS, overlap, steady_run, inconclusive)
-    assert line.kind == "withheld" and "109 us, against the step/steady gap: withheld" in str(line)  # the extra code still shown
-    assert "medians: recorded steps 3,181 us, steady state 3,010 us" in str(line)  # both medians, checkable
-    assert "that gap is not measurable here" in str(line) and not re.search(r"\dx\b", str(line))  # no ratio set against noise
+    assert line.kind == "withheld" and "109 us: withheld" in str(line)  # the extra code still shown
+    assert "not measurably above the steady state" in str(line) and not re.search(
+        r"\dx\b", str(line)
+    )  # no ratio set against noise
 
 
 def test_setup_metrics_publishes_01s_names_and_claims(tmp_path):

@@ -64,7 +64,7 @@ def test_an_inconclusive_ratio_is_never_a_negative_finding():
     verdict = judge_ratio(ratio)
     assert verdict.kind == "no measurable difference" and not verdict.measurable
     assert verdict.sentence.startswith("no measurable difference here")
-    assert "the spread crosses 1: some rounds faster, others slower" in verdict.sentence
+    assert "the spread crosses 1, with some rounds faster and others slower" in verdict.sentence
     assert not any(phrase in verdict.sentence for phrase in NEGATIVE_FINDINGS)
     assert verdict.relation == "about 1"
 
@@ -337,7 +337,7 @@ def test_a_spread_that_holds_1_is_said_without_sizes():
     """07 printed "between 41% faster and 1% slower" (ratio 0.59) three lines above "1.69x faster":
     two sizes for one kind of effect. A spread that holds 1 now says only which way its rounds went."""
     verdict = judge_ratio(PairedRatio("a", "b", np.array([0.94] * 2 + [0.97] * 6 + [1.001] * 2)))
-    assert "the spread crosses 1: some rounds faster, others slower" in str(verdict) and "%" not in str(verdict)
+    assert "the spread crosses 1, with some rounds faster and others slower" in str(verdict) and "%" not in str(verdict)
     exact = judge_ratio(PairedRatio("a", "b", np.array([1.0] * 5 + [1.2] * 5)))
     assert "the spread touches 1" in str(exact)
 
