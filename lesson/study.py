@@ -330,9 +330,9 @@ def shape_takeaways(
         else:
             first = ranking.order[0]
             v = judge_ratio(ranking.over_floor[first])
-            told = f"{v.word} than the copy" if v.measurable else "not told apart from it"  # read aloud: no nested verdict words
+            told = "" if v.measurable else ", not told apart from it"  # read aloud: no nested verdict words
             lines += [
-                f"{ranking.label}: closest to the copy: {first}, {v.median:.2f}x the copy, {told} (p10-p90 {v.p10:.2f}-{v.p90:.2f})"
+                f"{ranking.label}: closest to the copy: {first}, {v.median:.2f}x the copy's time{told} (p10-p90 {v.p10:.2f}-{v.p90:.2f})"
             ]
         if floors[s].memory_bound:
             allocs = {n: (alloc_over_input or {}).get((s, n), math.nan) for n in names}
@@ -374,7 +374,8 @@ def _bound_lines(bound: str, what: str, shares: dict[str, float], share: Any) ->
     listed = ", ".join(f"{n} {v:.2f}" for n, v in bound_by.items()) or "none by this estimate"
     rest = ", ".join(f"{n} {v:.2f}" for n, v in shares.items() if n not in bound_by)
     basis = share.sentence[share.sentence.index("(estimated") + 1 : -1]  # the verdict's own basis clause
-    return [f"  {bound}* (over half the time {what}): {listed}" + (f"; not {bound}: {rest}" if rest else ""), f"  * {basis}"]
+    head = f"  {bound}* (over half the time {what}), share of time:"
+    return [f"{head} {listed}" + (f"; not {bound}: {rest}" if rest else ""), f"  * {basis}"]
 
 
 _RERUN = {

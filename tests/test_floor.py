@@ -239,28 +239,28 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     pairs = [(v.subject, v.reference) for v in newer_first(ranking, block)]  # 03 and 04's way round
     assert pairs == [("fused", "naive"), ("compiled", "naive"), ("compiled", "fused")]
     assert lines[1:] == [  # no allocation recorded: one copy's bytes each; every variant gets a label and its share
-        "  memory-bound* (over half the time moving its bytes at the copy's rate): compiled 1.00; not memory-bound: naive 0.30, fused 0.28",
+        "  memory-bound* (over half the time moving its bytes at the copy's rate), share of time: compiled 1.00; not memory-bound: naive 0.30, fused 0.28",
         "  * estimated, not measured: bytes = alloc_over_input copies (each full-size tensor allocated, written and read once;"
         " one where not recorded); it cannot show bytes read without allocating",
     ]
     allocs = {("large", "naive"): 3.0, ("large", "fused"): 1.0, ("large", "compiled"): 1.0}
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=allocs)
-    assert lines[1].endswith("rate): naive 0.91, compiled 1.00; not memory-bound: fused 0.28")  # naive: 3 copies x 0.30
+    assert lines[1].endswith("rate), share of time: naive 0.91, compiled 1.00; not memory-bound: fused 0.28")  # naive: 3 copies x 0.30
     assert len(lines) == 3  # a room reads three lines per shape
 
     block, floor, ranking = takeaway_case(copy=100.0, compiled=110.0)
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)
-    assert lines[0] == "large: closest to the copy: compiled, 1.10x the copy, slower than the copy (p10-p90 1.10-1.10)"
+    assert lines[0] == "large: closest to the copy: compiled, 1.10x the copy's time (p10-p90 1.10-1.10)"
     assert (
         "withheld" not in "".join(lines)
-        and "memory-bound* (over half the time moving its bytes at the copy's rate): compiled 0.91;" in lines[1]
+        and "memory-bound* (over half the time moving its bytes at the copy's rate), share of time: compiled 0.91;" in lines[1]
     )
 
     block, floor, ranking = takeaway_case(copy=100.0, compiled=110.0, spread=0.6)
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)
     assert not floor.ok and lines[0].startswith("large: the ranking against the copy is withheld (above); ")
     assert "rerun the timing cell" in lines[0] and "withheld, the copy floor failed" not in "".join(lines)  # said once
-    assert "at the triad's rate): compiled 0.73;" in lines[1] and "the copy failed its check" in lines[2]
+    assert "at the triad's rate), share of time: compiled 0.73;" in lines[1] and "the copy failed its check" in lines[2]
 
     busy = Contention(1.0, 0.5, None, None)
     block = {n: replace(t, contention=busy) for n, t in takeaway_case(copy=100.0, compiled=110.0)[0].items()}
@@ -298,7 +298,7 @@ def test_05s_takeaway_estimates_the_small_shapes_fixed_part_without_the_copy():
     assert not small.ok and "is withheld (above)" in lines[0] and "rerun the timing cell" in lines[0]
     assert (
         lines[1]
-        == "  overhead-bound* (over half the time a fixed part per call): compiled 0.90; not overhead-bound: naive 0.10, fused 0.07"
+        == "  overhead-bound* (over half the time a fixed part per call), share of time: compiled 0.90; not overhead-bound: naive 0.10, fused 0.07"
     )
     assert lines[2].startswith("  * estimated, not measured: time = fixed + per-token x tokens") and "between" not in lines[2]
     ranged = shape_takeaways({"small": ranking}, {"small": small}, {"small": block}, by_tokens, tokens={"small": 8})
