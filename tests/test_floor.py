@@ -245,7 +245,9 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     ]
     allocs = {("large", "naive"): 3.0, ("large", "fused"): 1.0, ("large", "compiled"): 1.0}
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=allocs)
-    assert lines[1].endswith("rate), share of time: naive 0.91, compiled 1.00; not memory-bound: fused 0.28")  # naive: 3 copies x 0.30
+    assert lines[1].endswith(
+        "rate), share of time: naive 0.91, compiled 1.00; not memory-bound: fused 0.28"
+    )  # naive: 3 copies x 0.30
     assert len(lines) == 3  # a room reads three lines per shape
 
     block, floor, ranking = takeaway_case(copy=100.0, compiled=110.0)
