@@ -398,3 +398,10 @@ def test_a_ratio_prints_its_median_and_both_ends_at_one_precision():
     assert "took 0.356x the time" in text and "p10-p90 0.342-0.361" in text
     wide = str(judge_ratio(PairedRatio("a", "b", np.array([0.98] * 2 + [1.0] * 6 + [1.0512] * 2))))
     assert "p10-p90 0.980-1.051" in wide
+
+
+def test_a_table_bound_is_never_rounded_onto_the_band_edge():
+    """05's table printed p10 1.050 beside 'not measurable (spread reaches within 5% of 1)': it was 1.0498."""
+    samples = np.array([1.0498] * 2 + [1.07, 1.075, 1.076, 1.076, 1.08, 1.09] + [1.109] * 2)
+    row = judge_ratio(PairedRatio("torch.rms_norm", "naive", samples)).row()
+    assert row["verdict"] == "not measurable (spread reaches within 5% of 1)" and row["p10"] == 1.0498
