@@ -21,6 +21,33 @@ def cpu_backend():
     return select_backend("cpu")
 
 
+@pytest.fixture(scope="session")
+def naive_cpu_profile(tmp_path_factory):
+    """The naive RMSNorm profiled on cpu (64x512, 3 recorded steps, memory recorded), once for every
+    test module that reads a real trace of it: namespace with x, w and the loaded `trace`."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from analysis.traces import load_trace
+    from helpers.backend import select_backend
+    from lesson.profiling import profile_steps
+    from lesson.rmsnorm import rmsnorm_naive
+
+    x, w = torch.randn(64, 512), torch.ones(512)
+    result = profile_steps(
+        lambda: rmsnorm_naive(x, w),
+        select_backend("cpu"),
+        tmp_path_factory.mktemp("naive_cpu_profile"),
+        label="naive",
+        wait=0,
+        warmup=1,
+        active=3,
+        profile_memory=True,
+    )
+    return SimpleNamespace(x=x, w=w, trace=load_trace(result.trace_path))
+
+
 def fake_tool(folder, name: str, prints: str):
     """An executable `folder/name` (a FAKE of a Neuron command-line tool) that prints `prints`;
     `folder` is made if it is missing. Returns its path."""

@@ -8,29 +8,14 @@ import torch
 
 from analysis.steps import per_call_summary, step_summary
 from analysis.timing import time_per_call
-from analysis.traces import load_trace
-from helpers.backend import select_backend
 from lesson.naive_rmsnorm import gap_share
 from lesson.published_metrics import naive_call_metrics
-from lesson.profiling import profile_steps
 from lesson.rmsnorm import rmsnorm_naive
 
 
-@pytest.fixture(scope="module")
-def profiled(tmp_path_factory):
-    backend = select_backend("cpu")
-    x, w = torch.randn(64, 512), torch.ones(512)
-    result = profile_steps(
-        lambda: rmsnorm_naive(x, w),
-        backend,
-        tmp_path_factory.mktemp("t"),
-        label="naive",
-        wait=0,
-        warmup=1,
-        active=3,
-        profile_memory=True,
-    )
-    return backend, x, w, load_trace(result.trace_path)
+@pytest.fixture
+def profiled(naive_cpu_profile, cpu_backend):
+    return cpu_backend, naive_cpu_profile.x, naive_cpu_profile.w, naive_cpu_profile.trace
 
 
 def test_gap_share_is_the_median_steps_idle_share(profiled):

@@ -8,29 +8,15 @@ import pytest
 import torch
 
 from helpers.errors import TraceFileError
-from lesson.profiling import profile_steps
 from lesson.rmsnorm import rmsnorm_naive
 from analysis.call_trees import CallNode, call_tree, dispatch_tree, folded_by_key_averages
 from analysis.steps import gap_table, launch_latency, per_call_summary, step_summary
 from analysis.traces import device_ops, lane_of, load_trace
 
 
-@pytest.fixture(scope="module")
-def naive_trace(tmp_path_factory):
-    from helpers.backend import select_backend
-
-    x, w = torch.randn(64, 512), torch.ones(512)
-    result = profile_steps(
-        lambda: rmsnorm_naive(x, w),
-        select_backend("cpu"),
-        tmp_path_factory.mktemp("t"),
-        label="naive",
-        wait=0,
-        warmup=1,
-        active=3,
-        profile_memory=True,
-    )
-    return load_trace(result.trace_path)
+@pytest.fixture
+def naive_trace(naive_cpu_profile):
+    return naive_cpu_profile.trace
 
 
 def test_cpu_trace_steps_and_ops(naive_trace):
