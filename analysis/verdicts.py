@@ -85,7 +85,7 @@ def _within_resolution(p10: float, p90: float) -> bool:
     return (p10 > 1 or p90 < 1) and relation_of(p10, p90) == "about 1"
 
 
-def _ratio_bound(value: float, median: float | None = None) -> str:
+def ratio_bound(value: float, median: float | None = None) -> str:
     """A ratio's p10 or p90 printed with the decimals that place it against 1.0, the band's edges
     (RESOLUTION, 1/RESOLUTION) and the median beside it: a p10 of 1.0497 beside "no measurable
     difference" prints as 1.0497, not as a 1.05 that reads as clearing the band; a p90 of 0.361 beside
@@ -98,7 +98,7 @@ def _ratio_figures(median: float, p10: float, p90: float, pairing: str) -> tuple
     """A ratio's median and "per-<pairing> p10-p90 a-b" at one precision, the fewest decimals (2 to 4)
     that set each apart from 1.0, the band's edges and the other two: "0.98-1.051" read as two
     kinds of number."""
-    texts = (_ratio_bound(p10, median), _ratio_bound(p90, median), _median_text(median, p10, p90))
+    texts = (ratio_bound(p10, median), ratio_bound(p90, median), _median_text(median, p10, p90))
     places = max(len(text.split(".")[1]) for text in texts)
     return f"{median:.{places}f}", f"per-{pairing} p10-p90 {p10:.{places}f}-{p90:.{places}f}"
 

@@ -319,7 +319,7 @@ def shape_takeaways(
         The lines to print, one verdict each.
     """
     from analysis.timing import paired_ratio
-    from analysis.verdicts import estimate, judge_ratio, withheld
+    from analysis.verdicts import estimate, judge_ratio, ratio_bound, withheld
 
     lines = []
     for s, ranking in rankings.items():
@@ -332,7 +332,7 @@ def shape_takeaways(
             v = judge_ratio(ranking.over_floor[first])
             told = "" if v.measurable else ", not told apart from it"  # read aloud: no nested verdict words
             lines += [
-                f"{ranking.label}: closest to the copy: {first}, {v.median:.2f}x the copy's time{told} (p10-p90 {_bound(v.p10)}-{_bound(v.p90)})"
+                f"{ranking.label}: closest to the copy: {first}, {v.median:.2f}x the copy's time{told} (p10-p90 {ratio_bound(v.p10)}-{ratio_bound(v.p90)})"
             ]
         if floors[s].memory_bound:
             allocs = {n: (alloc_over_input or {}).get((s, n), math.nan) for n in names}
@@ -365,14 +365,6 @@ def shape_takeaways(
         share = estimate("the fixed part per call", shares, "of the time", basis, "what that part is", 2)
         lines += _bound_lines("overhead-bound", "a fixed part per call", shares, share)  # shares only: the fit is its own block
     return lines
-
-
-def _bound(value: float) -> str:
-    """A ratio bound with the decimals that set it apart from 1 and the verdicts' band edges: 05 printed
-    a p10 of 1.048 as 1.05 beside "not told apart from it", a bound that seemed to clear the band."""
-    from analysis.verdicts import RESOLUTION, decimals_apart
-
-    return max((decimals_apart(value, edge) for edge in (1.0, RESOLUTION, 1 / RESOLUTION)), key=len)
 
 
 def _bound_lines(bound: str, what: str, shares: dict[str, float], share: Any) -> list[str]:
