@@ -324,7 +324,8 @@ def _judge(
     relation = relation_of(p10, p90)
     if relation == "about 1":
         if _within_resolution(p10, p90):
-            allowed = f"the spread reaches within {_percent((RESOLUTION - 1) * 100)}% of 1, a margin separate runs of this series can differ by"
+            side = "above" if p10 >= 1 else "below"  # one side of 1, too near it for this run to rank them
+            allowed = f"the spread lies {side} 1 but reaches within {_percent((RESOLUTION - 1) * 100)}% of it, a margin separate runs of this series can differ by"
         else:
             allowed = _allowed(p10, p90, faster, slower, pairing)
         text = f"no measurable difference here, so this run cannot rank {num} against {den} (median per-{pairing} {num} / {den} = {shown}, {spread}: {allowed})"

@@ -296,7 +296,7 @@ def shape_takeaways(
     analysis.verdicts, so no clause assumes how the run came out, and the title's question (overhead-
     or memory-bound) gets an answer or an estimate on every run that was not busy. Per shape, three short
     lines a room can read aloud: the variant closest to the copy with its ratio and verdict word, or,
-    where the ranking was withheld (printed above it), what to do; the bound, each variant's estimated
+    where the ranking was withheld (printed above it), what to do and the pair verdicts, which need no copy; the bound, each variant's estimated
     share as printed; and the estimate's basis as one footnote line ("* estimated, not measured: ..."):
     - at a memory-bound shape (assumed by `time_with_floor`, and said so): an estimate of the share of each
       variant's time that moving its bytes takes, its bytes taken as `alloc_over_input` copies' (each
@@ -326,13 +326,21 @@ def shape_takeaways(
         names = list(ranking.over_floor)
         if ranking.gate:
             again = _RERUN.get(ranking.gate.kind, _RERUN["withheld"])
-            lines += [f"{ranking.label}: the ranking against the copy is withheld (above); {again}"]
+            pairs = "" if ranking.gate.kind == "busy" else f"; {_pair_words(newer_first(ranking, blocks[s]))}"
+            lines += [f"{ranking.label}: the ranking against the copy is withheld (above); {again}{pairs}"]
         else:
             first = ranking.order[0]
             v = judge_ratio(ranking.over_floor[first])
             told = "" if v.measurable else ", not told apart from it"  # read aloud: no nested verdict words
+            tiers = ranking.tiers()
+            tied = "".join(f" ≈ {n}" for n in tiers[0][1:])  # not told apart from the closest
+            last = (
+                f"; farthest: {tiers[-1][0]}, {ranking.over_floor[tiers[-1][0]].median:.2f}x"
+                if len(tiers) > 1 and len(tiers[-1]) == 1
+                else ""
+            )
             lines += [
-                f"{ranking.label}: closest to the copy: {first}, {v.median:.2f}x the copy's time{told} (p10-p90 {ratio_bound(v.p10)}-{ratio_bound(v.p90)})"
+                f"{ranking.label}: closest to the copy: {first}{tied}, {v.median:.2f}x the copy's time{told} (p10-p90 {ratio_bound(v.p10)}-{ratio_bound(v.p90)}){last}"
             ]
         if floors[s].memory_bound:
             allocs = {n: (alloc_over_input or {}).get((s, n), math.nan) for n in names}
@@ -378,9 +386,14 @@ def _bound_lines(bound: str, what: str, shares: dict[str, float], share: Any) ->
     return [f"{head} {listed}" + (f"; not {bound}: {rest}" if rest else ""), f"  * {basis}"]
 
 
+def _pair_words(pairs: list) -> str:
+    """A withheld shape's pair verdicts in one clause (they need no copy), so its answer is in the takeaway too."""
+    said = [f"{v.subject} {v.median:.2f}x {v.reference}'s time ({v.kind if v.measurable else 'not told apart'})" for v in pairs]
+    return "the pairs, which need no copy: " + ", ".join(said)
+
+
 _RERUN = {
-    "withheld": "the copy's check can fail on one run and pass on the next: rerun the timing cell; the pair "
-    "verdicts above do not use the copy",
+    "withheld": "the copy's check can fail on one run and pass on the next (A3 shows why): rerun the timing cell",
     "busy": "rerun the timing cell when the machine is quiet",
 }
 
@@ -391,7 +404,7 @@ def plot_over_copy(rankings: dict[str, Ranking], names: list[str], title: str, p
     Why here: the figure is the lesson, the plotting is not. Bars the ranking joins as not told apart
     (`Ranking.tiers`) carry "≈" in their labels, so a taller bar is not read as a slower variant where the
     pair verdict is not measurable; a shape whose ranking is gated (the copy failed its check, or busy)
-    draws neither bar nor whisker and says why in its legend entry. The grey band is the verdicts' margin
+    draws neither bar nor whisker and says why in a note on the axes. The grey band is the verdicts' margin
     around 1 (`analysis.verdicts.RESOLUTION`).
 
     Args:
@@ -401,23 +414,34 @@ def plot_over_copy(rankings: dict[str, Ranking], names: list[str], title: str, p
     Returns:
         The matplotlib Axes.
     """
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import FormatStrFormatter
+
     from analysis import OKABE_ITO, RESOLUTION
 
-    why = {"withheld": ": copy floor failed, not drawn", "busy": ": busy, not drawn"}
-    gated = {s: why.get(r.gate.kind, why["withheld"]) if r.gate else "" for s, r in rankings.items()}
-    labels = {s: r.label + gated[s] for s, r in rankings.items()}
-    over = pd.DataFrame(
-        {labels[s]: {n: np.nan if gated[s] else r.over_floor[n].median for n in names} for s, r in rankings.items()}
-    )
+    why = {"withheld": "copy floor failed, not drawn", "busy": "busy, not drawn"}
+    notes = [f"{r.label}: {why.get(r.gate.kind, why['withheld'])}" for r in rankings.values() if r.gate]
+    drawn = {s: r for s, r in rankings.items() if not r.gate}
+    colours = dict(zip(rankings, [OKABE_ITO[0], OKABE_ITO[3]]))  # a shape keeps its colour when the other is not drawn
+    over = pd.DataFrame({r.label: {n: r.over_floor[n].median for n in names} for r in drawn.values()}, index=names)
     whiskers = []
-    for s, r in rankings.items():
+    for r in drawn.values():
         t = r.table().loc[names]  # each ratio to the copy with its p10-p90
-        whiskers.append(np.where(bool(gated[s]), np.nan, [(t.over_copy - t.p10).to_numpy(), (t.p90 - t.over_copy).to_numpy()]))
-    ax = over.plot.bar(rot=0, logy=True, yerr=whiskers, color=[OKABE_ITO[0], OKABE_ITO[3]], ylabel="time / copy time (log scale)")
-    tied = {s: {n for tier in r.tiers() if len(tier) > 1 for n in tier} for s, r in rankings.items()}
-    for bars, s in zip([c for c in ax.containers if type(c).__name__ == "BarContainer"], rankings):  # bars, not whiskers
-        marks = ["" if gated[s] else ("≈" if n in tied[s] else "") + f"{over.at[n, labels[s]]:.2f}x" for n in names]
-        ax.bar_label(bars, labels=marks, fontsize=9)
+        whiskers.append([(t.over_copy - t.p10).to_numpy(), (t.p90 - t.over_copy).to_numpy()])
+    ylabel = "time / copy time (log scale)"
+    if drawn:
+        ax = over.plot.bar(rot=0, logy=True, yerr=whiskers, color=[colours[s] for s in drawn], ylabel=ylabel)
+    else:  # nothing to draw: the axes still carry the title, the band and why
+        ax = plt.figure().add_subplot(yscale="log", ylabel=ylabel)
+    tied = {s: {n for tier in r.tiers() if len(tier) > 1 for n in tier} for s, r in drawn.items()}
+    for bars, (s, r) in zip(
+        [c for c in ax.containers if type(c).__name__ == "BarContainer"], drawn.items()
+    ):  # bars, not whiskers
+        ax.bar_label(bars, labels=[("≈" if n in tied[s] else "") + f"{over.at[n, r.label]:.2f}x" for n in names], fontsize=9)
+    if notes:
+        ax.text(0.01, 0.98, "\n".join(notes), transform=ax.transAxes, va="top", fontsize=9)
+    for axis in (ax.yaxis.set_major_formatter, ax.yaxis.set_minor_formatter):
+        axis(FormatStrFormatter("%g"))  # 2 and 3, not 2x10^0
     ax.axhline(1.0, color="black", lw=1, ls="--", label="copy floor")
     ax.axhspan(1 / RESOLUTION, RESOLUTION, color="grey", alpha=0.3, label=f"within {RESOLUTION - 1:.0%} of the copy")
     ax.set_title(title)

@@ -252,7 +252,10 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
 
     block, floor, ranking = takeaway_case(copy=100.0, compiled=110.0)
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)
-    assert lines[0] == "large: closest to the copy: compiled, 1.10x the copy's time (p10-p90 1.10-1.10)"
+    assert lines[0] == "large: closest to the copy: compiled, 1.10x the copy's time (p10-p90 1.10-1.10); farthest: fused, 3.60x"
+    block, floor, ranking = takeaway_case(copy=100.0, compiled=335.0)  # compiled / naive = 1.015: a tie, then fused
+    first = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)[0]
+    assert first.startswith("large: closest to the copy: naive ≈ compiled, 3.30x") and first.endswith("; farthest: fused, 3.60x")
     assert (
         "withheld" not in "".join(lines)
         and "memory-bound* (over half the time moving its bytes at the copy's rate), share of time: compiled 0.91;" in lines[1]
@@ -262,6 +265,9 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)
     assert not floor.ok and lines[0].startswith("large: the ranking against the copy is withheld (above); ")
     assert "rerun the timing cell" in lines[0] and "withheld, the copy floor failed" not in "".join(lines)  # said once
+    assert lines[0].endswith(
+        "the pairs, which need no copy: fused 1.09x naive's time (slower), compiled 0.33x naive's time (faster), compiled 0.31x fused's time (faster)"
+    )
     assert "at the triad's rate), share of time: compiled 0.73;" in lines[1] and "the copy failed its check" in lines[2]
 
     busy = Contention(1.0, 0.5, None, None)
@@ -328,6 +334,12 @@ def test_05s_figure_marks_tied_bars_and_draws_nothing_for_a_gated_shape(tmp_path
     assert tied.tiers() == [["naive", "compiled"], ["fused"]] and gated.gate.kind == "withheld"
     rankings = {"large": tied, "small": dataclasses.replace(gated, label="small")}
     ax = plot_over_copy(rankings, ["naive", "fused", "compiled"], "SYNTHETIC [measured on cpu]", tmp_path / "f.png")
-    assert [t.get_text() for t in ax.texts] == ["≈3.30x", "3.60x", "≈3.35x", "", "", ""]
-    assert "small: copy floor failed, not drawn" in ax.get_legend_handles_labels()[1]
+    assert [t.get_text() for t in ax.texts] == ["≈3.30x", "3.60x", "≈3.35x", "small: copy floor failed, not drawn"]
+    assert ax.get_legend_handles_labels()[1] == [
+        "copy floor",
+        "within 5% of the copy",
+        "large",
+    ]  # no swatch for a shape not drawn
+    ax = plot_over_copy({"small": rankings["small"]}, ["naive"], "SYNTHETIC [measured on cpu]", tmp_path / "g.png")
+    assert [t.get_text() for t in ax.texts] == ["small: copy floor failed, not drawn"] and not ax.containers
     assert (tmp_path / "f.png").stat().st_size > 0

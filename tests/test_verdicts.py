@@ -50,7 +50,14 @@ def test_a_spread_reaching_closer_to_one_than_runs_agree_on_is_no_measurable_dif
     quiet = judge_ratio(PairedRatio("torch.rms_norm", "naive", np.linspace(0.975, 1.005, 9)))
     busy = judge_ratio(PairedRatio("torch.rms_norm", "naive", np.linspace(0.97, 0.99, 9)))
     assert quiet.kind == busy.kind == "no measurable difference" and quiet.relation == busy.relation == "about 1"
-    assert "the spread reaches within 5% of 1, a margin separate runs of this series can differ by" in busy.sentence
+    assert (
+        "the spread lies below 1 but reaches within 5% of it, a margin separate runs of this series can differ by"
+        in busy.sentence
+    )
+    above = judge_ratio(
+        PairedRatio("static", "dynamic", np.array([1.01, 1.02, 1.03, 1.3, 1.32, 1.4, 1.6, 1.8, 1.9]))
+    )  # 07: one side, not ranked
+    assert above.kind == "no measurable difference" and "the spread lies above 1 but reaches within 5% of it" in above.sentence
     assert busy.word == "not measurable (spread reaches within 5% of 1)" and quiet.word == "not measurable (spread crosses 1)"
     straddling = judge_ratio(PairedRatio("a", "b", np.linspace(0.90, 0.996, 9)))  # median 0.95, p90 inside the band
     assert straddling.kind == "no measurable difference" and relation_of(0.90, 0.996) == "about 1"
