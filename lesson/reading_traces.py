@@ -139,7 +139,7 @@ def largest_gap_host_calls(trace: Any) -> tuple[str, pd.DataFrame]:
     after, before = (short_kernel_name(gap[k]) for k in ("after", "before"))
     caption = f"Host calls in the largest gap ({after} -> {before}, {gap['gap_us']:.0f} us)"
     if (calls["from_gap_start_us"] < 0).any():  # a call already running when the device went idle
-        caption += " (negative from_gap_start_us: began before the gap)"
+        caption += "; negative from_gap_start_us: began before the gap"
     return caption, calls.reset_index(drop=True)
 
 
