@@ -98,3 +98,4 @@ def test_largest_gap_host_calls_finds_the_sync_in_the_recorded_gap():
     names = list(calls["name"])  # the host reads a device value back, waits, then launches again
     assert names.index("aten::is_nonzero") < names.index("cudaStreamSynchronize") < names.index("cudaLaunchKernel")
     assert (calls["from_gap_start_us"] < 100).all() and "ProfilerStep#100" not in names
+    assert (calls["from_gap_start_us"] < 0).any() and "; negative from_gap_start_us: began before the gap" in caption
