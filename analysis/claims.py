@@ -13,7 +13,8 @@ Relations, over the `value` of each named metric (ratios also carry their per-ro
 - "above 1" / "below 1": a paired ratio whose whole p10-p90 lies at least
   analysis.verdicts.RESOLUTION above / below 1 (measurable);
 - "about 1": any other paired ratio (no measurable difference);
-- "overlap": four metrics, two ranges (a's p10, a's p90, b's p10, b's p90) that overlap or touch:
+- "overlap": four metrics, two ranges (a's p10, a's p90, b's p10, b's p90) that overlap, touch or lie
+  closer than analysis.verdicts.RESOLUTION (`ranges_apart`):
   a pair of figures not measured in pairs that the run cannot tell apart (analysis.verdicts.judge_ranges);
 - "busy": no comparison at all: at least one named metric was timed while the machine was busy
   (its `contention` record, analysis.contention), so the sentence says "not measurable here".
@@ -24,7 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from .contention import is_busy
-from .verdicts import RELATIONS, Claim
+from .verdicts import RELATIONS, Claim, ranges_apart
 from .verdicts import relation_of as ratio_relation
 
 __all__ = ["RELATIONS", "Claim", "check_claims", "ratio_relation"]
@@ -45,7 +46,7 @@ def _holds(relation: str, entries: list[dict[str, Any]]) -> bool:
         return all(a < b for a, b in zip(values, values[1:]))
     if relation == "overlap":
         a10, a90, b10, b90 = values
-        return a10 <= b90 and b10 <= a90
+        return not ranges_apart((a10, a90), (b10, b90))
     (entry,) = entries
     return ratio_relation(entry["p10"], entry["p90"]) == relation
 

@@ -16,7 +16,8 @@ the words from here, so that the series has one rule for "measurable":
   samples): the reason is the sentence.
 
 Figures that were not measured in pairs (two ranks' arrival times, two runs' timings) are compared
-by their p10-p90 ranges: measurable only where the ranges are apart (ranges that touch are not).
+by their p10-p90 ranges: measurable only where the ranges are apart by at least RESOLUTION, the same
+5% (ranges that touch, or lie closer than that, are not: `ranges_apart`).
 A statement about repeated steps ("the last rank to arrive also left last") holds only where it
 held in every step.
 
@@ -83,6 +84,25 @@ def _within_resolution(p10: float, p90: float) -> bool:
     """True for a spread that clears 1.0 but reaches within RESOLUTION of it: a difference this run
     shows that separate runs do not agree on."""
     return (p10 > 1 or p90 < 1) and relation_of(p10, p90) == "about 1"
+
+
+def ranges_apart(subject_range: tuple[float, float], reference_range: tuple[float, float]) -> str:
+    """Which side of the reference's p10-p90 the subject's lies on, "above" or "below", or "" where the
+    two cannot be told apart: they overlap, touch, or the gap between the nearest ends is under
+    RESOLUTION - 1 (5%) of the larger end's size. Why the margin: the paired rule's 5% (separate runs
+    of this series differ by about that), so two ranges 0.005 apart (01's exercise 2) are not a finding.
+
+    Args:
+        subject_range, reference_range: each one's (p10, p90).
+
+    Returns:
+        "above", "below" or "".
+    """
+    (a10, a90), (b10, b90) = subject_range, reference_range
+    for side, low, high in (("above", b90, a10), ("below", a90, b10)):  # low end of the upper range past the other's top
+        if high - low > (RESOLUTION - 1) * max(abs(low), abs(high)):
+            return side
+    return ""
 
 
 def ratio_bound(value: float, median: float | None = None) -> str:
@@ -187,11 +207,11 @@ class Verdict:
     def word(self) -> str:
         """The verdict as the table shows it: a range verdict compares figures, not times, so its
         "slower"/"faster" read "higher"/"lower", and "no measurable difference" reads "not measurable
-        (spread crosses 1)" or "(ranges overlap)", never a bare negative (`kind`, which claims
+        (spread crosses 1)" or "(ranges not 5% apart)", never a bare negative (`kind`, which claims
         record, stays as it is)."""
         if self.kind == "no measurable difference":  # never read as a negative finding
             if self.form == "ranges":
-                return "not measurable (ranges overlap)"
+                return f"not measurable (ranges not {_percent((RESOLUTION - 1) * 100)}% apart)"
             if _within_resolution(self.p10, self.p90):
                 return f"not measurable (spread reaches within {_percent((RESOLUTION - 1) * 100)}% of 1)"
             return "not measurable (spread crosses 1)"
@@ -362,8 +382,8 @@ def judge_ranges(
 
     Returns:
         "slower" (here: higher) when the subject's whole range lies above the reference's, "faster"
-        (lower) when below, else "no measurable difference": ranges that overlap or touch cannot
-        be told apart. With `counts` below MIN_RANGE_SAMPLES on either side, a "withheld" reading
+        (lower) when below, by at least RESOLUTION (`ranges_apart`), else "no measurable difference":
+        ranges that overlap, touch or lie closer cannot be told apart. With `counts` below MIN_RANGE_SAMPLES on either side, a "withheld" reading
         (form "too few ranges"): where the subject lies against the reference's range, not a verdict.
     """
     (a10, a90), (b10, b90) = subject_range, reference_range
@@ -377,11 +397,12 @@ def judge_ranges(
     mid = (a10 + a90) / 2
     fields = {"subject": subject, "reference": reference, "median": mid, "p10": a10, "p90": a90, "form": "ranges", "unit": unit}
     fields["reference_range"] = f"{b10:{f}}-{b90:{f}} {unit}"
-    if a10 > b90:
-        return Verdict(kind="slower", sentence=f"{subject} measurably above {reference}: {shown}", **fields)
-    if a90 < b10:
-        return Verdict(kind="faster", sentence=f"{subject} measurably below {reference}: {shown}", **fields)
-    text = f"no measurable difference between {subject} and {reference}: the ranges overlap or touch, so this run cannot tell them apart ({shown})"
+    side = ranges_apart((a10, a90), (b10, b90))
+    if side:
+        kind = "slower" if side == "above" else "faster"
+        return Verdict(kind=kind, sentence=f"{subject} measurably {side} {reference}: {shown}", **fields)
+    near = f"overlap, touch or lie within {_percent((RESOLUTION - 1) * 100)}% of each other"
+    text = f"no measurable difference between {subject} and {reference}: the ranges {near}, so this run cannot tell them apart ({shown})"
     return Verdict(kind="no measurable difference", sentence=text, **fields)
 
 
