@@ -82,8 +82,8 @@ class FloorCheck:
             )
         text = (
             f"{verdict}: the check compares the copy's bandwidth with the triad's over the same bytes and accepts "
-            f"{low}-{high}x (here {self.copy_over_probe:.2f}x). Above {high}x the copy would have outrun the memory, "
-            f"so it did not move its bytes; below {low}x something disturbed it. Below 1x is expected"
+            f"{low}-{high}x (here {self.copy_over_probe:.2f}x). Above {high}x the copy would have outrun the triad by more than "
+            f"a copy that moves its bytes can; below {low}x something disturbed it. Below 1x is expected"
         )
         known = copy_into_over_probe is not None and math.isfinite(copy_into_over_probe)
         text += ", partly because" if known and copy_into_over_probe < 1 else ":"  # allocating explains only part

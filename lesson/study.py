@@ -325,8 +325,10 @@ def shape_takeaways(
     for s, ranking in rankings.items():
         names = list(ranking.over_floor)
         if ranking.gate:
-            again = _RERUN.get(ranking.gate.kind, _RERUN["withheld"])
-            pairs = "" if ranking.gate.kind == "busy" else f"; {_pair_words(newer_first(ranking, blocks[s]))}"
+            pair_verdicts = newer_first(ranking, blocks[s])
+            busy = ranking.gate.kind == "busy" or any(v.kind == "busy" for v in pair_verdicts)  # a failed floor is checked first
+            again = _RERUN["busy" if busy else ranking.gate.kind if ranking.gate.kind in _RERUN else "withheld"]
+            pairs = "" if busy else f"; {_pair_words(pair_verdicts)}"
             lines += [f"{ranking.label}: the ranking against the copy is withheld (above); {again}{pairs}"]
         else:
             first = ranking.order[0]
@@ -375,12 +377,14 @@ def shape_takeaways(
     return lines
 
 
-def _bound_lines(bound: str, what: str, shares: dict[str, float], share: Any) -> list[str]:
+def _bound_lines(bound: str, what: str, shares: dict[str, float], share: Any, near_one: set[str] = frozenset()) -> list[str]:
     """A shape's bound in two lines read aloud: who is `bound` (over half the time `what`, each share as
-    printed) and who is not, then the estimate's basis as one footnote (`share`, an `estimate` verdict)."""
-    bound_by = {n: v for n, v in shares.items() if round(v, 2) > 0.5}  # as printed
-    listed = ", ".join(f"{n} {v:.2f}" for n, v in bound_by.items()) or "none by this estimate"
-    rest = ", ".join(f"{n} {v:.2f}" for n, v in shares.items() if n not in bound_by)
+    printed; "≈1" for the names in `near_one`, whose time the verdicts do not tell apart from the
+    reference's) and who is not, then the estimate's basis as one footnote (`share`, an `estimate` verdict)."""
+    shown = {n: "≈1" if n in near_one else f"{v:.2f}" for n, v in shares.items()}
+    bound_by = {n: v for n, v in shares.items() if n in near_one or round(v, 2) > 0.5}  # as printed
+    listed = ", ".join(f"{n} {shown[n]}" for n in bound_by) or "none by this estimate"
+    rest = ", ".join(f"{n} {shown[n]}" for n in shares if n not in bound_by)
     basis = share.sentence[share.sentence.index("(estimated") + 1 : -1]  # the verdict's own basis clause
     head = f"  {bound}* (over half the time {what}), share of time:"
     return [f"{head} {listed}" + (f"; not {bound}: {rest}" if rest else ""), f"  * {basis}"]
@@ -487,4 +491,5 @@ def _memory_bound(ranking: Ranking, floor: FloorCheck, block: dict[str, Timing],
     basis += "" if floor.ok else ", at the triad's rate: the copy failed its check"
     subject = f"moving its bytes at the {reference.split()[0]}'s rate"
     share = estimate(subject, shares, "of the time", basis, "bytes read without allocating", 2)
-    return [line.removeprefix("  ") for line in _bound_lines("memory-bound", subject, shares, share)]
+    near_one = {n for n, r in ratios.items() if copies[n] == 1 and not judge_ratio(r).measurable}  # as fast as the copy
+    return [line.removeprefix("  ") for line in _bound_lines("memory-bound", subject, shares, share, near_one)]
