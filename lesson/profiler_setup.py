@@ -75,7 +75,7 @@ def step_gap_line(table: pd.DataFrame, recorded: Any, steady: Any, steps_verdict
 
     Returns:
         A "count" Verdict (analysis.verdicts.counted): the extra code per step against the gap, and
-        their ratio; "withheld" where the block was busy or the recorded steps are not measurably above the
+        its share of it; "withheld" where the block was busy or the recorded steps are not measurably above the
         steady state (an inconclusive gap is not accounted for: the sentence gives the extra code only).
     """
     extra_us, gap_us = extra_code_per_step(table), recorded.median_us - steady.median_us
@@ -89,7 +89,8 @@ def step_gap_line(table: pd.DataFrame, recorded: Any, steady: Any, steps_verdict
             why = "the steps are not measurably above the steady state"
         return withheld(f"{subject}, {extra_us:,.0f} us", f"{why}, so this run cannot tell whether it shows in the step time")
     line = counted(subject, extra_us, "us", "the gap between the two medians", gap_us)
-    return dataclasses.replace(line, sentence=f"{line.sentence}: {share_of_gap(extra_us / gap_us)}")
+    said = f"{subject}: {extra_us:,.0f} us of the {gap_us:,.0f} us gap between the two medians, {share_of_gap(extra_us / gap_us)}"
+    return dataclasses.replace(line, sentence=said)  # one unit, one share: not "0.2x" beside "about 20%"
 
 
 def share_of_gap(ratio: float) -> str:
