@@ -130,27 +130,6 @@ def cost_takeaway(verdicts: dict[str, Verdict]) -> str:
     return f"take-home, the profiler's cost as a per-round ratio (separate timing blocks drift): {'; '.join(parts)}"
 
 
-def warmup_note(first_us: dict[str, float], others: dict[str, Any]) -> Verdict:
-    """Exercise 1's answer: why one profile per warm-up cannot show the warm-up's effect, with the
-    readings it rests on, so that "above" against "inside" is not read as the warm-up's doing.
-
-    Args:
-        first_us: profile label -> its first recorded step (us), one reading each.
-        others: profile label -> analysis.timing.Timing of its other recorded steps.
-
-    Returns:
-        A "withheld" Verdict naming each first step and how many steps its range rests on.
-    """
-    firsts = ", ".join(f"{us:,.1f} us at {label}" for label, us in first_us.items())
-    counts = " and ".join(str(len(t.samples_us)) for t in others.values())
-    why = (
-        f"one profile gives one first step per warm-up ({firsts}), set against only {counts} other steps: whether it "
-        "reads above or inside their range can turn on one step, so one profile cannot separate a warm-up effect from "
-        "step-to-step spread; judging it needs the first steps of 5 or more profiles per warm-up, set against each other"
-    )
-    return withheld("the warm-up's effect on the first recorded step", why)
-
-
 def copy_shares(events: pd.DataFrame) -> dict[int, np.ndarray]:
     """Each `aten::copy_`'s share (%) of the `aten::addmm` it runs in, per Linear of the step
     (on cpu, addmm first copies the bias into its output): exercise 3's figures.

@@ -22,7 +22,6 @@ from lesson.profiler_setup import (
     extra_code_per_step,
     share_of_gap,
     step_gap_line,
-    warmup_note,
 )
 from lesson.published_metrics import setup_metrics
 
@@ -163,17 +162,6 @@ def test_cost_takeaway_states_a_ratio_only_where_measurable():
     assert "tiny call: 1.20x its bare time" in line
     assert "bare median" not in line  # a separate block's median is not the call's time
     assert line.count("x its bare time") == 1  # no ratio stated for the call whose spread crosses 1
-
-
-def test_warmup_note_names_both_first_steps_and_the_few_others():
-    # run 20261206T080712Z-cpu, exercise 1: warmup=1 had 5 other steps, the lesson's profile 4
-    others = {"warmup=1": Timing("w1", np.array([3002.0, 3030, 3050, 3070, 3083]), 1),
-              "warmup=3 (lesson)": Timing("w3", np.array([3031.0, 3495, 3052, 3181]), 1)}  # fmt: skip
-    note = warmup_note({"warmup=1": 3209.7, "warmup=3 (lesson)": 3211.2}, others)
-    assert note.kind == "withheld" and not note.measurable
-    assert "3,209.7 us at warmup=1, 3,211.2 us at warmup=3 (lesson)" in str(
-        note
-    ) and "set against only 5 and 4 other steps: whether it reads above or inside" in str(note)
 
 
 def test_copy_shares_on_a_real_cpu_profile(tmp_path):
