@@ -38,6 +38,21 @@ def triad_probe(x: torch.Tensor) -> Callable[[], torch.Tensor]:
     return lambda: torch.add(b, c, alpha=0.5, out=a)
 
 
+def floor_probes(x: torch.Tensor) -> dict[str, Callable[[], torch.Tensor]]:
+    """The two cases timed beside the copy to check it: "triad probe" (`triad_probe`, the check
+    `time_with_floor` makes) and "copy into" (the same copy into a tensor allocated beforehand, which
+    appendix A3 sets against the copy to show what the allocation costs).
+
+    Args:
+        x: the copied tensor.
+
+    Returns:
+        {"triad probe": ..., "copy into": ...}, callables to add to an interleaved timing's cases.
+    """
+    out = torch.empty_like(x)
+    return {"triad probe": triad_probe(x), "copy into": lambda: out.copy_(x)}
+
+
 @dataclass
 class FloorCheck:
     """The copy's and the probe's bandwidth over the same bytes, and what is wrong with the copy."""

@@ -170,6 +170,10 @@ class Verdict:
     def __str__(self) -> str:
         return self.sentence
 
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        """A notebook cell that ends in a Verdict shows its sentence, as print() would (IPython's hook)."""
+        printer.text(self.sentence)
+
     @property
     def measurable(self) -> bool:
         """True for a difference the rule accepts (slower/faster on a quiet machine, a statement that held every time)."""

@@ -336,11 +336,8 @@ def shape_takeaways(
             told = "" if v.measurable else ", not told apart from it"  # read aloud: no nested verdict words
             tiers = ranking.tiers()
             tied = "".join(f" ≈ {n}" for n in tiers[0][1:])  # not told apart from the closest
-            last = (
-                f"; farthest: {tiers[-1][0]}, {ranking.over_floor[tiers[-1][0]].median:.2f}x"
-                if len(tiers) > 1 and len(tiers[-1]) == 1
-                else ""
-            )
+            far = " ≈ ".join(tiers[-1]) + ", " + ", ".join(f"{ranking.over_floor[n].median:.2f}x" for n in tiers[-1])
+            last = f"; farthest: {far}" if len(tiers) > 1 else ""  # a tie shows as one: ≈
             lines += [
                 f"{ranking.label}: closest to the copy: {first}{tied}, {v.median:.2f}x the copy's time{told} (p10-p90 {ratio_bound(v.p10)}-{ratio_bound(v.p90)}){last}"
             ]
@@ -369,9 +366,9 @@ def shape_takeaways(
             for n, r in growth.items()
         }
         shares = {n: us / by_tokens[n].median_us for n, us in fixed_us.items()}
-        basis = f"time = fixed + per-token x tokens, fitted round by round through this call and one {scale} times the tokens"
+        basis = f"time = fixed + per-token x tokens through this call and one {scale} times the tokens, round by round"
         if tokens and s in tokens:
-            basis += f", so read only between {tokens[s]} and {scale * tokens[s]} tokens"
+            basis = f"time = fixed + per-token x tokens through {tokens[s]} and {scale * tokens[s]} tokens, round by round; read only between them"
         share = estimate("the fixed part per call", shares, "of the time", basis, "what that part is", 2)
         lines += _bound_lines("overhead-bound", "a fixed part per call", shares, share)  # shares only: the fit is its own block
     return lines

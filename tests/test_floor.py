@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from analysis.floor import check_floor, triad_probe
+from analysis.floor import check_floor, floor_probes, triad_probe
 from analysis.timing import Timing
 
 
@@ -50,6 +50,14 @@ def test_triad_probe_moves_the_copys_bytes_without_allocating():
     out = probe()
     assert out.numel() == 200 and out.dtype == x.dtype  # 3 tensors x 200 elements = 2 x 300 elements
     assert probe().data_ptr() == out.data_ptr()  # the same output every call
+
+
+def test_floor_probes_copy_into_one_tensor_allocated_beforehand():
+    x = torch.randn(30, 10)
+    probes = floor_probes(x)
+    assert set(probes) == {"triad probe", "copy into"}
+    into = probes["copy into"]()
+    assert torch.equal(into, x) and probes["copy into"]().data_ptr() == into.data_ptr() != x.data_ptr()
 
 
 def interleaved(**medians_us: float) -> dict:
@@ -259,6 +267,14 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     block, floor, ranking = takeaway_case(copy=100.0, compiled=335.0)  # compiled / naive = 1.015: a tie, then fused
     first = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)[0]
     assert first.startswith("large: closest to the copy: naive ≈ compiled, 3.30x") and first.endswith("; farthest: fused, 3.60x")
+    from analysis.floor import rank_over_floor
+
+    tie = interleaved(copy=100.0, naive=330.0, fused=335.0, compiled=110.0, probe=80.0)  # naive ≈ fused, 1.5% apart
+    tie["triad probe"] = tie.pop("probe")
+    tie_floor = check_floor(tie["copy"], tie["triad probe"], 2_000_000, memory_bound=True)
+    tie_ranking = rank_over_floor(tie, ["naive", "fused", "compiled"], tie_floor, "large")
+    first = shape_takeaways({"large": tie_ranking}, {"large": tie_floor}, {"large": tie}, None)[0]
+    assert first.endswith("; farthest: naive ≈ fused, 3.30x, 3.35x")  # a tie at the far end is named, not dropped
     assert (
         "withheld" not in "".join(lines)
         and "memory-bound* (over half the time moving its bytes at the copy's rate), share of time: compiled 0.91;" in lines[1]
@@ -314,9 +330,12 @@ def test_05s_takeaway_estimates_the_small_shapes_fixed_part_without_the_copy():
         lines[1]
         == "  overhead-bound* (over half the time a fixed part per call), share of time: compiled 0.90; not overhead-bound: naive 0.10, fused 0.07"
     )
-    assert lines[2].startswith("  * estimated, not measured: time = fixed + per-token x tokens") and "between" not in lines[2]
+    assert (
+        lines[2].startswith("  * estimated, not measured: time = fixed + per-token x tokens through this call")
+        and "between" not in lines[2]
+    )
     ranged = shape_takeaways({"small": ranking}, {"small": small}, {"small": block}, by_tokens, tokens={"small": 8})
-    assert "so read only between 8 and 64 tokens;" in ranged[2]  # the fit's range, scale 8
+    assert "through 8 and 64 tokens, round by round; read only between them;" in ranged[2]  # the fit's range, scale 8
 
     busy = {n: replace(t, contention=Contention(1.0, 0.5, None, None)) for n, t in by_tokens.items()}
     lines = shape_takeaways({"small": ranking}, {"small": small}, {"small": block}, busy)

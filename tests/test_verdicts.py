@@ -420,3 +420,11 @@ def test_a_table_bound_is_never_rounded_onto_the_band_edge():
     samples = np.array([1.0498] * 2 + [1.07, 1.075, 1.076, 1.076, 1.08, 1.09] + [1.109] * 2)
     row = judge_ratio(PairedRatio("torch.rms_norm", "naive", samples)).row()
     assert row["verdict"] == "not measurable (spread reaches within 5% of 1)" and row["p10"] == 1.0498
+
+
+def test_a_verdict_shown_by_a_notebook_cell_reads_as_its_sentence():
+    """06's exercise 3 ends its cell in a Verdict: IPython shows the sentence, not the dataclass."""
+    from IPython.lib.pretty import pretty
+
+    v = withheld("the ranking", "the copy floor failed its check")
+    assert pretty(v) == str(v) == "the ranking: withheld, the copy floor failed its check"
