@@ -94,3 +94,46 @@ def device_view_claims(metrics: dict[str, Any]) -> tuple[dict[str, Any], pd.Data
     table = pd.DataFrame([{"claim": c.text, "figures": "; ".join(f"{label[m]} {shown[m]}" for m in c.metrics)} for c in claims])
     published = {"claims": metric([c.record() for c in claims], "claims", "the conclusions above (analysis.claims)")}
     return published, table
+
+
+def guesses_against_counters(exports: dict[str, Any], work: dict[str, pd.DataFrame], guesses: dict[str, str]) -> pd.DataFrame:
+    """09's predict-then-check table: per guessed counter, fused over baseline in each dtype, the
+    learner's guess, and the direction the recordings show.
+
+    Why here: building the `shows` words took about 20 lines of formatting the lesson does not teach.
+
+    Args:
+        exports: profile name ("baseline_bf16_s512", ...) -> its NeuronExport (analysis.load_exports).
+        work: profile name -> analysis.engine_work of it (`computing`: computing instructions per engine).
+        guesses: counter name -> the learner's "down", "up", "same" or "?".
+
+    Returns:
+        DataFrame, one row per counter: `bf16`, `fp32` (fused / baseline), `your_guess`, `computing
+        instructions` (engine counters only: "fused / baseline" per dtype) and `shows`: "down", "up" or
+        "same" (per dtype where they differ); a time adds "one execution: a reading"; an engine whose
+        computing instructions are equal in both kernels starts with "same count; time:".
+    """
+    kernels = ("fused", "baseline")
+    ratios = pd.DataFrame(
+        {
+            d: {c: exports[f"fused_{d}_s512"].counter(c) / exports[f"baseline_{d}_s512"].counter(c) for c in guesses}
+            for d in DTYPES
+        }
+    ).assign(your_guess=pd.Series(guesses))
+    engine_of = {c: c.split("_")[0] for c in ratios.index if "_engine_" in c}
+    counts = {c: [tuple(work[f"{k}_{d}_s512"].at[g, "computing"] for k in kernels) for d in DTYPES] for c, g in engine_of.items()}
+    ratios["computing instructions"] = pd.Series({c: ", ".join(f"{f:.0f} / {b:.0f}" for f, b in n) for c, n in counts.items()})
+    word = {d: ratios[d].map(lambda r: "down" if r < 1 else "up" if r > 1 else "same") for d in DTYPES}
+    shows = []
+    for c in ratios.index:
+        words = {d: word[d][c] for d in DTYPES}
+        text = words["bf16"] if len(set(words.values())) == 1 else ", ".join(f"{w} in {d}" for d, w in words.items())
+        if c in counts and all(f == b for f, b in counts[c]):
+            text = "same count; time: " + text
+        if "bytes" not in c:
+            text += ", one execution each: a reading"
+        if c.startswith("dma"):
+            text += " (the profiler warns, below)"
+        shows.append(text)
+    ratios["shows"] = shows
+    return ratios.fillna("")

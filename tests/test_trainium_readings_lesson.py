@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from analysis import RECORDED_NEURON_DIR, attention_hbm_traffic, check_claims, engine_work, load_exports, recorded_case
-from lesson.trainium_readings import device_view_claims, device_view_metrics
+from lesson.trainium_readings import device_view_claims, device_view_metrics, guesses_against_counters
 
 
 @pytest.fixture(scope="module")
@@ -47,3 +47,19 @@ def test_claims_hold_on_the_recordings(published):
     assert check_claims(records, m) == []  # every reading holds on the published figures
     assert table["claim"].str.contains("the tensor engine spent the longest").sum() == 4
     assert "fused" in table.loc[4, "figures"] and "bytes" in table.loc[4, "figures"]
+
+
+def test_guess_table_reads_directions_from_the_exports(published):
+    exports, _ = published
+    work = {name: engine_work(e) for name, e in exports.items()}
+    counters = ("total_time", "hbm_read_bytes", "tensor_engine_active_time", "vector_engine_active_time")
+    table = guesses_against_counters(exports, work, dict.fromkeys(counters, "down"))
+    ratio = exports["fused_fp32_s512"].counter("total_time") / exports["baseline_fp32_s512"].counter("total_time")
+    assert table.at["total_time", "fp32"] == pytest.approx(ratio)
+    assert (table["your_guess"] == "down").all()
+    assert table.at["hbm_read_bytes", "shows"] == "down"  # bytes: the direction alone, no "reading"
+    assert table.at["total_time", "shows"].endswith("a reading")
+    # the tensor engine runs the same MATMULs in both kernels; its time moves opposite ways per dtype
+    assert table.at["tensor_engine_active_time", "shows"].startswith("same count; time: up in bf16, down in fp32")
+    assert table.at["vector_engine_active_time", "computing instructions"] == "16 / 18, 16 / 18"
+    assert table.at["hbm_read_bytes", "computing instructions"] == ""
