@@ -1,8 +1,8 @@
-"""lesson.op_changes: each op of two variants sorted into one kind of change."""
+"""lesson.changed_ops: each op of two variants sorted into one kind of change."""
 
 import pandas as pd
 
-from lesson.op_changes import change_line, op_changes
+from lesson.changed_ops import change_line, op_changes
 
 
 def _table():
