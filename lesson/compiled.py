@@ -8,7 +8,8 @@ buffers into a ratio.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
 
 from analysis.verdicts import Verdict, estimate, withheld
 
@@ -76,3 +77,44 @@ def break_evens(
         "how much of the gap was one-time setup (such as loading the compiler) and how much the shapes' difference",
     )
     return [paid_back, first_over_later]
+
+
+def _files_in(folder: str | Path) -> int:
+    return sum(p.is_file() for p in Path(folder).rglob("*")) if Path(folder).exists() else 0
+
+
+def cold_call(fn: Callable[[], Any], backend: Any) -> dict[str, float]:
+    """Times one call that may compile and counts what the compiler did meanwhile; prints whether
+    other work took CPU time during it (one machine line), since one sample has no spread to show it.
+
+    Why: a cold call's time holds only for a cache in the same state: the counts say whether it
+    compiled or loaded its code, and the machine line whether a busy seat inflated it.
+
+    Args:
+        fn: the call, e.g. `lambda: call_compiled(compiled, x, weight, eps)`.
+        backend: the session's backend (its `name` and `synchronize`).
+
+    Returns:
+        "seconds", "graphs compiled before" (by this process), "cache files added" (Inductor's
+        on-disk cache, `cache_dir()`), on neuron "NEFF cache files added", and the changes of
+        `compile_counters()` ("graphs", "cache_hits", "cache_misses").
+    """
+    import torch
+    from torch._inductor.runtime.cache_dir_utils import cache_dir
+
+    from analysis.compiles import compile_counters
+    from analysis.contention import contention_between, read_counters
+    from analysis.timing import time_once
+    from analysis.verdicts import machine_line
+    from helpers.neuron_runtime import neff_cache_dir
+
+    folders = {"cache files added": cache_dir()} | (
+        {"NEFF cache files added": neff_cache_dir()} if backend.name == "neuron" else {}
+    )
+    files, before, cpu_before = {k: _files_in(f) for k, f in folders.items()}, compile_counters(), read_counters()
+    with torch.no_grad():
+        seconds, _ = time_once(fn, backend)
+    print(machine_line({"cold call": contention_between(cpu_before, read_counters())}, block="compiling"))
+    counts = {k: v - before[k] for k, v in compile_counters().items()}
+    added = {k: _files_in(f) - files[k] for k, f in folders.items()}
+    return {"seconds": seconds, "graphs compiled before": before["graphs"], **added, **counts}

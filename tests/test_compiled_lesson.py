@@ -59,3 +59,20 @@ def test_break_evens_are_withheld_unless_the_compiled_call_is_faster():
     )
     assert paid_back.kind == "withheld" and "cannot rank (a busy block)" in paid_back.sentence
     assert first_over_later.kind == "estimate"  # the compiles' own ratio needs no warm saving
+
+
+def test_cold_call_counts_a_first_compile_and_prints_a_machine_line(tmp_path, monkeypatch, capsys):
+    import torch
+
+    from helpers.backend import select_backend
+    from lesson.compiled import cold_call
+
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path))
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda x: x * 2 + 1, backend="eager", fullgraph=True)
+    counts = cold_call(lambda: compiled(torch.ones(4)), select_backend("cpu"))
+    assert counts["seconds"] > 0 and counts["graphs"] == 1  # this call compiled one graph
+    assert counts["cache files added"] == 0  # the eager backend writes nothing to Inductor's cache
+    assert "NEFF cache files added" not in counts  # only on neuron
+    line = capsys.readouterr().out
+    assert "while compiling" in line or "not measured on this system" in line
