@@ -9,7 +9,8 @@ reads profiles and measures); neither imports it. Notebooks import from this one
 
 - rmsnorm:      the RMSNorm variants (source: notebooks 02 and 03), their float64 reference, inputs and checks
 - naive_rmsnorm: notebook 02's gap share line
-- compiled:     notebook 04's generated kernel's writes over the input, beside the measured allocations
+- compiled:     notebook 04's generated kernel's writes over the input, beside the measured allocations; its cold call and break-evens
+- changed_ops:  notebook 03's join of two variants' ops (removed, added, changed form, count changed)
 - neuron_profiler: notebook 01's Neuron profiler set-up (NeuronConfig, the exporter, the dropped-events watch), repeated
 - published_metrics: what notebooks 01 to 04 publish (one call each)
 - profiling:    the profiled loop of notebook 01, repeated by the later notebooks
@@ -31,7 +32,8 @@ from analysis.facade import lazy_namespace
 _EXPORTS = {
     "trainium_readings": "device_view_claims device_view_metrics guesses_against_counters",
     "naive_rmsnorm": "gap_share",
-    "compiled": "written_over_input",
+    "compiled": "break_evens cold_call written_over_input",
+    "changed_ops": "change_line op_changes",
     "neuron_profiler": "NeuronProfilerSetup accepts_keyword neuron_profiler_setup op_by_op",
     "published_metrics": "compile_metrics fused_metrics naive_call_metrics setup_metrics",
     "profiling": "ProfileResult judge_device_time profile_steps",

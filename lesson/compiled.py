@@ -1,4 +1,5 @@
-"""Notebook 04's reading of Inductor's generated kernel beside the measured allocations.
+"""Notebook 04's reading of Inductor's generated kernel beside the measured allocations, and its
+break-evens.
 
 Why: the lesson cell should show the allocation table, not the arithmetic that turns the listing's
 buffers into a ratio.
@@ -7,7 +8,10 @@ buffers into a ratio.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from analysis.verdicts import Verdict, estimate, withheld
 
 if TYPE_CHECKING:
     import torch
@@ -32,3 +36,85 @@ def written_over_input(kernel: GeneratedKernel | None, x: torch.Tensor) -> float
     pointers = kernel.pointers if kernel is not None else []
     written = sum(math.prod(int(d) for d in dims) for pointer, _, dims, _ in pointers if pointer.startswith("out_ptr"))
     return written / x.numel() if written else math.nan
+
+
+def break_evens(
+    cold: dict[str, float], after_setup: dict[str, float], naive: Any, compiled: Any, verdict: Any, hidden: int, new_hidden: int
+) -> list[Verdict]:
+    """How many warm calls pay each compile back against naive, and how much more the first cost.
+
+    Why: a user pays the first compile (with its one-time setup) in every new process, and a later
+    compile for each new shape; the lesson compares both with the time a warm call saves.
+
+    Args:
+        cold: the first compile's `cold_call` result (its "seconds").
+        after_setup: `cold_call`'s result for a compile after the first, at a new shape (its "seconds").
+        naive, compiled: the two variants' interleaved Timings (their `median_us`), at `hidden`.
+        verdict: `judge_ratio` of compiled / naive: the break-evens are given only where its kind is
+            "faster", else withheld with its sentence.
+        hidden: the timed shape's HIDDEN; new_hidden: the HIDDEN the later compile was timed at.
+
+    Returns:
+        Two verdicts: the break-evens (an estimate with both, or withheld) and the first compile's
+        time over the later one's (an estimate).
+    """
+    saved_us = naive.median_us - compiled.median_us
+    compiles = {
+        f"the first compile ({cold['seconds']:.2f} s)": cold,
+        f"one after it ({after_setup['seconds']:.2f} s)": after_setup,
+    }
+    basis = f"one call of each compile over the {saved_us / 1e3:.1f} ms a warm call saves at HIDDEN = {hidden}"
+    cannot = f"the saving at HIDDEN = {new_hidden}, or a compile loaded from the cache"
+    to_pay = {name: counts["seconds"] * 1e6 / saved_us for name, counts in compiles.items()}
+    paid_back = estimate("calls to pay a compile back against naive", to_pay, "", basis, cannot)
+    if verdict.kind != "faster":
+        paid_back = withheld("the break-even against naive", verdict.sentence)
+    first_over_later = estimate(
+        "the first compile's time over the later one's",
+        {"this run": cold["seconds"] / after_setup["seconds"]},
+        "x",
+        f"one call each, the later at HIDDEN = {new_hidden}, a new shape",
+        "how much of the gap was one-time setup (such as loading the compiler) and how much the shapes' difference",
+    )
+    return [paid_back, first_over_later]
+
+
+def _files_in(folder: str | Path) -> int:
+    return sum(p.is_file() for p in Path(folder).rglob("*")) if Path(folder).exists() else 0
+
+
+def cold_call(fn: Callable[[], Any], backend: Any) -> dict[str, float]:
+    """Times one call that may compile and counts what the compiler did meanwhile; prints whether
+    other work took CPU time during it (one machine line), since one sample has no spread to show it.
+
+    Why: a cold call's time holds only for a cache in the same state: the counts say whether it
+    compiled or loaded its code, and the machine line whether a busy seat inflated it.
+
+    Args:
+        fn: the call, e.g. `lambda: call_compiled(compiled, x, weight, eps)`.
+        backend: the session's backend (its `name` and `synchronize`).
+
+    Returns:
+        "seconds", "graphs compiled before" (by this process), "cache files added" (Inductor's
+        on-disk cache, `cache_dir()`), on neuron "NEFF cache files added", and the changes of
+        `compile_counters()` ("graphs", "cache_hits", "cache_misses").
+    """
+    import torch
+    from torch._inductor.runtime.cache_dir_utils import cache_dir
+
+    from analysis.compiles import compile_counters
+    from analysis.contention import contention_between, read_counters
+    from analysis.timing import time_once
+    from analysis.verdicts import machine_line
+    from helpers.neuron_runtime import neff_cache_dir
+
+    folders = {"cache files added": cache_dir()} | (
+        {"NEFF cache files added": neff_cache_dir()} if backend.name == "neuron" else {}
+    )
+    files, before, cpu_before = {k: _files_in(f) for k, f in folders.items()}, compile_counters(), read_counters()
+    with torch.no_grad():
+        seconds, _ = time_once(fn, backend)
+    print(machine_line({"cold call": contention_between(cpu_before, read_counters())}, block="compiling"))
+    counts = {k: v - before[k] for k, v in compile_counters().items()}
+    added = {k: _files_in(f) - files[k] for k, f in folders.items()}
+    return {"seconds": seconds, "graphs compiled before": before["graphs"], **added, **counts}

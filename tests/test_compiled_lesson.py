@@ -27,3 +27,52 @@ def test_written_over_input_is_nan_without_a_listing_or_a_write():
     x = torch.zeros(4, 4)
     assert math.isnan(written_over_input(None, x))
     assert math.isnan(written_over_input(_kernel([("in_ptr0", "arg0_1", ("4", "4"), "the input x")]), x))
+
+
+def _verdict(kind):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(kind=kind, sentence="torch.compile / naive: cannot rank (a busy block)")
+
+
+def test_break_evens_price_both_compiles_against_the_warm_saving():
+    from types import SimpleNamespace
+
+    from lesson.compiled import break_evens
+
+    naive, compiled = SimpleNamespace(median_us=80_000.0), SimpleNamespace(median_us=30_000.0)  # 50 ms saved
+    paid_back, first_over_later = break_evens({"seconds": 9.0}, {"seconds": 0.6}, naive, compiled, _verdict("faster"), 4096, 1024)
+    assert paid_back.kind == "estimate" and paid_back.median == 180.0  # 9 s / 50 ms
+    assert "about 180 on the first compile (9.00 s), about 12 on one after it (0.60 s)" in paid_back.sentence
+    assert "50.0 ms a warm call saves at HIDDEN = 4096" in paid_back.sentence
+    assert first_over_later.kind == "estimate" and first_over_later.median == 15.0
+
+
+def test_break_evens_are_withheld_unless_the_compiled_call_is_faster():
+    from types import SimpleNamespace
+
+    from lesson.compiled import break_evens
+
+    naive, compiled = SimpleNamespace(median_us=80_000.0), SimpleNamespace(median_us=79_000.0)
+    paid_back, first_over_later = break_evens(
+        {"seconds": 9.0}, {"seconds": 0.6}, naive, compiled, _verdict("cannot rank"), 4096, 1024
+    )
+    assert paid_back.kind == "withheld" and "cannot rank (a busy block)" in paid_back.sentence
+    assert first_over_later.kind == "estimate"  # the compiles' own ratio needs no warm saving
+
+
+def test_cold_call_counts_a_first_compile_and_prints_a_machine_line(tmp_path, monkeypatch, capsys):
+    import torch
+
+    from helpers.backend import select_backend
+    from lesson.compiled import cold_call
+
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path))
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda x: x * 2 + 1, backend="eager", fullgraph=True)
+    counts = cold_call(lambda: compiled(torch.ones(4)), select_backend("cpu"))
+    assert counts["seconds"] > 0 and counts["graphs"] == 1  # this call compiled one graph
+    assert counts["cache files added"] == 0  # the eager backend writes nothing to Inductor's cache
+    assert "NEFF cache files added" not in counts  # only on neuron
+    line = capsys.readouterr().out
+    assert "while compiling" in line or "not measured on this system" in line

@@ -1,0 +1,36 @@
+"""lesson.changed_ops: each op of two variants sorted into one kind of change."""
+
+import pandas as pd
+
+from lesson.changed_ops import change_line, op_changes
+
+
+def _table():
+    rows = {
+        "aten::mul": (3.0, 3.0),  # both
+        "aten::add": (1.0, 0.0),  # naive only, its twin add_ in the fused: changed form
+        "aten::add_": (0.0, 1.0),
+        "aten::to": (3.0, 5.0),  # count changed
+        "aten::pow": (1.0, 0.0),  # removed, no twin
+        "aten::type_as": (0.0, 1.0),  # added
+    }
+    return pd.DataFrame.from_dict(rows, orient="index", columns=["naive", "torch.rms_norm"])
+
+
+def test_op_changes_tells_a_form_change_from_a_removal():
+    change = op_changes(_table(), "naive", "torch.rms_norm")["change"].to_dict()
+    assert change == {
+        "aten::mul": "both",
+        "aten::add": "changed form",
+        "aten::add_": "changed form",
+        "aten::to": "count changed",
+        "aten::pow": "removed",
+        "aten::type_as": "added",
+    }
+
+
+def test_change_line_names_each_kind_and_none_where_empty():
+    line = change_line(op_changes(_table(), "naive", "torch.rms_norm"))
+    assert line == ("removed: aten::pow | added: aten::type_as | changed form: aten::add, aten::add_ | count changed: aten::to")
+    same = pd.DataFrame({"a": [1.0], "b": [1.0]}, index=["aten::mul"])
+    assert change_line(op_changes(same, "a", "b")) == "removed: none | added: none | changed form: none | count changed: none"
