@@ -131,7 +131,7 @@ class GeneratedKernel:
             f"Inductor generated {len(self.names)} kernel(s): {', '.join(self.names)}",
             f"it reads {len(self.reads)} buffer(s) ({', '.join(self.reads)}) and writes {len(self.writes)} "
             f"({', '.join(self.writes)}).",
-            "its loops and statements, in order (int64 casts and bounds checks left out):",
+            "its loops and statements, in order (int64 casts, bounds checks and accumulator set-up left out):",
             *(f"    {line}" for line in self.outline),
             "the tensors behind its pointers (the call passes them in the kernel's parameter order):",
         ]

@@ -173,7 +173,7 @@ class Contention:
         if self.pressure_fraction is not None:  # "of it" only where the span was named just before
             of = ("of any" if at_most else "of it") if parts else of_span
             parts.append(f"some task on the machine waited {at_most}{self.pressure_fraction:.0%} {of}")
-        if self.steal_fraction:
+        if self.steal_fraction and f"{self.steal_fraction:.0%}" != "0%":  # "the hypervisor took 0%" says nothing
             parts.append(f"the hypervisor took {self.steal_fraction:.0%}")
         return "; ".join(parts) or "no CPU counters on this system"
 
