@@ -30,7 +30,7 @@ from analysis.facade import lazy_namespace
 # The facade: module -> the names notebooks use from it.
 _EXPORTS = {
     "trainium_readings": "device_view_claims device_view_metrics",
-    "naive_rmsnorm": "gap_share",
+    "naive_rmsnorm": "gap_share op_around",
     "compiled": "written_over_input",
     "neuron_profiler": "NeuronProfilerSetup accepts_keyword neuron_profiler_setup op_by_op",
     "published_metrics": "compile_metrics fused_metrics naive_call_metrics setup_metrics",
