@@ -1,4 +1,5 @@
-"""Notebook 02's bookkeeping: the share of a step its gaps take (its metrics: lesson.published_metrics).
+"""Notebook 02's bookkeeping: the share of a step its gaps take, and the op a copy ran in (its
+metrics: lesson.published_metrics).
 
 Why here: the line under the gaps table is plumbing, not the lesson; one call keeps 02 on the
 profile.
@@ -24,3 +25,24 @@ def gap_share(steps: pd.DataFrame) -> tuple[float, str]:
     if math.isnan(share):
         return share, "gaps: not counted on this backend (its ops are not in the trace; notebook 06 reads its profile)"
     return share, f"gaps: {share:.1%} of a step's busy + idle time (median over {len(steps)} recorded steps)"
+
+
+# The ops a dtype copy runs as (its allocation happens inside them): not the op that asked for it.
+COPY_OPS = ("aten::_to_copy", "aten::to", "aten::empty", "aten::copy_")
+
+
+def op_around(events: pd.DataFrame, ts: float, own: tuple[str, ...] = COPY_OPS) -> str:
+    """The innermost op running at `ts` that is not one of `own`: for a `_to_copy` allocation, the
+    op of the source that made the copy (exercise 1's answer: in which op, so in which dtype, `sum` adds).
+
+    Args:
+        events: analysis.trace.load_trace(...).events (columns name, ts, end, dur).
+        ts: the moment, e.g. an allocation's `ts` from analysis.allocations_by_op.
+        own: name prefixes to skip (the copy's own ops).
+
+    Returns:
+        The op's name; "?" where no other op was running.
+    """
+    names = events["name"].astype(str)
+    around = events[(events["ts"] <= ts) & (events["end"] >= ts) & ~names.str.startswith(own)]
+    return str(around.sort_values("dur")["name"].iloc[0]) if len(around) else "?"

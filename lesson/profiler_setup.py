@@ -76,7 +76,8 @@ def step_gap_line(table: pd.DataFrame, recorded: Any, steady: Any, steps_verdict
     Returns:
         A "count" Verdict (analysis.verdicts.counted): the extra code per step against the gap, and
         its share of it; "withheld" where the block was busy or the recorded steps are not measurably above the
-        steady state (an inconclusive gap is not accounted for: the sentence gives the extra code only).
+        steady state (an inconclusive gap is not accounted for: the sentence gives the extra code per step
+        and says this run cannot tell whether it shows in the step time).
     """
     extra_us, gap_us = extra_code_per_step(table), recorded.median_us - steady.median_us
     subject = "extra code per recorded step (self time of mlp_step + ProfilerStep*)"
@@ -84,10 +85,11 @@ def step_gap_line(table: pd.DataFrame, recorded: Any, steady: Any, steps_verdict
         return withheld(subject, "the machine was busy, so the gap concludes nothing")
     if steps_verdict.kind != "slower" or gap_us <= 0:
         if steps_verdict.kind == "faster":  # steps that do more work read below: the machine's speed moved
-            why = "the steps read measurably below the steady state: the machine's speed moved"
+            why = "steps measurably below the steady state: the machine's speed moved"
         else:
-            why = "the steps are not measurably above the steady state"
-        return withheld(f"{subject}, {extra_us:,.0f} us", f"{why}, so this run cannot tell whether it shows in the step time")
+            why = "steps not measurably above the steady state"
+        said = f"{subject}: {extra_us:,.0f} us per step; whether it shows in the step time: this run cannot tell ({why})"
+        return dataclasses.replace(withheld(subject, why), sentence=said)  # the count stays; its share is withheld
     line = counted(subject, extra_us, "us", "the gap between the two medians", gap_us)
     said = f"{subject}: {extra_us:,.0f} us of the {gap_us:,.0f} us gap between the two medians, {share_of_gap(extra_us / gap_us)}"
     return dataclasses.replace(line, sentence=said)  # one unit, one share: not "0.2x" beside "about 20%"
@@ -121,13 +123,16 @@ def cost_takeaway(verdicts: dict[str, Verdict]) -> str:
 
     Returns:
         One line: per call, "N.NNx its bare time" where the verdict is measurable, else the verdict's
-        table word ("not measurable" reads "this run cannot tell": an inconclusive run, not a property of the call).
+        table word ("not measurable" reads "this run cannot tell": an inconclusive run, not a property of the call);
+        with two calls or more it points to exercise 2, which compares the ratios (one measurable and one
+        not does not make them differ).
     """
     parts = []
     for name, verdict in verdicts.items():
         said = f"{verdict.median:.2f}x its bare time" if verdict.measurable else verdict.word
         parts.append(f"{name} call: {said.replace('not measurable', 'this run cannot tell', 1)}")
-    return f"take-home, the profiler's cost as a per-round ratio (separate timing blocks drift): {'; '.join(parts)}"
+    compared = " (whether the ratios differ: exercise 2)" if len(parts) > 1 else ""  # not read off the two lines above
+    return f"take-home, the profiler's cost (per-round ratio): {'; '.join(parts)}{compared}"
 
 
 def copy_shares(events: pd.DataFrame) -> dict[int, np.ndarray]:

@@ -8,7 +8,7 @@ import torch
 
 from analysis.steps import per_call_summary, step_summary
 from analysis.timing import time_per_call
-from lesson.naive_rmsnorm import gap_share
+from lesson.naive_rmsnorm import gap_share, op_around
 from lesson.published_metrics import naive_call_metrics
 from lesson.rmsnorm import rmsnorm_naive
 
@@ -53,3 +53,19 @@ def test_naive_call_metrics_keeps_the_published_names(profiled):
     assert m["device_time_captured"]["value"] is False and m["device_time_captured"]["note"] == "cpu: no device timeline"
     too_far = naive_call_metrics(pc, "op", timing, x, 3.0, share, 2e-6, 1e-6, (False, ""))
     assert too_far["error_within_tolerance"]["value"] is False
+
+
+def test_op_around_names_the_op_that_made_a_bfloat16_copy(tmp_path, cpu_backend):
+    # a real cpu profile: bf16 mean on cpu sums in float32, so aten::sum asks for the float32 copy
+    from analysis.allocations import allocations_by_op
+    from analysis.traces import load_trace
+    from lesson.profiling import profile_steps
+
+    x = torch.randn(64, 256, dtype=torch.bfloat16)
+    mean = lambda: x.pow(2).mean(-1, keepdim=True)  # noqa: E731
+    run = profile_steps(mean, cpu_backend, tmp_path, label="m", wait=0, warmup=1, active=1, profile_memory=True)
+    trace = load_trace(run.trace_path)
+    allocs = allocations_by_op(trace, memory_device_type=0)
+    copy = allocs[allocs["op"] == "aten::_to_copy"]
+    assert len(copy) and op_around(trace.events, copy["ts"].iloc[0]) in ("aten::sum", "aten::mean")
+    assert op_around(trace.events, trace.events["end"].max() + 1.0) == "?"  # after the last event

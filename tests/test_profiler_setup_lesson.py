@@ -128,7 +128,8 @@ def test_step_gap_line_concludes_nothing_when_busy_or_without_a_gap():
     inconclusive = judge_timings("recorded steps", overlap, "steady state", steady_run)
     assert inconclusive.kind == "no measurable difference"
     line = step_gap_line(LABEL_ROWS, overlap, steady_run, inconclusive)
-    assert line.kind == "withheld" and "109 us: withheld" in str(line)  # the extra code still shown
+    assert line.kind == "withheld" and "109 us per step; whether it shows in the step time: this run cannot tell" in str(line)
+    assert "withheld" not in str(line)  # cold read cr24 item 3: the count is given; only its effect is unknown
     assert "not measurably above the steady state" in str(line) and not re.search(
         r"\dx\b", str(line)
     )  # no ratio set against noise
@@ -162,6 +163,8 @@ def test_cost_takeaway_states_a_ratio_only_where_measurable():
     assert "tiny call: 1.20x its bare time" in line
     assert "bare median" not in line  # a separate block's median is not the call's time
     assert line.count("x its bare time") == 1  # no ratio stated for the call whose spread crosses 1
+    assert line.endswith("(whether the ratios differ: exercise 2)")  # cold read cr24 item 2: not read off the two
+    assert "exercise 2" not in cost_takeaway({"lesson": verdicts["lesson"]})
 
 
 def test_copy_shares_on_a_real_cpu_profile(tmp_path):
