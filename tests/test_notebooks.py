@@ -115,9 +115,10 @@ def check_01_profiler_setup(m, out):
     assert value(m, "unsynchronized_flagged") is (True if BACKEND in ("cuda", "neuron") else None)
     assert value(m, "device_time_captured") is (BACKEND in ("cuda", "neuron"))
     assert value(m, "cold_over_warm") > 0 and value(m, "warm_call_us") > 0
-    # the profiler cannot make the work itself faster; allow noise of a shared 2-core machine
-    assert value(m, "profiler_overhead_ratio") > 0.7
     overhead = m["profiler_overhead_ratio"]
+    # the profiler cannot make the work itself faster; allow noise of a quiet 2-core machine (a busy block
+    # read 0.53 while other agents ran: its claim records "busy", checked below, and concludes nothing)
+    assert is_busy(overhead.get("contention")) or overhead["value"] > 0.7
     assert overhead["p10"] <= overhead["value"] <= overhead["p90"]  # a paired ratio carries its spread
     # the printed verdict on the profiler's cost agrees with the published ratio (busy, or its p10-p90 against 1)
     claims = value(m, "claims")  # the lesson call's and the tiny call's profiler cost
