@@ -72,6 +72,15 @@ class FloorCheck:
     def copy_over_probe(self) -> float:
         return self.copy_gb_per_s / self.probe_gb_per_s if self.probe_gb_per_s else math.nan
 
+    @property
+    def summary(self) -> str:
+        """The check in one clause, for the line beside a timing: what it compared and its verdict
+        (`explain` says why; appendix A3 shows the check in full)."""
+        if not self.ok:
+            return f"copy floor failed its check ({'; '.join(self.problems)})"
+        bandwidth = f"{self.copy_over_probe:.2f}x the triad's bandwidth, " if self.memory_bound else ""
+        return f"copy floor sound ({bandwidth}spread {self.copy_spread:.2f}, at most {WIDE_SPREAD} allowed)"
+
     def explain(self, copy_into_over_probe: float | None = None) -> str:
         """The verdict, what the check compared and why the verdict holds, in this check's numbers.
 

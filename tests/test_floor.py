@@ -368,3 +368,14 @@ def test_05s_figure_marks_tied_bars_and_draws_nothing_for_a_gated_shape(tmp_path
     ax = plot_over_copy({"small": rankings["small"]}, ["naive"], "SYNTHETIC [measured on cpu]", tmp_path / "g.png")
     assert [t.get_text() for t in ax.texts] == ["small: copy floor failed, not drawn"] and not ax.containers
     assert (tmp_path / "f.png").stat().st_size > 0
+
+
+def test_floor_summary_says_what_was_compared_and_the_verdict():
+    block, floor, _ = takeaway_case(copy=100.0, compiled=110.0)
+    assert floor.summary.startswith("copy floor sound (") and "x the triad's bandwidth, spread 0.0" in floor.summary
+    small = check_floor(block["copy"], block["triad probe"], 64, memory_bound=False)
+    assert (
+        small.summary.startswith("copy floor sound (spread") and "triad" not in small.summary
+    )  # no bandwidth at the small shape
+    _, failed, _ = takeaway_case(copy=100.0, compiled=110.0, spread=0.6)
+    assert failed.summary.startswith("copy floor failed its check (the copy's spread is wide")
