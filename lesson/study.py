@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -376,8 +376,8 @@ def shape_takeaways(
 
 def _bound_lines(bound: str, what: str, shares: dict[str, float], share: Any, near_one: set[str] = frozenset()) -> list[str]:
     """A shape's bound in two lines read aloud: who is `bound` (over half the time `what`, each share as
-    printed; "≈1" for the names in `near_one`, whose time the verdicts do not tell apart from the
-    reference's) and who is not, then the estimate's basis as one footnote (`share`, an `estimate` verdict)."""
+    printed; "≈1" for the names in `near_one`, whose time the verdicts do not tell apart from moving
+    their bytes at the reference's rate) and who is not, then the estimate's basis as one footnote (`share`, an `estimate` verdict)."""
     shown = {n: "≈1" if n in near_one else f"{v:.2f}" for n, v in shares.items()}
     bound_by = {n: v for n, v in shares.items() if n in near_one or round(v, 2) > 0.5}  # as printed
     listed = ", ".join(f"{n} {shown[n]}" for n in bound_by) or "none by this estimate"
@@ -488,5 +488,6 @@ def _memory_bound(ranking: Ranking, floor: FloorCheck, block: dict[str, Timing],
     basis += "" if floor.ok else ", at the triad's rate: the copy failed its check"
     subject = f"moving its bytes at the {reference.split()[0]}'s rate"
     share = estimate(subject, shares, "of the time", basis, "bytes read without allocating", 2)
-    near_one = {n for n, r in ratios.items() if copies[n] == 1 and not judge_ratio(r).measurable}  # as fast as the copy
+    at_rate = {n: replace(r, per_round=r.per_round / copies[n]) for n, r in ratios.items()}  # time / its copies' time
+    near_one = {n for n, r in at_rate.items() if not judge_ratio(r).measurable}  # not told apart from its bytes' time
     return [line.removeprefix("  ") for line in _bound_lines("memory-bound", subject, shares, share, near_one)]

@@ -260,6 +260,9 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
         "rate), share of time: naive 0.91, compiled ≈1; not memory-bound: fused 0.28"
     )  # naive: 3 copies x 0.30
     assert len(lines) == 3  # a room reads three lines per shape
+    allocs[("large", "naive")] = 3.3  # naive's time is 3.3 copies' time: its share is not told apart from 1
+    lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=allocs)
+    assert "share of time: naive ≈1, compiled ≈1;" in lines[1]
 
     block, floor, ranking = takeaway_case(copy=100.0, compiled=110.0)
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)
