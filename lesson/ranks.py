@@ -10,6 +10,7 @@ job 08 ran, from its output folder in a run folder, for appendix A5, which check
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import socket
@@ -23,7 +24,7 @@ from typing import Any
 import pandas as pd
 
 from analysis.contention import Contention
-from analysis.rank_view import rank_steps
+from analysis.rank_view import arrival_order, rank_steps
 from analysis.traces import Trace, load_trace
 from helpers.errors import BackendUnavailableError, ParameterError, SeriesError
 
@@ -194,6 +195,35 @@ def neuron_torchrun_recipe(ranks: int, script: str = "your_script.py") -> str:
         f"torchrun --nproc_per_node {ranks} --rdzv_backend c10d --rdzv_endpoint localhost:29500 "
         f"--local-ranks-filter 0 --tee 3 {script}"
     )
+
+
+def last_arrival_lines(waits: pd.DataFrame, slowest: int, ranks: int) -> list[str]:
+    """Who arrived last at the all-reduce, on the steps with the straggler's extra work and without.
+
+    Without extra work, the chance that some rank is last that often is printed only where it can
+    tell something: with R ranks over n steps some rank is last at least ceil(n/R) times by counting
+    alone, so a probability of 1 there would read like a finding.
+
+    Args:
+        waits: rows of analysis.collective_waits (rank, step, straggling, compute_end).
+        slowest: the rank that computed longest on the steps with extra work.
+        ranks: how many ranks ran.
+
+    Returns:
+        Two lines: the slowest rank's last arrivals with and without extra work; then, without extra
+        work, the most frequent last rank's count against chance, or that counting alone explains it.
+    """
+    on, off = arrival_order(waits[waits["straggling"]], ranks), arrival_order(waits[~waits["straggling"]], ranks)
+    top, floor = max(off.last_counts.values(), default=0), math.ceil(off.steps / ranks)
+    slow = f"rank {slowest} arrived last in {on.last_counts.get(slowest, 0)} of {on.steps} slow steps"
+    lines = [f"{slow}, {off.last_counts.get(slowest, 0)} of {off.steps} without extra work"]
+    if top <= floor:
+        return lines + [
+            f"(with {ranks} ranks over {off.steps} steps some rank is always last at least {floor} times: {top} of {off.steps} says nothing)"
+        ]
+    return lines + [
+        f"(without extra work, by chance alone some rank arrives last in {top} of {off.steps} with probability {off.chance:.2f})"
+    ]
 
 
 # ------------------------------------------------------------------ 08's job, read back for A5

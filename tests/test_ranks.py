@@ -14,7 +14,7 @@ from helpers.errors import BackendUnavailableError, ParameterError, SeriesError
 from helpers.metrics import metric, write_metrics
 from analysis.contention import Contention
 from analysis.rank_view import arrival_order, chance_some_rank_last, collective_waits
-from lesson.ranks import check_launch, load_rank_job, neuron_torchrun_recipe
+from lesson.ranks import check_launch, last_arrival_lines, load_rank_job, neuron_torchrun_recipe
 from series_tools.run_series import select_notebooks
 
 import pandas as pd
@@ -84,6 +84,34 @@ def test_arrival_order_counts_the_last_rank_of_each_step():
     assert order.chance == pytest.approx(0.625) and order.explained_by_chance  # 3 of 4: chance does that often
     always = arrival_order(collective_waits(steps.assign(compute_end=[1.0, 9.0] * 4)), ranks=2)
     assert always.last_counts == {0: 0, 1: 4} and always.chance == pytest.approx(0.125)
+
+
+def _alternating_steps(last_without_extra_work: list[int]) -> pd.DataFrame:
+    """Two ranks; rank 1 arrives last on every odd (straggling) step, the given rank on the even ones."""
+    rows = []
+    for i, late in enumerate(last_without_extra_work):
+        for step, last in ((2 * i, late), (2 * i + 1, 1)):
+            rows += [
+                {
+                    "rank": r,
+                    "step": step,
+                    "straggling": bool(step % 2),
+                    "start": 0.0,
+                    "compute_end": 9.0 if r == last else 5.0,
+                    "collective_end": 10.0,
+                }
+                for r in (0, 1)
+            ]
+    return pd.DataFrame(rows)
+
+
+def test_a_last_arrival_count_certain_by_counting_is_not_printed_as_a_probability():
+    lines = last_arrival_lines(collective_waits(_alternating_steps([0, 1, 0, 1, 0])), slowest=1, ranks=2)
+    assert lines[0] == "rank 1 arrived last in 5 of 5 slow steps, 2 of 5 without extra work"
+    assert "always last at least 3 times: 3 of 5 says nothing" in lines[1] and "probability" not in lines[1]
+    rare = last_arrival_lines(collective_waits(_alternating_steps([0] * 5)), slowest=1, ranks=2)
+    assert rare[0].endswith("0 of 5 without extra work")
+    assert rare[1].endswith("arrives last in 5 of 5 with probability 0.06)")  # 2 x 0.5**5
 
 
 def test_contract_neuron_torchrun_recipe_is_the_documented_one():
