@@ -106,9 +106,13 @@ def test_a_busy_block_concludes_nothing_whatever_it_reads():
 def test_ranges_that_touch_are_not_measurably_apart():
     """08 said 'the others measurably after it' where the ranges touched."""
     touching = judge_ranges("rank 1 exit", (10.0, 12.0), "rank 0 exit", (8.0, 10.0), unit="ms")
-    assert touching.kind == "no measurable difference" and "overlap, touch or lie within 5% of each other" in str(touching)
+    assert touching.kind == "no measurable difference" and "no measurable difference, the ranges touch (" in str(touching)
+    assert str(touching).startswith("this run cannot tell rank 1 exit and rank 0 exit apart:")
+    overlapping = judge_ranges("a", (1.0, 3.0), "b", (2.0, 4.0))
+    assert "the ranges overlap (" in str(overlapping)
     near = judge_ranges("rank 1 exit", (10.1, 12.0), "rank 0 exit", (8.0, 10.0), unit="ms")  # apart by 1%: not a finding
     assert near.kind == "no measurable difference" and near.word == "not measurable (ranges not 5% apart)"
+    assert "the ranges lie 1.0% apart, inside the verdicts' 5% margin" in str(near)
     apart = judge_ranges("rank 1 exit", (10.6, 12.0), "rank 0 exit", (8.0, 10.0), unit="ms")
     assert apart.kind == "slower" and "measurably above" in str(apart)
     # 01's exercise 2 (run 20261206T104608Z): ratio ranges 0.005 apart read "measurably above"
