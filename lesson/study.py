@@ -376,15 +376,17 @@ def shape_takeaways(
 
 def _bound_lines(bound: str, what: str, shares: dict[str, float], share: Any, near_one: set[str] = frozenset()) -> list[str]:
     """A shape's bound in two lines read aloud: who is `bound` (over half the time `what`, each share as
-    printed; "≈1" for the names in `near_one`, whose time the verdicts do not tell apart from moving
-    their bytes at the reference's rate) and who is not, then the estimate's basis as one footnote (`share`, an `estimate` verdict)."""
-    shown = {n: "≈1" if n in near_one else f"{v:.2f}" for n, v in shares.items()}
-    bound_by = {n: v for n, v in shares.items() if n in near_one or round(v, 2) > 0.5}  # as printed
-    listed = ", ".join(f"{n} {shown[n]}" for n in bound_by) or "none by this estimate"
-    rest = ", ".join(f"{n} {shown[n]}" for n in shares if n not in bound_by)
+    printed) and who is not, then the names in `near_one`, whose time the verdicts do not tell apart from
+    moving their bytes at the reference's rate (a share of 1), then the estimate's basis as one footnote
+    (`share`, an `estimate` verdict)."""
+    bound_by = [n for n, v in shares.items() if n in near_one or round(v, 2) > 0.5]  # as printed
+    listed = ", ".join(f"{n} {shares[n]:.2f}" for n in bound_by) or "none by this estimate"
+    rest = ", ".join(f"{n} {v:.2f}" for n, v in shares.items() if n not in bound_by)
+    ones = ", ".join(n for n in shares if n in near_one)
     basis = share.sentence[share.sentence.index("(estimated") + 1 : -1]  # the verdict's own basis clause
     head = f"  {bound}* (over half the time {what}), share of time:"
-    return [f"{head} {listed}" + (f"; not {bound}: {rest}" if rest else ""), f"  * {basis}"]
+    tail = (f"; not {bound}: {rest}" if rest else "") + (f"; not told apart from 1: {ones}" if ones else "")
+    return [f"{head} {listed}{tail}", f"  * {basis}"]
 
 
 def _pair_words(pairs: list) -> str:

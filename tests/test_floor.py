@@ -1,5 +1,7 @@
 """The copy floor's own check: a same-bytes triad judges whether the copy moved its bytes."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -246,23 +248,22 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)
     pairs = [(v.subject, v.reference) for v in newer_first(ranking, block)]  # 03 and 04's way round
     assert pairs == [("fused", "naive"), ("compiled", "naive"), ("compiled", "fused")]
-    assert (
-        lines[1:]
-        == [  # no allocation recorded: one copy's bytes each; every variant gets a label and its share
-            "  memory-bound* (over half the time moving its bytes at the copy's rate), share of time: compiled ≈1; not memory-bound: naive 0.30, fused 0.28",  # ≈1: not told apart from the copy
-            "  * estimated, not measured: bytes = alloc_over_input copies (each full-size tensor allocated, written and read once;"
-            " one where not recorded); it cannot show bytes read without allocating",
-        ]
-    )
+    assert lines[1:] == [  # no allocation recorded: one copy's bytes each; every variant gets a label and its share
+        "  memory-bound* (over half the time moving its bytes at the copy's rate), share of time: compiled 1.00; not memory-bound: naive 0.30, fused 0.28; not told apart from 1: compiled",
+        "  * estimated, not measured: bytes = alloc_over_input copies (each full-size tensor allocated, written and read once;"
+        " one where not recorded); it cannot show bytes read without allocating",
+    ]
     allocs = {("large", "naive"): 3.0, ("large", "fused"): 1.0, ("large", "compiled"): 1.0}
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=allocs)
     assert lines[1].endswith(
-        "rate), share of time: naive 0.91, compiled ≈1; not memory-bound: fused 0.28"
+        "rate), share of time: naive 0.91, compiled 1.00; not memory-bound: fused 0.28; not told apart from 1: compiled"
     )  # naive: 3 copies x 0.30
     assert len(lines) == 3  # a room reads three lines per shape
     allocs[("large", "naive")] = 3.3  # naive's time is 3.3 copies' time: its share is not told apart from 1
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=allocs)
-    assert "share of time: naive ≈1, compiled ≈1;" in lines[1]
+    assert lines[1].endswith(
+        "share of time: naive 1.00, compiled 1.00; not memory-bound: fused 0.28; not told apart from 1: naive, compiled"
+    )
 
     block, floor, ranking = takeaway_case(copy=100.0, compiled=110.0)
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)
@@ -375,7 +376,12 @@ def test_05s_figure_marks_tied_bars_and_draws_nothing_for_a_gated_shape(tmp_path
 
 def test_floor_summary_says_what_was_compared_and_the_verdict():
     block, floor, _ = takeaway_case(copy=100.0, compiled=110.0)
-    assert floor.summary.startswith("copy floor sound (") and "x the triad's bandwidth, spread 0.0" in floor.summary
+    assert (
+        floor.summary.startswith("copy floor sound (")
+        and "x the triad's bandwidth, 0.25-1.5x accepted; spread 0.0" in floor.summary
+    )
+    near = dataclasses.replace(floor, copy_spread=0.2493)
+    assert "spread 0.249, at most 0.25 allowed" in near.summary  # not "0.25, at most 0.25"
     small = check_floor(block["copy"], block["triad probe"], 64, memory_bound=False)
     assert (
         small.summary.startswith("copy floor sound (spread") and "triad" not in small.summary
