@@ -222,7 +222,7 @@ def last_arrival_lines(waits: pd.DataFrame, slowest: int, ranks: int) -> list[st
             f"(with {ranks} ranks over {off.steps} steps some rank is always last at least {floor} times: {top} of {off.steps} says nothing)"
         ]
     return lines + [
-        f"(without extra work, by chance alone some rank arrives last in {top} of {off.steps} with probability {off.chance:.2f})"
+        f"(without extra work, by chance alone some rank arrives last in {top} or more of {off.steps} with probability {off.chance:.2f})"
     ]
 
 
