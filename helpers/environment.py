@@ -11,6 +11,7 @@ import os
 import platform
 import sys
 import re
+import shutil
 import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
@@ -28,6 +29,22 @@ def package_version(dist: str) -> str | None:
         return importlib.metadata.version(dist)
     except importlib.metadata.PackageNotFoundError:
         return None
+
+
+def cxx_compiler() -> str:
+    """The C++ compiler Inductor (`torch.compile` on cpu: notebooks 04, 05, 07) builds its kernels
+    with, found on PATH; a seat without one fails at its first compile, so notebook 00 says so first."""
+    try:
+        from torch._inductor import config
+
+        names = [name for name in config.cpp.cxx if name]  # (None, "g++") by default: None asks torch to search
+    except (ImportError, AttributeError, TypeError):
+        names = []
+    for name in (*names, "g++", "c++", "clang++"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return "none found: install g++ (e.g. apt install g++) before notebooks 04, 05 and 07 on cpu"
 
 
 def instance_type() -> str | None:
@@ -136,6 +153,7 @@ RECORD_MEANINGS = {
     "neuronx_cc": "the Neuron compiler (it writes NEFF files, the compiled programs); empty: not a Trainium environment",
     "platform": "the operating system (its Linux version)",
     "cpu_count": "the CPUs this machine (or virtual machine) offers",
+    "cxx_compiler": "the C++ compiler torch.compile's Inductor uses on cpu (notebooks 04, 05, 07); on Trainium neuronx-cc compiles instead",
     "allocator_settings": "PyTorch CPU allocator settings the series sets; THP_MEM_ALLOC_ENABLE=1 asks for huge pages for large "
     "tensors (cheat-sheet, Measurement machinery)",
     "heap_settings": "the C library's heap thresholds the series fixes (M_TRIM_THRESHOLD, M_MMAP_THRESHOLD, bytes), so "
@@ -251,6 +269,7 @@ def host_record() -> dict[str, Any]:
             "neuronx_cc": package_version("neuronx-cc"),
             "platform": platform.platform(),
             "cpu_count": os.cpu_count(),
+            "cxx_compiler": cxx_compiler(),
             "allocator_settings": {name: os.environ.get(name) for name in ALLOCATOR_SETTINGS},
             "heap_settings": steady_heap() or "not set (the C library is not glibc)",
             "kineto_log_level": os.environ.get("KINETO_LOG_LEVEL"),

@@ -44,3 +44,12 @@ def test_address_layout_is_read_for_this_process():
 
 def test_the_cpu_is_named():
     assert isinstance(cpu_model_name(), str) and cpu_model_name().strip()
+
+
+def test_the_record_names_the_cxx_compiler_inductor_needs_on_cpu(monkeypatch):
+    """A seat without a C++ compiler fails at 04's first compile: 00's record says so first."""
+    from helpers.environment import cxx_compiler, host_record
+
+    assert host_record()["cxx_compiler"] == cxx_compiler()
+    monkeypatch.setattr("shutil.which", lambda name: None)
+    assert cxx_compiler().startswith("none found: install g++")
