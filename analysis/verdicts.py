@@ -418,7 +418,7 @@ def _why_not_apart(a: tuple[float, float], b: tuple[float, float]) -> str:
     if high[0] == low[1]:
         return "the ranges touch"
     gap = (high[0] - low[1]) / max(abs(high[0]), abs(low[1]))
-    return f"the ranges lie {gap:.1%} apart, inside the verdicts' {_percent((RESOLUTION - 1) * 100)}% margin"
+    return f"the ranges lie {gap:.1%} apart (the gap over the larger end), inside the verdicts' {_percent((RESOLUTION - 1) * 100)}% margin"
 
 
 def _decimals_for(a: tuple[float, float], b: tuple[float, float], decimals: int) -> int:

@@ -110,7 +110,7 @@ NOTEBOOKS = (
     NotebookInfo(
         "02_naive_rmsnorm",
         "naive RMSNorm: ops, memory, gaps",
-        "up to one compiled program (NEFF) per op; eager ops may be fused",
+        "up to one compiled program (NEFF) per op; eager ops may be fused (AWS docs; not run by the series)",
         "kernels on cuda, ATen ops on cpu",
         neuron_facts=("N6", "N9", "N19", "N20", "N22", "N40", "N41"),
     ),
@@ -124,7 +124,7 @@ NOTEBOOKS = (
     NotebookInfo(
         "04_torch_compile",
         "torch.compile: cold vs warm, graphs, breaks",
-        "backend='neuron': one NEFF per graph",
+        "backend='neuron': one NEFF per graph (AWS docs; not run by the series)",
         "Inductor: generated C++ (cpu) or Triton (cuda)",
         neuron_facts=("N24", "N26"),
     ),
@@ -161,7 +161,7 @@ NOTEBOOKS = (
     NotebookInfo(
         "09_trainium_device_view",
         "Trainium's device view: engine lanes, DMA, HBM bytes, unfused vs fused",
-        "the same recorded trn2 profiles (this run captures none); the capture commands printed",
+        "the same profiles, recorded on a trn2.3xlarge by the trainium-kernel-fusion project (an attention kernel); the capture commands printed",
         "the same: it reads recorded data",
         neuron_facts=("N35", "N36", "N37", "N38", "N39", "N42", "N45"),
     ),
