@@ -5,7 +5,8 @@ the per-call measurement.
 `# @save lesson/shapes.py`: that cell is their source (tests/test_one_source.py). `run_stream`
 serves a stream and records per call whether it compiled, what the caches did
 (analysis.compiles reads Dynamo's and Inductor's counters) and how long it took;
-lesson.shape_worker serves the same stream again in a fresh process. `save_stream` keeps what 07
+lesson.shape_worker serves the same stream again in a fresh process; `steady_state_ratios` pairs
+the strategies' second passes request by request. `save_stream` keeps what 07
 served in its output folder; `load_stream` reads it back for appendix A5, which checks it.
 """
 
@@ -22,7 +23,8 @@ import pandas as pd
 import torch
 
 from analysis.compiles import CompileLog, compile_counters
-from analysis.contention import Contention
+from analysis.contention import Contention, combined
+from analysis.timing import PairedRatio
 from helpers.backend import Backend
 from helpers.errors import ParameterError, SeriesError
 from helpers.outputs import run_inductor_cache, write_json
@@ -60,23 +62,24 @@ def check_stream(lengths: list[int], buckets: list[int]) -> None:
 
 
 # ------------------------------------------------------------------ the strategies (source: notebook 07)
-def make_strategies(fn, compiler: str, buckets: list[int], dynamic_ok: bool = True) -> dict:
+def make_strategies(fn, compiler: str, buckets: list[int], dynamic_ok: bool = True, pad_on_host: bool = False) -> dict:
     """Three ways to serve a stream of shapes with one compiled function."""
     static = torch.compile(fn, backend=compiler, dynamic=False)  # one graph per distinct shape
     per_bucket = torch.compile(fn, backend=compiler, dynamic=False)  # one graph per bucket size used
     strategies = {"static": static}
     if dynamic_ok:  # Neuron rejects dynamic=True (docs/NEURON_NOTES.md N26)
         strategies["dynamic"] = torch.compile(fn, backend=compiler, dynamic=True)  # tokens as a symbol
-    strategies["bucketed"] = lambda x, w, eps: bucketed_call(per_bucket, x, w, eps, buckets)
+    strategies["bucketed"] = lambda x, w, eps: bucketed_call(per_bucket, x, w, eps, buckets, pad_on_host)
     return strategies
 
 
-def bucketed_call(compiled, x: torch.Tensor, weight: torch.Tensor, eps: float, buckets: list[int]) -> torch.Tensor:
+def bucketed_call(compiled, x: torch.Tensor, weight, eps: float, buckets: list[int], pad_on_host: bool = False) -> torch.Tensor:
     """Pad x's rows up to the smallest bucket that holds them, run, and drop the padded rows.
     RMSNorm normalises each row on its own, so zero rows change nothing in the others."""
     tokens = x.shape[0]
     size = min(b for b in buckets if b >= tokens)
-    padded = torch.nn.functional.pad(x, (0, 0, 0, size - tokens))  # eager, on x's device; Trainium: see the Summary
+    rows = x.cpu() if pad_on_host else x  # Neuron: an eager pad on the device would compile per new length (N40)
+    padded = torch.nn.functional.pad(rows, (0, 0, 0, size - tokens)).to(x.device)  # eager, on the host or x's device
     return compiled(padded, weight, eps)[:tokens]
 
 
@@ -114,6 +117,39 @@ def run_stream(
             }
         )
     return rows
+
+
+def steady_state_ratios(
+    calls: pd.DataFrame, contention: dict[tuple[str, int], Contention | None]
+) -> tuple[list[PairedRatio], pd.Series]:
+    """Every pair of strategies' pass 2, request by request, labelled with what each side computes.
+
+    Why: past the recompile limit static's pass 2 runs some lengths eagerly, and bucketed's computes
+    padded rows; the labels say so beside each verdict. Each ratio carries both passes' contention,
+    so a busy pass makes it unmeasurable (analysis.verdicts.judge_ratio).
+
+    Args:
+        calls: run_stream's rows of every strategy and pass, with "strategy" and "pass" columns, in
+            the order the strategies were served.
+        contention: each (strategy, pass)'s Contention, or None where it was not read.
+
+    Returns:
+        (ratios, eager): one PairedRatio per pair of strategies (first served over later served), and
+        the tokens of static's pass-2 calls that ran eagerly (no graph was compiled for their length).
+    """
+    names = list(dict.fromkeys(calls["strategy"]))
+    pass2 = {n: calls[(calls["strategy"] == n) & (calls["pass"] == 2)] for n in names}
+    static = pass2.get("static", calls.iloc[:0])
+    compiled = calls.loc[calls["compiled"] & (calls["strategy"] == "static"), "tokens"]
+    eager = static.loc[~static["tokens"].isin(compiled), "tokens"]
+    label = {"static": f"static ({len(eager)}/{len(static)} eager)", "bucketed": "bucketed (padded)"}
+    ratios = []
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            per_request = pass2[a]["seconds"].to_numpy() / pass2[b]["seconds"].to_numpy()
+            busy = combined([c for c in (contention.get((a, 2)), contention.get((b, 2))) if c is not None])
+            ratios.append(PairedRatio(label.get(a, a), label.get(b, b), per_request, "request", busy))
+    return ratios, eager
 
 
 # ------------------------------------------------------------------ the stream as 07 recorded it

@@ -12,7 +12,7 @@ from analysis.contention import Contention
 from helpers.errors import ParameterError, SeriesError
 from helpers.params import check_parameters
 from lesson.rmsnorm import rmsnorm_naive
-from lesson.shapes import bucketed_call, check_stream, load_stream, request_lengths, save_stream
+from lesson.shapes import bucketed_call, check_stream, load_stream, request_lengths, save_stream, steady_state_ratios
 from series_tools.run_series import select_notebooks
 
 
@@ -55,6 +55,41 @@ def test_bucketed_call_pads_runs_and_slices():
     out = bucketed_call(spy, x, w, 1e-6, [4, 16, 32])
     assert seen == [(16, 8)] and out.shape == (5, 8)
     torch.testing.assert_close(out, rmsnorm_naive(x, w, 1e-6))  # zero rows change nothing in the others
+
+
+def test_bucketed_call_pads_on_the_host_when_asked_and_returns_to_xs_device():
+    seen = []
+
+    def spy(x, w, eps):
+        seen.append((tuple(x.shape), x.device.type))
+        return rmsnorm_naive(x, w, eps)
+
+    x, w = torch.randn(5, 8), torch.randn(8)
+    out = bucketed_call(spy, x, w, 1e-6, [4, 16, 32], pad_on_host=True)
+    assert seen == [((16, 8), "cpu")] and out.device == x.device
+    torch.testing.assert_close(out, bucketed_call(rmsnorm_naive, x, w, 1e-6, [16]))
+
+
+def test_steady_state_ratios_pair_pass_2_request_by_request_and_count_static_eager_calls():
+    rows = []
+    for name, seconds in (("static", [1.0, 4.0, 2.0]), ("dynamic", [2.0, 2.0, 2.0]), ("bucketed", [4.0, 1.0, 1.0])):
+        for pass_no in (1, 2):
+            for request, (tokens, s) in enumerate(zip([5, 9, 13], seconds)):
+                compiled = pass_no == 1 and (name != "static" or tokens == 5)  # static compiled only length 5
+                rows.append(
+                    {"strategy": name, "pass": pass_no, "request": request, "tokens": tokens, "seconds": s, "compiled": compiled}
+                )
+    busy = Contention(2.0, 0.9, None, 0.0)
+    contention = {(n, p): None for n in ("static", "dynamic", "bucketed") for p in (1, 2)} | {("bucketed", 2): busy}
+    ratios, eager = steady_state_ratios(pd.DataFrame(rows), contention)
+    assert [(r.numerator, r.denominator) for r in ratios] == [
+        ("static (2/3 eager)", "dynamic"),
+        ("static (2/3 eager)", "bucketed (padded)"),
+        ("dynamic", "bucketed (padded)"),
+    ]
+    assert list(eager) == [9, 13]
+    assert list(ratios[0].per_round) == [0.5, 2.0, 1.0] and list(ratios[2].per_round) == [0.5, 2.0, 2.0]
+    assert ratios[0].contention is None and ratios[1].contention == busy  # a busy pass 2 reaches the ratios it is in
 
 
 def test_the_stream_07_keeps_reads_back_as_it_was_served(tmp_path):
