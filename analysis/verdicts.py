@@ -210,15 +210,15 @@ class Verdict:
     @property
     def word(self) -> str:
         """The verdict as the table shows it: a range verdict compares figures, not times, so its
-        "slower"/"faster" read "higher"/"lower", and "no measurable difference" reads "not measurable
-        (spread crosses 1)" or "(ranges not 5% apart)", never a bare negative (`kind`, which claims
+        "slower"/"faster" read "higher"/"lower", and "no measurable difference" reads "cannot rank
+        (spread crosses 1)" or "cannot tell apart (ranges not 5% apart)", never a bare negative (`kind`, which claims
         record, stays as it is)."""
         if self.kind == "no measurable difference":  # never read as a negative finding
             if self.form == "ranges":
-                return f"not measurable (ranges not {_percent((RESOLUTION - 1) * 100)}% apart)"
+                return f"cannot tell apart (ranges not {_percent((RESOLUTION - 1) * 100)}% apart)"
             if _within_resolution(self.p10, self.p90):
-                return f"not measurable (spread reaches within {_percent((RESOLUTION - 1) * 100)}% of 1)"
-            return "not measurable (spread crosses 1)"
+                return f"cannot rank (spread reaches within {_percent((RESOLUTION - 1) * 100)}% of 1)"
+            return "cannot rank (spread crosses 1)"
         if self.form == "ranges":
             return {"slower": "higher", "faster": "lower"}.get(self.kind, self.kind)
         if self.form == "steps" and self.kind == "does not hold" and self.median > 0:  # "2 of 3 | does not hold" read as none

@@ -130,7 +130,7 @@ def cost_takeaway(verdicts: dict[str, Verdict]) -> str:
     parts = []
     for name, verdict in verdicts.items():
         said = f"{verdict.median:.2f}x its bare time" if verdict.measurable else verdict.word
-        parts.append(f"{name} call: {said.replace('not measurable', 'this run cannot tell', 1)}")
+        parts.append(f"{name} call: {said.replace('cannot rank', 'this run cannot tell', 1)}")
     compared = " (whether the ratios differ: exercise 2)" if len(parts) > 1 else ""  # not read off the two lines above
     return f"take-home, the profiler's cost (per-round ratio): {'; '.join(parts)}{compared}"
 

@@ -59,7 +59,7 @@ def test_a_spread_reaching_closer_to_one_than_runs_agree_on_is_no_measurable_dif
         PairedRatio("static", "dynamic", np.array([1.01, 1.02, 1.03, 1.3, 1.32, 1.4, 1.6, 1.8, 1.9]))
     )  # 07: one side, not ranked
     assert above.kind == "no measurable difference" and "the spread lies above 1 but reaches within 5% of it" in above.sentence
-    assert busy.word == "not measurable (spread reaches within 5% of 1)" and quiet.word == "not measurable (spread crosses 1)"
+    assert busy.word == "cannot rank (spread reaches within 5% of 1)" and quiet.word == "cannot rank (spread crosses 1)"
     straddling = judge_ratio(PairedRatio("a", "b", np.linspace(0.90, 0.996, 9)))  # median 0.95, p90 inside the band
     assert straddling.kind == "no measurable difference" and relation_of(0.90, 0.996) == "about 1"
     clear = judge_ratio(PairedRatio("a", "b", np.linspace(1.06, 1.10, 9)))
@@ -111,7 +111,7 @@ def test_ranges_that_touch_are_not_measurably_apart():
     overlapping = judge_ranges("a", (1.0, 3.0), "b", (2.0, 4.0))
     assert "the ranges overlap (" in str(overlapping)
     near = judge_ranges("rank 1 exit", (10.1, 12.0), "rank 0 exit", (8.0, 10.0), unit="ms")  # apart by 1%: not a finding
-    assert near.kind == "no measurable difference" and near.word == "not measurable (ranges not 5% apart)"
+    assert near.kind == "no measurable difference" and near.word == "cannot tell apart (ranges not 5% apart)"
     assert "the ranges lie 1.0% apart (the gap over the larger end), inside the verdicts' 5% margin" in str(near)
     apart = judge_ranges("rank 1 exit", (10.6, 12.0), "rank 0 exit", (8.0, 10.0), unit="ms")
     assert apart.kind == "slower" and "measurably above" in str(apart)
@@ -346,8 +346,8 @@ def test_a_reading_says_overlapping_unless_contained():
 def test_the_table_never_shows_a_bare_negative():
     """07's table read "no measurable difference" for 1.55 (p10-p90 0.95-3.93): a negative finding."""
     wide = judge_ratio(PairedRatio("static", "dynamic", np.array([0.95] * 2 + [1.55] * 6 + [3.93] * 2)))
-    assert wide.kind == "no measurable difference" and wide.row()["verdict"] == "not measurable (spread crosses 1)"
-    assert judge_ranges("a", (1.0, 3.0), "b", (2.0, 4.0)).word == "not measurable (ranges not 5% apart)"
+    assert wide.kind == "no measurable difference" and wide.row()["verdict"] == "cannot rank (spread crosses 1)"
+    assert judge_ranges("a", (1.0, 3.0), "b", (2.0, 4.0)).word == "cannot tell apart (ranges not 5% apart)"
 
 
 def test_a_spread_that_holds_1_is_said_without_sizes():
@@ -423,7 +423,7 @@ def test_a_table_bound_is_never_rounded_onto_the_band_edge():
     """05's table printed p10 1.050 beside 'not measurable (spread reaches within 5% of 1)': it was 1.0498."""
     samples = np.array([1.0498] * 2 + [1.07, 1.075, 1.076, 1.076, 1.08, 1.09] + [1.109] * 2)
     row = judge_ratio(PairedRatio("torch.rms_norm", "naive", samples)).row()
-    assert row["verdict"] == "not measurable (spread reaches within 5% of 1)" and row["p10"] == 1.0498
+    assert row["verdict"] == "cannot rank (spread reaches within 5% of 1)" and row["p10"] == 1.0498
 
 
 def test_a_verdict_shown_by_a_notebook_cell_reads_as_its_sentence():
