@@ -111,7 +111,8 @@ def guesses_against_counters(exports: dict[str, Any], work: dict[str, pd.DataFra
         DataFrame, one row per counter: `bf16`, `fp32` (fused / baseline), `your_guess`, `computing
         instructions` (engine counters only: "fused / baseline" per dtype) and `shows`: "down", "up" or
         "same" (per dtype where they differ); a time adds "one execution: a reading"; an engine whose
-        computing instructions are equal in both kernels starts with "same count; time:".
+        computing instructions are equal in both kernels reads "same count; time not judged" (A4 withholds
+        the same comparison: one execution each cannot separate it from run-to-run variation).
     """
     kernels = ("fused", "baseline")
     ratios = pd.DataFrame(
@@ -128,9 +129,9 @@ def guesses_against_counters(exports: dict[str, Any], work: dict[str, pd.DataFra
     for c in ratios.index:
         words = {d: word[d][c] for d in DTYPES}
         text = words["bf16"] if len(set(words.values())) == 1 else ", ".join(f"{w} in {d}" for d, w in words.items())
-        if c in counts and all(f == b for f, b in counts[c]):
-            text = "same count; time: " + text
-        if "bytes" not in c:
+        if c in counts and all(f == b for f, b in counts[c]):  # the same work: a time that moves is not judged
+            text = "same count; time not judged (one execution each, A4)"
+        elif "bytes" not in c:
             text += ", one execution each: a reading"
         if c.startswith("dma"):
             text += " (the profiler warns, below)"

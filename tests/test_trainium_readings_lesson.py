@@ -59,7 +59,7 @@ def test_guess_table_reads_directions_from_the_exports(published):
     assert (table["your_guess"] == "down").all()
     assert table.at["hbm_read_bytes", "shows"] == "down"  # bytes: the direction alone, no "reading"
     assert table.at["total_time", "shows"].endswith("a reading")
-    # the tensor engine runs the same MATMULs in both kernels; its time moves opposite ways per dtype
-    assert table.at["tensor_engine_active_time", "shows"].startswith("same count; time: up in bf16, down in fp32")
+    # the tensor engine runs the same MATMULs in both kernels; its time, one execution each, is not judged
+    assert table.at["tensor_engine_active_time", "shows"] == "same count; time not judged (one execution each, A4)"
     assert table.at["vector_engine_active_time", "computing instructions"] == "16 / 18, 16 / 18"
     assert table.at["hbm_read_bytes", "computing instructions"] == ""
