@@ -489,7 +489,7 @@ def _memory_bound(ranking: Ranking, floor: FloorCheck, block: dict[str, Timing],
     basis = "bytes = alloc_over_input copies (each full-size tensor allocated, written and read once; one where not recorded)"
     basis += "" if floor.ok else ", at the triad's rate: the copy failed its check"
     subject = f"moving its bytes at the {reference.split()[0]}'s rate"
-    share = estimate(subject, shares, "of the time", basis, "bytes read without allocating", 2)
+    share = estimate(subject, shares, "of the time", basis, "a pass that only reads (mean's), which allocates nothing", 2)
     at_rate = {n: replace(r, per_round=r.per_round / copies[n]) for n, r in ratios.items()}  # time / its copies' time
     near_one = {n for n, r in at_rate.items() if not judge_ratio(r).measurable}  # not told apart from its bytes' time
     return [line.removeprefix("  ") for line in _bound_lines("memory-bound", subject, shares, share, near_one)]

@@ -251,7 +251,7 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     assert lines[1:] == [  # no allocation recorded: one copy's bytes each; every variant gets a label and its share
         "  memory-bound* (over half the time moving its bytes at the copy's rate), share of time: compiled 1.00; not memory-bound: naive 0.30, fused 0.28; not told apart from 1: compiled",
         "  * estimated, not measured: bytes = alloc_over_input copies (each full-size tensor allocated, written and read once;"
-        " one where not recorded); it cannot show bytes read without allocating",
+        " one where not recorded); it cannot show a pass that only reads (mean's), which allocates nothing",
     ]
     allocs = {("large", "naive"): 3.0, ("large", "fused"): 1.0, ("large", "compiled"): 1.0}
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=allocs)
