@@ -48,7 +48,8 @@ def _factor(a: pd.Series, b: pd.Series, busy: Any) -> SimpleNamespace:
 class HostOnlyFactors:
     """The slowest variant's step and host-only time over the fastest's, and their verdict.
 
-    `slow`, `fast`: the variants (by median step); `step`, `host_only`: their factor ranges
+    `slow`: naive, the series' baseline, where present (two eager variants' medians can swap from run to
+    run), else the variant with the longest median step; `fast`: the one with the shortest; `step`, `host_only`: their factor ranges
     (p10_us / p90_us hold the factors); `busy`: both blocks' contention; `verdict`: the step factor
     judged against the host-only factor (analysis.verdicts.judge_timings)."""
 
@@ -62,8 +63,14 @@ class HostOnlyFactors:
     @property
     def ranges(self) -> list[str]:
         """The two factor ranges, one line each."""
+        from analysis.verdicts import decimals_apart
+
+        def shown(f: SimpleNamespace) -> str:  # one decimal, more where the two ends would print alike
+            lo, hi = f"{f.p10_us:.1f}", f"{f.p90_us:.1f}"
+            return f"{lo}-{hi}" if lo != hi else f"{decimals_apart(f.p10_us, f.p90_us)}-{decimals_apart(f.p90_us, f.p10_us)}"
+
         return [
-            f"{self.slow}'s over {self.fast}'s {what} time: x{f.p10_us:.1f}-{f.p90_us:.1f}"
+            f"{self.slow}'s over {self.fast}'s {what} time: x{shown(f)}"
             for what, f in (("step", self.step), ("host-only", self.host_only))
         ]
 
@@ -82,7 +89,8 @@ def host_only_factors(traces: dict[str, Any], contention: dict[str, Any]) -> Hos
     from analysis import combined, judge_timings, step_summary
 
     s = {n: step_summary(t).eval("host_only_us = step_us - busy_us - idle_total_us") for n, t in traces.items()}
-    fast, *_, slow = sorted(s, key=lambda n: s[n]["step_us"].median())
+    fast, *_, slowest = sorted(s, key=lambda n: s[n]["step_us"].median())
+    slow = "naive" if "naive" in s and fast != "naive" else slowest  # the series' baseline: two eager medians can swap
     busy = combined([contention[slow], contention[fast]])
     step, host = (_factor(s[slow][f"{c}_us"], s[fast][f"{c}_us"], busy) for c in ("step", "host_only"))
     verdict = judge_timings("step factor", step, "host-only factor", host, "x", spread=f"{slow} / {fast}, p10-p90")
