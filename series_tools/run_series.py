@@ -307,6 +307,24 @@ def unregister(registry: Path) -> None:
 # --- executing and recording --------------------------------------------------------------------
 
 
+def relink_copy(executed: Path, root: Path) -> None:
+    """The executed copy's markdown links, made to work from its run folder: a notebook links
+    `../docs/...` from notebooks/, and the run folder sits elsewhere (runs/<run>/ or any --out), so the
+    glossary and appendix links of the run's notebooks and their HTML handouts would point nowhere.
+
+    Args:
+        executed: the run folder's copy (nothing is done where execution left none).
+        root: the repository root the notebooks' `../` reaches.
+    """
+    from series_tools.publish import relink
+
+    if not executed.exists():
+        return
+    nb = json.loads(executed.read_text())
+    target = Path(os.path.relpath(root.resolve(), executed.parent.resolve())).as_posix()
+    write_atomic(executed, json.dumps(relink(nb, root=target), indent=1, ensure_ascii=False) + "\n")
+
+
 def run(
     notebooks: list[Path],
     overrides: dict[Path, dict[str, Any]],
@@ -343,6 +361,7 @@ def run(
                 raise WriteFailure(run_dir, exc) from exc
             record.update(status="failed", error=f"{type(exc).__name__}: {exc}")
         record["seconds"] = round(time.perf_counter() - start, 1)
+        relink_copy(executed, nb.parent.parent)
         if record["status"] == "failed":
             where = f" in cell In[{record['cell']}]" if record.get("cell") is not None else ""
             print(f"    FAILED{where}: {record['error'].splitlines()[0]}", flush=True)
