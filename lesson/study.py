@@ -366,9 +366,9 @@ def shape_takeaways(
             for n, r in growth.items()
         }
         shares = {n: us / by_tokens[n].median_us for n, us in fixed_us.items()}
-        basis = f"time = fixed + per-token x tokens through this call and one {scale} times the tokens, round by round"
+        basis = f"time = fixed + per-token × tokens through this call and one {scale} times the tokens, round by round"
         if tokens and s in tokens:
-            basis = f"time = fixed + per-token x tokens through {tokens[s]} and {scale * tokens[s]} tokens, round by round; read only between them"
+            basis = f"time = fixed + per-token × tokens through {tokens[s]} and {scale * tokens[s]} tokens, round by round; the fixed part is the line at 0 tokens, an extrapolation"
         share = estimate("the fixed part per call", shares, "of the time", basis, "what that part is", 2)
         lines += _bound_lines("overhead-bound", "a fixed part per call", shares, share)  # shares only: the fit is its own block
     return lines

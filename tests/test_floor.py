@@ -335,11 +335,11 @@ def test_05s_takeaway_estimates_the_small_shapes_fixed_part_without_the_copy():
         == "  overhead-bound* (over half the time a fixed part per call), share of time: compiled 0.90; not overhead-bound: naive 0.10, fused 0.07"
     )
     assert (
-        lines[2].startswith("  * estimated, not measured: time = fixed + per-token x tokens through this call")
+        lines[2].startswith("  * estimated, not measured: time = fixed + per-token × tokens through this call")
         and "between" not in lines[2]
     )
     ranged = shape_takeaways({"small": ranking}, {"small": small}, {"small": block}, by_tokens, tokens={"small": 8})
-    assert "through 8 and 64 tokens, round by round; read only between them;" in ranged[2]  # the fit's range, scale 8
+    assert "through 8 and 64 tokens, round by round; the fixed part is the line at 0 tokens, an extrapolation;" in ranged[2]
 
     busy = {n: replace(t, contention=Contention(1.0, 0.5, None, None)) for n, t in by_tokens.items()}
     lines = shape_takeaways({"small": ranking}, {"small": small}, {"small": block}, busy)
