@@ -171,3 +171,24 @@ def _keep_if_whole(partial: Path, executed: Path) -> None:
         partial.unlink(missing_ok=True)
         return
     os.replace(partial, executed)
+
+
+def relink(nb: dict[str, Any], root: str = "../../..", was: str = "..") -> dict[str, Any]:
+    """The markdown cells' links, made to work from another folder: a notebook links `../docs/...`
+    from notebooks/ (`was`, the path from its folder to the repository root); its copy in a run
+    folder or in docs/reference-runs/<name>/ reaches the root by `root` instead, so `](was/` becomes
+    `](root/`.
+
+    Args:
+        nb: the notebook JSON; root: the path from the copy's folder to the repository root;
+            was: the path the links use now.
+
+    Returns:
+        The notebook, its markdown links rewritten (code cells are left as written).
+    """
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") == "markdown":
+            source = cell["source"]
+            fix = lambda text: text.replace(f"]({was}/", f"]({root}/")  # noqa: E731
+            cell["source"] = [fix(line) for line in source] if isinstance(source, list) else fix(source)
+    return nb

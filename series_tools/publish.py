@@ -41,6 +41,7 @@ from helpers.errors import OutputDirError, SeriesError
 from helpers.metrics import METRICS_FILE
 from helpers.outputs import RUNS_DIR, ensure_writable_dir, write_atomic
 from helpers.series import NOTEBOOK_DIR, NOTEBOOKS, REFERENCE_RUNS_DIR, REPO_ROOT, RUN_TIMES_FILE, notebook_paths
+from series_tools.execute import relink
 from series_tools.run_series import INCOMPLETE
 
 SIZE_BUDGET_BYTES = 5_000_000  # 5 MB per reference run: the repository must stay quick to clone
@@ -243,27 +244,6 @@ def map_notebook_strings(nb: dict[str, Any], fn: Callable[[str], str]) -> dict[s
     return nb
 
 
-def relink(nb: dict[str, Any], root: str = "../../..", was: str = "..") -> dict[str, Any]:
-    """The markdown cells' links, made to work from another folder: a notebook links `../docs/...`
-    from notebooks/ (`was`, the path from its folder to the repository root); its copy in a run
-    folder or in docs/reference-runs/<name>/ reaches the root by `root` instead, so `](was/` becomes
-    `](root/`.
-
-    Args:
-        nb: the notebook JSON; root: the path from the copy's folder to the repository root;
-            was: the path the links use now.
-
-    Returns:
-        The notebook, its markdown links rewritten (code cells are left as written).
-    """
-    for cell in nb.get("cells", []):
-        if cell.get("cell_type") == "markdown":
-            source = cell["source"]
-            fix = lambda text: text.replace(f"]({was}/", f"]({root}/")  # noqa: E731
-            cell["source"] = [fix(line) for line in source] if isinstance(source, list) else fix(source)
-    return nb
-
-
 def root_from(folder: Path) -> str:
     """The relative path from `folder` to the repository root, as a markdown link writes it."""
     return Path(os.path.relpath(REPO_ROOT, folder.resolve())).as_posix()
@@ -396,13 +376,11 @@ def megabytes(n: int) -> str:
     return f"{n / 1e6:.2f} MB"
 
 
-def run_times(status: dict[str, Any], env: dict[str, Any], run_name: str = "") -> dict[str, Any]:
+def run_times(status: dict[str, Any], env: dict[str, Any]) -> dict[str, Any]:
     """The run time of each notebook and the machine that measured them: RUN_TIMES_FILE, which
     helpers.series reads for the notebooks' start lines, 00's plan and the instructor guide. The run
-    is named as its folder is (`run_name`, e.g. 20261206T121335Z-cpu), so a reader can find it in the
-    reference run's README; the environment's clock, a second later, where no name is given."""
-    stamp = re.match(r"\d{8}T\d{6}", run_name)
-    when = stamp[0] if stamp else re.sub(r"[-:]", "", str(env.get("date_utc", "")))[:15]
+    is named by the date its environment recorded, as the reference run's README shows it."""
+    when = re.sub(r"[-:]", "", str(env.get("date_utc", "")))[:15]
     cores = f"{env['cpu_count']}-core " if env.get("cpu_count") else ""
     return {
         "measured_on": f"a {cores}{env.get('device_name')} machine, torch {env.get('torch')}, run {when}Z",
@@ -428,7 +406,7 @@ def write_contents(run_dir: Path, dest: Path, name: str, status: dict[str, Any],
     env = map_strings(env, scrub)
     write_atomic(dest / "environment.json", json.dumps(env, indent=2, sort_keys=True) + "\n")
     write_atomic(dest / METRICS_FILE, json.dumps(metrics, indent=2, sort_keys=True) + "\n")
-    write_atomic(dest / RUN_TIMES_FILE, json.dumps(run_times(status, env, run_dir.name), indent=2, sort_keys=True) + "\n")
+    write_atomic(dest / RUN_TIMES_FILE, json.dumps(run_times(status, env), indent=2, sort_keys=True) + "\n")
     write_atomic(dest / "README.md", scrub(index_markdown(name, env, status, metrics, notebooks, figures)))
 
 

@@ -316,7 +316,7 @@ def relink_copy(executed: Path, root: Path) -> None:
         executed: the run folder's copy (nothing is done where execution left none).
         root: the repository root the notebooks' `../` reaches.
     """
-    from series_tools.publish import relink
+    from series_tools.execute import relink
 
     if not executed.exists():
         return

@@ -294,7 +294,7 @@ def test_the_overview_links_every_reference_run_and_its_notebooks(made):
 
 def test_published_notebooks_links_point_from_their_folder_to_the_repository():
     """A notebook links `../docs/...` from notebooks/; its published copy sits in docs/reference-runs/<name>/."""
-    from series_tools.publish import relink
+    from series_tools.execute import relink
 
     nb = {
         "cells": [
@@ -366,7 +366,7 @@ def test_the_environment_record_never_holds_a_planted_credential(monkeypatch):
 def test_a_run_folders_copy_links_the_repository_from_where_it_sits(tmp_path):
     """The run folder's notebooks (and their HTML handouts) linked `../docs/...`, which from
     runs/<run>/ points at runs/docs/: the copy is relinked, and publish maps it on to its own folder."""
-    from series_tools.publish import relink
+    from series_tools.execute import relink
     from series_tools.run_series import relink_copy
 
     root, run_dir = tmp_path / "repo", tmp_path / "repo" / "runs" / "20261206T000000Z-cpu"
@@ -381,12 +381,3 @@ def test_a_run_folders_copy_links_the_repository_from_where_it_sits(tmp_path):
     published = relink(copied, was="../..")
     assert published["cells"][0]["source"] == ["[glossary](../../../docs/CHEATSHEET.md#glossary)\n"]
     relink_copy(run_dir / "missing.ipynb", root)  # a notebook that left no copy: nothing to do
-
-
-def test_the_run_times_name_the_run_as_its_folder_does():
-    """05's start line cited run 20261206T120602Z (the environment's clock) for the folder 120601Z."""
-    from series_tools.publish import run_times
-
-    env = {"date_utc": "2026-12-06T12:06:02+00:00", "cpu_count": 2, "device_name": "X", "torch": "2.13"}
-    assert run_times({"notebooks": []}, env, "20261206T120601Z-cpu")["measured_on"].endswith("run 20261206T120601Z")
-    assert run_times({"notebooks": []}, env)["measured_on"].endswith("run 20261206T120602Z")  # no folder name: the clock
