@@ -67,6 +67,6 @@ _EXPORTS = {
     "traces": "Trace load_trace representative_step",
     "steps": "gap_table launch_latency per_call_summary step_ops step_summary",
     "call_trees": "call_tree dispatch_tree folded_by_key_averages",
-    "allocations": "allocations_by_op",
+    "allocations": "allocations_by_op innermost_op",
 }
 __getattr__, __dir__, __all__ = lazy_namespace(__name__, globals(), _EXPORTS)

@@ -43,6 +43,6 @@ def op_around(events: pd.DataFrame, ts: float, own: tuple[str, ...] = COPY_OPS) 
     Returns:
         The op's name; "?" where no other op was running.
     """
-    names = events["name"].astype(str)
-    around = events[(events["ts"] <= ts) & (events["end"] >= ts) & ~names.str.startswith(own)]
-    return str(around.sort_values("dur")["name"].iloc[0]) if len(around) else "?"
+    from analysis.allocations import innermost_op
+
+    return innermost_op(events, ts, own)

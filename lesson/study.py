@@ -327,7 +327,7 @@ def shape_takeaways(
         if ranking.gate:
             pair_verdicts = newer_first(ranking, blocks[s])
             busy = ranking.gate.kind == "busy" or any(v.kind == "busy" for v in pair_verdicts)  # a failed floor is checked first
-            again = _RERUN["busy" if busy else ranking.gate.kind if ranking.gate.kind in _RERUN else "withheld"]
+            again = _RERUN["busy" if busy else "withheld"]  # the gate is a failed floor or a busy block
             pairs = "" if busy else f"; {_pair_words(pair_verdicts)}"
             lines += [f"{ranking.label}: the ranking against the copy is withheld (above); {again}{pairs}"]
         else:
@@ -485,11 +485,11 @@ def _memory_bound(ranking: Ranking, floor: FloorCheck, block: dict[str, Timing],
     if busy:  # a failed floor gates the ranking first; a busy block still concludes nothing
         return [str(busy)]
     copies = {n: a if a >= 1 else 1.0 for n, a in allocs.items()}  # NaN (not recorded) compares False: one copy
-    shares = {n: float(np.median(copies[n] / r.per_round)) for n, r in ratios.items()}
+    at_rate = {n: replace(r, per_round=r.per_round / copies[n]) for n, r in ratios.items()}  # time / its copies' time
+    shares = {n: float(np.median(1 / r.per_round)) for n, r in at_rate.items()}
     basis = "bytes = alloc_over_input copies (each full-size tensor allocated, written and read once; one where not recorded)"
     basis += "" if floor.ok else ", at the triad's rate: the copy failed its check"
     subject = f"moving its bytes at the {reference.split()[0]}'s rate"
     share = estimate(subject, shares, "of the time", basis, "a pass that only reads (mean's), which allocates nothing", 2)
-    at_rate = {n: replace(r, per_round=r.per_round / copies[n]) for n, r in ratios.items()}  # time / its copies' time
     near_one = {n for n, r in at_rate.items() if not judge_ratio(r).measurable}  # not told apart from its bytes' time
     return [line.removeprefix("  ") for line in _bound_lines("memory-bound", subject, shares, share, near_one)]
