@@ -128,11 +128,11 @@ def guesses_against_counters(exports: dict[str, Any], work: dict[str, pd.DataFra
     shows = []
     for c in ratios.index:
         words = {d: word[d][c] for d in DTYPES}
-        text = words["bf16"] if len(set(words.values())) == 1 else ", ".join(f"{w} in {d}" for d, w in words.items())
         if c in counts and all(f == b for f, b in counts[c]):  # the same work: a time that moves is not judged
             text = "same count; time not judged (one execution each, A4)"
-        elif "bytes" not in c:
-            text += ", one execution each: a reading"
+        else:
+            text = words["bf16"] if len(set(words.values())) == 1 else ", ".join(f"{w} in {d}" for d, w in words.items())
+            text += "" if "bytes" in c else ", one execution each: a reading"
         if c.startswith("dma"):
             text += " (the profiler warns, below)"
         shows.append(text)
