@@ -123,7 +123,7 @@ def cost_takeaway(verdicts: dict[str, Verdict]) -> str:
 
     Returns:
         One line: per call, "N.NNx its bare time" where the verdict is measurable, else the verdict's
-        table word ("not measurable" reads "this run cannot tell": an inconclusive run, not a property of the call);
+        table word ("cannot rank" reads "this run cannot tell": an inconclusive run, not a property of the call);
         with two calls or more it points to exercise 2, which compares the ratios (one measurable and one
         not does not make them differ).
     """
