@@ -256,8 +256,8 @@ class Verdict:
             comparison = f"{self.subject} / {self.reference}"
         else:
             comparison = f"{self.subject} against {self.reference}" if self.reference else self.subject
-            if self.reference_range:
-                comparison += f" ({self.reference_range})"
+            if self.reference_range:  # p10 and p90 are the subject's: the reference's range is named beside it
+                comparison += f" (the reference's p10-p90: {self.reference_range})"
         return {"comparison": comparison, "figure": figure, "value": value, "p10": p10, "p90": p90, "verdict": self.word}
 
 
@@ -423,10 +423,13 @@ def _why_not_apart(a: tuple[float, float], b: tuple[float, float]) -> str:
 
 def _decimals_for(a: tuple[float, float], b: tuple[float, float], decimals: int) -> int:
     """The decimals two ranges are printed with: `decimals`, or more (up to 4) where their two nearest
-    ends differ but would print alike ("2.7-3.0 against 3.0-3.2" judged apart reads as a broken rule)."""
+    ends differ but would print alike ("2.7-3.0 against 3.0-3.2" judged apart reads as a broken rule),
+    or where an end that is not zero would print as zero (08's "rank 1's wait 0.0-0.0 ms" hid a range)."""
     near = min(((a[0], b[1]), (a[1], b[0])), key=lambda ends: abs(ends[0] - ends[1]))
     for places in range(decimals, 5):
-        if near[0] == near[1] or f"{near[0]:.{places}f}" != f"{near[1]:.{places}f}":
+        told_apart = near[0] == near[1] or f"{near[0]:.{places}f}" != f"{near[1]:.{places}f}"
+        zero_hidden = any(end != 0 and float(f"{end:.{places}f}") == 0 for end in (*a, *b))
+        if told_apart and not zero_hidden:
             return places
     return 4
 

@@ -206,7 +206,7 @@ def test_the_table_says_what_each_figure_is():
     ranges = judge_ranges("rank 0's wait", (18.142, 22.944), "rank 1's wait", (10.0, 12.0), unit="us")
     steps = judge_steps("the last to arrive also left last", 5, 5)
     row, step_row = verdict_table([ranges, steps]).to_dict("records")
-    assert row["comparison"] == "rank 0's wait against rank 1's wait (10.0-12.0 us)" and "/" not in row["comparison"]
+    assert row["comparison"] == "rank 0's wait against rank 1's wait (the reference's p10-p90: 10.0-12.0 us)" and "/" not in row["comparison"]
     assert row["figure"] == "midpoint of p10-p90 (us)" and row["value"] == pytest.approx(20.543)
     assert (row["p10"], row["p90"], row["verdict"]) == (pytest.approx(18.142), pytest.approx(22.944), "higher")
     assert judge_ranges("a", (1.0, 2.0), "b", (3.0, 4.0)).word == "lower"
@@ -388,9 +388,12 @@ def test_a_range_that_is_not_a_p10_p90_says_what_it_is():
 
 
 def test_a_range_row_shows_what_the_subject_was_set_against():
-    """08's table showed rank 0's wait range beside "higher" but not rank 1's, which it was judged against."""
+    """08's table showed rank 0's wait range beside "higher" but not rank 1's, which it was judged against;
+    then it showed rank 1's as "(0.0-0.0 ms)", an end that is not zero printed as zero."""
     v = judge_ranges("rank 0's wait", (19.7, 20.07), "rank 1's wait", (0.01, 0.08), "ms")
-    assert v.row()["comparison"] == "rank 0's wait against rank 1's wait (0.0-0.1 ms)" and v.row()["verdict"] == "higher"
+    assert v.row()["comparison"] == "rank 0's wait against rank 1's wait (the reference's p10-p90: 0.01-0.08 ms)"
+    assert v.row()["verdict"] == "higher" and "rank 1's wait 0.01-0.08 ms" in str(v)
+    assert "0.002-0.004 ms" in str(judge_ranges("a", (1.0, 2.0), "b", (0.002, 0.004), "ms"))
 
 
 def test_a_range_verdict_records_the_claim_its_sentence_makes():
