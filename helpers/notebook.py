@@ -84,6 +84,13 @@ def orientation(name: str) -> list[str]:
     return lines
 
 
+def recorded_only(name: str) -> bool:
+    """True for a notebook that only reads data recorded elsewhere (helpers.series' `recorded_only`)."""
+    from .series import NOTEBOOKS
+
+    return any(info.stem == name and info.recorded_only for info in NOTEBOOKS)
+
+
 def threads_line(threads: int, default_threads: int) -> str:
     """The start line on intra-op threads. It states the setting and why (an op split over every CPU
     ends only when its slowest thread does, so one busy process stalls every op), and points to where
@@ -121,9 +128,12 @@ def start_session(name: str, namespace: dict[str, Any], parameters: dict[str, An
     print(f"Backend: {chosen.name} ({chosen.reason})")
     print(f"Device:  {chosen.device_name()} ({chosen.device_count()} device(s) torch can use)")
     print(f"Output:  {nb_dir}")
-    for note in chosen.notes:
-        print(f"Note:    {note}")
-    print(threads_line(torch.get_num_threads(), default_threads))
+    if recorded_only(name):  # 09 printed how cpu timings read beside profiles recorded on a trn2
+        print("Data:    recorded elsewhere, named with its origin below; this notebook measures nothing on this machine")
+    else:
+        for note in chosen.notes:
+            print(f"Note:    {note}")
+        print(threads_line(torch.get_num_threads(), default_threads))
     if others is not None and others >= 0.5:
         print(
             f"Busy:    about {others:.1f} other task(s) were running on this machine's {os.cpu_count()} CPU(s) as this "

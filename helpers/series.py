@@ -52,6 +52,9 @@ class NotebookInfo:
     checks: tuple[str, ...] = ()
     # the notebooks whose saved results, in the same run folder, this one reads (they must run first)
     reads: tuple[str, ...] = ()
+    # it measures nothing on this machine, only reads data recorded elsewhere: its start lines skip
+    # the backend's notes and the thread setting, which describe measurements it does not make
+    recorded_only: bool = False
 
     @property
     def appendix(self) -> bool:
@@ -164,6 +167,7 @@ NOTEBOOKS = (
         "the same profiles, recorded on a trn2.3xlarge by the trainium-kernel-fusion project (an attention kernel); the capture commands printed",
         "the same: it reads recorded data",
         neuron_facts=("N35", "N36", "N37", "N38", "N39", "N42", "N45"),
+        recorded_only=True,
     ),
     NotebookInfo(
         "A1_timing_checks",

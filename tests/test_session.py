@@ -32,6 +32,16 @@ def test_session_checks_parameters_writes_environment_and_publishes(tmp_path, ca
     assert "Backend: cpu" in capsys.readouterr().out
 
 
+def test_a_recorded_only_notebook_prints_no_line_about_timing_here(tmp_path, capsys):
+    """09 reads trn2 profiles recorded elsewhere; its start printed cpu's device-time note and thread setting."""
+    start_session("09_trainium_device_view", {"BACKEND": "cpu", "OUT_DIR": str(tmp_path)})
+    recorded = capsys.readouterr().out
+    start_session("02_naive_rmsnorm", {"BACKEND": "cpu", "OUT_DIR": str(tmp_path)})
+    measured = capsys.readouterr().out
+    assert "Threads:" in measured and "Note:" in measured and "Data:" not in measured
+    assert "Threads:" not in recorded and "Note:" not in recorded and "measures nothing on this machine" in recorded
+
+
 def test_session_refuses_a_bad_parameter_before_choosing_a_backend(tmp_path):
     with pytest.raises(ParameterError, match="HIDDEN must be an integer"):
         start_session("99_demo", {"BACKEND": "cpu", "OUT_DIR": str(tmp_path), "HIDDEN": "abc"})
