@@ -293,8 +293,8 @@ def judge_ratio(ratio: Any, faster: str = "faster", slower: str = "slower") -> V
 
     Returns:
         A Verdict whose sentence is one line: "A took 2.00x the time of B: 2.00x slower
-        (per-round p10-p90 1.95-2.05)", "this run cannot rank A against B: no measurable difference here (...: the
-        spread crosses 1, with some rounds faster and others slower)", or "not measurable here: the machine was busy (...)".
+        (per-round p10-p90 1.95-2.05)", "this run cannot rank A against B: the spread crosses 1, with some rounds
+        faster and others slower (...), so no measurable difference here", or "not measurable here: the machine was busy (...)".
         A ratio of fewer than MIN_RANGE_SAMPLES rounds (`per_round`) is a "withheld" reading, its
         p10-p90 about its smallest and largest: "A / B read 1.16 (per-step p10-p90 1.08-1.30) over
         3 steps, too few for a spread (a verdict needs 5 steps): a reading, not a verdict".
@@ -352,7 +352,8 @@ def _judge(
             allowed = f"the spread lies {side} 1 but reaches within {_percent((RESOLUTION - 1) * 100)}% of it, a margin separate runs of this series can differ by"
         else:
             allowed = _allowed(p10, p90, faster, slower, pairing)
-        text = f"this run cannot rank {num} against {den}: no measurable difference here (median per-{pairing} {num} / {den} = {shown}, {spread}: {allowed})"
+        # the reason first: "no measurable difference" beside a median of 1.28 read as "they cost the same" (07)
+        text = f"this run cannot rank {num} against {den}: {allowed} (median per-{pairing} {num} / {den} = {shown}, {spread}), so no measurable difference here"
         return Verdict(kind="no measurable difference", sentence=text, **fields)
     word = slower if relation == "above 1" else faster
     factor = med if med > 1 else 1 / med

@@ -71,7 +71,7 @@ def test_an_inconclusive_ratio_is_never_a_negative_finding():
     ratio = PairedRatio("... * weight", "x * rsqrt(...)", np.array([0.99] * 2 + [1.10] * 6 + [1.14] * 2))
     verdict = judge_ratio(ratio)
     assert verdict.kind == "no measurable difference" and not verdict.measurable
-    assert verdict.sentence.startswith("this run cannot rank") and ": no measurable difference here (" in verdict.sentence
+    assert verdict.sentence.startswith("this run cannot rank") and "), so no measurable difference here" in verdict.sentence
     assert "the spread crosses 1, with some rounds faster and others slower" in verdict.sentence
     assert not any(phrase in verdict.sentence for phrase in NEGATIVE_FINDINGS)
     assert verdict.relation == "about 1"
