@@ -46,15 +46,15 @@ def _factor(a: pd.Series, b: pd.Series, busy: Any) -> SimpleNamespace:
 
 @dataclass
 class HostOnlyFactors:
-    """The slowest variant's step and host-only time over the fastest's, and their verdict.
+    """Two variants' step and host-only times set against each other, and their verdict.
 
-    `slow`: naive, the series' baseline, where present (two eager variants' medians can swap from run to
-    run), else the variant with the longest median step; `fast`: the one with the shortest; `step`, `host_only`: their factor ranges
-    (p10_us / p90_us hold the factors); `busy`: both blocks' contention; `verdict`: the step factor
-    judged against the host-only factor (analysis.verdicts.judge_timings)."""
+    `subject`: the variant with the largest host-only share (the answer's); `reference`: the
+    runner-up it was judged against; `step`, `host_only`: the reference's time over the subject's,
+    as factor ranges (p10_us / p90_us hold the factors); `busy`: both blocks' contention;
+    `verdict`: the step factor judged against the host-only factor (analysis.verdicts.judge_timings)."""
 
-    slow: str
-    fast: str
+    subject: str
+    reference: str
     step: SimpleNamespace
     host_only: SimpleNamespace
     busy: Any
@@ -62,56 +62,80 @@ class HostOnlyFactors:
 
     @property
     def ranges(self) -> list[str]:
-        """The two factor ranges, one line each."""
+        """The two factor ranges, one line each, each printed above 1 where its whole range lies
+        below 1 (the subject's over the reference's), so "over" never reads as a shrink."""
         from analysis.verdicts import decimals_apart
 
-        def shown(f: SimpleNamespace) -> str:  # one decimal, more where the two ends would print alike
-            lo, hi = f"{f.p10_us:.1f}", f"{f.p90_us:.1f}"
-            return f"{lo}-{hi}" if lo != hi else f"{decimals_apart(f.p10_us, f.p90_us)}-{decimals_apart(f.p90_us, f.p10_us)}"
+        def shown(lo: float, hi: float) -> str:  # one decimal, more where the two ends would print alike
+            a, b = f"{lo:.1f}", f"{hi:.1f}"
+            return f"{a}-{b}" if a != b else f"{decimals_apart(lo, hi)}-{decimals_apart(hi, lo)}"
 
-        return [
-            f"{self.slow}'s over {self.fast}'s {what} time: x{shown(f)}"
-            for what, f in (("step", self.step), ("host-only", self.host_only))
-        ]
+        lines = []
+        for what, f in (("step", self.step), ("host-only", self.host_only)):
+            top, bottom, lo, hi = self.reference, self.subject, f.p10_us, f.p90_us
+            if hi < 1:
+                top, bottom, lo, hi = self.subject, self.reference, 1 / hi, 1 / lo
+            lines.append(f"{top}'s over {bottom}'s {what} time: x{shown(lo, hi)}")
+        return lines
 
 
-def host_only_factors(traces: dict[str, Any], contention: dict[str, Any]) -> HostOnlyFactors:
-    """Judge whether the fastest variant's step shrinks more than its host-only time.
+def host_only_factors(traces: dict[str, Any], contention: dict[str, Any], subject: str, reference: str) -> HostOnlyFactors:
+    """Judge whether the subject's step shrinks more against the reference's than its host-only
+    time does: the reason its host-only share is the larger (or not).
 
     Args:
-        traces: variant -> its loaded trace (analysis.load_trace), at least two.
+        traces: variant -> its loaded trace (analysis.load_trace), holding subject and reference.
         contention: variant -> the Contention of its profiled block.
+        subject: the variant with the largest host-only share (the answer's); reference: the runner-up.
 
     Returns:
         HostOnlyFactors; its verdict is "slower" where the step factor lies measurably above the
-        host-only factor (the fastest's host-only share is then the larger), "faster" where below.
+        host-only factor (the subject's host-only share is then the larger), "faster" where below.
     """
     from analysis import combined, judge_timings, step_summary
 
-    s = {n: step_summary(t).eval("host_only_us = step_us - busy_us - idle_total_us") for n, t in traces.items()}
-    fast, *_, slowest = sorted(s, key=lambda n: s[n]["step_us"].median())
-    slow = "naive" if "naive" in s and fast != "naive" else slowest  # the series' baseline: two eager medians can swap
-    busy = combined([contention[slow], contention[fast]])
-    step, host = (_factor(s[slow][f"{c}_us"], s[fast][f"{c}_us"], busy) for c in ("step", "host_only"))
-    verdict = judge_timings("step factor", step, "host-only factor", host, "x", spread=f"{slow} / {fast}, p10-p90")
-    return HostOnlyFactors(slow, fast, step, host, busy, verdict)
+    s = {n: step_summary(traces[n]).eval("host_only_us = step_us - busy_us - idle_total_us") for n in (subject, reference)}
+    busy = combined([contention[reference], contention[subject]])
+    step, host = (_factor(s[reference][f"{c}_us"], s[subject][f"{c}_us"], busy) for c in ("step", "host_only"))
+    verdict = judge_timings("step factor", step, "host-only factor", host, "x", spread=f"{reference} / {subject}, p10-p90")
+    return HostOnlyFactors(subject, reference, step, host, busy, verdict)
 
 
 def share_takeaway(fx: HostOnlyFactors) -> str:
     """The plain consequence of `fx.verdict` for the two variants' host-only shares; it reads
     right for every kind the verdict can return (a busy or withheld one concludes nothing and
     says why: busy, or the verdict's own sentence), so the notebook prints this line alone."""
+    a, b = fx.subject, fx.reference
     if fx.verdict.kind == "slower":
         host = fx.host_only
         change = "is longer" if host.p90_us < 1 else "is not measurably shorter" if host.p10_us <= 1 else "shrinks less"
-        return (
-            f"So: {fx.fast}'s step is shorter than {fx.slow}'s, but its host-only time {change}, "
-            f"so its host-only share is the larger of the two."
-        )
+        step = f"{a}'s step is shorter than {b}'s, but its host-only time {change}"
+        if fx.step.p10_us <= 1:  # the step did not shrink: the host-only time grew more than it
+            step = f"against {b}'s, {a}'s host-only time grows more than its step"
+        return f"So: {step}, so its host-only share is the larger of the two."
     if fx.verdict.kind == "faster":
-        return f"So: {fx.fast}'s host-only time shrinks more than its step, so its host-only share is the smaller of the two."
-    why = "the machine was busy while profiling" if fx.verdict.kind == "busy" else str(fx.verdict)
-    return f"So: which of {fx.fast} and {fx.slow} has the larger host-only share is not concluded here: {why}"
+        return f"So: against {b}'s, {a}'s host-only time shrinks more than its step, so its host-only share is the smaller of the two."
+    why = "the machine was busy (BUSY) while profiling" if fx.verdict.kind == "busy" else str(fx.verdict)
+    return f"So: which of {a} and {b} has the larger host-only share is not concluded here: {why}"
+
+
+def recorded_rmsnorm_takeaway(table: pd.DataFrame) -> str:
+    """One line under the recorded RMSNorm table: a naive call's kernels against a fused call's
+    (analysis.verdicts.counted: counts, no timing) and its bytes over a fused pass's, with their origin.
+
+    Args:
+        table: `recorded_rmsnorms()`.
+
+    Returns:
+        "Recorded by TraceLens (naive: H100, fused: MI300X), not this run: one naive call: 8 kernels
+        against 1 for a fused call, 8.0x; its bytes, counted from shapes (not timed): 9.0x a fused pass's".
+    """
+    from analysis import counted
+
+    naive, fused = table.loc[f"H100, {RECORDED_QWEN}"], table.loc["MI300X, fused (torch.nn.RMSNorm)"]
+    kernels = counted("one naive call", naive["kernels_per_call"], "kernels", "a fused call", fused["kernels_per_call"])
+    bytes_ = f"its bytes, counted from shapes (not timed): {naive['bytes_ratio']:.1f}x a fused pass's"
+    return f"Recorded by TraceLens (naive: H100, fused: MI300X), not this run: {kernels}; {bytes_}"
 
 
 def largest_gap_host_calls(trace: Any) -> tuple[str, pd.DataFrame]:
@@ -194,7 +218,7 @@ def reading_traces_metrics(
             metrics[f"recorded_{what}_{col}"] = metric(value, col, f"{label}, recorded by TraceLens")
     for name, row in split.rename(columns={"device_ops": "device_ops_per_step"}).iterrows():  # NaN where not counted
         metrics |= {f"{VARIANT_KEYS[name]}_{c}": metric(float(v), "us" if c.endswith("_us") else "count") for c, v in row.items()}
-    shared = {"unit": "x", "note": f"{fx.slow} / {fx.fast}", "contention": fx.busy and fx.busy.record()}
+    shared = {"unit": "x", "note": f"{fx.reference} / {fx.subject}", "contention": fx.busy and fx.busy.record()}
     for k, f in (("step", fx.step), ("host_only", fx.host_only)):
         metrics |= {f"{k}_factor_{p}": metric(getattr(f, f"{p}_us"), **shared) for p in ("p10", "p90")}
     key = {n: f"{VARIANT_KEYS[n]}_host_only_share" for n in shares}

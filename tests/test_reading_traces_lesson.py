@@ -15,6 +15,7 @@ from lesson.reading_traces import (
     HostOnlyFactors,
     host_only_factors,
     reading_traces_metrics,
+    recorded_rmsnorm_takeaway,
     recorded_rmsnorms,
     share_takeaway,
 )
@@ -26,6 +27,9 @@ def test_recorded_rmsnorms_counts_kernels_and_bytes():
     naive, fused = table.loc["H100, naive (Qwen2RMSNorm)"], table.loc["MI300X, fused (torch.nn.RMSNorm)"]
     assert naive["kernels_per_call"] == 8 and fused["kernels_per_call"] == 1  # one per op plus two casts; one
     assert naive["bytes_ratio"] > 5 and fused["bytes_ratio"] == pytest.approx(1, abs=0.01)
+    line = recorded_rmsnorm_takeaway(table)
+    assert line.startswith("Recorded by TraceLens") and "not this run" in line and "not timed" in line
+    assert "8 kernels against 1 for a fused call, 8.0x" in line and f"{naive['bytes_ratio']:.1f}x a fused pass's" in line
 
 
 def ranges(lo, hi):
@@ -34,12 +38,20 @@ def ranges(lo, hi):
 
 def factors(step, host):
     verdict = judge_timings("step factor", step, "host-only factor", host, "x")
-    return HostOnlyFactors("naive", "torch.compile", step, host, None, verdict)
+    return HostOnlyFactors("torch.compile", "torch.rms_norm", step, host, None, verdict)
 
 
 def test_share_takeaway_follows_the_verdict():
     longer = share_takeaway(factors(ranges(3.8, 8.5), ranges(0.4, 0.6)))  # the compiled host-only time grew
     assert "host-only time is longer" in longer and "torch.compile's host-only share is" not in longer
+    assert longer.startswith("So: torch.compile's step is shorter than torch.rms_norm's")
+    shown = factors(ranges(3.8, 8.5), ranges(0.4, 0.5)).ranges  # a factor wholly below 1 prints inverted
+    assert shown == [
+        "torch.rms_norm's over torch.compile's step time: x3.8-8.5",
+        "torch.compile's over torch.rms_norm's host-only time: x2.0-2.5",
+    ]
+    grew = share_takeaway(factors(ranges(0.8, 0.9), ranges(0.2, 0.3)))  # a longer step, a much longer host-only time
+    assert "host-only time grows more than its step" in grew and "larger of the two" in grew
     assert longer.endswith("so its host-only share is the larger of the two.")
     assert "shrinks less" in share_takeaway(factors(ranges(3.8, 8.5), ranges(1.5, 2.0)))
     assert "smaller of the two" in share_takeaway(factors(ranges(1.1, 1.3), ranges(2.0, 3.0)))
@@ -66,11 +78,12 @@ def cpu_traces(tmp_path_factory):
 
 def test_factors_and_metrics_on_real_profiles(cpu_traces):
     cpu_traces, contention = cpu_traces
-    fx = host_only_factors(cpu_traces, contention)
-    assert {fx.slow, fx.fast} == set(cpu_traces) and fx.verdict.kind in KINDS  # busy too, on a crowded machine
+    fx = host_only_factors(cpu_traces, contention, "torch.compile", "naive")
+    assert (fx.subject, fx.reference) == ("torch.compile", "naive") and fx.verdict.kind in KINDS  # busy too, on a crowded machine
     steps = {n: step_summary(t)["step_us"].median() for n, t in cpu_traces.items()}
-    assert steps[fx.slow] >= steps[fx.fast] and fx.step.p10_us <= fx.step.p90_us
-    assert fx.ranges[0].startswith(f"{fx.slow}'s over {fx.fast}'s step time: x")
+    assert fx.step.p10_us <= steps["naive"] / steps["torch.compile"] <= fx.step.p90_us
+    top = "torch.compile's over naive's" if fx.step.p90_us < 1 else "naive's over torch.compile's"
+    assert fx.ranges[0].startswith(f"{top} step time: x")
     split = pd.DataFrame({n: {"step_us": steps[n], "device_ops": 7.0, "host_only_us": 1.0} for n in cpu_traces}).T
     shares = {n: ranges(1.0, 2.0) for n in cpu_traces}
     event_sync = load_recorded("event_sync")
