@@ -38,6 +38,7 @@ ALLOWED = {
     ("01", f"lies at least {RULE} from 1"),  # built from RESOLUTION: the text fails here if the rule changes
     ("03", f"lies at least {RULE} from 1"),
     ("04", f"{RULE} from 1"),
+    ("06", f"lie at least {RULE} apart"),
 }
 
 
