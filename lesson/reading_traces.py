@@ -127,7 +127,8 @@ def recorded_rmsnorm_takeaway(table: pd.DataFrame) -> str:
         table: `recorded_rmsnorms()`.
 
     Returns:
-        "Recorded by TraceLens (naive: H100, fused: MI300X), not this run: one naive call: 8 kernels
+        "Recorded on an NVIDIA H100 (naive) and an AMD MI300X (fused) by the TraceLens project, not this
+        run: one naive call: 8 kernels
         against 1 for a fused call, 8.0x; its bytes, counted from shapes (not timed): 9.0x a fused pass's".
     """
     from analysis import counted
@@ -135,7 +136,8 @@ def recorded_rmsnorm_takeaway(table: pd.DataFrame) -> str:
     naive, fused = table.loc[f"H100, {RECORDED_QWEN}"], table.loc["MI300X, fused (torch.nn.RMSNorm)"]
     kernels = counted("one naive call", naive["kernels_per_call"], "kernels", "a fused call", fused["kernels_per_call"])
     bytes_ = f"its bytes, counted from shapes (not timed): {naive['bytes_ratio']:.1f}x a fused pass's"
-    return f"Recorded by TraceLens (naive: H100, fused: MI300X), not this run: {kernels}; {bytes_}"
+    origin = "Recorded on an NVIDIA H100 (naive) and an AMD MI300X (fused) by the TraceLens project, not this run"
+    return f"{origin}: {kernels}; {bytes_}"
 
 
 def largest_gap_host_calls(trace: Any) -> tuple[str, pd.DataFrame]:
