@@ -1,5 +1,5 @@
 """Notebook 02's bookkeeping: the share of a step its gaps take, where a recorded call's idle time
-went, and the op a copy ran in (its metrics: lesson.published_metrics).
+went, the recorded calls' published figures, and the op a copy ran in (its metrics: lesson.published_metrics).
 
 Why here: the line under the gaps table is plumbing, not the lesson; one call keeps 02 on the
 profile.
