@@ -8,7 +8,7 @@ reads profiles and measures); neither imports it. Notebooks import from this one
 (`from lesson import make_inputs, ...`); the names load their module on first use (PEP 562).
 
 - rmsnorm:      the RMSNorm variants (source: notebooks 02 and 03), their float64 reference, inputs and checks
-- naive_rmsnorm: notebook 02's gap share line and a recorded call's idle split
+- naive_rmsnorm: notebook 02's gap share line, a recorded call's idle split, the recorded calls' metrics
 - compiled:     notebook 04's generated kernel's writes over the input, beside the measured allocations; its cold call and break-evens
 - changed_ops:  notebook 03's join of two variants' ops (removed, added, changed form, count changed)
 - neuron_profiler: notebook 01's Neuron profiler set-up (NeuronConfig, the exporter, the dropped-events watch), repeated
