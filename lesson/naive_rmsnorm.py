@@ -1,5 +1,5 @@
-"""Notebook 02's bookkeeping: the share of a step its gaps take, and the op a copy ran in (its
-metrics: lesson.published_metrics).
+"""Notebook 02's bookkeeping: the share of a step its gaps take, where a recorded call's idle time
+went, the recorded calls' published figures, and the op a copy ran in (its metrics: lesson.published_metrics).
 
 Why here: the line under the gaps table is plumbing, not the lesson; one call keeps 02 on the
 profile.
@@ -46,3 +46,47 @@ def op_around(events: pd.DataFrame, ts: float, own: tuple[str, ...] = COPY_OPS) 
     from analysis.allocations import innermost_op
 
     return innermost_op(events, ts, own)
+
+
+def idle_split(device: str, kernels: pd.DataFrame) -> str:
+    """Where one call's device idle time went: the gaps opened by a late launch (the device waited
+    for the host) against the queued ones (the launch was already waiting), so that the drawn
+    call's shaded gaps are read, not only counted.
+
+    Args:
+        device: the device as a sentence names it (e.g. "an NVIDIA H100").
+        kernels: `analysis.call_kernels` rows of one call (`gap_before_us`, `launched_late`).
+
+    Returns:
+        One line: the idle µs between the call's kernels, split into late-launch and queued µs.
+    """
+    gaps = kernels["gap_before_us"].fillna(0.0)
+    late = float(gaps[kernels["launched_late"]].sum())
+    return (
+        f"{device}, the drawn call: {gaps.sum():.1f} us idle: "
+        f"{late:.1f} us after a late launch, {gaps.sum() - late:.1f} us queued"
+    )
+
+
+# The recorded calls' figures 02 publishes (tests/test_notebooks.py and the regression checks read them).
+RECORDED_FIGURES = ("calls", "kernels_per_call", "host_ops_per_call", "median_kernel_us", "bytes_ratio", "full_size_ios")
+
+
+def recorded_call_metrics(name: str, device: str, calls: pd.DataFrame) -> dict[str, dict]:
+    """The published figures of one recorded trace's naive calls, kept out of the notebook's loop
+    (bookkeeping a learner need not read).
+
+    Args:
+        name: the device's short name in the metric names ("h100" gives `recorded_h100_calls`, ...).
+        device: the device as a sentence names it (e.g. "an NVIDIA H100"), for each metric's note.
+        calls: `analysis.call_table` of the trace's naive calls.
+
+    Returns:
+        `recorded_<name>_<figure>` -> `helpers.metric(...)` for each of RECORDED_FIGURES, from
+        `analysis.calls_summary` (medians over the calls).
+    """
+    from analysis.module_calls import calls_summary
+    from helpers.metrics import metric
+
+    found = calls_summary(calls)
+    return {f"recorded_{name}_{k}": metric(found[k], "", f"Qwen2RMSNorm on {device}, by TraceLens") for k in RECORDED_FIGURES}

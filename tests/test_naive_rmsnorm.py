@@ -8,7 +8,7 @@ import torch
 
 from analysis.steps import per_call_summary, step_summary
 from analysis.timing import time_per_call
-from lesson.naive_rmsnorm import gap_share, op_around
+from lesson.naive_rmsnorm import gap_share, idle_split, op_around
 from lesson.published_metrics import naive_call_metrics
 from lesson.rmsnorm import rmsnorm_naive
 
@@ -69,3 +69,34 @@ def test_op_around_names_the_op_that_made_a_bfloat16_copy(tmp_path, cpu_backend)
     copy = allocs[allocs["op"] == "aten::_to_copy"]
     assert len(copy) and op_around(trace.events, copy["ts"].iloc[0]) in ("aten::sum", "aten::mean")
     assert op_around(trace.events, trace.events["end"].max() + 1.0) == "?"  # after the last event
+
+
+def test_idle_split_parts_sum_to_the_recorded_calls_gaps():
+    # a recorded H100 call (TraceLens): its idle time between kernels, split by what held each gap up
+    from analysis import NAIVE_CALL, call_kernels, call_table, load_trace, recorded_rmsnorm_path
+
+    trace = load_trace(recorded_rmsnorm_path("h100_qwen"))
+    kernels = call_kernels(trace, NAIVE_CALL)
+    calls = call_table(trace, NAIVE_CALL, kernels)
+    for row in (calls["late_gaps_us"].idxmax(), calls["late_gaps_us"].idxmin()):  # one call with a late gap, one without
+        call = calls.loc[row]
+        line = idle_split("an NVIDIA H100", kernels[kernels["call"] == call["call"]])
+        queued = call["gaps_us"] - call["late_gaps_us"]
+        assert line == (
+            f"an NVIDIA H100, the drawn call: {call['gaps_us']:.1f} us idle: "
+            f"{call['late_gaps_us']:.1f} us after a late launch, {queued:.1f} us queued"
+        )
+    assert calls["late_gaps_us"].max() > 0  # the first call checked has a late gap to split
+
+
+def test_recorded_call_metrics_publish_the_calls_medians_under_the_published_names():
+    from analysis import NAIVE_CALL, call_table, calls_summary, load_trace, recorded_rmsnorm_path
+    from lesson.naive_rmsnorm import recorded_call_metrics
+
+    calls = call_table(load_trace(recorded_rmsnorm_path("mi300x_qwen")), NAIVE_CALL)
+    m = recorded_call_metrics("mi300x", "an AMD MI300X", calls)
+    found = calls_summary(calls)
+    assert set(m) == {f"recorded_mi300x_{k}" for k in ("calls", "kernels_per_call", "host_ops_per_call", "median_kernel_us", "bytes_ratio", "full_size_ios")}  # fmt: skip
+    assert m["recorded_mi300x_calls"]["value"] == found["calls"] == len(calls) > 0
+    assert m["recorded_mi300x_median_kernel_us"]["value"] == found["median_kernel_us"] > 0
+    assert m["recorded_mi300x_bytes_ratio"]["note"] == "Qwen2RMSNorm on an AMD MI300X, by TraceLens"
