@@ -406,20 +406,25 @@ def judge_ranges(
     if side:
         kind = "slower" if side == "above" else "faster"
         return Verdict(kind=kind, sentence=f"{subject} measurably {side} {reference}: {shown}", **fields)
-    text = f"this run cannot tell {subject} and {reference} apart: no measurable difference, {_why_not_apart((a10, a90), (b10, b90))} ({shown})"
+    text = f"this run cannot tell {subject} and {reference} apart: no measurable difference, {_why_not_apart((a10, a90), (b10, b90), unit, f)} ({shown})"
     return Verdict(kind="no measurable difference", sentence=text, **fields)
 
 
-def _why_not_apart(a: tuple[float, float], b: tuple[float, float]) -> str:
+def _why_not_apart(a: tuple[float, float], b: tuple[float, float], unit: str, f: str) -> str:
     """Which condition held for two ranges `ranges_apart` does not tell apart, named as it held (a reader
-    who checks the numbers finds ranges 0.8% apart, not an overlap)."""
+    who checks the numbers finds ranges 0.8% apart, not an overlap), the gap in the ranges' unit and
+    format `f` first (01's reader found "0.4% apart (the gap over the larger end)" cryptic)."""
     low, high = sorted((a, b))  # by p10: the lower range first
     if high[0] < low[1]:
         return "the ranges overlap"
     if high[0] == low[1]:
         return "the ranges touch"
-    gap = (high[0] - low[1]) / max(abs(high[0]), abs(low[1]))
-    return f"the ranges lie {gap:.1%} apart (the gap over the larger end), inside the verdicts' {_percent((RESOLUTION - 1) * 100)}% margin"
+    larger = max(abs(high[0]), abs(low[1]))
+    gap = high[0] - low[1]
+    return (
+        f"the ranges lie {gap:{f}} {unit} apart, {gap / larger:.1%} of {larger:{f}} {unit} (the larger of their nearest ends), "
+        f"inside the verdicts' {_percent((RESOLUTION - 1) * 100)}% margin"
+    )
 
 
 def _decimals_for(a: tuple[float, float], b: tuple[float, float], decimals: int) -> int:

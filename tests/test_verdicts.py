@@ -112,7 +112,7 @@ def test_ranges_that_touch_are_not_measurably_apart():
     assert "the ranges overlap (" in str(overlapping)
     near = judge_ranges("rank 1 exit", (10.1, 12.0), "rank 0 exit", (8.0, 10.0), unit="ms")  # apart by 1%: not a finding
     assert near.kind == "no measurable difference" and near.word == "cannot tell apart (ranges not 5% apart)"
-    assert "the ranges lie 1.0% apart (the gap over the larger end), inside the verdicts' 5% margin" in str(near)
+    assert "the ranges lie 0.1 ms apart, 1.0% of 10.1 ms (the larger of their nearest ends), inside the verdicts' 5% margin" in str(near)
     apart = judge_ranges("rank 1 exit", (10.6, 12.0), "rank 0 exit", (8.0, 10.0), unit="ms")
     assert apart.kind == "slower" and "measurably above" in str(apart)
     # 01's exercise 2 (run 20261206T104608Z): ratio ranges 0.005 apart read "measurably above"
