@@ -24,7 +24,7 @@ from typing import Any
 import pandas as pd
 
 from analysis.contention import Contention
-from analysis.rank_view import arrival_order, rank_steps
+from analysis.rank_view import arrival_order, chance_some_rank_last, rank_steps
 from analysis.traces import Trace, load_trace
 from helpers.errors import BackendUnavailableError, ParameterError, SeriesError
 
@@ -200,9 +200,10 @@ def neuron_torchrun_recipe(ranks: int, script: str = "your_script.py") -> str:
 def last_arrival_lines(waits: pd.DataFrame, slowest: int, ranks: int) -> list[str]:
     """Who arrived last at the all-reduce, on the steps with the straggler's extra work and without.
 
-    Without extra work, the chance that some rank is last that often is printed only where it can
-    tell something: with R ranks over n steps some rank is last at least ceil(n/R) times by counting
-    alone, so a probability of 1 there would read like a finding.
+    Each count comes with its chance: how likely random order is to make some rank last that often.
+    That chance is printed only where it can tell something: with R ranks over n steps some rank is
+    last at least ceil(n/R) times by counting alone, so a probability of 1 there would read like a
+    finding; the line says so instead.
 
     Args:
         waits: rows of analysis.collective_waits (rank, step, straggling, compute_end).
@@ -210,19 +211,24 @@ def last_arrival_lines(waits: pd.DataFrame, slowest: int, ranks: int) -> list[st
         ranks: how many ranks ran.
 
     Returns:
-        Two lines: the slowest rank's last arrivals with and without extra work; then, without extra
-        work, the most frequent last rank's count against chance, or that counting alone explains it.
+        Two lines: the slowest rank's last arrivals on the slow steps, then every rank's without
+        extra work, each with its chance or that counting alone explains it.
     """
+
+    def against_chance(order, count: int) -> str:
+        floor = math.ceil(order.steps / ranks)
+        if count <= floor:
+            return f"with {ranks} ranks over {order.steps} steps some rank is always last at least {floor} times: says nothing"
+        chance = chance_some_rank_last(order.steps, ranks, count)
+        return f"by chance alone some rank is last in {count} or more of {order.steps} with probability {chance:.2f}"
+
     on, off = arrival_order(waits[waits["straggling"]], ranks), arrival_order(waits[~waits["straggling"]], ranks)
-    top, floor = max(off.last_counts.values(), default=0), math.ceil(off.steps / ranks)
-    slow = f"rank {slowest} arrived last in {on.last_counts.get(slowest, 0)} of {on.steps} slow steps"
-    lines = [f"{slow}, {off.last_counts.get(slowest, 0)} of {off.steps} without extra work"]
-    if top <= floor:
-        return lines + [
-            f"(with {ranks} ranks over {off.steps} steps some rank is always last at least {floor} times: {top} of {off.steps} says nothing)"
-        ]
-    return lines + [
-        f"(without extra work, by chance alone some rank arrives last in {top} or more of {off.steps} with probability {off.chance:.2f})"
+    slow = on.last_counts.get(slowest, 0)
+    counts = ", ".join(f"rank {r} in {n} of {off.steps}" for r, n in off.last_counts.items())
+    top = max(off.last_counts.values(), default=0)
+    return [
+        f"slow steps: rank {slowest} arrived last in {slow} of {on.steps} ({against_chance(on, slow)})",
+        f"without extra work, last: {counts} ({against_chance(off, top)})",
     ]
 
 

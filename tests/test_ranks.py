@@ -107,11 +107,15 @@ def _alternating_steps(last_without_extra_work: list[int]) -> pd.DataFrame:
 
 def test_a_last_arrival_count_certain_by_counting_is_not_printed_as_a_probability():
     lines = last_arrival_lines(collective_waits(_alternating_steps([0, 1, 0, 1, 0])), slowest=1, ranks=2)
-    assert lines[0] == "rank 1 arrived last in 5 of 5 slow steps, 2 of 5 without extra work"
-    assert "always last at least 3 times: 3 of 5 says nothing" in lines[1] and "probability" not in lines[1]
+    assert (
+        lines[0]
+        == "slow steps: rank 1 arrived last in 5 of 5 (by chance alone some rank is last in 5 or more of 5 with probability 0.06)"
+    )
+    assert lines[1].startswith("without extra work, last: rank 0 in 3 of 5, rank 1 in 2 of 5 (")  # the counts it judges
+    assert "always last at least 3 times: says nothing" in lines[1] and "probability" not in lines[1]
     rare = last_arrival_lines(collective_waits(_alternating_steps([0] * 5)), slowest=1, ranks=2)
-    assert rare[0].endswith("0 of 5 without extra work")
-    assert rare[1].endswith("arrives last in 5 or more of 5 with probability 0.06)")  # 2 x 0.5**5
+    assert rare[1].startswith("without extra work, last: rank 0 in 5 of 5, rank 1 in 0 of 5")
+    assert rare[1].endswith("last in 5 or more of 5 with probability 0.06)")  # 2 x 0.5**5
 
 
 def test_contract_neuron_torchrun_recipe_is_the_documented_one():
