@@ -368,7 +368,7 @@ def shape_takeaways(
         shares = {n: us / by_tokens[n].median_us for n, us in fixed_us.items()}
         basis = f"time = fixed + per-token × tokens through this call and one {scale} times the tokens, round by round"
         if tokens and s in tokens:
-            basis = f"time = fixed + per-token × tokens through {tokens[s]} and {scale * tokens[s]} tokens, round by round; the fixed part is the line at 0 tokens, an extrapolation"
+            basis = f"time = fixed + per-token × tokens through {tokens[s]} and {scale * tokens[s]} tokens, round by round; the fixed part is the line at 0 tokens: two points, untested here (exercise 2 tests it)"
         share = estimate("the fixed part per call", shares, "of the time", basis, "what that part is", 2)
         lines += _bound_lines("overhead-bound", "a fixed part per call", shares, share)  # shares only: the fit is its own block
     return lines
@@ -393,6 +393,44 @@ def _pair_words(pairs: list) -> str:
     """A withheld shape's pair verdicts in one clause (they need no copy), so its answer is in the takeaway too."""
     said = [f"{v.subject} {v.median:.2f}x {v.reference}'s time ({v.kind if v.measurable else 'not told apart'})" for v in pairs]
     return "the pairs, which need no copy: " + ", ".join(said)
+
+
+def predict_answer(rankings: dict[str, Ranking], name: str = "torch.compile") -> str:
+    """05's "Predict first" answered from the rankings: where `name` sits at each shape, and whether it wins at both.
+
+    Why here: the question is asked in markdown before the run, so its answer must come from this run's
+    verdicts (`Ranking.tiers`: a tie is a tie), whatever they are: a shape whose ranking is gated (busy, or
+    the copy failed its check) is said to be unranked, and a win needs `name` alone closest at every shape.
+
+    Args:
+        rankings: shape -> its Ranking (`rank_over_floor`); name: the variant the question asks about.
+
+    Returns:
+        One line: "Predict first, from the rankings: torch.compile is ... at <shape> and ... at <shape>: it
+        wins at both" (or "it does not win at both", "it wins at neither", "this run cannot say ...").
+    """
+    places, firsts = [], []
+    for ranking in rankings.values():
+        if ranking.gate:
+            why = "busy" if ranking.gate.kind == "busy" else "the copy failed its check"
+            places.append(f"not ranked at {ranking.label} ({why})")
+            firsts.append(None)
+            continue
+        tiers = ranking.tiers()
+        at = next(i for i, tier in enumerate(tiers) if name in tier)
+        others = [n for n in tiers[at] if n != name]
+        if len(tiers) == 1:
+            place = "not told apart from the others"
+        else:
+            place = "closest to the copy" if at == 0 else "farthest from the copy" if at == len(tiers) - 1 else "in between"
+            place += f" (not told apart from {' or '.join(others)})" if others else ""
+        places.append(f"{place} at {ranking.label}")
+        firsts.append(at == 0 and not others and len(tiers) > 1)  # a win: alone in the closest group
+    if any(f is False for f in firsts):
+        answer = "it does not win at both" if any(firsts) or None in firsts else "it wins at neither"
+    else:
+        answer = "this run cannot say whether it wins at both" if None in firsts else "it wins at both"
+    return f"Predict first, from the rankings: {name} is {' and '.join(places)}: {answer}"
 
 
 _RERUN = {

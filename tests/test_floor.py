@@ -312,6 +312,43 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     )  # busy pairs: no words
 
 
+def test_05s_predict_first_answer_reads_right_for_a_win_a_loss_a_tie_and_a_gated_shape():
+    """The "Predict first" line: a win needs the variant alone closest at every shape; a tie is no win;
+    a shape gated by a failed floor or a busy block is unranked, and the answer then says so."""
+    from dataclasses import replace
+
+    from analysis.contention import Contention
+    from analysis.floor import rank_over_floor
+    from lesson.study import predict_answer
+
+    _, _, won = takeaway_case(copy=100.0, compiled=110.0)  # compiled 1.1x, naive 3.3x, fused 3.6x
+    assert predict_answer({"large": won, "again": won}, "compiled").endswith(
+        "compiled is closest to the copy at large and closest to the copy at large: it wins at both"
+    )
+    _, _, lost = takeaway_case(copy=100.0, compiled=1000.0)  # compiled 10x: last
+    line = predict_answer({"small": lost, "large": won}, "compiled")
+    assert line == (
+        "Predict first, from the rankings: compiled is farthest from the copy at large and closest to the copy at large:"
+        " it does not win at both"
+    )
+    assert predict_answer({"small": lost}, "compiled").endswith("it wins at neither")
+    assert "in between at large" in predict_answer({"large": won}, "naive")
+    block, floor, _ = takeaway_case(copy=100.0, compiled=330.0)  # compiled and naive the same: a tie
+    tied = rank_over_floor(block, ["naive", "fused", "compiled"], floor, "large")
+    line = predict_answer({"large": tied}, "compiled")
+    assert "closest to the copy (not told apart from naive) at large: it wins at neither" in line
+    _, _, failed = takeaway_case(copy=100.0, compiled=110.0, spread=0.6)
+    assert predict_answer({"small": failed, "large": won}, "compiled").endswith(
+        "not ranked at large (the copy failed its check) and closest to the copy at large: this run cannot say whether it wins at both"
+    )
+    assert predict_answer({"small": failed, "large": lost}, "compiled").endswith("it does not win at both")
+    busy = {n: replace(t, contention=Contention(1.0, 0.5, None, None)) for n, t in block.items()}
+    gated = rank_over_floor(busy, ["naive", "fused", "compiled"], floor, "large")
+    assert predict_answer({"large": gated}, "compiled").endswith(
+        "not ranked at large (busy): this run cannot say whether it wins at both"
+    )
+
+
 def test_05s_takeaway_estimates_the_small_shapes_fixed_part_without_the_copy():
     """The small shape's bound comes from the fixed + per-token fit, so a failed small floor still gets an
     estimate; a busy fit block concludes nothing; no fit timed says so."""
@@ -339,7 +376,10 @@ def test_05s_takeaway_estimates_the_small_shapes_fixed_part_without_the_copy():
         and "between" not in lines[2]
     )
     ranged = shape_takeaways({"small": ranking}, {"small": small}, {"small": block}, by_tokens, tokens={"small": 8})
-    assert "through 8 and 64 tokens, round by round; the fixed part is the line at 0 tokens, an extrapolation;" in ranged[2]
+    assert (
+        "through 8 and 64 tokens, round by round; the fixed part is the line at 0 tokens: two points, untested here (exercise 2 tests it);"
+        in ranged[2]
+    )
 
     busy = {n: replace(t, contention=Contention(1.0, 0.5, None, None)) for n, t in by_tokens.items()}
     lines = shape_takeaways({"small": ranking}, {"small": small}, {"small": block}, busy)
