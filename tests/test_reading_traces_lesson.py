@@ -28,7 +28,11 @@ def test_recorded_rmsnorms_counts_kernels_and_bytes():
     assert naive["kernels_per_call"] == 8 and fused["kernels_per_call"] == 1  # one per op plus two casts; one
     assert naive["bytes_ratio"] > 5 and fused["bytes_ratio"] == pytest.approx(1, abs=0.01)
     line = recorded_rmsnorm_takeaway(table)
-    assert line.startswith("Recorded on an NVIDIA H100 (naive) and an AMD MI300X (fused) by the TraceLens project") and "not this run" in line and "not timed" in line
+    assert (
+        line.startswith("Recorded on an NVIDIA H100 (naive) and an AMD MI300X (fused) by the TraceLens project")
+        and "not this run" in line
+        and "not timed" in line
+    )
     assert "8 kernels against 1 for a fused call, 8.0x" in line and f"{naive['bytes_ratio']:.1f}x a fused pass's" in line
 
 

@@ -112,7 +112,10 @@ def test_ranges_that_touch_are_not_measurably_apart():
     assert "the ranges overlap (" in str(overlapping)
     near = judge_ranges("rank 1 exit", (10.1, 12.0), "rank 0 exit", (8.0, 10.0), unit="ms")  # apart by 1%: not a finding
     assert near.kind == "no measurable difference" and near.word == "cannot tell apart (ranges not 5% apart)"
-    assert "the ranges lie 0.1 ms apart, 1.0% of 10.1 ms (the larger of their nearest ends), inside the verdicts' 5% margin" in str(near)
+    assert (
+        "the ranges lie 0.1 ms apart, 1.0% of 10.1 ms (the larger of their nearest ends), inside the verdicts' 5% margin"
+        in str(near)
+    )
     apart = judge_ranges("rank 1 exit", (10.6, 12.0), "rank 0 exit", (8.0, 10.0), unit="ms")
     assert apart.kind == "slower" and "measurably above" in str(apart)
     # 01's exercise 2 (run 20261206T104608Z): ratio ranges 0.005 apart read "measurably above"
@@ -206,7 +209,10 @@ def test_the_table_says_what_each_figure_is():
     ranges = judge_ranges("rank 0's wait", (18.142, 22.944), "rank 1's wait", (10.0, 12.0), unit="us")
     steps = judge_steps("the last to arrive also left last", 5, 5)
     row, step_row = verdict_table([ranges, steps]).to_dict("records")
-    assert row["comparison"] == "rank 0's wait against rank 1's wait (the reference's p10-p90: 10.0-12.0 us)" and "/" not in row["comparison"]
+    assert (
+        row["comparison"] == "rank 0's wait against rank 1's wait (the reference's p10-p90: 10.0-12.0 us)"
+        and "/" not in row["comparison"]
+    )
     assert row["figure"] == "midpoint of p10-p90 (us)" and row["value"] == pytest.approx(20.543)
     assert (row["p10"], row["p90"], row["verdict"]) == (pytest.approx(18.142), pytest.approx(22.944), "higher")
     assert judge_ranges("a", (1.0, 2.0), "b", (3.0, 4.0)).word == "lower"
