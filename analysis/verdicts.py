@@ -216,6 +216,8 @@ class Verdict:
         if self.kind == "no measurable difference":  # never read as a negative finding
             if self.form == "ranges":
                 return f"cannot tell apart (ranges not {_percent((RESOLUTION - 1) * 100)}% apart)"
+            if 1 / RESOLUTION <= self.p10 and self.p90 <= RESOLUTION:
+                return f"no measurable difference (spread within {_percent((RESOLUTION - 1) * 100)}% of 1)"
             if _within_resolution(self.p10, self.p90):
                 return f"cannot rank (spread reaches within {_percent((RESOLUTION - 1) * 100)}% of 1)"
             return "cannot rank (spread crosses 1)"
@@ -294,7 +296,9 @@ def judge_ratio(ratio: Any, faster: str = "faster", slower: str = "slower") -> V
     Returns:
         A Verdict whose sentence is one line: "A took 2.00x the time of B: 2.00x slower
         (per-round p10-p90 1.95-2.05)", "this run cannot rank A against B: the spread crosses 1, with some rounds
-        faster and others slower (...), so no measurable difference here", or "not measurable here: the machine was busy (...)".
+        faster and others slower (...): inconclusive, not a finding that they cost the same" (a spread that
+        reaches past the 5% margin) or "...: the whole spread lies within 5% of 1 (...), so no measurable
+        difference here", or "not measurable here: the machine was busy (...)".
         A ratio of fewer than MIN_RANGE_SAMPLES rounds (`per_round`) is a "withheld" reading, its
         p10-p90 about its smallest and largest: "A / B read 1.16 (per-step p10-p90 1.08-1.30) over
         3 steps, too few for a spread (a verdict needs 5 steps): a reading, not a verdict".
@@ -352,8 +356,13 @@ def _judge(
             allowed = f"the spread lies {side} 1 but reaches within {_percent((RESOLUTION - 1) * 100)}% of it, a margin separate runs of this series can differ by"
         else:
             allowed = _allowed(p10, p90, faster, slower, pairing)
-        # the reason first: "no measurable difference" beside a median of 1.28 read as "they cost the same" (07)
-        text = f"this run cannot rank {num} against {den}: {allowed} (median per-{pairing} {num} / {den} = {shown}, {spread}), so no measurable difference here"
+        # the reason first, and "no measurable difference" only for a spread inside the margin on both sides: beside
+        # a wide spread (07's 0.91-1.86, median 1.28) or one that clears 1 (04's 1.04-1.11) it read as "they cost the same"
+        figures_shown = f"median per-{pairing} {num} / {den} = {shown}, {spread}"
+        if 1 / RESOLUTION <= p10 and p90 <= RESOLUTION:
+            text = f"this run cannot rank {num} against {den}: the whole spread lies within {_percent((RESOLUTION - 1) * 100)}% of 1 ({figures_shown}), so no measurable difference here"
+        else:
+            text = f"this run cannot rank {num} against {den}: {allowed} ({figures_shown}): inconclusive, not a finding that they cost the same"
         return Verdict(kind="no measurable difference", sentence=text, **fields)
     word = slower if relation == "above 1" else faster
     factor = med if med > 1 else 1 / med

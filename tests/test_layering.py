@@ -185,13 +185,16 @@ def test_the_cycle_check_finds_a_cycle():
 
 
 def test_the_architecture_pages_size_sentence_holds():
-    """docs/ARCHITECTURE.md says analysis/ is the largest of the three libraries, by far (at least twice either other)."""
+    """docs/ARCHITECTURE.md says analysis/ is the largest of the three libraries, at least one and a half times either other."""
     root = Path(__file__).resolve().parents[1]
     lines = {
         pkg: sum(len(p.read_text().splitlines()) for p in (root / pkg).glob("*.py")) for pkg in ("analysis", "helpers", "lesson")
     }
-    assert lines["analysis"] >= 2 * max(lines["helpers"], lines["lesson"]), lines
-    assert "`analysis/` is the largest of the three libraries, by far" in (root / "docs" / "ARCHITECTURE.md").read_text()
+    assert lines["analysis"] >= 1.5 * max(lines["helpers"], lines["lesson"]), lines
+    assert (
+        "`analysis/` is the largest of the three libraries, at least one and a half times either other"
+        in (root / "docs" / "ARCHITECTURE.md").read_text()
+    )
 
 
 def test_the_trace_model_imports_no_analyzer():
