@@ -72,8 +72,8 @@ def device_view_claims(metrics: dict[str, Any]) -> tuple[dict[str, Any], pd.Data
         metrics: `device_view_metrics`' result.
 
     Returns:
-        ({"claims": metric}, ready for `session.publish`; DataFrame with columns claim and figures,
-        each claim beside the published figures it compares).
+        ({"claims": metric}, ready for `session.publish`; DataFrame with columns reading and numbers,
+        each reading beside the published numbers it compares).
     """
     from analysis import ENGINES, Claim
     from helpers.metrics import metric
@@ -91,7 +91,7 @@ def device_view_claims(metrics: dict[str, Any]) -> tuple[dict[str, Any], pd.Data
         )
     shown = {m: f"{metrics[m]['value']:,.{0 if 'bytes' in m else 1}f} {metrics[m]['unit']}" for c in claims for m in c.metrics}
     label = {m: m.split("_")[2 if "_computing_" in m else 0] for m in shown}  # the engine, or the kernel
-    table = pd.DataFrame([{"claim": c.text, "figures": "; ".join(f"{label[m]} {shown[m]}" for m in c.metrics)} for c in claims])
+    table = pd.DataFrame([{"reading": c.text, "numbers": "; ".join(f"{label[m]} {shown[m]}" for m in c.metrics)} for c in claims])
     published = {"claims": metric([c.record() for c in claims], "claims", "the conclusions above (analysis.claims)")}
     return published, table
 
@@ -110,9 +110,10 @@ def guesses_against_counters(exports: dict[str, Any], work: dict[str, pd.DataFra
     Returns:
         DataFrame, one row per counter: `bf16`, `fp32` (fused / baseline), `your_guess`, `computing
         instructions` (engine counters only: "fused / baseline" per dtype) and `shows`: "down", "up" or
-        "same" (per dtype where they differ); a time adds "one execution: a reading"; an engine whose
-        computing instructions are equal in both kernels reads "same count; time not judged" (A4 withholds
-        the same comparison: one execution each cannot separate it from run-to-run variation).
+        "same" (per dtype where they differ); a time adds "one execution each: a reading"; an engine row
+        starts with its computing instructions ("fewer", "more"), and one whose counts are equal in both
+        kernels reads "same computing instructions: time not judged" (A4 withholds the same comparison:
+        one execution each cannot separate it from run-to-run variation).
     """
     kernels = ("fused", "baseline")
     ratios = pd.DataFrame(
@@ -129,12 +130,13 @@ def guesses_against_counters(exports: dict[str, Any], work: dict[str, pd.DataFra
     for c in ratios.index:
         words = {d: word[d][c] for d in DTYPES}
         if c in counts and all(f == b for f, b in counts[c]):  # the same work: a time that moves is not judged
-            text = "same count; time not judged (one execution each, A4)"
-        else:
-            text = words["bf16"] if len(set(words.values())) == 1 else ", ".join(f"{w} in {d}" for d, w in words.items())
-            text += "" if "bytes" in c else ", one execution each: a reading"
-        if c.startswith("dma"):
-            text += " (the profiler warns, below)"
-        shows.append(text)
+            shows.append("same computing instructions: time not judged")
+            continue
+        text = words["bf16"] if len(set(words.values())) == 1 else ", ".join(f"{w} in {d}" for d, w in words.items())
+        text += "" if "bytes" in c else ", one execution each: a reading"
+        if c in counts:  # the rule in the row itself: the count says whether the engine's work changed
+            fewer = {"fewer" if f < b else "more" if f > b else "same" for f, b in counts[c]}
+            text = f"{'/'.join(sorted(fewer))} computing instructions; time {text}"
+        shows.append(text + (" (the profiler warns, below)" if c.startswith("dma") else ""))
     ratios["shows"] = shows
     return ratios.fillna("")

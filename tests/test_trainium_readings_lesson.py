@@ -45,8 +45,8 @@ def test_claims_hold_on_the_recordings(published):
     records = claims["claims"]["value"]
     assert len(records) == len(table) == 8  # 4 longest-engine readings, 2 dtypes x (bytes, time)
     assert check_claims(records, m) == []  # every reading holds on the published figures
-    assert table["claim"].str.contains("the tensor engine spent the longest").sum() == 4
-    assert "fused" in table.loc[4, "figures"] and "bytes" in table.loc[4, "figures"]
+    assert table["reading"].str.contains("the tensor engine spent the longest").sum() == 4
+    assert "fused" in table.loc[4, "numbers"] and "bytes" in table.loc[4, "numbers"]
 
 
 def test_guess_table_reads_directions_from_the_exports(published):
@@ -60,6 +60,8 @@ def test_guess_table_reads_directions_from_the_exports(published):
     assert table.at["hbm_read_bytes", "shows"] == "down"  # bytes: the direction alone, no "reading"
     assert table.at["total_time", "shows"].endswith("a reading")
     # the tensor engine runs the same MATMULs in both kernels; its time, one execution each, is not judged
-    assert table.at["tensor_engine_active_time", "shows"] == "same count; time not judged (one execution each, A4)"
+    assert table.at["tensor_engine_active_time", "shows"] == "same computing instructions: time not judged"
+    # the vector engine runs fewer computing instructions in the fused kernel: the row says so before the time
+    assert table.at["vector_engine_active_time", "shows"].startswith("fewer computing instructions; time ")
     assert table.at["vector_engine_active_time", "computing instructions"] == "16 / 18, 16 / 18"
     assert table.at["hbm_read_bytes", "computing instructions"] == ""
