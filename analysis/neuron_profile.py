@@ -220,7 +220,9 @@ def neuron_explorer_executable() -> tuple[str | None, str]:
     return None, ""
 
 
-def explorer_commands(profile_dir: Path | str, neff: str = "<file>.neff", ntff: str = "<file>.ntff") -> dict[str, str]:
+def explorer_commands(
+    profile_dir: Path | str | None = None, neff: str = "<file>.neff", ntff: str = "<file>.ntff"
+) -> dict[str, str]:
     """The documented Neuron Explorer commands for a profile, ready to copy (Neuron 2.33/2.34).
 
     `neuron-profile` is no longer distributed (Neuron 2.30; docs/NEURON_NOTES.md N42): every
@@ -229,22 +231,28 @@ def explorer_commands(profile_dir: Path | str, neff: str = "<file>.neff", ntff: 
     empty UI. Where neuron-explorer is installed but not on PATH, "path" says how to put it there;
     where it is not installed, "install" says which package brings it.
 
-    Arguments: profile_dir: the session-mode profile folder the torch.profiler path writes;
+    Arguments: profile_dir: the session-mode profile folder the torch.profiler path writes; None
+            for a NEFF/NTFF pair alone (09's kernels), which leaves out the folder's four commands;
         neff, ntff: a model-mode pair (an NKI kernel's NEFF and its capture), for the *_pair keys.
-    Returns: {what: command}. Keys: view, ingest, summary_json, parquet (the session folder);
+    Returns: {what: command}. Keys: view, ingest, summary_json, parquet (the session folder, where given);
         capture, one_pair, summary_pair, json_pair (one NEFF and its trace); schema; first_look
         (what to open first in the UI); tunnel, vscode; and path or install where needed.
     """
-    d = str(profile_dir)
     exe, path_note = neuron_explorer_executable()
     ntff_2 = ntff.replace(".ntff", "_exec_2.ntff") if ntff.endswith(".ntff") else ntff
+    folder = {}
+    if profile_dir is not None:
+        d = str(profile_dir)
+        folder = {
+            "view": f"neuron-explorer view -d {d}",
+            "ingest": f"neuron-explorer view -d {d} --ingest-only",  # the documented re-processing command (N32)
+            "summary_json": f"neuron-explorer view -d {d} --output-format summary-json --output-file {d}/summary.json",
+            "parquet": f"neuron-explorer view -d {d} --output-format parquet --output-file {d}-parquet   # the default scriptable export (N18)",
+        }
     return {
         **({"path": FIX_EXPLORER_PATH + "   # " + path_note} if path_note else {}),
         **({"install": FIX_EXPLORER_INSTALL} if exe is None else {}),
-        "view": f"neuron-explorer view -d {d}",
-        "ingest": f"neuron-explorer view -d {d} --ingest-only",  # the documented re-processing command (N32)
-        "summary_json": f"neuron-explorer view -d {d} --output-format summary-json --output-file {d}/summary.json",
-        "parquet": f"neuron-explorer view -d {d} --output-format parquet --output-file {d}-parquet   # the default scriptable export (N18)",
+        **folder,
         "first_look": "in the UI, open the Summary viewer first: MFU, HFU, MBU/HBU and utilisation, before any timeline (N47)",
         # model-mode pairs only; the torch.profiler path writes session-mode profiles: use "view" (N15)
         "capture": f"neuron-explorer capture -n {neff} -s {ntff} --profile-nth-exec=2 --enable-dge-notifs   # writes {ntff_2} (N37)",

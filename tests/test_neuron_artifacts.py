@@ -176,6 +176,12 @@ def test_contract_explorer_commands_are_neuron_explorer_only():
     """Neuron 2.30+: neuron-profile is no longer distributed (N42). Every command is neuron-explorer's,
     with the flags the current docs give: capture (N37), summary-json and Parquet (N18), the full JSON
     of one pair (N36, supported through 2.33), the schema (profile-schema-reference)."""
+    pair_only = explorer_commands(neff="k.neff", ntff="k.ntff")  # 09: a pair, no session folder
+    assert (
+        "view" not in pair_only
+        and "parquet" not in pair_only
+        and pair_only["capture"].startswith("neuron-explorer capture -n k.neff")
+    )
     c = explorer_commands("/data/prof", neff="k.neff", ntff="k.ntff")
     commands = [v for k, v in c.items() if k not in ("vscode", "first_look", "install", "path", "tunnel")]
     assert all(v.startswith("neuron-explorer ") for v in commands), commands
