@@ -39,7 +39,8 @@ _EXPORTS = {
     "profiling": "ProfileResult judge_device_time profile_steps",
     "profiler_setup": "WatchedBlock copy_shares cost_takeaway extra_code_per_step step_gap_line",
     "reading_traces": "HostOnlyFactors host_only_factors largest_gap_host_calls reading_traces_metrics "
-    "recorded_rmsnorm_takeaway recorded_rmsnorms share_takeaway",
+    "recorded_rmsnorm_takeaway recorded_rmsnorms share_takeaway"
+    " LargestShare largest_host_only_share",
     "ranks": "RankJob last_arrival_lines launch load_rank_job neuron_torchrun_recipe",
     "rmsnorm": "DTYPES call_compiled check_fits_in_memory compile_rmsnorm error_tolerance format_bytes make_inputs "
     "max_error rmsnorm_fused rmsnorm_naive rmsnorm_reference",

@@ -101,6 +101,41 @@ def host_only_factors(traces: dict[str, Any], contention: dict[str, Any], subjec
     return HostOnlyFactors(subject, reference, step, host, busy, verdict)
 
 
+@dataclass
+class LargestShare:
+    """The prediction's answer: the variant with the largest host-only share judged against the
+    runner-up. `subject`, `reference`: the two variants, largest first; `verdict`: their ranges
+    judged (analysis.verdicts.judge_timings), or withheld; `answer`: the line that names the answer."""
+
+    subject: str
+    reference: str
+    verdict: Any
+    answer: str
+
+
+def largest_host_only_share(shares: dict[str, Any], counted: bool) -> LargestShare:
+    """Judge the largest host-only share against the runner-up, and name the answer only where
+    the verdict tells them apart (a range overlap names both; nothing counted withholds it).
+
+    Args:
+        shares: variant -> its host-only share (%) per step, as a Timing (at least two variants).
+        counted: whether every trace counted device operations to split its step by.
+
+    Returns:
+        LargestShare; its answer reads "Answer: the largest share: <variant>", "<a> or <b>, not
+        told apart", or "withheld".
+    """
+    from analysis import judge_timings, withheld
+
+    *_, reference, subject = sorted(shares, key=lambda n: shares[n].median_us)  # lowest to highest
+    if not counted:
+        verdict, answer = withheld("the largest host-only share", "no device operations counted to split the step by"), "withheld"
+    else:
+        verdict = judge_timings(subject, shares[subject], reference, shares[reference], "% host only")
+        answer = subject if verdict.measurable else f"{subject} or {reference}, not told apart"
+    return LargestShare(subject, reference, verdict, f"Answer: the largest share: {answer}")
+
+
 def share_takeaway(fx: HostOnlyFactors) -> str:
     """The plain consequence of `fx.verdict` for the two variants' host-only shares; it reads
     right for every kind the verdict can return (a busy or withheld one concludes nothing and
@@ -120,23 +155,23 @@ def share_takeaway(fx: HostOnlyFactors) -> str:
 
 
 def recorded_rmsnorm_takeaway(table: pd.DataFrame) -> str:
-    """One line under the recorded RMSNorm table: a naive call's kernels against a fused call's
-    (analysis.verdicts.counted: counts, no timing) and its bytes over a fused pass's, with their origin.
+    """One line under the recorded RMSNorm table: a naive call's kernels against a fused call's on
+    the same device, the MI300X (analysis.verdicts.counted: counts, no timing), and its bytes over a
+    fused pass's, with their origin.
 
     Args:
         table: `recorded_rmsnorms()`.
 
     Returns:
-        "Recorded on an NVIDIA H100 (naive) and an AMD MI300X (fused) by the TraceLens project, not this
-        run: one naive call: 8 kernels
-        against 1 for a fused call, 8.0x; its bytes, counted from shapes (not timed): 9.0x a fused pass's".
+        "Recorded on an AMD MI300X (both) by the TraceLens project, not this run: one naive call:
+        8 kernels against 1 for a fused call, 8.0x; its bytes, counted from shapes (not timed): 9.0x a fused pass's".
     """
     from analysis import counted
 
-    naive, fused = table.loc[f"H100, {RECORDED_QWEN}"], table.loc["MI300X, fused (torch.nn.RMSNorm)"]
+    naive, fused = table.loc[f"MI300X, {RECORDED_QWEN}"], table.loc["MI300X, fused (torch.nn.RMSNorm)"]
     kernels = counted("one naive call", naive["kernels_per_call"], "kernels", "a fused call", fused["kernels_per_call"])
     bytes_ = f"its bytes, counted from shapes (not timed): {naive['bytes_ratio']:.1f}x a fused pass's"
-    origin = "Recorded on an NVIDIA H100 (naive) and an AMD MI300X (fused) by the TraceLens project, not this run"
+    origin = "Recorded on an AMD MI300X (both) by the TraceLens project, not this run"
     return f"{origin}: {kernels}; {bytes_}"
 
 
@@ -181,7 +216,7 @@ def reading_traces_metrics(
     traces: dict[str, Any],
     split: pd.DataFrame,
     shares: dict[str, Any],
-    judged: list[Any],
+    largest: LargestShare,
     fx: HostOnlyFactors,
     neuron_device_executions: int | None,
     recorded_launches: pd.DataFrame,
@@ -192,8 +227,8 @@ def reading_traces_metrics(
     Args:
         traces: variant -> its loaded trace; split: the drawn-step table (step_us, device_ops,
             busy_us, idle_gaps, idle_us, host_only_us, host_only_%), one row per variant.
-        shares: variant -> its host-only share (%) per step, as a Timing; judged: the two range
-            verdicts of the largest and smallest share.
+        shares: variant -> its host-only share (%) per step, as a Timing; largest: the largest
+            share judged against the runner-up (`largest_host_only_share`).
         fx: the step and host-only factors (`host_only_factors`).
         neuron_device_executions: the naive profile's NEFF executions (None off Trainium).
         recorded_launches: analysis.launches of the recorded A100 step; recorded_calls: `recorded_rmsnorms()`.
@@ -227,7 +262,8 @@ def reading_traces_metrics(
     for n, t in shares.items():
         metrics[key[n]] = metric(t.median_us, "%", "median", contention=t.contention and t.contention.record())
         metrics |= {f"{key[n]}_{q}": metric(getattr(t, f"{q}_us"), "%", q) for q in ("p10", "p90")}
-    claims = [v.ranges_claim(key[v.subject], key[v.reference]) for v in judged if v.kind != "withheld"]  # overlap too
+    v = largest.verdict
+    claims = [] if v.kind == "withheld" else [v.ranges_claim(key[v.subject], key[v.reference])]  # overlap too
     pair = {"slower": ("host_only_factor_p90", "step_factor_p10"), "faster": ("step_factor_p90", "host_only_factor_p10")}
     pair["no measurable difference"] = ("step_factor_p10", "step_factor_p90", "host_only_factor_p10", "host_only_factor_p90")
     if fx.verdict.kind in pair:

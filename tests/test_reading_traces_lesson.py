@@ -3,6 +3,7 @@ plain sentence, and its published metrics, on recorded traces and on real cpu pr
 
 from types import SimpleNamespace
 
+import numpy as np
 import pandas as pd
 import pytest
 import torch
@@ -14,6 +15,7 @@ from lesson.profiling import profile_steps
 from lesson.reading_traces import (
     HostOnlyFactors,
     host_only_factors,
+    largest_host_only_share,
     reading_traces_metrics,
     recorded_rmsnorm_takeaway,
     recorded_rmsnorms,
@@ -29,11 +31,27 @@ def test_recorded_rmsnorms_counts_kernels_and_bytes():
     assert naive["bytes_ratio"] > 5 and fused["bytes_ratio"] == pytest.approx(1, abs=0.01)
     line = recorded_rmsnorm_takeaway(table)
     assert (
-        line.startswith("Recorded on an NVIDIA H100 (naive) and an AMD MI300X (fused) by the TraceLens project")
+        line.startswith("Recorded on an AMD MI300X (both) by the TraceLens project")
         and "not this run" in line
         and "not timed" in line
     )
-    assert "8 kernels against 1 for a fused call, 8.0x" in line and f"{naive['bytes_ratio']:.1f}x a fused pass's" in line
+    mi300x = table.loc["MI300X, naive (Qwen2RMSNorm)"]  # the line pairs the same device's naive and fused calls
+    assert "8 kernels against 1 for a fused call, 8.0x" in line and f"{mi300x['bytes_ratio']:.1f}x a fused pass's" in line
+
+
+def test_largest_host_only_share_names_only_what_the_ranges_tell_apart():
+    from analysis import Timing
+
+    def share(lo):  # five steps' host-only shares (%), p10-p90 about lo..lo+1
+        return Timing("host only", np.linspace(lo, lo + 1, 5), 1)
+
+    apart = largest_host_only_share({"naive": share(1), "torch.compile": share(9), "torch.rms_norm": share(2)}, True)
+    assert (apart.subject, apart.reference) == ("torch.compile", "torch.rms_norm") and apart.verdict.kind == "slower"
+    assert apart.answer == "Answer: the largest share: torch.compile"
+    close = largest_host_only_share({"naive": share(2.2), "torch.rms_norm": share(2)}, True)
+    assert close.answer == "Answer: the largest share: naive or torch.rms_norm, not told apart"
+    none = largest_host_only_share({"naive": share(1), "torch.compile": share(9)}, False)
+    assert none.verdict.kind == "withheld" and none.answer.endswith(": withheld")
 
 
 def ranges(lo, hi):
@@ -91,7 +109,8 @@ def test_factors_and_metrics_on_real_profiles(cpu_traces):
     split = pd.DataFrame({n: {"step_us": steps[n], "device_ops": 7.0, "host_only_us": 1.0} for n in cpu_traces}).T
     shares = {n: ranges(1.0, 2.0) for n in cpu_traces}
     event_sync = load_recorded("event_sync")
-    m = reading_traces_metrics(cpu_traces, split, shares, [], fx, None, launches(event_sync), recorded_rmsnorms())
+    largest = largest_host_only_share(shares, False)  # withheld: no share claim
+    m = reading_traces_metrics(cpu_traces, split, shares, largest, fx, None, launches(event_sync), recorded_rmsnorms())
     assert "framework" in m["lanes_present"]["value"] and m["trace_categories"]["value"]["cpu_op"] == "framework"
     assert m["naive_device_ops_per_step"]["value"] == 7.0 and m["compile_step_us"]["value"] == steps["torch.compile"]
     assert m["step_factor_p10"]["value"] == fx.step.p10_us and m["recorded_naive_kernels_per_call"]["value"] == 8
