@@ -1,6 +1,6 @@
 """Notebook 01's bookkeeping, kept out of the cells a learner copies: the busy-machine check around
 the profiled loop, the line that sets the recorded steps' extra code against their gap to the
-steady state, the profiler's cost in one line, exercise 1's warm-up note and exercise 3's copy
+steady state, the profiler's cost in one line, exercise 1's first recorded steps and exercise 3's copy
 shares (its published figures: lesson.published_metrics).
 
 Why here: 01's profiled loop should read as plain torch and torch.profiler; the contention
@@ -11,10 +11,13 @@ the series' plumbing, not the lesson.
 from __future__ import annotations
 
 import dataclasses
+import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from torch.profiler import profile, schedule
 
 from analysis.contention import Contention, contention_between, read_counters
 from analysis.verdicts import Verdict, counted, withheld
@@ -150,3 +153,29 @@ def copy_shares(events: pd.DataFrame) -> dict[int, np.ndarray]:
     copies = pd.merge_asof(ev[ev["name"] == "aten::copy_"], addmm[["ts", "dur", "Linear"]], on="ts", suffixes=("", "_addmm"))
     share = 100 * copies["dur"] / copies["dur_addmm"]
     return {n: share[copies["Linear"] == n].to_numpy() for n in (1, 2)}
+
+
+def first_recorded_step_us(fn: Callable[[], Any], backend: Any, warmup: int, active: int = 2) -> float:
+    """Profiles `fn` over schedule(wait=0, warmup, active) and returns the first recorded step's
+    length: exercise 1's reading. Unlike lesson.profile_steps this accepts warmup=0, the case the
+    exercise sets against a warm-up (torch warns that no warm-up can skew results: that is the point).
+
+    Args:
+        fn: one step's work, e.g. `lambda: model(x)`.
+        backend: helpers.backend.Backend (its activities and synchronize()).
+        warmup: warm-up steps, 0 or more.
+        active: recorded steps.
+
+    Returns:
+        The first ProfilerStep# the profiler kept, in microseconds.
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*warmup.*")
+        plan = schedule(wait=0, warmup=warmup, active=active, repeat=1)
+        with profile(activities=list(backend.activities), schedule=plan) as prof:
+            for _ in range(warmup + active):
+                fn()
+                backend.synchronize()
+                prof.step()
+    steps = [e for e in prof.events() if e.name.startswith("ProfilerStep")]  # events() names them ProfilerStep*
+    return min(steps, key=lambda e: e.time_range.start).time_range.elapsed_us()

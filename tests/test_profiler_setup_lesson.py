@@ -20,6 +20,7 @@ from lesson.profiler_setup import (
     copy_shares,
     cost_takeaway,
     extra_code_per_step,
+    first_recorded_step_us,
     share_of_gap,
     step_gap_line,
 )
@@ -180,3 +181,21 @@ def test_copy_shares_on_a_real_cpu_profile(tmp_path):
     shares = copy_shares(load_trace(tmp_path / "t.json", "cpu").events)
     assert set(shares) == {1, 2} and len(shares[1]) == len(shares[2]) == 3  # one bias copy per Linear per recorded step
     assert all(0 < s < 100 for n in (1, 2) for s in shares[n])  # a copy inside its addmm: a share, never all of it
+
+
+def test_first_recorded_step_keeps_a_one_off_cost_only_without_warmup(cpu_backend):
+    import time
+    import warnings
+
+    calls = []
+
+    def step():  # a one-off cost on the first call only, as a fresh model's first call has
+        time.sleep(0.03 if not calls else 0.001)
+        calls.append(1)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # torch's warmup=0 warning is the exercise's point: not shown
+        no_warmup = first_recorded_step_us(step, cpu_backend, warmup=0)
+        calls.clear()
+        warmed = first_recorded_step_us(step, cpu_backend, warmup=1)
+    assert no_warmup >= 30_000 > warmed >= 1_000
