@@ -368,7 +368,7 @@ def shape_takeaways(
         shares = {n: us / by_tokens[n].median_us for n, us in fixed_us.items()}
         basis = f"time = fixed + per-token × tokens through this call and one {scale} times the tokens, round by round"
         if tokens and s in tokens:
-            basis = f"time = fixed + per-token × tokens through {tokens[s]} and {scale * tokens[s]} tokens, round by round; the fixed part is the line at 0 tokens: two points, untested here (exercise 2 tests it)"
+            basis = f"time = fixed + per-token × tokens through {tokens[s]} and {scale * tokens[s]} tokens, round by round; the fixed part is the line at 0 tokens: two points; exercise 2 tests the line at {64 * tokens[s]} tokens, not below {tokens[s]}"
         share = estimate("the fixed part per call", shares, "of the time", basis, "what that part is", 2)
         lines += _bound_lines("overhead-bound", "a fixed part per call", shares, share)  # shares only: the fit is its own block
     return lines
@@ -385,7 +385,7 @@ def _bound_lines(bound: str, what: str, shares: dict[str, float], share: Any, ne
     ones = ", ".join(n for n in shares if n in near_one)
     basis = share.sentence[share.sentence.index("(estimated") + 1 : -1]  # the verdict's own basis clause
     head = f"  {bound}* (over half the time {what}), share of time:"
-    tail = (f"; not {bound}: {rest}" if rest else "") + (f"; not told apart from 1: {ones}" if ones else "")
+    tail = (f"; not {bound}: {rest}" if rest else "") + (f"; not told apart from all of the time: {ones}" if ones else "")
     return [f"{head} {listed}{tail}", f"  * {basis}"]
 
 
