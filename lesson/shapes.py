@@ -6,7 +6,7 @@ the per-call measurement.
 serves a stream and records per call whether it compiled, what the caches did
 (analysis.compiles reads Dynamo's and Inductor's counters) and how long it took;
 lesson.shape_worker serves the same stream again in a fresh process; `steady_state_ratios` pairs
-the strategies' second passes request by request. `save_stream` keeps what 07
+the strategies' second passes request by request and `steady_state_verdicts` judges them. `save_stream` keeps what 07
 served in its output folder; `load_stream` reads it back for appendix A5, which checks it.
 """
 
@@ -25,6 +25,7 @@ import torch
 from analysis.compiles import CompileLog, compile_counters
 from analysis.contention import Contention, combined
 from analysis.timing import PairedRatio
+from analysis.verdicts import Verdict, judge_ratio
 from helpers.backend import Backend
 from helpers.errors import ParameterError, SeriesError
 from helpers.outputs import run_inductor_cache, write_json
@@ -150,6 +151,23 @@ def steady_state_ratios(
             busy = combined([c for c in (contention.get((a, 2)), contention.get((b, 2))) if c is not None])
             ratios.append(PairedRatio(label.get(a, a), label.get(b, b), per_request, "request", busy))
     return ratios, eager
+
+
+def steady_state_verdicts(ratios: list[PairedRatio]) -> list[Verdict]:
+    """Judge each pair of `steady_state_ratios` with words that name the faster strategy.
+
+    Why: a bare "faster" in a verdict table leaves the reader to work out which side it means
+    (07's readers could not tell); "static faster" says it in the table's own cell.
+
+    Args:
+        ratios: steady_state_ratios' pairs, labelled "static (29/40 eager)", "dynamic", ...
+
+    Returns:
+        One analysis.verdicts.judge_ratio Verdict per pair, its word "<numerator> faster" below 1 and
+        "<denominator> faster" above 1 (the strategy's name without its label).
+    """
+    words = [(f"{r.numerator.split(' (')[0]} faster", f"{r.denominator.split(' (')[0]} faster") for r in ratios]
+    return [judge_ratio(r, faster, slower) for r, (faster, slower) in zip(ratios, words)]
 
 
 # ------------------------------------------------------------------ the stream as 07 recorded it

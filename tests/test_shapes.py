@@ -5,14 +5,17 @@ import torch
 
 import json
 
+import numpy as np
 import pandas as pd
 
 from analysis.compiles import CompileLog
 from analysis.contention import Contention
+from analysis.timing import PairedRatio
 from helpers.errors import ParameterError, SeriesError
 from helpers.params import check_parameters
 from lesson.rmsnorm import rmsnorm_naive
 from lesson.shapes import bucketed_call, check_stream, load_stream, request_lengths, save_stream, steady_state_ratios
+from lesson.shapes import steady_state_verdicts
 from series_tools.run_series import select_notebooks
 
 
@@ -90,6 +93,17 @@ def test_steady_state_ratios_pair_pass_2_request_by_request_and_count_static_eag
     assert list(eager) == [9, 13]
     assert list(ratios[0].per_round) == [0.5, 2.0, 1.0] and list(ratios[2].per_round) == [0.5, 2.0, 2.0]
     assert ratios[0].contention is None and ratios[1].contention == busy  # a busy pass 2 reaches the ratios it is in
+
+
+def test_steady_state_verdicts_name_the_faster_strategy_in_the_table_word():
+    slow, fast = np.full(10, 2.0), np.full(10, 0.5)
+    ratios = [
+        PairedRatio("static (2/3 eager)", "bucketed (padded)", fast, "request"),
+        PairedRatio("dynamic", "bucketed (padded)", slow, "request"),
+    ]
+    verdicts = steady_state_verdicts(ratios)
+    assert [v.word for v in verdicts] == ["static faster", "bucketed faster"]
+    assert verdicts[1].sentence.startswith("dynamic took 2.00x the time of bucketed (padded): 2.00x bucketed faster")
 
 
 def test_the_stream_07_keeps_reads_back_as_it_was_served(tmp_path):
