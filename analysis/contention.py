@@ -167,7 +167,10 @@ class Contention:
         )  # under a second in ms ("0.1 s" hid 141 ms)
         of_span, at_most = f"of the {span}", ""
         if self.blocks > 1:  # the worst of several timed blocks: each fraction is the largest, the span the longest block's
-            of_span, at_most = f"of any of its {self.blocks} timed blocks (longest block {span})", "at most "
+            of_span, at_most = (
+                f"of any of the {self.blocks} timed blocks (longest block {span})",
+                "at most ",
+            )  # "its" read as this process's (07: one block ran in another)
         if self.waited_fraction is not None:
             parts.append(f"a thread of this process waited for a CPU {at_most}{self.waited_fraction:.0%} {of_span}")
         if self.pressure_fraction is not None:  # "of it" only where the span was named just before
