@@ -220,7 +220,8 @@ def last_arrival_lines(waits: pd.DataFrame, slowest: int, ranks: int) -> list[st
         if count <= floor:
             return f"with {ranks} ranks over {order.steps} steps some rank is always last at least {floor} times: says nothing"
         chance = chance_some_rank_last(order.steps, ranks, count)
-        return f"by chance alone some rank is last in {count} or more of {order.steps} with probability {chance:.2f}"
+        often = f"all {order.steps}" if count == order.steps else f"{count} or more of {order.steps}"
+        return f"chance alone makes some rank last in {often}: {chance:.2f}"
 
     on, off = arrival_order(waits[waits["straggling"]], ranks), arrival_order(waits[~waits["straggling"]], ranks)
     slow = on.last_counts.get(slowest, 0)
