@@ -233,6 +233,36 @@ def last_arrival_lines(waits: pd.DataFrame, slowest: int, ranks: int) -> list[st
     ]
 
 
+def recorded_job_metrics(table: pd.DataFrame, step: int, collectives_together: int, origin: str) -> dict[str, Any]:
+    """The recorded GPU job's figures as notebook 08 publishes them, each labelled with its origin, so
+    that no reader of metrics.json takes them for this run's.
+
+    Args:
+        table: 08's table of the recorded ranks, indexed by rank, with columns kernel_ms, collective_ms
+            and waited_ms (the wait over the collectives that ended together on both ranks).
+        step: the recorded step the table covers.
+        collectives_together: how many of its collectives ended together on both ranks.
+        origin: where the trace was recorded ("recorded on NVIDIA A100 GPUs by the HTA project, not this run").
+
+    Returns:
+        name -> metric, ready for `session.publish`: recorded_rank<R>_kernel_ms, _collective_ms,
+        _collective_wait_ms per rank, and recorded_collectives_together.
+    """
+    from helpers.metrics import metric
+
+    metrics = {
+        f"recorded_rank{r}_{c}": metric(float(table.at[r, c]), "ms", f"step {step}, {origin}")
+        for r in table.index
+        for c in ("kernel_ms", "collective_ms")
+    }
+    together = f"step {step}'s collectives that ended together, {origin}"
+    metrics |= {
+        f"recorded_rank{r}_collective_wait_ms": metric(float(table.at[r, "waited_ms"]), "ms", together) for r in table.index
+    }
+    metrics["recorded_collectives_together"] = metric(int(collectives_together), "collectives", f"step {step}, {origin}")
+    return metrics
+
+
 # ------------------------------------------------------------------ 08's job, read back for A5
 RANK_NOTEBOOK = "08_many_processes"
 RANK_JOB_FIX = 'run both into one folder: make run ARGS="--notebooks 08 A5", or run 08 with the OUT_DIR this notebook uses'

@@ -300,3 +300,22 @@ def test_train_step_synchronizes_a_queueing_device_before_every_stamp(monkeypatc
     marks = rank_worker.train_step(model, model.batch, straggle_s=0.0)
     assert list(marks) == ["start", "compute_end", "collective_end"]
     assert calls == [device_type] * syncs
+
+
+def test_recorded_job_metrics_keep_every_published_name_and_its_origin():
+    """The names 08 published before the figures moved out of the notebook, each labelled with the origin."""
+    from lesson.ranks import recorded_job_metrics
+
+    table = pd.DataFrame(
+        {"kernel_ms": [410.2, 398.7], "collective_ms": [195.3, 168.0], "waited_ms": [3.4, 0.0]},
+        index=pd.Index([0, 1], name="rank"),
+    )
+    metrics = recorded_job_metrics(table, step=551, collectives_together=2, origin="recorded elsewhere, not this run")
+    assert set(metrics) == {
+        *(f"recorded_rank{r}_{c}" for r in (0, 1) for c in ("kernel_ms", "collective_ms", "collective_wait_ms")),
+        "recorded_collectives_together",
+    }
+    assert metrics["recorded_rank0_collective_wait_ms"]["value"] == 3.4
+    assert metrics["recorded_rank1_collective_ms"]["value"] == 168.0
+    assert metrics["recorded_collectives_together"]["value"] == 2
+    assert all("not this run" in m["note"] for m in metrics.values())
