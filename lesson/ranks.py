@@ -27,6 +27,7 @@ from analysis.contention import Contention
 from analysis.rank_view import arrival_order, chance_some_rank_last, rank_steps
 from analysis.traces import Trace, load_trace
 from helpers.errors import BackendUnavailableError, ParameterError, SeriesError
+from helpers.metrics import metric
 
 COLLECTIVE_BACKENDS = {"cpu": "gloo", "cuda": "nccl", "neuron": "neuron"}  # neuron: docs/NEURON_NOTES.md N30
 
@@ -248,8 +249,6 @@ def recorded_job_metrics(table: pd.DataFrame, step: int, collectives_together: i
         name -> metric, ready for `session.publish`: recorded_rank<R>_kernel_ms, _collective_ms,
         _collective_wait_ms per rank, and recorded_collectives_together.
     """
-    from helpers.metrics import metric
-
     metrics = {
         f"recorded_rank{r}_{c}": metric(float(table.at[r, c]), "ms", f"step {step}, {origin}")
         for r in table.index
