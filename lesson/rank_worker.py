@@ -28,9 +28,9 @@ def train_step(model, x, straggle_s: float) -> dict[str, int]:
     """Forward, backward, extra work on a slow rank, then the all-reduce of the gradients.
     Returns when each phase ended (time.monotonic_ns: one clock for every process of a machine)."""
 
-    def now():  # the clock is read once the device has finished what was queued
-        if x.is_cuda:
-            torch.cuda.synchronize()
+    def now():  # the clock is read once the device has finished its queued work
+        if x.device.type in ("cuda", "neuron"):  # both queue work asynchronously (neuron: N46)
+            getattr(torch, x.device.type).synchronize()  # torch.cuda.synchronize(), torch.neuron.synchronize()
         return time.monotonic_ns()
 
     marks = {"start": now()}

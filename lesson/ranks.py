@@ -27,6 +27,7 @@ from analysis.contention import Contention
 from analysis.rank_view import arrival_order, chance_some_rank_last, rank_steps
 from analysis.traces import Trace, load_trace
 from helpers.errors import BackendUnavailableError, ParameterError, SeriesError
+from helpers.metrics import metric
 
 COLLECTIVE_BACKENDS = {"cpu": "gloo", "cuda": "nccl", "neuron": "neuron"}  # neuron: docs/NEURON_NOTES.md N30
 
@@ -220,7 +221,8 @@ def last_arrival_lines(waits: pd.DataFrame, slowest: int, ranks: int) -> list[st
         if count <= floor:
             return f"with {ranks} ranks over {order.steps} steps some rank is always last at least {floor} times: says nothing"
         chance = chance_some_rank_last(order.steps, ranks, count)
-        return f"by chance alone some rank is last in {count} or more of {order.steps} with probability {chance:.2f}"
+        often = f"all {order.steps}" if count == order.steps else f"{count} or more of {order.steps}"
+        return f"chance alone makes some rank last in {often}: {chance:.2f}"
 
     on, off = arrival_order(waits[waits["straggling"]], ranks), arrival_order(waits[~waits["straggling"]], ranks)
     slow = on.last_counts.get(slowest, 0)
@@ -230,6 +232,34 @@ def last_arrival_lines(waits: pd.DataFrame, slowest: int, ranks: int) -> list[st
         f"slow steps: rank {slowest} arrived last in {slow} of {on.steps} ({against_chance(on, slow)})",
         f"without extra work, last: {counts} ({against_chance(off, top)})",
     ]
+
+
+def recorded_job_metrics(table: pd.DataFrame, step: int, collectives_together: int, origin: str) -> dict[str, Any]:
+    """The recorded GPU job's figures as notebook 08 publishes them, each labelled with its origin, so
+    that no reader of metrics.json takes them for this run's.
+
+    Args:
+        table: 08's table of the recorded ranks, indexed by rank, with columns kernel_ms, collective_ms
+            and waited_ms (the wait over the collectives that ended together on both ranks).
+        step: the recorded step the table covers.
+        collectives_together: how many of its collectives ended together on both ranks.
+        origin: where the trace was recorded ("recorded on NVIDIA A100 GPUs by the HTA project, not this run").
+
+    Returns:
+        name -> metric, ready for `session.publish`: recorded_rank<R>_kernel_ms, _collective_ms,
+        _collective_wait_ms per rank, and recorded_collectives_together.
+    """
+    metrics = {
+        f"recorded_rank{r}_{c}": metric(float(table.at[r, c]), "ms", f"step {step}, {origin}")
+        for r in table.index
+        for c in ("kernel_ms", "collective_ms")
+    }
+    together = f"step {step}'s collectives that ended together, {origin}"
+    metrics |= {
+        f"recorded_rank{r}_collective_wait_ms": metric(float(table.at[r, "waited_ms"]), "ms", together) for r in table.index
+    }
+    metrics["recorded_collectives_together"] = metric(int(collectives_together), "collectives", f"step {step}, {origin}")
+    return metrics
 
 
 # ------------------------------------------------------------------ 08's job, read back for A5
