@@ -8,7 +8,7 @@ reads profiles and measures); neither imports it. Notebooks import from this one
 (`from lesson import make_inputs, ...`); the names load their module on first use (PEP 562).
 
 - rmsnorm:      the RMSNorm variants (source: notebooks 02 and 03), their float64 reference, inputs and checks
-- naive_rmsnorm: notebook 02's gap share line, a recorded call's idle split, the recorded calls' metrics
+- naive_rmsnorm: notebook 02's allocation line, gap share line, a recorded call's idle split, the recorded calls' metrics
 - compiled:     notebook 04's generated kernel's writes over the input, beside the measured allocations; its cold call and break-evens
 - changed_ops:  notebook 03's join of two variants' ops (removed, added, changed form, count changed)
 - neuron_profiler: notebook 01's Neuron profiler set-up (NeuronConfig, the exporter, the dropped-events watch), repeated
@@ -31,7 +31,7 @@ from analysis.facade import lazy_namespace
 # The facade: module -> the names notebooks use from it.
 _EXPORTS = {
     "trainium_readings": "device_view_claims device_view_metrics guesses_against_counters",
-    "naive_rmsnorm": "gap_share idle_split op_around recorded_call_metrics",
+    "naive_rmsnorm": "allocation_line gap_share idle_split op_around recorded_call_metrics",
     "compiled": "break_evens cold_call written_over_input",
     "changed_ops": "change_line op_changes",
     "neuron_profiler": "NeuronProfilerSetup accepts_keyword neuron_profiler_setup op_by_op",

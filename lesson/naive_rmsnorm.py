@@ -1,5 +1,5 @@
-"""Notebook 02's bookkeeping: the share of a step its gaps take, where a recorded call's idle time
-went, the recorded calls' published figures, and the op a copy ran in (its metrics: lesson.published_metrics).
+"""Notebook 02's bookkeeping: what one call allocated, the share of a step its gaps take, where a
+recorded call's idle time went, the recorded calls' published figures, and the op a copy ran in (its metrics: lesson.published_metrics).
 
 Why here: the line under the gaps table is plumbing, not the lesson; one call keeps 02 on the
 profile.
@@ -8,8 +8,44 @@ profile.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import pandas as pd
+
+if TYPE_CHECKING:
+    import torch
+
+
+# Bytes per element -> the dtype a copy of x wider than x is in (bfloat16 `sum` on cpu adds in float32).
+WIDER_DTYPES = {4: "float32", 8: "float64"}
+
+
+def allocation_line(allocs: pd.DataFrame, x: torch.Tensor, ratio: float) -> str:
+    """One call's allocations against the input, with a parenthesis that adds up to the ratio: the
+    output, the x-sized intermediates and the copies of x in a wider dtype, so that the line stays
+    true in every dtype (exercise 1 reruns it in bfloat16, where `sum` adds in a float32 copy).
+
+    Args:
+        allocs: `analysis.allocations_by_op` of one step (one call), `bytes` per allocation.
+        x: the input tensor (its bytes and element count).
+        ratio: the allocated bytes per call over x's bytes (`analysis.per_call_summary`).
+
+    Returns:
+        One line, e.g. "10 allocations (4 scalars): 3.00x the input (output + 2 x-sized intermediates)";
+        a wider copy adds " + 2.00x in float32 copies of x".
+    """
+    input_bytes = x.numel() * x.element_size()
+    if allocs.empty:
+        return "no allocations recorded in this step on this backend"
+    scalars = int((allocs["bytes"] < 1024).sum())  # a few bytes each: counted, not listed (A2 names them)
+    extra = int((allocs["bytes"] == input_bytes).sum()) - 1  # the other x-sized one is the output
+    wider = allocs.loc[allocs["bytes"] > input_bytes, "bytes"]
+    parts = f"output + {extra} x-sized intermediates"
+    if len(wider):
+        per_element = int(wider.iloc[0] // x.numel())
+        dtype = WIDER_DTYPES.get(per_element, f"{per_element}-byte")
+        parts += f" + {wider.sum() / input_bytes:.2f}x in {dtype} copies of x"
+    return f"{len(allocs)} allocations ({scalars} scalars): {ratio:.2f}x the input ({parts})"
 
 
 def gap_share(steps: pd.DataFrame) -> tuple[float, str]:
@@ -50,7 +86,7 @@ def op_around(events: pd.DataFrame, ts: float, own: tuple[str, ...] = COPY_OPS) 
 
 def idle_split(device: str, kernels: pd.DataFrame) -> str:
     """Where one call's device idle time went: the gaps opened by a late launch (the device waited
-    for the host) against the queued ones (the launch was already waiting), so that the drawn
+    for the host) against the queued ones (the launch was already waiting), so that the plotted
     call's shaded gaps are read, not only counted.
 
     Args:
@@ -63,7 +99,7 @@ def idle_split(device: str, kernels: pd.DataFrame) -> str:
     gaps = kernels["gap_before_us"].fillna(0.0)
     late = float(gaps[kernels["launched_late"]].sum())
     return (
-        f"{device}, the drawn call: {gaps.sum():.1f} us idle: "
+        f"{device}, the plotted call: {gaps.sum():.1f} us idle: "
         f"{late:.1f} us after a late launch, {gaps.sum() - late:.1f} us queued"
     )
 

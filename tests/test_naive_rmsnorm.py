@@ -8,7 +8,7 @@ import torch
 
 from analysis.steps import per_call_summary, step_summary
 from analysis.timing import time_per_call
-from lesson.naive_rmsnorm import gap_share, idle_split, op_around
+from lesson.naive_rmsnorm import allocation_line, gap_share, idle_split, op_around
 from lesson.published_metrics import naive_call_metrics
 from lesson.rmsnorm import rmsnorm_naive
 
@@ -55,6 +55,31 @@ def test_naive_call_metrics_keeps_the_published_names(profiled):
     assert too_far["error_within_tolerance"]["value"] is False
 
 
+def test_allocation_line_adds_up_to_the_ratio_in_float32_and_in_bfloat16(profiled, tmp_path, cpu_backend):
+    # real cpu profiles of the naive call: in bfloat16, sum adds in a float32 copy of x (2x the input),
+    # which the parenthesis must count so that it adds up to the printed ratio (exercise 1)
+    from analysis.allocations import allocations_by_op
+    from analysis.traces import load_trace
+    from lesson.profiling import profile_steps
+
+    *_, trace = profiled
+    x, w = torch.randn(64, 512), torch.ones(512)
+    ratio = per_call_summary(trace, memory_device_type=0)["allocated_bytes_per_call"] / (x.numel() * 4)
+    line = allocation_line(allocations_by_op(trace, memory_device_type=0), x, ratio)
+    assert line.endswith(f"{ratio:.2f}x the input (output + 2 x-sized intermediates)") and round(ratio, 1) == 3.0
+
+    xb, wb = x.to(torch.bfloat16), w.to(torch.bfloat16)
+    run = profile_steps(
+        lambda: rmsnorm_naive(xb, wb), cpu_backend, tmp_path, label="b", wait=0, warmup=1, active=1, profile_memory=True
+    )
+    bf16 = load_trace(run.trace_path)
+    ratio16 = per_call_summary(bf16, memory_device_type=0)["allocated_bytes_per_call"] / (xb.numel() * 2)
+    line16 = allocation_line(allocations_by_op(bf16, memory_device_type=0), xb, ratio16)
+    assert line16.endswith(f"{ratio16:.2f}x the input (output + 2 x-sized intermediates + 2.00x in float32 copies of x)")
+    assert round(ratio16, 1) == 1 + 2 + 2.0  # the parenthesis adds up
+    assert allocation_line(pd.DataFrame({"bytes": []}), x, math.nan).startswith("no allocations recorded")
+
+
 def test_op_around_names_the_op_that_made_a_bfloat16_copy(tmp_path, cpu_backend):
     # a real cpu profile: bf16 mean on cpu sums in float32, so aten::sum asks for the float32 copy
     from analysis.allocations import allocations_by_op
@@ -83,7 +108,7 @@ def test_idle_split_parts_sum_to_the_recorded_calls_gaps():
         line = idle_split("an NVIDIA H100", kernels[kernels["call"] == call["call"]])
         queued = call["gaps_us"] - call["late_gaps_us"]
         assert line == (
-            f"an NVIDIA H100, the drawn call: {call['gaps_us']:.1f} us idle: "
+            f"an NVIDIA H100, the plotted call: {call['gaps_us']:.1f} us idle: "
             f"{call['late_gaps_us']:.1f} us after a late launch, {queued:.1f} us queued"
         )
     assert calls["late_gaps_us"].max() > 0  # the first call checked has a late gap to split
