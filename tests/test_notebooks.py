@@ -187,7 +187,7 @@ def check_02_naive_rmsnorm(m, out):
         assert value(m, f"recorded_{device}_kernels_per_call") == 8
         assert value(m, f"recorded_{device}_host_ops_per_call") == 16
         assert 8.9 < value(m, f"recorded_{device}_bytes_ratio") < 9.1
-        # 11 reads/writes of x-sized tensors against a fused call's 2 (7 of them float32: the counted sentence)
+        # 11 reads/writes of x-sized tensors against a fused call's 2 (7 of them float32: the table's full_size_ios row)
         assert value(m, f"recorded_{device}_full_size_ios") == 11
     assert value(m, "recorded_h100_median_kernel_us") > value(m, "recorded_mi300x_median_kernel_us") > 0
     assert (out / "recorded_naive_call.png").stat().st_size > 10_000
