@@ -415,7 +415,12 @@ def judge_ranges(
     if side:
         kind = "slower" if side == "above" else "faster"
         return Verdict(kind=kind, sentence=f"{subject} measurably {side} {reference}: {shown}", **fields)
-    text = f"this run cannot tell {subject} and {reference} apart: no measurable difference, {_why_not_apart((a10, a90), (b10, b90), unit, f)} ({shown})"
+    why = _why_not_apart((a10, a90), (b10, b90), unit, f)
+    low, high = min(a10, b10), max(a90, b90)
+    if low > 0 and high <= RESOLUTION * low:  # both whole ranges inside the margin: the noise, not a test that failed
+        text = f"this run cannot tell {subject} and {reference} apart: no measurable difference, {why} ({shown})"
+    else:  # 01's warm-up ranges 3.4-3.7 against 3.1-3.3 ms read "no measurable difference" as "no difference"
+        text = f"this run cannot tell {subject} and {reference} apart: {why}: inconclusive, not a finding that they are equal ({shown})"
     return Verdict(kind="no measurable difference", sentence=text, **fields)
 
 
