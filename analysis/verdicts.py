@@ -540,16 +540,16 @@ def judge_steps(statement: str, held: int, total: int, pairing: str = "step", sc
     Returns:
         kind "holds" ("... in every one of the 8 steps") or "does not hold" ("... in 5 of 8 steps
         of this run, not in every one", "... in none of the 8 steps"); "withheld" where it held in all of
-        fewer than 5 steps ("... in 4 of 4 steps: 4 readings, too few for a rule (a verdict needs 5
-        steps)") or where fewer than 3 steps were checked: two steps show no rule either way.
+        fewer than 5 steps ("too few steps for a rule (4; a verdict needs 5): ... in 4 of 4 steps") or where fewer than 3 steps were checked: two steps show no rule either way.
     """
     fields = {"subject": statement, "reference": "", "median": float(held), "form": "steps", "total": total}
     plural = pairing if total == 1 else f"{pairing}s"
     if held == total and total >= MIN_RANGE_SAMPLES:
         return Verdict(kind="holds", sentence=f"{statement}: in every one of the {total} {pairing}s", **fields)
     if total < 3 or held == total:
-        too_few = f"{total} readings, too few for a rule (a verdict needs {MIN_RANGE_SAMPLES} {pairing}s)"
-        return Verdict(kind="withheld", sentence=f"{statement}: in {held} of {total} {plural}: {too_few}", **fields)
+        # the hedge first: "rank 1 arrived last: in 2 of 2 collectives: 2 readings, too few ..." read as a finding (08)
+        too_few = f"too few {pairing}s for a rule ({total}; a verdict needs {MIN_RANGE_SAMPLES})"
+        return Verdict(kind="withheld", sentence=f"{too_few}: {statement} in {held} of {total} {plural}", **fields)
     if held == 0:  # "in 0 of 5 steps, not a rule" read as if it nearly held
         return Verdict(kind="does not hold", sentence=f"{statement}: in none of the {total} {plural}", **fields)
     return Verdict(
