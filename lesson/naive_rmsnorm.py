@@ -119,7 +119,7 @@ def call_exceptions(calls: pd.DataFrame) -> str:
 
     Returns:
         "" where every call passed; else e.g. "; the exceptions, the trace's first 4 calls: the host had
-        not left the call when its first kernel began: 0, 1, 2, 3; a gap launched late: 0".
+        not left the call when its first kernel began: calls 0, 1, 2, 3; a gap launched late: call 0".
     """
     still_in = calls["call"][~(calls["device_behind_us"] > 0)].tolist()  # NaN (no kernel) fails too
     late = calls["call"][calls["late_gaps_us"] > 0].tolist()
@@ -128,8 +128,12 @@ def call_exceptions(calls: pd.DataFrame) -> str:
         return ""
     first = sorted(calls["call"])[: len(failed)] == failed
     which = f"the trace's first {len(failed)} calls" if first else "calls in trace order, 0 the first"
-    parts = [f"the host had not left the call when its first kernel began: {', '.join(map(str, still_in))}"] * bool(still_in)
-    parts += [f"a gap launched late: {', '.join(map(str, late))}"] * bool(late)
+
+    def named(numbers: list) -> str:
+        return f"call{'s' * (len(numbers) > 1)} {', '.join(map(str, numbers))}"
+
+    parts = [f"the host had not left the call when its first kernel began: {named(still_in)}"] * bool(still_in)
+    parts += [f"a gap launched late: {named(late)}"] * bool(late)
     return f"; the exceptions, {which}: " + "; ".join(parts)
 
 

@@ -123,13 +123,13 @@ def test_call_exceptions_name_the_condition_each_failed_call_failed():
 
     calls = pd.DataFrame({"call": [0, 1, 2, 3], "device_behind_us": [-5.0, -1.0, 3.0, 2.0], "late_gaps_us": [9.0, 0, 0, 0]})
     assert call_exceptions(calls) == (
-        "; the exceptions, the trace's first 2 calls: the host had not left the call when its first kernel began: 0, 1; "
-        "a gap launched late: 0"
+        "; the exceptions, the trace's first 2 calls: the host had not left the call when its first kernel began: calls 0, 1; "
+        "a gap launched late: call 0"
     )
     later = calls.assign(device_behind_us=[3.0, 1.0, 3.0, -2.0], late_gaps_us=[0, 0, 4.0, 0])
     assert call_exceptions(later) == (
         "; the exceptions, calls in trace order, 0 the first: the host had not left the call when its first kernel "
-        "began: 3; a gap launched late: 2"
+        "began: call 3; a gap launched late: call 2"
     )
     assert call_exceptions(calls.assign(device_behind_us=1.0, late_gaps_us=0.0)) == ""
 
