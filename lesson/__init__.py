@@ -31,7 +31,7 @@ from analysis.facade import lazy_namespace
 # The facade: module -> the names notebooks use from it.
 _EXPORTS = {
     "trainium_readings": "device_view_claims device_view_metrics guesses_against_counters",
-    "naive_rmsnorm": "allocation_line gap_share idle_split op_around recorded_call_metrics",
+    "naive_rmsnorm": "allocation_line call_exceptions gap_share idle_split op_around recorded_call_metrics",
     "compiled": "break_evens cold_call written_over_input",
     "changed_ops": "change_line op_changes",
     "neuron_profiler": "NeuronProfilerSetup accepts_keyword neuron_profiler_setup op_by_op",

@@ -31,13 +31,18 @@ def allocation_line(allocs: pd.DataFrame, x: torch.Tensor, ratio: float) -> str:
         ratio: the allocated bytes per call over x's bytes (`analysis.per_call_summary`).
 
     Returns:
-        One line, e.g. "10 allocations (4 scalars): 3.00x the input (output + 2 x-sized intermediates)";
-        a wider copy adds " + 2.00x in float32 copies of x".
+        One line, e.g. "10 allocations (4 scalars, 3 per-row): 3.00x the input (output + 2 x-sized
+        intermediates)": a scalar holds one number (8 bytes at most), a per-row tensor one value per
+        row of x (a (tokens x 1) tensor, up to 8 bytes per value); a wider copy adds
+        " + 2.00x in float32 copies of x".
     """
     input_bytes = x.numel() * x.element_size()
     if allocs.empty:
         return "no allocations recorded in this step on this backend"
-    scalars = int((allocs["bytes"] < 1024).sum())  # a few bytes each: counted, not listed (A2 names them)
+    rows = x.numel() // x.shape[-1]
+    size = allocs["bytes"]
+    scalars = int((size <= 8).sum())  # one number each: counted, not listed (A2 names them)
+    per_row = int(((size > 8) & (size % rows == 0) & (size <= 8 * rows)).sum())
     extra = int((allocs["bytes"] == input_bytes).sum()) - 1  # the other x-sized one is the output
     wider = allocs.loc[allocs["bytes"] > input_bytes, "bytes"]
     parts = f"output + {extra} x-sized intermediates"
@@ -45,7 +50,7 @@ def allocation_line(allocs: pd.DataFrame, x: torch.Tensor, ratio: float) -> str:
         per_element = int(wider.iloc[0] // x.numel())
         dtype = WIDER_DTYPES.get(per_element, f"{per_element}-byte")
         parts += f" + {wider.sum() / input_bytes:.2f}x in {dtype} copies of x"
-    return f"{len(allocs)} allocations ({scalars} scalars): {ratio:.2f}x the input ({parts})"
+    return f"{len(allocs)} allocations ({scalars} scalars, {per_row} per-row): {ratio:.2f}x the input ({parts})"
 
 
 def gap_share(steps: pd.DataFrame) -> tuple[float, str]:
@@ -102,6 +107,34 @@ def idle_split(device: str, kernels: pd.DataFrame) -> str:
         f"{device}, the plotted call: {gaps.sum():.1f} us idle: "
         f"{late:.1f} us after a late launch, {gaps.sum() - late:.1f} us queued"
     )
+
+
+def call_exceptions(calls: pd.DataFrame) -> str:
+    """The calls in which the device may have waited for the host, each under the condition it
+    failed, so that a count of the calls that passed names what the others did.
+
+    Args:
+        calls: `analysis.call_table` of one trace's calls (`call` numbered in trace order,
+            `device_behind_us`, `late_gaps_us`).
+
+    Returns:
+        "" where every call passed; else e.g. "; the exceptions, the trace's first 4 calls: the host had
+        not left the call when its first kernel began: calls 0, 1, 2, 3; a gap launched late: call 0".
+    """
+    still_in = calls["call"][~(calls["device_behind_us"] > 0)].tolist()  # NaN (no kernel) fails too
+    late = calls["call"][calls["late_gaps_us"] > 0].tolist()
+    failed = sorted(set(still_in) | set(late))
+    if not failed:
+        return ""
+    first = sorted(calls["call"])[: len(failed)] == failed
+    which = f"the trace's first {len(failed)} calls" if first else "calls in trace order, 0 the first"
+
+    def named(numbers: list) -> str:
+        return f"call{'s' * (len(numbers) > 1)} {', '.join(map(str, numbers))}"
+
+    parts = [f"the host had not left the call when its first kernel began: {named(still_in)}"] * bool(still_in)
+    parts += [f"a gap launched late: {named(late)}"] * bool(late)
+    return f"; the exceptions, {which}: " + "; ".join(parts)
 
 
 # The recorded calls' figures 02 publishes (tests/test_notebooks.py and the regression checks read them).

@@ -67,6 +67,8 @@ def test_allocation_line_adds_up_to_the_ratio_in_float32_and_in_bfloat16(profile
     ratio = per_call_summary(trace, memory_device_type=0)["allocated_bytes_per_call"] / (x.numel() * 4)
     line = allocation_line(allocations_by_op(trace, memory_device_type=0), x, ratio)
     assert line.endswith(f"{ratio:.2f}x the input (output + 2 x-sized intermediates)") and round(ratio, 1) == 3.0
+    # float32: the divisor and eps (8 B) and their 4 B copies; per row: the outputs of mean, add and rsqrt
+    assert line.startswith("10 allocations (4 scalars, 3 per-row): ")
 
     xb, wb = x.to(torch.bfloat16), w.to(torch.bfloat16)
     run = profile_steps(
@@ -77,6 +79,8 @@ def test_allocation_line_adds_up_to_the_ratio_in_float32_and_in_bfloat16(profile
     line16 = allocation_line(allocations_by_op(bf16, memory_device_type=0), xb, ratio16)
     assert line16.endswith(f"{ratio16:.2f}x the input (output + 2 x-sized intermediates + 2.00x in float32 copies of x)")
     assert round(ratio16, 1) == 1 + 2 + 2.0  # the parenthesis adds up
+    # the (64 x 1) bfloat16 tensors (128 B) are per-row, not scalars; sum's float32 one (256 B) too
+    assert line16.startswith("12 allocations (4 scalars, 4 per-row): ")
     assert allocation_line(pd.DataFrame({"bytes": []}), x, math.nan).startswith("no allocations recorded")
 
 
@@ -112,6 +116,34 @@ def test_idle_split_parts_sum_to_the_recorded_calls_gaps():
             f"{call['late_gaps_us']:.1f} us after a late launch, {queued:.1f} us queued"
         )
     assert calls["late_gaps_us"].max() > 0  # the first call checked has a late gap to split
+
+
+def test_call_exceptions_name_the_condition_each_failed_call_failed():
+    from lesson.naive_rmsnorm import call_exceptions
+
+    calls = pd.DataFrame({"call": [0, 1, 2, 3], "device_behind_us": [-5.0, -1.0, 3.0, 2.0], "late_gaps_us": [9.0, 0, 0, 0]})
+    assert call_exceptions(calls) == (
+        "; the exceptions, the trace's first 2 calls: the host had not left the call when its first kernel began: calls 0, 1; "
+        "a gap launched late: call 0"
+    )
+    later = calls.assign(device_behind_us=[3.0, 1.0, 3.0, -2.0], late_gaps_us=[0, 0, 4.0, 0])
+    assert call_exceptions(later) == (
+        "; the exceptions, calls in trace order, 0 the first: the host had not left the call when its first kernel "
+        "began: call 3; a gap launched late: call 2"
+    )
+    assert call_exceptions(calls.assign(device_behind_us=1.0, late_gaps_us=0.0)) == ""
+
+
+def test_call_exceptions_on_the_recorded_h100_calls_are_the_failed_ones():
+    # the recorded H100 trace (TraceLens): the exceptions are the calls the notebook's count leaves out
+    from analysis import NAIVE_CALL, call_table, load_trace, recorded_rmsnorm_path
+    from lesson.naive_rmsnorm import call_exceptions
+
+    calls = call_table(load_trace(recorded_rmsnorm_path("h100_qwen")), NAIVE_CALL)
+    failed = calls.loc[~((calls["device_behind_us"] > 0) & (calls["late_gaps_us"] == 0)), "call"]
+    line = call_exceptions(calls)
+    assert len(failed) and all(f" {c}" in line for c in failed)
+    assert line.startswith(f"; the exceptions, the trace's first {len(failed)} calls: ")
 
 
 def test_recorded_call_metrics_publish_the_calls_medians_under_the_published_names():
