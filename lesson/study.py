@@ -382,10 +382,11 @@ def _bound_lines(bound: str, what: str, shares: dict[str, float], share: Any, ne
     bound_by = [n for n, v in shares.items() if n in near_one or round(v, 2) > 0.5]  # as printed
     listed = ", ".join(f"{n} {shares[n]:.2f}" for n in bound_by) or "none by this estimate"
     rest = ", ".join(f"{n} {v:.2f}" for n, v in shares.items() if n not in bound_by)
-    ones = ", ".join(n for n in shares if n in near_one)
+    ones = [f"{n}'s" for n in shares if n in near_one]
+    one = f"; {' and '.join(ones)} share{' is' if len(ones) == 1 else 's are'} not told apart from 1 (all the time)"
     basis = share.sentence[share.sentence.index("(estimated") + 1 : -1]  # the verdict's own basis clause
     head = f"  {bound}* (over half the time {what}), share of time:"
-    tail = (f"; not {bound}: {rest}" if rest else "") + (f"; not told apart from all of the time: {ones}" if ones else "")
+    tail = (f"; not {bound}: {rest}" if rest else "") + (one if ones else "")
     return [f"{head} {listed}{tail}", f"  * {basis}"]
 
 
@@ -395,26 +396,41 @@ def _pair_words(pairs: list) -> str:
     return "the pairs, which need no copy: " + ", ".join(said)
 
 
-def predict_answer(rankings: dict[str, Ranking], name: str = "torch.compile") -> str:
+def predict_answer(
+    rankings: dict[str, Ranking], name: str = "torch.compile", blocks: dict[str, dict[str, Timing]] | None = None
+) -> str:
     """05's "Predict first" answered from the rankings: where `name` sits at each shape, and whether it wins at both.
 
     Why here: the question is asked in markdown before the run, so its answer must come from this run's
     verdicts (`Ranking.tiers`: a tie is a tie), whatever they are: a shape whose ranking is gated (busy, or
-    the copy failed its check) is said to be unranked, and a win needs `name` alone closest at every shape.
+    the copy failed its check) is said to be unranked, unless its pair verdicts, which need no copy, place
+    `name` fastest (a win) or slower than another; a win needs `name` alone closest (or fastest) at every shape.
 
     Args:
         rankings: shape -> its Ranking (`rank_over_floor`); name: the variant the question asks about.
+        blocks: shape -> its interleaved timings, for a gated shape's pairs; None: a gated shape is unranked.
 
     Returns:
         One line: "Predict first, from the rankings: torch.compile is ... at <shape> and ... at <shape>: it
         wins at both" (or "it does not win at both", "it wins at neither", "this run cannot say ...").
     """
     places, firsts = [], []
-    for ranking in rankings.values():
+    for s, ranking in rankings.items():
         if ranking.gate:
+            pairs = newer_first(ranking, blocks[s]) if blocks and ranking.gate.kind != "busy" else []
+            mine = [v.kind if v.subject == name else _FLIP.get(v.kind) for v in pairs if name in (v.subject, v.reference)]
+            won = bool(mine) and all(k == "faster" for k in mine)
+            lost = "slower" in mine and not any(k == "busy" for k in mine)
+            where = f"{ranking.label} (its distance to the copy withheld)"
             why = "busy" if ranking.gate.kind == "busy" else "the copy failed its check"
-            places.append(f"not ranked at {ranking.label} ({why})")
-            firsts.append(None)
+            places.append(
+                f"fastest by the pairs at {where}"
+                if won
+                else f"not fastest by the pairs at {where}"
+                if lost
+                else f"not ranked at {ranking.label} ({why})"
+            )
+            firsts.append(True if won else False if lost else None)
             continue
         tiers = ranking.tiers()
         at = next(i for i, tier in enumerate(tiers) if name in tier)
@@ -433,8 +449,10 @@ def predict_answer(rankings: dict[str, Ranking], name: str = "torch.compile") ->
     return f"Predict first, from the rankings: {name} is {' and '.join(places)}: {answer}"
 
 
+_FLIP = {"faster": "slower", "slower": "faster"}  # a pair verdict read from its reference's side
+
 _RERUN = {
-    "withheld": "the copy's check can fail on one run and pass on the next (A3 shows why): rerun the timing cell",
+    "withheld": "the copy's check can pass on another run: rerun the timing cell, or read the reference run's",
     "busy": "rerun the timing cell when the machine is quiet",
 }
 
@@ -526,8 +544,9 @@ def _memory_bound(ranking: Ranking, floor: FloorCheck, block: dict[str, Timing],
     at_rate = {n: replace(r, per_round=r.per_round / copies[n]) for n, r in ratios.items()}  # time / its copies' time
     shares = {n: float(np.median(1 / r.per_round)) for n, r in at_rate.items()}
     basis = "bytes = alloc_over_input copies (each full-size tensor allocated, written and read once; one where not recorded)"
-    basis += "" if floor.ok else ", at the triad's rate: the copy failed its check"
+    triad = f" ({block[reference].median_us:.2f} us for one copy's bytes; used because the copy failed its check)"
+    basis += "" if floor.ok else f", at the triad's rate{triad}"
     subject = f"moving its bytes at the {reference.split()[0]}'s rate"
-    share = estimate(subject, shares, "of the time", basis, "a pass that only reads (mean's), which allocates nothing", 2)
+    share = estimate(subject, shares, "of the time", basis, "a read-only pass (mean), which allocates nothing", 2)
     near_one = {n for n, r in at_rate.items() if not judge_ratio(r).measurable}  # not told apart from its bytes' time
     return [line.removeprefix("  ") for line in _bound_lines("memory-bound", subject, shares, share, near_one)]

@@ -249,20 +249,20 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     pairs = [(v.subject, v.reference) for v in newer_first(ranking, block)]  # 03 and 04's way round
     assert pairs == [("fused", "naive"), ("compiled", "naive"), ("compiled", "fused")]
     assert lines[1:] == [  # no allocation recorded: one copy's bytes each; every variant gets a label and its share
-        "  memory-bound* (over half the time moving its bytes at the copy's rate), share of time: compiled 1.00; not memory-bound: naive 0.30, fused 0.28; not told apart from all of the time: compiled",
+        "  memory-bound* (over half the time moving its bytes at the copy's rate), share of time: compiled 1.00; not memory-bound: naive 0.30, fused 0.28; compiled's share is not told apart from 1 (all the time)",
         "  * estimated, not measured: bytes = alloc_over_input copies (each full-size tensor allocated, written and read once;"
-        " one where not recorded); it cannot show a pass that only reads (mean's), which allocates nothing",
+        " one where not recorded); it cannot show a read-only pass (mean), which allocates nothing",
     ]
     allocs = {("large", "naive"): 3.0, ("large", "fused"): 1.0, ("large", "compiled"): 1.0}
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=allocs)
     assert lines[1].endswith(
-        "rate), share of time: naive 0.91, compiled 1.00; not memory-bound: fused 0.28; not told apart from all of the time: compiled"
+        "rate), share of time: naive 0.91, compiled 1.00; not memory-bound: fused 0.28; compiled's share is not told apart from 1 (all the time)"
     )  # naive: 3 copies x 0.30
     assert len(lines) == 3  # a room reads three lines per shape
     allocs[("large", "naive")] = 3.3  # naive's time is 3.3 copies' time: its share is not told apart from 1
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=allocs)
     assert lines[1].endswith(
-        "share of time: naive 1.00, compiled 1.00; not memory-bound: fused 0.28; not told apart from all of the time: naive, compiled"
+        "share of time: naive 1.00, compiled 1.00; not memory-bound: fused 0.28; naive's and compiled's shares are not told apart from 1 (all the time)"
     )
 
     block, floor, ranking = takeaway_case(copy=100.0, compiled=110.0)
@@ -291,7 +291,10 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     assert lines[0].endswith(
         "the pairs, which need no copy: fused 1.09x naive's time (slower), compiled 0.33x naive's time (faster), compiled 0.31x fused's time (faster)"
     )
-    assert "at the triad's rate), share of time: compiled 0.73;" in lines[1] and "the copy failed its check" in lines[2]
+    assert "at the triad's rate), share of time: compiled 0.73;" in lines[1]
+    assert (
+        "at the triad's rate (80.00 us for one copy's bytes; used because the copy failed its check)" in lines[2]
+    )  # the basis shown
 
     busy = Contention(1.0, 0.5, None, None)
     block = {n: replace(t, contention=busy) for n, t in takeaway_case(copy=100.0, compiled=110.0)[0].items()}
@@ -342,6 +345,15 @@ def test_05s_predict_first_answer_reads_right_for_a_win_a_loss_a_tie_and_a_gated
         "not ranked at large (the copy failed its check) and closest to the copy at large: this run cannot say whether it wins at both"
     )
     assert predict_answer({"small": failed, "large": lost}, "compiled").endswith("it does not win at both")
+    block, _, failed = takeaway_case(copy=100.0, compiled=110.0, spread=0.6)  # withheld; compiled 0.33x naive's time
+    line = predict_answer({"small": lost, "large": failed}, "compiled", {"large": block})  # the pairs need no copy
+    assert line.endswith(
+        "farthest from the copy at large and fastest by the pairs at large (its distance to the copy withheld): it does not win at both"
+    )
+    assert predict_answer({"large": won, "again": failed}, "compiled", {"again": block}).endswith("it wins at both")
+    block, _, failed = takeaway_case(copy=100.0, compiled=1000.0, spread=0.6)  # withheld; compiled slower than both
+    line = predict_answer({"large": failed}, "compiled", {"large": block})
+    assert line.endswith("not fastest by the pairs at large (its distance to the copy withheld): it wins at neither")
     busy = {n: replace(t, contention=Contention(1.0, 0.5, None, None)) for n, t in block.items()}
     gated = rank_over_floor(busy, ["naive", "fused", "compiled"], floor, "large")
     assert predict_answer({"large": gated}, "compiled").endswith(
