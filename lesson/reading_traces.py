@@ -190,7 +190,7 @@ def largest_gap_host_calls(trace: Any) -> tuple[str, pd.DataFrame]:
         trace: a loaded trace with a device lane (analysis.load_trace or load_recorded).
 
     Returns:
-        (caption naming the gap's two ops, short kernel names, and its length, and what a negative
+        (caption naming the gap's two ops, short kernel names (a copy's direction spelled out), and its length, and what a negative
         from_gap_start_us means where one occurs; DataFrame with
         columns name, lane, from_gap_start_us, dur_us, sorted by start), or an empty table
         where the step has no gap.
@@ -210,7 +210,8 @@ def largest_gap_host_calls(trace: Any) -> tuple[str, pd.DataFrame]:
         ev["lane"].isin(["framework", "runtime"]) & (ev["ts"] < end) & (ev["end"] > start) & (ev["dur"] < gap["gap_us"] * 10)
     ]
     calls = inside.assign(from_gap_start_us=inside["ts"] - start, dur_us=inside["dur"]).sort_values("ts")[columns]
-    after, before = (short_kernel_name(gap[k]) for k in ("after", "before"))
+    copies = {"Memcpy DtoH": "Memcpy DtoH (device to host)", "Memcpy HtoD": "Memcpy HtoD (host to device)"}
+    after, before = (copies.get(short_kernel_name(gap[k]), short_kernel_name(gap[k])) for k in ("after", "before"))
     caption = f"Host calls in the largest gap ({after} -> {before}, {gap['gap_us']:.0f} us)"
     if (calls["from_gap_start_us"] < 0).any():  # a call already running when the device went idle
         caption += "; negative from_gap_start_us: began before the gap"

@@ -134,7 +134,7 @@ def test_largest_gap_host_calls_finds_the_sync_in_the_recorded_gap():
     from lesson.reading_traces import largest_gap_host_calls
 
     caption, calls = largest_gap_host_calls(load_recorded("event_sync"))
-    assert "Memcpy DtoH -> spin_kernel, 100 us" in caption
+    assert "Memcpy DtoH (device to host) -> spin_kernel, 100 us" in caption
     names = list(calls["name"])  # the host reads a device value back, waits, then launches again
     assert names.index("aten::is_nonzero") < names.index("cudaStreamSynchronize") < names.index("cudaLaunchKernel")
     assert (calls["from_gap_start_us"] < 100).all() and "ProfilerStep#100" not in names
