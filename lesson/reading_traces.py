@@ -163,15 +163,20 @@ def recorded_rmsnorm_takeaway(table: pd.DataFrame) -> str:
         table: `recorded_rmsnorms()`.
 
     Returns:
-        "Recorded on an AMD MI300X (both) by the TraceLens project, not this run: one naive call:
-        8 kernels against 1 for a fused call, 8.0x; its bytes, counted from shapes (not timed): 9.0x a fused pass's".
+        "Recorded by the TraceLens project, not this run, naive and fused both on an AMD MI300X (the
+        H100 naive row: the same): one naive call: 8 kernels against 1 for a fused call, 8.0x; its
+        bytes, counted from shapes (not timed): 9.0x a fused pass's"; the H100 aside only where
+        that row's kernels and bytes equal the MI300X naive row's.
     """
     from analysis import counted
 
     naive, fused = table.loc[f"MI300X, {RECORDED_QWEN}"], table.loc["MI300X, fused (torch.nn.RMSNorm)"]
     kernels = counted("one naive call", naive["kernels_per_call"], "kernels", "a fused call", fused["kernels_per_call"])
     bytes_ = f"its bytes, counted from shapes (not timed): {naive['bytes_ratio']:.1f}x a fused pass's"
-    origin = "Recorded on an AMD MI300X (both) by the TraceLens project, not this run"
+    columns = ["kernels_per_call", "bytes_ratio"]
+    h100_same = table.loc[f"H100, {RECORDED_QWEN}", columns].round(1).equals(naive[columns].round(1))
+    origin = "Recorded by the TraceLens project, not this run, naive and fused both on an AMD MI300X"
+    origin += " (the H100 naive row: the same)" if h100_same else ""
     return f"{origin}: {kernels}; {bytes_}"
 
 
@@ -185,7 +190,7 @@ def largest_gap_host_calls(trace: Any) -> tuple[str, pd.DataFrame]:
         trace: a loaded trace with a device lane (analysis.load_trace or load_recorded).
 
     Returns:
-        (caption naming the gap's two ops, short kernel names, and its length, and what a negative
+        (caption naming the gap's two ops, short kernel names (a copy's direction spelled out), and its length, and what a negative
         from_gap_start_us means where one occurs; DataFrame with
         columns name, lane, from_gap_start_us, dur_us, sorted by start), or an empty table
         where the step has no gap.
@@ -205,7 +210,8 @@ def largest_gap_host_calls(trace: Any) -> tuple[str, pd.DataFrame]:
         ev["lane"].isin(["framework", "runtime"]) & (ev["ts"] < end) & (ev["end"] > start) & (ev["dur"] < gap["gap_us"] * 10)
     ]
     calls = inside.assign(from_gap_start_us=inside["ts"] - start, dur_us=inside["dur"]).sort_values("ts")[columns]
-    after, before = (short_kernel_name(gap[k]) for k in ("after", "before"))
+    copies = {"Memcpy DtoH": "Memcpy DtoH (device to host)", "Memcpy HtoD": "Memcpy HtoD (host to device)"}
+    after, before = (copies.get(short_kernel_name(gap[k]), short_kernel_name(gap[k])) for k in ("after", "before"))
     caption = f"Host calls in the largest gap ({after} -> {before}, {gap['gap_us']:.0f} us)"
     if (calls["from_gap_start_us"] < 0).any():  # a call already running when the device went idle
         caption += "; negative from_gap_start_us: began before the gap"

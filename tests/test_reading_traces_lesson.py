@@ -31,12 +31,16 @@ def test_recorded_rmsnorms_counts_kernels_and_bytes():
     assert naive["bytes_ratio"] > 5 and fused["bytes_ratio"] == pytest.approx(1, abs=0.01)
     line = recorded_rmsnorm_takeaway(table)
     assert (
-        line.startswith("Recorded on an AMD MI300X (both) by the TraceLens project")
+        line.startswith("Recorded by the TraceLens project, not this run, naive and fused both on an AMD MI300X")
+        and "(the H100 naive row: the same)" in line
         and "not this run" in line
         and "not timed" in line
     )
     mi300x = table.loc["MI300X, naive (Qwen2RMSNorm)"]  # the line pairs the same device's naive and fused calls
     assert "8 kernels against 1 for a fused call, 8.0x" in line and f"{mi300x['bytes_ratio']:.1f}x a fused pass's" in line
+    other = table.copy()
+    other.loc["H100, naive (Qwen2RMSNorm)", "kernels_per_call"] = 9  # a differing H100 row drops the aside
+    assert "H100" not in recorded_rmsnorm_takeaway(other)
 
 
 def test_largest_host_only_share_names_only_what_the_ranges_tell_apart():
@@ -130,7 +134,7 @@ def test_largest_gap_host_calls_finds_the_sync_in_the_recorded_gap():
     from lesson.reading_traces import largest_gap_host_calls
 
     caption, calls = largest_gap_host_calls(load_recorded("event_sync"))
-    assert "Memcpy DtoH -> spin_kernel, 100 us" in caption
+    assert "Memcpy DtoH (device to host) -> spin_kernel, 100 us" in caption
     names = list(calls["name"])  # the host reads a device value back, waits, then launches again
     assert names.index("aten::is_nonzero") < names.index("cudaStreamSynchronize") < names.index("cudaLaunchKernel")
     assert (calls["from_gap_start_us"] < 100).all() and "ProfilerStep#100" not in names
