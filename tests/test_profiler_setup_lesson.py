@@ -21,6 +21,7 @@ from lesson.profiler_setup import (
     cost_takeaway,
     extra_code_per_step,
     first_recorded_step_us,
+    recorded_steps,
     share_of_gap,
     step_gap_line,
 )
@@ -199,3 +200,26 @@ def test_first_recorded_step_keeps_a_one_off_cost_only_without_warmup(cpu_backen
         calls.clear()
         warmed = first_recorded_step_us(step, cpu_backend, warmup=1)
     assert no_warmup >= 30_000 > warmed >= 1_000
+
+
+def test_recorded_steps_judges_a_real_cpu_profile_against_a_steady_state(tmp_path, cpu_backend):
+    model, x = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.Linear(256, 64)), torch.randn(16, 64)
+    plan = schedule(wait=0, warmup=1, active=5, repeat=1)
+    with torch.no_grad(), profile(activities=[ProfilerActivity.CPU], schedule=plan) as prof:
+        for _ in range(6):
+            with record_function("mlp_step"):
+                model(x)
+            prof.step()
+    prof.export_chrome_trace(str(tmp_path / "t.json"))
+    steady = Timing("steady state", np.linspace(0.01, 0.02, 15), 1)  # far below any real step: measurably slower
+    steps = recorded_steps(key_averages_frame(prof), load_trace(tmp_path / "t.json"), steady, None, cpu_backend)
+    assert len(steps.recorded.samples_us) == 5 and (steps.recorded.samples_us > 0).all()
+    assert steps.sort_key == "self_cpu_time_total"  # cpu: the device is the CPU
+    assert steps.device_time[0] is False and steps.lines[-1] == steps.device_time[1]
+    assert len(steps.lines) == 5 and steps.lines[1].startswith("steps in order (us): [")
+    assert "above" in steps.lines[2] and "us of the" in steps.lines[3]  # a measurable gap gets its share of extra code
+    same = Timing("steady state", steps.recorded.samples_us.copy(), 1)  # the same steps: never a measurable gap
+    assert (
+        "cannot tell"
+        in recorded_steps(key_averages_frame(prof), load_trace(tmp_path / "t.json"), same, None, cpu_backend).lines[3]
+    )
