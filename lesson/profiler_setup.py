@@ -1,7 +1,7 @@
 """Notebook 01's bookkeeping, kept out of the cells a learner copies: the busy-machine check around
 the profiled loop, the checks printed beside the first key_averages() table, the line that sets the recorded steps' extra code against their gap to the
-steady state, the profiler's cost in one line, exercise 1's first recorded steps and exercise 3's copy
-shares (its published figures: lesson.published_metrics).
+steady state, the profiler's cost in one line, exercise 1's first recorded steps (and its explanation) and exercise 3's copy
+shares (and its answer) (its published figures: lesson.published_metrics).
 
 Why here: 01's profiled loop should read as plain torch and torch.profiler; the contention
 snapshots (analysis.contention) and the Neuron dropped-events watch (lesson.neuron_profiler) are
@@ -206,6 +206,42 @@ def copy_shares(events: pd.DataFrame) -> dict[int, np.ndarray]:
     copies = pd.merge_asof(ev[ev["name"] == "aten::copy_"], addmm[["ts", "dur", "Linear"]], on="ts", suffixes=("", "_addmm"))
     share = 100 * copies["dur"] / copies["dur_addmm"]
     return {n: share[copies["Linear"] == n].to_numpy() for n in (1, 2)}
+
+
+def warmup_explanation(verdict: Verdict, backend: Any) -> list[str]:
+    """Exercise 1's "why", in words, where its verdict could not tell the two warm-ups apart on cpu:
+    an explanation, labelled as such, never a measurement (a busy or measurable verdict gets none).
+
+    Args:
+        verdict: the `judge_timings` verdict of the first recorded step, warmup=0 against the lesson's warm-up.
+        backend: helpers.backend.Backend (its name).
+
+    Returns:
+        One line where the verdict is "no measurable difference" on cpu, else no line.
+    """
+    if verdict.kind != "no measurable difference" or backend.name != "cpu":
+        return []
+    return [
+        "explanation, not a measurement: on cpu the process's very first call (the cold one above) already paid the"
+        " one-off costs, so a fresh model's first step carries little; the warm-up matters where loading or"
+        " compiling happens: cuda, Trainium"
+    ]
+
+
+def larger_hidden_answer(verdict: Verdict) -> str:
+    """Exercise 3's question as asked: would aten::copy_'s share of aten::addmm grow or shrink at a
+    larger HIDDEN? Inferred from Linear 2 (4x the inputs) against Linear 1, since one run has one HIDDEN.
+
+    Args:
+        verdict: the `judge_timings` verdict of Linear 2's share against Linear 1's (a range below reads "faster").
+
+    Returns:
+        One line: "would shrink" / "would grow" with how it was inferred, or "this run cannot tell"
+        for any other kind (inconclusive, busy, withheld).
+    """
+    trend = {"faster": "would shrink", "slower": "would grow"}.get(verdict.kind)
+    how = " (inferred from Linear 2 against Linear 1; not run at another HIDDEN here)" if trend else ""
+    return f"the share at a larger HIDDEN: {trend or 'this run cannot tell'}{how}"
 
 
 def first_recorded_step_us(fn: Callable[[], Any], backend: Any, warmup: int, active: int = 2) -> float:

@@ -21,9 +21,11 @@ from lesson.profiler_setup import (
     cost_takeaway,
     extra_code_per_step,
     first_recorded_step_us,
+    larger_hidden_answer,
     recorded_steps,
     share_of_gap,
     step_gap_line,
+    warmup_explanation,
 )
 from lesson.published_metrics import setup_metrics
 
@@ -223,3 +225,19 @@ def test_recorded_steps_judges_a_real_cpu_profile_against_a_steady_state(tmp_pat
         "cannot tell"
         in recorded_steps(key_averages_frame(prof), load_trace(tmp_path / "t.json"), same, None, cpu_backend).lines[3]
     )
+
+
+def test_exercise_answers_read_right_for_every_verdict_kind(cpu_backend):
+    below = judge_timings("Linear 2", Timing("a", np.full(5, 0.9), 1), "Linear 1", Timing("b", np.full(5, 2.8), 1), "%", 2)
+    above = judge_timings("Linear 2", Timing("a", np.full(5, 2.8), 1), "Linear 1", Timing("b", np.full(5, 0.9), 1), "%", 2)
+    close = judge_timings("Linear 2", Timing("a", np.full(5, 1.0), 1), "Linear 1", Timing("b", np.full(5, 1.01), 1), "%", 2)
+    assert "0.90-0.90" in str(below)  # two decimals: a narrow range does not print as "0.9-0.9"
+    assert larger_hidden_answer(below).endswith(
+        "would shrink (inferred from Linear 2 against Linear 1; not run at another HIDDEN here)"
+    )
+    assert "would grow" in larger_hidden_answer(above)
+    assert larger_hidden_answer(close) == "the share at a larger HIDDEN: this run cannot tell"
+    assert close.kind == "no measurable difference" and warmup_explanation(close, cpu_backend)[0].startswith("explanation, not")
+    assert warmup_explanation(below, cpu_backend) == []  # a measurable verdict needs no explanation
+    gpu = type("B", (), {"name": "cuda"})()
+    assert warmup_explanation(close, gpu) == []  # the cpu explanation is not given for another backend
