@@ -1,8 +1,8 @@
 """Notebook 01's Neuron profiler set-up (NeuronConfig, NeuronProfiler as `on_trace_ready`),
 repeated for the later notebooks, and the watch on the runtime's output for dropped events.
 
-Notebook 01 writes this set-up in its cells; `neuron_profiler_setup` builds the same objects for
-02, 03 and `lesson.profiling`. Nothing here has run on Trainium in this project's CI: it follows
+`neuron_profiler_setup` builds these objects for notebook 01 (one call in its cell), 02, 03 and
+`lesson.profiling`. Nothing here has run on Trainium in this project's CI: it follows
 the vendor documentation as recorded, fact by fact with its source and status, in
 docs/NEURON_NOTES.md (the N<n> labels below). Where a fact is UNVERIFIED
 (`correlate_device_time`), the code detects it at run time and reports what it found. The

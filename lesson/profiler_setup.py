@@ -1,7 +1,7 @@
 """Notebook 01's bookkeeping, kept out of the cells a learner copies: the busy-machine check around
-the profiled loop, the line that sets the recorded steps' extra code against their gap to the
-steady state, the profiler's cost in one line, exercise 1's first recorded steps and exercise 3's copy
-shares (its published figures: lesson.published_metrics).
+the profiled loop, the checks printed beside the first key_averages() table, the line that sets the recorded steps' extra code against their gap to the
+steady state, the profiler's cost in one line, exercise 1's first recorded steps (and its explanation) and exercise 3's copy
+shares (and its answer) (its published figures: lesson.published_metrics).
 
 Why here: 01's profiled loop should read as plain torch and torch.profiler; the contention
 snapshots (analysis.contention) and the Neuron dropped-events watch (lesson.neuron_profiler) are
@@ -20,8 +20,11 @@ import pandas as pd
 from torch.profiler import profile, schedule
 
 from analysis.contention import Contention, contention_between, read_counters
-from analysis.verdicts import Verdict, counted, withheld
+from analysis.steps import step_summary
+from analysis.timing import Timing
+from analysis.verdicts import Verdict, counted, judge_timings, machine_line, withheld
 from lesson.neuron_profiler import NeuronProfilerSetup
+from lesson.profiling import judge_device_time
 
 # The labels inside a recorded step that are not ops: their self time is the code the step runs
 # beside `model(x)` (the Python between the ops, the profiler's recording, `prof.step()`).
@@ -51,6 +54,56 @@ class WatchedBlock:
             return self.inner.__exit__(*exc) if self.inner is not None else None
         finally:
             self.contention = contention_between(self._before, read_counters())
+
+
+@dataclasses.dataclass
+class RecordedSteps:
+    """What notebook 01 prints beside its first key_averages() table, and what it publishes from it.
+
+    Attributes:
+        sort_key: the `sort_by` of `prof.key_averages().table(...)`: the device's self time where it
+            was captured (self CPU time on cpu, where the device is the CPU), else self CPU time.
+        device_time: (captured, why) of lesson.profiling.judge_device_time, for setup_metrics.
+        recorded: the recorded steps' lengths as an analysis.timing.Timing.
+        lines: the machine line, the steps in order, their verdict against the steady state, the
+            extra code per step against the gap, and the device-time note: one idea a line.
+    """
+
+    sort_key: str
+    device_time: tuple[bool, str]
+    recorded: Timing
+    lines: list[str]
+
+
+def recorded_steps(
+    table: pd.DataFrame, trace: Any, steady: Timing, contention: Contention | None, backend: Any, neuron: Any = None
+) -> RecordedSteps:
+    """Judges the profile's recorded steps against the separately timed steady state, and whether
+    device time was captured: the series' checks (A1), kept out of the cell that teaches `key_averages()`.
+
+    Args:
+        table: analysis.key_averages.key_averages_frame of the profile.
+        trace: analysis.traces.load_trace of the profile's Chrome trace (its ProfilerStep# lengths).
+        steady: the steady state's analysis.timing.Timing.
+        contention: the profiled block's Contention (WatchedBlock.contention), or None.
+        backend: helpers.backend.Backend (its name and device_time_sort_key).
+        neuron: the NeuronProfilerSetup on Trainium, else None.
+
+    Returns:
+        A RecordedSteps: the table's sort key, (captured, why), the recorded steps and the lines to print.
+    """
+    captured, why = judge_device_time(backend, table, True, neuron)
+    recorded = Timing("recorded steps", step_summary(trace)["step_us"].to_numpy(), 1, contention)
+    verdict = judge_timings("recorded steps", recorded, "steady state", steady)
+    lines = [
+        machine_line({"profile": contention}, "profiling"),
+        f"steps in order (us): {recorded.samples_us.astype(int)}",
+        str(verdict),
+        str(step_gap_line(table, recorded, steady, verdict)),
+        why,
+    ]
+    sort_key = backend.device_time_sort_key if captured or backend.name == "cpu" else "self_cpu_time_total"
+    return RecordedSteps(sort_key, (captured, why), recorded, lines)
 
 
 def extra_code_per_step(table: pd.DataFrame, labels: tuple[str, ...] = STEP_LABELS) -> float:
@@ -153,6 +206,42 @@ def copy_shares(events: pd.DataFrame) -> dict[int, np.ndarray]:
     copies = pd.merge_asof(ev[ev["name"] == "aten::copy_"], addmm[["ts", "dur", "Linear"]], on="ts", suffixes=("", "_addmm"))
     share = 100 * copies["dur"] / copies["dur_addmm"]
     return {n: share[copies["Linear"] == n].to_numpy() for n in (1, 2)}
+
+
+def warmup_explanation(verdict: Verdict, backend: Any) -> list[str]:
+    """Exercise 1's "why", in words, where its verdict could not tell the two warm-ups apart on cpu:
+    an explanation, labelled as such, never a measurement (a busy or measurable verdict gets none).
+
+    Args:
+        verdict: the `judge_timings` verdict of the first recorded step, warmup=0 against the lesson's warm-up.
+        backend: helpers.backend.Backend (its name).
+
+    Returns:
+        One line where the verdict is "no measurable difference" on cpu, else no line.
+    """
+    if verdict.kind != "no measurable difference" or backend.name != "cpu":
+        return []
+    return [
+        "explanation, not a measurement: on cpu the process's very first call (the cold one above) already paid the"
+        " one-off costs, so a fresh model's first step carries little; the warm-up matters where loading or"
+        " compiling happens: cuda, Trainium"
+    ]
+
+
+def larger_hidden_answer(verdict: Verdict) -> str:
+    """Exercise 3's question as asked: would aten::copy_'s share of aten::addmm grow or shrink at a
+    larger HIDDEN? Inferred from Linear 2 (4x the inputs) against Linear 1, since one run has one HIDDEN.
+
+    Args:
+        verdict: the `judge_timings` verdict of Linear 2's share against Linear 1's (a range below reads "faster").
+
+    Returns:
+        One line: "would shrink" / "would grow" with how it was inferred, or "this run cannot tell"
+        for any other kind (inconclusive, busy, withheld).
+    """
+    trend = {"faster": "would shrink", "slower": "would grow"}.get(verdict.kind)
+    how = " (inferred from Linear 2 against Linear 1; not run at another HIDDEN here)" if trend else ""
+    return f"the share at a larger HIDDEN: {trend or 'this run cannot tell'}{how}"
 
 
 def first_recorded_step_us(fn: Callable[[], Any], backend: Any, warmup: int, active: int = 2) -> float:

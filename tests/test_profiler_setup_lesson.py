@@ -21,8 +21,11 @@ from lesson.profiler_setup import (
     cost_takeaway,
     extra_code_per_step,
     first_recorded_step_us,
+    larger_hidden_answer,
+    recorded_steps,
     share_of_gap,
     step_gap_line,
+    warmup_explanation,
 )
 from lesson.published_metrics import setup_metrics
 
@@ -199,3 +202,42 @@ def test_first_recorded_step_keeps_a_one_off_cost_only_without_warmup(cpu_backen
         calls.clear()
         warmed = first_recorded_step_us(step, cpu_backend, warmup=1)
     assert no_warmup >= 30_000 > warmed >= 1_000
+
+
+def test_recorded_steps_judges_a_real_cpu_profile_against_a_steady_state(tmp_path, cpu_backend):
+    model, x = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.Linear(256, 64)), torch.randn(16, 64)
+    plan = schedule(wait=0, warmup=1, active=5, repeat=1)
+    with torch.no_grad(), profile(activities=[ProfilerActivity.CPU], schedule=plan) as prof:
+        for _ in range(6):
+            with record_function("mlp_step"):
+                model(x)
+            prof.step()
+    prof.export_chrome_trace(str(tmp_path / "t.json"))
+    steady = Timing("steady state", np.linspace(0.01, 0.02, 15), 1)  # far below any real step: measurably slower
+    steps = recorded_steps(key_averages_frame(prof), load_trace(tmp_path / "t.json"), steady, None, cpu_backend)
+    assert len(steps.recorded.samples_us) == 5 and (steps.recorded.samples_us > 0).all()
+    assert steps.sort_key == "self_cpu_time_total"  # cpu: the device is the CPU
+    assert steps.device_time[0] is False and steps.lines[-1] == steps.device_time[1]
+    assert len(steps.lines) == 5 and steps.lines[1].startswith("steps in order (us): [")
+    assert "above" in steps.lines[2] and "us of the" in steps.lines[3]  # a measurable gap gets its share of extra code
+    same = Timing("steady state", steps.recorded.samples_us.copy(), 1)  # the same steps: never a measurable gap
+    assert (
+        "cannot tell"
+        in recorded_steps(key_averages_frame(prof), load_trace(tmp_path / "t.json"), same, None, cpu_backend).lines[3]
+    )
+
+
+def test_exercise_answers_read_right_for_every_verdict_kind(cpu_backend):
+    below = judge_timings("Linear 2", Timing("a", np.full(5, 0.9), 1), "Linear 1", Timing("b", np.full(5, 2.8), 1), "%", 2)
+    above = judge_timings("Linear 2", Timing("a", np.full(5, 2.8), 1), "Linear 1", Timing("b", np.full(5, 0.9), 1), "%", 2)
+    close = judge_timings("Linear 2", Timing("a", np.full(5, 1.0), 1), "Linear 1", Timing("b", np.full(5, 1.01), 1), "%", 2)
+    assert "0.90-0.90" in str(below)  # two decimals: a narrow range does not print as "0.9-0.9"
+    assert larger_hidden_answer(below).endswith(
+        "would shrink (inferred from Linear 2 against Linear 1; not run at another HIDDEN here)"
+    )
+    assert "would grow" in larger_hidden_answer(above)
+    assert larger_hidden_answer(close) == "the share at a larger HIDDEN: this run cannot tell"
+    assert close.kind == "no measurable difference" and warmup_explanation(close, cpu_backend)[0].startswith("explanation, not")
+    assert warmup_explanation(below, cpu_backend) == []  # a measurable verdict needs no explanation
+    gpu = type("B", (), {"name": "cuda"})()
+    assert warmup_explanation(close, gpu) == []  # the cpu explanation is not given for another backend
