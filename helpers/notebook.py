@@ -97,7 +97,7 @@ def threads_line(threads: int, default_threads: int) -> str:
     both settings are timed beside a busy process (appendix A1, section 4) without promising what that
     timing will show: on a machine busier than one process, the series' setting is flagged BUSY too."""
     return (
-        f"Threads: {threads} intra-op thread(s) of PyTorch's {default_threads} here (one CPU left free on every backend "
+        f"Threads: {threads} intra-op thread(s) (PyTorch's default here: {default_threads}; one CPU left free on every backend "
         "unless OMP_NUM_THREADS is set; A1, section 4; glossary: intra-op threads)"
     )
 
