@@ -68,7 +68,7 @@ def break_evens(
     first_over_later = estimate(
         "the first compile's time over the later one's",
         {"this run": cold["seconds"] / after_setup["seconds"]},
-        "x",
+        "",
         f"one call each, the later at HIDDEN = {new_hidden}, a new shape",
         "how much of the gap was one-time setup (such as loading the compiler) and how much the shapes' difference",
     )
