@@ -383,7 +383,8 @@ def _bound_lines(bound: str, what: str, shares: dict[str, float], share: Any, ne
     listed = ", ".join(f"{n} {shares[n]:.2f}" for n in bound_by) or "none by this estimate"
     rest = ", ".join(f"{n} {v:.2f}" for n, v in shares.items() if n not in bound_by)
     ones = [f"{n}'s" for n in shares if n in near_one]
-    one = f"; {' and '.join(ones)} share{' is' if len(ones) == 1 else 's are'} not told apart from 1 (all the time)"
+    # "not told apart from 1 (all the time)" beside a printed 0.57 read as a contradiction: the spread reaches 1, the median does not
+    one = f"; {' and '.join(ones)} spread{'' if len(ones) == 1 else 's'} reach{'es' if len(ones) == 1 else ''} 1 (all the time): not told apart from it"
     basis = share.sentence[share.sentence.index("(estimated") + 1 : -1]  # the verdict's own basis clause
     head = f"  {bound}* (over half the time {what}), share of time:"
     tail = (f"; not {bound}: {rest}" if rest else "") + (one if ones else "")
@@ -544,7 +545,7 @@ def _memory_bound(ranking: Ranking, floor: FloorCheck, block: dict[str, Timing],
     at_rate = {n: replace(r, per_round=r.per_round / copies[n]) for n, r in ratios.items()}  # time / its copies' time
     shares = {n: float(np.median(1 / r.per_round)) for n, r in at_rate.items()}
     basis = "bytes = alloc_over_input copies (each full-size tensor allocated, written and read once; one where not recorded)"
-    triad = f" ({block[reference].median_us:.2f} us for one copy's bytes; used because the copy failed its check)"
+    triad = f" ({block[reference].median_us:,.0f} us for one copy's bytes; used because the copy failed its check)"
     basis += "" if floor.ok else f", at the triad's rate{triad}"
     subject = f"moving its bytes at the {reference.split()[0]}'s rate"
     share = estimate(subject, shares, "of the time", basis, "a read-only pass (mean), which allocates nothing", 2)

@@ -249,20 +249,20 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     pairs = [(v.subject, v.reference) for v in newer_first(ranking, block)]  # 03 and 04's way round
     assert pairs == [("fused", "naive"), ("compiled", "naive"), ("compiled", "fused")]
     assert lines[1:] == [  # no allocation recorded: one copy's bytes each; every variant gets a label and its share
-        "  memory-bound* (over half the time moving its bytes at the copy's rate), share of time: compiled 1.00; not memory-bound: naive 0.30, fused 0.28; compiled's share is not told apart from 1 (all the time)",
+        "  memory-bound* (over half the time moving its bytes at the copy's rate), share of time: compiled 1.00; not memory-bound: naive 0.30, fused 0.28; compiled's spread reaches 1 (all the time): not told apart from it",
         "  * estimated, not measured: bytes = alloc_over_input copies (each full-size tensor allocated, written and read once;"
         " one where not recorded); it cannot show a read-only pass (mean), which allocates nothing",
     ]
     allocs = {("large", "naive"): 3.0, ("large", "fused"): 1.0, ("large", "compiled"): 1.0}
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=allocs)
     assert lines[1].endswith(
-        "rate), share of time: naive 0.91, compiled 1.00; not memory-bound: fused 0.28; compiled's share is not told apart from 1 (all the time)"
+        "rate), share of time: naive 0.91, compiled 1.00; not memory-bound: fused 0.28; compiled's spread reaches 1 (all the time): not told apart from it"
     )  # naive: 3 copies x 0.30
     assert len(lines) == 3  # a room reads three lines per shape
     allocs[("large", "naive")] = 3.3  # naive's time is 3.3 copies' time: its share is not told apart from 1
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=allocs)
     assert lines[1].endswith(
-        "share of time: naive 1.00, compiled 1.00; not memory-bound: fused 0.28; naive's and compiled's shares are not told apart from 1 (all the time)"
+        "share of time: naive 1.00, compiled 1.00; not memory-bound: fused 0.28; naive's and compiled's spreads reach 1 (all the time): not told apart from it"
     )
 
     block, floor, ranking = takeaway_case(copy=100.0, compiled=110.0)
@@ -293,7 +293,7 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     )
     assert "at the triad's rate), share of time: compiled 0.73;" in lines[1]
     assert (
-        "at the triad's rate (80.00 us for one copy's bytes; used because the copy failed its check)" in lines[2]
+        "at the triad's rate (80 us for one copy's bytes; used because the copy failed its check)" in lines[2]
     )  # the basis shown
 
     busy = Contention(1.0, 0.5, None, None)
