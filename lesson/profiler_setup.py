@@ -93,11 +93,12 @@ def recorded_steps(
         A RecordedSteps: the table's sort key, (captured, why), the recorded steps and the lines to print.
     """
     captured, why = judge_device_time(backend, table, True, neuron)
-    recorded = Timing("recorded steps", step_summary(trace)["step_us"].to_numpy(), 1, contention)
+    per_step = step_summary(trace)["step_us"]
+    recorded = Timing("recorded steps", per_step.to_numpy(), 1, contention)
     verdict = judge_timings("recorded steps", recorded, "steady state", steady)
     lines = [
         machine_line({"profile": contention}, "profiling"),
-        f"steps in order (us): {recorded.samples_us.astype(int)}",
+        "recorded steps (us): " + ", ".join(f"#{n} {us:.0f}" for n, us in per_step.items()),  # as the tree names them
         str(verdict),
         str(step_gap_line(table, recorded, steady, verdict)),
         why,
@@ -136,7 +137,7 @@ def step_gap_line(table: pd.DataFrame, recorded: Any, steady: Any, steps_verdict
         and says this run cannot tell whether it shows in the step time).
     """
     extra_us, gap_us = extra_code_per_step(table), recorded.median_us - steady.median_us
-    subject = "extra code per recorded step (self time of mlp_step + ProfilerStep*)"
+    subject = "code between the ops per recorded step (self time of mlp_step + ProfilerStep*)"
     if steps_verdict.kind == "busy":
         return withheld(subject, "the machine was busy, so the gap concludes nothing")
     if steps_verdict.kind != "slower" or gap_us <= 0:
@@ -217,9 +218,12 @@ def warmup_explanation(verdict: Verdict, backend: Any) -> list[str]:
         backend: helpers.backend.Backend (its name).
 
     Returns:
-        One line where the verdict is "no measurable difference" on cpu, else no line.
+        One line on cpu where both ranges lie within the verdicts' margin of each other (the verdict's
+        sentence says "no measurable difference"), else no line: an inconclusive verdict (ranges apart by more
+        than the margin, yet overlapping) cannot carry "a fresh model's first step carries little".
     """
-    if verdict.kind != "no measurable difference" or backend.name != "cpu":
+    within_margin = verdict.kind == "no measurable difference" and "no measurable difference" in verdict.sentence
+    if not within_margin or backend.name != "cpu":
         return []
     return [
         "explanation, not a measurement: on cpu the process's very first call (the cold one above) already paid the"
