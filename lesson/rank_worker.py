@@ -29,7 +29,7 @@ def train_step(model, x, straggle_s: float) -> dict[str, int]:
     Returns when each phase ended (time.monotonic_ns: one clock for every process of a machine)."""
 
     def now():  # the clock is read once the device has finished its queued work
-        if x.device.type in ("cuda", "neuron"):  # both queue work asynchronously (neuron: N6)
+        if x.device.type in ("cuda", "neuron"):  # both queue work asynchronously (docs/NEURON_NOTES.md N6)
             getattr(torch, x.device.type).synchronize()  # torch.cuda.synchronize(), torch.neuron.synchronize()
         return time.monotonic_ns()
 

@@ -234,6 +234,37 @@ def last_arrival_lines(waits: pd.DataFrame, slowest: int, ranks: int) -> list[st
     ]
 
 
+def slow_step_wait_line(waits: pd.DataFrame, slowest: int, straggler_ms: float) -> str:
+    """The answer to 08's "predict first": on the slow steps, the other ranks' wait against the extra work,
+    and the straggler's own wait.
+
+    Why the start is in it: a wait is the gap between two arrivals, and each arrival is a start plus
+    a compute, so the others can wait longer than the extra work where the straggler also started
+    its steps later (it left the previous all-reduce later: A5 section 2). That lag is printed
+    only where the wait exceeds the extra work and the stamps show the straggler starting later.
+
+    Args:
+        waits: rows of analysis.collective_waits (rank, step, straggling, start, wait_ms).
+        slowest: the rank that computed longest on the steps with extra work.
+        straggler_ms: its extra work per slow step (0: none in this run).
+
+    Returns:
+        One line of medians over the slow steps.
+    """
+    on = waits[waits["straggling"]]
+    mine = on.loc[on["rank"] == slowest, ["step", "start", "wait_ms"]]
+    rows = on[on["rank"] != slowest].merge(mine, on="step", suffixes=("", "_slowest"))
+    others = sorted(rows["rank"].unique())
+    who = f"rank {others[0]}" if len(others) == 1 else "the other ranks"
+    wait, own = rows["wait_ms"].median(), mine["wait_ms"].median()
+    later = (rows["start_slowest"] - rows["start"]).median()
+    line = f"slow steps (medians): {who} waited {wait:.1f} ms for rank {slowest}'s {straggler_ms:g} ms of extra work"
+    line += f", rank {slowest} itself {own:.1f} ms"
+    if straggler_ms > 0 and wait > straggler_ms and later > 0:
+        line += f"; rank {slowest} also started them {later:.1f} ms later (it left the previous all-reduce later: A5 §2)"
+    return line
+
+
 def recorded_job_metrics(table: pd.DataFrame, step: int, collectives_together: int, origin: str) -> dict[str, Any]:
     """The recorded GPU job's figures as notebook 08 publishes them, each labelled with its origin, so
     that no reader of metrics.json takes them for this run's.

@@ -16,7 +16,7 @@ from helpers.errors import BackendUnavailableError, ParameterError, SeriesError
 from helpers.metrics import metric, write_metrics
 from analysis.contention import Contention
 from analysis.rank_view import arrival_order, chance_some_rank_last, collective_waits
-from lesson.ranks import check_launch, last_arrival_lines, load_rank_job, neuron_torchrun_recipe
+from lesson.ranks import check_launch, last_arrival_lines, load_rank_job, neuron_torchrun_recipe, slow_step_wait_line
 from series_tools.run_series import select_notebooks
 
 import pandas as pd
@@ -117,6 +117,22 @@ def test_a_last_arrival_count_certain_by_counting_is_not_printed_as_a_probabilit
     assert rare[1].endswith("last in all 5: 0.06)")  # 2 x 0.5**5
     four = last_arrival_lines(collective_waits(_alternating_steps([0, 0, 0, 0, 1])), slowest=1, ranks=2)
     assert four[1].endswith("chance alone makes some rank last in 4 or more of 5: 0.38)")  # 2 x 6/32
+
+
+def test_slow_step_wait_line_names_the_later_start_only_where_the_wait_exceeds_the_extra_work():
+    steps = _alternating_steps([0] * 5)  # rank 1 arrives at 9, rank 0 at 5: a 4 ms wait
+    late = steps.assign(
+        start=steps["start"].where(steps["rank"] == 0, 1.0), compute_end=steps["compute_end"] + 1.0 * steps["rank"]
+    )
+    line = slow_step_wait_line(collective_waits(late), slowest=1, straggler_ms=3)
+    assert line == (
+        "slow steps (medians): rank 0 waited 5.0 ms for rank 1's 3 ms of extra work, rank 1 itself 0.0 ms;"
+        " rank 1 also started them 1.0 ms later (it left the previous all-reduce later: A5 §2)"
+    )
+    covered = slow_step_wait_line(collective_waits(late), slowest=1, straggler_ms=5)  # the wait does not exceed it
+    assert covered.endswith("rank 0 waited 5.0 ms for rank 1's 5 ms of extra work, rank 1 itself 0.0 ms")
+    same_start = slow_step_wait_line(collective_waits(steps), slowest=1, straggler_ms=3)  # 4 > 3, but no later start
+    assert same_start.endswith("rank 1 itself 0.0 ms")
 
 
 def test_contract_neuron_torchrun_recipe_is_the_documented_one():
