@@ -22,8 +22,9 @@ WIDER_DTYPES = {4: "float32", 8: "float64"}
 
 def allocation_line(allocs: pd.DataFrame, x: torch.Tensor, ratio: float) -> str:
     """One call's allocations against the input, with a parenthesis that adds up to the ratio: the
-    output, the x-sized intermediates and the copies of x in a wider dtype, so that the line stays
-    true in every dtype (exercise 1 reruns it in bfloat16, where `sum` adds in a float32 copy).
+    output, the x-sized intermediates and the copies of x² in a wider dtype, so that the line stays
+    true in every dtype (exercise 1 reruns it in bfloat16, where `sum` adds in a float32 copy of
+    x.pow(2), not of x).
 
     Args:
         allocs: `analysis.allocations_by_op` of one step (one call), `bytes` per allocation.
@@ -34,7 +35,7 @@ def allocation_line(allocs: pd.DataFrame, x: torch.Tensor, ratio: float) -> str:
         One line, e.g. "10 allocations (4 scalars, 3 per-row): 3.00x the input (output + 2 x-sized
         intermediates)": a scalar holds one number (8 bytes at most), a per-row tensor one value per
         row of x (a (tokens x 1) tensor, up to 8 bytes per value); a wider copy adds
-        " + 2.00x in float32 copies of x".
+        " + 2.00x in a float32 copy of x² (x-sized)".
     """
     input_bytes = x.numel() * x.element_size()
     if allocs.empty:
@@ -49,12 +50,13 @@ def allocation_line(allocs: pd.DataFrame, x: torch.Tensor, ratio: float) -> str:
     if len(wider):
         per_element = int(wider.iloc[0] // x.numel())
         dtype = WIDER_DTYPES.get(per_element, f"{per_element}-byte")
-        parts += f" + {wider.sum() / input_bytes:.2f}x in {dtype} copies of x"
+        copies = "a" if len(wider) == 1 else str(len(wider))
+        parts += f" + {wider.sum() / input_bytes:.2f}x in {copies} {dtype} cop{'y' if len(wider) == 1 else 'ies'} of x² (x-sized)"
     return f"{len(allocs)} allocations ({scalars} scalars, {per_row} per-row): {ratio:.2f}x the input ({parts})"
 
 
 def gap_share(steps: pd.DataFrame) -> tuple[float, str]:
-    """The idle gaps' share of a step's busy + idle time, median over the recorded steps.
+    """The idle gaps' share of a step's length (busy + idle time), median over the recorded steps.
 
     Args:
         steps: `analysis.step_summary` of the profile (one row per recorded step).
@@ -65,7 +67,7 @@ def gap_share(steps: pd.DataFrame) -> tuple[float, str]:
     share = float((steps["idle_total_us"] / (steps["busy_us"] + steps["idle_total_us"])).median())
     if math.isnan(share):
         return share, "gaps: not counted on this backend (its ops are not in the trace; notebook 06 reads its profile)"
-    return share, f"gaps: {share:.1%} of a step's busy + idle time (median over {len(steps)} recorded steps)"
+    return share, f"gaps: {share:.1%} of the step's length (median over {len(steps)} recorded steps)"
 
 
 # The ops a dtype copy runs as (its allocation happens inside them): not the op that asked for it.
@@ -111,15 +113,15 @@ def idle_split(device: str, kernels: pd.DataFrame) -> str:
 
 def call_exceptions(calls: pd.DataFrame) -> str:
     """The calls in which the device may have waited for the host, each under the condition it
-    failed, so that a count of the calls that passed names what the others did.
+    failed in a short form, so that a count of the calls that passed names what the others did.
 
     Args:
         calls: `analysis.call_table` of one trace's calls (`call` numbered in trace order,
             `device_behind_us`, `late_gaps_us`).
 
     Returns:
-        "" where every call passed; else e.g. "; the exceptions, the trace's first 4 calls: the host had
-        not left the call when its first kernel began: calls 0, 1, 2, 3; a gap launched late: call 0".
+        "" where every call passed; else e.g. "; the exceptions are the trace's first 4 (calls 0-3):
+        a kernel began before the last launch in 0-3, a gap launched late in 0".
     """
     still_in = calls["call"][~(calls["device_behind_us"] > 0)].tolist()  # NaN (no kernel) fails too
     late = calls["call"][calls["late_gaps_us"] > 0].tolist()
@@ -127,14 +129,23 @@ def call_exceptions(calls: pd.DataFrame) -> str:
     if not failed:
         return ""
     first = sorted(calls["call"])[: len(failed)] == failed
-    which = f"the trace's first {len(failed)} calls" if first else "calls in trace order, 0 the first"
+    which = (
+        f"the trace's first {len(failed)} (calls {_runs(failed)})" if first else f"calls {_runs(failed)} (0 the trace's first)"
+    )
+    parts = [f"a kernel began before the last launch in {_runs(still_in)}"] * bool(still_in)
+    parts += [f"a gap launched late in {_runs(late)}"] * bool(late)
+    return f"; the exceptions are {which}: " + ", ".join(parts)
 
-    def named(numbers: list) -> str:
-        return f"call{'s' * (len(numbers) > 1)} {', '.join(map(str, numbers))}"
 
-    parts = [f"the host had not left the call when its first kernel began: {named(still_in)}"] * bool(still_in)
-    parts += [f"a gap launched late: {named(late)}"] * bool(late)
-    return f"; the exceptions, {which}: " + "; ".join(parts)
+def _runs(numbers: list) -> str:
+    """Call numbers, runs of three or more collapsed: [0, 1, 2, 3, 7, 8] -> "0-3, 7, 8"."""
+    spans: list[list[int]] = []
+    for n in sorted(numbers):
+        if spans and n == spans[-1][1] + 1:
+            spans[-1][1] = n
+        else:
+            spans.append([n, n])
+    return ", ".join(f"{a}-{b}" if b - a > 1 else ", ".join(map(str, range(a, b + 1))) for a, b in spans)
 
 
 # The recorded calls' figures 02 publishes (tests/test_notebooks.py and the regression checks read them).
