@@ -140,3 +140,42 @@ def guesses_against_counters(exports: dict[str, Any], work: dict[str, pd.DataFra
         shows.append(text + (" (the profiler warns, below)" if c.startswith("dma") else ""))
     ratios["shows"] = shows
     return ratios.fillna("")
+
+
+def execution_start(exports: dict[str, Any]) -> pd.DataFrame:
+    """09's evidence for what fills each execution's start: the time before the first MATMUL, when the
+    first instruction that reads HBM starts, which DMA queue types move before it, and which opcodes run.
+
+    Why here: the figure shows every lane busy before the first MATMUL and DMA moving; without this
+    table a learner reads that DMA as the inputs arriving. About 10 lines of pandas the lesson does not teach.
+
+    Args:
+        exports: profile name ("baseline_bf16_s512", ...) -> its NeuronExport (analysis.load_exports).
+
+    Returns:
+        DataFrame, one row per profile: `first MATMUL (us)`, `share of total` (of the execution's time),
+        `first HBM-reading instruction starts (us)`, `DMA queue types before it` (the DMA packets that
+        start before that instruction: "type: packets", joined by ", "), `computing before MATMUL`
+        (analysis.COMPUTING_OPCODES instructions that start before the first MATMUL) and `commonest
+        opcodes before MATMUL` (the 4 commonest, each with its share of those instructions).
+    """
+    from analysis import COMPUTING_OPCODES
+
+    rows = {}
+    for name, e in exports.items():
+        ins = e.instructions
+        first_matmul_ns = ins.loc[ins["opcode"] == "MATMUL", "start_ns"].min()
+        first_read_ns = ins.loc[ins["hbm_read_bytes"] > 0, "start_ns"].min()
+        before = ins.loc[ins["start_ns"] < first_matmul_ns, "opcode"]
+        queues = e.dma.loc[e.dma["start_ns"] < first_read_ns, "queue_type"].value_counts()
+        rows[name] = {
+            "first MATMUL (us)": first_matmul_ns / 1e3,
+            "share of total": first_matmul_ns / e.total_time_ns,
+            "first HBM-reading instruction starts (us)": first_read_ns / 1e3,
+            "DMA queue types before it": ", ".join(f"{q}: {n}" for q, n in queues.items() if n),
+            "computing before MATMUL": int(before.isin(COMPUTING_OPCODES).sum()),
+            "commonest opcodes before MATMUL": ", ".join(
+                f"{op} {s:.0%}" for op, s in before.value_counts(normalize=True).head(4).items()
+            ),
+        }
+    return pd.DataFrame(rows).T

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from analysis import RECORDED_NEURON_DIR, attention_hbm_traffic, check_claims, engine_work, load_exports, recorded_case
-from lesson.trainium_readings import device_view_claims, device_view_metrics, guesses_against_counters
+from lesson.trainium_readings import device_view_claims, device_view_metrics, execution_start, guesses_against_counters
 
 
 @pytest.fixture(scope="module")
@@ -65,3 +65,20 @@ def test_guess_table_reads_directions_from_the_exports(published):
     assert table.at["vector_engine_active_time", "shows"].startswith("fewer computing instructions; time ")
     assert table.at["vector_engine_active_time", "computing instructions"] == "16 / 18, 16 / 18"
     assert table.at["hbm_read_bytes", "computing instructions"] == ""
+
+
+def test_execution_start_reads_each_export():
+    exports = load_exports(RECORDED_NEURON_DIR)
+    start = execution_start(exports)
+    assert list(start.index) == list(exports)
+    for name, e in exports.items():
+        row, ins = start.loc[name], e.instructions
+        first_matmul_ns = ins.loc[ins["opcode"] == "MATMUL", "start_ns"].min()
+        assert row["first MATMUL (us)"] == pytest.approx(first_matmul_ns / 1e3)
+        assert 0 < row["share of total"] < 1
+        # the first HBM read comes before the first MATMUL, and only housekeeping runs before it
+        assert 0 < row["first HBM-reading instruction starts (us)"] < row["first MATMUL (us)"]
+        assert row["computing before MATMUL"] == 0
+        early = e.dma[e.dma["start_ns"] < row["first HBM-reading instruction starts (us)"] * 1e3]
+        assert row["DMA queue types before it"] == ", ".join(f"{q}: {n}" for q, n in early["queue_type"].value_counts().items())
+        assert row["commonest opcodes before MATMUL"].count("%") == 4
