@@ -440,3 +440,46 @@ def test_floor_summary_says_what_was_compared_and_the_verdict():
     )  # no bandwidth at the small shape
     _, failed, _ = takeaway_case(copy=100.0, compiled=110.0, spread=0.6)
     assert failed.summary.startswith("copy floor failed its check (the copy's spread is wide")
+
+
+def test_05s_bound_label_holds_back_a_share_whose_per_round_spread_holds_half():
+    """A share printed with its p10-p90; one whose p10-p90 holds 0.5 is not called memory-bound (cr35 MAJOR 1)."""
+    from lesson.study import shape_takeaways
+
+    block, floor, ranking = takeaway_case(copy=100.0, compiled=110.0)
+    block["naive"] = Timing("naive", block["copy"].samples_us * np.array([1.5, 2.6, 1.6, 2.4, 1.7, 2.5, 1.5, 2.6, 2.0, 2.1]), inner=1)
+    lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)
+    assert lines[1].startswith("  memory-bound* (over half the time moving its bytes at the copy's rate), share of time (p10-p90): compiled 0.91 (0.91-0.91)")
+    assert lines[1].endswith("; not told apart from half: this run cannot say what bounds it: naive 0.49 (0.38-0.66)")
+    assert "naive" not in lines[1].split("; not told apart from half")[0]  # not listed as bound, nor as not bound
+
+
+def test_05s_bound_is_withheld_where_the_triad_stand_in_fails_the_copys_spread_check():
+    """The triad replaces a failed copy only if it passes the copy's own spread check (cr35 MAJOR 2)."""
+    from lesson.study import shape_takeaways
+
+    block, floor, ranking = takeaway_case(copy=100.0, compiled=110.0, spread=0.6)
+    block["triad probe"] = timing(80.0, spread=0.4)
+    lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)
+    assert not floor.ok and len(lines) == 2
+    assert lines[1] == "  memory-bound: withheld, the triad's spread is wide too (0.40 > 0.25): no rate to count bytes at"
+
+
+def test_05s_reference_ranking_reads_the_newest_cpu_reference_run_with_its_origin(tmp_path):
+    """A withheld shape shows the committed cpu reference run's ranking, labelled as that run's (cr35 MAJOR 3/4)."""
+    import json
+
+    from lesson.study import reference_ranking, reference_reading
+
+    assert reference_ranking("large", tmp_path) == "" and reference_reading(tmp_path) == ({}, "")  # none committed
+    for name, ratio in (("cpu-a-2026-01-01", 9.9), ("cpu-b-2026-02-01", 3.3)):
+        run = tmp_path / name
+        run.mkdir()
+        note = f"large 8192x4096, from closest to the copy: torch.compile 1.16x, naive {ratio}x (median per-round ratio)"
+        metrics = {"best_large_variant": {"note": note}, "large_naive_over_copy": {"value": ratio, "p10": 3.1, "p90": 3.4}}
+        (run / "metrics.json").write_text(json.dumps({"notebooks": {"05_compare_variants": metrics}}))
+        (run / "environment.json").write_text(json.dumps({"date_utc": "2026-02-01T13:00:00+00:00", "cpu_count": 2, "device_name": "Xeon"}))
+    origin = "recorded on 2026-02-01 on a 2-core Xeon by make run (docs/reference-runs/cpu-b-2026-02-01), not this run"
+    assert reference_ranking("large", tmp_path) == f"large 8192x4096, from closest to the copy: torch.compile 1.16x, naive 3.3x ({origin})"
+    assert reference_reading(tmp_path)[0]["large_naive_over_copy"]["value"] == 3.3
+    assert reference_ranking("small", tmp_path) == ""  # no such metric: nothing extra
