@@ -503,7 +503,7 @@ def predict_answer(
 _FLIP = {"faster": "slower", "slower": "faster"}  # a pair verdict read from its reference's side
 
 _RERUN = {
-    "withheld": "the copy's check can pass on another run: rerun the timing cell, or read the reference run's",
+    "withheld": "the copy's check can pass on another run: rerun the timing cell",
     "busy": "rerun the timing cell when the machine is quiet",
 }
 
