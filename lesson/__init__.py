@@ -48,6 +48,7 @@ _EXPORTS = {
     "shapes": "check_stream load_stream make_strategies request_lengths run_stream save_stream steady_state_ratios"
     " steady_state_verdicts",
     "study": "VariantReport comparison_metrics load_study newer_first save_study shape_takeaways study_variant plot_over_copy"
-    " predict_answer",
+    " predict_answer"
+    " reference_ranking reference_reading",
 }
 __getattr__, __dir__, __all__ = lazy_namespace(__name__, globals(), _EXPORTS)

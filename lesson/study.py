@@ -368,26 +368,41 @@ def shape_takeaways(
         shares = {n: us / by_tokens[n].median_us for n, us in fixed_us.items()}
         basis = f"time = fixed + per-token × tokens through this call and one {scale} times the tokens, round by round"
         if tokens and s in tokens:
-            basis = f"time = fixed + per-token × tokens through {tokens[s]} and {scale * tokens[s]} tokens, round by round; the fixed part is the line at 0 tokens: two points; exercise 2 tests the line at {64 * tokens[s]} tokens, not below {tokens[s]}"
+            basis = f"time = fixed + per-token × tokens through {tokens[s]} and {scale * tokens[s]} tokens, round by round (two points; exercise 2 tests the line)"
         share = estimate("the fixed part per call", shares, "of the time", basis, "what that part is", 2)
         lines += _bound_lines("overhead-bound", "a fixed part per call", shares, share)  # shares only: the fit is its own block
     return lines
 
 
-def _bound_lines(bound: str, what: str, shares: dict[str, float], share: Any, near_one: set[str] = frozenset()) -> list[str]:
+def _bound_lines(
+    bound: str,
+    what: str,
+    shares: dict[str, float],
+    share: Any,
+    near_one: set[str] = frozenset(),
+    spreads: dict[str, tuple[float, float]] | None = None,
+) -> list[str]:
     """A shape's bound in two lines read aloud: who is `bound` (over half the time `what`, each share as
-    printed) and who is not, then the names in `near_one`, whose time the verdicts do not tell apart from
-    moving their bytes at the reference's rate (a share of 1), then the estimate's basis as one footnote
-    (`share`, an `estimate` verdict)."""
-    bound_by = [n for n, v in shares.items() if n in near_one or round(v, 2) > 0.5]  # as printed
-    listed = ", ".join(f"{n} {shares[n]:.2f}" for n in bound_by) or "none by this estimate"
-    rest = ", ".join(f"{n} {v:.2f}" for n, v in shares.items() if n not in bound_by)
-    ones = [f"{n}'s" for n in shares if n in near_one]
+    printed, with its per-round p10-p90 where `spreads` has it) and who is not, then the names in
+    `near_one`, whose time the verdicts do not tell apart from moving their bytes at the reference's rate
+    (a share of 1), then the estimate's basis as one footnote (`share`, an `estimate` verdict). A share
+    whose p10-p90 holds 0.5 gets no label: the run cannot tell it from half, as a pair verdict would not."""
+    spreads = spreads or {}
+    undecided = [n for n, (lo, hi) in spreads.items() if lo <= 0.5 <= hi]
+
+    def said(n: str) -> str:
+        return f"{n} {shares[n]:.2f}" + (f" ({spreads[n][0]:.2f}-{spreads[n][1]:.2f})" if n in spreads else "")
+
+    bound_by = [n for n, v in shares.items() if n not in undecided and (n in near_one or round(v, 2) > 0.5)]  # as printed
+    listed = ", ".join(map(said, bound_by)) or "none by this estimate"
+    rest = ", ".join(said(n) for n in shares if n not in bound_by and n not in undecided)
+    ones = [f"{n}'s" for n in bound_by if n in near_one]
     # "not told apart from 1 (all the time)" beside a printed 0.57 read as a contradiction: the spread reaches 1, the median does not
     one = f"; {' and '.join(ones)} spread{'' if len(ones) == 1 else 's'} reach{'es' if len(ones) == 1 else ''} 1 (all the time): not told apart from it"
+    half = f"; not told apart from half: this run cannot say what bounds it: {', '.join(map(said, undecided))}"
     basis = share.sentence[share.sentence.index("(estimated") + 1 : -1]  # the verdict's own basis clause
-    head = f"  {bound}* (over half the time {what}), share of time:"
-    tail = (f"; not {bound}: {rest}" if rest else "") + (one if ones else "")
+    head = f"  {bound}* (over half the time {what}), share of time{' (p10-p90)' if spreads else ''}:"
+    tail = (f"; not {bound}: {rest}" if rest else "") + (one if ones else "") + (half if undecided else "")
     return [f"{head} {listed}{tail}", f"  * {basis}"]
 
 
@@ -395,6 +410,41 @@ def _pair_words(pairs: list) -> str:
     """A withheld shape's pair verdicts in one clause (they need no copy), so its answer is in the takeaway too."""
     said = [f"{v.subject} {v.median:.2f}x {v.reference}'s time ({v.kind if v.measurable else 'not told apart'})" for v in pairs]
     return "the pairs, which need no copy: " + ", ".join(said)
+
+
+def reference_reading(reference_dir: Path | None = None, backend: str = "cpu") -> tuple[dict, str]:
+    """Notebook 05's metrics in the newest committed reference run of `backend`, with their origin.
+
+    Why: where this run withholds a shape's ranking (its copy failed its check), the page still shows
+    one recorded ranking, labelled as another run's, never as this one's.
+
+    Args:
+        reference_dir: the folder of committed reference runs (default: helpers.series.REFERENCE_RUNS_DIR).
+        backend: whose reference run to read.
+
+    Returns:
+        (metric name -> metric record, "recorded on <date> on <machine> by make run (<folder>), not this run"),
+        or ({}, "") where no such run, or no 05 metrics in it, is committed.
+    """
+    from helpers.series import REFERENCE_RUNS_DIR
+
+    runs = sorted(Path(reference_dir or REFERENCE_RUNS_DIR).glob(f"{backend}-*/metrics.json"))  # newest last, as run times
+    if not runs:
+        return {}, ""
+    metrics = json.loads(runs[-1].read_text(encoding="utf-8")).get("notebooks", {}).get(STUDY_NOTEBOOK, {})
+    env_file = runs[-1].parent / "environment.json"
+    env = json.loads(env_file.read_text(encoding="utf-8")) if env_file.exists() else {}
+    machine = f"a {env.get('cpu_count', '?')}-core {env.get('device_name', backend)}"
+    where = f"docs/reference-runs/{runs[-1].parent.name}"
+    return metrics, f"recorded on {str(env.get('date_utc', '?'))[:10]} on {machine} by make run ({where}), not this run"
+
+
+def reference_ranking(shape: str, reference_dir: Path | None = None) -> str:
+    """The committed cpu reference run's ranking line of `shape` ("large", "small") with its origin, for a
+    shape whose ranking this run withheld; "" where no reference run or no such line is committed."""
+    metrics, origin = reference_reading(reference_dir)
+    line = metrics.get(f"best_{shape}_variant", {}).get("note", "")
+    return f"{line.split(' (median')[0]} ({origin})" if line else ""
 
 
 def predict_answer(
@@ -453,7 +503,7 @@ def predict_answer(
 _FLIP = {"faster": "slower", "slower": "faster"}  # a pair verdict read from its reference's side
 
 _RERUN = {
-    "withheld": "the copy's check can pass on another run: rerun the timing cell, or read the reference run's",
+    "withheld": "the copy's check can pass on another run: rerun the timing cell",
     "busy": "rerun the timing cell when the machine is quiet",
 }
 
@@ -536,7 +586,13 @@ def _memory_bound(ranking: Ranking, floor: FloorCheck, block: dict[str, Timing],
 
     if ranking.gate is not None and ranking.gate.kind == "busy":
         return []  # the gate's line says the block concludes nothing
+    from analysis.floor import WIDE_SPREAD
+    from analysis.verdicts import decimals_apart, withheld
+
     reference = "copy" if floor.ok else "triad probe"
+    if not floor.ok and block[reference].spread > WIDE_SPREAD:  # the copy's own check, held to its stand-in
+        reason = f"the triad's spread is wide too ({decimals_apart(block[reference].spread, WIDE_SPREAD)} > {WIDE_SPREAD}): no rate to count bytes at"
+        return [str(withheld("memory-bound", reason))]
     ratios = {n: paired_ratio(block, n, reference) for n in allocs}
     busy = next((judge_ratio(r) for r in ratios.values() if r.busy), None)
     if busy:  # a failed floor gates the ranking first; a busy block still concludes nothing
@@ -544,10 +600,11 @@ def _memory_bound(ranking: Ranking, floor: FloorCheck, block: dict[str, Timing],
     copies = {n: a if a >= 1 else 1.0 for n, a in allocs.items()}  # NaN (not recorded) compares False: one copy
     at_rate = {n: replace(r, per_round=r.per_round / copies[n]) for n, r in ratios.items()}  # time / its copies' time
     shares = {n: float(np.median(1 / r.per_round)) for n, r in at_rate.items()}
+    spreads = {n: tuple(float(q) for q in np.percentile(1 / r.per_round, [10, 90])) for n, r in at_rate.items()}
     basis = "bytes = alloc_over_input copies (each full-size tensor allocated, written and read once; one where not recorded)"
-    triad = f" ({block[reference].median_us:,.0f} us for one copy's bytes; used because the copy failed its check)"
+    triad = f" (spread {block[reference].spread:.2f}; used because the copy failed its check)"
     basis += "" if floor.ok else f", at the triad's rate{triad}"
     subject = f"moving its bytes at the {reference.split()[0]}'s rate"
     share = estimate(subject, shares, "of the time", basis, "a read-only pass (mean), which allocates nothing", 2)
     near_one = {n for n, r in at_rate.items() if not judge_ratio(r).measurable}  # not told apart from its bytes' time
-    return [line.removeprefix("  ") for line in _bound_lines("memory-bound", subject, shares, share, near_one)]
+    return [line.removeprefix("  ") for line in _bound_lines("memory-bound", subject, shares, share, near_one, spreads)]

@@ -249,20 +249,20 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     pairs = [(v.subject, v.reference) for v in newer_first(ranking, block)]  # 03 and 04's way round
     assert pairs == [("fused", "naive"), ("compiled", "naive"), ("compiled", "fused")]
     assert lines[1:] == [  # no allocation recorded: one copy's bytes each; every variant gets a label and its share
-        "  memory-bound* (over half the time moving its bytes at the copy's rate), share of time: compiled 1.00; not memory-bound: naive 0.30, fused 0.28; compiled's spread reaches 1 (all the time): not told apart from it",
+        "  memory-bound* (over half the time moving its bytes at the copy's rate), share of time (p10-p90): compiled 1.00 (1.00-1.00); not memory-bound: naive 0.30 (0.30-0.30), fused 0.28 (0.28-0.28); compiled's spread reaches 1 (all the time): not told apart from it",
         "  * estimated, not measured: bytes = alloc_over_input copies (each full-size tensor allocated, written and read once;"
         " one where not recorded); it cannot show a read-only pass (mean), which allocates nothing",
     ]
     allocs = {("large", "naive"): 3.0, ("large", "fused"): 1.0, ("large", "compiled"): 1.0}
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=allocs)
     assert lines[1].endswith(
-        "rate), share of time: naive 0.91, compiled 1.00; not memory-bound: fused 0.28; compiled's spread reaches 1 (all the time): not told apart from it"
+        "rate), share of time (p10-p90): naive 0.91 (0.91-0.91), compiled 1.00 (1.00-1.00); not memory-bound: fused 0.28 (0.28-0.28); compiled's spread reaches 1 (all the time): not told apart from it"
     )  # naive: 3 copies x 0.30
     assert len(lines) == 3  # a room reads three lines per shape
     allocs[("large", "naive")] = 3.3  # naive's time is 3.3 copies' time: its share is not told apart from 1
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=allocs)
     assert lines[1].endswith(
-        "share of time: naive 1.00, compiled 1.00; not memory-bound: fused 0.28; naive's and compiled's spreads reach 1 (all the time): not told apart from it"
+        "share of time (p10-p90): naive 1.00 (1.00-1.00), compiled 1.00 (1.00-1.00); not memory-bound: fused 0.28 (0.28-0.28); naive's and compiled's spreads reach 1 (all the time): not told apart from it"
     )
 
     block, floor, ranking = takeaway_case(copy=100.0, compiled=110.0)
@@ -281,7 +281,8 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     assert first.endswith("; farthest: naive ≈ fused, 3.30x, 3.35x")  # a tie at the far end is named, not dropped
     assert (
         "withheld" not in "".join(lines)
-        and "memory-bound* (over half the time moving its bytes at the copy's rate), share of time: compiled 0.91;" in lines[1]
+        and "memory-bound* (over half the time moving its bytes at the copy's rate), share of time (p10-p90): compiled 0.91 (0.91-0.91);"
+        in lines[1]
     )
 
     block, floor, ranking = takeaway_case(copy=100.0, compiled=110.0, spread=0.6)
@@ -291,10 +292,8 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     assert lines[0].endswith(
         "the pairs, which need no copy: fused 1.09x naive's time (slower), compiled 0.33x naive's time (faster), compiled 0.31x fused's time (faster)"
     )
-    assert "at the triad's rate), share of time: compiled 0.73;" in lines[1]
-    assert (
-        "at the triad's rate (80 us for one copy's bytes; used because the copy failed its check)" in lines[2]
-    )  # the basis shown
+    assert "at the triad's rate), share of time (p10-p90): compiled 0.73 (0.73-0.73);" in lines[1]
+    assert "at the triad's rate (spread 0.04; used because the copy failed its check)" in lines[2]  # the basis shown
 
     busy = Contention(1.0, 0.5, None, None)
     block = {n: replace(t, contention=busy) for n, t in takeaway_case(copy=100.0, compiled=110.0)[0].items()}
@@ -388,10 +387,7 @@ def test_05s_takeaway_estimates_the_small_shapes_fixed_part_without_the_copy():
         and "between" not in lines[2]
     )
     ranged = shape_takeaways({"small": ranking}, {"small": small}, {"small": block}, by_tokens, tokens={"small": 8})
-    assert (
-        "through 8 and 64 tokens, round by round; the fixed part is the line at 0 tokens: two points; exercise 2 tests the line at 512 tokens, not below 8;"
-        in ranged[2]
-    )
+    assert "through 8 and 64 tokens, round by round (two points; exercise 2 tests the line);" in ranged[2]
 
     busy = {n: replace(t, contention=Contention(1.0, 0.5, None, None)) for n, t in by_tokens.items()}
     lines = shape_takeaways({"small": ranking}, {"small": small}, {"small": block}, busy)
@@ -440,3 +436,55 @@ def test_floor_summary_says_what_was_compared_and_the_verdict():
     )  # no bandwidth at the small shape
     _, failed, _ = takeaway_case(copy=100.0, compiled=110.0, spread=0.6)
     assert failed.summary.startswith("copy floor failed its check (the copy's spread is wide")
+
+
+def test_05s_bound_label_holds_back_a_share_whose_per_round_spread_holds_half():
+    """A share printed with its p10-p90; one whose p10-p90 holds 0.5 is not called memory-bound (cr35 MAJOR 1)."""
+    from lesson.study import shape_takeaways
+
+    block, floor, ranking = takeaway_case(copy=100.0, compiled=110.0)
+    block["naive"] = Timing(
+        "naive", block["copy"].samples_us * np.array([1.5, 2.6, 1.6, 2.4, 1.7, 2.5, 1.5, 2.6, 2.0, 2.1]), inner=1
+    )
+    lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)
+    assert lines[1].startswith(
+        "  memory-bound* (over half the time moving its bytes at the copy's rate), share of time (p10-p90): compiled 0.91 (0.91-0.91)"
+    )
+    assert lines[1].endswith("; not told apart from half: this run cannot say what bounds it: naive 0.49 (0.38-0.67)")
+    assert "naive" not in lines[1].split("; not told apart from half")[0]  # not listed as bound, nor as not bound
+
+
+def test_05s_bound_is_withheld_where_the_triad_stand_in_fails_the_copys_spread_check():
+    """The triad replaces a failed copy only if it passes the copy's own spread check (cr35 MAJOR 2)."""
+    from lesson.study import shape_takeaways
+
+    block, floor, ranking = takeaway_case(copy=100.0, compiled=110.0, spread=0.6)
+    block["triad probe"] = timing(80.0, spread=0.4)
+    lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)
+    assert not floor.ok and len(lines) == 2
+    assert lines[1] == "  memory-bound: withheld, the triad's spread is wide too (0.40 > 0.25): no rate to count bytes at"
+
+
+def test_05s_reference_ranking_reads_the_newest_cpu_reference_run_with_its_origin(tmp_path):
+    """A withheld shape shows the committed cpu reference run's ranking, labelled as that run's (cr35 MAJOR 3/4)."""
+    import json
+
+    from lesson.study import reference_ranking, reference_reading
+
+    assert reference_ranking("large", tmp_path) == "" and reference_reading(tmp_path) == ({}, "")  # none committed
+    for name, ratio in (("cpu-a-2026-01-01", 9.9), ("cpu-b-2026-02-01", 3.3)):
+        run = tmp_path / name
+        run.mkdir()
+        note = f"large 8192x4096, from closest to the copy: torch.compile 1.16x, naive {ratio}x (median per-round ratio)"
+        metrics = {"best_large_variant": {"note": note}, "large_naive_over_copy": {"value": ratio, "p10": 3.1, "p90": 3.4}}
+        (run / "metrics.json").write_text(json.dumps({"notebooks": {"05_compare_variants": metrics}}))
+        (run / "environment.json").write_text(
+            json.dumps({"date_utc": "2026-02-01T13:00:00+00:00", "cpu_count": 2, "device_name": "Xeon"})
+        )
+    origin = "recorded on 2026-02-01 on a 2-core Xeon by make run (docs/reference-runs/cpu-b-2026-02-01), not this run"
+    assert (
+        reference_ranking("large", tmp_path)
+        == f"large 8192x4096, from closest to the copy: torch.compile 1.16x, naive 3.3x ({origin})"
+    )
+    assert reference_reading(tmp_path)[0]["large_naive_over_copy"]["value"] == 3.3
+    assert reference_ranking("small", tmp_path) == ""  # no such metric: nothing extra
