@@ -62,7 +62,7 @@ class HostOnlyFactors:
 
     @property
     def ranges(self) -> list[str]:
-        """The two factor ranges, one line each, each printed above 1 where its whole range lies
+        """The two factor ranges over the profiled steps, one line each, each printed above 1 where its whole range lies
         below 1 (the subject's over the reference's), so "over" never reads as a shrink."""
         from analysis.verdicts import decimals_apart
 
@@ -75,7 +75,7 @@ class HostOnlyFactors:
             top, bottom, lo, hi = self.reference, self.subject, f.p10_us, f.p90_us
             if hi < 1:
                 top, bottom, lo, hi = self.subject, self.reference, 1 / hi, 1 / lo
-            lines.append(f"{top}'s over {bottom}'s {what} time: x{shown(lo, hi)}")
+            lines.append(f"{top}'s over {bottom}'s {what} time: x{shown(lo, hi)} (p10-p90 over the ACTIVE steps)")
         return lines
 
 
@@ -164,20 +164,21 @@ def recorded_rmsnorm_takeaway(table: pd.DataFrame) -> str:
 
     Returns:
         "Recorded by the TraceLens project, not this run, naive and fused both on an AMD MI300X (the
-        H100 naive row: the same): one naive call: 8 kernels against 1 for a fused call, 8.0x; its
-        bytes, counted from shapes (not timed): 9.0x a fused pass's"; the H100 aside only where
+        H100 naive row: the same): one naive call: 8 kernels against 1 for a fused call, 8.0x. Its
+        bytes, counted from shapes (not timed), are 9.0x a fused pass's." (two sentences, one idea
+        each); the H100 aside only where
         that row's kernels and bytes equal the MI300X naive row's.
     """
     from analysis import counted
 
     naive, fused = table.loc[f"MI300X, {RECORDED_QWEN}"], table.loc["MI300X, fused (torch.nn.RMSNorm)"]
     kernels = counted("one naive call", naive["kernels_per_call"], "kernels", "a fused call", fused["kernels_per_call"])
-    bytes_ = f"its bytes, counted from shapes (not timed): {naive['bytes_ratio']:.1f}x a fused pass's"
+    bytes_ = f"Its bytes, counted from shapes (not timed), are {naive['bytes_ratio']:.1f}x a fused pass's."
     columns = ["kernels_per_call", "bytes_ratio"]
     h100_same = table.loc[f"H100, {RECORDED_QWEN}", columns].round(1).equals(naive[columns].round(1))
     origin = "Recorded by the TraceLens project, not this run, naive and fused both on an AMD MI300X"
     origin += " (the H100 naive row: the same)" if h100_same else ""
-    return f"{origin}: {kernels}; {bytes_}"
+    return f"{origin}: {kernels}. {bytes_}"
 
 
 def largest_gap_host_calls(trace: Any) -> tuple[str, pd.DataFrame]:
