@@ -5,7 +5,13 @@ import pandas as pd
 import pytest
 
 from analysis import RECORDED_NEURON_DIR, attention_hbm_traffic, check_claims, engine_work, load_exports, recorded_case
-from lesson.trainium_readings import device_view_claims, device_view_metrics, execution_start, guesses_against_counters
+from lesson.trainium_readings import (
+    device_view_claims,
+    device_view_metrics,
+    execution_start,
+    execution_start_reading,
+    guesses_against_counters,
+)
 
 
 @pytest.fixture(scope="module")
@@ -80,5 +86,21 @@ def test_execution_start_reads_each_export():
         assert 0 < row["first HBM-reading instruction starts (us)"] < row["first MATMUL (us)"]
         assert row["computing before MATMUL"] == 0
         early = e.dma[e.dma["start_ns"] < row["first HBM-reading instruction starts (us)"] * 1e3]
-        assert row["DMA queue types before it"] == ", ".join(f"{q}: {n}" for q, n in early["queue_type"].value_counts().items())
-        assert row["commonest opcodes before MATMUL"].count("%") == 4
+        assert row["DMA packets before it, per queue type"] == ", ".join(
+            f"{q}: {n}" for q, n in early["queue_type"].value_counts().items()
+        )
+        assert row["commonest opcodes before MATMUL (% of instructions)"].count("%") == 4
+
+
+def test_execution_start_reading_states_the_table():
+    start = execution_start(load_exports(RECORDED_NEURON_DIR))
+    line = execution_start_reading(start)
+    for kernel in ("baseline", "fused"):
+        rows = start.loc[[n for n in start.index if n.startswith(kernel)]]
+        low, high = rows["first MATMUL (us)"].min(), rows["first MATMUL (us)"].max()
+        assert f"{kernel}: first MATMUL at {low:.1f}-{high:.1f} us" in line or f"{kernel}: first MATMUL at {low:.1f} us" in line
+    assert "no computing instruction starts before it in any profile" in line
+    assert line.endswith("(one execution each: a reading)")
+    # a profile with a computing instruction before its first MATMUL is named, not hidden
+    start.loc["fused_fp32_s512", "computing before MATMUL"] = 3
+    assert "computing instructions start before it in fused_fp32_s512" in execution_start_reading(start)
