@@ -244,12 +244,12 @@ def warmup_answer(verdict: Verdict) -> str:
 
     Returns:
         One line: "yes" where the step without warm-up reads measurably longer, "no" where it reads
-        measurably shorter, else "this run cannot tell" (inconclusive) or "none" (busy).
+        measurably shorter, else "this run cannot tell" (inconclusive) or "no answer" (busy).
     """
     answers = {
         "slower": "yes on this run: without it the first recorded step is measurably longer",
         "faster": "no on this run: without it the first recorded step is measurably shorter",
-        "busy": "none: the machine was busy",
+        "busy": "no answer: the machine was busy",
     }
     said = answers.get(verdict.kind, "this run cannot tell (inconclusive, not 'no')")
     return f"does the warm-up keep one-off costs out of the first recorded step? {said}"
