@@ -107,7 +107,7 @@ NOTEBOOKS = (
         "01_profiler_setup",
         "profiler, schedule, synchronize, overhead",
         "the Neuron profiler set-up and its profile folder",
-        "same loop without the Neuron profiler set-up (NeuronConfig, NeuronProfiler); its code runs on Trainium only",
+        "same loop; the Neuron set-up cell is skipped",
         neuron_facts=("N6", "N9", "N10", "N11", "N19", "N20", "N22", "N23", "N27", "N29"),
     ),
     NotebookInfo(

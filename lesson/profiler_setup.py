@@ -1,6 +1,6 @@
 """Notebook 01's bookkeeping, kept out of the cells a learner copies: the busy-machine check around
 the profiled loop, the checks printed beside the first key_averages() table, the line that sets the recorded steps' extra code against their gap to the
-steady state, the profiler's cost in one line, exercise 1's first recorded steps (and its explanation) and exercise 3's copy
+steady state, the profiler's cost in one line, exercise 1's first recorded steps (its answer and explanation) and exercise 3's copy
 shares (and its answer) (its published figures: lesson.published_metrics).
 
 Why here: 01's profiled loop should read as plain torch and torch.profiler; the contention
@@ -134,7 +134,8 @@ def step_gap_line(table: pd.DataFrame, recorded: Any, steady: Any, steps_verdict
         A "count" Verdict (analysis.verdicts.counted): the extra code per step against the gap, and
         its share of it; "withheld" where the block was busy or the recorded steps are not measurably above the
         steady state (an inconclusive gap is not accounted for: the sentence gives the extra code per step
-        and says this run cannot tell whether it shows in the step time).
+        and says this run cannot tell whether it shows in the step time, worded as inconclusive, never as
+        "the profiler is free": ranges apart by less than the margin, or overlapping).
     """
     extra_us, gap_us = extra_code_per_step(table), recorded.median_us - steady.median_us
     subject = "code between the ops per recorded step (self time of mlp_step + ProfilerStep*)"
@@ -143,8 +144,10 @@ def step_gap_line(table: pd.DataFrame, recorded: Any, steady: Any, steps_verdict
     if steps_verdict.kind != "slower" or gap_us <= 0:
         if steps_verdict.kind == "faster":  # steps that do more work read below: the machine's speed moved
             why = "steps measurably below the steady state: the machine's speed moved"
+        elif recorded.p10_us > steady.p90_us:  # apart, but closer than the margin: not "the profiler is free"
+            why = "steps above the steady state by less than the verdicts' margin: inconclusive, not 'free'"
         else:
-            why = "steps not measurably above the steady state"
+            why = "step and steady-state ranges overlap: inconclusive, not 'free'"
         said = f"{subject}: {extra_us:,.0f} us per step; whether it shows in the step time: this run cannot tell ({why})"
         return dataclasses.replace(withheld(subject, why), sentence=said)  # the count stays; its share is withheld
     line = counted(subject, extra_us, "us", "the gap between the two medians", gap_us)
@@ -230,6 +233,26 @@ def warmup_explanation(verdict: Verdict, backend: Any) -> list[str]:
         " one-off costs, so a fresh model's first step carries little; the warm-up matters where loading or"
         " compiling happens: cuda, Trainium"
     ]
+
+
+def warmup_answer(verdict: Verdict) -> str:
+    """Exercise 1's question answered in words from its verdict: does the warm-up keep one-off costs
+    out of the first recorded step? A yes or no only where the verdict is measurable.
+
+    Args:
+        verdict: the `judge_timings` verdict of the first recorded step, warmup=0 against the lesson's warm-up.
+
+    Returns:
+        One line: "yes" where the step without warm-up reads measurably longer, "no" where it reads
+        measurably shorter, else "this run cannot tell" (inconclusive) or "no answer" (busy).
+    """
+    answers = {
+        "slower": "yes on this run: without it the first recorded step is measurably longer",
+        "faster": "no on this run: without it the first recorded step is measurably shorter",
+        "busy": "no answer: the machine was busy",
+    }
+    said = answers.get(verdict.kind, "this run cannot tell (inconclusive, not 'no')")
+    return f"does the warm-up keep one-off costs out of the first recorded step? {said}"
 
 
 def larger_hidden_answer(verdict: Verdict) -> str:

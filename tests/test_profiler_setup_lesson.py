@@ -22,6 +22,7 @@ from lesson.profiler_setup import (
     extra_code_per_step,
     first_recorded_step_us,
     larger_hidden_answer,
+    warmup_answer,
     recorded_steps,
     share_of_gap,
     step_gap_line,
@@ -134,9 +135,18 @@ def test_step_gap_line_concludes_nothing_when_busy_or_without_a_gap():
     line = step_gap_line(LABEL_ROWS, overlap, steady_run, inconclusive)
     assert line.kind == "withheld" and "109 us per step; whether it shows in the step time: this run cannot tell" in str(line)
     assert "withheld" not in str(line)  # cold read cr24 item 3: the count is given; only its effect is unknown
-    assert "not measurably above the steady state" in str(line) and not re.search(
+    assert "ranges overlap: inconclusive, not 'free'" in str(line) and not re.search(
         r"\dx\b", str(line)
     )  # no ratio set against noise
+    # cold read cr36 item 1: ranges apart (137.5 us, 4.2%) but inside the margin read "not measurably above",
+    # which a learner took as "the profiler is free"
+    apart = Timing("recorded steps", np.array([3331.0, 3189, 3852, 3350, 3324]), 1)
+    steady_cr36 = Timing("steady", np.linspace(2978.3, 3105.5, 15), 1)
+    near = judge_timings("recorded steps", apart, "steady state", steady_cr36)
+    assert near.kind == "no measurable difference" and apart.p10_us > steady_cr36.p90_us
+    said = str(step_gap_line(LABEL_ROWS, apart, steady_cr36, near))
+    assert "steps above the steady state by less than the verdicts' margin: inconclusive, not 'free'" in said
+    assert "not measurably above" not in said
 
 
 def test_setup_metrics_publishes_01s_names_and_claims(tmp_path):
@@ -267,3 +277,19 @@ def test_no_cell_of_01_rebinds_a_name_whose_attributes_the_publish_cell_reads():
         ]
         assert len(binders) == 1, f"{name} is bound in {len(binders)} cells; the publish cell reads {name}.<attribute>"
     assert "steps" in read  # the check looks at what it should
+
+
+def test_warmup_answer_says_yes_or_no_only_where_measurable():
+    """Cold read cr36 item 6: exercise 1's verdict never answered its question in words."""
+    warm0 = Timing("a", np.array([3484.5, 3500.0, 3600.0, 3700.0, 3751.8]), 1)  # cold read 36's ranges
+    warm3 = Timing("b", np.array([3206.9, 3220.0, 3240.0, 3260.0, 3284.5]), 1)
+    above = judge_timings("first step, warmup=0", warm0, "first step, warmup=3", warm3)
+    assert above.kind == "slower" and warmup_answer(above).endswith(
+        "yes on this run: without it the first recorded step is measurably longer"
+    )
+    below = judge_timings("first step, warmup=0", warm3, "first step, warmup=3", warm0)
+    assert "no on this run" in warmup_answer(below)
+    same = judge_timings("first step, warmup=0", warm3, "first step, warmup=3", warm3)
+    assert "this run cannot tell (inconclusive, not 'no')" in warmup_answer(same)
+    busy = judge_timings("a", Timing("a", warm0.samples_us, 1, Contention(1.0, 0.5, 0.5, 0.0)), "b", warm3)
+    assert busy.kind == "busy" and "yes" not in warmup_answer(busy) and "no on" not in warmup_answer(busy)
