@@ -64,7 +64,7 @@ class HostOnlyFactors:
     def ranges(self) -> list[str]:
         """The two factor ranges over the profiled steps, one line each, led by the variant whose time is
         the longer, so that both lines read the same way round ("longer step: torch.rms_norm's, x3.0-3.3 ...").
-        A range that straddles 1 names no longer one: it prints as "<what> time, <a>'s over <b>'s"."""
+        A range that straddles 1 names no longer one: it prints as "<what> time, <a>'s over <b>'s: x..."."""
         from analysis.verdicts import decimals_apart
 
         def shown(lo: float, hi: float) -> str:  # one decimal, more where the two ends would print alike
@@ -76,8 +76,10 @@ class HostOnlyFactors:
             top, bottom, lo, hi = self.reference, self.subject, f.p10_us, f.p90_us
             if lo * hi < 1:  # mostly below 1: the subject's time is the longer
                 top, bottom, lo, hi = self.subject, self.reference, 1 / hi, 1 / lo
-            lead = f"longer {what} time: {top}'s" if lo > 1 else f"{what} time, {top}'s over {bottom}'s"
-            lines.append(f"{lead}, x{shown(lo, hi)} {bottom}'s (p10-p90 over the ACTIVE steps)")
+            factor = f"longer {what} time: {top}'s, x{shown(lo, hi)} {bottom}'s"
+            if lo <= 1:  # across 1: neither is named the longer
+                factor = f"{what} time, {top}'s over {bottom}'s: x{shown(lo, hi)}"
+            lines.append(f"{factor} (p10-p90 over the ACTIVE steps)")
         return lines
 
 
