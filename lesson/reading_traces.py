@@ -62,8 +62,9 @@ class HostOnlyFactors:
 
     @property
     def ranges(self) -> list[str]:
-        """The two factor ranges over the profiled steps, one line each, each printed above 1 where its whole range lies
-        below 1 (the subject's over the reference's), so "over" never reads as a shrink."""
+        """The two factor ranges over the profiled steps, one line each, led by the variant whose time is
+        the longer, so that both lines read the same way round ("longer step: torch.rms_norm's, x3.0-3.3 ...").
+        A range that straddles 1 names no longer one: it prints as "<what> time, <a>'s over <b>'s: x..."."""
         from analysis.verdicts import decimals_apart
 
         def shown(lo: float, hi: float) -> str:  # one decimal, more where the two ends would print alike
@@ -73,9 +74,12 @@ class HostOnlyFactors:
         lines = []
         for what, f in (("step", self.step), ("host-only", self.host_only)):
             top, bottom, lo, hi = self.reference, self.subject, f.p10_us, f.p90_us
-            if hi < 1:
+            if lo * hi < 1:  # mostly below 1: the subject's time is the longer
                 top, bottom, lo, hi = self.subject, self.reference, 1 / hi, 1 / lo
-            lines.append(f"{top}'s over {bottom}'s {what} time: x{shown(lo, hi)} (p10-p90 over the ACTIVE steps)")
+            factor = f"longer {what} time: {top}'s, x{shown(lo, hi)} {bottom}'s"
+            if lo <= 1:  # across 1: neither is named the longer
+                factor = f"{what} time, {top}'s over {bottom}'s: x{shown(lo, hi)}"
+            lines.append(f"{factor} (p10-p90 over the ACTIVE steps)")
         return lines
 
 
@@ -163,10 +167,9 @@ def recorded_rmsnorm_takeaway(table: pd.DataFrame) -> str:
         table: `recorded_rmsnorms()`.
 
     Returns:
-        "Recorded by the TraceLens project, not this run, naive and fused both on an AMD MI300X (the
-        H100 naive row: the same): one naive call: 8 kernels against 1 for a fused call, 8.0x. Its
-        bytes, counted from shapes (not timed), are 9.0x a fused pass's." (two sentences, one idea
-        each); the H100 aside only where
+        "Recorded by TraceLens on an MI300X, not this run (H100 naive: the same). One naive call:
+        8 kernels against 1 for a fused call, 8.0x. Its bytes, counted from shapes (not timed), are
+        9.0x a fused pass's." (one idea a sentence); the H100 aside only where
         that row's kernels and bytes equal the MI300X naive row's.
     """
     from analysis import counted
@@ -176,9 +179,9 @@ def recorded_rmsnorm_takeaway(table: pd.DataFrame) -> str:
     bytes_ = f"Its bytes, counted from shapes (not timed), are {naive['bytes_ratio']:.1f}x a fused pass's."
     columns = ["kernels_per_call", "bytes_ratio"]
     h100_same = table.loc[f"H100, {RECORDED_QWEN}", columns].round(1).equals(naive[columns].round(1))
-    origin = "Recorded by the TraceLens project, not this run, naive and fused both on an AMD MI300X"
-    origin += " (the H100 naive row: the same)" if h100_same else ""
-    return f"{origin}: {kernels}. {bytes_}"
+    origin = "Recorded by TraceLens on an MI300X, not this run" + (" (H100 naive: the same)" if h100_same else "")
+    line = str(kernels)
+    return f"{origin}. {line[0].upper()}{line[1:]}. {bytes_}"
 
 
 def largest_gap_host_calls(trace: Any) -> tuple[str, pd.DataFrame]:
