@@ -167,7 +167,7 @@ def recorded_rmsnorm_takeaway(table: pd.DataFrame) -> str:
         table: `recorded_rmsnorms()`.
 
     Returns:
-        "Recorded by TraceLens on an MI300X, not this run (H100 naive: the same). One naive call:
+        "Recorded on an AMD MI300X by the TraceLens project, not this run (H100 naive: the same). One naive call:
         8 kernels against 1 for a fused call, 8.0x. Its bytes, counted from shapes (not timed), are
         9.0x a fused pass's." (one idea a sentence); the H100 aside only where
         that row's kernels and bytes equal the MI300X naive row's.
@@ -179,7 +179,7 @@ def recorded_rmsnorm_takeaway(table: pd.DataFrame) -> str:
     bytes_ = f"Its bytes, counted from shapes (not timed), are {naive['bytes_ratio']:.1f}x a fused pass's."
     columns = ["kernels_per_call", "bytes_ratio"]
     h100_same = table.loc[f"H100, {RECORDED_QWEN}", columns].round(1).equals(naive[columns].round(1))
-    origin = "Recorded by TraceLens on an MI300X, not this run" + (" (H100 naive: the same)" if h100_same else "")
+    origin = "Recorded on an AMD MI300X by the TraceLens project, not this run" + (" (H100 naive: the same)" if h100_same else "")
     line = str(kernels)
     return f"{origin}. {line[0].upper()}{line[1:]}. {bytes_}"
 

@@ -31,7 +31,9 @@ def test_recorded_rmsnorms_counts_kernels_and_bytes():
     assert naive["bytes_ratio"] > 5 and fused["bytes_ratio"] == pytest.approx(1, abs=0.01)
     line = recorded_rmsnorm_takeaway(table)
     assert (
-        line.startswith("Recorded by TraceLens on an MI300X, not this run (H100 naive: the same). One naive call: 8 kernels")
+        line.startswith(
+            "Recorded on an AMD MI300X by the TraceLens project, not this run (H100 naive: the same). One naive call: 8 kernels"
+        )
         and "not this run" in line
         and "not timed" in line
     )
