@@ -168,7 +168,7 @@ class Contention:
         of_span, at_most = f"of the {span}", ""
         if self.blocks > 1:  # the worst of several timed blocks: each fraction is the largest, the span the longest block's
             of_span, at_most = (
-                f"of any of the {self.blocks} timed blocks (longest block {span})",
+                f"of any of the {self.blocks} timed blocks, the longest {span}",  # no parentheses inside the machine line's own
                 "at most ",
             )  # "its" read as this process's (07: one block ran in another)
         if self.waited_fraction is not None:
