@@ -272,7 +272,7 @@ def comparison_metrics(
     for (name, err_dtype), err in errors.items():
         metrics[f"err_{err_dtype}_{k[name]}"] = error_metric(err["error"], error_tolerance(getattr(torch, err_dtype)))
     best = rankings["large"].order[0] if rankings["large"].order else None  # the one ranking; none where withheld
-    metrics["best_large_variant"] = metric(best, "name", rankings["large"].sentence)
+    metrics["best_large_variant"] = metric(best, "name", rankings["large"].sentence_with_ties)  # a tie stays a tie
     metrics["best_large_over_copy"] = metric(rankings["large"].over_floor[best].median if best else None, "ratio")
     claims = []
     for s, ranking in rankings.items():
@@ -368,7 +368,10 @@ def shape_takeaways(
         shares = {n: us / by_tokens[n].median_us for n, us in fixed_us.items()}
         basis = f"time = fixed + per-token × tokens through this call and one {scale} times the tokens, round by round"
         if tokens and s in tokens:
-            basis = f"time = fixed + per-token × tokens through {tokens[s]} and {scale * tokens[s]} tokens, round by round (two points; exercise 2 tests the line)"
+            basis = (
+                f"time = fixed + per-token × tokens through {tokens[s]} and {scale * tokens[s]} tokens, round by round; the fixed part"
+                f" is the line at 0 tokens, untested (exercise 2 tests the line past {scale * tokens[s]} tokens, not its value at 0)"
+            )
         share = estimate("the fixed part per call", shares, "of the time", basis, "what that part is", 2)
         lines += _bound_lines("overhead-bound", "a fixed part per call", shares, share)  # shares only: the fit is its own block
     return lines
@@ -408,8 +411,14 @@ def _bound_lines(
 
 def _pair_words(pairs: list) -> str:
     """A withheld shape's pair verdicts in one clause (they need no copy), so its answer is in the takeaway too."""
-    said = [f"{v.subject} {v.median:.2f}x {v.reference}'s time ({v.kind if v.measurable else 'not told apart'})" for v in pairs]
-    return "the pairs, which need no copy: " + ", ".join(said)
+    from analysis.verdicts import ratio_bound
+
+    said = [
+        f"{v.subject} / {v.reference}: {v.median:.2f}x, {v.kind}" if v.measurable else f"{v.subject} / {v.reference}: {v.word}"
+        for v in pairs
+    ]  # the table's own verdict words: a bare ratio beside "not told apart" read as "same cost"
+    said = [f"{w}, p10-p90 {ratio_bound(v.p10)}-{ratio_bound(v.p90)}" for w, v in zip(said, pairs)]
+    return "the pairs, which need no copy: " + "; ".join(said)
 
 
 def reference_reading(reference_dir: Path | None = None, backend: str = "cpu") -> tuple[dict, str]:
@@ -444,7 +453,27 @@ def reference_ranking(shape: str, reference_dir: Path | None = None) -> str:
     shape whose ranking this run withheld; "" where no reference run or no such line is committed."""
     metrics, origin = reference_reading(reference_dir)
     line = metrics.get(f"best_{shape}_variant", {}).get("note", "")
-    return f"{line.split(' (median')[0]} ({origin})" if line else ""
+    if not line or ", from closest to the copy: " not in line:
+        return ""
+    return f"{_with_ties(line.split(' (median')[0], metrics, shape)} ({origin})"
+
+
+def _with_ties(line: str, metrics: dict, shape: str) -> str:
+    """A recorded ranking line with its ties shown ("a ≈ b"), rebuilt from the reference run's own pair
+    metrics, so a note written without ties (runs before the note used `sentence_with_ties`) is not read
+    as an order the pair verdicts do not support; a tie-aware note comes back the same."""
+    from analysis.verdicts import relation_of
+    from helpers.series import VARIANT_KEYS as k
+
+    label, ranked = line.split(", from closest to the copy: ")
+    named = [part.removeprefix("then ").rsplit(" ", 1) for part in ranked.replace(" ≈ ", ", ").split(", ")]
+    groups: list[list[str]] = []
+    for name, ratio in named:
+        pair = metrics.get(f"{shape}_{k.get(name)}_speedup_over_{k.get(groups[-1][-1][0])}") if groups else None
+        pair = pair or (metrics.get(f"{shape}_{k.get(groups[-1][-1][0])}_speedup_over_{k.get(name)}") if groups else None)
+        tied = pair is not None and relation_of(pair["p10"], pair["p90"]) == "about 1"
+        groups[-1].append((name, ratio)) if tied else groups.append([(name, ratio)])
+    return f"{label}, from closest to the copy: " + ", then ".join(" ≈ ".join(f"{n} {r}" for n, r in g) for g in groups)
 
 
 def predict_answer(
@@ -475,7 +504,7 @@ def predict_answer(
             where = f"{ranking.label} (its distance to the copy withheld)"
             why = "busy" if ranking.gate.kind == "busy" else "the copy failed its check"
             places.append(
-                f"fastest by the pairs at {where}"
+                f"fastest by the pairs (so closest to the copy) at {where}"
                 if won
                 else f"not fastest by the pairs at {where}"
                 if lost
@@ -587,12 +616,13 @@ def _memory_bound(ranking: Ranking, floor: FloorCheck, block: dict[str, Timing],
     if ranking.gate is not None and ranking.gate.kind == "busy":
         return []  # the gate's line says the block concludes nothing
     from analysis.floor import WIDE_SPREAD
-    from analysis.verdicts import decimals_apart, withheld
+    from analysis.verdicts import decimals_apart
 
     reference = "copy" if floor.ok else "triad probe"
     if not floor.ok and block[reference].spread > WIDE_SPREAD:  # the copy's own check, held to its stand-in
-        reason = f"the triad's spread is wide too ({decimals_apart(block[reference].spread, WIDE_SPREAD)} > {WIDE_SPREAD}): no rate to count bytes at"
-        return [str(withheld("memory-bound", reason))]
+        wide = f"copy {decimals_apart(block['copy'].spread, WIDE_SPREAD)}, triad {decimals_apart(block[reference].spread, WIDE_SPREAD)}"
+        reason = f"the byte shares need a steady copy or triad rate, and both spreads are wide ({wide} > {WIDE_SPREAD})"
+        return [f"bound not estimated: {reason}"]
     ratios = {n: paired_ratio(block, n, reference) for n in allocs}
     busy = next((judge_ratio(r) for r in ratios.values() if r.busy), None)
     if busy:  # a failed floor gates the ranking first; a busy block still concludes nothing

@@ -219,6 +219,7 @@ def test_05s_metrics_publish_every_metric_its_claims_cite_and_the_claims_hold():
         reports, {"large": block}, {"large": floor}, {"large": ranking}, errors, {"large": (64, 64)}, "float32", "cpu"
     )
     assert m["best_large_variant"]["value"] == "torch.compile" and m["large_floor_sound"]["value"] is True
+    assert m["best_large_variant"]["note"] == ranking.sentence_with_ties  # the stored note keeps ties as ties (cr36 BLOCKER)
     assert m["large_naive_over_copy"]["value"] == pytest.approx(3.3) and "large_compile_speedup_over_naive" in m
     assert len(m["claims"]["value"]) == 4 and check_claims(m["claims"]["value"], m) == []
 
@@ -290,7 +291,8 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     assert not floor.ok and lines[0].startswith("large: the ranking against the copy is withheld (above); ")
     assert "rerun the timing cell" in lines[0] and "withheld, the copy floor failed" not in "".join(lines)  # said once
     assert lines[0].endswith(
-        "the pairs, which need no copy: fused 1.09x naive's time (slower), compiled 0.33x naive's time (faster), compiled 0.31x fused's time (faster)"
+        "the pairs, which need no copy: fused / naive: 1.09x, slower, p10-p90 1.09-1.09; compiled / naive: 0.33x, faster,"
+        " p10-p90 0.33-0.33; compiled / fused: 0.31x, faster, p10-p90 0.31-0.31"
     )
     assert "at the triad's rate), share of time (p10-p90): compiled 0.73 (0.73-0.73);" in lines[1]
     assert "at the triad's rate (spread 0.04; used because the copy failed its check)" in lines[2]  # the basis shown
@@ -347,7 +349,8 @@ def test_05s_predict_first_answer_reads_right_for_a_win_a_loss_a_tie_and_a_gated
     block, _, failed = takeaway_case(copy=100.0, compiled=110.0, spread=0.6)  # withheld; compiled 0.33x naive's time
     line = predict_answer({"small": lost, "large": failed}, "compiled", {"large": block})  # the pairs need no copy
     assert line.endswith(
-        "farthest from the copy at large and fastest by the pairs at large (its distance to the copy withheld): it does not win at both"
+        "farthest from the copy at large and fastest by the pairs (so closest to the copy) at large (its distance to the copy withheld):"
+        " it does not win at both"
     )
     assert predict_answer({"large": won, "again": failed}, "compiled", {"again": block}).endswith("it wins at both")
     block, _, failed = takeaway_case(copy=100.0, compiled=1000.0, spread=0.6)  # withheld; compiled slower than both
@@ -387,7 +390,10 @@ def test_05s_takeaway_estimates_the_small_shapes_fixed_part_without_the_copy():
         and "between" not in lines[2]
     )
     ranged = shape_takeaways({"small": ranking}, {"small": small}, {"small": block}, by_tokens, tokens={"small": 8})
-    assert "through 8 and 64 tokens, round by round (two points; exercise 2 tests the line);" in ranged[2]
+    assert (
+        "through 8 and 64 tokens, round by round; the fixed part is the line at 0 tokens, untested"
+        " (exercise 2 tests the line past 64 tokens, not its value at 0);" in ranged[2]
+    )
 
     busy = {n: replace(t, contention=Contention(1.0, 0.5, None, None)) for n, t in by_tokens.items()}
     lines = shape_takeaways({"small": ranking}, {"small": small}, {"small": block}, busy)
@@ -462,7 +468,9 @@ def test_05s_bound_is_withheld_where_the_triad_stand_in_fails_the_copys_spread_c
     block["triad probe"] = timing(80.0, spread=0.4)
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)
     assert not floor.ok and len(lines) == 2
-    assert lines[1] == "  memory-bound: withheld, the triad's spread is wide too (0.40 > 0.25): no rate to count bytes at"
+    assert lines[1] == (
+        "  bound not estimated: the byte shares need a steady copy or triad rate, and both spreads are wide (copy 0.60, triad 0.40 > 0.25)"
+    )
 
 
 def test_05s_reference_ranking_reads_the_newest_cpu_reference_run_with_its_origin(tmp_path):
@@ -484,7 +492,38 @@ def test_05s_reference_ranking_reads_the_newest_cpu_reference_run_with_its_origi
     origin = "recorded on 2026-02-01 on a 2-core Xeon by make run (docs/reference-runs/cpu-b-2026-02-01), not this run"
     assert (
         reference_ranking("large", tmp_path)
-        == f"large 8192x4096, from closest to the copy: torch.compile 1.16x, naive 3.3x ({origin})"
+        == f"large 8192x4096, from closest to the copy: torch.compile 1.16x, then naive 3.3x ({origin})"
     )
     assert reference_reading(tmp_path)[0]["large_naive_over_copy"]["value"] == 3.3
     assert reference_ranking("small", tmp_path) == ""  # no such metric: nothing extra
+
+
+def test_05s_reference_ranking_shows_the_recorded_tie_an_older_note_dropped(tmp_path):
+    """A note written without ties gets them back from the reference run's own pair metrics (cr36 BLOCKER)."""
+    import json
+
+    from lesson.study import reference_ranking
+
+    run = tmp_path / "cpu-a-2026-12-06"
+    run.mkdir()
+    note = "large 8192x4096, from closest to the copy: torch.compile 1.16x, naive 3.30x, torch.rms_norm 3.53x (median per-round ratio)"
+    metrics = {
+        "best_large_variant": {"note": note},
+        "large_rms_norm_speedup_over_naive": {"value": 0.932, "p10": 0.909, "p90": 0.955},  # about 1: cannot rank
+        "large_compile_speedup_over_naive": {"value": 2.83, "p10": 2.75, "p90": 2.97},
+    }
+    (run / "metrics.json").write_text(json.dumps({"notebooks": {"05_compare_variants": metrics}}))
+    line = reference_ranking("large", tmp_path)
+    assert line.startswith(
+        "large 8192x4096, from closest to the copy: torch.compile 1.16x, then naive 3.30x ≈ torch.rms_norm 3.53x ("
+    )
+    tied_note = (
+        "large 8192x4096, from closest to the copy: torch.compile 1.16x, then naive 3.30x ≈ torch.rms_norm 3.53x (median ...)"
+    )
+    metrics["best_large_variant"]["note"] = tied_note  # a note stored by sentence_with_ties reads the same
+    (run / "metrics.json").write_text(json.dumps({"notebooks": {"05_compare_variants": metrics}}))
+    assert reference_ranking("large", tmp_path).split(" (")[0] == line.split(" (")[0]
+    metrics["large_rms_norm_speedup_over_naive"] = {"value": 1.07, "p10": 1.06, "p90": 1.08}  # measurable: no tie
+    metrics["best_large_variant"]["note"] = note
+    (run / "metrics.json").write_text(json.dumps({"notebooks": {"05_compare_variants": metrics}}))
+    assert "then naive 3.30x, then torch.rms_norm 3.53x (" in reference_ranking("large", tmp_path)
