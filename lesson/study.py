@@ -448,6 +448,52 @@ def reference_reading(reference_dir: Path | None = None, backend: str = "cpu") -
     return metrics, f"recorded on {str(env.get('date_utc', '?'))[:10]} on {machine} by make run ({where}), not this run"
 
 
+def copies_answer(ops: pd.DataFrame, ranking: Ranking, alloc_over_input: float, reference_dir: Path | None = None) -> str:
+    """05's exercise 1 answer in one line: naive's full-size passes by its source (`ops`), the two byte
+    models (source, allocation), and whether naive's time in copies is told apart from each, by the ratio
+    rule; where this run's ranking is withheld, the committed reference run's ratio, labelled as its.
+
+    Args:
+        ops: `bytes_per_op` of the naive call (column `copies`: read + written over one copy's bytes).
+        ranking: the large shape's Ranking (its `over_floor["naive"]`, naive / copy per round, and `gate`).
+        alloc_over_input: naive's allocated bytes over the input's (NaN where not recorded: no model).
+        reference_dir: the committed reference runs (default: helpers.series.REFERENCE_RUNS_DIR).
+
+    Returns:
+        "Answer: 3 full-size writes (pow, mul, mul) + 1 read-only (mean): 3.5 copies by source, 3.0
+        copies by allocation; naive's 3.10 copies' time is not told apart from the source count" and the
+        like; "...; this run cannot choose the model" where it cannot.
+    """
+    from analysis.timing import PairedRatio
+    from analysis.verdicts import judge_ratio, relation_of
+
+    writes, reads = ops.op[ops.copies >= 1], ops.op[ops.copies.between(0.5, 1, "left")]  # full-size writes; reads only
+    models = {"source": float(ops["copies"].sum()), "allocation": alloc_over_input}
+    models = {whose: c for whose, c in models.items() if c > 0}  # NaN (not recorded) compares False: no model
+    r, gate = ranking.over_floor["naive"], ranking.gate
+    metrics, origin = reference_reading(reference_dir) if gate is not None else ({}, "")
+    recorded, told = metrics.get("large_naive_over_copy"), []
+    if gate is None:
+        at_model = {
+            w: PairedRatio("naive", f"{c:.2f} copies", r.per_round / c, contention=r.contention) for w, c in models.items()
+        }
+        told = [w for w, ratio in at_model.items() if not judge_ratio(ratio).measurable]
+    elif recorded:  # the reference run publishes no rounds: its p10-p90 over a count scales every round alike
+        told = [w for w, c in models.items() if relation_of(recorded["p10"] / c, recorded["p90"] / c) == "about 1"]
+    said = f"not told apart from the {' or '.join(told)} count" if told else "told apart from every count"
+    if gate is None:
+        found = f"naive's {r.median:.2f} copies' time is {said}"
+    elif recorded:
+        figures = f"{recorded['value']:.2f} copies' time (p10-p90 {recorded['p10']:.2f}-{recorded['p90']:.2f}; {origin})"
+        found = f"withheld here; the reference run's naive: {figures} is {said}"
+    else:
+        found = "its ratio to the copy is withheld (above)"
+    found += "; this run cannot choose the model" if (gate is not None and not recorded) or len(told) > 1 else ""
+    counted = ", ".join(f"{c:.1f} copies by {whose}" for whose, c in models.items())
+    ops_said = f"{len(writes)} full-size writes ({', '.join(writes)}) + {len(reads)} read-only ({', '.join(reads)})"
+    return f"Answer: {ops_said}: {counted}; {found}"
+
+
 def reference_ranking(shape: str, reference_dir: Path | None = None) -> str:
     """The committed cpu reference run's ranking line of `shape` ("large", "small") with its origin, for a
     shape whose ranking this run withheld; "" where no reference run or no such line is committed."""

@@ -527,3 +527,38 @@ def test_05s_reference_ranking_shows_the_recorded_tie_an_older_note_dropped(tmp_
     metrics["best_large_variant"]["note"] = note
     (run / "metrics.json").write_text(json.dumps({"notebooks": {"05_compare_variants": metrics}}))
     assert "then naive 3.30x, then torch.rms_norm 3.53x (" in reference_ranking("large", tmp_path)
+
+
+def test_05s_exercise_1_answer_judges_both_byte_models_ranked_withheld_and_from_the_reference(tmp_path):
+    """Exercise 1's line: naive's passes by source, both byte models, and whether naive's time in copies is
+    told apart from each; withheld where the copy failed, then the committed reference run's ratio, labelled."""
+    import json
+
+    import pandas as pd
+
+    from lesson.study import copies_answer
+
+    ops = pd.DataFrame(
+        {"op": ["pow", "mean", "add", "rsqrt", "mul", "mul"], "copies": [2.0, 0.5, 0.0, 0.0, 2.0, 2.0]}
+    )  # SYNTHETIC
+    ops.loc[1, "copies"] = 0.5  # mean reads x² once: a read-only pass
+    _, _, ranked = takeaway_case(copy=100.0, compiled=110.0)  # naive 3.3x the copy, every round alike
+    line = copies_answer(ops, ranked, 3.0, tmp_path)
+    assert line.startswith(
+        "Answer: 3 full-size writes (pow, mul, mul) + 1 read-only (mean): 6.5 copies by source, 3.0 copies by allocation"
+    )
+    assert "naive's 3.30 copies' time is told apart from every count" in line  # 3.3 / 3.0 = 1.10: apart
+    _, _, failed = takeaway_case(copy=100.0, compiled=110.0, spread=0.6)
+    assert copies_answer(ops, failed, 3.0, tmp_path).endswith(
+        "its ratio to the copy is withheld (above); this run cannot choose the model"
+    )
+    run = tmp_path / "cpu-test-2026-12-06"
+    run.mkdir()
+    record = {"value": 3.3, "p10": 3.1, "p90": 3.38, "unit": "x"}
+    (run / "metrics.json").write_text(json.dumps({"notebooks": {"05_compare_variants": {"large_naive_over_copy": record}}}))
+    (run / "environment.json").write_text(
+        json.dumps({"cpu_count": 2, "device_name": "Test CPU", "date_utc": "2026-12-06T00:00:00"})
+    )
+    line = copies_answer(ops, failed, 3.0, tmp_path)
+    assert "withheld here; the reference run's naive: 3.30 copies' time (p10-p90 3.10-3.38; recorded on 2026-12-06" in line
+    assert "not this run) is not told apart from the allocation count" in line  # 3.1 / 3.0 = 1.03: within the margin
