@@ -562,3 +562,25 @@ def test_05s_exercise_1_answer_judges_both_byte_models_ranked_withheld_and_from_
     line = copies_answer(ops, failed, 3.0, tmp_path)
     assert "withheld here; the reference run's naive: 3.30 copies' time (p10-p90 3.10-3.38; recorded on 2026-12-06" in line
     assert "not this run) is not told apart from the allocation count" in line  # 3.1 / 3.0 = 1.03: within the margin
+
+
+def test_a_reference_run_whose_copy_failed_offers_no_ranking_to_fall_back_on(tmp_path):
+    """A reference run published from a run whose large copy failed its check must not stand in for this
+    run's withheld ranking: its ratios to the copy are no sounder than this run's."""
+    import json
+
+    from lesson.study import reference_ranking, reference_reading
+
+    run = tmp_path / "cpu-test-2026-12-06"
+    run.mkdir()
+    metrics = {
+        "large_floor_sound": {"value": False, "unit": "bool"},
+        "large_naive_over_copy": {"value": 3.1, "p10": 2.5, "p90": 3.9, "unit": "ratio"},
+        "best_large_variant": {"value": None, "unit": "name", "note": "large 8192x4096: the ranking against the copy: withheld"},
+        "small_floor_sound": {"value": True, "unit": "bool"},
+        "small_naive_over_copy": {"value": 7.0, "p10": 6.9, "p90": 7.1, "unit": "ratio"},
+    }
+    (run / "metrics.json").write_text(json.dumps({"notebooks": {"05_compare_variants": metrics}}))
+    read, origin = reference_reading(tmp_path)
+    assert "large_naive_over_copy" not in read and "best_large_variant" not in read and "small_naive_over_copy" in read
+    assert origin.endswith("not this run") and reference_ranking("large", tmp_path) == ""
