@@ -213,3 +213,26 @@ def execution_start_reading(start: pd.DataFrame) -> str:
         else "computing instructions start before it in " + ", ".join(computing.index[computing > 0])
     )
     return f"{'; '.join(parts)}; {before} (one execution each: a reading)"
+
+
+def after_first_matmul_reading(start: pd.DataFrame) -> str:
+    """One line: per dtype, the time after the first MATMUL, baseline against fused.
+
+    Why here: the whole-execution ratio includes the start before the first MATMUL, which both kernels
+    share; the time after it is where the kernels differ. Computed from the start table alone
+    (total time = first MATMUL / share of total).
+
+    Args:
+        start: `execution_start`'s result (rows named "<kernel>_<dtype>_s512").
+
+    Returns:
+        One line, e.g. "time after the first MATMUL: bf16 baseline 37.0 us, fused 19.2 us (x0.52); ...
+        (one execution each: a reading)".
+    """
+    first = start["first MATMUL (us)"].astype(float)
+    after = first / start["share of total"].astype(float) - first
+    parts = []
+    for dtype in sorted({name.split("_")[1] for name in start.index}):
+        base, fused = (after[next(n for n in start.index if n.startswith(f"{k}_{dtype}_"))] for k in ("baseline", "fused"))
+        parts.append(f"{dtype} baseline {base:.1f} us, fused {fused:.1f} us (x{fused / base:.2f})")
+    return f"time after the first MATMUL: {'; '.join(parts)} (one execution each: a reading)"

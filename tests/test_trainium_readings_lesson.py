@@ -9,6 +9,7 @@ from lesson.trainium_readings import (
     device_view_claims,
     device_view_metrics,
     execution_start,
+    after_first_matmul_reading,
     execution_start_reading,
     guesses_against_counters,
 )
@@ -104,3 +105,17 @@ def test_execution_start_reading_states_the_table():
     # a profile with a computing instruction before its first MATMUL is named, not hidden
     start.loc["fused_fp32_s512", "computing before MATMUL"] = 3
     assert "computing instructions start before it in fused_fp32_s512" in execution_start_reading(start)
+
+
+def test_after_first_matmul_reading_matches_the_exports():
+    exports = load_exports(RECORDED_NEURON_DIR)
+    line = after_first_matmul_reading(execution_start(exports))
+    for dtype in ("bf16", "fp32"):
+        after = {}
+        for kernel in ("baseline", "fused"):
+            e = exports[f"{kernel}_{dtype}_s512"]
+            first_ns = e.instructions.loc[e.instructions["opcode"] == "MATMUL", "start_ns"].min()
+            after[kernel] = (e.total_time_ns - first_ns) / 1e3
+        assert after["fused"] < after["baseline"]  # the recorded fused kernel drops the round trip after the start
+        assert f"{dtype} baseline {after['baseline']:.1f} us, fused {after['fused']:.1f} us" in line
+    assert line.endswith("(one execution each: a reading)")
