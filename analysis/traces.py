@@ -129,7 +129,7 @@ class Trace:
         if self.has_device_lane:
             return "device operations (events in the device lane)"
         compiled = self.events["name"].astype(str).str.startswith(COMPILED_GRAPH_PREFIX).any()
-        return f"compute ops on the CPU (innermost ATen ops that do work{', and compiled-graph calls' if compiled else ''})"
+        return f"compute ops on the CPU (the deepest ATen ops that do work, wrappers and helpers not counted{', and compiled-graph calls' if compiled else ''})"
 
     def category_lanes(self) -> dict[str, str]:
         """Every event category of this trace and the lane the series put it in."""
