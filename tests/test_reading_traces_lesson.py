@@ -32,7 +32,7 @@ def test_recorded_rmsnorms_counts_kernels_and_bytes():
     line = recorded_rmsnorm_takeaway(table)
     assert (
         line.startswith(
-            "Recorded on an AMD MI300X by the TraceLens project, not this run (H100 naive: the same). One naive call: 8 kernels"
+            "Recorded on an AMD MI300X by the TraceLens project, not this run (H100 naive: the same). One Qwen2RMSNorm call (naive's ops plus two casts): 8 kernels"
         )
         and "not this run" in line
         and "not timed" in line
