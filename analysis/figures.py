@@ -165,7 +165,9 @@ def plot_timeline(
         for k in shown
     ]
     fig.legend(
-        handles=legend + [Patch(color=MEANING_COLORS["idle"], alpha=IDLE_ALPHA, label="idle gap")],
+        # on cpu the CPU runs framework code in these gaps: "idle" read as the CPU sitting still (06's reader)
+        handles=legend
+        + [Patch(color=MEANING_COLORS["idle"], alpha=IDLE_ALPHA, label="gap between compute ops" if cpu_only else "idle gap")],
         loc="upper left",
         bbox_to_anchor=(0.01, 0.955),  # its own line under the title, so a long title never runs into it
         ncol=4,
