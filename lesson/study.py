@@ -466,7 +466,7 @@ def copies_answer(ops: pd.DataFrame, ranking: Ranking, alloc_over_input: float, 
     Returns:
         "Answer: 3 full-size writes (pow, mul, mul) + 1 read-only (mean): 3.5 copies by source, 3.0
         copies by allocation; naive's 3.10 copies' time is not told apart from the source count" and the
-        like; "...; this run cannot choose the model" where it cannot.
+        like; "...; this run (or the reference run, whose ratio it compared) cannot choose the model" where it cannot.
     """
     from analysis.timing import PairedRatio
     from analysis.verdicts import judge_ratio, relation_of
@@ -492,20 +492,21 @@ def copies_answer(ops: pd.DataFrame, ranking: Ranking, alloc_over_input: float, 
         found = f"withheld here; the reference run's naive: {figures} is {said}"
     else:
         found = "its ratio to the copy is withheld (above)"
-    found += "; this run cannot choose the model" if (gate is not None and not recorded) or len(told) > 1 else ""
+    whose = "the reference run" if recorded else "this run"  # the ratio compared is the reference's where withheld
+    found += f"; {whose} cannot choose the model" if (gate is not None and not recorded) or len(told) > 1 else ""
     counted = ", ".join(f"{c:.1f} copies by {whose}" for whose, c in models.items())
     ops_said = f"{len(writes)} full-size writes ({', '.join(writes)}) + {len(reads)} read-only ({', '.join(reads)})"
     return f"Answer: {ops_said}: {counted}; {found}"
 
 
 def reference_ranking(shape: str, reference_dir: Path | None = None) -> str:
-    """The committed cpu reference run's ranking line of `shape` ("large", "small") with its origin, for a
-    shape whose ranking this run withheld; "" where no reference run or no such line is committed."""
+    """The committed cpu reference run's ranking line of `shape` ("large", "small"), its origin first so it
+    is not read as this run's, for a shape whose ranking this run withheld; "" where none is committed."""
     metrics, origin = reference_reading(reference_dir)
     line = metrics.get(f"best_{shape}_variant", {}).get("note", "")
     if not line or ", from closest to the copy: " not in line:
         return ""
-    return f"{_with_ties(line.split(' (median')[0], metrics, shape)} ({origin})"
+    return f"Reference run ({origin}): {_with_ties(line.split(' (median')[0], metrics, shape)}"  # label first
 
 
 def _with_ties(line: str, metrics: dict, shape: str) -> str:
@@ -551,10 +552,10 @@ def predict_answer(
             mine = [v.kind if v.subject == name else _FLIP.get(v.kind) for v in pairs if name in (v.subject, v.reference)]
             won = bool(mine) and all(k == "faster" for k in mine)
             lost = "slower" in mine and not any(k == "busy" for k in mine)
-            where = f"{ranking.label} (its distance to the copy withheld)"
+            where = f"{ranking.label} (its ratio to the copy withheld)"
             why = "busy" if ranking.gate.kind == "busy" else "the copy failed its check"
             places.append(
-                f"fastest by the pairs (so closest to the copy) at {where}"
+                f"fastest by the pairs at {where}"
                 if won
                 else f"not fastest by the pairs at {where}"
                 if lost
