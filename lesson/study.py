@@ -672,7 +672,7 @@ def _memory_bound(ranking: Ranking, floor: FloorCheck, block: dict[str, Timing],
     reference = "copy" if floor.ok else "triad probe"
     if not floor.ok and block[reference].spread > WIDE_SPREAD:  # the copy's own check, held to its stand-in
         wide = f"copy {decimals_apart(block['copy'].spread, WIDE_SPREAD)}, triad {decimals_apart(block[reference].spread, WIDE_SPREAD)}"
-        reason = f"the byte shares need a steady copy or triad rate, and both spreads are wide ({wide} > {WIDE_SPREAD})"
+        reason = f"the byte shares (the time to move each call's bytes at a steady rate, over its time) need a steady copy or triad rate, and both spreads are wide ({wide} > {WIDE_SPREAD})"
         return [f"bound not estimated: {reason}"]
     ratios = {n: paired_ratio(block, n, reference) for n in allocs}
     busy = next((judge_ratio(r) for r in ratios.values() if r.busy), None)

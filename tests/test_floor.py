@@ -469,7 +469,7 @@ def test_05s_bound_is_withheld_where_the_triad_stand_in_fails_the_copys_spread_c
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)
     assert not floor.ok and len(lines) == 2
     assert lines[1] == (
-        "  bound not estimated: the byte shares need a steady copy or triad rate, and both spreads are wide (copy 0.60, triad 0.40 > 0.25)"
+        "  bound not estimated: the byte shares (the time to move each call's bytes at a steady rate, over its time) need a steady copy or triad rate, and both spreads are wide (copy 0.60, triad 0.40 > 0.25)"
     )
 
 
