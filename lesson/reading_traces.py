@@ -63,8 +63,8 @@ class HostOnlyFactors:
     @property
     def ranges(self) -> list[str]:
         """The two factor ranges over the profiled steps, one line each, led by the variant whose time is
-        the longer, so that both lines read the same way round ("longer step: torch.rms_norm's, x3.0-3.3 ...").
-        A range that straddles 1 names no longer one: it prints as "<what> time, <a>'s over <b>'s: x..."."""
+        the longer, so that both lines read the same way round ("torch.rms_norm's step is 3.0-3.3x ...").
+        A range that straddles 1 names no longer one: it prints as "<a>'s <what> over <b>'s: ...x"."""
         from analysis.verdicts import decimals_apart
 
         def shown(lo: float, hi: float) -> str:  # one decimal, more where the two ends would print alike
@@ -72,13 +72,13 @@ class HostOnlyFactors:
             return f"{a}-{b}" if a != b else f"{decimals_apart(lo, hi)}-{decimals_apart(hi, lo)}"
 
         lines = []
-        for what, f in (("step", self.step), ("host-only", self.host_only)):
+        for what, f in (("step", self.step), ("host-only time", self.host_only)):
             top, bottom, lo, hi = self.reference, self.subject, f.p10_us, f.p90_us
             if lo * hi < 1:  # mostly below 1: the subject's time is the longer
                 top, bottom, lo, hi = self.subject, self.reference, 1 / hi, 1 / lo
-            factor = f"longer {what} time: {top}'s, x{shown(lo, hi)} {bottom}'s"
+            factor = f"{top}'s {what} is {shown(lo, hi)}x {bottom}'s"
             if lo <= 1:  # across 1: neither is named the longer
-                factor = f"{what} time, {top}'s over {bottom}'s: x{shown(lo, hi)}"
+                factor = f"{top}'s {what} over {bottom}'s: {shown(lo, hi)}x"
             lines.append(f"{factor} (p10-p90 over the ACTIVE steps)")
         return lines
 
