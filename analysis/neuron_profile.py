@@ -260,7 +260,7 @@ def explorer_commands(
         "summary_pair": f"neuron-explorer view --output-format summary-json --output-file summary.json -n {neff} -s {ntff_2}",
         "json_pair": (
             f"neuron-explorer view --output-format json --output-file profile.json -n {neff} -s {ntff_2}"
-            "   # the JSON export load_exports reads: supported through Neuron 2.33, unmaintained from 2.34 (N36)"
+            "   # the full JSON export: supported through Neuron 2.33, unmaintained from 2.34 (N36); load_exports is untried on it"
         ),
         "schema": "neuron-explorer view --show-profile-schema   # the Parquet tables and fields of this Explorer version",
         "tunnel": (
