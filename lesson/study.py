@@ -444,7 +444,8 @@ def reference_reading(reference_dir: Path | None = None, backend: str = "cpu") -
     metrics = json.loads(runs[-1].read_text(encoding="utf-8")).get("notebooks", {}).get(STUDY_NOTEBOOK, {})
     for shape in ("small", "large"):  # a shape whose copy failed its check there too offers no ratio to the copy
         if metrics.get(f"{shape}_floor_sound", {}).get("value") is False:
-            metrics = {k: v for k, v in metrics.items() if not k.startswith((f"{shape}_", f"best_{shape}_"))}
+            kept = f"{shape}_floor_sound"  # kept: it says why the shape's other metrics are gone
+            metrics = {k: v for k, v in metrics.items() if k == kept or not k.startswith((f"{shape}_", f"best_{shape}_"))}
     env_file = runs[-1].parent / "environment.json"
     env = json.loads(env_file.read_text(encoding="utf-8")) if env_file.exists() else {}
     machine = f"a {env.get('cpu_count', '?')}-core {env.get('device_name', backend)}"
@@ -466,7 +467,7 @@ def copies_answer(ops: pd.DataFrame, ranking: Ranking, alloc_over_input: float, 
     Returns:
         "Answer: 3 full-size writes (pow, mul, mul) + 1 read-only (mean): 3.5 copies by source, 3.0
         copies by allocation; naive's 3.10 copies' time is not told apart from the source count" and the
-        like; "...; this run (or the reference run, whose ratio it compared) cannot choose the model" where it cannot.
+        like; "...; this run (or the reference run, whose ratio it compared) cannot say whether naive's time follows the source or the allocation count" where it cannot.
     """
     from analysis.timing import PairedRatio
     from analysis.verdicts import judge_ratio, relation_of
@@ -491,9 +492,13 @@ def copies_answer(ops: pd.DataFrame, ranking: Ranking, alloc_over_input: float, 
         figures = f"{recorded['value']:.2f} copies' time (p10-p90 {recorded['p10']:.2f}-{recorded['p90']:.2f}; {origin})"
         found = f"withheld here; the reference run's naive: {figures} is {said}"
     else:
-        found = "its ratio to the copy is withheld (above)"
+        found = "its ratio to the copy is withheld (above), and no reference run offers one"
     whose = "the reference run" if recorded else "this run"  # the ratio compared is the reference's where withheld
-    found += f"; {whose} cannot choose the model" if (gate is not None and not recorded) or len(told) > 1 else ""
+    found += (
+        f"; {whose} cannot say whether naive's time follows the source or the allocation count"
+        if (gate is not None and not recorded) or len(told) > 1
+        else ""
+    )
     counted = ", ".join(f"{c:.1f} copies by {whose}" for whose, c in models.items())
     ops_said = f"{len(writes)} full-size writes ({', '.join(writes)}) + {len(reads)} read-only ({', '.join(reads)})"
     return f"Answer: {ops_said}: {counted}; {found}"
@@ -504,6 +509,8 @@ def reference_ranking(shape: str, reference_dir: Path | None = None) -> str:
     is not read as this run's, for a shape whose ranking this run withheld; "" where none is committed."""
     metrics, origin = reference_reading(reference_dir)
     line = metrics.get(f"best_{shape}_variant", {}).get("note", "")
+    if metrics.get(f"{shape}_floor_sound", {}).get("value") is False:  # its copy failed there too
+        return f"Reference run ({origin}): its {shape} copy failed its check too, so it offers no ranking to fall back on"
     if not line or ", from closest to the copy: " not in line:
         return ""
     return f"Reference run ({origin}): {_with_ties(line.split(' (median')[0], metrics, shape)}"  # label first

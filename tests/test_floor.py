@@ -550,7 +550,7 @@ def test_05s_exercise_1_answer_judges_both_byte_models_ranked_withheld_and_from_
     assert "naive's 3.30 copies' time is told apart from every count" in line  # 3.3 / 3.0 = 1.10: apart
     _, _, failed = takeaway_case(copy=100.0, compiled=110.0, spread=0.6)
     assert copies_answer(ops, failed, 3.0, tmp_path).endswith(
-        "its ratio to the copy is withheld (above); this run cannot choose the model"
+        "its ratio to the copy is withheld (above), and no reference run offers one; this run cannot say whether naive's time follows the source or the allocation count"
     )
     run = tmp_path / "cpu-test-2026-12-06"
     run.mkdir()
@@ -563,7 +563,9 @@ def test_05s_exercise_1_answer_judges_both_byte_models_ranked_withheld_and_from_
     assert "withheld here; the reference run's naive: 3.30 copies' time (p10-p90 3.10-3.38; recorded on 2026-12-06" in line
     assert line.endswith("not this run) is not told apart from the allocation count")  # 3.1 / 3.0 = 1.03: within the margin
     ops.loc[4:5, "copies"] = 0.35  # source: 3.2 copies, also within the margin: the reference's ratio cannot choose
-    assert copies_answer(ops, failed, 3.0, tmp_path).endswith("; the reference run cannot choose the model")
+    assert copies_answer(ops, failed, 3.0, tmp_path).endswith(
+        "; the reference run cannot say whether naive's time follows the source or the allocation count"
+    )
 
 
 def test_a_reference_run_whose_copy_failed_offers_no_ranking_to_fall_back_on(tmp_path):
@@ -585,4 +587,7 @@ def test_a_reference_run_whose_copy_failed_offers_no_ranking_to_fall_back_on(tmp
     (run / "metrics.json").write_text(json.dumps({"notebooks": {"05_compare_variants": metrics}}))
     read, origin = reference_reading(tmp_path)
     assert "large_naive_over_copy" not in read and "best_large_variant" not in read and "small_naive_over_copy" in read
-    assert origin.endswith("not this run") and reference_ranking("large", tmp_path) == ""
+    assert origin.endswith("not this run") and "small_floor_sound" in read
+    assert reference_ranking("large", tmp_path).endswith(
+        "its large copy failed its check too, so it offers no ranking to fall back on"
+    )
