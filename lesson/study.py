@@ -590,7 +590,7 @@ def predict_answer(
 _FLIP = {"faster": "slower", "slower": "faster"}  # a pair verdict read from its reference's side
 
 _RERUN = {
-    "withheld": "the copy's check can pass on another run: rerun the timing cell",
+    "withheld": "the copy's check may pass on another run, or not: the pairs are this shape's result",
     "busy": "rerun the timing cell when the machine is quiet",
 }
 
