@@ -86,6 +86,12 @@ def _within_resolution(p10: float, p90: float) -> bool:
     return (p10 > 1 or p90 < 1) and relation_of(p10, p90) == "about 1"
 
 
+def _inside_margin(p10: float, p90: float) -> bool:
+    """True for a spread whose both ends lie within RESOLUTION of 1.0: the noise of this series, where
+    "no measurable difference" is the finding; a wider spread that holds 1 is an inconclusive test."""
+    return 1 / RESOLUTION <= p10 and p90 <= RESOLUTION
+
+
 def ranges_apart(subject_range: tuple[float, float], reference_range: tuple[float, float]) -> str:
     """Which side of the reference's p10-p90 the subject's lies on, "above" or "below", or "" where the
     two cannot be told apart: they overlap, touch, or the gap between the nearest ends is under
@@ -216,7 +222,7 @@ class Verdict:
         if self.kind == "no measurable difference":  # never read as a negative finding
             if self.form == "ranges":
                 return f"cannot tell apart (ranges not {_percent((RESOLUTION - 1) * 100)}% apart)"
-            if 1 / RESOLUTION <= self.p10 and self.p90 <= RESOLUTION:
+            if _inside_margin(self.p10, self.p90):
                 return f"no measurable difference (spread within {_percent((RESOLUTION - 1) * 100)}% of 1)"
             if _within_resolution(self.p10, self.p90):
                 return f"cannot rank (spread reaches within {_percent((RESOLUTION - 1) * 100)}% of 1)"
@@ -359,7 +365,7 @@ def _judge(
         # the reason first, and "no measurable difference" only for a spread inside the margin on both sides: beside
         # a wide spread (07's 0.91-1.86, median 1.28) or one that clears 1 (04's 1.04-1.11) it read as "they cost the same"
         figures_shown = f"median per-{pairing} {num} / {den} = {shown}, {spread}"
-        if 1 / RESOLUTION <= p10 and p90 <= RESOLUTION:
+        if _inside_margin(p10, p90):
             text = f"this run cannot rank {num} against {den}: the whole spread lies within {_percent((RESOLUTION - 1) * 100)}% of 1 ({figures_shown}), so no measurable difference here"
         else:
             text = f"this run cannot rank {num} against {den}: {allowed} ({figures_shown}): inconclusive, not a finding that they cost the same"

@@ -66,9 +66,9 @@ def orientation(name: str) -> list[str]:
     machine's, named as such), and whether it is optional. The Neuron facts a notebook relies on
     are not listed here: each appears in the "On Trainium" box of the cell that uses it
     (helpers.neuron_notes.trainium_box keeps the list a notebook names, with each fact's status)."""
-    from .series import CPU_SECONDS_MEASURED_ON, NOTEBOOKS
+    from .series import CPU_SECONDS_MEASURED_ON
 
-    info = next((i for i in NOTEBOOKS if i.stem == name), None)
+    info = _notebook_info(name)
     if info is None:  # a notebook outside the series table (a test's): nothing recorded for it
         return []
     lines = [
@@ -84,11 +84,17 @@ def orientation(name: str) -> list[str]:
     return lines
 
 
-def recorded_only(name: str) -> bool:
-    """True for a notebook that only reads data recorded elsewhere (helpers.series' `recorded_only`)."""
+def _notebook_info(name: str) -> Any:
+    """The series table's row for `name` (helpers.series.NOTEBOOKS), or None for a notebook outside it (a test's)."""
     from .series import NOTEBOOKS
 
-    return any(info.stem == name and info.recorded_only for info in NOTEBOOKS)
+    return next((i for i in NOTEBOOKS if i.stem == name), None)
+
+
+def recorded_only(name: str) -> bool:
+    """True for a notebook that only reads data recorded elsewhere (helpers.series' `recorded_only`)."""
+    info = _notebook_info(name)
+    return info is not None and info.recorded_only
 
 
 def threads_line(threads: int, default_threads: int) -> str:

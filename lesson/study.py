@@ -499,7 +499,7 @@ def copies_answer(ops: pd.DataFrame, ranking: Ranking, alloc_over_input: float, 
         if (gate is not None and not recorded) or len(told) > 1
         else ""
     )
-    counted = ", ".join(f"{c:.1f} copies by {whose}" for whose, c in models.items())
+    counted = ", ".join(f"{c:.1f} copies by {model}" for model, c in models.items())
     ops_said = f"{len(writes)} full-size writes ({', '.join(writes)}) + {len(reads)} read-only ({', '.join(reads)})"
     return f"Answer: {ops_said}: {counted}; {found}"
 
