@@ -165,17 +165,23 @@ class Contention:
         span = (
             f"{self.wall_s:.1f} s" if self.wall_s >= 1 else f"{self.wall_s * 1e3:.0f} ms"
         )  # under a second in ms ("0.1 s" hid 141 ms)
-        of_span, at_most = f"of the {span}", ""
-        if self.blocks > 1:  # the worst of several timed blocks: each fraction is the largest, the span the longest block's
-            of_span, at_most = (
-                f"of any of the {self.blocks} timed blocks, the longest {span}",  # no parentheses inside the machine line's own
-                "at most ",
-            )  # "its" read as this process's (07: one block ran in another)
+        worst_of = (
+            self.blocks > 1
+        )  # the worst of several timed blocks: each fraction is the largest, the span the longest block's
+
+        def share(fraction: float, named: bool) -> str:
+            """'at most 3% of any of the 3 timed blocks' reads "at most 0%" oddly: 0% holds for each block."""
+            shown = f"{fraction:.0%}"
+            if not worst_of:
+                return f"{shown} {'of it' if named else f'of the {span}'}"
+            each = "each" if shown == "0%" else "any"  # "its" read as this process's (07: one block ran in another)
+            blocks = f"of {each}" if named else f"of {each} of the {self.blocks} timed blocks, the longest {span}"
+            return f"{'' if shown == '0%' else 'at most '}{shown} {blocks}"  # no parentheses inside the machine line's own
+
         if self.waited_fraction is not None:
-            parts.append(f"a thread of this process waited for a CPU {at_most}{self.waited_fraction:.0%} {of_span}")
+            parts.append(f"a thread of this process waited for a CPU {share(self.waited_fraction, False)}")
         if self.pressure_fraction is not None:  # "of it" only where the span was named just before
-            of = ("of any" if at_most else "of it") if parts else of_span
-            parts.append(f"some task on the machine waited {at_most}{self.pressure_fraction:.0%} {of}")
+            parts.append(f"some task on the machine waited {share(self.pressure_fraction, bool(parts))}")
         if self.steal_fraction and f"{self.steal_fraction:.0%}" != "0%":  # "the hypervisor took 0%" says nothing
             parts.append(f"the hypervisor took {self.steal_fraction:.0%}")
         return "; ".join(parts) or "no CPU counters on this system"

@@ -413,20 +413,20 @@ def judge_ranges(
         fields = {"p10": a10, "p90": a90, "median": (a10 + a90) / 2, "form": "too few ranges", "unit": unit}
         text = _reading(subject, (a10, a90), reference, (b10, b90), unit, f, *few[0])
         return Verdict(subject=subject, reference=reference, kind="withheld", sentence=text, **fields)
-    shown = f"{subject} {a10:{f}}-{a90:{f}} {unit} against {reference} {b10:{f}}-{b90:{f}} {unit} ({spread})"
+    shown = f"{a10:{f}}-{a90:{f}} {unit} against {b10:{f}}-{b90:{f}} {unit}"  # the sentence names both first
     mid = (a10 + a90) / 2
     fields = {"subject": subject, "reference": reference, "median": mid, "p10": a10, "p90": a90, "form": "ranges", "unit": unit}
     fields["reference_range"] = f"{b10:{f}}-{b90:{f}} {unit}"
     side = ranges_apart((a10, a90), (b10, b90))
     if side:
         kind = "slower" if side == "above" else "faster"
-        return Verdict(kind=kind, sentence=f"{subject} measurably {side} {reference}: {shown}", **fields)
+        return Verdict(kind=kind, sentence=f"{subject} measurably {side} {reference}: {shown} ({spread})", **fields)
     why = _why_not_apart((a10, a90), (b10, b90), unit, f)
     low, high = min(a10, b10), max(a90, b90)
     if low > 0 and high <= RESOLUTION * low:  # both whole ranges inside the margin: the noise, not a test that failed
-        text = f"this run cannot tell {subject} and {reference} apart: no measurable difference, {why} ({shown})"
+        text = f"this run cannot tell {subject} and {reference} apart: no measurable difference, {why} ({shown}, {spread})"
     else:  # 01's warm-up ranges 3.4-3.7 against 3.1-3.3 ms read "no measurable difference" as "no difference"
-        text = f"this run cannot tell {subject} and {reference} apart: {why}: inconclusive, not a finding that they are equal ({shown})"
+        text = f"this run cannot tell {subject} and {reference} apart: {why}: inconclusive, not a finding that they are equal ({shown}, {spread})"
     return Verdict(kind="no measurable difference", sentence=text, **fields)
 
 

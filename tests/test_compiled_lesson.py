@@ -29,10 +29,10 @@ def test_written_over_input_is_nan_without_a_listing_or_a_write():
     assert math.isnan(written_over_input(_kernel([("in_ptr0", "arg0_1", ("4", "4"), "the input x")]), x))
 
 
-def _verdict(kind):
+def _verdict(kind, p10=math.nan, p90=math.nan):
     from types import SimpleNamespace
 
-    return SimpleNamespace(kind=kind, sentence="torch.compile / naive: cannot rank (a busy block)")
+    return SimpleNamespace(kind=kind, sentence="torch.compile / naive: cannot rank (a busy block)", p10=p10, p90=p90)
 
 
 def test_break_evens_price_only_the_first_compile_against_the_warm_saving():
@@ -48,6 +48,18 @@ def test_break_evens_price_only_the_first_compile_against_the_warm_saving():
     assert "0.60 s" not in paid_back.sentence and "12" not in paid_back.sentence  # its saving at 1024 is not timed
     assert first_over_later.kind == "estimate" and first_over_later.median == 15.0
     assert "the first compile's time over the later one's: about 15 on this run" in first_over_later.sentence
+    assert "across the paired ratio" not in paid_back.sentence  # no spread given: none printed
+
+
+def test_break_even_prints_the_range_the_paired_ratios_spread_gives():
+    """04 printed "about 162" calls from a ratio of medians while the pair's p10-p90 gave about 100-180."""
+    from types import SimpleNamespace
+
+    from lesson.compiled import break_evens
+
+    naive, compiled = SimpleNamespace(median_us=80_000.0), SimpleNamespace(median_us=30_000.0)
+    paid_back, _ = break_evens({"seconds": 9.0}, {"seconds": 0.6}, naive, compiled, _verdict("faster", 0.5, 0.75), 4096, 1024)
+    assert "225-450 calls across the paired ratio's p10-p90" in paid_back.sentence  # 9 s over 40 ms and over 20 ms
 
 
 def test_break_evens_are_withheld_unless_the_compiled_call_is_faster():

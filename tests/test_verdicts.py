@@ -164,7 +164,7 @@ def test_timings_from_separate_blocks_compare_by_range_and_a_busy_block_conclude
         unit="x",
         decimals=2,
     )
-    assert ratios.kind == "faster" and "0.94-0.96 x against at full width 1.02-1.03 x" in str(ratios)  # not "0.9-1.0 x"
+    assert ratios.kind == "faster" and "0.94-0.96 x against 1.02-1.03 x" in str(ratios)  # not "0.9-1.0 x"
 
 
 def test_a_reading_of_fewer_samples_than_a_range_needs_is_not_a_verdict():
@@ -391,13 +391,13 @@ def test_ranges_that_are_apart_print_apart():
     the ends differed (2.97 < 3.04) but printed alike, so the reader saw the rule broken. The numbers now
     carry the decimals that show the gap; ranges whose ends print apart keep the decimals asked for."""
     apart = judge_ranges("naive", (0.81, 0.96), "torch.rms_norm", (1.02, 1.2), "x")  # 6% apart, alike at 1 decimal
-    assert apart.kind == "faster" and "0.81-0.96 x against torch.rms_norm 1.02-1.20 x" in str(apart)
+    assert apart.kind == "faster" and "0.81-0.96 x against 1.02-1.20 x" in str(apart)
     near = judge_ranges("naive", (2.71, 2.97), "torch.rms_norm", (3.04, 3.22), "%")  # 2% apart: within the margin
-    assert near.kind == "no measurable difference" and "2.71-2.97 % against torch.rms_norm 3.04-3.22 %" in str(near)
+    assert near.kind == "no measurable difference" and "(2.71-2.97 % against 3.04-3.22 %, p10-p90)" in str(near)
     plain = judge_ranges("naive", (2.71, 2.84), "torch.rms_norm", (3.04, 3.22), "%")
-    assert "2.7-2.8 % against torch.rms_norm 3.0-3.2 % (p10-p90)" in str(plain)
+    assert "2.7-2.8 % against 3.0-3.2 % (p10-p90)" in str(plain)
     touching = judge_ranges("a", (1.0, 2.0), "b", (2.0, 3.0))  # equal ends: touching is not apart, 1 decimal suffices
-    assert touching.kind == "no measurable difference" and "1.0-2.0 us against b 2.0-3.0 us" in str(touching)
+    assert touching.kind == "no measurable difference" and "1.0-2.0 us against 2.0-3.0 us" in str(touching)
 
 
 def test_a_range_that_is_not_a_p10_p90_says_what_it_is():
@@ -411,7 +411,7 @@ def test_a_range_row_shows_what_the_subject_was_set_against():
     then it showed rank 1's as "(0.0-0.0 ms)", an end that is not zero printed as zero."""
     v = judge_ranges("rank 0's wait", (19.7, 20.07), "rank 1's wait", (0.01, 0.08), "ms")
     assert v.row()["comparison"] == "rank 0's wait against rank 1's wait (the reference's p10-p90: 0.01-0.08 ms)"
-    assert v.row()["verdict"] == "higher" and "rank 1's wait 0.01-0.08 ms" in str(v)
+    assert v.row()["verdict"] == "higher" and "against 0.01-0.08 ms" in str(v) and str(v).count("rank 1's wait") == 1
     assert "0.002-0.004 ms" in str(judge_ranges("a", (1.0, 2.0), "b", (0.002, 0.004), "ms"))
 
 
