@@ -221,11 +221,11 @@ class Verdict:
         record, stays as it is)."""
         if self.kind == "no measurable difference":  # never read as a negative finding
             if self.form == "ranges":
-                return f"cannot tell apart (ranges not {_percent((RESOLUTION - 1) * 100)}% apart)"
+                return f"cannot tell apart (ranges not {_margin_percent()}% apart)"
             if _inside_margin(self.p10, self.p90):
-                return f"no measurable difference (spread within {_percent((RESOLUTION - 1) * 100)}% of 1)"
+                return f"no measurable difference (spread within {_margin_percent()}% of 1)"
             if _within_resolution(self.p10, self.p90):
-                return f"cannot rank (spread reaches within {_percent((RESOLUTION - 1) * 100)}% of 1)"
+                return f"cannot rank (spread reaches within {_margin_percent()}% of 1)"
             return "cannot rank (spread crosses 1)"
         if self.form == "ranges":
             return {"slower": "higher", "faster": "lower"}.get(self.kind, self.kind)
@@ -289,6 +289,11 @@ def _percent(value: float) -> str:
     """A percentage without decimals, unless that would print a bound that is not 0 as "0"."""
     text = f"{value:.0f}"
     return decimals_apart(value, 0.0) if value != 0 and float(text) == 0 else text
+
+
+def _margin_percent() -> str:
+    """RESOLUTION as the margin every verdict sentence names ("5"); read at call time, as tests may change it."""
+    return _percent((RESOLUTION - 1) * 100)
 
 
 def judge_ratio(ratio: Any, faster: str = "faster", slower: str = "slower") -> Verdict:
@@ -359,14 +364,14 @@ def _judge(
     if relation == "about 1":
         if _within_resolution(p10, p90):
             side = "above" if p10 >= 1 else "below"  # one side of 1, too near it for this run to rank them
-            allowed = f"the spread lies {side} 1 but reaches within {_percent((RESOLUTION - 1) * 100)}% of it, a margin separate runs of this series can differ by"
+            allowed = f"the spread lies {side} 1 but reaches within {_margin_percent()}% of it, a margin separate runs of this series can differ by"
         else:
             allowed = _allowed(p10, p90, faster, slower, pairing)
         # the reason first, and "no measurable difference" only for a spread inside the margin on both sides: beside
         # a wide spread (07's 0.91-1.86, median 1.28) or one that clears 1 (04's 1.04-1.11) it read as "they cost the same"
         figures_shown = f"median per-{pairing} {num} / {den} = {shown}, {spread}"
         if _inside_margin(p10, p90):
-            text = f"this run cannot rank {num} against {den}: the whole spread lies within {_percent((RESOLUTION - 1) * 100)}% of 1 ({figures_shown}), so no measurable difference here"
+            text = f"this run cannot rank {num} against {den}: the whole spread lies within {_margin_percent()}% of 1 ({figures_shown}), so no measurable difference here"
         else:
             text = f"this run cannot rank {num} against {den}: {allowed} ({figures_shown}): inconclusive, not a finding that they cost the same"
         return Verdict(kind="no measurable difference", sentence=text, **fields)
@@ -443,7 +448,7 @@ def _why_not_apart(a: tuple[float, float], b: tuple[float, float], unit: str, f:
     gap = high[0] - low[1]
     return (
         f"the ranges lie {gap:{f}} {unit} apart, {gap / larger:.1%} of {larger:{f}} {unit} (the larger of their nearest ends), "
-        f"inside the verdicts' {_percent((RESOLUTION - 1) * 100)}% margin"
+        f"inside the verdicts' {_margin_percent()}% margin"
     )
 
 
