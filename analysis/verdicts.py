@@ -172,6 +172,7 @@ class Verdict:
     total: int = 0
     reference_range: str = ""  # a range verdict's reference p10-p90, as printed: the table shows what the subject was set against
     direction_word: str = ""  # judge_ratio's own word for the side of 1 ("longer compute"), shown in the table
+    within_noise: bool = False  # "no measurable difference" with both sides inside the margin: the noise is the finding
 
     def __str__(self) -> str:
         return self.sentence
@@ -220,9 +221,11 @@ class Verdict:
         (spread crosses 1)" or "cannot tell apart (ranges not 5% apart)", never a bare negative (`kind`, which claims
         record, stays as it is)."""
         if self.kind == "no measurable difference":  # never read as a negative finding
+            if self.form == "ranges" and self.within_noise:
+                return f"no measurable difference (ranges within {_margin_percent()}% of each other)"
             if self.form == "ranges":
                 return f"cannot tell apart (ranges not {_margin_percent()}% apart)"
-            if _inside_margin(self.p10, self.p90):
+            if self.within_noise:
                 return f"no measurable difference (spread within {_margin_percent()}% of 1)"
             if _within_resolution(self.p10, self.p90):
                 return f"cannot rank (spread reaches within {_margin_percent()}% of 1)"
@@ -370,11 +373,12 @@ def _judge(
         # the reason first, and "no measurable difference" only for a spread inside the margin on both sides: beside
         # a wide spread (07's 0.91-1.86, median 1.28) or one that clears 1 (04's 1.04-1.11) it read as "they cost the same"
         figures_shown = f"median per-{pairing} {num} / {den} = {shown}, {spread}"
-        if _inside_margin(p10, p90):
+        noise = _inside_margin(p10, p90)
+        if noise:
             text = f"this run cannot rank {num} against {den}: the whole spread lies within {_margin_percent()}% of 1 ({figures_shown}), so no measurable difference here"
         else:
             text = f"this run cannot rank {num} against {den}: {allowed} ({figures_shown}): inconclusive, not a finding that they cost the same"
-        return Verdict(kind="no measurable difference", sentence=text, **fields)
+        return Verdict(kind="no measurable difference", sentence=text, within_noise=noise, **fields)
     word = slower if relation == "above 1" else faster
     factor = med if med > 1 else 1 / med
     text = f"{num} took {shown}x the time of {den}: {factor:.2f}x {word} ({spread})"
@@ -428,11 +432,12 @@ def judge_ranges(
         return Verdict(kind=kind, sentence=f"{subject} measurably {side} {reference}: {shown} ({spread})", **fields)
     why = _why_not_apart((a10, a90), (b10, b90), unit, f)
     low, high = min(a10, b10), max(a90, b90)
-    if low > 0 and high <= RESOLUTION * low:  # both whole ranges inside the margin: the noise, not a test that failed
+    noise = low > 0 and high <= RESOLUTION * low  # both whole ranges inside the margin: the noise, not a test that failed
+    if noise:
         text = f"this run cannot tell {subject} and {reference} apart: no measurable difference, {why} ({shown}, {spread})"
     else:  # 01's warm-up ranges 3.4-3.7 against 3.1-3.3 ms read "no measurable difference" as "no difference"
         text = f"this run cannot tell {subject} and {reference} apart: {why}: inconclusive, not a finding that they are equal ({shown}, {spread})"
-    return Verdict(kind="no measurable difference", sentence=text, **fields)
+    return Verdict(kind="no measurable difference", sentence=text, within_noise=noise, **fields)
 
 
 def _why_not_apart(a: tuple[float, float], b: tuple[float, float], unit: str, f: str) -> str:

@@ -225,8 +225,7 @@ def warmup_explanation(verdict: Verdict, backend: Any) -> list[str]:
         sentence says "no measurable difference"), else no line: an inconclusive verdict (ranges apart by more
         than the margin, yet overlapping) cannot carry "a fresh model's first step carries little".
     """
-    within_margin = verdict.kind == "no measurable difference" and "no measurable difference" in verdict.sentence
-    if not within_margin or backend.name != "cpu":
+    if not verdict.within_noise or backend.name != "cpu":
         return []
     return [
         "explanation, not a measurement: on cpu the process's very first call (the cold one above) already paid the"

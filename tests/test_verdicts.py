@@ -119,6 +119,8 @@ def test_ranges_that_touch_are_not_measurably_apart():
     )
     inside = judge_ranges("a", (10.0, 10.2), "b", (10.25, 10.4), unit="us")  # both whole ranges within 5%: the noise
     assert "apart: no measurable difference, the ranges lie 0.05 us apart" in str(inside) and "inconclusive" not in str(inside)
+    assert inside.within_noise and inside.word == "no measurable difference (ranges within 5% of each other)"
+    assert not touching.within_noise and touching.word == "cannot tell apart (ranges not 5% apart)"
     assert str(touching).startswith("this run cannot tell rank 1 exit and rank 0 exit apart:")
     overlapping = judge_ranges("a", (1.0, 3.0), "b", (2.0, 4.0))
     assert "the ranges overlap: inconclusive" in str(overlapping)
