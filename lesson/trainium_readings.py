@@ -154,8 +154,8 @@ def execution_start(exports: dict[str, Any]) -> pd.DataFrame:
 
     Returns:
         DataFrame, one row per profile: `first MATMUL (us)`, `share of total` (of the execution's time),
-        `first HBM-reading instruction starts (us)`, `DMA packets before it, per queue type` (the DMA
-        packets that start before that instruction: "type: packets", joined by ", "), `computing before
+        `first HBM-reading instruction starts (us)`, `DMA packets before the first HBM read` (the DMA
+        packets that start before that instruction, per queue type: "type: packets", joined by ", "), `computing before
         MATMUL` (analysis.COMPUTING_OPCODES instructions that start before the first MATMUL) and
         `commonest opcodes before MATMUL (% of instructions)` (the 4 commonest, each with its share of
         the instructions that start before the first MATMUL).
@@ -173,7 +173,7 @@ def execution_start(exports: dict[str, Any]) -> pd.DataFrame:
             "first MATMUL (us)": first_matmul_ns / 1e3,
             "share of total": first_matmul_ns / e.total_time_ns,
             "first HBM-reading instruction starts (us)": first_read_ns / 1e3,
-            "DMA packets before it, per queue type": ", ".join(f"{q}: {n}" for q, n in queues.items() if n),
+            "DMA packets before the first HBM read": ", ".join(f"{q}: {n}" for q, n in queues.items() if n),
             "computing before MATMUL": int(before.isin(COMPUTING_OPCODES).sum()),
             "commonest opcodes before MATMUL (% of instructions)": ", ".join(
                 f"{op} {s:.0%}" for op, s in before.value_counts(normalize=True).head(4).items()
@@ -182,57 +182,79 @@ def execution_start(exports: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows).T
 
 
-def execution_start_reading(start: pd.DataFrame) -> str:
-    """The one line 09 prints under `execution_start`'s table: per kernel, when its first MATMUL starts
-    and what share of the execution precedes it, and whether any computing instruction runs before it.
-
-    Why here: the table holds the figures but a first-time reader has to compare four rows to see that
-    a third to half of each execution does no arithmetic; the line states it from the table itself.
-
-    Args:
-        start: `execution_start`'s result (rows named "<kernel>_<dtype>_s512").
-
-    Returns:
-        One line, e.g. "first MATMUL at 17.2-18.2 us, 0.31-0.32 of the execution (baseline); ...; no
-        computing instruction starts before it in any profile (one execution each: a reading)".
-    """
-
-    def span(values: pd.Series, fmt: str) -> str:
-        low, high = format(values.min(), fmt), format(values.max(), fmt)
-        return low if low == high else f"{low}-{high}"
-
-    parts = []
-    for kernel in ("baseline", "fused"):
-        rows = start.loc[[n for n in start.index if n.startswith(f"{kernel}_")]]
-        at, share = span(rows["first MATMUL (us)"].astype(float), ".1f"), span(rows["share of total"].astype(float), ".2f")
-        parts.append(f"{kernel}: first MATMUL at {at} us, {share} of the execution")
-    computing = start["computing before MATMUL"].astype(int)
-    before = (
-        "no computing instruction starts before it in any profile"
-        if computing.eq(0).all()
-        else "computing instructions start before it in " + ", ".join(computing.index[computing > 0])
-    )
-    return f"{'; '.join(parts)}; {before} (one execution each: a reading)"
-
-
 def after_first_matmul_reading(start: pd.DataFrame) -> str:
-    """One line: per dtype, the time after the first MATMUL, baseline against fused.
+    """One line linking 09's two findings: the start before the first MATMUL (its span over every
+    profile, and whether it computes anything), and fused / baseline per dtype after it against the
+    whole execution (total_time).
 
-    Why here: the whole-execution ratio includes the start before the first MATMUL, which both kernels
-    share; the time after it is where the kernels differ. Computed from the start table alone
+    Why here: the whole-execution ratio includes the start, which both kernels spend; a reader who
+    sees the two ratios apart has to reconcile them by hand. Computed from the start table alone
     (total time = first MATMUL / share of total).
 
     Args:
         start: `execution_start`'s result (rows named "<kernel>_<dtype>_s512").
 
     Returns:
-        One line, e.g. "time after the first MATMUL: bf16 baseline 37.0 us, fused 19.2 us (x0.52); ...
-        (one execution each: a reading)".
+        One line, e.g. "before the first MATMUL: 17.2-18.2 us in every profile, no computing instruction;
+        fused / baseline after it: bf16 x0.52 (37.0 -> 19.1 us), ...; over the whole execution
+        (total_time): bf16 x0.67, ...: the shared start dilutes the gain (one execution each: a reading)".
     """
     first = start["first MATMUL (us)"].astype(float)
-    after = first / start["share of total"].astype(float) - first
-    parts = []
+    total = first / start["share of total"].astype(float)
+    computing = start["computing before MATMUL"].astype(int)
+    span = f"{first.min():.1f}" if f"{first.min():.1f}" == f"{first.max():.1f}" else f"{first.min():.1f}-{first.max():.1f}"
+    before = (
+        "no computing instruction"
+        if computing.eq(0).all()
+        else "computing instructions in " + ", ".join(computing.index[computing > 0])
+    )
+    after_parts, whole_parts, diluted = [], [], []
     for dtype in sorted({name.split("_")[1] for name in start.index}):
-        base, fused = (after[next(n for n in start.index if n.startswith(f"{k}_{dtype}_"))] for k in ("baseline", "fused"))
-        parts.append(f"{dtype} baseline {base:.1f} us, fused {fused:.1f} us (x{fused / base:.2f})")
-    return f"time after the first MATMUL: {'; '.join(parts)} (one execution each: a reading)"
+        base, fused = (next(n for n in start.index if n.startswith(f"{k}_{dtype}_")) for k in ("baseline", "fused"))
+        after_ratio = (total[fused] - first[fused]) / (total[base] - first[base])
+        whole_ratio = total[fused] / total[base]
+        after_parts.append(
+            f"{dtype} x{after_ratio:.2f} ({total[base] - first[base]:.1f} -> {total[fused] - first[fused]:.1f} us)"
+        )
+        whole_parts.append(f"{dtype} x{whole_ratio:.2f}")
+        diluted.append(abs(1 - whole_ratio) < abs(1 - after_ratio))
+    link = "the shared start dilutes the gain" if all(diluted) else "the start does not dilute the gain in every dtype"
+    return (
+        f"before the first MATMUL: {span} us in every profile, {before}; fused / baseline after it: "
+        f"{', '.join(after_parts)}; over the whole execution (total_time): {', '.join(whole_parts)}: {link}"
+        " (one execution each: a reading)"
+    )
+
+
+def lane_rank_flips(work: dict[str, pd.DataFrame]) -> str:
+    """Lines naming, per profile, every two computing engines whose lanes rank them the other way round
+    from their computing time, and the engines with a lane but no computing instruction.
+
+    Why here: "a lane counts housekeeping" is abstract until a pair of engines swaps places; finding
+    the pairs in a 5-engine table by eye is the hand reconciliation the lesson should not ask for.
+
+    Args:
+        work: profile name -> analysis.engine_work of it (`lane_us`, `computing_us`, `computing` per engine).
+
+    Returns:
+        Newline-joined lines, e.g. "baseline_bf16_s512: scalar's lane is longer than vector's (14.0 > 13.1 us),
+        its computing time shorter (7.4 < 8.9 us)"; "no two computing engines swap places" where none do;
+        then "a lane with no computing instruction: gpsimd, sync (in every profile)" where such engines exist.
+    """
+    lines = []
+    for name, w in work.items():
+        busy = w[w["computing"] > 0]
+        for a in busy.index:
+            for b in busy.index:
+                lane, comp = busy["lane_us"], busy["computing_us"]
+                if lane[a] > lane[b] and comp[a] < comp[b]:
+                    lines.append(
+                        f"{name}: {a}'s lane is longer than {b}'s ({lane[a]:.1f} > {lane[b]:.1f} us),"
+                        f" its computing time shorter ({comp[a]:.1f} < {comp[b]:.1f} us)"
+                    )
+    lines = lines or ["no two computing engines swap places between lane and computing time"]
+    idle = [set(w.index[(w["computing"] == 0) & (w["lane_us"] > 0)]) for w in work.values()]
+    everywhere = sorted(set.intersection(*idle)) if idle else []
+    if everywhere:
+        lines.append(f"a lane with no computing instruction: {', '.join(everywhere)} (in every profile)")
+    return "\n".join(lines)

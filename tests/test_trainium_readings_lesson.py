@@ -10,7 +10,7 @@ from lesson.trainium_readings import (
     device_view_metrics,
     execution_start,
     after_first_matmul_reading,
-    execution_start_reading,
+    lane_rank_flips,
     guesses_against_counters,
 )
 
@@ -87,35 +87,52 @@ def test_execution_start_reads_each_export():
         assert 0 < row["first HBM-reading instruction starts (us)"] < row["first MATMUL (us)"]
         assert row["computing before MATMUL"] == 0
         early = e.dma[e.dma["start_ns"] < row["first HBM-reading instruction starts (us)"] * 1e3]
-        assert row["DMA packets before it, per queue type"] == ", ".join(
+        assert row["DMA packets before the first HBM read"] == ", ".join(
             f"{q}: {n}" for q, n in early["queue_type"].value_counts().items()
         )
         assert row["commonest opcodes before MATMUL (% of instructions)"].count("%") == 4
 
 
-def test_execution_start_reading_states_the_table():
-    start = execution_start(load_exports(RECORDED_NEURON_DIR))
-    line = execution_start_reading(start)
-    for kernel in ("baseline", "fused"):
-        rows = start.loc[[n for n in start.index if n.startswith(kernel)]]
-        low, high = rows["first MATMUL (us)"].min(), rows["first MATMUL (us)"].max()
-        assert f"{kernel}: first MATMUL at {low:.1f}-{high:.1f} us" in line or f"{kernel}: first MATMUL at {low:.1f} us" in line
-    assert "no computing instruction starts before it in any profile" in line
-    assert line.endswith("(one execution each: a reading)")
-    # a profile with a computing instruction before its first MATMUL is named, not hidden
-    start.loc["fused_fp32_s512", "computing before MATMUL"] = 3
-    assert "computing instructions start before it in fused_fp32_s512" in execution_start_reading(start)
-
-
-def test_after_first_matmul_reading_matches_the_exports():
+def test_after_first_matmul_reading_links_the_start_to_total_time():
     exports = load_exports(RECORDED_NEURON_DIR)
-    line = after_first_matmul_reading(execution_start(exports))
+    start = execution_start(exports)
+    line = after_first_matmul_reading(start)
+    firsts = []
     for dtype in ("bf16", "fp32"):
-        after = {}
+        after, total = {}, {}
         for kernel in ("baseline", "fused"):
             e = exports[f"{kernel}_{dtype}_s512"]
             first_ns = e.instructions.loc[e.instructions["opcode"] == "MATMUL", "start_ns"].min()
-            after[kernel] = (e.total_time_ns - first_ns) / 1e3
+            firsts.append(first_ns / 1e3)
+            after[kernel], total[kernel] = (e.total_time_ns - first_ns) / 1e3, e.total_time_ns / 1e3
         assert after["fused"] < after["baseline"]  # the recorded fused kernel drops the round trip after the start
-        assert f"{dtype} baseline {after['baseline']:.1f} us, fused {after['fused']:.1f} us" in line
+        after_ratio, whole_ratio = after["fused"] / after["baseline"], total["fused"] / total["baseline"]
+        assert f"{dtype} x{after_ratio:.2f} ({after['baseline']:.1f} -> {after['fused']:.1f} us)" in line
+        assert f"{dtype} x{whole_ratio:.2f}" in line
+        assert after_ratio < whole_ratio < 1  # the shared start dilutes the gain in total_time
+    assert f"{min(firsts):.1f}-{max(firsts):.1f} us in every profile, no computing instruction" in line
+    assert "the shared start dilutes the gain" in line
     assert line.endswith("(one execution each: a reading)")
+    # a profile with a computing instruction before its first MATMUL is named, not hidden
+    start.loc["fused_fp32_s512", "computing before MATMUL"] = 3
+    assert "computing instructions in fused_fp32_s512" in after_first_matmul_reading(start)
+
+
+def test_lane_rank_flips_names_the_swapped_pairs_from_the_table():
+    work = {name: engine_work(e) for name, e in load_exports(RECORDED_NEURON_DIR).items()}
+    lines = lane_rank_flips(work).splitlines()
+    expected = []
+    for name, w in work.items():
+        busy = w[w["computing"] > 0]
+        for a in busy.index:
+            for b in busy.index:
+                if busy.at[a, "lane_us"] > busy.at[b, "lane_us"] and busy.at[a, "computing_us"] < busy.at[b, "computing_us"]:
+                    expected.append(f"{name}: {a}'s lane is longer than {b}'s")
+    assert expected, "the recordings hold at least one swap (baseline_bf16: scalar's lane above vector's)"
+    assert len(lines) == len(expected) + 1
+    for line, start in zip(lines, expected):
+        assert line.startswith(start)
+    assert lines[-1] == "a lane with no computing instruction: gpsimd, sync (in every profile)"
+    # where no pair swaps, the line says so instead of staying silent
+    same = {name: w.assign(lane_us=w["computing_us"]) for name, w in work.items()}
+    assert lane_rank_flips(same).splitlines()[0] == "no two computing engines swap places between lane and computing time"
