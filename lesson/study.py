@@ -418,7 +418,7 @@ def _pair_words(pairs: list) -> str:
         for v in pairs
     ]  # the table's own verdict words: a bare ratio beside "not told apart" read as "same cost"
     said = [f"{w}, p10-p90 {ratio_bound(v.p10)}-{ratio_bound(v.p90)}" for w, v in zip(said, pairs)]
-    return "the pairs, which need no copy: " + "; ".join(said)
+    return "this shape's result is the pairs, which need no copy: " + "; ".join(said)
 
 
 def reference_reading(reference_dir: Path | None = None, backend: str = "cpu") -> tuple[dict, str]:
@@ -626,7 +626,7 @@ def predict_answer(
 _FLIP = {"faster": "slower", "slower": "faster"}  # a pair verdict read from its reference's side
 
 _RERUN = {
-    "withheld": "the copy's check may pass on another run, or not: the pairs are this shape's result",
+    "withheld": "the copy's check may pass on another run, or not",
     "busy": "rerun the timing cell when the machine is quiet",
 }
 

@@ -291,7 +291,7 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     assert not floor.ok and lines[0].startswith("large: the ranking against the copy is withheld (above); ")
     assert "may pass on another run, or not" in lines[0] and "withheld, the copy floor failed" not in "".join(lines)  # said once
     assert lines[0].endswith(
-        "the pairs, which need no copy: fused / naive: 1.09x, slower, p10-p90 1.09-1.09; compiled / naive: 0.33x, faster,"
+        "this shape's result is the pairs, which need no copy: fused / naive: 1.09x, slower, p10-p90 1.09-1.09; compiled / naive: 0.33x, faster,"
         " p10-p90 0.33-0.33; compiled / fused: 0.31x, faster, p10-p90 0.31-0.31"
     )
     assert "at the triad's rate), share of time (p10-p90): compiled 0.73 (0.73-0.73);" in lines[1]
