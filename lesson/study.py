@@ -418,7 +418,7 @@ def _pair_words(pairs: list) -> str:
         for v in pairs
     ]  # the table's own verdict words: a bare ratio beside "not told apart" read as "same cost"
     said = [f"{w}, p10-p90 {ratio_bound(v.p10)}-{ratio_bound(v.p90)}" for w, v in zip(said, pairs)]
-    return "the pairs, which need no copy: " + "; ".join(said)
+    return "this shape's result is the pairs, which need no copy: " + "; ".join(said)
 
 
 def reference_reading(reference_dir: Path | None = None, backend: str = "cpu") -> tuple[dict, str]:
@@ -453,7 +453,15 @@ def reference_reading(reference_dir: Path | None = None, backend: str = "cpu") -
     return metrics, f"recorded on {str(env.get('date_utc', '?'))[:10]} on {machine} by make run ({where}), not this run"
 
 
-def copies_answer(ops: pd.DataFrame, ranking: Ranking, alloc_over_input: float, reference_dir: Path | None = None) -> str:
+def copies_answer(
+    ops: pd.DataFrame,
+    ranking: Ranking,
+    alloc_over_input: float,
+    reference_dir: Path | None = None,
+    block: dict[str, Timing] | None = None,
+    through_alloc: float = math.nan,
+    through: str = "torch.compile",
+) -> str:
     """05's exercise 1 answer in one line: naive's full-size passes by its source (`ops`), the two byte
     models (source, allocation), and whether naive's time in copies is told apart from each, by the ratio
     rule; where this run's ranking is withheld, the committed reference run's ratio, labelled as its.
@@ -463,6 +471,9 @@ def copies_answer(ops: pd.DataFrame, ranking: Ranking, alloc_over_input: float, 
         ranking: the large shape's Ranking (its `over_floor["naive"]`, naive / copy per round, and `gate`).
         alloc_over_input: naive's allocated bytes over the input's (NaN where not recorded: no model).
         reference_dir: the committed reference runs (default: helpers.series.REFERENCE_RUNS_DIR).
+        block, through_alloc, through: where both rankings are withheld, the large shape's timings and the
+            `through` variant's allocated bytes over the input's: a `through` allocating about one input's
+            bytes makes about one copy-like pass, so naive / `through` per round estimates naive's copies.
 
     Returns:
         "Answer: 3 full-size writes (pow, mul, mul) + 1 read-only (mean): 3.5 copies by source, 3.0
@@ -493,6 +504,7 @@ def copies_answer(ops: pd.DataFrame, ranking: Ranking, alloc_over_input: float, 
         found = f"withheld here; the reference run's naive: {figures} is {said}"
     else:
         found = "its ratio to the copy is withheld (above), and no reference run offers one"
+        found += _copies_through(block, through, through_alloc) if block and through in block else ""
     whose = "the reference run" if recorded else "this run"  # the ratio compared is the reference's where withheld
     found += (
         f"; {whose} cannot say whether naive's time follows the source or the allocation count"
@@ -502,6 +514,28 @@ def copies_answer(ops: pd.DataFrame, ranking: Ranking, alloc_over_input: float, 
     counted = ", ".join(f"{c:.1f} copies by {model}" for model, c in models.items())
     ops_said = f"{len(writes)} full-size writes ({', '.join(writes)}) + {len(reads)} read-only ({', '.join(reads)})"
     return f"Answer: {ops_said}: {counted}; {found}"
+
+
+def _copies_through(block: dict[str, Timing], through: str, alloc: float) -> str:
+    """Exercise 1's fallback where no ratio to a copy is left: naive's time in `through` calls, by the pair
+    (no copy needed), read as copies where `through` allocates about one input's bytes; an estimate, said so."""
+    from analysis.timing import paired_ratio
+    from analysis.verdicts import estimate, judge_ratio
+
+    v = judge_ratio(paired_ratio(block, "naive", through))
+    if v.kind == "busy":
+        return f"; the pair naive / {through} concludes nothing either (busy)"
+    if not v.measurable:
+        return f"; the pair does not tell naive from {through}, so it gives no estimate"
+    if not 0.75 <= alloc <= 1.25:  # not about one copy-like pass: the pair is no count of copies
+        return f"; {through} allocates {alloc:.1f} inputs' bytes, not about one copy's, so the pair gives no estimate"
+    basis = f"naive takes {v.median:.2f}x {through}'s time by the pair, and {through} (alloc_over_input {alloc:.1f}) is taken as one copy-like pass"
+    return (
+        "; "
+        + estimate(
+            "naive's time", {"this run": v.median}, "copies' time", basis, f"how far {through} is from the copy", 1
+        ).sentence
+    )
 
 
 def reference_ranking(shape: str, reference_dir: Path | None = None) -> str:
@@ -537,60 +571,62 @@ def _with_ties(line: str, metrics: dict, shape: str) -> str:
 def predict_answer(
     rankings: dict[str, Ranking], name: str = "torch.compile", blocks: dict[str, dict[str, Timing]] | None = None
 ) -> str:
-    """05's "Predict first" answered from the rankings: where `name` sits at each shape, and whether it wins at both.
+    """05's "Predict first" answered from the run: which variant is fastest at each shape, and whether `name` is at both.
 
     Why here: the question is asked in markdown before the run, so its answer must come from this run's
-    verdicts (`Ranking.tiers`: a tie is a tie), whatever they are: a shape whose ranking is gated (busy, or
-    the copy failed its check) is said to be unranked, unless its pair verdicts, which need no copy, place
-    `name` fastest (a win) or slower than another; a win needs `name` alone closest (or fastest) at every shape.
+    verdicts, whatever they are: a ranked shape's closest group (`Ranking.tiers`: a tie is a tie); a shape
+    whose ranking is withheld because the copy failed its check, the variant its pair verdicts (which need no
+    copy) put faster than every other; a busy shape, or pairs that name no one variant, no answer.
 
     Args:
         rankings: shape -> its Ranking (`rank_over_floor`); name: the variant the question asks about.
-        blocks: shape -> its interleaved timings, for a gated shape's pairs; None: a gated shape is unranked.
+        blocks: shape -> its interleaved timings, for a withheld shape's pairs; None: such a shape is unanswered.
 
     Returns:
-        One line: "Predict first, from the rankings: torch.compile is ... at <shape> and ... at <shape>: it
-        wins at both" (or "it does not win at both", "it wins at neither", "this run cannot say ...").
+        One line: "Predict first, fastest at each shape: small 8x1024: torch.rms_norm (by the ranking);
+        large 8192x4096: torch.compile (by the pairs; its ratio to the copy withheld): torch.compile is
+        fastest at one shape of 2" (or "at both", "at neither", "this run cannot say whether it is at both").
     """
     places, firsts = [], []
     for s, ranking in rankings.items():
         if ranking.gate:
-            pairs = newer_first(ranking, blocks[s]) if blocks and ranking.gate.kind != "busy" else []
-            mine = [v.kind if v.subject == name else _FLIP.get(v.kind) for v in pairs if name in (v.subject, v.reference)]
-            won = bool(mine) and all(k == "faster" for k in mine)
-            lost = "slower" in mine and not any(k == "busy" for k in mine)
-            where = f"{ranking.label} (its ratio to the copy withheld)"
-            why = "busy" if ranking.gate.kind == "busy" else "the copy failed its check"
-            places.append(
-                f"fastest by the pairs at {where}"
-                if won
-                else f"not fastest by the pairs at {where}"
-                if lost
-                else f"not ranked at {ranking.label} ({why})"
-            )
-            firsts.append(True if won else False if lost else None)
-            continue
-        tiers = ranking.tiers()
-        at = next(i for i, tier in enumerate(tiers) if name in tier)
-        others = [n for n in tiers[at] if n != name]
-        if len(tiers) == 1:
-            place = "not told apart from the others"
+            busy = ranking.gate.kind == "busy" or not blocks
+            pairs = [] if busy else newer_first(ranking, blocks[s])
+            kinds = {n: [] for n in ranking.over_floor}
+            for v in pairs:
+                kinds[v.subject].append(v.kind)
+                kinds[v.reference].append(_FLIP.get(v.kind, v.kind))
+            fastest = [n for n, ks in kinds.items() if ks and all(k == "faster" for k in ks)]
+            why = "busy" if ranking.gate.kind == "busy" else "the copy failed its check" if not blocks else ""
+            if fastest and not any(v.kind == "busy" for v in pairs):
+                places.append(f"{ranking.label}: {fastest[0]} (by the pairs; its ratio to the copy withheld)")
+                group = fastest
+            else:
+                said = f"this run cannot say ({why})" if why else "no one variant by the pairs"
+                places.append(f"{ranking.label}: {said}")
+                lost = "slower" in kinds.get(name, []) and not any(v.kind == "busy" for v in pairs)
+                group = [] if lost else None  # an inconclusive pair is no loss
         else:
-            place = "closest to the copy" if at == 0 else "farthest from the copy" if at == len(tiers) - 1 else "in between"
-            place += f" (not told apart from {' or '.join(others)})" if others else ""
-        places.append(f"{place} at {ranking.label}")
-        firsts.append(at == 0 and not others and len(tiers) > 1)  # a win: alone in the closest group
-    if any(f is False for f in firsts):
-        answer = "it does not win at both" if any(firsts) or None in firsts else "it wins at neither"
+            tiers = ranking.tiers()
+            group = tiers[0] if len(tiers) > 1 else []
+            places.append(f"{ranking.label}: {' ≈ '.join(group) if group else 'none told apart'} (by the ranking)")
+        firsts.append(None if group is None else group == [name])
+    won = sum(f is True for f in firsts)
+    if False not in firsts:
+        answer = (
+            f"{name} is fastest at every shape"
+            if None not in firsts
+            else f"this run cannot say whether {name} is fastest at every shape"
+        )
     else:
-        answer = "this run cannot say whether it wins at both" if None in firsts else "it wins at both"
-    return f"Predict first, from the rankings: {name} is {' and '.join(places)}: {answer}"
+        answer = f"{name} is fastest at none" if not won and None not in firsts else f"{name} is not fastest at every shape"
+    return f"Predict first, fastest at each shape: {'; '.join(places)}: {answer}"
 
 
 _FLIP = {"faster": "slower", "slower": "faster"}  # a pair verdict read from its reference's side
 
 _RERUN = {
-    "withheld": "the copy's check may pass on another run, or not: the pairs are this shape's result",
+    "withheld": "the copy's check may pass on another run, or not",
     "busy": "rerun the timing cell when the machine is quiet",
 }
 
