@@ -169,7 +169,7 @@ def recorded_rmsnorm_takeaway(table: pd.DataFrame) -> str:
     Returns:
         "Recorded on an AMD MI300X by the TraceLens project, not this run (H100 naive: the same). One Qwen2RMSNorm
         call (naive's ops plus two casts): 8 kernels against 1 for a fused call, 8.0x. Its bytes, counted from shapes (not timed), are
-        9.0x a fused pass's." (one idea a sentence); the H100 aside only where
+        9.0x a fused pass over the same x." (one idea a sentence); the H100 aside only where
         that row's kernels and bytes equal the MI300X naive row's.
     """
     from analysis import counted
@@ -182,12 +182,27 @@ def recorded_rmsnorm_takeaway(table: pd.DataFrame) -> str:
         "a fused call",
         fused["kernels_per_call"],
     )
-    bytes_ = f"Its bytes, counted from shapes (not timed), are {naive['bytes_ratio']:.1f}x a fused pass's."
+    bytes_ = f"Its bytes, counted from shapes (not timed), are {naive['bytes_ratio']:.1f}x a fused pass over the same x."
     columns = ["kernels_per_call", "bytes_ratio"]
     h100_same = table.loc[f"H100, {RECORDED_QWEN}", columns].round(1).equals(naive[columns].round(1))
     origin = "Recorded on an AMD MI300X by the TraceLens project, not this run" + (" (H100 naive: the same)" if h100_same else "")
     line = str(kernels)
     return f"{origin}. {line[0].upper()}{line[1:]}. {bytes_}"
+
+
+def _longest_untraced(calls: pd.DataFrame, gap_us: float) -> tuple[float, float]:
+    """The longest stretch of a gap (from its start, in us) that no host call covers: the time the
+    trace cannot say what the host did (untraced Python, most likely), which a reader should not
+    read as waiting on the device.
+    """
+    hole, reached = (0.0, 0.0), 0.0
+    for start, end in sorted(zip(calls["from_gap_start_us"], calls["from_gap_start_us"] + calls["dur_us"])):
+        if start > reached and min(start, gap_us) - reached > hole[1] - hole[0]:
+            hole = (reached, min(start, gap_us))
+        reached = max(reached, end)
+    if gap_us - reached > hole[1] - hole[0]:
+        hole = (reached, gap_us)
+    return hole
 
 
 def largest_gap_host_calls(trace: Any) -> tuple[str, pd.DataFrame]:
@@ -200,7 +215,8 @@ def largest_gap_host_calls(trace: Any) -> tuple[str, pd.DataFrame]:
         trace: a loaded trace with a device lane (analysis.load_trace or load_recorded).
 
     Returns:
-        (caption naming the gap's two ops, short kernel names (a copy's direction spelled out), and its length, and what a negative
+        (caption naming the gap's two ops, short kernel names (a copy's direction spelled out), and its length, the
+        longest stretch of it no host call covers (where one of 1 us or more occurs), and what a negative
         from_gap_start_us means where one occurs; DataFrame with
         columns name, lane, from_gap_start_us, dur_us, sorted by start), or an empty table
         where the step has no gap.
@@ -223,6 +239,9 @@ def largest_gap_host_calls(trace: Any) -> tuple[str, pd.DataFrame]:
     copies = {"Memcpy DtoH": "Memcpy DtoH (device to host)", "Memcpy HtoD": "Memcpy HtoD (host to device)"}
     after, before = (copies.get(short_kernel_name(gap[k]), short_kernel_name(gap[k])) for k in ("after", "before"))
     caption = f"Host calls in the largest gap ({after} -> {before}, {gap['gap_us']:.0f} us)"
+    quiet = _longest_untraced(calls, float(gap["gap_us"]))
+    if quiet[1] - quiet[0] >= 1:  # 1 us: the resolution
+        caption += f"; the host traced nothing from +{quiet[0]:.0f} to +{quiet[1]:.0f} us"
     if (calls["from_gap_start_us"] < 0).any():  # a call already running when the device went idle
         caption += "; negative from_gap_start_us: began before the gap"
     return caption, calls.reset_index(drop=True)

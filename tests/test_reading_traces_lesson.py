@@ -39,7 +39,7 @@ def test_recorded_rmsnorms_counts_kernels_and_bytes():
     )
     mi300x = table.loc["MI300X, naive (Qwen2RMSNorm)"]  # the line pairs the same device's naive and fused calls
     assert "8 kernels against 1 for a fused call, 8.0x. Its bytes" in line  # two sentences
-    assert line.endswith(f"are {mi300x['bytes_ratio']:.1f}x a fused pass's.")
+    assert line.endswith(f"are {mi300x['bytes_ratio']:.1f}x a fused pass over the same x.")
     other = table.copy()
     other.loc["H100, naive (Qwen2RMSNorm)", "kernels_per_call"] = 9  # a differing H100 row drops the aside
     assert "H100" not in recorded_rmsnorm_takeaway(other)
@@ -144,3 +144,13 @@ def test_largest_gap_host_calls_finds_the_sync_in_the_recorded_gap():
     assert names.index("aten::is_nonzero") < names.index("cudaStreamSynchronize") < names.index("cudaLaunchKernel")
     assert (calls["from_gap_start_us"] < 100).all() and "ProfilerStep#100" not in names
     assert (calls["from_gap_start_us"] < 0).any() and "; negative from_gap_start_us: began before the gap" in caption
+    assert "; the host traced nothing from +20 to +80 us;" in caption  # is_nonzero returns at +20, the next call starts at +80
+
+
+def test_longest_untraced_stretch_counts_nested_calls_once_and_the_gap_end():
+    from lesson.reading_traces import _longest_untraced
+
+    calls = pd.DataFrame({"from_gap_start_us": [-5.0, 0.0, 30.0], "dur_us": [20.0, 5.0, 10.0]})  # covered to +15, then +30..+40
+    assert _longest_untraced(calls, 100.0) == (40.0, 100.0)  # after the last call, to the gap's end
+    assert _longest_untraced(calls, 45.0) == (15.0, 30.0)
+    assert _longest_untraced(calls.iloc[:0], 10.0) == (0.0, 10.0)
