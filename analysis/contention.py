@@ -175,7 +175,7 @@ class Contention:
             if not worst_of:
                 return f"{shown} {'of it' if named else f'of the {span}'}"
             each = "each" if shown == "0%" else "any"  # "its" read as this process's (07: one block ran in another)
-            blocks = f"of {each}" if named else f"of {each} of the {self.blocks} timed blocks, the longest {span}"
+            blocks = f"of {each}" if named else f"of {each} of the {self.blocks} timed blocks, the longest of which lasted {span}"
             return f"{'' if shown == '0%' else 'at most '}{shown} {blocks}"  # no parentheses inside the machine line's own
 
         if self.waited_fraction is not None:

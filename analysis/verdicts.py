@@ -218,13 +218,13 @@ class Verdict:
     def word(self) -> str:
         """The verdict as the table shows it: a range verdict compares figures, not times, so its
         "slower"/"faster" read "higher"/"lower", and "no measurable difference" reads "cannot rank
-        (spread crosses 1)" or "cannot tell apart (ranges not 5% apart)", never a bare negative (`kind`, which claims
+        (spread crosses 1)" or "inconclusive (ranges not 5% apart)", never a bare negative (`kind`, which claims
         record, stays as it is)."""
         if self.kind == "no measurable difference":  # never read as a negative finding
             if self.form == "ranges" and self.within_noise:
                 return f"no measurable difference (ranges within {_margin_percent()}% of each other)"
             if self.form == "ranges":
-                return f"cannot tell apart (ranges not {_margin_percent()}% apart)"
+                return f"inconclusive (ranges not {_margin_percent()}% apart)"
             if self.within_noise:
                 return f"no measurable difference (spread within {_margin_percent()}% of 1)"
             if _within_resolution(self.p10, self.p90):

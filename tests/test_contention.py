@@ -172,7 +172,10 @@ def test_the_worst_of_several_blocks_names_its_span_as_the_longest():
     """06's line read "waited 0% of the 78 ms" where 78 ms was the longest of three profiled blocks."""
     one, two = Contention(0.078, 0.0, None, None), Contention(0.05, 0.02, None, None)
     both = combined([one, two])
-    assert both.blocks == 2 and "waited for a CPU at most 2% of any of the 2 timed blocks, the longest 78 ms" in both.seen()
+    assert (
+        both.blocks == 2
+        and "waited for a CPU at most 2% of any of the 2 timed blocks, the longest of which lasted 78 ms" in both.seen()
+    )
     assert combined([both, one]).blocks == 3 and one.seen().endswith("of the 78 ms")
     quiet = combined([one, Contention(0.05, 0.0, 0.0, None)])  # 06 printed "waited for a CPU at most 0% of any of the 3"
     assert "waited for a CPU 0% of each of the 2 timed blocks" in quiet.seen() and "at most 0%" not in quiet.seen()

@@ -120,12 +120,12 @@ def test_ranges_that_touch_are_not_measurably_apart():
     inside = judge_ranges("a", (10.0, 10.2), "b", (10.25, 10.4), unit="us")  # both whole ranges within 5%: the noise
     assert "apart: no measurable difference, the ranges lie 0.05 us apart" in str(inside) and "inconclusive" not in str(inside)
     assert inside.within_noise and inside.word == "no measurable difference (ranges within 5% of each other)"
-    assert not touching.within_noise and touching.word == "cannot tell apart (ranges not 5% apart)"
+    assert not touching.within_noise and touching.word == "inconclusive (ranges not 5% apart)"
     assert str(touching).startswith("this run cannot tell rank 1 exit and rank 0 exit apart:")
     overlapping = judge_ranges("a", (1.0, 3.0), "b", (2.0, 4.0))
     assert "the ranges overlap: inconclusive" in str(overlapping)
     near = judge_ranges("rank 1 exit", (10.1, 12.0), "rank 0 exit", (8.0, 10.0), unit="ms")  # apart by 1%: not a finding
-    assert near.kind == "no measurable difference" and near.word == "cannot tell apart (ranges not 5% apart)"
+    assert near.kind == "no measurable difference" and near.word == "inconclusive (ranges not 5% apart)"
     assert (
         "the ranges lie 0.1 ms apart, 1.0% of 10.1 ms (the larger of their nearest ends), inside the verdicts' 5% margin"
         in str(near)
@@ -368,7 +368,7 @@ def test_the_table_never_shows_a_bare_negative():
     """07's table read "no measurable difference" for 1.55 (p10-p90 0.95-3.93): a negative finding."""
     wide = judge_ratio(PairedRatio("static", "dynamic", np.array([0.95] * 2 + [1.55] * 6 + [3.93] * 2)))
     assert wide.kind == "no measurable difference" and wide.row()["verdict"] == "cannot rank (spread crosses 1)"
-    assert judge_ranges("a", (1.0, 3.0), "b", (2.0, 4.0)).word == "cannot tell apart (ranges not 5% apart)"
+    assert judge_ranges("a", (1.0, 3.0), "b", (2.0, 4.0)).word == "inconclusive (ranges not 5% apart)"
 
 
 def test_a_spread_that_holds_1_is_said_without_sizes():
