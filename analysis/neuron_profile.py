@@ -233,12 +233,16 @@ def explorer_commands(
 
     Arguments: profile_dir: the session-mode profile folder the torch.profiler path writes; None
             for a NEFF/NTFF pair alone (09's kernels), which leaves out the folder's four commands;
-        neff, ntff: a model-mode pair (an NKI kernel's NEFF and its capture), for the *_pair keys.
+        neff, ntff: a model-mode pair for the *_pair keys: an NKI kernel's NEFF and the NTFF name given to
+            `capture -s`; the view commands open its `_exec_2` file (what `--profile-nth-exec=2` writes), so pass
+            the capture's name ("profile.ntff"); the file it wrote ("profile_exec_2.ntff") is read back as that name.
     Returns: {what: command}. Keys: view, ingest, summary_json, parquet (the session folder, where given);
         capture, one_pair, summary_pair, json_pair (one NEFF and its trace); schema; first_look
         (what to open first in the UI); tunnel, vscode; and path or install where needed.
     """
     exe, path_note = neuron_explorer_executable()
+    if ntff.endswith("_exec_2.ntff"):  # the file capture wrote, passed in place of the name given to it
+        ntff = ntff.removesuffix("_exec_2.ntff") + ".ntff"
     ntff_2 = ntff.replace(".ntff", "_exec_2.ntff") if ntff.endswith(".ntff") else ntff
     folder = {}
     if profile_dir is not None:

@@ -193,6 +193,8 @@ def test_contract_explorer_commands_are_neuron_explorer_only():
     assert c["json_pair"].startswith("neuron-explorer view --output-format json --output-file profile.json -n k.neff")
     assert c["schema"].startswith("neuron-explorer view --show-profile-schema")
     assert "Summary" in c["first_look"]
+    # cold read 41 (09): a reader who passes the file capture wrote must not get "k_exec_2_exec_2.ntff"
+    assert explorer_commands(neff="k.neff", ntff="k_exec_2.ntff")["one_pair"] == c["one_pair"]
     # the old call still works: notebooks 06 and 09 call explorer_commands(folder)
     assert explorer_commands("/data/prof")["view"] == c["view"]
 
