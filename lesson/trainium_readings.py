@@ -197,8 +197,7 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
     Returns:
         One line, e.g. "before the first MATMUL: 17.2-18.2 us in every profile, no computing instruction;
         fused / baseline after it: bf16 x0.52 (37.0 -> 19.1 us), ...; over the whole execution
-        (total_time): bf16 x0.67, ...: the shared start dilutes the gain (one standalone execution each: a
-        reading; whether a call inside a larger program pays the start, they do not show)".
+        (total_time): bf16 x0.67, ...: the shared start dilutes the gain (one execution each: a reading)".
     """
     first = start["first MATMUL (us)"].astype(float)
     total = first / start["share of total"].astype(float)
@@ -223,7 +222,7 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
     return (
         f"before the first MATMUL: {span} us in every profile, {before}; fused / baseline after it: "
         f"{', '.join(after_parts)}; over the whole execution (total_time): {', '.join(whole_parts)}: {link}"
-        " (one standalone execution each: a reading; whether a call inside a larger program pays the start, they do not show)"
+        " (one execution each: a reading)"
     )
 
 
