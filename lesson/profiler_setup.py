@@ -1,6 +1,6 @@
 """Notebook 01's bookkeeping, kept out of the cells a learner copies: the busy-machine check around
 the profiled loop, the checks printed beside the first key_averages() table, the line that sets the recorded steps' extra code against their gap to the
-steady state, the profiler's cost in one line, exercise 1's first recorded steps (its answer and explanation) and exercise 3's copy
+steady state, the profiler's cost in one line, exercise 1's first recorded steps (its answer and explanation), the cpu stand-in for a device queue and exercise 3's copy
 shares (and its answer) (its published figures: lesson.published_metrics).
 
 Why here: 01's profiled loop should read as plain torch and torch.profiler; the contention
@@ -11,12 +11,15 @@ the series' plumbing, not the lesson.
 from __future__ import annotations
 
 import dataclasses
+import time
 import warnings
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 import pandas as pd
+import torch
 from torch.profiler import profile, schedule
 
 from analysis.contention import Contention, contention_between, read_counters
@@ -213,25 +216,69 @@ def copy_shares(events: pd.DataFrame) -> dict[int, np.ndarray]:
 
 
 def warmup_explanation(verdict: Verdict, backend: Any) -> list[str]:
-    """Exercise 1's "why", in words, where its verdict could not tell the two warm-ups apart on cpu:
-    an explanation, labelled as such, never a measurement (a busy or measurable verdict gets none).
+    """Exercise 1's "why", in words, for every kind of verdict: an explanation, labelled as such,
+    never a measurement (the verdict above it is the measurement).
 
     Args:
         verdict: the `judge_timings` verdict of the first recorded step, warmup=0 against the lesson's warm-up.
         backend: helpers.backend.Backend (its name).
 
     Returns:
-        One line on cpu where both ranges lie within the verdicts' margin of each other (the verdict's
-        sentence says "no measurable difference"), else no line: an inconclusive verdict (ranges apart by more
-        than the margin, yet overlapping) cannot carry "a fresh model's first step carries little".
+        One line: busy -> why nothing is concluded; measurably longer or shorter -> what would cause it;
+        otherwise (inconclusive or within the noise) why little may come back for a fresh model, worded
+        with "may": the run did not measure it.
     """
-    if not verdict.within_noise or backend.name != "cpu":
-        return []
+    label = "why (explained, not measured):"
+    if verdict.kind == "busy":
+        return ["why: the machine was busy during the profiles, so they conclude nothing; rerun on a quiet machine"]
+    if verdict.kind == "slower":
+        return [f"{label} a fresh model's first call and the profiler's start-up pay one-off costs; warm-up steps absorb them"]
+    if verdict.kind == "faster":
+        return [f"{label} a warm-up adds nothing to the recorded step's work, so the machine's speed likely moved (A1)"]
+    if backend.name == "cpu":
+        return [
+            f"{label} on cpu the process paid its one-off costs in its very first call (the cold reading above),"
+            " so a fresh model's first step may carry little for the warm-up to keep out"
+        ]
     return [
-        "explanation, not a measurement: on cpu the process's very first call (the cold one above) already paid the"
-        " one-off costs, so a fresh model's first step carries little; the warm-up matters where loading or"
-        " compiling happens: cuda, Trainium"
+        f"{label} the process's first call (the cold reading above) paid the loading and compiling;"
+        " a fresh model of the same shape may reuse them, leaving little for the warm-up to keep out"
     ]
+
+
+def queue_stand_in(fn: Callable[[], Any], n_calls: int = 10, rounds: int = 5) -> Verdict:
+    """A measured cpu stand-in for an asynchronous device queue (cuda's stream, Trainium's queue):
+    a one-worker thread runs the calls in order while the caller goes on, as a device would. One clock
+    is read right after the last call is submitted, another after the last `.result()`: the gap is
+    what a loop timed without synchronize() misses. A stand-in, not a device measurement.
+
+    Args:
+        fn: one call, e.g. `lambda: model(x)`; it runs in the worker thread under the caller's grad mode.
+        n_calls: calls submitted per round.
+        rounds: rounds, one sample of each clock per round (5: the fewest judge_timings judges).
+
+    Returns:
+        The `judge_timings` verdict of the clock after submitting against the clock after the last
+        result (busy where the machine was).
+    """
+    grad = torch.is_grad_enabled()
+
+    def call() -> Any:
+        with torch.set_grad_enabled(grad):
+            return fn()
+
+    submitted, finished = [], []
+    with WatchedBlock() as block, ThreadPoolExecutor(max_workers=1) as queue:
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            futures = [queue.submit(call) for _ in range(n_calls)]
+            submitted.append(time.perf_counter() - t0)
+            for future in futures:
+                future.result()
+            finished.append(time.perf_counter() - t0)
+    sent, done = (Timing(name, 1e6 * np.array(s), 1, block.contention) for name, s in (("sent", submitted), ("done", finished)))
+    subject = f"stand-in queue (a cpu thread, not a device), {n_calls} calls: clock after submitting"
+    return judge_timings(subject, sent, "clock after the last .result()", done)
 
 
 def warmup_answer(verdict: Verdict) -> str:

@@ -247,16 +247,42 @@ def test_exercise_answers_read_right_for_every_verdict_kind(cpu_backend):
     )
     assert "would grow" in larger_hidden_answer(above)
     assert larger_hidden_answer(close) == "the share at a larger HIDDEN: this run cannot tell"
-    assert close.kind == "no measurable difference" and warmup_explanation(close, cpu_backend)[0].startswith("explanation, not")
-    assert warmup_explanation(below, cpu_backend) == []  # a measurable verdict needs no explanation
-    # cold read 35's exercise 1: overlapping ranges ~12% apart at the medians read "inconclusive": no "carries little" beside it
+    why = "why (explained, not measured):"
+    assert close.kind == "no measurable difference" and warmup_explanation(close, cpu_backend)[0].startswith(why)
+    assert "may carry little" in warmup_explanation(close, cpu_backend)[0]  # "may": the run did not measure it
+    assert "speed likely moved" in warmup_explanation(below, cpu_backend)[0]  # no warm-up measurably shorter
+    assert "warm-up steps absorb them" in warmup_explanation(above, cpu_backend)[0]  # no warm-up measurably longer
+    # cold read 35's exercise 1: overlapping ranges ~12% apart at the medians read "inconclusive": still an answer and a why
     warm0 = Timing("a", np.array([3470.2, 3500.0, 3600.0, 3700.0, 3790.7]), 1)
     warm3 = Timing("b", np.array([3060.4, 3100.0, 3200.0, 3400.0, 3492.0]), 1)
     inconclusive = judge_timings("first step, warmup=0", warm0, "first step, warmup=3", warm3)
     assert inconclusive.kind == "no measurable difference" and "inconclusive" in str(inconclusive)
-    assert warmup_explanation(inconclusive, cpu_backend) == []
+    assert warmup_explanation(inconclusive, cpu_backend) == warmup_explanation(close, cpu_backend)
+    busy = judge_timings("a", Timing("a", warm0.samples_us, 1, Contention(1.0, 0.5, 0.5, 0.0)), "b", warm3)
+    assert warmup_explanation(busy, cpu_backend) == [
+        "why: the machine was busy during the profiles, so they conclude nothing; rerun on a quiet machine"
+    ]
     gpu = type("B", (), {"name": "cuda"})()
-    assert warmup_explanation(close, gpu) == []  # the cpu explanation is not given for another backend
+    assert "loading and compiling" in warmup_explanation(close, gpu)[0]  # the cpu explanation is not given elsewhere
+    for verdict in (close, below, above, inconclusive, busy):  # one line, whatever the verdict
+        assert len(warmup_explanation(verdict, cpu_backend)) == 1
+
+
+def test_queue_stand_in_shows_the_clock_a_loop_without_synchronize_misses(monkeypatch):
+    import time
+
+    import lesson.profiler_setup as setup
+
+    monkeypatch.setattr(setup, "contention_between", lambda before, after: None)  # the busy case: below
+    verdict = setup.queue_stand_in(lambda: time.sleep(0.005), n_calls=5, rounds=5)  # 25 ms of queued work a round
+    # submitting returns measurably before the queued work finishes: what a loop without synchronize() times
+    assert verdict.kind == "faster" and "stand-in queue (a cpu thread, not a device)" in str(verdict)
+    monkeypatch.setattr(setup, "contention_between", lambda before, after: Contention(1.0, 0.5, 0.5, 0.0))
+    assert setup.queue_stand_in(lambda: None, n_calls=2, rounds=5).kind == "busy"  # a busy block concludes nothing
+    grads = []
+    with torch.no_grad():  # the worker runs each call under the caller's grad mode
+        setup.queue_stand_in(lambda: grads.append(torch.is_grad_enabled()), n_calls=1, rounds=5)
+    assert grads == [False] * 5
 
 
 def test_no_cell_of_01_rebinds_a_name_whose_attributes_the_publish_cell_reads():
