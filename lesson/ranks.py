@@ -198,6 +198,36 @@ def neuron_torchrun_recipe(ranks: int, script: str = "your_script.py") -> str:
     )
 
 
+def neuron_recipe_lines(ranks: int, on_neuron: bool) -> list[str]:
+    """`neuron_torchrun_recipe` with each part in plain words, for notebook 08 (not run there).
+
+    Why: a reader going to a trn2 must know what each flag is for. The torchrun flags are PyTorch's
+    own; what the two NEURON_RT_* values set is not in docs/NEURON_NOTES.md (N30 only quotes them),
+    so the line says UNVERIFIED. The seat warning is printed on Trainium only.
+
+    Args:
+        ranks: how many ranks the recipe starts.
+        on_neuron: whether this kernel runs on Trainium (a workshop seat).
+
+    Returns:
+        The recipe, then one line per part.
+    """
+    lines = [
+        f"Trainium's documented recipe (N30; not run here): {neuron_torchrun_recipe(ranks)}",
+        "  env -u NEURON_RT_VISIBLE_CORES: unset it; if inherited, every rank lands on that one core.",
+        "  NEURON_RT_NUM_CORES, NEURON_RT_VIRTUAL_CORE_SIZE=2: as in the vendor's example; what each sets: UNVERIFIED.",
+        "  --rdzv_backend c10d --rdzv_endpoint localhost:29500: the ranks meet through a store on that port.",
+        "  --local-ranks-filter 0 --tee 3: the console shows rank 0; every rank's output also goes to files.",
+        "  your_script.py: lesson/rank_worker.py with backend='neuron', model and batch on 'neuron';"
+        " its own profiler writes one folder per rank, <instance>_pid_<pid>/.",
+    ]
+    if on_neuron:
+        lines.append(
+            f"Not in a workshop seat: it takes logical NeuronCores 0-{ranks - 1} and port 29500 (docs/INSTRUCTOR_GUIDE.md)."
+        )
+    return lines
+
+
 def last_arrival_lines(waits: pd.DataFrame, slowest: int, ranks: int) -> list[str]:
     """Who arrived last at the all-reduce, on the steps with the straggler's extra work and without.
 

@@ -16,7 +16,14 @@ from helpers.errors import BackendUnavailableError, ParameterError, SeriesError
 from helpers.metrics import metric, write_metrics
 from analysis.contention import Contention
 from analysis.rank_view import arrival_order, chance_some_rank_last, collective_waits
-from lesson.ranks import check_launch, last_arrival_lines, load_rank_job, neuron_torchrun_recipe, slow_step_wait_line
+from lesson.ranks import (
+    check_launch,
+    last_arrival_lines,
+    load_rank_job,
+    neuron_recipe_lines,
+    neuron_torchrun_recipe,
+    slow_step_wait_line,
+)
 from series_tools.run_series import select_notebooks
 
 import pandas as pd
@@ -149,6 +156,22 @@ def test_contract_neuron_torchrun_recipe_is_the_documented_one():
         "--tee 3",
     ):
         assert part in recipe
+
+
+def test_neuron_recipe_lines_explain_each_flag_and_warn_a_seat_only_on_neuron():
+    """08 prints the recipe with each part in words; what NEURON_RT_* sets is not in N30: UNVERIFIED."""
+    lines = neuron_recipe_lines(2, on_neuron=False)
+    assert neuron_torchrun_recipe(2) in lines[0]
+    for part in (
+        "NEURON_RT_VISIBLE_CORES",
+        "NEURON_RT_VIRTUAL_CORE_SIZE=2: ",
+        "--local-ranks-filter 0 --tee 3",
+        "--rdzv_backend c10d",
+    ):
+        assert any(part in line for line in lines[1:]), part
+    assert "UNVERIFIED" in next(line for line in lines[1:] if "NEURON_RT_NUM_CORES" in line)
+    assert not any("workshop seat" in line for line in lines)
+    assert "NeuronCores 0-1" in neuron_recipe_lines(2, on_neuron=True)[-1]
 
 
 def test_contract_torchrun_recipe_drops_an_inherited_visible_cores(monkeypatch):
