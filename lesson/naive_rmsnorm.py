@@ -35,7 +35,7 @@ def allocation_line(allocs: pd.DataFrame, x: torch.Tensor, ratio: float) -> str:
         One line, e.g. "10 allocations (4 scalars, 3 per-row): 3.00x the input (output + 2 x-sized
         intermediates)": a scalar holds one number (8 bytes at most), a per-row tensor one value per
         row of x (a (tokens x 1) tensor, up to 8 bytes per value); a wider copy adds
-        " + 2.00x in a float32 copy of x² (x-sized)".
+        " + 2.00x in a float32 copy of x² (x-shaped)".
     """
     input_bytes = x.numel() * x.element_size()
     if allocs.empty:
@@ -51,7 +51,9 @@ def allocation_line(allocs: pd.DataFrame, x: torch.Tensor, ratio: float) -> str:
         per_element = int(wider.iloc[0] // x.numel())
         dtype = WIDER_DTYPES.get(per_element, f"{per_element}-byte")
         copies = "a" if len(wider) == 1 else str(len(wider))
-        parts += f" + {wider.sum() / input_bytes:.2f}x in {copies} {dtype} cop{'y' if len(wider) == 1 else 'ies'} of x² (x-sized)"
+        parts += (
+            f" + {wider.sum() / input_bytes:.2f}x in {copies} {dtype} cop{'y' if len(wider) == 1 else 'ies'} of x² (x-shaped)"
+        )
     return f"{len(allocs)} allocations ({scalars} scalars, {per_row} per-row): {ratio:.2f}x the input ({parts})"
 
 
@@ -62,12 +64,40 @@ def gap_share(steps: pd.DataFrame) -> tuple[float, str]:
         steps: `analysis.step_summary` of the profile (one row per recorded step).
 
     Returns:
-        (the share, NaN where the backend's ops are not counted; the line to print under the gaps table).
+        (the share, NaN where the backend's ops are not counted; the lines to print under the gaps table:
+        the share, then `judge_steps`' verdict on whether the ops held most of every step's length).
     """
-    share = float((steps["idle_total_us"] / (steps["busy_us"] + steps["idle_total_us"])).median())
+    from analysis.verdicts import judge_steps
+
+    shares = steps["idle_total_us"] / (steps["busy_us"] + steps["idle_total_us"])
+    share = float(shares.median())
     if math.isnan(share):
         return share, "gaps: not counted on this backend (its ops are not in the trace; notebook 06 reads its profile)"
-    return share, f"gaps: {share:.1%} of the step's length (median over {len(steps)} recorded steps)"
+    most = judge_steps(
+        "the ops, not the gaps between them, held most of the step's length", int((shares < 0.5).sum()), len(steps)
+    )
+    return share, f"gaps: {share:.1%} of the step's length (median over {len(steps)} recorded steps)\n{most.sentence}"
+
+
+def longest_gap_line(gaps: pd.DataFrame) -> str:
+    """The longest gap between two ops and the bytes freed in it, read from its own row, so that what
+    a gap held is printed, never inferred.
+
+    Args:
+        gaps: `analysis.gap_table` of one step (columns after, before, gap_us, freed_bytes).
+
+    Returns:
+        e.g. "longest gap: aten::div_ -> aten::add, 316.5 us; freed in it: 128.0 MiB"; a line saying there
+        was none where the step had fewer than two ops.
+    """
+    from lesson.rmsnorm import format_bytes
+
+    if gaps.empty:
+        return "longest gap: none (fewer than two ops in the step)"
+    row = gaps.loc[gaps["gap_us"].idxmax()]
+    return (
+        f"longest gap: {row['after']} -> {row['before']}, {row['gap_us']:.1f} us; freed in it: {format_bytes(row['freed_bytes'])}"
+    )
 
 
 # The ops a dtype copy runs as (its allocation happens inside them): not the op that asked for it.
@@ -121,7 +151,7 @@ def call_exceptions(calls: pd.DataFrame) -> str:
 
     Returns:
         "" where every call passed; else e.g. "; the exceptions are the trace's first 4 (calls 0-3):
-        a kernel began before the last launch in 0-3, a gap launched late in 0".
+        in calls 0-3 the first kernels began before the host's last launch; in call 0 a gap was launched late".
     """
     still_in = calls["call"][~(calls["device_behind_us"] > 0)].tolist()  # NaN (no kernel) fails too
     late = calls["call"][calls["late_gaps_us"] > 0].tolist()
@@ -132,9 +162,17 @@ def call_exceptions(calls: pd.DataFrame) -> str:
     which = (
         f"the trace's first {len(failed)} (calls {_runs(failed)})" if first else f"calls {_runs(failed)} (0 the trace's first)"
     )
-    parts = [f"a kernel began before the last launch in {_runs(still_in)}"] * bool(still_in)
-    parts += [f"a gap launched late in {_runs(late)}"] * bool(late)
-    return f"; the exceptions are {which}: " + ", ".join(parts)
+    parts = []
+    if still_in:
+        parts.append(f"in {_calls(still_in)} the first kernels began before the host's last launch")
+    if late:
+        parts.append(f"in {_calls(late)} a gap was launched late")
+    return f"; the exceptions are {which}: " + "; ".join(parts)
+
+
+def _calls(numbers: list) -> str:
+    """ "call 0" or "calls 0-3": the call numbers with the noun's number."""
+    return f"call{'s' * (len(numbers) > 1)} {_runs(numbers)}"
 
 
 def _runs(numbers: list) -> str:

@@ -24,13 +24,43 @@ def test_gap_share_is_the_median_steps_idle_share(profiled):
     share, line = gap_share(steps)
     expected = (steps["idle_total_us"] / (steps["busy_us"] + steps["idle_total_us"])).median()
     assert 0 < share < 1 and share == pytest.approx(expected)
-    assert line == f"gaps: {share:.1%} of the step's length (median over 3 recorded steps)"
+    first, verdict = line.split("\n")
+    assert first == f"gaps: {share:.1%} of the step's length (median over 3 recorded steps)"
+    # 3 steps are too few for a rule: the verdict is withheld, whatever the shares
+    assert verdict.startswith("too few steps for a rule (3") and "the ops, not the gaps between them" in verdict
 
 
 def test_gap_share_says_when_nothing_is_counted():
     uncounted = pd.DataFrame({"idle_total_us": [math.nan] * 2, "busy_us": [math.nan] * 2})
     share, line = gap_share(uncounted)
     assert math.isnan(share) and line.startswith("gaps: not counted on this backend")
+
+
+def test_gap_share_verdict_holds_only_where_the_ops_held_most_of_every_step():
+    mostly_ops = pd.DataFrame({"idle_total_us": [1.0] * 5, "busy_us": [99.0] * 5})
+    _, line = gap_share(mostly_ops)
+    assert (
+        line.split("\n")[1] == "the ops, not the gaps between them, held most of the step's length: in every one of the 5 steps"
+    )
+    one_idle = mostly_ops.assign(idle_total_us=[1.0, 1.0, 1.0, 1.0, 300.0])
+    _, line = gap_share(one_idle)
+    assert line.split("\n")[1].endswith(": in 4 of 5 steps of this run, not in every one")
+
+
+def test_longest_gap_line_reads_the_longest_gaps_own_row():
+    from lesson.naive_rmsnorm import longest_gap_line
+
+    gaps = pd.DataFrame(
+        {
+            "after": ["aten::pow", "aten::div_"],
+            "before": ["aten::sum", "aten::add"],
+            "gap_us": [41.8, 316.5],
+            "freed_bytes": [0, 2**27],
+        }
+    )
+    assert longest_gap_line(gaps) == "longest gap: aten::div_ -> aten::add, 316.5 us; freed in it: 128.0 MiB"
+    assert longest_gap_line(gaps.assign(freed_bytes=[2**27, 0])).endswith("316.5 us; freed in it: 0 B")
+    assert longest_gap_line(gaps.iloc[:0]).startswith("longest gap: none")
 
 
 def test_naive_call_metrics_keeps_the_published_names(profiled):
@@ -78,7 +108,7 @@ def test_allocation_line_adds_up_to_the_ratio_in_float32_and_in_bfloat16(profile
     ratio16 = per_call_summary(bf16, memory_device_type=0)["allocated_bytes_per_call"] / (xb.numel() * 2)
     line16 = allocation_line(allocations_by_op(bf16, memory_device_type=0), xb, ratio16)
     assert line16.endswith(
-        f"{ratio16:.2f}x the input (output + 2 x-sized intermediates + 2.00x in a float32 copy of x² (x-sized))"
+        f"{ratio16:.2f}x the input (output + 2 x-sized intermediates + 2.00x in a float32 copy of x² (x-shaped))"
     )
     assert round(ratio16, 1) == 1 + 2 + 2.0  # the parenthesis adds up
     # the (64 x 1) bfloat16 tensors (128 B) are per-row, not scalars; sum's float32 one (256 B) too
@@ -125,13 +155,13 @@ def test_call_exceptions_name_the_condition_each_failed_call_failed():
 
     calls = pd.DataFrame({"call": [0, 1, 2, 3], "device_behind_us": [-5.0, -1.0, 3.0, 2.0], "late_gaps_us": [9.0, 0, 0, 0]})
     assert call_exceptions(calls) == (
-        "; the exceptions are the trace's first 2 (calls 0, 1): a kernel began before the last launch in 0, 1, "
-        "a gap launched late in 0"
+        "; the exceptions are the trace's first 2 (calls 0, 1): in calls 0, 1 the first kernels began "
+        "before the host's last launch; in call 0 a gap was launched late"
     )
     later = calls.assign(device_behind_us=[3.0, 1.0, 3.0, -2.0], late_gaps_us=[0, 0, 4.0, 0])
     assert call_exceptions(later) == (
-        "; the exceptions are calls 2, 3 (0 the trace's first): a kernel began before the last launch in 3, "
-        "a gap launched late in 2"
+        "; the exceptions are calls 2, 3 (0 the trace's first): in call 3 the first kernels began "
+        "before the host's last launch; in call 2 a gap was launched late"
     )
     assert call_exceptions(calls.assign(device_behind_us=1.0, late_gaps_us=0.0)) == ""
     from lesson.naive_rmsnorm import _runs
