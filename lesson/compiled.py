@@ -69,7 +69,7 @@ def break_evens(
     if verdict.kind != "faster":
         paid_back = withheld("the break-even against naive", verdict.sentence)
     first_over_later = estimate(
-        "the first compile's time over the later one's",
+        f"the first compile's time ({cold['seconds']:.2f} s) over the later one's ({after_setup['seconds']:.3f} s)",
         {"this run": cold["seconds"] / after_setup["seconds"]},
         "",
         f"one call each, the later at HIDDEN = {new_hidden}, a new shape",

@@ -47,7 +47,7 @@ def test_break_evens_price_only_the_first_compile_against_the_warm_saving():
     assert "50.0 ms a warm call saves at HIDDEN = 4096" in paid_back.sentence
     assert "0.60 s" not in paid_back.sentence and "12" not in paid_back.sentence  # its saving at 1024 is not timed
     assert first_over_later.kind == "estimate" and first_over_later.median == 15.0
-    assert "the first compile's time over the later one's: about 15 on this run" in first_over_later.sentence
+    assert "the first compile's time (9.00 s) over the later one's (0.600 s): about 15 on this run" in first_over_later.sentence
     assert "across the paired ratio" not in paid_back.sentence  # no spread given: none printed
 
 
