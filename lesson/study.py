@@ -412,8 +412,10 @@ def _bound_lines(
 
 def _bytes_evidence(pairs: list, allocs: dict[str, float]) -> list[str]:
     """Where no steady rate is left, what the pairs alone say of bytes: each measurable pair whose variants
-    allocate different bytes, its time ratio beside its allocation ratio. Within the pair's p10-p90 for every
-    such pair reads "consistent with memory-bound", never a measurement of it; otherwise the run cannot say."""
+    allocate different bytes, its time ratio beside its allocation ratio. Not told apart by the ratio rule for
+    every such pair reads "consistent with memory-bound", never a measurement of it; otherwise the pairs cannot say."""
+    from analysis.verdicts import relation_of
+
     shown = []
     for v in pairs:
         bytes_ratio = allocs.get(v.subject, math.nan) / allocs.get(v.reference, math.nan)
@@ -425,11 +427,11 @@ def _bytes_evidence(pairs: list, allocs: dict[str, float]) -> list[str]:
         f"{v.subject} / {v.reference} {v.median:.2f}x the time (p10-p90 {v.p10:.2f}-{v.p90:.2f}), {b:.2f}x the bytes"
         for v, b in shown
     )
-    fits = all(v.p10 <= b <= v.p90 for v, b in shown)
+    fits = all(relation_of(v.p10 / b, v.p90 / b) == "about 1" for v, b in shown)  # the ratio rule, its 5% margin included
     word = (
         "consistent with memory-bound, not a measurement of it"
         if fits
-        else "time does not follow the bytes in every pair: this run cannot say"
+        else "time does not follow the bytes in every pair: the pairs cannot say whether it is memory-bound"
     )
     return [f"time against bytes allocated, by the pairs (no copy needed): {said}: {word}"]
 
