@@ -433,7 +433,7 @@ def _bytes_evidence(pairs: list, allocs: dict[str, float]) -> list[str]:
         if fits
         else "time does not follow the bytes in every pair: the pairs cannot say whether it is memory-bound"
     )
-    return [f"time against bytes allocated, by the pairs (no copy needed): {said}: {word}"]
+    return [f"time against bytes allocated, by the pairs: {said}: {word}"]
 
 
 def line_test_answer(by_count: dict[str, Timing], over_line: np.ndarray, fixed_us: np.ndarray) -> str:
@@ -455,7 +455,9 @@ def line_test_answer(by_count: dict[str, Timing], over_line: np.ndarray, fixed_u
     from analysis.verdicts import estimate, judge_ratio, withheld
 
     (n1, t1), (n8, _), (n64, _) = ((n, timing.samples_us[: len(over_line)]) for n, timing in by_count.items())
-    fit = judge_ratio(PairedRatio(n64, f"the line through {n1} and {n8}", over_line, contention=by_count[n1].contention))
+    fit = judge_ratio(
+        PairedRatio(n64, f"the line through {n1} and {n8}", over_line, contention=by_count[n1].contention), "below", "above"
+    )
     busy = fit.kind in ("busy", "withheld")
     if busy:
         said = f"{fit}\nDoes the line predict {n64}? This run cannot say"
