@@ -51,6 +51,6 @@ _EXPORTS = {
     " steady_state_verdicts",
     "study": "VariantReport comparison_metrics load_study newer_first save_study shape_takeaways study_variant plot_over_copy"
     " predict_answer"
-    " reference_ranking reference_reading copies_answer",
+    " reference_ranking reference_reading copies_answer line_test_answer",
 }
 __getattr__, __dir__, __all__ = lazy_namespace(__name__, globals(), _EXPORTS)

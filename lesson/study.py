@@ -327,9 +327,8 @@ def shape_takeaways(
         if ranking.gate:
             pair_verdicts = newer_first(ranking, blocks[s])
             busy = ranking.gate.kind == "busy" or any(v.kind == "busy" for v in pair_verdicts)  # a failed floor is checked first
-            again = _RERUN["busy" if busy else "withheld"]  # the gate is a failed floor or a busy block
-            pairs = "" if busy else f"; {_pair_words(pair_verdicts)}"
-            lines += [f"{ranking.label}: the ranking against the copy is withheld (above); {again}{pairs}"]
+            said = _RERUN if busy else _pair_words(pair_verdicts)  # the gate is a busy block or a failed floor
+            lines += [f"{ranking.label}: the ranking against the copy is withheld (above); {said}"]
         else:
             first = ranking.order[0]
             v = judge_ratio(ranking.over_floor[first])
@@ -370,10 +369,12 @@ def shape_takeaways(
         if tokens and s in tokens:
             basis = (
                 f"time = fixed + per-token × tokens through {tokens[s]} and {scale * tokens[s]} tokens, round by round; the fixed part"
-                f" is the line at 0 tokens, untested (exercise 2 tests the line past {scale * tokens[s]} tokens, not its value at 0)"
+                " is the line extrapolated to 0 tokens, untested"
             )
         share = estimate("the fixed part per call", shares, "of the time", basis, "what that part is", 2)
         lines += _bound_lines("overhead-bound", "a fixed part per call", shares, share)  # shares only: the fit is its own block
+        took = ", ".join(f"{n} {np.median(r.per_round):.2f}x" for n, r in growth.items())  # no line: measured, per round
+        lines += [f"  without the line: {scale}x the tokens took {took} the time ({scale}x if all of it grew with tokens)"]
     return lines
 
 
@@ -409,6 +410,76 @@ def _bound_lines(
     return [f"{head} {listed}{tail}", f"  * {basis}"]
 
 
+def _bytes_evidence(pairs: list, allocs: dict[str, float]) -> list[str]:
+    """Where no steady rate is left, what the pairs alone say of bytes: each measurable pair whose variants
+    allocate different bytes, its time ratio beside its allocation ratio. Not told apart by the ratio rule for
+    every such pair reads "consistent with memory-bound", never a measurement of it; otherwise the pairs cannot say."""
+    from analysis.verdicts import relation_of
+
+    shown = []
+    for v in pairs:
+        bytes_ratio = allocs.get(v.subject, math.nan) / allocs.get(v.reference, math.nan)
+        if v.measurable and bytes_ratio > 0 and abs(math.log(bytes_ratio)) > 0.05:  # NaN compares False: not recorded
+            shown.append((v, bytes_ratio))
+    if not shown:
+        return []
+    said = "; ".join(
+        f"{v.subject} / {v.reference} {v.median:.2f}x the time (p10-p90 {v.p10:.2f}-{v.p90:.2f}), {b:.2f}x the bytes"
+        for v, b in shown
+    )
+    fits = all(relation_of(v.p10 / b, v.p90 / b) == "about 1" for v, b in shown)  # the ratio rule, its 5% margin included
+    word = (
+        "consistent with memory-bound, not a measurement of it"
+        if fits
+        else "time does not follow the bytes in every pair: the pairs cannot say whether it is memory-bound"
+    )
+    return [f"time against bytes allocated, by the pairs: {said}: {word}"]
+
+
+def line_test_answer(by_count: dict[str, Timing], over_line: np.ndarray, fixed_us: np.ndarray) -> str:
+    """05's exercise 2 verdict, from the arithmetic the solution cell writes: does the line through the two
+    smaller token counts predict the largest, and the fixed part's share of the smallest call (an estimate).
+
+    Why here: the cell keeps the arithmetic a student can write; the verdict rule (busy, not told apart,
+    an upward or downward miss) is the series' plumbing.
+
+    Args:
+        by_count: the block timed at three token counts ("8 tokens", "64 tokens", "512 tokens"), in order.
+        over_line: per round, the largest count's time over the line's prediction (9 t8 - 8 t1).
+        fixed_us: per round, the line's value at 0 tokens ((8 t1 - t8) / 7).
+
+    Returns:
+        Two lines: the line test's verdict, then the share (or why it is withheld).
+    """
+    from analysis.timing import PairedRatio
+    from analysis.verdicts import estimate, judge_ratio, withheld
+
+    (n1, t1), (n8, _), (n64, _) = ((n, timing.samples_us[: len(over_line)]) for n, timing in by_count.items())
+    fit = judge_ratio(
+        PairedRatio(n64, f"the line through {n1} and {n8}", over_line, contention=by_count[n1].contention), "below", "above"
+    )
+    busy = fit.kind in ("busy", "withheld")
+    if busy:
+        said = f"{fit}\nDoes the line predict {n64}? This run cannot say"
+    elif not fit.measurable:
+        said = f"{fit}\nDoes the line predict {n64}? Not told apart from it"
+    else:
+        grows = "faster" if fit.median > 1 else "slower"
+        said = (
+            f"No: {n64} takes {fit.median:.2f}x the line's prediction (p10-p90 {fit.p10:.2f}-{fit.p90:.2f}): past {n8} time grows"
+            f" {grows} than the line, so the share below, the line at 0 tokens, is an extrapolation, not a tested value"
+        )
+    fixed = float(np.median(fixed_us))
+    if busy or fixed <= 0:
+        share = withheld("the fixed part's share", "the line concludes nothing" if busy else "no fixed part fits")
+    else:
+        basis = "the line above; the takeaway's share comes from another timing block"
+        share = estimate(
+            f"the fixed part's share of the {n1} call", {"this run": fixed / np.median(t1)}, "of its time", basis, "its cause", 2
+        )
+    return f"{said}.\n{share}"
+
+
 def _pair_words(pairs: list) -> str:
     """A withheld shape's pair verdicts in one clause (they need no copy), so its answer is in the takeaway too."""
     from analysis.verdicts import ratio_bound
@@ -418,7 +489,7 @@ def _pair_words(pairs: list) -> str:
         for v in pairs
     ]  # the table's own verdict words: a bare ratio beside "not told apart" read as "same cost"
     said = [f"{w}, p10-p90 {ratio_bound(v.p10)}-{ratio_bound(v.p90)}" for w, v in zip(said, pairs)]
-    return "this shape's result is the pairs, which need no copy: " + "; ".join(said)
+    return "this shape's result is the pairs (two variants timed in the same rounds; no copy needed): " + "; ".join(said)
 
 
 def reference_reading(reference_dir: Path | None = None, backend: str = "cpu") -> tuple[dict, str]:
@@ -497,6 +568,8 @@ def copies_answer(
     elif recorded:  # the reference run publishes no rounds: its p10-p90 over a count scales every round alike
         told = [w for w, c in models.items() if relation_of(recorded["p10"] / c, recorded["p90"] / c) == "about 1"]
     said = f"not told apart from the {' or '.join(told)} count" if told else "told apart from every count"
+    if recorded and any(not recorded["p10"] <= models[w] <= recorded["p90"] for w in told):  # told apart by the margin only
+        said += " (a count within 5% of the p10-p90 is not told apart: separate runs agree no closer)"
     if gate is None:
         found = f"naive's {r.median:.2f} copies' time is {said}"
     elif recorded:
@@ -625,10 +698,7 @@ def predict_answer(
 
 _FLIP = {"faster": "slower", "slower": "faster"}  # a pair verdict read from its reference's side
 
-_RERUN = {
-    "withheld": "the copy's check may pass on another run, or not",
-    "busy": "rerun the timing cell when the machine is quiet",
-}
+_RERUN = "rerun the timing cell when the machine is quiet"
 
 
 def plot_over_copy(rankings: dict[str, Ranking], names: list[str], title: str, path: Path) -> Any:
@@ -716,7 +786,7 @@ def _memory_bound(ranking: Ranking, floor: FloorCheck, block: dict[str, Timing],
     if not floor.ok and block[reference].spread > WIDE_SPREAD:  # the copy's own check, held to its stand-in
         wide = f"copy {decimals_apart(block['copy'].spread, WIDE_SPREAD)}, triad {decimals_apart(block[reference].spread, WIDE_SPREAD)}"
         reason = f"the byte shares (the time to move each call's bytes at a steady rate, over its time) need a steady copy or triad rate, and both spreads are wide ({wide} > {WIDE_SPREAD})"
-        return [f"bound not estimated: {reason}"]
+        return [f"bound not estimated: {reason}", *_bytes_evidence(newer_first(ranking, block), allocs)]
     ratios = {n: paired_ratio(block, n, reference) for n in allocs}
     busy = next((judge_ratio(r) for r in ratios.values() if r.busy), None)
     if busy:  # a failed floor gates the ranking first; a busy block still concludes nothing

@@ -289,9 +289,9 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     block, floor, ranking = takeaway_case(copy=100.0, compiled=110.0, spread=0.6)
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)
     assert not floor.ok and lines[0].startswith("large: the ranking against the copy is withheld (above); ")
-    assert "may pass on another run, or not" in lines[0] and "withheld, the copy floor failed" not in "".join(lines)  # said once
+    assert "another run" not in lines[0] and "withheld, the copy floor failed" not in "".join(lines)  # said once
     assert lines[0].endswith(
-        "this shape's result is the pairs, which need no copy: fused / naive: 1.09x, slower, p10-p90 1.09-1.09; compiled / naive: 0.33x, faster,"
+        "this shape's result is the pairs (two variants timed in the same rounds; no copy needed): fused / naive: 1.09x, slower, p10-p90 1.09-1.09; compiled / naive: 0.33x, faster,"
         " p10-p90 0.33-0.33; compiled / fused: 0.31x, faster, p10-p90 0.31-0.31"
     )
     assert "at the triad's rate), share of time (p10-p90): compiled 0.73 (0.73-0.73);" in lines[1]
@@ -381,7 +381,7 @@ def test_05s_takeaway_estimates_the_small_shapes_fixed_part_without_the_copy():
     # fixed 18 us + 0.25 us per token-unit for compiled; naive and fused mostly per-token
     by_tokens = interleaved(naive=3.3, fused=3.6, compiled=20.0, **{"naive x8": 24.0, "fused x8": 27.0, "compiled x8": 34.0})
     lines = shape_takeaways({"small": ranking}, {"small": small}, {"small": block}, by_tokens)
-    assert not small.ok and "is withheld (above)" in lines[0] and "may pass on another run, or not" in lines[0]
+    assert not small.ok and "is withheld (above)" in lines[0] and "the pairs (two variants timed in the same rounds" in lines[0]
     assert (
         lines[1]
         == "  overhead-bound* (over half the time a fixed part per call), share of time: compiled 0.90; not overhead-bound: naive 0.10, fused 0.07"
@@ -391,9 +391,10 @@ def test_05s_takeaway_estimates_the_small_shapes_fixed_part_without_the_copy():
         and "between" not in lines[2]
     )
     ranged = shape_takeaways({"small": ranking}, {"small": small}, {"small": block}, by_tokens, tokens={"small": 8})
+    assert "through 8 and 64 tokens, round by round; the fixed part is the line extrapolated to 0 tokens, untested;" in ranged[2]
     assert (
-        "through 8 and 64 tokens, round by round; the fixed part is the line at 0 tokens, untested"
-        " (exercise 2 tests the line past 64 tokens, not its value at 0);" in ranged[2]
+        ranged[3]
+        == "  without the line: 8x the tokens took naive 7.27x, fused 7.50x, compiled 1.70x the time (8x if all of it grew with tokens)"
     )
 
     busy = {n: replace(t, contention=Contention(1.0, 0.5, None, None)) for n, t in by_tokens.items()}
@@ -462,7 +463,9 @@ def test_05s_bound_label_holds_back_a_share_whose_per_round_spread_holds_half():
 
 
 def test_05s_bound_is_withheld_where_the_triad_stand_in_fails_the_copys_spread_check():
-    """The triad replaces a failed copy only if it passes the copy's own spread check (cr35 MAJOR 2)."""
+    """The triad replaces a failed copy only if it passes the copy's own spread check (cr35 MAJOR 2); then
+    the pairs' time ratios stand beside their allocation ratios, as consistent with memory-bound or not (cr41 P1)."""
+    from analysis.floor import rank_over_floor
     from lesson.study import shape_takeaways
 
     block, floor, ranking = takeaway_case(copy=100.0, compiled=110.0, spread=0.6)
@@ -471,7 +474,22 @@ def test_05s_bound_is_withheld_where_the_triad_stand_in_fails_the_copys_spread_c
     assert not floor.ok and len(lines) == 2
     assert lines[1] == (
         "  bound not estimated: the byte shares (the time to move each call's bytes at a steady rate, over its time) need a steady copy or triad rate, and both spreads are wide (copy 0.60, triad 0.40 > 0.25)"
+    )  # no allocations recorded: no bytes to set beside the pairs
+
+    allocs = {("large", "naive"): 3.0, ("large", "fused"): 3.0, ("large", "compiled"): 1.0}
+    lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=allocs)
+    assert lines[2] == (  # compiled / fused: 0.31x the time, 0.33x the bytes, 8% apart: not consistent
+        "  time against bytes allocated, by the pairs: compiled / naive 0.33x the time (p10-p90 0.33-0.33), 0.33x the bytes;"
+        " compiled / fused 0.31x the time (p10-p90 0.31-0.31), 0.33x the bytes: time does not follow the bytes in every pair: the pairs"
+        " cannot say whether it is memory-bound"
     )
+    block |= {
+        n: Timing(n, 330.0 * np.roll([0.9, 1.1, 0.95, 1.05, 1.0, 0.92, 1.08, 1.0, 0.97, 1.03], k), inner=1)
+        for n, k in (("naive", 0), ("fused", 1))
+    }
+    ranking = rank_over_floor(block, ["naive", "fused", "compiled"], floor, "large")
+    lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=allocs)
+    assert lines[2].endswith("0.33x the bytes: consistent with memory-bound, not a measurement of it")
 
 
 def test_05s_reference_ranking_reads_the_newest_cpu_reference_run_with_its_origin(tmp_path):
@@ -564,7 +582,9 @@ def test_05s_exercise_1_answer_judges_both_byte_models_ranked_withheld_and_from_
     )
     line = copies_answer(ops, failed, 3.0, tmp_path)
     assert "withheld here; the reference run's naive: 3.30 copies' time (p10-p90 3.10-3.38; recorded on 2026-12-06" in line
-    assert line.endswith("not this run) is not told apart from the allocation count")  # 3.1 / 3.0 = 1.03: within the margin
+    assert line.endswith(  # 3.1 / 3.0 = 1.03: within the margin, which the line names
+        "not this run) is not told apart from the allocation count (a count within 5% of the p10-p90 is not told apart: separate runs agree no closer)"
+    )
     block, _, failed = takeaway_case(copy=100.0, compiled=110.0, spread=0.6)  # naive 3.0x compiled's time per round
     empty = tmp_path / "none"
     empty.mkdir()
@@ -609,3 +629,28 @@ def test_a_reference_run_whose_copy_failed_offers_no_ranking_to_fall_back_on(tmp
     assert reference_ranking("large", tmp_path).endswith(
         "its large copy failed its check too, so it offers no ranking to fall back on"
     )
+
+
+def test_05s_line_test_answer_says_the_miss_and_the_share_as_an_extrapolation():
+    """Exercise 2's verdict from the cell's arithmetic: an upward miss names the share an extrapolation
+    (cr41 P2); a line that predicts the largest call is not told apart; a busy block concludes nothing."""
+    from dataclasses import replace
+
+    from analysis.contention import Contention
+    from lesson.study import line_test_answer
+
+    def answer(t64: float, contention=None) -> str:  # SYNTHETIC: 20 us at 8 tokens, 24 at 64: the line gives 56 at 512
+        by_count = interleaved(**{"8 tokens": 20.0, "64 tokens": 24.0, "512 tokens": t64})
+        by_count = {n: replace(t, contention=contention) for n, t in by_count.items()} if contention else by_count
+        t1, t8, t64 = by_count.values()
+        over_line = t64.samples_us / (9 * t8.samples_us - 8 * t1.samples_us)
+        return line_test_answer(by_count, over_line, (8 * t1.samples_us - t8.samples_us) / 7)
+
+    missed = answer(100.0).split("\n")
+    assert missed[0].startswith(
+        "No: 512 tokens takes 1.79x the line's prediction (p10-p90 1.79-1.79): past 64 tokens time grows faster"
+    )
+    assert missed[1].startswith("the fixed part's share of the 8 tokens call: about 0.97 of its time on this run (estimated")
+    assert answer(56.0).split("\n")[1] == "Does the line predict 512 tokens? Not told apart from it."
+    busy = answer(100.0, Contention(1.0, 0.5, None, None)).split("\n")
+    assert busy[1] == "Does the line predict 512 tokens? This run cannot say." and "withheld" in busy[2]
