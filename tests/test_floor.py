@@ -130,6 +130,11 @@ def test_time_with_floor_measures_a_failed_floor_again_and_keeps_the_last(monkey
     calls.clear()
     _, flagged = floor_module.time_with_floor({}, None, 2_000_000, memory_bound=True)
     assert len(calls) == 2 and not flagged.ok
+    assert flagged.summary.startswith("copy floor failed its check in 2 of 2 measurements (")  # 05 printed one failure
+    assert (
+        floor.measurements == 2
+        and "measurements" not in check_floor(blocks[0]["copy"], blocks[0]["triad probe"], 2_000_000, memory_bound=True).summary
+    )
 
 
 def test_bytes_per_op_counts_what_each_op_of_the_naive_source_reads_and_writes():
