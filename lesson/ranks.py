@@ -323,6 +323,84 @@ def recorded_job_metrics(table: pd.DataFrame, step: int, collectives_together: i
     return metrics
 
 
+def straggler_job_metrics(
+    job: dict[str, Any], straggler: tuple[int, float], found: dict[str, Any], verdict: Any, failed: Any
+) -> dict[str, Any]:
+    """08's checks on its own job and the metrics it publishes, so that its bookkeeping does not sit in
+    the lesson: every rank's trace holds its recorded steps, the planted straggler is the rank found
+    slowest and the others waited longer than it (on a quiet launch), and a shown failure ended as 08
+    says; then the claims its section 4 printed and the figures A5 and the regression checks read.
+
+    Args:
+        job: "traces" (rank -> Trace), "active" (ACTIVE), "ranks" (RANKS), "contention" (the launch's
+            Contention), "run" (the launch's result: its `seconds`).
+        straggler: (STRAGGLER_RANK, STRAGGLER_MS) as set; a rank below 0 or no extra work plants none.
+        found: "slowest" (the rank found slowest), "others" (the other ranks), "compute_on" and
+            "wait_on" (rank -> median ms over the slow steps), "versus" (the PairedRatio of the slowest
+            rank's compute over the slowest other's).
+        verdict: section 4's first verdict (`judge_ratio` of `versus`).
+        failed: the failure demonstration's result, or None where SHOW_FAILURE is False.
+
+    Returns:
+        name -> metric, ready for `session.publish` (rank<R>_compute_on_ms, rank<R>_wait_on_ms,
+        straggler_compute_ratio, ranks, launch_s, straggler_identified, traces_loaded, claims, failure_*).
+
+    Raises:
+        AssertionError: where a check fails (the notebook's regression checks).
+    """
+    from analysis.verdicts import Claim
+    from helpers.metrics import ratio_metric
+
+    rank, extra_ms = straggler
+    slowest, others, compute_on, wait_on = (found[k] for k in ("slowest", "others", "compute_on", "wait_on"))
+    busy = job["contention"].busy
+    assert all(len(t.steps) == job["active"] for t in job["traces"].values()), "a rank's trace does not hold its recorded steps"
+    planted = rank >= 0 and extra_ms > 0
+    if planted and not busy:
+        assert slowest == rank, f"rank {slowest} looked slowest, not the straggler {rank}"
+        assert all(wait_on[r] > wait_on[slowest] for r in others), "the others did not wait longer than the straggler"
+    if failed is not None:
+        assert failed.returncode not in (0, None) and failed.first_failure == job["ranks"] - 1 and not failed.leftover
+    names = [f"rank{r}_compute_on_ms" for r in [slowest, *others]], [f"rank{r}_wait_on_ms" for r in [slowest, *others]]
+    if not planted:  # no straggler: section 4 withheld its verdicts, so nothing is claimed
+        claims = []
+    elif busy:
+        claims = [
+            verdict.claim("straggler_compute_ratio"),
+            Claim("busy", (*names[0], *names[1]), "not measurable here: the machine was busy"),
+        ]
+    else:
+        claims = [
+            verdict.claim("straggler_compute_ratio"),
+            Claim("max", tuple(names[0]), f"rank {slowest} computed longest"),
+            Claim("min", tuple(names[1]), f"rank {slowest} waited least"),
+        ]
+    note, record = "median over recorded steps with the straggler on", {"contention": job["contention"].record()}
+    metrics = {
+        f"rank{r}_{name}_on_ms": metric(float(medians[r]), "ms", note, **record)
+        for name, medians in (("compute", compute_on), ("wait", wait_on))
+        for r in range(job["ranks"])
+    }
+    metrics |= {
+        "straggler_compute_ratio": ratio_metric(
+            found["versus"], "per slow step: the slowest rank's compute over the slowest other's"
+        ),
+        "ranks": metric(job["ranks"], "processes"),
+        "launch_s": metric(job["run"].seconds, "s"),
+        "straggler_identified": metric(slowest, "rank"),
+        "traces_loaded": metric(True, "bool"),
+        "claims": metric([c.record() for c in claims], "claims", "section 4's verdicts"),
+    }
+    f = failed
+    failure = {
+        "exit_code": (f and f.returncode, "code"),
+        "ranks_reported": (f and sorted(f.errors), "ranks"),
+        "first_rank": (f and f.first_failure, "rank"),
+        "left_running": (f and f.leftover, "bool"),
+    }
+    return metrics | {f"failure_{name}": metric(value, unit) for name, (value, unit) in failure.items()}
+
+
 # ------------------------------------------------------------------ 08's job, read back for A5
 RANK_NOTEBOOK = "08_many_processes"
 RANK_JOB_FIX = 'run both into one folder: make run ARGS="--notebooks 08 A5", or run 08 with the OUT_DIR this notebook uses'

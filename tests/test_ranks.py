@@ -8,6 +8,7 @@ import os
 import socket
 import types
 
+import numpy as np
 import pytest
 import torch
 import torch.distributed as dist
@@ -358,3 +359,45 @@ def test_recorded_job_metrics_keep_every_published_name_and_its_origin():
     assert metrics["recorded_rank1_collective_ms"]["value"] == 168.0
     assert metrics["recorded_collectives_together"]["value"] == 2
     assert all("not this run" in m["note"] for m in metrics.values())
+
+
+def _job_inputs(busy: bool):
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from analysis.contention import Contention
+    from analysis.timing import PairedRatio
+
+    trace = SimpleNamespace(steps=[1, 2, 3, 4])
+    contention = Contention(1.0, 0.5 if busy else 0.0, 0.0, None)
+    job = {"traces": {0: trace, 1: trace}, "active": 4, "ranks": 2, "contention": contention, "run": SimpleNamespace(seconds=3.0)}
+    versus = PairedRatio("rank 1", "rank 0", np.array([7.7, 8.1, 7.7, 7.7, 8.5]), "step", contention)
+    found = {
+        "slowest": 1,
+        "others": pd.Index([0]),
+        "compute_on": pd.Series({0: 3.0, 1: 23.4}),
+        "wait_on": pd.Series({0: 20.5, 1: 0.1}),
+        "versus": versus,
+    }
+    return job, found, versus
+
+
+def test_straggler_job_metrics_claims_what_section_4_printed_and_checks_the_planted_rank():
+    """08's bookkeeping, moved out of the lesson: the claims follow the launch's busy flag and the planted straggler."""
+    import pytest
+
+    from analysis.verdicts import judge_ratio
+    from lesson.ranks import straggler_job_metrics
+
+    job, found, versus = _job_inputs(busy=False)
+    metrics = straggler_job_metrics(job, (1, 20.0), found, judge_ratio(versus), None)
+    relations = [c["relation"] for c in metrics["claims"]["value"]]
+    assert relations[1:] == ["max", "min"] and metrics["straggler_identified"]["value"] == 1
+    assert metrics["rank1_compute_on_ms"]["value"] == 23.4 and metrics["failure_exit_code"]["value"] is None
+    with pytest.raises(AssertionError, match="not the straggler 0"):
+        straggler_job_metrics(job, (0, 20.0), found, judge_ratio(versus), None)  # the planted rank was not found slowest
+    assert straggler_job_metrics(job, (-1, 0.0), found, judge_ratio(versus), None)["claims"]["value"] == []  # none planted
+    busy_job, _, _ = _job_inputs(busy=True)
+    busy = straggler_job_metrics(busy_job, (0, 20.0), found, judge_ratio(versus), None)  # busy: no check of which rank
+    assert [c["relation"] for c in busy["claims"]["value"]][1] == "busy"
