@@ -213,10 +213,9 @@ def neuron_recipe_lines(ranks: int, on_neuron: bool) -> list[str]:
         The recipe, then one line per part.
     """
     lines = [
-        f"Trainium's documented recipe (N30; not run here): {neuron_torchrun_recipe(ranks)}",
+        f"Trainium's documented recipe (docs/NEURON_NOTES.md N30; not run here): {neuron_torchrun_recipe(ranks)}",
         "  env -u NEURON_RT_VISIBLE_CORES: unset it; if inherited, every rank lands on that one core.",
         "  NEURON_RT_NUM_CORES, NEURON_RT_VIRTUAL_CORE_SIZE=2: as in the vendor's example; what each sets: UNVERIFIED.",
-        "  --rdzv_backend c10d --rdzv_endpoint localhost:29500: the ranks meet through a store on that port.",
         "  --local-ranks-filter 0 --tee 3: the console shows rank 0; every rank's output also goes to files.",
         "  your_script.py: lesson/rank_worker.py with backend='neuron', model and batch on 'neuron';"
         " its own profiler writes one folder per rank, <instance>_pid_<pid>/.",
@@ -252,7 +251,7 @@ def last_arrival_lines(waits: pd.DataFrame, slowest: int, ranks: int) -> list[st
             return f"with {ranks} ranks over {order.steps} steps some rank is always last at least {floor} times: says nothing"
         chance = chance_some_rank_last(order.steps, ranks, count)
         often = f"all {order.steps}" if count == order.steps else f"{count} or more of {order.steps}"
-        return f"chance alone makes some rank last in {often}: {chance:.2f}"
+        return f"probability that chance alone makes one rank last in {often}: {chance:.2f}"
 
     on, off = arrival_order(waits[waits["straggling"]], ranks), arrival_order(waits[~waits["straggling"]], ranks)
     slow = on.last_counts.get(slowest, 0)
@@ -293,6 +292,53 @@ def slow_step_wait_line(waits: pd.DataFrame, slowest: int, straggler_ms: float) 
     if straggler_ms > 0 and wait > straggler_ms and later > 0:
         line += f"; rank {slowest} also started them {later:.1f} ms later (it left the previous all-reduce later: A5 §2)"
     return line
+
+
+def arrival_parts(waits: pd.DataFrame) -> pd.DataFrame:
+    """Per step, the longest wait split into its two parts: the last rank's later start and its longer compute.
+
+    Why: an arrival is a start plus a compute, so the rank that computed longer need not arrive last;
+    the rank that waited longest waited exactly (later start) + (longer compute) of the last rank,
+    and either part can be negative. Notebook 08's exercise 2 reads which part decided each step.
+
+    Args:
+        waits: rows of analysis.collective_waits (rank, step, start, compute_ms, wait_ms).
+
+    Returns:
+        One row per step: the last rank, the first (the one that waited longest), that wait, and
+        its two parts (ms), which add up to the wait.
+    """
+    rows = []
+    for step, group in waits.groupby("step"):
+        last = group.loc[group["wait_ms"].idxmin()]
+        first = group.loc[group["wait_ms"].idxmax()]
+        rows.append(
+            {
+                "step": step,
+                "last rank": int(last["rank"]),
+                "first rank": int(first["rank"]),
+                "wait_ms": first["wait_ms"],
+                "started later by (ms)": last["start"] - first["start"],
+                "computed longer by (ms)": last["compute_ms"] - first["compute_ms"],
+            }
+        )
+    return pd.DataFrame(rows).set_index("step")
+
+
+def arrival_parts_line(parts: pd.DataFrame) -> str:
+    """Which part of the wait was larger, counted over the steps of `arrival_parts`.
+
+    Args:
+        parts: the table of `arrival_parts`.
+
+    Returns:
+        One line: in how many steps the later start, and in how many the longer compute, was the larger part.
+    """
+    by_start = int((parts["started later by (ms)"] > parts["computed longer by (ms)"]).sum())
+    return (
+        f"the last rank's later start was the larger part of the wait in {by_start} of {len(parts)} steps, "
+        f"its longer compute in {len(parts) - by_start}"
+    )
 
 
 def recorded_job_metrics(table: pd.DataFrame, step: int, collectives_together: int, origin: str) -> dict[str, Any]:

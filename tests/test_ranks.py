@@ -18,6 +18,8 @@ from helpers.metrics import metric, write_metrics
 from analysis.contention import Contention
 from analysis.rank_view import arrival_order, chance_some_rank_last, collective_waits
 from lesson.ranks import (
+    arrival_parts,
+    arrival_parts_line,
     check_launch,
     last_arrival_lines,
     load_rank_job,
@@ -117,14 +119,16 @@ def _alternating_steps(last_without_extra_work: list[int]) -> pd.DataFrame:
 
 def test_a_last_arrival_count_certain_by_counting_is_not_printed_as_a_probability():
     lines = last_arrival_lines(collective_waits(_alternating_steps([0, 1, 0, 1, 0])), slowest=1, ranks=2)
-    assert lines[0] == "slow steps: rank 1 arrived last in 5 of 5 (chance alone makes some rank last in all 5: 0.06)"
+    assert (
+        lines[0] == "slow steps: rank 1 arrived last in 5 of 5 (probability that chance alone makes one rank last in all 5: 0.06)"
+    )
     assert lines[1].startswith("without extra work, last: rank 0 in 3 of 5, rank 1 in 2 of 5 (")  # the counts it judges
     assert "always last at least 3 times: says nothing" in lines[1] and "probability" not in lines[1]
     rare = last_arrival_lines(collective_waits(_alternating_steps([0] * 5)), slowest=1, ranks=2)
     assert rare[1].startswith("without extra work, last: rank 0 in 5 of 5, rank 1 in 0 of 5")
     assert rare[1].endswith("last in all 5: 0.06)")  # 2 x 0.5**5
     four = last_arrival_lines(collective_waits(_alternating_steps([0, 0, 0, 0, 1])), slowest=1, ranks=2)
-    assert four[1].endswith("chance alone makes some rank last in 4 or more of 5: 0.38)")  # 2 x 6/32
+    assert four[1].endswith("chance alone makes one rank last in 4 or more of 5: 0.38)")  # 2 x 6/32
 
 
 def test_slow_step_wait_line_names_the_later_start_only_where_the_wait_exceeds_the_extra_work():
@@ -167,7 +171,6 @@ def test_neuron_recipe_lines_explain_each_flag_and_warn_a_seat_only_on_neuron():
         "NEURON_RT_VISIBLE_CORES",
         "NEURON_RT_VIRTUAL_CORE_SIZE=2: ",
         "--local-ranks-filter 0 --tee 3",
-        "--rdzv_backend c10d",
     ):
         assert any(part in line for line in lines[1:]), part
     assert "UNVERIFIED" in next(line for line in lines[1:] if "NEURON_RT_NUM_CORES" in line)
@@ -401,3 +404,29 @@ def test_straggler_job_metrics_claims_what_section_4_printed_and_checks_the_plan
     busy_job, _, _ = _job_inputs(busy=True)
     busy = straggler_job_metrics(busy_job, (0, 20.0), found, judge_ratio(versus), None)  # busy: no check of which rank
     assert [c["relation"] for c in busy["claims"]["value"]][1] == "busy"
+
+
+def test_arrival_parts_split_each_wait_into_the_later_start_and_the_longer_compute():
+    """Arrival = start + compute: the rank that computed longer arrives first where it started early enough."""
+    stamps = [  # (rank, step, start, compute_end): step 0 rank 0 computes longer (3 vs 2) but rank 1 starts 2 later
+        (0, 0, 0.0, 3.0),
+        (1, 0, 2.0, 4.0),
+        (0, 1, 0.0, 5.0),  # step 1: rank 0 computes 4 longer, starts 1 earlier: rank 0 last
+        (1, 1, 1.0, 2.0),
+    ]
+    steps = pd.DataFrame(
+        [
+            {"rank": r, "step": s, "straggling": False, "start": a, "compute_end": e, "collective_end": 6.0}
+            for r, s, a, e in stamps
+        ]
+    )
+    parts = arrival_parts(collective_waits(steps))
+    assert parts["last rank"].tolist() == [1, 0]
+    assert parts["wait_ms"].tolist() == pytest.approx([1.0, 3.0])
+    assert parts["started later by (ms)"].tolist() == pytest.approx([2.0, -1.0])
+    assert parts["computed longer by (ms)"].tolist() == pytest.approx([-1.0, 4.0])
+    added = parts["started later by (ms)"] + parts["computed longer by (ms)"]
+    assert added.tolist() == pytest.approx(parts["wait_ms"].tolist())
+    assert arrival_parts_line(parts) == (
+        "the last rank's later start was the larger part of the wait in 1 of 2 steps, its longer compute in 1"
+    )
