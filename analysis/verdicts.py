@@ -126,7 +126,12 @@ def _ratio_figures(median: float, p10: float, p90: float, pairing: str) -> tuple
     kinds of number."""
     texts = (ratio_bound(p10, median), ratio_bound(p90, median), _median_text(median, p10, p90))
     places = max(len(text.split(".")[1]) for text in texts)
-    return f"{median:.{places}f}", f"per-{pairing} p10-p90 {p10:.{places}f}-{p90:.{places}f}"
+    return f"{median:.{places}f}", f"{_per(pairing)} p10-p90 {p10:.{places}f}-{p90:.{places}f}"
+
+
+def _per(pairing: str) -> str:
+    """ "per-round", but "per off step": a hyphen only joins a one-word pairing (08 printed "per-off step")."""
+    return f"per {pairing}" if " " in pairing else f"per-{pairing}"
 
 
 def _median_text(median: float, p10: float, p90: float) -> str:
@@ -268,7 +273,7 @@ class Verdict:
         else:
             comparison = f"{self.subject} against {self.reference}" if self.reference else self.subject
             if self.reference_range:  # p10 and p90 are the subject's: the reference's range is named beside it
-                comparison += f" (the reference's p10-p90: {self.reference_range})"
+                comparison += f" ({self.reference}: p10-p90 {self.reference_range})"  # "the reference's" was undefined (08)
         return {"comparison": comparison, "figure": figure, "value": value, "p10": p10, "p90": p90, "verdict": self.word}
 
 
@@ -372,7 +377,7 @@ def _judge(
             allowed = _allowed(p10, p90, faster, slower, pairing)
         # the reason first, and "no measurable difference" only for a spread inside the margin on both sides: beside
         # a wide spread (07's 0.91-1.86, median 1.28) or one that clears 1 (04's 1.04-1.11) it read as "they cost the same"
-        figures_shown = f"median per-{pairing} {num} / {den} = {shown}, {spread}"
+        figures_shown = f"median {_per(pairing)} {num} / {den} = {shown}, {spread}"
         noise = _inside_margin(p10, p90)
         if noise:
             text = f"this run cannot rank {num} against {den}: the whole spread lies within {_margin_percent()}% of 1 ({figures_shown}), so no measurable difference here"

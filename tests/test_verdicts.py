@@ -224,7 +224,7 @@ def test_the_table_says_what_each_figure_is():
     steps = judge_steps("the last to arrive also left last", 5, 5)
     row, step_row = verdict_table([ranges, steps]).to_dict("records")
     assert (
-        row["comparison"] == "rank 0's wait against rank 1's wait (the reference's p10-p90: 10.0-12.0 us)"
+        row["comparison"] == "rank 0's wait against rank 1's wait (rank 1's wait: p10-p90 10.0-12.0 us)"
         and "/" not in row["comparison"]
     )
     assert row["figure"] == "midpoint of p10-p90 (us)" and row["value"] == pytest.approx(20.543)
@@ -331,14 +331,14 @@ def test_ranges_of_too_few_samples_are_a_reading_not_a_verdict():
 
 
 def test_a_ratio_of_too_few_rounds_is_a_reading_not_a_verdict():
-    """08 printed "rank 1 took 1.16x ... slower (per-off step p10-p90 1.08-1.30)" from 3 off steps, while
+    """08 printed "rank 1 took 1.16x ... slower (per off step p10-p90 1.08-1.30)" from 3 off steps, while
     the ranges beside it, of the same 3 steps, were withheld: one rule, fewer than 5 is a reading."""
     from analysis.verdicts import MIN_RANGE_SAMPLES
 
     few = judge_ratio(PairedRatio("rank 1", "rank 0", np.array([1.08, 1.16, 1.30]), "off step"))
     assert few.kind == "withheld" and not few.measurable and "slower" not in str(few)
     assert str(few) == (
-        "rank 1 / rank 0 read 1.16 (per-off step p10-p90 1.10-1.27) over 3 off steps, too few for a spread "
+        "rank 1 / rank 0 read 1.16 (per off step p10-p90 1.10-1.27) over 3 off steps, too few for a spread "
         "(a verdict needs 5 off steps): a reading, not a verdict"
     )
     row = few.row()
@@ -411,7 +411,7 @@ def test_a_range_row_shows_what_the_subject_was_set_against():
     """08's table showed rank 0's wait range beside "higher" but not rank 1's, which it was judged against;
     then it showed rank 1's as "(0.0-0.0 ms)", an end that is not zero printed as zero."""
     v = judge_ranges("rank 0's wait", (19.7, 20.07), "rank 1's wait", (0.01, 0.08), "ms")
-    assert v.row()["comparison"] == "rank 0's wait against rank 1's wait (the reference's p10-p90: 0.01-0.08 ms)"
+    assert v.row()["comparison"] == "rank 0's wait against rank 1's wait (rank 1's wait: p10-p90 0.01-0.08 ms)"
     assert v.row()["verdict"] == "higher" and "against 0.01-0.08 ms" in str(v) and str(v).count("rank 1's wait") == 1
     assert "0.002-0.004 ms" in str(judge_ranges("a", (1.0, 2.0), "b", (0.002, 0.004), "ms"))
 
@@ -455,3 +455,12 @@ def test_a_verdict_shown_by_a_notebook_cell_reads_as_its_sentence():
 
     v = withheld("the ranking", "the copy floor failed its check")
     assert pretty(v) == str(v) == "the ranking: withheld, the copy floor failed its check"
+
+
+def test_a_pairing_of_two_words_is_not_hyphenated():
+    """08 printed "median per off step rank 1 / rank 0" for its off-step ratio."""
+    from analysis.timing import PairedRatio
+
+    ratio = PairedRatio("rank 1", "rank 0", np.array([0.9, 1.0, 1.05, 0.95, 1.02]), "off step")
+    said = str(judge_ratio(ratio))
+    assert "per off step" in said and "per-off" not in said
