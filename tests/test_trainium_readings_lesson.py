@@ -50,10 +50,11 @@ def test_claims_hold_on_the_recordings(published):
     _, m = published
     claims, table = device_view_claims(m)
     records = claims["claims"]["value"]
-    assert len(records) == len(table) == 8  # 4 longest-engine readings, 2 dtypes x (bytes, time)
+    assert len(records) == 8  # 4 longest-engine readings, 2 dtypes x (bytes, time)
     assert check_claims(records, m) == []  # every reading holds on the published figures
-    assert table["reading"].str.contains("the tensor engine spent the longest").sum() == 4
-    assert "fused" in table.loc[4, "numbers"] and "bytes" in table.loc[4, "numbers"]
+    assert sum("the tensor engine spent the longest" in r["text"] for r in records) == 4
+    assert len(table) == 4 and not table["reading"].str.contains("spent the longest").any()  # shown in 09's engine table
+    assert "fused" in table.loc[0, "numbers"] and "bytes" in table.loc[0, "numbers"]
 
 
 def test_guess_table_reads_directions_from_the_exports(published):
