@@ -72,8 +72,8 @@ def break_evens(
         f"the first compile's time ({cold['seconds']:.2f} s) over the later one's ({after_setup['seconds']:.3f} s)",
         {"this run": cold["seconds"] / after_setup["seconds"]},
         "",
-        f"one call each, the later at HIDDEN = {new_hidden}, a new shape",
-        "how much of the gap was one-time setup (such as loading the compiler) and how much the shapes' difference",
+        f"one call each, the later at HIDDEN = {new_hidden}",
+        "how much of the gap was one-time setup and how much the new shape",
     )
     return [paid_back, first_over_later]
 
