@@ -40,7 +40,7 @@ _EXPORTS = {
     "profiling": "ProfileResult judge_device_time profile_steps",
     "profiler_setup": "WatchedBlock copy_shares cost_takeaway extra_code_per_step first_recorded_step_us step_gap_line"
     " RecordedSteps recorded_steps warmup_explanation larger_hidden_answer"
-    " warmup_answer queue_stand_in",
+    " warmup_answer queue_stand_in queue_takeaway documented_neuron_call",
     "reading_traces": "HostOnlyFactors host_only_factors largest_gap_host_calls reading_traces_metrics "
     "recorded_rmsnorm_takeaway recorded_rmsnorms share_takeaway"
     " LargestShare largest_host_only_share",

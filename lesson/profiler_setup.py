@@ -237,7 +237,7 @@ def warmup_explanation(verdict: Verdict, backend: Any) -> list[str]:
         return [f"{label} a warm-up adds nothing to the recorded step's work, so the machine's speed likely moved (A1)"]
     if backend.name == "cpu":
         return [
-            f"{label} on cpu the process paid its one-off costs in its very first call (the cold reading above),"
+            f"{label} on cpu the process likely paid its one-off costs in its very first call (the cold reading above, one reading),"
             " so a fresh model's first step may carry little for the warm-up to keep out"
         ]
     return [
@@ -246,7 +246,7 @@ def warmup_explanation(verdict: Verdict, backend: Any) -> list[str]:
     ]
 
 
-def queue_stand_in(fn: Callable[[], Any], n_calls: int = 10, rounds: int = 5) -> Verdict:
+def queue_stand_in(fn: Callable[[], Any], n_calls: int = 10, rounds: int = 5) -> tuple[Verdict, str]:
     """A measured cpu stand-in for an asynchronous device queue (cuda's stream, Trainium's queue):
     a one-worker thread runs the calls in order while the caller goes on, as a device would. One clock
     is read right after the last call is submitted, another after the last `.result()`: the gap is
@@ -259,7 +259,9 @@ def queue_stand_in(fn: Callable[[], Any], n_calls: int = 10, rounds: int = 5) ->
 
     Returns:
         The `judge_timings` verdict of the clock after submitting against the clock after the last
-        result (busy where the machine was).
+        result (busy where the machine was), and a take-home line labelled as the stand-in: where the
+        first clock is measurably below the second, the share of the work (of medians) a timer
+        without the wait reads; else that this run gives none.
     """
     grad = torch.is_grad_enabled()
 
@@ -278,7 +280,46 @@ def queue_stand_in(fn: Callable[[], Any], n_calls: int = 10, rounds: int = 5) ->
             finished.append(time.perf_counter() - t0)
     sent, done = (Timing(name, 1e6 * np.array(s), 1, block.contention) for name, s in (("sent", submitted), ("done", finished)))
     subject = f"stand-in queue (a cpu thread, not a device), {n_calls} calls: clock after submitting"
-    return judge_timings(subject, sent, "clock after the last .result()", done)
+    verdict = judge_timings(subject, sent, "clock after the last .result()", done)
+    return verdict, queue_takeaway(verdict, float(np.median(submitted) / np.median(finished)))
+
+
+def queue_takeaway(verdict: Verdict, share: float) -> str:
+    """What the stand-in's gap means, in one line labelled as the stand-in: a share only where the
+    verdict is measurable (busy or inconclusive runs give no take-home).
+
+    Args:
+        verdict: `queue_stand_in`'s verdict, clock after submitting against clock after the last result.
+        share: median clock after submitting over median clock after the last result.
+
+    Returns:
+        One line starting "take-home (the stand-in, not a device):".
+    """
+    head = "take-home (the stand-in, not a device):"
+    if verdict.kind != "faster":
+        return f"{head} none from this run ({verdict.word}), so it shows no queue"
+    return (
+        f"{head} a timer stopped when the calls return reads about {100 * share:.1f}% of the work;"
+        " it measures the queueing. Here .result() plays synchronize()"
+    )
+
+
+def documented_neuron_call(backend_name: str) -> str:
+    """Off Trainium, the Neuron profiler set-up exactly as the vendor documents it (NEURON_NOTES N9),
+    labelled as not run: the one Trainium-specific part of 01's set-up, shown to the reader who will
+    run it on a trn2 (on Trainium, `lesson.neuron_profiler_setup` builds it instead).
+
+    Args:
+        backend_name: this run's backend ("cpu", "cuda").
+
+    Returns:
+        Three lines: the label, the documented NeuronConfig, and how torch.profiler takes it.
+    """
+    return (
+        f"not built on {backend_name}; what Trainium would run (AWS docs, N9; not run here):\n"
+        "  cfg = NeuronConfig(modes=[ProfileMode.DEVICE, ProfileMode.RUNTIME], profile_output_dir=...)\n"
+        "  profile(activities=[CPU, PrivateUse1], experimental_config=cfg, on_trace_ready=NeuronProfiler(cfg).export_trace, ...)"
+    )
 
 
 def warmup_answer(verdict: Verdict) -> str:

@@ -274,11 +274,14 @@ def test_queue_stand_in_shows_the_clock_a_loop_without_synchronize_misses(monkey
     import lesson.profiler_setup as setup
 
     monkeypatch.setattr(setup, "contention_between", lambda before, after: None)  # the busy case: below
-    verdict = setup.queue_stand_in(lambda: time.sleep(0.005), n_calls=5, rounds=5)  # 25 ms of queued work a round
+    verdict, takeaway = setup.queue_stand_in(lambda: time.sleep(0.005), n_calls=5, rounds=5)  # 25 ms queued a round
     # submitting returns measurably before the queued work finishes: what a loop without synchronize() times
     assert verdict.kind == "faster" and "stand-in queue (a cpu thread, not a device)" in str(verdict)
+    share = float(takeaway.split("about ")[1].split("%")[0])  # a few us of submitting against 25 ms of work
+    assert takeaway.startswith("take-home (the stand-in, not a device):") and 0 < share < 20
     monkeypatch.setattr(setup, "contention_between", lambda before, after: Contention(1.0, 0.5, 0.5, 0.0))
-    assert setup.queue_stand_in(lambda: None, n_calls=2, rounds=5).kind == "busy"  # a busy block concludes nothing
+    busy, busy_takeaway = setup.queue_stand_in(lambda: None, n_calls=2, rounds=5)
+    assert busy.kind == "busy" and "none from this run (busy)" in busy_takeaway  # a busy block concludes nothing
     grads = []
     with torch.no_grad():  # the worker runs each call under the caller's grad mode
         setup.queue_stand_in(lambda: grads.append(torch.is_grad_enabled()), n_calls=1, rounds=5)
@@ -319,3 +322,29 @@ def test_warmup_answer_says_yes_or_no_only_where_measurable():
     assert "this run cannot tell (inconclusive, not 'no')" in warmup_answer(same)
     busy = judge_timings("a", Timing("a", warm0.samples_us, 1, Contention(1.0, 0.5, 0.5, 0.0)), "b", warm3)
     assert busy.kind == "busy" and "yes" not in warmup_answer(busy) and "no on" not in warmup_answer(busy)
+
+
+def test_documented_neuron_call_prints_only_what_neuron_notes_n9_documents():
+    """Off Trainium 01 prints the Neuron set-up labelled as not run; every call in it is one N9 records."""
+    import re
+    from pathlib import Path
+
+    from lesson.profiler_setup import documented_neuron_call
+
+    notes = (Path(__file__).parents[1] / "docs" / "NEURON_NOTES.md").read_text()
+    n9 = next(line for line in notes.splitlines() if line.startswith("| N9 |")).split("|")[2]
+    printed = documented_neuron_call("cpu")
+    assert printed.startswith("not built on cpu; what Trainium would run (AWS docs, N9; not run here):")
+    documented = re.findall(r"`([^`]+)`", n9)  # NeuronConfig(...), the exporter, on_trace_ready, experimental_config, activities
+    assert len(documented) == 5 and all(piece in printed for piece in documented), (documented, printed)
+
+
+def test_queue_takeaway_gives_a_share_only_for_a_measurable_gap():
+    from analysis.verdicts import Verdict
+    from lesson.profiler_setup import queue_takeaway
+
+    apart = Verdict("sent", "done", "faster", "s", form="ranges")
+    assert "about 0.9% of the work" in queue_takeaway(apart, 0.009)
+    for kind in ("no measurable difference", "busy"):
+        line = queue_takeaway(Verdict("sent", "done", kind, "s", form="ranges"), 0.009)
+        assert "none from this run" in line and "%" not in line.replace("5% apart", "")
