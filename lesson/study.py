@@ -576,7 +576,7 @@ def copies_answer(
         figures = f"{recorded['value']:.2f} copies' time (p10-p90 {recorded['p10']:.2f}-{recorded['p90']:.2f}; {origin})"
         found = f"withheld here; the reference run's naive: {figures} is {said}"
     else:
-        found = "its ratio to the copy is withheld (above), and no reference run offers one"
+        found = "its ratio to the copy is withheld (above)"
         found += _copies_through(block, through, through_alloc) if block and through in block else ""
     whose = "the reference run" if recorded else "this run"  # the ratio compared is the reference's where withheld
     found += (
@@ -602,12 +602,11 @@ def _copies_through(block: dict[str, Timing], through: str, alloc: float) -> str
         return f"; the pair does not tell naive from {through}, so it gives no estimate"
     if not 0.75 <= alloc <= 1.25:  # not about one copy-like pass: the pair is no count of copies
         return f"; {through} allocates {alloc:.1f} inputs' bytes, not about one copy's, so the pair gives no estimate"
-    basis = f"naive takes {v.median:.2f}x {through}'s time by the pair, and {through} (alloc_over_input {alloc:.1f}) is taken as one copy-like pass"
+    basis = f"naive takes {v.median:.2f}x {through}'s time by the pair, and {through} (alloc_over_input {alloc:.1f}) is assumed to make one copy-like pass"
+    where = f"this run, p10-p90 {v.p10:.1f}-{v.p90:.1f}"  # the pair's per-round spread carries into the estimate
     return (
         "; "
-        + estimate(
-            "naive's time", {"this run": v.median}, "copies' time", basis, f"how far {through} is from the copy", 1
-        ).sentence
+        + estimate("naive's time", {where: v.median}, "copies' time", basis, f"how far {through} is from the copy", 1).sentence
     )
 
 
