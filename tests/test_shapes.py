@@ -15,7 +15,7 @@ from helpers.errors import ParameterError, SeriesError
 from helpers.params import check_parameters
 from lesson.rmsnorm import rmsnorm_naive
 from lesson.shapes import bucketed_call, check_stream, load_stream, request_lengths, save_stream, steady_state_ratios
-from lesson.shapes import steady_state_verdicts
+from lesson.shapes import rows_computed, steady_state_verdicts
 from series_tools.run_series import select_notebooks
 
 
@@ -104,6 +104,18 @@ def test_steady_state_verdicts_name_the_faster_strategy_in_the_table_word():
     verdicts = steady_state_verdicts(ratios)
     assert [v.word for v in verdicts] == ["static faster", "bucketed faster"]
     assert verdicts[1].sentence.startswith("dynamic took 2.00x the time of bucketed (padded): 2.00x bucketed faster")
+
+
+def test_rows_computed_names_a_likely_cause_only_where_dynamic_ranks_faster():
+    lengths, buckets = [3, 60, 100], [64, 128]  # real 163; bucketed computes 64 + 64 + 128 = 256
+    faster = steady_state_verdicts([PairedRatio("dynamic", "bucketed (padded)", np.full(10, 0.5), "request")])
+    slower = steady_state_verdicts([PairedRatio("dynamic", "bucketed (padded)", np.full(10, 2.0), "request")])
+    found = rows_computed(faster, lengths, buckets)
+    assert found.kind == "count" and found.median == 163 and found.p10 == 163 / 256
+    assert "163 real ones against 256 for bucketed (real + padded)" in found.sentence
+    assert "likely why dynamic" in found.sentence and found.sentence.endswith("(a count, not a measurement)")
+    for steady in (slower, []):  # bucketed faster, or no dynamic strategy (Neuron): the count names no cause
+        assert "likely" not in rows_computed(steady, lengths, buckets).sentence
 
 
 def test_the_stream_07_keeps_reads_back_as_it_was_served(tmp_path):
