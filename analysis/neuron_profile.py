@@ -260,7 +260,7 @@ def explorer_commands(
         "first_look": "in Neuron Explorer's viewer, open the Summary first: MFU, HFU, MBU/HBU and utilisation, before any timeline (N47)",
         # model-mode pairs only; the torch.profiler path writes session-mode profiles: use "view" (N15)
         "capture": f"neuron-explorer capture -n {neff} -s {ntff} --profile-nth-exec=2 --enable-dge-notifs   # writes {ntff_2} (N37)",
-        "one_pair": f"neuron-explorer view -n {neff} -s {ntff_2}   # opens one NEFF and its NTFF (a model-mode pair) in the viewer",
+        "one_pair": f"neuron-explorer view -n {neff} -s {ntff_2}   # opens one NEFF and the NTFF captured from it in the viewer",
         "summary_pair": f"neuron-explorer view --output-format summary-json --output-file summary.json -n {neff} -s {ntff_2}",
         "json_pair": (
             f"neuron-explorer view --output-format json --output-file profile.json -n {neff} -s {ntff_2}"
