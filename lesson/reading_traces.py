@@ -267,7 +267,8 @@ def reading_traces_metrics(
 
     Args:
         traces: variant -> its loaded trace; split: the drawn-step table (step_us, device_ops,
-            busy_us, idle_gaps, idle_us, host_only_us), one row per variant.
+            busy_us, idle_gaps, idle_us, host_only_us), one row per variant; its host-only share is
+            published from it as `<variant>_host_only_%`, the name earlier runs used.
         shares: variant -> its host-only share (%) per step, as a Timing; largest: the largest
             share judged against the runner-up (`largest_host_only_share`).
         fx: the step and host-only factors (`host_only_factors`).
@@ -294,6 +295,7 @@ def reading_traces_metrics(
         for col in ("kernels_per_call", "bytes_ratio"):
             value = float(recorded_calls.loc[label, col])
             metrics[f"recorded_{what}_{col}"] = metric(value, col, f"{label}, recorded by TraceLens")
+    split = split.assign(**{"host_only_%": split["host_only_us"] / split["step_us"] * 100})  # the names earlier runs published
     for name, row in split.rename(columns={"device_ops": "device_ops_per_step"}).iterrows():  # NaN where not counted
         metrics |= {f"{VARIANT_KEYS[name]}_{c}": metric(float(v), "us" if c.endswith("_us") else "count") for c, v in row.items()}
     shared = {"unit": "x", "note": f"{fx.reference} / {fx.subject}", "contention": fx.busy and fx.busy.record()}

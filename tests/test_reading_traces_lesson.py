@@ -133,6 +133,7 @@ def test_factors_and_metrics_on_real_profiles(cpu_traces):
     m = reading_traces_metrics(cpu_traces, split, shares, largest, fx, None, launches(event_sync), recorded_rmsnorms())
     assert "framework" in m["lanes_present"]["value"] and m["trace_categories"]["value"]["cpu_op"] == "framework"
     assert m["naive_device_ops_per_step"]["value"] == 7.0 and m["compile_step_us"]["value"] == steps["torch.compile"]
+    assert m["naive_host_only_%"]["value"] == pytest.approx(100 / steps["naive"])  # the share under its earlier name
     assert m["step_factor_p10"]["value"] == fx.step.p10_us and m["recorded_naive_kernels_per_call"]["value"] == 8
     expected = (
         []
