@@ -109,12 +109,15 @@ def host_only_factors(traces: dict[str, Any], contention: dict[str, Any], subjec
 class LargestShare:
     """The prediction's answer: the variant with the largest host-only share judged against the
     runner-up. `subject`, `reference`: the two variants, largest first; `verdict`: their ranges
-    judged (analysis.verdicts.judge_timings), or withheld; `answer`: the line that names the answer."""
+    judged (analysis.verdicts.judge_timings), or withheld; `answer`: the line that names the answer;
+    `ranges`: every variant's share as a line, so that a reader checks a prediction about any of them
+    (none where nothing was counted)."""
 
     subject: str
     reference: str
     verdict: Any
     answer: str
+    ranges: list[str]
 
 
 def largest_host_only_share(shares: dict[str, Any], counted: bool) -> LargestShare:
@@ -127,7 +130,8 @@ def largest_host_only_share(shares: dict[str, Any], counted: bool) -> LargestSha
 
     Returns:
         LargestShare; its answer reads "Answer: the largest share: <variant>", "<a> or <b>, not
-        told apart", or "withheld".
+        told apart", or "withheld"; its ranges read "naive: 1.4-1.6 % of each step host only
+        (p10-p90)", one per variant in the order given, "(BUSY)" after a busy block's.
     """
     from analysis import judge_timings, withheld
 
@@ -137,7 +141,9 @@ def largest_host_only_share(shares: dict[str, Any], counted: bool) -> LargestSha
     else:
         verdict = judge_timings(subject, shares[subject], reference, shares[reference], "% host only")
         answer = subject if verdict.measurable else f"{subject} or {reference}, not told apart"
-    return LargestShare(subject, reference, verdict, f"Answer: the largest share: {answer}")
+    busy = {n: " (BUSY)" if t.contention is not None and t.contention.busy else "" for n, t in shares.items()}
+    lines = [f"{n}: {t.p10_us:.1f}-{t.p90_us:.1f} % of each step host only (p10-p90){busy[n]}" for n, t in shares.items()]
+    return LargestShare(subject, reference, verdict, f"Answer: the largest share: {answer}", lines if counted else [])
 
 
 def share_takeaway(fx: HostOnlyFactors) -> str:
@@ -261,7 +267,8 @@ def reading_traces_metrics(
 
     Args:
         traces: variant -> its loaded trace; split: the drawn-step table (step_us, device_ops,
-            busy_us, idle_gaps, idle_us, host_only_us, host_only_%), one row per variant.
+            busy_us, idle_gaps, idle_us, host_only_us), one row per variant; its host-only share is
+            published from it as `<variant>_host_only_%`, the name earlier runs used.
         shares: variant -> its host-only share (%) per step, as a Timing; largest: the largest
             share judged against the runner-up (`largest_host_only_share`).
         fx: the step and host-only factors (`host_only_factors`).
@@ -288,6 +295,7 @@ def reading_traces_metrics(
         for col in ("kernels_per_call", "bytes_ratio"):
             value = float(recorded_calls.loc[label, col])
             metrics[f"recorded_{what}_{col}"] = metric(value, col, f"{label}, recorded by TraceLens")
+    split = split.assign(**{"host_only_%": split["host_only_us"] / split["step_us"] * 100})  # the names earlier runs published
     for name, row in split.rename(columns={"device_ops": "device_ops_per_step"}).iterrows():  # NaN where not counted
         metrics |= {f"{VARIANT_KEYS[name]}_{c}": metric(float(v), "us" if c.endswith("_us") else "count") for c, v in row.items()}
     shared = {"unit": "x", "note": f"{fx.reference} / {fx.subject}", "contention": fx.busy and fx.busy.record()}

@@ -58,6 +58,17 @@ def test_largest_host_only_share_names_only_what_the_ranges_tell_apart():
     assert close.answer == "Answer: the largest share: naive or torch.rms_norm, not told apart"
     none = largest_host_only_share({"naive": share(1), "torch.compile": share(9)}, False)
     assert none.verdict.kind == "withheld" and none.answer.endswith(": withheld")
+    assert none.ranges == []  # nothing counted: no share to show
+    assert apart.ranges == [  # every variant, in the order given, so the Predict's three are all answered
+        "naive: 1.1-1.9 % of each step host only (p10-p90)",
+        "torch.compile: 9.1-9.9 % of each step host only (p10-p90)",
+        "torch.rms_norm: 2.1-2.9 % of each step host only (p10-p90)",
+    ]
+    from analysis.contention import Contention
+
+    crowded = Timing("host only", np.linspace(2, 3, 5), 1, Contention(0.1, 0.5, 0.5, 0.0))  # waited half the block
+    busy = largest_host_only_share({"naive": share(1), "torch.compile": crowded}, True)
+    assert busy.ranges[1].endswith("(p10-p90) (BUSY)") and not busy.ranges[0].endswith("(BUSY)")
 
 
 def ranges(lo, hi):
@@ -122,6 +133,7 @@ def test_factors_and_metrics_on_real_profiles(cpu_traces):
     m = reading_traces_metrics(cpu_traces, split, shares, largest, fx, None, launches(event_sync), recorded_rmsnorms())
     assert "framework" in m["lanes_present"]["value"] and m["trace_categories"]["value"]["cpu_op"] == "framework"
     assert m["naive_device_ops_per_step"]["value"] == 7.0 and m["compile_step_us"]["value"] == steps["torch.compile"]
+    assert m["naive_host_only_%"]["value"] == pytest.approx(100 / steps["naive"])  # the share under its earlier name
     assert m["step_factor_p10"]["value"] == fx.step.p10_us and m["recorded_naive_kernels_per_call"]["value"] == 8
     expected = (
         []
