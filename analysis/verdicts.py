@@ -178,6 +178,7 @@ class Verdict:
     reference_range: str = ""  # a range verdict's reference p10-p90, as printed: the table shows what the subject was set against
     direction_word: str = ""  # judge_ratio's own word for the side of 1 ("longer compute"), shown in the table
     within_noise: bool = False  # "no measurable difference" with both sides inside the margin: the noise is the finding
+    not_apart: str = ""  # ranges not told apart: how ("one range lies inside the other", "the ranges overlap", ...)
 
     def __str__(self) -> str:
         return self.sentence
@@ -223,13 +224,13 @@ class Verdict:
     def word(self) -> str:
         """The verdict as the table shows it: a range verdict compares figures, not times, so its
         "slower"/"faster" read "higher"/"lower", and "no measurable difference" reads "cannot rank
-        (spread crosses 1)" or "inconclusive (ranges not 5% apart)", never a bare negative (`kind`, which claims
+        (spread crosses 1)" or "inconclusive (the ranges overlap)", never a bare negative (`kind`, which claims
         record, stays as it is)."""
         if self.kind == "no measurable difference":  # never read as a negative finding
             if self.form == "ranges" and self.within_noise:
                 return f"no measurable difference (ranges within {_margin_percent()}% of each other)"
             if self.form == "ranges":
-                return f"inconclusive (ranges not {_margin_percent()}% apart)"
+                return f"inconclusive ({self.not_apart or f'ranges not {_margin_percent()}% apart'})"
             if self.within_noise:
                 return f"no measurable difference (spread within {_margin_percent()}% of 1)"
             if _within_resolution(self.p10, self.p90):
@@ -442,7 +443,21 @@ def judge_ranges(
         text = f"this run cannot tell {subject} and {reference} apart: no measurable difference, {why} ({shown}, {spread})"
     else:  # 01's warm-up ranges 3.4-3.7 against 3.1-3.3 ms read "no measurable difference" as "no difference"
         text = f"this run cannot tell {subject} and {reference} apart: {why}: inconclusive, not a finding that they are equal ({shown}, {spread})"
-    return Verdict(kind="no measurable difference", sentence=text, within_noise=noise, **fields)
+    how = _how_not_apart((a10, a90), (b10, b90))
+    return Verdict(kind="no measurable difference", sentence=text, within_noise=noise, not_apart=how, **fields)
+
+
+def _how_not_apart(a: tuple[float, float], b: tuple[float, float]) -> str:
+    """The table's short reason two ranges were not told apart (08: "ranges not 5% apart" understated a range
+    lying wholly inside the other)."""
+    if (a[0] >= b[0] and a[1] <= b[1]) or (b[0] >= a[0] and b[1] <= a[1]):
+        return "one range lies inside the other"
+    low, high = sorted((a, b))
+    if high[0] < low[1]:
+        return "the ranges overlap"
+    if high[0] == low[1]:
+        return "the ranges touch"
+    return f"ranges not {_margin_percent()}% apart"
 
 
 def _why_not_apart(a: tuple[float, float], b: tuple[float, float], unit: str, f: str) -> str:

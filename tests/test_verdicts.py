@@ -122,7 +122,7 @@ def test_ranges_that_touch_are_not_measurably_apart():
         inside
     ) and "inconclusive" not in str(inside)
     assert inside.within_noise and inside.word == "no measurable difference (ranges within 5% of each other)"
-    assert not touching.within_noise and touching.word == "inconclusive (ranges not 5% apart)"
+    assert not touching.within_noise and touching.word == "inconclusive (the ranges touch)"
     assert str(touching).startswith("this run cannot tell rank 1 exit and rank 0 exit apart:")
     overlapping = judge_ranges("a", (1.0, 3.0), "b", (2.0, 4.0))
     assert "the ranges overlap: inconclusive" in str(overlapping)
@@ -367,7 +367,8 @@ def test_the_table_never_shows_a_bare_negative():
     """07's table read "no measurable difference" for 1.55 (p10-p90 0.95-3.93): a negative finding."""
     wide = judge_ratio(PairedRatio("static", "dynamic", np.array([0.95] * 2 + [1.55] * 6 + [3.93] * 2)))
     assert wide.kind == "no measurable difference" and wide.row()["verdict"] == "cannot rank (spread crosses 1)"
-    assert judge_ranges("a", (1.0, 3.0), "b", (2.0, 4.0)).word == "inconclusive (ranges not 5% apart)"
+    assert judge_ranges("a", (1.0, 3.0), "b", (2.0, 4.0)).word == "inconclusive (the ranges overlap)"
+    assert judge_ranges("a", (1.2, 4.2), "b", (0.8, 5.1)).word == "inconclusive (one range lies inside the other)"  # 08
 
 
 def test_a_spread_that_holds_1_is_said_without_sizes():
