@@ -137,8 +137,8 @@ def step_gap_line(table: pd.DataFrame, recorded: Any, steady: Any, steps_verdict
         A "count" Verdict (analysis.verdicts.counted): the extra code per step against the gap, and
         its share of it; "withheld" where the block was busy or the recorded steps are not measurably above the
         steady state (an inconclusive gap is not accounted for: the sentence gives the extra code per step
-        and says this run cannot tell whether it shows in the step time, worded as inconclusive, never as
-        "the profiler is free": ranges apart by less than the margin, or overlapping).
+        (inside each step by construction) and says this run cannot tell whether the profiler lengthens the
+        step, worded as inconclusive ("cannot tell"), never as "the profiler is free").
     """
     extra_us, gap_us = extra_code_per_step(table), recorded.median_us - steady.median_us
     subject = "code between the ops per recorded step (self time of mlp_step + ProfilerStep*)"
@@ -148,10 +148,10 @@ def step_gap_line(table: pd.DataFrame, recorded: Any, steady: Any, steps_verdict
         if steps_verdict.kind == "faster":  # steps that do more work read below: the machine's speed moved
             why = "steps measurably below the steady state: the machine's speed moved"
         elif recorded.p10_us > steady.p90_us:  # apart, but closer than the margin: not "the profiler is free"
-            why = "steps above the steady state by less than the verdicts' margin: inconclusive, not 'free'"
+            why = "steps above the steady state by less than the verdicts' margin"
         else:
-            why = "step and steady-state ranges overlap: inconclusive, not 'free'"
-        said = f"{subject}: {extra_us:,.0f} us per step; whether it shows in the step time: this run cannot tell ({why})"
+            why = "step and steady-state ranges overlap"
+        said = f"{subject}: {extra_us:,.0f} us per step, inside each step; whether the profiler lengthens the step: this run cannot tell ({why})"
         return dataclasses.replace(withheld(subject, why), sentence=said)  # the count stays; its share is withheld
     line = counted(subject, extra_us, "us", "the gap between the two medians", gap_us)
     said = f"{subject}: {extra_us:,.0f} us of the {gap_us:,.0f} us gap between the two medians, {share_of_gap(extra_us / gap_us)}"
@@ -281,16 +281,17 @@ def queue_stand_in(fn: Callable[[], Any], n_calls: int = 10, rounds: int = 5) ->
     sent, done = (Timing(name, 1e6 * np.array(s), 1, block.contention) for name, s in (("sent", submitted), ("done", finished)))
     subject = f"stand-in queue (a cpu thread, not a device), {n_calls} calls: clock after submitting"
     verdict = judge_timings(subject, sent, "clock after the last .result()", done)
-    return verdict, queue_takeaway(verdict, float(np.median(submitted) / np.median(finished)))
+    return verdict, queue_takeaway(verdict, sent.median_us, done.median_us)
 
 
-def queue_takeaway(verdict: Verdict, share: float) -> str:
+def queue_takeaway(verdict: Verdict, sent_us: float, done_us: float) -> str:
     """What the stand-in's gap means, in one line labelled as the stand-in: a share only where the
     verdict is measurable (busy or inconclusive runs give no take-home).
 
     Args:
         verdict: `queue_stand_in`'s verdict, clock after submitting against clock after the last result.
-        share: median clock after submitting over median clock after the last result.
+        sent_us, done_us: the median clock after submitting and after the last result (us); the
+            share is their ratio, printed with both so the reader need not work it out from the ranges.
 
     Returns:
         One line starting "take-home (the stand-in, not a device):".
@@ -299,8 +300,8 @@ def queue_takeaway(verdict: Verdict, share: float) -> str:
     if verdict.kind != "faster":
         return f"{head} none from this run ({verdict.word}), so it shows no queue"
     return (
-        f"{head} a timer stopped when the calls return reads about {100 * share:.1f}% of the work;"
-        " it measures the queueing. Here .result() plays synchronize()"
+        f"{head} a timer stopped when the calls return reads about {100 * sent_us / done_us:.1f}% of the work"
+        f" (medians {sent_us:,.0f} us of {done_us:,.0f} us): it measures the queueing. Here .result() plays synchronize()"
     )
 
 
