@@ -103,8 +103,8 @@ def threads_line(threads: int, default_threads: int) -> str:
     both settings are timed beside a busy process (appendix A1, section 4) without promising what that
     timing will show: on a machine busier than one process, the series' setting is flagged BUSY too."""
     return (
-        f"Threads: {threads} intra-op thread(s) (PyTorch's default here: {default_threads}; one CPU left free on every backend "
-        "unless OMP_NUM_THREADS is set; A1, section 4; glossary: intra-op threads)"
+        f"Threads: {threads} of PyTorch's default {default_threads} (one CPU left free unless OMP_NUM_THREADS is set: "
+        "A1, section 4)"  # readers of 00, 01 and 06 found the longer line jargon on the first screen
     )
 
 

@@ -171,7 +171,7 @@ NOTEBOOKS = (
     ),
     NotebookInfo(
         "A1_timing_checks",
-        "appendix: how 01's timings are checked (busy machine, timer against profiler, warm-up)",
+        "appendix: how 00-01's timings are checked (busy machine, timer against profiler, warm-up)",
         "the same checks on the NeuronCore's timings",
         "the same checks",
         optional=True,
