@@ -215,7 +215,8 @@ def neuron_recipe_lines(ranks: int, on_neuron: bool) -> list[str]:
     lines = [
         f"Trainium's documented recipe (docs/NEURON_NOTES.md N30; not run here): {neuron_torchrun_recipe(ranks)}",
         "  env -u NEURON_RT_VISIBLE_CORES: unset it; if inherited, every rank lands on that one core.",
-        "  NEURON_RT_NUM_CORES, NEURON_RT_VIRTUAL_CORE_SIZE=2: as in the vendor's example; what each sets: UNVERIFIED.",
+        f"  NEURON_RT_NUM_CORES={ranks} (= RANKS), NEURON_RT_VIRTUAL_CORE_SIZE=2: as in the vendor's example;"
+        " their exact effect: UNVERIFIED.",
         "  --local-ranks-filter 0 --tee 3: the console shows rank 0; every rank's output also goes to files.",
         "  your_script.py: lesson/rank_worker.py with backend='neuron', model and batch on 'neuron';"
         " its own profiler writes one folder per rank, <instance>_pid_<pid>/.",
@@ -230,7 +231,8 @@ def neuron_recipe_lines(ranks: int, on_neuron: bool) -> list[str]:
 def last_arrival_lines(waits: pd.DataFrame, slowest: int, ranks: int) -> list[str]:
     """Who arrived last at the all-reduce, on the steps with the straggler's extra work and without.
 
-    Each count comes with its chance: how likely random order is to make some rank last that often.
+    Each count comes with its chance: how likely random order is to make some rank last that often,
+    and on the slow steps also the slowest rank in particular (a binomial tail, 1/R per step).
     That chance is printed only where it can tell something: with R ranks over n steps some rank is
     last at least ceil(n/R) times by counting alone, so a probability of 1 there would read like a
     finding; the line says so instead.
@@ -245,20 +247,24 @@ def last_arrival_lines(waits: pd.DataFrame, slowest: int, ranks: int) -> list[st
         extra work, each with its chance or that counting alone explains it.
     """
 
-    def against_chance(order, count: int) -> str:
+    def against_chance(order, count: int, named: int | None = None) -> str:
         floor = math.ceil(order.steps / ranks)
         if count <= floor:
             return f"with {ranks} ranks over {order.steps} steps some rank is always last at least {floor} times: says nothing"
         chance = chance_some_rank_last(order.steps, ranks, count)
         often = f"all {order.steps}" if count == order.steps else f"{count} or more of {order.steps}"
-        return f"probability that chance alone makes one rank last in {often}: {chance:.2f}"
+        line = f"probability that chance alone makes some rank last in {often}: {chance:.2f}"
+        if named is None:
+            return line
+        alone = sum(math.comb(order.steps, k) * (ranks - 1) ** (order.steps - k) for k in range(count, order.steps + 1))
+        return f"{line}; rank {named} in particular: {alone / ranks**order.steps:.2f}"
 
     on, off = arrival_order(waits[waits["straggling"]], ranks), arrival_order(waits[~waits["straggling"]], ranks)
     slow = on.last_counts.get(slowest, 0)
     counts = ", ".join(f"rank {r} in {n} of {off.steps}" for r, n in off.last_counts.items())
     top = max(off.last_counts.values(), default=0)
     return [
-        f"slow steps: rank {slowest} arrived last in {slow} of {on.steps} ({against_chance(on, slow)})",
+        f"slow steps: rank {slowest} arrived last in {slow} of {on.steps} ({against_chance(on, slow, slowest)})",
         f"without extra work, last: {counts} ({against_chance(off, top)})",
     ]
 
@@ -305,7 +311,7 @@ def arrival_parts(waits: pd.DataFrame) -> pd.DataFrame:
         waits: rows of analysis.collective_waits (rank, step, start, compute_ms, wait_ms).
 
     Returns:
-        One row per step: the last rank, the first (the one that waited longest), that wait, and
+        One row per step: the rank that arrived last, the one that arrived first (it waited longest), that wait, and
         its two parts (ms), which add up to the wait.
     """
     rows = []
@@ -315,8 +321,8 @@ def arrival_parts(waits: pd.DataFrame) -> pd.DataFrame:
         rows.append(
             {
                 "step": step,
-                "last rank": int(last["rank"]),
-                "first rank": int(first["rank"]),
+                "arrived last": int(last["rank"]),
+                "arrived first": int(first["rank"]),
                 "wait_ms": first["wait_ms"],
                 "started later by (ms)": last["start"] - first["start"],
                 "computed longer by (ms)": last["compute_ms"] - first["compute_ms"],

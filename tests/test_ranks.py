@@ -120,15 +120,16 @@ def _alternating_steps(last_without_extra_work: list[int]) -> pd.DataFrame:
 def test_a_last_arrival_count_certain_by_counting_is_not_printed_as_a_probability():
     lines = last_arrival_lines(collective_waits(_alternating_steps([0, 1, 0, 1, 0])), slowest=1, ranks=2)
     assert (
-        lines[0] == "slow steps: rank 1 arrived last in 5 of 5 (probability that chance alone makes one rank last in all 5: 0.06)"
-    )
+        lines[0] == "slow steps: rank 1 arrived last in 5 of 5"
+        " (probability that chance alone makes some rank last in all 5: 0.06; rank 1 in particular: 0.03)"
+    )  # some rank: 2 x 0.5**5; the named rank alone: 0.5**5
     assert lines[1].startswith("without extra work, last: rank 0 in 3 of 5, rank 1 in 2 of 5 (")  # the counts it judges
     assert "always last at least 3 times: says nothing" in lines[1] and "probability" not in lines[1]
     rare = last_arrival_lines(collective_waits(_alternating_steps([0] * 5)), slowest=1, ranks=2)
     assert rare[1].startswith("without extra work, last: rank 0 in 5 of 5, rank 1 in 0 of 5")
     assert rare[1].endswith("last in all 5: 0.06)")  # 2 x 0.5**5
     four = last_arrival_lines(collective_waits(_alternating_steps([0, 0, 0, 0, 1])), slowest=1, ranks=2)
-    assert four[1].endswith("chance alone makes one rank last in 4 or more of 5: 0.38)")  # 2 x 6/32
+    assert four[1].endswith("chance alone makes some rank last in 4 or more of 5: 0.38)")  # 2 x 6/32
 
 
 def test_slow_step_wait_line_names_the_later_start_only_where_the_wait_exceeds_the_extra_work():
@@ -169,6 +170,7 @@ def test_neuron_recipe_lines_explain_each_flag_and_warn_a_seat_only_on_neuron():
     assert neuron_torchrun_recipe(2) in lines[0]
     for part in (
         "NEURON_RT_VISIBLE_CORES",
+        "NEURON_RT_NUM_CORES=2 (= RANKS)",
         "NEURON_RT_VIRTUAL_CORE_SIZE=2: ",
         "--local-ranks-filter 0 --tee 3",
     ):
@@ -421,7 +423,8 @@ def test_arrival_parts_split_each_wait_into_the_later_start_and_the_longer_compu
         ]
     )
     parts = arrival_parts(collective_waits(steps))
-    assert parts["last rank"].tolist() == [1, 0]
+    assert parts["arrived last"].tolist() == [1, 0]
+    assert parts["arrived first"].tolist() == [0, 1]
     assert parts["wait_ms"].tolist() == pytest.approx([1.0, 3.0])
     assert parts["started later by (ms)"].tolist() == pytest.approx([2.0, -1.0])
     assert parts["computed longer by (ms)"].tolist() == pytest.approx([-1.0, 4.0])
