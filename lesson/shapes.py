@@ -64,7 +64,7 @@ def check_stream(lengths: list[int], buckets: list[int]) -> None:
 
 # ------------------------------------------------------------------ the strategies (source: notebook 07)
 def make_strategies(fn, compiler: str, buckets: list[int], dynamic_ok: bool = True, pad_on_host: bool = False) -> dict:
-    """Three ways to serve a stream of shapes with one compiled function (fullgraph=True, which forbids the eager fallback, is off here: §5)."""
+    """Three ways to serve a stream of shapes with one compiled function."""
     static = torch.compile(fn, backend=compiler, dynamic=False)  # one graph per distinct shape
     per_bucket = torch.compile(fn, backend=compiler, dynamic=False)  # one graph per bucket size used
     strategies = {"static": static}
