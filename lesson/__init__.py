@@ -32,7 +32,7 @@ from analysis.facade import lazy_namespace
 _EXPORTS = {
     "trainium_readings": "device_view_claims device_view_metrics guesses_against_counters execution_start"
     " after_first_matmul_reading lane_rank_flips",
-    "naive_rmsnorm": "allocation_line call_exceptions gap_share idle_split longest_gap_line op_around recorded_call_metrics",
+    "naive_rmsnorm": "allocation_line call_exceptions gap_share idle_split longest_gap_line op_around profiled_mean_line recorded_call_metrics",
     "compiled": "break_evens cold_call written_over_input",
     "changed_ops": "change_line op_changes",
     "neuron_profiler": "NeuronProfilerSetup accepts_keyword neuron_profiler_setup op_by_op",

@@ -80,23 +80,43 @@ def gap_share(steps: pd.DataFrame) -> tuple[float, str]:
 
 
 def longest_gap_line(gaps: pd.DataFrame) -> str:
-    """The longest gap between two ops and the bytes freed in it, read from its own row, so that what
-    a gap held is printed, never inferred.
+    """The longest gap between two ops, read from its own row. What it freed stays in the table:
+    printed beside the gap, a free would read as the gap's cost, which nothing here measures.
 
     Args:
-        gaps: `analysis.gap_table` of one step (columns after, before, gap_us, freed_bytes).
+        gaps: `analysis.gap_table` of one step (columns after, before, gap_us).
 
     Returns:
-        e.g. "longest gap: aten::div_ -> aten::add, 316.5 us; freed in it: 128.0 MiB"; a line saying there
+        e.g. "longest gap: aten::div_ -> aten::add, 316.5 us"; a line saying there
         was none where the step had fewer than two ops.
     """
-    from lesson.rmsnorm import format_bytes
-
     if gaps.empty:
         return "longest gap: none (fewer than two ops in the step)"
     row = gaps.loc[gaps["gap_us"].idxmax()]
+    return f"longest gap: {row['after']} -> {row['before']}, {row['gap_us']:.1f} us"
+
+
+def profiled_mean_line(frame: pd.DataFrame, timing, label: str = "naive") -> str:
+    """Where the profiled steps' mean of `label` lies against the timer's p10-p90, so that the reader
+    compares the two from the output, not from a cause the text supposes.
+
+    Args:
+        frame: `analysis.key_averages_frame` of the profile (`name`, `calls`, `cpu_total_us`).
+        timing: `analysis.time_per_call`'s result for the same call, profiler off (`p10_us`, `p90_us`).
+        label: the `record_function` label of one call.
+
+    Returns:
+        e.g. "naive, profiler on: CPU time avg 73,372 us over 5 steps, below the timer's p10-p90
+        (75,287-113,646 us, profiler off)"; a line saying so where the label was not recorded.
+    """
+    rows = frame[frame["name"] == label]
+    if rows.empty or not rows["calls"].sum():
+        return f"{label}: not in the profile's key_averages()"
+    mean = float(rows["cpu_total_us"].sum() / rows["calls"].sum())
+    place = "below" if mean < timing.p10_us else "above" if mean > timing.p90_us else "inside"
     return (
-        f"longest gap: {row['after']} -> {row['before']}, {row['gap_us']:.1f} us; freed in it: {format_bytes(row['freed_bytes'])}"
+        f"{label}, profiler on: CPU time avg {mean:,.0f} us over {int(rows['calls'].sum())} steps, "
+        f"{place} the timer's p10-p90 ({timing.p10_us:,.0f}-{timing.p90_us:,.0f} us, profiler off)"
     )
 
 
@@ -150,8 +170,8 @@ def call_exceptions(calls: pd.DataFrame) -> str:
             `device_behind_us`, `late_gaps_us`).
 
     Returns:
-        "" where every call passed; else e.g. "; the exceptions are the trace's first 4 (calls 0-3):
-        in calls 0-3 the first kernels began before the host's last launch; in call 0 a gap was launched late".
+        "" where every call passed; else e.g. "; the exceptions are the trace's first 4 (calls 0-3), whose
+        first kernels began before the host's last launch; in call 0 a gap was launched late".
     """
     still_in = calls["call"][~(calls["device_behind_us"] > 0)].tolist()  # NaN (no kernel) fails too
     late = calls["call"][calls["late_gaps_us"] > 0].tolist()
@@ -162,6 +182,9 @@ def call_exceptions(calls: pd.DataFrame) -> str:
     which = (
         f"the trace's first {len(failed)} (calls {_runs(failed)})" if first else f"calls {_runs(failed)} (0 the trace's first)"
     )
+    if still_in == failed:  # one condition names them all: said once
+        which += ", whose first kernels began before the host's last launch"
+        return f"; the exceptions are {which}" + (f"; in {_calls(late)} a gap was launched late" if late else "")
     parts = []
     if still_in:
         parts.append(f"in {_calls(still_in)} the first kernels began before the host's last launch")

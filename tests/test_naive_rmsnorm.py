@@ -58,9 +58,24 @@ def test_longest_gap_line_reads_the_longest_gaps_own_row():
             "freed_bytes": [0, 2**27],
         }
     )
-    assert longest_gap_line(gaps) == "longest gap: aten::div_ -> aten::add, 316.5 us; freed in it: 128.0 MiB"
-    assert longest_gap_line(gaps.assign(freed_bytes=[2**27, 0])).endswith("316.5 us; freed in it: 0 B")
+    assert longest_gap_line(gaps) == "longest gap: aten::div_ -> aten::add, 316.5 us"  # no free beside it: not its cost
+    assert longest_gap_line(gaps.assign(gap_us=[400.0, 316.5])) == "longest gap: aten::pow -> aten::sum, 400.0 us"
     assert longest_gap_line(gaps.iloc[:0]).startswith("longest gap: none")
+
+
+def test_profiled_mean_line_places_the_labels_mean_against_the_timers_spread():
+    from types import SimpleNamespace
+
+    from lesson.naive_rmsnorm import profiled_mean_line
+
+    frame = pd.DataFrame({"name": ["naive", "aten::mul"], "calls": [5, 10], "cpu_total_us": [366_860.0, 1.0]})
+    timer = SimpleNamespace(p10_us=75_287.0, p90_us=113_646.0)
+    assert profiled_mean_line(frame, timer) == (
+        "naive, profiler on: CPU time avg 73,372 us over 5 steps, below the timer's p10-p90 (75,287-113,646 us, profiler off)"
+    )
+    assert ", inside the timer's" in profiled_mean_line(frame.assign(cpu_total_us=[400_000.0, 1.0]), timer)
+    assert ", above the timer's" in profiled_mean_line(frame.assign(cpu_total_us=[600_000.0, 1.0]), timer)
+    assert profiled_mean_line(frame.iloc[1:], timer) == "naive: not in the profile's key_averages()"
 
 
 def test_naive_call_metrics_keeps_the_published_names(profiled):
@@ -155,7 +170,7 @@ def test_call_exceptions_name_the_condition_each_failed_call_failed():
 
     calls = pd.DataFrame({"call": [0, 1, 2, 3], "device_behind_us": [-5.0, -1.0, 3.0, 2.0], "late_gaps_us": [9.0, 0, 0, 0]})
     assert call_exceptions(calls) == (
-        "; the exceptions are the trace's first 2 (calls 0, 1): in calls 0, 1 the first kernels began "
+        "; the exceptions are the trace's first 2 (calls 0, 1), whose first kernels began "
         "before the host's last launch; in call 0 a gap was launched late"
     )
     later = calls.assign(device_behind_us=[3.0, 1.0, 3.0, -2.0], late_gaps_us=[0, 0, 4.0, 0])
@@ -177,7 +192,9 @@ def test_call_exceptions_on_the_recorded_h100_calls_are_the_failed_ones():
     calls = call_table(load_trace(recorded_rmsnorm_path("h100_qwen")), NAIVE_CALL)
     failed = calls.loc[~((calls["device_behind_us"] > 0) & (calls["late_gaps_us"] == 0)), "call"]
     line = call_exceptions(calls)
-    assert len(failed) and line.startswith(f"; the exceptions are the trace's first {len(failed)} (calls 0-{len(failed) - 1}): ")
+    assert len(failed) and line.startswith(
+        f"; the exceptions are the trace's first {len(failed)} (calls 0-{len(failed) - 1}), whose"
+    )
     assert len(failed) > 2  # so the run collapses to "0-3"
 
 
