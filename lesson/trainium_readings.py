@@ -151,7 +151,9 @@ def guesses_against_counters(exports: dict[str, Any], work: dict[str, pd.DataFra
     ).assign(your_guess=pd.Series(guesses))
     engine_of = {c: c.split("_")[0] for c in ratios.index if "_engine_" in c}
     counts = {c: [tuple(work[f"{k}_{d}_s512"].at[g, "computing"] for k in kernels) for d in DTYPES] for c, g in engine_of.items()}
-    ratios["computing instructions, fused / baseline (bf16, fp32)"] = pd.Series({c: ", ".join(f"{f:.0f} / {b:.0f}" for f, b in n) for c, n in counts.items()})
+    ratios["computing instructions, fused / baseline (bf16, fp32)"] = pd.Series(
+        {c: ", ".join(f"{f:.0f} / {b:.0f}" for f, b in n) for c, n in counts.items()}
+    )
     spread = same_work_spread(ratios)
     side = {"below": "down, outside the tensor lane's spread", "above": "up, outside the tensor lane's spread"}
     not_judged = "inside the tensor lane's spread: not judged, any guess accepted"
