@@ -160,7 +160,7 @@ def guesses_against_counters(exports: dict[str, Any], work: dict[str, pd.DataFra
     shows = []
     for c in ratios.index:
         if c in counts and all(f == b for f, b in counts[c]):  # the same work: its spread is the yardstick
-            shows.append("same computing instructions: the spread below; not judged, any guess accepted")
+            shows.append("same computing instructions: the spread itself; not judged, any guess accepted")
             continue
         if "bytes" in c:  # counted, not timed: the direction alone
             words = {d: "down" if ratios.at[c, d] < 1 else "up" if ratios.at[c, d] > 1 else "same" for d in DTYPES}
