@@ -63,10 +63,30 @@ def device_view_metrics(
     return metrics
 
 
+def _keys() -> list[str]:
+    return [f"{k}_{d}" for k in ("baseline", "fused") for d in DTYPES]
+
+
+def against_spread(ratio: float, spread: tuple[float, float]) -> str:
+    """09's one rule for a time from one execution each: which side of the tensor lane's fused / baseline
+    spread (the same MATMULs in both kernels: the only spread the recordings show) a ratio lies on.
+
+    Args:
+        ratio: fused / baseline of one counter in one dtype.
+        spread: the tensor lane's (smallest, largest) fused / baseline over the dtypes.
+
+    Returns:
+        "below" or "above" (analysis.ranges_apart: clear of the spread by its 5% margin), else "".
+    """
+    from analysis import ranges_apart
+
+    return ranges_apart((ratio, ratio), spread)
+
+
 def device_view_claims(metrics: dict[str, Any]) -> tuple[dict[str, Any], pd.DataFrame]:
     """The readings 09 states from its published figures: per profile, the engine that spent the
-    longest in computing instructions; per dtype, fused below baseline in HBM bytes and in total time
-    (a time is one execution: a reading, not a verdict).
+    longest in computing instructions; per dtype, fused below baseline in HBM bytes, and in total time
+    where its ratio lies outside the tensor lane's spread under the same work (`against_spread`).
 
     Args:
         metrics: `device_view_metrics`' result.
@@ -78,17 +98,20 @@ def device_view_claims(metrics: dict[str, Any]) -> tuple[dict[str, Any], pd.Data
     from analysis import ENGINES, Claim
     from helpers.metrics import metric
 
-    claims, reading = [], "(one execution)"
-    for key in (f"{k}_{d}" for k in ("baseline", "fused") for d in DTYPES):
+    claims, reading = [], "(one execution each)"
+    lane = {k: metrics[f"{k}_tensor_busy"]["value"] * metrics[f"{k}_total_us"]["value"] for k in _keys()}
+    spread = tuple(sorted(lane[f"fused_{d}"] / lane[f"baseline_{d}"] for d in DTYPES))
+    for key in _keys():
         top = metrics[f"{key}_longest_computing_engine"]["value"]
         names = (f"{key}_{top}_computing_us", *(f"{key}_{e}_computing_us" for e in ENGINES if e != top))
         claims.append(Claim("max", names, f"{key}: the {top} engine spent the longest in computing instructions {reading}"))
     for dtype in DTYPES:
         fused, base = f"fused_{dtype}", f"baseline_{dtype}"
         claims.append(Claim("<", (f"{fused}_hbm_bytes", f"{base}_hbm_bytes"), f"{dtype}: fused below baseline in hbm_bytes"))
-        claims.append(
-            Claim("<", (f"{fused}_total_us", f"{base}_total_us"), f"{dtype}: fused below baseline in total_us {reading}")
-        )
+        ratio = metrics[f"{fused}_total_us"]["value"] / metrics[f"{base}_total_us"]["value"]
+        if against_spread(ratio, spread) == "below":  # the rule of the guess table: outside the same-work spread
+            text = f"{dtype}: fused below baseline in total_us, outside the tensor lane's spread under the same work"
+            claims.append(Claim("<", (f"{fused}_total_us", f"{base}_total_us"), f"{text} {reading}"))
     shown = {m: f"{metrics[m]['value']:,.{0 if 'bytes' in m else 1}f} {metrics[m]['unit']}" for c in claims for m in c.metrics}
     label = {m: m.split("_")[2 if "_computing_" in m else 0] for m in shown}  # the engine, or the kernel
     # the longest-engine readings repeat 09's per-engine table: published, not shown again
@@ -114,10 +137,10 @@ def guesses_against_counters(exports: dict[str, Any], work: dict[str, pd.DataFra
     Returns:
         DataFrame, one row per counter: `bf16`, `fp32` (fused / baseline), `your_guess`, `computing
         instructions` (engine counters only: "fused / baseline" per dtype) and `shows`: "down", "up" or
-        "same" (per dtype where they differ); a time adds "one execution each: a reading"; an engine row
-        starts with its computing instructions ("fewer", "more"), and one whose counts are equal in both
-        kernels reads "same computing instructions: time not judged" (A4 withholds the same comparison:
-        one execution each cannot separate it from run-to-run variation).
+        "same" for bytes (per dtype where they differ); a time reads "down"/"up, outside the tensor lane's
+        spread" or "inside ...: not judged, any guess accepted" (`against_spread`); an engine row starts
+        with its computing instructions ("fewer", "more"), and one whose counts are equal in both kernels
+        (the tensor engine) is the spread itself: not judged.
     """
     kernels = ("fused", "baseline")
     ratios = pd.DataFrame(
@@ -128,22 +151,62 @@ def guesses_against_counters(exports: dict[str, Any], work: dict[str, pd.DataFra
     ).assign(your_guess=pd.Series(guesses))
     engine_of = {c: c.split("_")[0] for c in ratios.index if "_engine_" in c}
     counts = {c: [tuple(work[f"{k}_{d}_s512"].at[g, "computing"] for k in kernels) for d in DTYPES] for c, g in engine_of.items()}
-    ratios["computing instructions"] = pd.Series({c: ", ".join(f"{f:.0f} / {b:.0f}" for f, b in n) for c, n in counts.items()})
-    word = {d: ratios[d].map(lambda r: "down" if r < 1 else "up" if r > 1 else "same") for d in DTYPES}
+    ratios["computing instructions, fused / baseline (bf16, fp32)"] = pd.Series(
+        {c: ", ".join(f"{f:.0f} / {b:.0f}" for f, b in n) for c, n in counts.items()}
+    )
+    spread = same_work_spread(ratios)
+    side = {"below": "down, outside the tensor lane's spread", "above": "up, outside the tensor lane's spread"}
+    not_judged = "inside the tensor lane's spread: not judged, any guess accepted"
     shows = []
     for c in ratios.index:
-        words = {d: word[d][c] for d in DTYPES}
-        if c in counts and all(f == b for f, b in counts[c]):  # the same work: a time that moves is not judged
-            shows.append("same computing instructions: time not judged")
+        if c in counts and all(f == b for f, b in counts[c]):  # the same work: its spread is the yardstick
+            shows.append("same computing instructions: the spread itself; not judged, any guess accepted")
             continue
+        if "bytes" in c:  # counted, not timed: the direction alone
+            words = {d: "down" if ratios.at[c, d] < 1 else "up" if ratios.at[c, d] > 1 else "same" for d in DTYPES}
+        else:
+            words = {d: side.get(against_spread(ratios.at[c, d], spread), not_judged) for d in DTYPES}
         text = words["bf16"] if len(set(words.values())) == 1 else ", ".join(f"{w} in {d}" for d, w in words.items())
-        text += "" if "bytes" in c else ", one execution each: a reading"
         if c in counts:  # the rule in the row itself: the count says whether the engine's work changed
             fewer = {"fewer" if f < b else "more" if f > b else "same" for f, b in counts[c]}
             text = f"{'/'.join(sorted(fewer))} computing instructions; time {text}"
         shows.append(text + (" (the profiler warns, below)" if c.startswith("dma") else ""))
     ratios["shows"] = shows
     return ratios.fillna("")
+
+
+def same_work_spread(ratios: pd.DataFrame) -> tuple[float, float]:
+    """The tensor lane's (smallest, largest) fused / baseline over the dtypes: the same MATMULs in both
+    kernels, so the only spread between executions these recordings show.
+
+    Args:
+        ratios: `guesses_against_counters`' table (or any with a tensor_engine_active_time row and dtype columns).
+
+    Returns:
+        (smallest, largest).
+    """
+    tensor = [float(ratios.at["tensor_engine_active_time", d]) for d in DTYPES]
+    return min(tensor), max(tensor)
+
+
+def spread_line(ratios: pd.DataFrame) -> str:
+    """One line: the tensor lane's spread, then which time ratios lie outside it in every dtype and which do not.
+
+    Args:
+        ratios: `guesses_against_counters`' table.
+
+    Returns:
+        e.g. "the tensor lane, same work: x0.91 to x1.07, the only spread these recordings show;
+        outside it: total_time, ...; not outside it in every dtype: vector_engine_active_time".
+    """
+    lo, hi = same_work_spread(ratios)
+    times = [c for c in ratios.index if "bytes" not in c and c != "tensor_engine_active_time"]
+    out = [c for c in times if all(against_spread(float(ratios.at[c, d]), (lo, hi)) for d in DTYPES)]
+    rest = [c for c in times if c not in out]
+    return (
+        f"the tensor lane, same work: x{lo:.2f} to x{hi:.2f}, the only spread these recordings show; "
+        f"outside it: {', '.join(out) or 'none'}; not outside it in every dtype: {', '.join(rest) or 'none'}"
+    )
 
 
 def execution_start(exports: dict[str, Any]) -> pd.DataFrame:
@@ -158,7 +221,7 @@ def execution_start(exports: dict[str, Any]) -> pd.DataFrame:
 
     Returns:
         DataFrame, one row per profile: `first MATMUL (us)`, `share of total` (of the execution's time),
-        `first HBM-reading instruction starts (us)`, `DMA packets before the first HBM read` (the DMA
+        `first HBM-reading instruction starts (us)`, `DMA packets before the first HBM read (queue type: packets)` (the DMA
         packets that start before that instruction, per queue type: "type: packets", joined by ", "), `computing before
         MATMUL` (analysis.COMPUTING_OPCODES instructions that start before the first MATMUL) and
         `commonest opcodes before MATMUL (% of instructions)` (the 4 commonest, each with its share of
@@ -177,7 +240,7 @@ def execution_start(exports: dict[str, Any]) -> pd.DataFrame:
             "first MATMUL (us)": first_matmul_ns / 1e3,
             "share of total": first_matmul_ns / e.total_time_ns,
             "first HBM-reading instruction starts (us)": first_read_ns / 1e3,
-            "DMA packets before the first HBM read": ", ".join(f"{q}: {n}" for q, n in queues.items() if n),
+            "DMA packets before the first HBM read (queue type: packets)": ", ".join(f"{q}: {n}" for q, n in queues.items() if n),
             "computing before MATMUL": int(before.isin(COMPUTING_OPCODES).sum()),
             "commonest opcodes before MATMUL (% of instructions)": ", ".join(
                 f"{op} {s:.0%}" for op, s in before.value_counts(normalize=True).head(4).items()
