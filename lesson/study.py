@@ -386,11 +386,12 @@ def _bound_lines(
     near_one: set[str] = frozenset(),
     spreads: dict[str, tuple[float, float]] | None = None,
 ) -> list[str]:
-    """A shape's bound in two lines read aloud: who is `bound` (over half the time `what`, each share as
-    printed, with its per-round p10-p90 where `spreads` has it) and who is not, then the names in
-    `near_one`, whose time the verdicts do not tell apart from moving their bytes at the reference's rate
-    (a share of 1), then the estimate's basis as one footnote (`share`, an `estimate` verdict). A share
-    whose p10-p90 holds 0.5 gets no label: the run cannot tell it from half, as a pair verdict would not."""
+    """A shape's bound read aloud, one line per verdict kind: who is `bound` (over half the time `what`, each
+    share as printed, with its per-round p10-p90 where `spreads` has it); who is not; the names in `near_one`,
+    whose time the verdicts do not tell apart from moving their bytes at the reference's rate (a share of 1:
+    the ratio rule's 5% margin, said so); the undecided; then the estimate's basis as one footnote (`share`, an
+    `estimate` verdict). A share whose p10-p90 holds 0.5 gets no label: the run cannot tell it from half, as a
+    pair verdict would not. One line each, so no clause's "it" points at another line's names (cr43 05 #4)."""
     spreads = spreads or {}
     undecided = [n for n, (lo, hi) in spreads.items() if lo <= 0.5 <= hi]
 
@@ -400,14 +401,16 @@ def _bound_lines(
     bound_by = [n for n, v in shares.items() if n not in undecided and (n in near_one or round(v, 2) > 0.5)]  # as printed
     listed = ", ".join(map(said, bound_by)) or "none by this estimate"
     rest = ", ".join(said(n) for n in shares if n not in bound_by and n not in undecided)
-    ones = [f"{n}'s" for n in bound_by if n in near_one]
-    # "not told apart from 1 (all the time)" beside a printed 0.57 read as a contradiction: the spread reaches 1, the median does not
-    one = f"; {' and '.join(ones)} spread{'' if len(ones) == 1 else 's'} reach{'es' if len(ones) == 1 else ''} 1 (all the time): not told apart from it"
-    half = f"; not told apart from half: this run cannot say what bounds it: {', '.join(map(said, undecided))}"
+    ones = [n for n in bound_by if n in near_one]
+    # "reach 1" beside a printed 0.97 read as a contradiction (cr43): the rule's margin is 5%, so the line says it
+    whose = f"{ones[0]}: its" if len(ones) == 1 else f"{', '.join(ones[:-1])} and {ones[-1]}: each" if ones else ""
     basis = share.sentence[share.sentence.index("(estimated") + 1 : -1]  # the verdict's own basis clause
-    head = f"  {bound}* (over half the time {what}), share of time{' (p10-p90)' if spreads else ''}:"
-    tail = (f"; not {bound}: {rest}" if rest else "") + (one if ones else "") + (half if undecided else "")
-    return [f"{head} {listed}{tail}", f"  * {basis}"]
+    lines = [f"  {bound}* (over half the time {what}), share of time{' (p10-p90)' if spreads else ''}: {listed}"]
+    lines += [f"  not {bound}: {rest}"] if rest else []
+    lines += [f"  {whose} p10-p90 reaches within 5% of 1 (all the time), so not told apart from 1"] if ones else []
+    if undecided:
+        lines += [f"  undecided, the p10-p90 holds half (a wide range, whatever the median): {', '.join(map(said, undecided))}"]
+    return [*lines, f"  * {basis}"]
 
 
 def _bytes_evidence(pairs: list, allocs: dict[str, float]) -> list[str]:
