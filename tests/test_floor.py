@@ -577,6 +577,12 @@ def test_05s_exercise_1_answer_judges_both_byte_models_ranked_withheld_and_from_
         "Answer: 3 full-size writes (pow, mul, mul) + 1 read-only (mean): 6.5 copies by source, 3.0 copies by allocation"
     )
     assert "naive's 3.30 copies' time is told apart from every count" in line  # 3.3 / 3.0 = 1.10: apart
+    assert "\n" not in line  # no timings given: the ranking's route only
+    block, _, _ = takeaway_case(copy=100.0, compiled=110.0)
+    both = copies_answer(ops, ranked, 3.0, tmp_path, block, 1.0, "compiled").split("\n")
+    assert both[0] == line and both[1].startswith(  # the pair's route too, which the exercise teaches first
+        "By the pair naive / compiled instead: naive's time: about 3.0 copies' time on this run, p10-p90 3.0-3.0 (estimated"
+    )
     _, _, failed = takeaway_case(copy=100.0, compiled=110.0, spread=0.6)
     assert copies_answer(ops, failed, 3.0, tmp_path).endswith(
         "its ratio to the copy is withheld (above); this run cannot say whether naive's time follows the source or the allocation count"
