@@ -469,7 +469,7 @@ def line_test_answer(by_count: dict[str, Timing], over_line: np.ndarray, fixed_u
     else:
         grows = "faster" if fit.median > 1 else "slower"
         said = (
-            f"No: {n64} takes {fit.median:.2f}x the line's prediction (p10-p90 {fit.p10:.2f}-{fit.p90:.2f}): past {n8} time grows"
+            f"No: {n64} takes {fit.median:.2f}x the line's prediction (p10-p90 {fit.p10:.2f}-{fit.p90:.2f}): between {n8} and {n64} time grows"
             f" {grows} than the line, so the share below, the line at 0 tokens, is an extrapolation, not a tested value"
         )
     fixed = float(np.median(fixed_us))
@@ -753,7 +753,13 @@ def plot_over_copy(rankings: dict[str, Ranking], names: list[str], title: str, p
     for axis in (ax.yaxis.set_major_formatter, ax.yaxis.set_minor_formatter):
         axis(FormatStrFormatter("%g"))  # 2 and 3, not 2x10^0
     ax.axhline(1.0, color="black", lw=1, ls="--", label="copy floor")
-    ax.axhspan(1 / RESOLUTION, RESOLUTION, color="grey", alpha=0.3, label=f"within {RESOLUTION - 1:.0%} of the copy")
+    ax.axhspan(
+        1 / RESOLUTION,
+        RESOLUTION,
+        color="grey",
+        alpha=0.3,
+        label=f"within {RESOLUTION - 1:.0%} of the copy\n(a whisker into it: not told apart)",
+    )
     ax.set_title(title)
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.figure.savefig(path, bbox_inches="tight")

@@ -430,7 +430,7 @@ def test_05s_figure_marks_tied_bars_and_draws_nothing_for_a_gated_shape(tmp_path
     assert [t.get_text() for t in ax.texts] == ["≈3.30x", "3.60x", "≈3.35x", "small: copy floor failed, not drawn"]
     assert ax.get_legend_handles_labels()[1] == [
         "copy floor",
-        "within 5% of the copy",
+        "within 5% of the copy\n(a whisker into it: not told apart)",
         "large",
     ]  # no swatch for a shape not drawn
     ax = plot_over_copy({"small": rankings["small"]}, ["naive"], "SYNTHETIC [measured on cpu]", tmp_path / "g.png")
@@ -665,7 +665,7 @@ def test_05s_line_test_answer_says_the_miss_and_the_share_as_an_extrapolation():
 
     missed = answer(100.0).split("\n")
     assert missed[0].startswith(
-        "No: 512 tokens takes 1.79x the line's prediction (p10-p90 1.79-1.79): past 64 tokens time grows faster"
+        "No: 512 tokens takes 1.79x the line's prediction (p10-p90 1.79-1.79): between 64 tokens and 512 tokens time grows faster"
     )
     assert missed[1].startswith("the fixed part's share of the 8 tokens call: about 0.97 of its time on this run (estimated")
     assert answer(56.0).split("\n")[1] == "Does the line predict 512 tokens? Not told apart from it."
