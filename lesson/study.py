@@ -553,8 +553,8 @@ def copies_answer(
         "Answer: 3 full-size writes (pow, mul, mul) + 1 read-only (mean): 3.5 copies by source, 3.0
         copies by allocation; naive's 3.10 copies' time is not told apart from the source count" and the
         like; "...; this run (or the reference run, whose ratio it compared) cannot say whether naive's time follows the source or the allocation count" where it cannot.
-        Where the ranking stands and `block` holds `through`, a second line gives the pair's estimate too, so a
-        learner who took either route can check their number.
+        Where a ratio to a copy is printed (this run's or the reference run's) and `block` holds `through`, a
+        second line gives this run's pair estimate too, so a learner who took either route can check their number.
     """
     from analysis.timing import PairedRatio
     from analysis.verdicts import judge_ratio, relation_of
@@ -592,7 +592,7 @@ def copies_answer(
     counted = ", ".join(f"{c:.1f} copies by {model}" for model, c in models.items())
     ops_said = f"{len(writes)} full-size writes ({', '.join(writes)}) + {len(reads)} read-only ({', '.join(reads)})"
     answer = f"Answer: {ops_said}: {counted}; {found}"
-    if gate is None and block and through in block:  # the route the exercise teaches first, beside the ranking's (cr43 05 #7)
+    if (gate is None or recorded) and block and through in block:  # the route the exercise teaches first (cr43 05 #7)
         answer += f"\nBy the pair naive / {through} instead: {_copies_through(block, through, through_alloc).removeprefix('; ')}"
     return answer
 

@@ -596,6 +596,8 @@ def test_05s_exercise_1_answer_judges_both_byte_models_ranked_withheld_and_from_
     )
     line = copies_answer(ops, failed, 3.0, tmp_path)
     assert "withheld here; the reference run's naive: 3.30 copies' time (p10-p90 3.10-3.38; recorded on 2026-12-06" in line
+    pair = copies_answer(ops, failed, 3.0, tmp_path, block, 1.0, "compiled").split("\n")  # this run's pair, on its own line
+    assert pair[0] == line and pair[1].startswith("By the pair naive / compiled instead: naive's time: about 3.0 copies' time")
     assert line.endswith(  # 3.1 / 3.0 = 1.03: within the margin, which the line names
         "not this run) is not told apart from the allocation count (a count within 5% of the p10-p90 is not told apart: separate runs agree no closer)"
     )
