@@ -386,11 +386,12 @@ def _bound_lines(
     near_one: set[str] = frozenset(),
     spreads: dict[str, tuple[float, float]] | None = None,
 ) -> list[str]:
-    """A shape's bound in two lines read aloud: who is `bound` (over half the time `what`, each share as
-    printed, with its per-round p10-p90 where `spreads` has it) and who is not, then the names in
-    `near_one`, whose time the verdicts do not tell apart from moving their bytes at the reference's rate
-    (a share of 1), then the estimate's basis as one footnote (`share`, an `estimate` verdict). A share
-    whose p10-p90 holds 0.5 gets no label: the run cannot tell it from half, as a pair verdict would not."""
+    """A shape's bound read aloud, one line per verdict kind: who is `bound` (over half the time `what`, each
+    share as printed, with its per-round p10-p90 where `spreads` has it); who is not; the names in `near_one`,
+    whose time the verdicts do not tell apart from moving their bytes at the reference's rate (a share of 1:
+    the ratio rule's 5% margin, said so); the undecided; then the estimate's basis as one footnote (`share`, an
+    `estimate` verdict). A share whose p10-p90 holds 0.5 gets no label: the run cannot tell it from half, as a
+    pair verdict would not. One line each, so no clause's "it" points at another line's names (cr43 05 #4)."""
     spreads = spreads or {}
     undecided = [n for n, (lo, hi) in spreads.items() if lo <= 0.5 <= hi]
 
@@ -400,14 +401,16 @@ def _bound_lines(
     bound_by = [n for n, v in shares.items() if n not in undecided and (n in near_one or round(v, 2) > 0.5)]  # as printed
     listed = ", ".join(map(said, bound_by)) or "none by this estimate"
     rest = ", ".join(said(n) for n in shares if n not in bound_by and n not in undecided)
-    ones = [f"{n}'s" for n in bound_by if n in near_one]
-    # "not told apart from 1 (all the time)" beside a printed 0.57 read as a contradiction: the spread reaches 1, the median does not
-    one = f"; {' and '.join(ones)} spread{'' if len(ones) == 1 else 's'} reach{'es' if len(ones) == 1 else ''} 1 (all the time): not told apart from it"
-    half = f"; not told apart from half: this run cannot say what bounds it: {', '.join(map(said, undecided))}"
+    ones = [n for n in bound_by if n in near_one]
+    # "reach 1" beside a printed 0.97 read as a contradiction (cr43): the rule's margin is 5%, so the line says it
+    whose = f"{ones[0]}: its" if len(ones) == 1 else f"{', '.join(ones[:-1])} and {ones[-1]}: each" if ones else ""
     basis = share.sentence[share.sentence.index("(estimated") + 1 : -1]  # the verdict's own basis clause
-    head = f"  {bound}* (over half the time {what}), share of time{' (p10-p90)' if spreads else ''}:"
-    tail = (f"; not {bound}: {rest}" if rest else "") + (one if ones else "") + (half if undecided else "")
-    return [f"{head} {listed}{tail}", f"  * {basis}"]
+    lines = [f"  {bound}* (over half the time {what}), share of time{' (p10-p90)' if spreads else ''}: {listed}"]
+    lines += [f"  not {bound}: {rest}"] if rest else []
+    lines += [f"  {whose} p10-p90 reaches within 5% of 1 (all the time), so not told apart from 1"] if ones else []
+    if undecided:
+        lines += [f"  undecided, the p10-p90 holds half (a wide range, whatever the median): {', '.join(map(said, undecided))}"]
+    return [*lines, f"  * {basis}"]
 
 
 def _bytes_evidence(pairs: list, allocs: dict[str, float]) -> list[str]:
@@ -466,7 +469,7 @@ def line_test_answer(by_count: dict[str, Timing], over_line: np.ndarray, fixed_u
     else:
         grows = "faster" if fit.median > 1 else "slower"
         said = (
-            f"No: {n64} takes {fit.median:.2f}x the line's prediction (p10-p90 {fit.p10:.2f}-{fit.p90:.2f}): past {n8} time grows"
+            f"No: {n64} takes {fit.median:.2f}x the line's prediction (p10-p90 {fit.p10:.2f}-{fit.p90:.2f}): between {n8} and {n64} time grows"
             f" {grows} than the line, so the share below, the line at 0 tokens, is an extrapolation, not a tested value"
         )
     fixed = float(np.median(fixed_us))
@@ -550,6 +553,8 @@ def copies_answer(
         "Answer: 3 full-size writes (pow, mul, mul) + 1 read-only (mean): 3.5 copies by source, 3.0
         copies by allocation; naive's 3.10 copies' time is not told apart from the source count" and the
         like; "...; this run (or the reference run, whose ratio it compared) cannot say whether naive's time follows the source or the allocation count" where it cannot.
+        Where a ratio to a copy is printed (this run's or the reference run's) and `block` holds `through`, a
+        second line gives this run's pair estimate too, so a learner who took either route can check their number.
     """
     from analysis.timing import PairedRatio
     from analysis.verdicts import judge_ratio, relation_of
@@ -586,7 +591,10 @@ def copies_answer(
     )
     counted = ", ".join(f"{c:.1f} copies by {model}" for model, c in models.items())
     ops_said = f"{len(writes)} full-size writes ({', '.join(writes)}) + {len(reads)} read-only ({', '.join(reads)})"
-    return f"Answer: {ops_said}: {counted}; {found}"
+    answer = f"Answer: {ops_said}: {counted}; {found}"
+    if (gate is None or recorded) and block and through in block:  # the route the exercise teaches first (cr43 05 #7)
+        answer += f"\nBy the pair naive / {through} instead: {_copies_through(block, through, through_alloc).removeprefix('; ')}"
+    return answer
 
 
 def _copies_through(block: dict[str, Timing], through: str, alloc: float) -> str:
@@ -745,7 +753,13 @@ def plot_over_copy(rankings: dict[str, Ranking], names: list[str], title: str, p
     for axis in (ax.yaxis.set_major_formatter, ax.yaxis.set_minor_formatter):
         axis(FormatStrFormatter("%g"))  # 2 and 3, not 2x10^0
     ax.axhline(1.0, color="black", lw=1, ls="--", label="copy floor")
-    ax.axhspan(1 / RESOLUTION, RESOLUTION, color="grey", alpha=0.3, label=f"within {RESOLUTION - 1:.0%} of the copy")
+    ax.axhspan(
+        1 / RESOLUTION,
+        RESOLUTION,
+        color="grey",
+        alpha=0.3,
+        label=f"within {RESOLUTION - 1:.0%} of the copy\n(a whisker into it: not told apart)",
+    )
     ax.set_title(title)
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.figure.savefig(path, bbox_inches="tight")

@@ -255,21 +255,26 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     pairs = [(v.subject, v.reference) for v in newer_first(ranking, block)]  # 03 and 04's way round
     assert pairs == [("fused", "naive"), ("compiled", "naive"), ("compiled", "fused")]
     assert lines[1:] == [  # no allocation recorded: one copy's bytes each; every variant gets a label and its share
-        "  memory-bound* (over half the time moving its bytes at the copy's rate), share of time (p10-p90): compiled 1.00 (1.00-1.00); not memory-bound: naive 0.30 (0.30-0.30), fused 0.28 (0.28-0.28); compiled's spread reaches 1 (all the time): not told apart from it",
+        "  memory-bound* (over half the time moving its bytes at the copy's rate), share of time (p10-p90): compiled 1.00 (1.00-1.00)",
+        "  not memory-bound: naive 0.30 (0.30-0.30), fused 0.28 (0.28-0.28)",
+        "  compiled: its p10-p90 reaches within 5% of 1 (all the time), so not told apart from 1",
         "  * estimated, not measured: bytes = alloc_over_input copies (each full-size tensor allocated, written and read once;"
         " one where not recorded); it cannot show a read-only pass (mean), which allocates nothing",
     ]
     allocs = {("large", "naive"): 3.0, ("large", "fused"): 1.0, ("large", "compiled"): 1.0}
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=allocs)
     assert lines[1].endswith(
-        "rate), share of time (p10-p90): naive 0.91 (0.91-0.91), compiled 1.00 (1.00-1.00); not memory-bound: fused 0.28 (0.28-0.28); compiled's spread reaches 1 (all the time): not told apart from it"
-    )  # naive: 3 copies x 0.30
-    assert len(lines) == 3  # a room reads three lines per shape
+        "rate), share of time (p10-p90): naive 0.91 (0.91-0.91), compiled 1.00 (1.00-1.00)"
+    )  # naive: 3 x 0.30
+    assert lines[2:4] == [
+        "  not memory-bound: fused 0.28 (0.28-0.28)",
+        "  compiled: its p10-p90 reaches within 5% of 1 (all the time), so not told apart from 1",
+    ]
+    assert len(lines) == 5  # one line per verdict kind, then the footnote
     allocs[("large", "naive")] = 3.3  # naive's time is 3.3 copies' time: its share is not told apart from 1
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=allocs)
-    assert lines[1].endswith(
-        "share of time (p10-p90): naive 1.00 (1.00-1.00), compiled 1.00 (1.00-1.00); not memory-bound: fused 0.28 (0.28-0.28); naive's and compiled's spreads reach 1 (all the time): not told apart from it"
-    )
+    assert lines[1].endswith("share of time (p10-p90): naive 1.00 (1.00-1.00), compiled 1.00 (1.00-1.00)")
+    assert lines[3] == "  naive and compiled: each p10-p90 reaches within 5% of 1 (all the time), so not told apart from 1"
 
     block, floor, ranking = takeaway_case(copy=100.0, compiled=110.0)
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)
@@ -287,8 +292,8 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     assert first.endswith("; farthest: naive ≈ fused, 3.30x, 3.35x")  # a tie at the far end is named, not dropped
     assert (
         "withheld" not in "".join(lines)
-        and "memory-bound* (over half the time moving its bytes at the copy's rate), share of time (p10-p90): compiled 0.91 (0.91-0.91);"
-        in lines[1]
+        and "  memory-bound* (over half the time moving its bytes at the copy's rate), share of time (p10-p90): compiled 0.91 (0.91-0.91)"
+        == lines[1]
     )
 
     block, floor, ranking = takeaway_case(copy=100.0, compiled=110.0, spread=0.6)
@@ -299,8 +304,8 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
         "this shape's result is the pairs (two variants timed in the same rounds; no copy needed): fused / naive: 1.09x, slower, p10-p90 1.09-1.09; compiled / naive: 0.33x, faster,"
         " p10-p90 0.33-0.33; compiled / fused: 0.31x, faster, p10-p90 0.31-0.31"
     )
-    assert "at the triad's rate), share of time (p10-p90): compiled 0.73 (0.73-0.73);" in lines[1]
-    assert "at the triad's rate (spread 0.04; used because the copy failed its check)" in lines[2]  # the basis shown
+    assert lines[1].endswith("at the triad's rate), share of time (p10-p90): compiled 0.73 (0.73-0.73)")
+    assert "at the triad's rate (spread 0.04; used because the copy failed its check)" in lines[-1]  # the basis shown
 
     busy = Contention(1.0, 0.5, None, None)
     block = {n: replace(t, contention=busy) for n, t in takeaway_case(copy=100.0, compiled=110.0)[0].items()}
@@ -387,18 +392,16 @@ def test_05s_takeaway_estimates_the_small_shapes_fixed_part_without_the_copy():
     by_tokens = interleaved(naive=3.3, fused=3.6, compiled=20.0, **{"naive x8": 24.0, "fused x8": 27.0, "compiled x8": 34.0})
     lines = shape_takeaways({"small": ranking}, {"small": small}, {"small": block}, by_tokens)
     assert not small.ok and "is withheld (above)" in lines[0] and "the pairs (two variants timed in the same rounds" in lines[0]
+    assert lines[1] == "  overhead-bound* (over half the time a fixed part per call), share of time: compiled 0.90"
+    assert lines[2] == "  not overhead-bound: naive 0.10, fused 0.07"  # one line per verdict kind
     assert (
-        lines[1]
-        == "  overhead-bound* (over half the time a fixed part per call), share of time: compiled 0.90; not overhead-bound: naive 0.10, fused 0.07"
-    )
-    assert (
-        lines[2].startswith("  * estimated, not measured: time = fixed + per-token × tokens through this call")
-        and "between" not in lines[2]
+        lines[3].startswith("  * estimated, not measured: time = fixed + per-token × tokens through this call")
+        and "between" not in lines[3]
     )
     ranged = shape_takeaways({"small": ranking}, {"small": small}, {"small": block}, by_tokens, tokens={"small": 8})
-    assert "through 8 and 64 tokens, round by round; the fixed part is the line extrapolated to 0 tokens, untested;" in ranged[2]
+    assert "through 8 and 64 tokens, round by round; the fixed part is the line extrapolated to 0 tokens, untested;" in ranged[3]
     assert (
-        ranged[3]
+        ranged[4]
         == "  without the line: 8x the tokens took naive 7.27x, fused 7.50x, compiled 1.70x the time (8x if all of it grew with tokens)"
     )
 
@@ -427,7 +430,7 @@ def test_05s_figure_marks_tied_bars_and_draws_nothing_for_a_gated_shape(tmp_path
     assert [t.get_text() for t in ax.texts] == ["≈3.30x", "3.60x", "≈3.35x", "small: copy floor failed, not drawn"]
     assert ax.get_legend_handles_labels()[1] == [
         "copy floor",
-        "within 5% of the copy",
+        "within 5% of the copy\n(a whisker into it: not told apart)",
         "large",
     ]  # no swatch for a shape not drawn
     ax = plot_over_copy({"small": rankings["small"]}, ["naive"], "SYNTHETIC [measured on cpu]", tmp_path / "g.png")
@@ -463,8 +466,8 @@ def test_05s_bound_label_holds_back_a_share_whose_per_round_spread_holds_half():
     assert lines[1].startswith(
         "  memory-bound* (over half the time moving its bytes at the copy's rate), share of time (p10-p90): compiled 0.91 (0.91-0.91)"
     )
-    assert lines[1].endswith("; not told apart from half: this run cannot say what bounds it: naive 0.49 (0.38-0.67)")
-    assert "naive" not in lines[1].split("; not told apart from half")[0]  # not listed as bound, nor as not bound
+    assert "  undecided, the p10-p90 holds half (a wide range, whatever the median): naive 0.49 (0.38-0.67)" in lines
+    assert sum("naive" in line for line in lines) == 1  # not listed as bound, nor as not bound
 
 
 def test_05s_bound_is_withheld_where_the_triad_stand_in_fails_the_copys_spread_check():
@@ -574,6 +577,12 @@ def test_05s_exercise_1_answer_judges_both_byte_models_ranked_withheld_and_from_
         "Answer: 3 full-size writes (pow, mul, mul) + 1 read-only (mean): 6.5 copies by source, 3.0 copies by allocation"
     )
     assert "naive's 3.30 copies' time is told apart from every count" in line  # 3.3 / 3.0 = 1.10: apart
+    assert "\n" not in line  # no timings given: the ranking's route only
+    block, _, _ = takeaway_case(copy=100.0, compiled=110.0)
+    both = copies_answer(ops, ranked, 3.0, tmp_path, block, 1.0, "compiled").split("\n")
+    assert both[0] == line and both[1].startswith(  # the pair's route too, which the exercise teaches first
+        "By the pair naive / compiled instead: naive's time: about 3.0 copies' time on this run, p10-p90 3.0-3.0 (estimated"
+    )
     _, _, failed = takeaway_case(copy=100.0, compiled=110.0, spread=0.6)
     assert copies_answer(ops, failed, 3.0, tmp_path).endswith(
         "its ratio to the copy is withheld (above); this run cannot say whether naive's time follows the source or the allocation count"
@@ -587,6 +596,8 @@ def test_05s_exercise_1_answer_judges_both_byte_models_ranked_withheld_and_from_
     )
     line = copies_answer(ops, failed, 3.0, tmp_path)
     assert "withheld here; the reference run's naive: 3.30 copies' time (p10-p90 3.10-3.38; recorded on 2026-12-06" in line
+    pair = copies_answer(ops, failed, 3.0, tmp_path, block, 1.0, "compiled").split("\n")  # this run's pair, on its own line
+    assert pair[0] == line and pair[1].startswith("By the pair naive / compiled instead: naive's time: about 3.0 copies' time")
     assert line.endswith(  # 3.1 / 3.0 = 1.03: within the margin, which the line names
         "not this run) is not told apart from the allocation count (a count within 5% of the p10-p90 is not told apart: separate runs agree no closer)"
     )
@@ -656,7 +667,7 @@ def test_05s_line_test_answer_says_the_miss_and_the_share_as_an_extrapolation():
 
     missed = answer(100.0).split("\n")
     assert missed[0].startswith(
-        "No: 512 tokens takes 1.79x the line's prediction (p10-p90 1.79-1.79): past 64 tokens time grows faster"
+        "No: 512 tokens takes 1.79x the line's prediction (p10-p90 1.79-1.79): between 64 tokens and 512 tokens time grows faster"
     )
     assert missed[1].startswith("the fixed part's share of the 8 tokens call: about 0.97 of its time on this run (estimated")
     assert answer(56.0).split("\n")[1] == "Does the line predict 512 tokens? Not told apart from it."
