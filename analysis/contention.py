@@ -159,8 +159,14 @@ class Contention:
             return self.pressure_fraction >= BUSY_WAITED_FRACTION
         return None
 
-    def seen(self) -> str:
-        """What was measured, in words, e.g. for "the machine was busy (...)"."""
+    def seen(self, quiet: bool = False) -> str:
+        """What was measured, in words, e.g. for "the machine was busy (...)".
+
+        Args:
+            quiet: the short form of a quiet block's line: only this process's wait, which decides BUSY, and
+                other tasks' wait only where it reaches the BUSY share (readers of 01 met the full form four
+                times a notebook, and 07's found "quiet" beside "some task waited 25%" contradictory).
+        """
         parts = []
         span = (
             f"{self.wall_s:.1f} s" if self.wall_s >= 1 else f"{self.wall_s * 1e3:.0f} ms"
@@ -178,6 +184,11 @@ class Contention:
             blocks = f"of {each}" if named else f"of {each} of the {self.blocks} timed blocks, the longest of which lasted {span}"
             return f"{'' if shown == '0%' else 'at most '}{shown} {blocks}"  # no parentheses inside the machine line's own
 
+        if quiet and self.waited_fraction is not None:
+            text = f"this process waited for a CPU {share(self.waited_fraction, False)}"
+            if self.pressure_fraction is not None and self.pressure_fraction >= BUSY_WAITED_FRACTION:
+                text += f"; other tasks waited {share(self.pressure_fraction, True)}, which this rule does not count"
+            return text
         if self.waited_fraction is not None:
             parts.append(f"a thread of this process waited for a CPU {share(self.waited_fraction, False)}")
         if self.pressure_fraction is not None:  # "of it" only where the span was named just before

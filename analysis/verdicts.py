@@ -661,4 +661,4 @@ def machine_line(timings: dict[str, Any], block: str = "timing") -> str:
         what = "these timings" if block == "timing" else "that block"
         return f"BUSY: the machine was busy while {block} ({contention.seen()}); comparisons drawn from {what} conclude nothing"
     # the threshold named: 04's reader found "quiet" beside "some task ... waited 7%" unexplained
-    return f"quiet while {block} ({contention.seen()}; BUSY where this process waits {BUSY_WAITED_FRACTION:.0%} or more)"
+    return f"quiet while {block} ({contention.seen(quiet=True)}; BUSY from {BUSY_WAITED_FRACTION:.0%})"

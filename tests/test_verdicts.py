@@ -385,7 +385,7 @@ def test_a_machine_line_names_the_span_when_only_pressure_was_measured():
     pressure_only = Contention(4.9, None, 0.02, 0.0)
     assert (
         machine_line({"launch": pressure_only})
-        == "quiet while timing (some task on the machine waited 2% of the 4.9 s; BUSY where this process waits 10% or more)"
+        == "quiet while timing (some task on the machine waited 2% of the 4.9 s; BUSY from 10%)"
     )
     both = Contention(2.0, 0.01, 0.02, 0.0).seen()
     assert both == "a thread of this process waited for a CPU 1% of the 2.0 s; some task on the machine waited 2% of it"
