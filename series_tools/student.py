@@ -63,7 +63,8 @@ def clear_predicted_outputs(cells) -> None:
 
 
 def to_student(nb):
-    """A copy of the notebook node without solutions, and without the outputs that answer a prompt."""
+    """A copy of the notebook node without solutions, without the outputs that answer a prompt, and without
+    papermill's injected parameters cell (the run's own paths)."""
     import copy
 
     import nbformat
@@ -72,6 +73,10 @@ def to_student(nb):
     cells = []
     for cell in out.cells:
         tags = cell.metadata.get("tags", [])
+        if (
+            "injected-parameters" in tags
+        ):  # papermill's cell: this machine's OUT_DIR and backend, not the learner's (08's handout)
+            continue
         if "solution" not in tags:
             cells.append(cell)
         elif cell.cell_type == "markdown":

@@ -92,3 +92,15 @@ def test_every_prompt_of_the_series_is_cleared_in_an_executed_copy():
                 out = to_student(nb)
                 assert all(not c.outputs for c in out.cells[i + 1 : i + 2] if c.cell_type == "code")
     assert prompts >= 5
+
+
+def test_the_injected_parameters_cell_is_not_in_the_handout():
+    """08's handout showed papermill's cell: this machine's OUT_DIR and a forced BACKEND."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell('BACKEND = "auto"', metadata={"tags": ["parameters"]}),
+        nbformat.v4.new_code_cell('BACKEND = "cpu"\nOUT_DIR = "/work/main/runs/x"', metadata={"tags": ["injected-parameters"]}),
+        nbformat.v4.new_code_cell("print(BACKEND)"),
+    ]
+    sources = [c.source for c in to_student(nb).cells]
+    assert sources == ['BACKEND = "auto"', "print(BACKEND)"]
