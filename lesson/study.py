@@ -372,7 +372,9 @@ def shape_takeaways(
                 " is the line extrapolated to 0 tokens, untested"
             )
         share = estimate("the fixed part per call", shares, "of the time", basis, "what that part is", 2)
-        lines += _bound_lines("overhead-bound", "a fixed part per call", shares, share)  # shares only: the fit is its own block
+        lines += _bound_lines(
+            "overhead-bound", "a fixed part per call", shares, share, label="fixed share"
+        )  # the fit's own block
         took = ", ".join(f"{n} {np.median(r.per_round):.2f}x" for n, r in growth.items())  # no line: measured, per round
         lines += [f"  without the line: {scale}x the tokens took {took} the time ({scale}x if all of it grew with tokens)"]
     return lines
@@ -385,13 +387,15 @@ def _bound_lines(
     share: Any,
     near_one: set[str] = frozenset(),
     spreads: dict[str, tuple[float, float]] | None = None,
+    label: str = "byte share",
 ) -> list[str]:
     """A shape's bound read aloud, one line per verdict kind: who is `bound` (over half the time `what`, each
     share as printed, with its per-round p10-p90 where `spreads` has it); who is not; the names in `near_one`,
     whose time the verdicts do not tell apart from moving their bytes at the reference's rate (a share of 1:
     the ratio rule's 5% margin, said so); the undecided; then the estimate's basis as one footnote (`share`, an
     `estimate` verdict). A share whose p10-p90 holds 0.5 gets no label: the run cannot tell it from half, as a
-    pair verdict would not. One line each, so no clause's "it" points at another line's names (cr43 05 #4)."""
+    pair verdict would not. One line each, so no clause's "it" points at another line's names (cr43 05 #4).
+    `label` names the kind of share ("byte share", "fixed share"): one unnamed "share" read as the other (cr44 05 #1)."""
     spreads = spreads or {}
     undecided = [n for n, (lo, hi) in spreads.items() if lo <= 0.5 <= hi]
 
@@ -405,7 +409,7 @@ def _bound_lines(
     # "reach 1" beside a printed 0.97 read as a contradiction (cr43): the rule's margin is 5%, so the line says it
     whose = f"{ones[0]}: its" if len(ones) == 1 else f"{', '.join(ones[:-1])} and {ones[-1]}: each" if ones else ""
     basis = share.sentence[share.sentence.index("(estimated") + 1 : -1]  # the verdict's own basis clause
-    lines = [f"  {bound}* (over half the time {what}), share of time{' (p10-p90)' if spreads else ''}: {listed}"]
+    lines = [f"  {bound}* (over half the time {what}), {label}{' (p10-p90)' if spreads else ''}: {listed}"]
     lines += [f"  not {bound}: {rest}"] if rest else []
     lines += [f"  {whose} p10-p90 reaches within 5% of 1 (all the time), so not told apart from 1"] if ones else []
     if undecided:
@@ -557,7 +561,7 @@ def copies_answer(
         second line gives this run's pair estimate too, so a learner who took either route can check their number.
     """
     from analysis.timing import PairedRatio
-    from analysis.verdicts import judge_ratio, relation_of
+    from analysis.verdicts import judge_ratio
 
     writes, reads = ops.op[ops.copies >= 1], ops.op[ops.copies.between(0.5, 1, "left")]  # full-size writes; reads only
     models = {"source": float(ops["copies"].sum()), "allocation": alloc_over_input}
@@ -571,18 +575,18 @@ def copies_answer(
         }
         told = [w for w, ratio in at_model.items() if not judge_ratio(ratio).measurable]
     elif recorded:  # the reference run publishes no rounds: its p10-p90 over a count scales every round alike
-        told = [w for w, c in models.items() if relation_of(recorded["p10"] / c, recorded["p90"] / c) == "about 1"]
-    said = f"not told apart from the {' or '.join(told)} count" if told else "told apart from every count"
-    if recorded and any(not recorded["p10"] <= models[w] <= recorded["p90"] for w in told):  # told apart by the margin only
-        said += " (a count within 5% of the p10-p90 is not told apart: separate runs agree no closer)"
+        told, said = _against_counts(recorded["p10"], recorded["p90"], models)
     if gate is None:
+        said = f"not told apart from the {' or '.join(told)} count" if told else "told apart from every count"
         found = f"naive's {r.median:.2f} copies' time is {said}"
-    elif recorded:
+    else:  # this run's figure and the reference's in separate sentences: "withheld here" had no subject (cr44 05 #3)
+        why = "the block was busy" if gate.kind == "busy" else "the copy failed its check"
+        found = f"this run: not measured ({why})"
+    if recorded and gate is not None:
         figures = f"{recorded['value']:.2f} copies' time (p10-p90 {recorded['p10']:.2f}-{recorded['p90']:.2f}; {origin})"
-        found = f"withheld here; the reference run's naive: {figures} is {said}"
-    else:
-        found = "its ratio to the copy is withheld (above)"
-        found += _copies_through(block, through, through_alloc) if block and through in block else ""
+        found += f". Reference run: naive's {figures} is {said}"
+    elif gate is not None and block and through in block:
+        found += _copies_through(block, through, through_alloc, models)
     whose = "the reference run" if recorded else "this run"  # the ratio compared is the reference's where withheld
     found += (
         f"; {whose} cannot say whether naive's time follows the source or the allocation count"
@@ -593,13 +597,26 @@ def copies_answer(
     ops_said = f"{len(writes)} full-size writes ({', '.join(writes)}) + {len(reads)} read-only ({', '.join(reads)})"
     answer = f"Answer: {ops_said}: {counted}; {found}"
     if (gate is None or recorded) and block and through in block:  # the route the exercise teaches first (cr43 05 #7)
-        answer += f"\nBy the pair naive / {through} instead: {_copies_through(block, through, through_alloc).removeprefix('; ')}"
+        answer += f"\nBy the pair naive / {through} instead: {_copies_through(block, through, through_alloc, models).removeprefix('; ')}"
     return answer
 
 
-def _copies_through(block: dict[str, Timing], through: str, alloc: float) -> str:
+def _against_counts(p10: float, p90: float, models: dict[str, float]) -> tuple[list[str], str]:
+    """A p10-p90 in copies against each byte count, by the ratio rule (its 5% margin said where it decides):
+    the counts not told apart, and the words."""
+    from analysis.verdicts import relation_of
+
+    told = [w for w, c in models.items() if relation_of(p10 / c, p90 / c) == "about 1"]
+    said = f"not told apart from the {' or '.join(told)} count" if told else "told apart from every count"
+    if any(not p10 <= models[w] <= p90 for w in told):  # told apart by the margin only
+        said += " (a count within 5% of the p10-p90 is not told apart)"
+    return told, said
+
+
+def _copies_through(block: dict[str, Timing], through: str, alloc: float, models: dict[str, float] | None = None) -> str:
     """Exercise 1's fallback where no ratio to a copy is left: naive's time in `through` calls, by the pair
-    (no copy needed), read as copies where `through` allocates about one input's bytes; an estimate, said so."""
+    (no copy needed), read as copies where `through` allocates about one input's bytes; an estimate, said so,
+    judged against the byte counts in `models` as the reference run's ratio is (cr44 05 #5)."""
     from analysis.timing import paired_ratio
     from analysis.verdicts import estimate, judge_ratio
 
@@ -611,11 +628,9 @@ def _copies_through(block: dict[str, Timing], through: str, alloc: float) -> str
     if not 0.75 <= alloc <= 1.25:  # not about one copy-like pass: the pair is no count of copies
         return f"; {through} allocates {alloc:.1f} inputs' bytes, not about one copy's, so the pair gives no estimate"
     basis = f"naive takes {v.median:.2f}x {through}'s time by the pair, and {through} (alloc_over_input {alloc:.1f}) is assumed to make one copy-like pass"
-    where = f"this run, p10-p90 {v.p10:.1f}-{v.p90:.1f}"  # the pair's per-round spread carries into the estimate
-    return (
-        "; "
-        + estimate("naive's time", {where: v.median}, "copies' time", basis, f"how far {through} is from the copy", 1).sentence
-    )
+    where = f"this run, p10-p90 {v.p10:.2f}-{v.p90:.2f}"  # the pair's per-round spread carries into the estimate
+    said = estimate("naive's time", {where: v.median}, "copies' time", basis, f"how far {through} is from the copy", 2).sentence
+    return f"; {said}" + (f". This estimate is {_against_counts(v.p10, v.p90, models)[1]}" if models else "")
 
 
 def reference_ranking(shape: str, reference_dir: Path | None = None) -> str:

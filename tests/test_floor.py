@@ -255,7 +255,7 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     pairs = [(v.subject, v.reference) for v in newer_first(ranking, block)]  # 03 and 04's way round
     assert pairs == [("fused", "naive"), ("compiled", "naive"), ("compiled", "fused")]
     assert lines[1:] == [  # no allocation recorded: one copy's bytes each; every variant gets a label and its share
-        "  memory-bound* (over half the time moving its bytes at the copy's rate), share of time (p10-p90): compiled 1.00 (1.00-1.00)",
+        "  memory-bound* (over half the time moving its bytes at the copy's rate), byte share (p10-p90): compiled 1.00 (1.00-1.00)",
         "  not memory-bound: naive 0.30 (0.30-0.30), fused 0.28 (0.28-0.28)",
         "  compiled: its p10-p90 reaches within 5% of 1 (all the time), so not told apart from 1",
         "  * estimated, not measured: bytes = alloc_over_input copies (each full-size tensor allocated, written and read once;"
@@ -263,9 +263,7 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     ]
     allocs = {("large", "naive"): 3.0, ("large", "fused"): 1.0, ("large", "compiled"): 1.0}
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=allocs)
-    assert lines[1].endswith(
-        "rate), share of time (p10-p90): naive 0.91 (0.91-0.91), compiled 1.00 (1.00-1.00)"
-    )  # naive: 3 x 0.30
+    assert lines[1].endswith("rate), byte share (p10-p90): naive 0.91 (0.91-0.91), compiled 1.00 (1.00-1.00)")  # naive: 3 x 0.30
     assert lines[2:4] == [
         "  not memory-bound: fused 0.28 (0.28-0.28)",
         "  compiled: its p10-p90 reaches within 5% of 1 (all the time), so not told apart from 1",
@@ -273,7 +271,7 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     assert len(lines) == 5  # one line per verdict kind, then the footnote
     allocs[("large", "naive")] = 3.3  # naive's time is 3.3 copies' time: its share is not told apart from 1
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=allocs)
-    assert lines[1].endswith("share of time (p10-p90): naive 1.00 (1.00-1.00), compiled 1.00 (1.00-1.00)")
+    assert lines[1].endswith("byte share (p10-p90): naive 1.00 (1.00-1.00), compiled 1.00 (1.00-1.00)")
     assert lines[3] == "  naive and compiled: each p10-p90 reaches within 5% of 1 (all the time), so not told apart from 1"
 
     block, floor, ranking = takeaway_case(copy=100.0, compiled=110.0)
@@ -292,7 +290,7 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     assert first.endswith("; farthest: naive ≈ fused, 3.30x, 3.35x")  # a tie at the far end is named, not dropped
     assert (
         "withheld" not in "".join(lines)
-        and "  memory-bound* (over half the time moving its bytes at the copy's rate), share of time (p10-p90): compiled 0.91 (0.91-0.91)"
+        and "  memory-bound* (over half the time moving its bytes at the copy's rate), byte share (p10-p90): compiled 0.91 (0.91-0.91)"
         == lines[1]
     )
 
@@ -304,7 +302,7 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
         "this shape's result is the pairs (two variants timed in the same rounds; no copy needed): fused / naive: 1.09x, slower, p10-p90 1.09-1.09; compiled / naive: 0.33x, faster,"
         " p10-p90 0.33-0.33; compiled / fused: 0.31x, faster, p10-p90 0.31-0.31"
     )
-    assert lines[1].endswith("at the triad's rate), share of time (p10-p90): compiled 0.73 (0.73-0.73)")
+    assert lines[1].endswith("at the triad's rate), byte share (p10-p90): compiled 0.73 (0.73-0.73)")
     assert "at the triad's rate (spread 0.04; used because the copy failed its check)" in lines[-1]  # the basis shown
 
     busy = Contention(1.0, 0.5, None, None)
@@ -392,7 +390,7 @@ def test_05s_takeaway_estimates_the_small_shapes_fixed_part_without_the_copy():
     by_tokens = interleaved(naive=3.3, fused=3.6, compiled=20.0, **{"naive x8": 24.0, "fused x8": 27.0, "compiled x8": 34.0})
     lines = shape_takeaways({"small": ranking}, {"small": small}, {"small": block}, by_tokens)
     assert not small.ok and "is withheld (above)" in lines[0] and "the pairs (two variants timed in the same rounds" in lines[0]
-    assert lines[1] == "  overhead-bound* (over half the time a fixed part per call), share of time: compiled 0.90"
+    assert lines[1] == "  overhead-bound* (over half the time a fixed part per call), fixed share: compiled 0.90"
     assert lines[2] == "  not overhead-bound: naive 0.10, fused 0.07"  # one line per verdict kind
     assert (
         lines[3].startswith("  * estimated, not measured: time = fixed + per-token × tokens through this call")
@@ -464,7 +462,7 @@ def test_05s_bound_label_holds_back_a_share_whose_per_round_spread_holds_half():
     )
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)
     assert lines[1].startswith(
-        "  memory-bound* (over half the time moving its bytes at the copy's rate), share of time (p10-p90): compiled 0.91 (0.91-0.91)"
+        "  memory-bound* (over half the time moving its bytes at the copy's rate), byte share (p10-p90): compiled 0.91 (0.91-0.91)"
     )
     assert "  undecided, the p10-p90 holds half (a wide range, whatever the median): naive 0.49 (0.38-0.67)" in lines
     assert sum("naive" in line for line in lines) == 1  # not listed as bound, nor as not bound
@@ -581,11 +579,12 @@ def test_05s_exercise_1_answer_judges_both_byte_models_ranked_withheld_and_from_
     block, _, _ = takeaway_case(copy=100.0, compiled=110.0)
     both = copies_answer(ops, ranked, 3.0, tmp_path, block, 1.0, "compiled").split("\n")
     assert both[0] == line and both[1].startswith(  # the pair's route too, which the exercise teaches first
-        "By the pair naive / compiled instead: naive's time: about 3.0 copies' time on this run, p10-p90 3.0-3.0 (estimated"
-    )
+        "By the pair naive / compiled instead: naive's time: about 3.00 copies' time on this run, p10-p90 3.00-3.00 (estimated"
+    )  # the same two decimals as the basis's "3.00x", and a verdict against the counts like the reference run's
+    assert both[1].endswith("is from the copy). This estimate is not told apart from the allocation count")
     _, _, failed = takeaway_case(copy=100.0, compiled=110.0, spread=0.6)
     assert copies_answer(ops, failed, 3.0, tmp_path).endswith(
-        "its ratio to the copy is withheld (above); this run cannot say whether naive's time follows the source or the allocation count"
+        "; this run: not measured (the copy failed its check); this run cannot say whether naive's time follows the source or the allocation count"
     )
     run = tmp_path / "cpu-test-2026-12-06"
     run.mkdir()
@@ -595,21 +594,25 @@ def test_05s_exercise_1_answer_judges_both_byte_models_ranked_withheld_and_from_
         json.dumps({"cpu_count": 2, "device_name": "Test CPU", "date_utc": "2026-12-06T00:00:00"})
     )
     line = copies_answer(ops, failed, 3.0, tmp_path)
-    assert "withheld here; the reference run's naive: 3.30 copies' time (p10-p90 3.10-3.38; recorded on 2026-12-06" in line
+    assert (
+        "6.5 copies by source, 3.0 copies by allocation; this run: not measured (the copy failed its check). Reference run: naive's 3.30 copies' time (p10-p90 3.10-3.38; recorded on 2026-12-06"
+        in line
+    )
     pair = copies_answer(ops, failed, 3.0, tmp_path, block, 1.0, "compiled").split("\n")  # this run's pair, on its own line
-    assert pair[0] == line and pair[1].startswith("By the pair naive / compiled instead: naive's time: about 3.0 copies' time")
+    assert pair[0] == line and pair[1].startswith("By the pair naive / compiled instead: naive's time: about 3.00 copies' time")
     assert line.endswith(  # 3.1 / 3.0 = 1.03: within the margin, which the line names
-        "not this run) is not told apart from the allocation count (a count within 5% of the p10-p90 is not told apart: separate runs agree no closer)"
+        "not this run) is not told apart from the allocation count (a count within 5% of the p10-p90 is not told apart)"
     )
     block, _, failed = takeaway_case(copy=100.0, compiled=110.0, spread=0.6)  # naive 3.0x compiled's time per round
     empty = tmp_path / "none"
     empty.mkdir()
     through = copies_answer(ops, failed, 3.0, empty, block, 1.0, "compiled")  # both withheld: an estimate through the pair
     assert (
-        "; naive's time: about 3.0 copies' time on this run, p10-p90 3.0-3.0 (estimated, not measured: naive takes 3.00x"
-        in through
+        "this run: not measured (the copy failed its check); naive's time: about 3.00 copies' time on this run, p10-p90 3.00-3.00"
+        " (estimated, not measured: naive takes 3.00x" in through
     )
     assert "compiled (alloc_over_input 1.0) is assumed to make one copy-like pass" in through  # the pair's range, printed
+    assert ". This estimate is not told apart from the allocation count; this run cannot say" in through
     assert through.endswith("this run cannot say whether naive's time follows the source or the allocation count")
     assert "not about one copy's, so the pair gives no estimate" in copies_answer(ops, failed, 3.0, empty, block, 3.0, "compiled")
     _, _, same = takeaway_case(copy=100.0, compiled=330.0, spread=0.6)  # naive and compiled alike: no estimate
