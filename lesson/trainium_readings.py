@@ -69,7 +69,8 @@ def _keys() -> list[str]:
 
 def against_spread(ratio: float, spread: tuple[float, float]) -> str:
     """09's one rule for a time from one execution each: which side of the tensor lane's fused / baseline
-    spread (the same MATMULs in both kernels: the only spread the recordings show) a ratio lies on.
+    spread (the same computing instructions in both kernels: it stands in for the run-to-run spread
+    that one execution each cannot show) a ratio lies on.
 
     Args:
         ratio: fused / baseline of one counter in one dtype.
@@ -138,7 +139,8 @@ def guesses_against_counters(exports: dict[str, Any], work: dict[str, pd.DataFra
         DataFrame, one row per counter: `bf16`, `fp32` (fused / baseline), `your_guess`, `computing
         instructions` (engine counters only: "fused / baseline" per dtype) and `shows`: "down", "up" or
         "same" for bytes (per dtype where they differ); a time reads "down"/"up, outside the tensor lane's
-        spread" or "inside ...: not judged, any guess accepted" (`against_spread`); an engine row starts
+        spread" or "within the margin of ...: not judged, any guess accepted" (`against_spread`: a ratio
+        clear of the spread by less than the 5% margin reads as within it, like one inside); an engine row starts
         with its computing instructions ("fewer", "more"), and one whose counts are equal in both kernels
         (the tensor engine) is the spread itself: not judged.
     """
@@ -156,7 +158,7 @@ def guesses_against_counters(exports: dict[str, Any], work: dict[str, pd.DataFra
     )
     spread = same_work_spread(ratios)
     side = {"below": "down, outside the tensor lane's spread", "above": "up, outside the tensor lane's spread"}
-    not_judged = "inside the tensor lane's spread: not judged, any guess accepted"
+    not_judged = "within the margin of the tensor lane's spread: not judged, any guess accepted"
     shows = []
     for c in ratios.index:
         if c in counts and all(f == b for f, b in counts[c]):  # the same work: its spread is the yardstick
@@ -176,8 +178,8 @@ def guesses_against_counters(exports: dict[str, Any], work: dict[str, pd.DataFra
 
 
 def same_work_spread(ratios: pd.DataFrame) -> tuple[float, float]:
-    """The tensor lane's (smallest, largest) fused / baseline over the dtypes: the same MATMULs in both
-    kernels, so the only spread between executions these recordings show.
+    """The tensor lane's (smallest, largest) fused / baseline over the dtypes: the same computing
+    instructions in both kernels, so it stands in for the run-to-run spread one execution each cannot show.
 
     Args:
         ratios: `guesses_against_counters`' table (or any with a tensor_engine_active_time row and dtype columns).
@@ -190,22 +192,26 @@ def same_work_spread(ratios: pd.DataFrame) -> tuple[float, float]:
 
 
 def spread_line(ratios: pd.DataFrame) -> str:
-    """One line: the tensor lane's spread, then which time ratios lie outside it in every dtype and which do not.
+    """One line: the tensor lane's spread and the margin, then which time ratios lie beyond it by more than
+    the margin in every dtype, and which lie within the margin of it in at least one.
 
     Args:
         ratios: `guesses_against_counters`' table.
 
     Returns:
-        e.g. "the tensor lane, same work: x0.91 to x1.07, the only spread these recordings show;
-        outside it: total_time, ...; not outside it in every dtype: vector_engine_active_time".
+        e.g. "the tensor lane, same work: x0.91 to x1.07 (margin 5%); beyond it by more than the margin:
+        total_time, ...; within the margin of it in at least one dtype: vector_engine_active_time".
     """
+    from analysis import RESOLUTION
+
     lo, hi = same_work_spread(ratios)
     times = [c for c in ratios.index if "bytes" not in c and c != "tensor_engine_active_time"]
     out = [c for c in times if all(against_spread(float(ratios.at[c, d]), (lo, hi)) for d in DTYPES)]
     rest = [c for c in times if c not in out]
     return (
-        f"the tensor lane, same work: x{lo:.2f} to x{hi:.2f}, the only spread these recordings show; "
-        f"outside it: {', '.join(out) or 'none'}; not outside it in every dtype: {', '.join(rest) or 'none'}"
+        f"the tensor lane, same work: x{lo:.2f} to x{hi:.2f} (margin {RESOLUTION - 1:.0%}); "
+        f"beyond it by more than the margin: {', '.join(out) or 'none'}; "
+        f"within the margin of it in at least one dtype: {', '.join(rest) or 'none'}"
     )
 
 
@@ -264,7 +270,7 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
     Returns:
         One line, e.g. "before the first MATMUL: 17.2-18.2 us in every profile, no computing instruction;
         fused / baseline after it: bf16 x0.52 (37.0 -> 19.1 us), ...; over the whole execution
-        (total_time): bf16 x0.67, ...: the shared start dilutes the gain (one execution each: a reading)".
+        (total_time): bf16 x0.67, ...: the shared start dilutes the gain in these profiles (one execution each: a reading)".
     """
     first = start["first MATMUL (us)"].astype(float)
     total = first / start["share of total"].astype(float)
@@ -285,7 +291,11 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
         )
         whole_parts.append(f"{dtype} x{whole_ratio:.2f}")
         diluted.append(abs(1 - whole_ratio) < abs(1 - after_ratio))
-    link = "the shared start dilutes the gain" if all(diluted) else "the start does not dilute the gain in every dtype"
+    link = (
+        "the shared start dilutes the gain in these profiles"
+        if all(diluted)
+        else "the start does not dilute the gain in every dtype"
+    )
     return (
         f"before the first MATMUL: {span} us in every profile, {before}; fused / baseline after it: "
         f"{', '.join(after_parts)}; over the whole execution (total_time): {', '.join(whole_parts)}: {link}"

@@ -6,6 +6,7 @@ import pytest
 
 from analysis import RECORDED_NEURON_DIR, attention_hbm_traffic, check_claims, engine_work, load_exports, recorded_case
 from lesson.trainium_readings import (
+    against_spread,
     device_view_claims,
     device_view_metrics,
     execution_start,
@@ -80,10 +81,11 @@ def test_guess_table_reads_directions_from_the_exports(published):
     assert table.at["vector_engine_active_time", "fp32"] > lo * 0.95
     assert table.at["vector_engine_active_time", "shows"].startswith("fewer computing instructions; time ")
     assert "not judged, any guess accepted" in table.at["vector_engine_active_time", "shows"]
+    assert "inside" not in table.at["vector_engine_active_time", "shows"]  # bf16 lies below the spread, by under the margin
+    assert "within the margin of the tensor lane's spread" in table.at["vector_engine_active_time", "shows"]
     line = spread_line(table)
-    assert "outside it: total_time, vector" not in line and line.endswith(
-        "not outside it in every dtype: vector_engine_active_time"
-    )
+    assert "(margin 5%)" in line and "more than the margin: total_time, vector" not in line
+    assert line.endswith("within the margin of it in at least one dtype: vector_engine_active_time")
     assert table.at["vector_engine_active_time", "computing instructions, fused / baseline (bf16, fp32)"] == "16 / 18, 16 / 18"
     assert table.at["hbm_read_bytes", "computing instructions, fused / baseline (bf16, fp32)"] == ""
 
@@ -150,3 +152,26 @@ def test_lane_rank_flips_names_the_swapped_pairs_from_the_table():
     # where no pair swaps, the line says so instead of staying silent
     same = {name: w.assign(lane_us=w["computing_us"]) for name, w in work.items()}
     assert lane_rank_flips(same).splitlines()[0] == "no two computing engines swap places between lane and computing time"
+
+
+def test_against_spread_reads_a_ratio_only_beyond_the_margin():
+    spread = (0.91, 1.07)
+    assert against_spread(0.95, spread) == ""  # inside the spread
+    assert against_spread(0.87, spread) == ""  # below it, but by under 5% of the spread's end: within the margin
+    assert against_spread(0.85, spread) == "below"  # clear of it by more than the margin
+    assert against_spread(1.10, spread) == ""  # above it by under the margin
+    assert against_spread(1.14, spread) == "above"
+
+
+def test_guess_table_says_within_the_margin_for_a_ratio_outside_the_spread_by_less(published):
+    exports, _ = published
+    work = {name: engine_work(e) for name, e in exports.items()}
+    table = guesses_against_counters(
+        exports, work, dict.fromkeys(("tensor_engine_active_time", "vector_engine_active_time"), "?")
+    )
+    lo, _ = same_work_spread(table)
+    vector = table.loc["vector_engine_active_time", ["bf16", "fp32"]].astype(float)
+    assert vector.min() < lo and against_spread(vector.min(), same_work_spread(table)) == ""  # the boundary case itself
+    assert table.at["vector_engine_active_time", "shows"].endswith(
+        "within the margin of the tensor lane's spread: not judged, any guess accepted"
+    )
