@@ -324,8 +324,8 @@ def documented_neuron_call(backend_name: str) -> str:
 
 
 def warmup_answer(verdict: Verdict) -> str:
-    """Exercise 1's question answered in words from its verdict: does the warm-up keep one-off costs
-    out of the first recorded step? A yes or no only where the verdict is measurable.
+    """Exercise 1's question answered in words from its verdict: does a fresh model pay a one-off cost
+    again, for the warm-up to keep out? A yes or no only where the verdict is measurable.
 
     Args:
         verdict: the `judge_timings` verdict of the first recorded step, warmup=0 against the lesson's warm-up.
@@ -335,12 +335,12 @@ def warmup_answer(verdict: Verdict) -> str:
         measurably shorter, else "this run cannot tell" (inconclusive) or "no answer" (busy).
     """
     answers = {
-        "slower": "yes on this run: without it the first recorded step is measurably longer",
-        "faster": "no on this run: without it the first recorded step is measurably shorter",
+        "slower": "yes on this run: without a warm-up the first recorded step is measurably longer",
+        "faster": "no on this run: without a warm-up the first recorded step is measurably shorter",
         "busy": "no answer: the machine was busy",
     }
     said = answers.get(verdict.kind, "this run cannot tell (inconclusive, not 'no')")
-    return f"does the warm-up keep one-off costs out of the first recorded step? {said}"
+    return f"does a fresh model pay a one-off cost again, for the warm-up to keep out? {said}"
 
 
 def larger_hidden_answer(verdict: Verdict) -> str:

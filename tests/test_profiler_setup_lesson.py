@@ -316,7 +316,7 @@ def test_warmup_answer_says_yes_or_no_only_where_measurable():
     warm3 = Timing("b", np.array([3206.9, 3220.0, 3240.0, 3260.0, 3284.5]), 1)
     above = judge_timings("first step, warmup=0", warm0, "first step, warmup=3", warm3)
     assert above.kind == "slower" and warmup_answer(above).endswith(
-        "yes on this run: without it the first recorded step is measurably longer"
+        "yes on this run: without a warm-up the first recorded step is measurably longer"
     )
     below = judge_timings("first step, warmup=0", warm3, "first step, warmup=3", warm0)
     assert "no on this run" in warmup_answer(below)
