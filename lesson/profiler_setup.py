@@ -137,7 +137,7 @@ def step_gap_line(table: pd.DataFrame, recorded: Any, steady: Any, steps_verdict
         A "count" Verdict (analysis.verdicts.counted): the extra code per step against the gap, and
         its share of it; "withheld" where the block was busy or the recorded steps are not measurably above the
         steady state (an inconclusive gap is not accounted for: the sentence gives the extra code per step
-        (inside each step by construction) and says this run cannot tell whether the profiler lengthens the
+        and says this run cannot tell whether the profiler lengthens the
         step, worded as inconclusive ("cannot tell"), never as "the profiler is free").
     """
     extra_us, gap_us = extra_code_per_step(table), recorded.median_us - steady.median_us
@@ -151,7 +151,7 @@ def step_gap_line(table: pd.DataFrame, recorded: Any, steady: Any, steps_verdict
             why = "steps above the steady state by less than the verdicts' margin"
         else:
             why = "step and steady-state ranges overlap"
-        said = f"{subject}: {extra_us:,.0f} us per step, inside each step; whether the profiler lengthens the step: this run cannot tell ({why})"
+        said = f"{subject}: {extra_us:,.0f} us per step; whether the profiler lengthens the step: this run cannot tell ({why})"
         return dataclasses.replace(withheld(subject, why), sentence=said)  # the count stays; its share is withheld
     line = counted(subject, extra_us, "us", "the gap between the two medians", gap_us)
     said = f"{subject}: {extra_us:,.0f} us of the {gap_us:,.0f} us gap between the two medians, {share_of_gap(extra_us / gap_us)}"
@@ -225,8 +225,8 @@ def warmup_explanation(verdict: Verdict, backend: Any) -> list[str]:
 
     Returns:
         One line: busy -> why nothing is concluded; measurably longer or shorter -> what would cause it;
-        otherwise (inconclusive or within the noise) why little may come back for a fresh model, worded
-        with "may": the run did not measure it.
+        otherwise (inconclusive or within the noise) where the one-off cost shows (on cpu the first-call line,
+        one reading) and what this test checks: whether a fresh model pays it again in the same process.
     """
     label = "why (explained, not measured):"
     if verdict.kind == "busy":
@@ -237,8 +237,8 @@ def warmup_explanation(verdict: Verdict, backend: Any) -> list[str]:
         return [f"{label} a warm-up adds nothing to the recorded step's work, so the machine's speed likely moved (A1)"]
     if backend.name == "cpu":
         return [
-            f"{label} on cpu the process likely paid its one-off costs in its very first call (the cold reading above, one reading),"
-            " so a fresh model's first step may carry little for the warm-up to keep out"
+            f"{label} the one-off cost a warm-up discards is the process's first call: see the first-call line under"
+            " 'The workload, cold and warm' (one reading, not a verdict); these fresh models check whether it comes back"
         ]
     return [
         f"{label} the process's first call (the cold reading above) paid the loading and compiling;"
@@ -301,7 +301,7 @@ def queue_takeaway(verdict: Verdict, sent_us: float, done_us: float) -> str:
         return f"{head} none from this run ({verdict.word}), so it shows no queue"
     return (
         f"{head} a timer stopped when the calls return reads about {100 * sent_us / done_us:.1f}% of the work"
-        f" (medians {sent_us:,.0f} us of {done_us:,.0f} us): it measures the queueing. Here .result() plays synchronize()"
+        f" (medians {sent_us:,.0f} us of {done_us:,.0f} us): it measures the queueing. Here .result() plays synchronize()."
     )
 
 
@@ -324,8 +324,8 @@ def documented_neuron_call(backend_name: str) -> str:
 
 
 def warmup_answer(verdict: Verdict) -> str:
-    """Exercise 1's question answered in words from its verdict: does the warm-up keep one-off costs
-    out of the first recorded step? A yes or no only where the verdict is measurable.
+    """Exercise 1's question answered in words from its verdict: does a fresh model pay a one-off cost
+    again, for the warm-up to keep out? A yes or no only where the verdict is measurable.
 
     Args:
         verdict: the `judge_timings` verdict of the first recorded step, warmup=0 against the lesson's warm-up.
@@ -335,12 +335,12 @@ def warmup_answer(verdict: Verdict) -> str:
         measurably shorter, else "this run cannot tell" (inconclusive) or "no answer" (busy).
     """
     answers = {
-        "slower": "yes on this run: without it the first recorded step is measurably longer",
-        "faster": "no on this run: without it the first recorded step is measurably shorter",
+        "slower": "yes on this run: without a warm-up the first recorded step is measurably longer",
+        "faster": "no on this run: without a warm-up the first recorded step is measurably shorter",
         "busy": "no answer: the machine was busy",
     }
     said = answers.get(verdict.kind, "this run cannot tell (inconclusive, not 'no')")
-    return f"does the warm-up keep one-off costs out of the first recorded step? {said}"
+    return f"does a fresh model pay a one-off cost again, for the warm-up to keep out? {said}"
 
 
 def larger_hidden_answer(verdict: Verdict) -> str:
