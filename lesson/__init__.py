@@ -42,7 +42,7 @@ _EXPORTS = {
     " RecordedSteps recorded_steps warmup_explanation larger_hidden_answer"
     " warmup_answer queue_stand_in queue_takeaway documented_neuron_call",
     "reading_traces": "HostOnlyFactors host_only_factors largest_gap_host_calls reading_traces_metrics "
-    "recorded_rmsnorm_takeaway recorded_rmsnorms share_takeaway"
+    "recorded_rmsnorm_takeaway recorded_rmsnorms compiled_host_events"
     " LargestShare largest_host_only_share",
     "ranks": "RankJob arrival_parts arrival_parts_line last_arrival_lines launch load_rank_job neuron_recipe_lines neuron_torchrun_recipe recorded_job_metrics slow_step_wait_line straggler_job_metrics",
     "rmsnorm": "DTYPES call_compiled check_fits_in_memory compile_rmsnorm error_tolerance format_bytes make_inputs "

@@ -1,5 +1,5 @@
-"""Notebook 06's bookkeeping: the recorded RMSNorm table, the step and host-only factors with the
-plain sentence their verdict supports, and the metrics and claims the notebook publishes.
+"""Notebook 06's bookkeeping: the recorded RMSNorm table, the step and host-only factors, the
+compiled step's host calls outside its graph, and the metrics and claims the notebook publishes.
 
 Why here: none of it is what 06 teaches (reading lanes, splitting a step, following an op down the
 stack); in the notebook it was 40 lines a learner had to skip. The names and figures stay the ones
@@ -146,22 +146,43 @@ def largest_host_only_share(shares: dict[str, Any], counted: bool) -> LargestSha
     return LargestShare(subject, reference, verdict, f"Answer: the largest share: {answer}", lines if counted else [])
 
 
-def share_takeaway(fx: HostOnlyFactors) -> str:
-    """The plain consequence of `fx.verdict` for the two variants' host-only shares; it reads
-    right for every kind the verdict can return (a busy or withheld one concludes nothing and
-    says why: busy, or the verdict's own sentence), so the notebook prints this line alone."""
-    a, b = fx.subject, fx.reference
-    if fx.verdict.kind == "slower":
-        host = fx.host_only
-        change = "is longer" if host.p90_us < 1 else "is not measurably shorter" if host.p10_us <= 1 else "shrinks less"
-        step = f"{a}'s step is shorter than {b}'s, but its host-only time {change}"
-        if fx.step.p10_us <= 1:  # the step did not shrink: the host-only time grew more than it
-            step = f"against {b}'s, {a}'s host-only time grows more than its step"
-        return f"So: {step}, so its host-only share is the larger of the two."
-    if fx.verdict.kind == "faster":
-        return f"So: against {b}'s, {a}'s host-only time shrinks more than its step, so its host-only share is the smaller of the two."
-    why = "the machine was busy (BUSY) while profiling" if fx.verdict.kind == "busy" else str(fx.verdict)
-    return f"So: which of {a} and {b} has the larger host-only share is not concluded here: {why}"
+def compiled_host_events(trace: Any) -> tuple[str, pd.DataFrame]:
+    """The framework calls of the drawn step that run before or after the compiled graph, not
+    around it: the host-only work of a compiled call (on cpu: Dynamo's cache lookup, which is the
+    guard check, and the wrapper prologues), named as the trace names them.
+
+    Args:
+        trace: a loaded trace of a torch.compile'd call (analysis.load_trace).
+
+    Returns:
+        (caption naming the step and where the graph call runs in it, or saying that the step has
+        no compiled-graph call or no framework call outside it; DataFrame with columns name,
+        from_step_start_us, dur_us, sorted by start, calls nested in a listed one left out).
+    """
+    from analysis import representative_step
+    from analysis.traces import COMPILED_GRAPH_PREFIX
+
+    columns = ["name", "from_step_start_us", "dur_us"]
+    step = representative_step(trace)
+    ev = trace.events[(trace.events["step"] == step) & (trace.events["lane"] == "framework")].sort_values(
+        ["ts", "dur"], ascending=[True, False]
+    )
+    graph = ev[ev["name"].str.startswith(COMPILED_GRAPH_PREFIX)]
+    if graph.empty:
+        return f"step {step}: no compiled-graph call ({COMPILED_GRAPH_PREFIX}) in this trace", pd.DataFrame(columns=columns)
+    start, end = float(graph["ts"].min()), float(graph["end"].max())
+    outside = ev[(ev["end"] <= start) | (ev["ts"] >= end)]
+    reached, keep = -float("inf"), []
+    for ts, stop in zip(outside["ts"], outside["end"]):  # drop calls nested in a kept one
+        keep.append(ts >= reached)
+        reached = max(reached, stop) if ts >= reached else reached
+    outside = outside[pd.Series(keep, index=outside.index, dtype=bool)]
+    step_ts = float(trace.steps.set_index("step")["ts"][step])
+    table = outside.assign(from_step_start_us=outside["ts"] - step_ts, dur_us=outside["dur"])[columns].reset_index(drop=True)
+    where = f"the graph call runs from +{start - step_ts:.0f} to +{end - step_ts:.0f} us"
+    if table.empty:
+        return f"step {step} ({where}): no framework call outside it in this trace", table
+    return f"Host calls outside the compiled graph in step {step} ({where})", table
 
 
 def recorded_rmsnorm_takeaway(table: pd.DataFrame) -> str:

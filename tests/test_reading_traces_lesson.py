@@ -19,7 +19,6 @@ from lesson.reading_traces import (
     reading_traces_metrics,
     recorded_rmsnorm_takeaway,
     recorded_rmsnorms,
-    share_takeaway,
 )
 from lesson.rmsnorm import rmsnorm_naive
 
@@ -80,10 +79,7 @@ def factors(step, host):
     return HostOnlyFactors("torch.compile", "torch.rms_norm", step, host, None, verdict)
 
 
-def test_share_takeaway_follows_the_verdict():
-    longer = share_takeaway(factors(ranges(3.8, 8.5), ranges(0.4, 0.6)))  # the compiled host-only time grew
-    assert "host-only time is longer" in longer and "torch.compile's host-only share is" not in longer
-    assert longer.startswith("So: torch.compile's step is shorter than torch.rms_norm's")
+def test_factor_lines_name_the_longer_variant():
     shown = factors(ranges(3.8, 8.5), ranges(0.4, 0.5)).ranges  # each line led by the longer time's variant
     assert shown == [
         "torch.rms_norm's step is 3.8-8.5x torch.compile's (p10-p90 over the ACTIVE steps)",
@@ -92,14 +88,38 @@ def test_share_takeaway_follows_the_verdict():
     straddles = factors(ranges(0.8, 1.5), ranges(0.8, 1.1)).ranges  # a range across 1 names no longer variant
     assert straddles[0].startswith("torch.rms_norm's step over torch.compile's: 0.8-1.5x (")
     assert straddles[1].startswith("torch.compile's host-only time over torch.rms_norm's: 0.9-1.2x (")
-    grew = share_takeaway(factors(ranges(0.8, 0.9), ranges(0.2, 0.3)))  # a longer step, a much longer host-only time
-    assert "host-only time grows more than its step" in grew and "larger of the two" in grew
-    assert longer.endswith("so its host-only share is the larger of the two.")
-    assert "shrinks less" in share_takeaway(factors(ranges(3.8, 8.5), ranges(1.5, 2.0)))
-    assert "smaller of the two" in share_takeaway(factors(ranges(1.1, 1.3), ranges(2.0, 3.0)))
-    overlap = factors(ranges(1.0, 2.0), ranges(1.5, 2.5))
-    assert "not concluded" in share_takeaway(overlap)  # overlap: never a negative
-    assert share_takeaway(overlap).endswith(overlap.verdict.sentence)  # printed alone, it says why
+
+
+def compiled_trace(names_spans):
+    """A one-step trace (step 3 at ts 100) of framework calls given as (name, start, end)."""
+    rows = [("ProfilerStep#3", 100.0, 1000.0), *names_spans, ("cudaLaunchKernel", 110.0, 115.0)]
+    ev = pd.DataFrame(rows, columns=["name", "ts", "end"]).assign(step=3, lane="framework")
+    ev["dur"] = ev["end"] - ev["ts"]
+    ev.loc[ev["name"] == "cudaLaunchKernel", "lane"] = "runtime"
+    return SimpleNamespace(events=ev, steps=pd.DataFrame({"step": [3], "ts": [100.0], "dur": [900.0]}))
+
+
+def test_compiled_host_events_lists_the_calls_outside_the_graph():
+    from lesson.reading_traces import compiled_host_events
+
+    calls = [
+        ("torch.compile", 105.0, 990.0),  # the step label around the call: wraps the graph, not listed
+        ("TorchDynamo Cache Lookup", 120.0, 130.0),
+        ("Torch-Compiled Region: 0/0", 140.0, 980.0),
+        ("Pregraph bytecode", 145.0, 147.0),
+        ("inner", 145.5, 146.0),  # nested in a listed call: left out
+        ("## Call CompiledFxGraph abc", 160.0, 960.0),
+        ("aten::mul", 200.0, 300.0),  # inside the graph call
+        ("epilogue", 965.0, 970.0),
+    ]
+    caption, table = compiled_host_events(compiled_trace(calls))
+    assert caption == "Host calls outside the compiled graph in step 3 (the graph call runs from +60 to +860 us)"
+    assert list(table["name"]) == ["TorchDynamo Cache Lookup", "Pregraph bytecode", "epilogue"]
+    assert list(table["from_step_start_us"]) == [20.0, 45.0, 865.0] and list(table["dur_us"]) == [10.0, 2.0, 5.0]
+    caption, table = compiled_host_events(compiled_trace([("aten::mul", 200.0, 300.0)]))  # eager: no graph call
+    assert table.empty and caption == "step 3: no compiled-graph call (## Call CompiledFxGraph) in this trace"
+    caption, table = compiled_host_events(compiled_trace([("## Call CompiledFxGraph abc", 100.0, 1000.0)]))
+    assert table.empty and caption.endswith("no framework call outside it in this trace")
 
 
 @pytest.fixture(scope="module")
