@@ -65,19 +65,22 @@ def break_evens(
 
     Returns:
         Three verdicts: the first compile's break-even, the later compile's break-even (each an
-        estimate, or withheld) and the first compile's time over the later one's (an estimate).
+        estimate in whole calls, rounded up as exercise 2's is, or withheld) and the first compile's
+        time over the later one's (an estimate).
     """
     saved_us = naive.median_us - compiled.median_us
     first, later = _duration(cold["seconds"]), _duration(after_setup["seconds"])
     subject = f"calls to pay the first compile ({first}) back against naive"
     basis = f"one compile over the {saved_us / 1e3:.1f} ms a warm call saves at HIDDEN = {hidden}"
     if 0 < verdict.p90 < 1:  # 04's "about 162" hid a spread of about 100-180: the saving moves with the paired ratio
-        fewest, most = (cold["seconds"] * 1e6 / (naive.median_us * (1 - r)) for r in (verdict.p10, verdict.p90))
+        fewest, most = (math.ceil(cold["seconds"] * 1e6 / (naive.median_us * (1 - r))) for r in (verdict.p10, verdict.p90))
         basis += f"; {fewest:,.0f}-{most:,.0f} calls across the paired ratio's p10-p90"
-    paid_back = estimate(subject, {"this run": cold["seconds"] * 1e6 / saved_us}, "", basis, "a compile loaded from the cache")
+    paid_back = estimate(
+        subject, {"this run": math.ceil(cold["seconds"] * 1e6 / saved_us)}, "", basis, "a compile loaded from the cache"
+    )
     later_paid_back = estimate(
         f"calls to pay a compile as long as the later one ({later}) back against naive",
-        {"this run": after_setup["seconds"] * 1e6 / saved_us},
+        {"this run": math.ceil(after_setup["seconds"] * 1e6 / saved_us)},
         "",
         f"the later compile (at HIDDEN = {new_hidden}) over the same {saved_us / 1e3:.1f} ms saving at HIDDEN = {hidden}",
         f"the saving at HIDDEN = {new_hidden}, not timed",

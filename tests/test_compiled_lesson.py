@@ -68,6 +68,17 @@ def test_break_even_prints_the_range_the_paired_ratios_spread_gives():
     assert "225-450 calls across the paired ratio's p10-p90" in paid_back.sentence  # 9 s over 40 ms and over 20 ms
 
 
+def test_break_evens_round_up_to_whole_calls_as_exercise_2_does():
+    """cr44: 04 rounded the first break-even (185.2 -> 185) but ceiled exercise 2's (1.15 -> 2)."""
+    from types import SimpleNamespace
+
+    from lesson.compiled import break_evens
+
+    naive, compiled = SimpleNamespace(median_us=80_000.0), SimpleNamespace(median_us=30_000.0)  # 50 ms saved
+    paid_back, later, _ = break_evens({"seconds": 9.01}, {"seconds": 0.61}, naive, compiled, _verdict("faster"), 4096, 1024)
+    assert paid_back.median == 181 and later.median == 13  # 180.2 and 12.2 calls: the next whole call pays it back
+
+
 def test_break_evens_are_withheld_unless_the_compiled_call_is_faster():
     from types import SimpleNamespace
 
