@@ -218,8 +218,8 @@ def neuron_recipe_lines(ranks: int, on_neuron: bool) -> list[str]:
         f"  NEURON_RT_NUM_CORES={ranks} (= RANKS), NEURON_RT_VIRTUAL_CORE_SIZE=2: as in the vendor's example;"
         " their exact effect: UNVERIFIED.",
         "  --local-ranks-filter 0 --tee 3: the console shows rank 0; every rank's output also goes to files.",
-        "  your_script.py: lesson/rank_worker.py with backend='neuron', model and batch on 'neuron';"
-        " its own profiler writes one folder per rank, <instance>_pid_<pid>/.",
+        "  your_script.py: lesson/rank_worker.py --out DIR --backend neuron --device neuron (UNVERIFIED: never run here);"
+        " the Neuron profiler writes one folder per rank, <instance>_pid_<pid>/.",
     ]
     if on_neuron:
         lines.append(

@@ -177,6 +177,7 @@ def test_neuron_recipe_lines_explain_each_flag_and_warn_a_seat_only_on_neuron():
         assert any(part in line for line in lines[1:]), part
     assert "UNVERIFIED" in next(line for line in lines[1:] if "NEURON_RT_NUM_CORES" in line)
     assert not any("workshop seat" in line for line in lines)
+    assert any("lesson/rank_worker.py --out DIR --backend neuron --device neuron" in line for line in lines)
     assert "NeuronCores 0-1" in neuron_recipe_lines(2, on_neuron=True)[-1]
 
 
@@ -345,6 +346,25 @@ def test_train_step_synchronizes_a_queueing_device_before_every_stamp(monkeypatc
     marks = rank_worker.train_step(model, model.batch, straggle_s=0.0)
     assert list(marks) == ["start", "compute_end", "collective_end"]
     assert calls == [device_type] * syncs
+
+
+def test_the_worker_accepts_the_recipes_neuron_device_and_builds_it_without_an_index(monkeypatch, capsys):
+    """08's printed recipe runs the worker with `--device neuron`; TorchNeuron's backend shows each rank
+    one NeuronCore (N30), so the device carries no index. cpu and cuda are built as before."""
+    from lesson import rank_worker
+
+    args = rank_worker.parse_args(["--out", "d", "--backend", "neuron", "--device", "neuron"])
+    assert (args.backend, args.device) == ("neuron", "neuron")
+    assert rank_worker.parse_args(["--out", "d"]).device == "cpu"
+    with pytest.raises(SystemExit):
+        rank_worker.parse_args(["--out", "d", "--device", "tpu"])
+    assert "neuron" in capsys.readouterr().err  # the refusal lists the choices, neuron among them
+    assert rank_worker.rank_device("cpu", 1) == torch.device("cpu")
+    assert rank_worker.rank_device("cuda", 1) == torch.device("cuda", 1)
+    built = []  # this torch has no neuron device type: record what the worker asks for
+    monkeypatch.setattr(rank_worker.torch, "device", lambda *a: built.append(a) or a)
+    rank_worker.rank_device("neuron", 1)
+    assert built == [("neuron",)]
 
 
 def test_recorded_job_metrics_keep_every_published_name_and_its_origin():
