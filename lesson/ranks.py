@@ -300,6 +300,34 @@ def slow_step_wait_line(waits: pd.DataFrame, slowest: int, straggler_ms: float) 
     return line
 
 
+def traced_all_reduce_ms(traces: dict[int, Trace], waits: pd.DataFrame) -> pd.DataFrame:
+    """Per rank, the median length of the worker's `all_reduce` region as its own profiler recorded it,
+    on the steps with (`on`) and without (`off`) the straggler's extra work.
+
+    Why: a reader with traces and no stamps (a GPU or Trainium job) reads the wait off these regions;
+    notebook 08 prints them beside `collective_ms`, which the stamps measure around the same code.
+
+    Args:
+        traces: each rank's loaded trace (analysis.load_trace), by rank.
+        waits: rows of analysis.collective_waits (rank, step, straggling): which steps were slow.
+
+    Returns:
+        One row per rank, columns `traced all_reduce_ms (on)` and `(off)`; NaN where a trace has no such region.
+    """
+    rows = {}
+    for rank, trace in traces.items():
+        events = trace.events
+        regions = events[(events["name"] == "all_reduce") & (events["lane"] == "framework") & events["step"].notna()]
+        slow = waits[waits["rank"] == rank].set_index("step")["straggling"]
+        on = regions["step"].astype(int).map(slow)
+        ms = regions["dur"] / 1000
+        rows[rank] = {
+            "traced all_reduce_ms (on)": ms[on.eq(True)].median(),
+            "traced all_reduce_ms (off)": ms[on.eq(False)].median(),
+        }
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("rank")
+
+
 def arrival_parts(waits: pd.DataFrame) -> pd.DataFrame:
     """Per step, the longest wait split into its two parts: the last rank's later start and its longer compute.
 
