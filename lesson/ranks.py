@@ -235,7 +235,8 @@ def last_arrival_lines(waits: pd.DataFrame, slowest: int, ranks: int) -> list[st
     and on the slow steps also the slowest rank in particular (a binomial tail, 1/R per step).
     That chance is printed only where it can tell something: with R ranks over n steps some rank is
     last at least ceil(n/R) times by counting alone, so a probability of 1 there would read like a
-    finding; the line says so instead.
+    finding; the line says so instead. Where one rank was last in every step, the line says the
+    chance cannot be smaller with this many steps, so 0.06 over 5 steps is not read as "not significant".
 
     Args:
         waits: rows of analysis.collective_waits (rank, step, straggling, compute_end).
@@ -254,10 +255,10 @@ def last_arrival_lines(waits: pd.DataFrame, slowest: int, ranks: int) -> list[st
         chance = chance_some_rank_last(order.steps, ranks, count)
         often = f"all {order.steps}" if count == order.steps else f"{count} or more of {order.steps}"
         line = f"probability that chance alone makes some rank last in {often}: {chance:.2f}"
-        if named is None:
-            return line
-        alone = sum(math.comb(order.steps, k) * (ranks - 1) ** (order.steps - k) for k in range(count, order.steps + 1))
-        return f"{line}; rank {named} in particular: {alone / ranks**order.steps:.2f}"
+        if named is not None:
+            alone = sum(math.comb(order.steps, k) * (ranks - 1) ** (order.steps - k) for k in range(count, order.steps + 1))
+            line += f"; rank {named} in particular: {alone / ranks**order.steps:.2f}"
+        return line + (f"; {order.steps} steps cannot give less" if count == order.steps else "")
 
     on, off = arrival_order(waits[waits["straggling"]], ranks), arrival_order(waits[~waits["straggling"]], ranks)
     slow = on.last_counts.get(slowest, 0)

@@ -121,13 +121,14 @@ def test_a_last_arrival_count_certain_by_counting_is_not_printed_as_a_probabilit
     lines = last_arrival_lines(collective_waits(_alternating_steps([0, 1, 0, 1, 0])), slowest=1, ranks=2)
     assert (
         lines[0] == "slow steps: rank 1 arrived last in 5 of 5"
-        " (probability that chance alone makes some rank last in all 5: 0.06; rank 1 in particular: 0.03)"
+        " (probability that chance alone makes some rank last in all 5: 0.06; rank 1 in particular: 0.03;"
+        " 5 steps cannot give less)"
     )  # some rank: 2 x 0.5**5; the named rank alone: 0.5**5
     assert lines[1].startswith("without extra work, last: rank 0 in 3 of 5, rank 1 in 2 of 5 (")  # the counts it judges
     assert "always last at least 3 times: says nothing" in lines[1] and "probability" not in lines[1]
     rare = last_arrival_lines(collective_waits(_alternating_steps([0] * 5)), slowest=1, ranks=2)
     assert rare[1].startswith("without extra work, last: rank 0 in 5 of 5, rank 1 in 0 of 5")
-    assert rare[1].endswith("last in all 5: 0.06)")  # 2 x 0.5**5
+    assert rare[1].endswith("last in all 5: 0.06; 5 steps cannot give less)")  # 2 x 0.5**5
     four = last_arrival_lines(collective_waits(_alternating_steps([0, 0, 0, 0, 1])), slowest=1, ranks=2)
     assert four[1].endswith("chance alone makes some rank last in 4 or more of 5: 0.38)")  # 2 x 6/32
 
