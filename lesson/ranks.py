@@ -313,7 +313,7 @@ def traced_all_reduce_ms(traces: dict[int, Trace], waits: pd.DataFrame) -> pd.Da
         waits: rows of analysis.collective_waits (rank, step, straggling): which steps were slow.
 
     Returns:
-        One row per rank, columns `traced all_reduce_ms (on)` and `(off)`; NaN where a trace has no such region.
+        One row per rank, columns `traced all_reduce_ms (off)` and `(on)` (the order of 08's table); NaN where a trace has no such region.
     """
     rows = {}
     for rank, trace in traces.items():
@@ -323,8 +323,8 @@ def traced_all_reduce_ms(traces: dict[int, Trace], waits: pd.DataFrame) -> pd.Da
         on = regions["step"].astype(int).map(slow)
         ms = regions["dur"] / 1000
         rows[rank] = {
-            "traced all_reduce_ms (on)": ms[on.eq(True)].median(),
             "traced all_reduce_ms (off)": ms[on.eq(False)].median(),
+            "traced all_reduce_ms (on)": ms[on.eq(True)].median(),
         }
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis("rank")
 

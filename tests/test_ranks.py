@@ -384,7 +384,7 @@ def test_traced_all_reduce_regions_are_split_by_slow_step_per_rank(tmp_path):
     (tmp_path / "rank0.trace.json").write_text(json.dumps({"traceEvents": found}))
     waits = pd.DataFrame({"rank": 0, "step": list(lengths), "straggling": [True, False, True, False]})
     table = traced_all_reduce_ms({0: load_trace(tmp_path / "rank0.trace.json")}, waits)
-    assert table.loc[0].to_dict() == {"traced all_reduce_ms (on)": 21.0, "traced all_reduce_ms (off)": 2.0}
+    assert table.loc[0].to_dict() == {"traced all_reduce_ms (off)": 2.0, "traced all_reduce_ms (on)": 21.0}
 
 
 def test_recorded_job_metrics_keep_every_published_name_and_its_origin():
