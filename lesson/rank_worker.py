@@ -51,11 +51,13 @@ def train_step(model, x, straggle_s: float) -> dict[str, int]:
     return marks
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The worker's options. `--device neuron` is for Trainium's recipe (notebook 08 prints it):
+    UNVERIFIED, never run here; cpu and cuda are the paths the series runs."""
     parser = argparse.ArgumentParser(prog="python -m lesson.rank_worker")
     parser.add_argument("--out", required=True)
     parser.add_argument("--backend", default="gloo")
-    parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    parser.add_argument("--device", default="cpu", choices=("cpu", "cuda", "neuron"))
     parser.add_argument("--tokens", type=int, default=256)
     parser.add_argument("--hidden", type=int, default=512)
     parser.add_argument("--wait", type=int, default=1)
@@ -65,13 +67,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--straggler-ms", type=float, default=0.0)
     parser.add_argument("--fail-rank", type=int, default=-1)
     parser.add_argument("--timeout-s", type=float, default=30.0)
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
+
+
+def rank_device(name: str, local_rank: int) -> torch.device:
+    """This rank's device: its own GPU on cuda; on neuron the one NeuronCore TorchNeuron's backend
+    leaves visible to it (NEURON_RT_VISIBLE_CORES = LOCAL_RANK, docs/NEURON_NOTES.md N30), so no
+    index is given (UNVERIFIED: never run here)."""
+    if name == "cuda":
+        return torch.device("cuda", local_rank)
+    return torch.device(name)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
     rank = int(os.environ["RANK"])
     out = Path(args.out)
     try:
         torch.set_num_threads(1)  # one core per rank: ranks must not fight over the same cores
         dist.init_process_group(args.backend, timeout=timedelta(seconds=args.timeout_s))
-        device = torch.device(args.device, int(os.environ["LOCAL_RANK"])) if args.device == "cuda" else torch.device("cpu")
+        device = rank_device(args.device, int(os.environ["LOCAL_RANK"]))
         if device.type == "cuda":
             torch.cuda.set_device(device)
         torch.manual_seed(0)  # every rank starts from the same weights, as data parallelism requires

@@ -218,8 +218,8 @@ def neuron_recipe_lines(ranks: int, on_neuron: bool) -> list[str]:
         f"  NEURON_RT_NUM_CORES={ranks} (= RANKS), NEURON_RT_VIRTUAL_CORE_SIZE=2: as in the vendor's example;"
         " their exact effect: UNVERIFIED.",
         "  --local-ranks-filter 0 --tee 3: the console shows rank 0; every rank's output also goes to files.",
-        "  your_script.py: lesson/rank_worker.py with backend='neuron', model and batch on 'neuron';"
-        " its own profiler writes one folder per rank, <instance>_pid_<pid>/.",
+        "  your_script.py: lesson/rank_worker.py --out DIR --backend neuron --device neuron (UNVERIFIED: never run here);"
+        " the Neuron profiler writes one folder per rank, <instance>_pid_<pid>/.",
     ]
     if on_neuron:
         lines.append(
@@ -235,7 +235,8 @@ def last_arrival_lines(waits: pd.DataFrame, slowest: int, ranks: int) -> list[st
     and on the slow steps also the slowest rank in particular (a binomial tail, 1/R per step).
     That chance is printed only where it can tell something: with R ranks over n steps some rank is
     last at least ceil(n/R) times by counting alone, so a probability of 1 there would read like a
-    finding; the line says so instead.
+    finding; the line says so instead. Where one rank was last in every step, the line says the
+    chance cannot be smaller with this many steps, so 0.06 over 5 steps is not read as "not significant".
 
     Args:
         waits: rows of analysis.collective_waits (rank, step, straggling, compute_end).
@@ -254,10 +255,10 @@ def last_arrival_lines(waits: pd.DataFrame, slowest: int, ranks: int) -> list[st
         chance = chance_some_rank_last(order.steps, ranks, count)
         often = f"all {order.steps}" if count == order.steps else f"{count} or more of {order.steps}"
         line = f"probability that chance alone makes some rank last in {often}: {chance:.2f}"
-        if named is None:
-            return line
-        alone = sum(math.comb(order.steps, k) * (ranks - 1) ** (order.steps - k) for k in range(count, order.steps + 1))
-        return f"{line}; rank {named} in particular: {alone / ranks**order.steps:.2f}"
+        if named is not None:
+            alone = sum(math.comb(order.steps, k) * (ranks - 1) ** (order.steps - k) for k in range(count, order.steps + 1))
+            line += f"; rank {named} in particular: {alone / ranks**order.steps:.2f}"
+        return line + (f"; {order.steps} steps cannot give less" if count == order.steps else "")
 
     on, off = arrival_order(waits[waits["straggling"]], ranks), arrival_order(waits[~waits["straggling"]], ranks)
     slow = on.last_counts.get(slowest, 0)
@@ -298,6 +299,34 @@ def slow_step_wait_line(waits: pd.DataFrame, slowest: int, straggler_ms: float) 
     if straggler_ms > 0 and wait > straggler_ms and later > 0:
         line += f"; rank {slowest} also started them {later:.1f} ms later (it left the previous all-reduce later: A5 §2)"
     return line
+
+
+def traced_all_reduce_ms(traces: dict[int, Trace], waits: pd.DataFrame) -> pd.DataFrame:
+    """Per rank, the median length of the worker's `all_reduce` region as its own profiler recorded it,
+    on the steps with (`on`) and without (`off`) the straggler's extra work.
+
+    Why: a reader with traces and no stamps (a GPU or Trainium job) reads the wait off these regions;
+    notebook 08 prints them beside `collective_ms`, which the stamps measure around the same code.
+
+    Args:
+        traces: each rank's loaded trace (analysis.load_trace), by rank.
+        waits: rows of analysis.collective_waits (rank, step, straggling): which steps were slow.
+
+    Returns:
+        One row per rank, columns `traced all_reduce_ms (off)` and `(on)` (the order of 08's table); NaN where a trace has no such region.
+    """
+    rows = {}
+    for rank, trace in traces.items():
+        events = trace.events
+        regions = events[(events["name"] == "all_reduce") & (events["lane"] == "framework") & events["step"].notna()]
+        slow = waits[waits["rank"] == rank].set_index("step")["straggling"]
+        on = regions["step"].astype(int).map(slow)
+        ms = regions["dur"] / 1000
+        rows[rank] = {
+            "traced all_reduce_ms (off)": ms[on.eq(False)].median(),
+            "traced all_reduce_ms (on)": ms[on.eq(True)].median(),
+        }
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("rank")
 
 
 def arrival_parts(waits: pd.DataFrame) -> pd.DataFrame:

@@ -121,13 +121,14 @@ def test_a_last_arrival_count_certain_by_counting_is_not_printed_as_a_probabilit
     lines = last_arrival_lines(collective_waits(_alternating_steps([0, 1, 0, 1, 0])), slowest=1, ranks=2)
     assert (
         lines[0] == "slow steps: rank 1 arrived last in 5 of 5"
-        " (probability that chance alone makes some rank last in all 5: 0.06; rank 1 in particular: 0.03)"
+        " (probability that chance alone makes some rank last in all 5: 0.06; rank 1 in particular: 0.03;"
+        " 5 steps cannot give less)"
     )  # some rank: 2 x 0.5**5; the named rank alone: 0.5**5
     assert lines[1].startswith("without extra work, last: rank 0 in 3 of 5, rank 1 in 2 of 5 (")  # the counts it judges
     assert "always last at least 3 times: says nothing" in lines[1] and "probability" not in lines[1]
     rare = last_arrival_lines(collective_waits(_alternating_steps([0] * 5)), slowest=1, ranks=2)
     assert rare[1].startswith("without extra work, last: rank 0 in 5 of 5, rank 1 in 0 of 5")
-    assert rare[1].endswith("last in all 5: 0.06)")  # 2 x 0.5**5
+    assert rare[1].endswith("last in all 5: 0.06; 5 steps cannot give less)")  # 2 x 0.5**5
     four = last_arrival_lines(collective_waits(_alternating_steps([0, 0, 0, 0, 1])), slowest=1, ranks=2)
     assert four[1].endswith("chance alone makes some rank last in 4 or more of 5: 0.38)")  # 2 x 6/32
 
@@ -177,6 +178,7 @@ def test_neuron_recipe_lines_explain_each_flag_and_warn_a_seat_only_on_neuron():
         assert any(part in line for line in lines[1:]), part
     assert "UNVERIFIED" in next(line for line in lines[1:] if "NEURON_RT_NUM_CORES" in line)
     assert not any("workshop seat" in line for line in lines)
+    assert any("lesson/rank_worker.py --out DIR --backend neuron --device neuron" in line for line in lines)
     assert "NeuronCores 0-1" in neuron_recipe_lines(2, on_neuron=True)[-1]
 
 
@@ -345,6 +347,44 @@ def test_train_step_synchronizes_a_queueing_device_before_every_stamp(monkeypatc
     marks = rank_worker.train_step(model, model.batch, straggle_s=0.0)
     assert list(marks) == ["start", "compute_end", "collective_end"]
     assert calls == [device_type] * syncs
+
+
+def test_the_worker_accepts_the_recipes_neuron_device_and_builds_it_without_an_index(monkeypatch, capsys):
+    """08's printed recipe runs the worker with `--device neuron`; TorchNeuron's backend shows each rank
+    one NeuronCore (N30), so the device carries no index. cpu and cuda are built as before."""
+    from lesson import rank_worker
+
+    args = rank_worker.parse_args(["--out", "d", "--backend", "neuron", "--device", "neuron"])
+    assert (args.backend, args.device) == ("neuron", "neuron")
+    assert rank_worker.parse_args(["--out", "d"]).device == "cpu"
+    with pytest.raises(SystemExit):
+        rank_worker.parse_args(["--out", "d", "--device", "tpu"])
+    assert "neuron" in capsys.readouterr().err  # the refusal lists the choices, neuron among them
+    assert rank_worker.rank_device("cpu", 1) == torch.device("cpu")
+    assert rank_worker.rank_device("cuda", 1) == torch.device("cuda", 1)
+    built = []  # this torch has no neuron device type: record what the worker asks for
+    monkeypatch.setattr(rank_worker.torch, "device", lambda *a: built.append(a) or a)
+    rank_worker.rank_device("neuron", 1)
+    assert built == [("neuron",)]
+
+
+def test_traced_all_reduce_regions_are_split_by_slow_step_per_rank(tmp_path):
+    """The profiler's own `all_reduce` region per rank, medians on slow and off steps; a region outside any
+    recorded step and the device lane's copy of the annotation are not counted."""
+    from analysis import load_trace
+    from lesson import traced_all_reduce_ms
+
+    def event(name, ts, dur, cat="user_annotation"):
+        return {"ph": "X", "cat": cat, "name": name, "ts": ts, "dur": dur, "pid": 1, "tid": 1}
+
+    lengths = {3: 20_000, 4: 1_000, 5: 22_000, 6: 3_000}  # microseconds: slow steps 3 and 5
+    found = [event(f"ProfilerStep#{s}", s * 100_000, 90_000) for s in lengths]
+    found += [event("all_reduce", s * 100_000 + 10, d) for s, d in lengths.items()]
+    found += [event("all_reduce", 900_000, 50_000), event("all_reduce", 300_010, 7, "gpu_user_annotation")]
+    (tmp_path / "rank0.trace.json").write_text(json.dumps({"traceEvents": found}))
+    waits = pd.DataFrame({"rank": 0, "step": list(lengths), "straggling": [True, False, True, False]})
+    table = traced_all_reduce_ms({0: load_trace(tmp_path / "rank0.trace.json")}, waits)
+    assert table.loc[0].to_dict() == {"traced all_reduce_ms (off)": 2.0, "traced all_reduce_ms (on)": 21.0}
 
 
 def test_recorded_job_metrics_keep_every_published_name_and_its_origin():
