@@ -119,11 +119,7 @@ def _alternating_steps(last_without_extra_work: list[int]) -> pd.DataFrame:
 
 def test_a_last_arrival_count_certain_by_counting_is_not_printed_as_a_probability():
     lines = last_arrival_lines(collective_waits(_alternating_steps([0, 1, 0, 1, 0])), slowest=1, ranks=2)
-    assert (
-        lines[0] == "slow steps: rank 1 arrived last in 5 of 5"
-        " (probability that chance alone makes some rank last in all 5: 0.06; rank 1 in particular: 0.03;"
-        " 5 steps cannot give less)"
-    )  # some rank: 2 x 0.5**5; the named rank alone: 0.5**5
+    assert lines[0] == "slow steps: rank 1 arrived last in 5 of 5"  # extra work on purpose: no chance beside it
     assert lines[1].startswith("without extra work, last: rank 0 in 3 of 5, rank 1 in 2 of 5 (")  # the counts it judges
     assert "always last at least 3 times: says nothing" in lines[1] and "probability" not in lines[1]
     rare = last_arrival_lines(collective_waits(_alternating_steps([0] * 5)), slowest=1, ranks=2)
@@ -141,7 +137,7 @@ def test_slow_step_wait_line_names_the_later_start_only_where_the_wait_exceeds_t
     line = slow_step_wait_line(collective_waits(late), slowest=1, straggler_ms=3)
     assert line == (
         "slow steps (medians): rank 0 waited 5.0 ms for rank 1's 3 ms of extra work, rank 1 itself 0.0 ms;"
-        " rank 1 also started them 1.0 ms later (it left the previous all-reduce later: A5 §2)"
+        " rank 1 also started them 1.0 ms later (it usually left the previous all-reduce later: A5 §2)"
     )
     covered = slow_step_wait_line(collective_waits(late), slowest=1, straggler_ms=5)  # the wait does not exceed it
     assert covered.endswith("rank 0 waited 5.0 ms for rank 1's 5 ms of extra work, rank 1 itself 0.0 ms")
