@@ -216,33 +216,24 @@ def copy_shares(events: pd.DataFrame) -> dict[int, np.ndarray]:
 
 
 def warmup_explanation(verdict: Verdict, backend: Any) -> list[str]:
-    """Exercise 1's "why", in words, for every kind of verdict: an explanation, labelled as such,
-    never a measurement (the verdict above it is the measurement).
+    """Exercise 1's "why", in words: one explanation whatever the verdict (seats that get different verdicts
+    read the same reason), labelled as such, never a measurement (the verdict above it is the measurement).
 
     Args:
         verdict: the `judge_timings` verdict of the first recorded step, warmup=0 against the lesson's warm-up.
         backend: helpers.backend.Backend (its name).
 
     Returns:
-        One line: busy -> why nothing is concluded; measurably longer or shorter -> what would cause it;
-        otherwise (inconclusive or within the noise) where the one-off cost shows (on cpu the first-call line,
-        one reading) and what this test checks: whether a fresh model pays it again in the same process.
+        One line: busy -> why nothing is concluded; otherwise what warm-up steps discard (the profiler's own
+        start-up; on cuda/Trainium also loading and compiling) and why this test cannot tell that from a fresh
+        model's first call (each profile starts both anew).
     """
-    label = "why (explained, not measured):"
     if verdict.kind == "busy":
         return ["why: the machine was busy during the profiles, so they conclude nothing; rerun on a quiet machine"]
-    if verdict.kind == "slower":
-        return [f"{label} a fresh model's first call and the profiler's start-up pay one-off costs; warm-up steps absorb them"]
-    if verdict.kind == "faster":
-        return [f"{label} a warm-up adds nothing to the recorded step's work, so the machine's speed likely moved (A1)"]
-    if backend.name == "cpu":
-        return [
-            f"{label} the one-off cost a warm-up discards is the process's first call: see the first-call line under"
-            " 'The workload, cold and warm' (one reading, not a verdict); these fresh models check whether it comes back"
-        ]
+    costs = "the profiler's own start-up" + ("" if backend.name == "cpu" else ", plus loading and compiling")
     return [
-        f"{label} the process's first call (the cold reading above) paid the loading and compiling;"
-        " a fresh model of the same shape may reuse them, leaving little for the warm-up to keep out"
+        f"why (explained, not measured): warm-up steps discard {costs}; each profile here starts a new profiler"
+        " and a new model, so this test cannot separate the two"
     ]
 
 
@@ -324,8 +315,8 @@ def documented_neuron_call(backend_name: str) -> str:
 
 
 def warmup_answer(verdict: Verdict) -> str:
-    """Exercise 1's question answered in words from its verdict: does a fresh model pay a one-off cost
-    again, for the warm-up to keep out? A yes or no only where the verdict is measurable.
+    """Exercise 1's question answered in words from its verdict: does the first recorded step read longer
+    without a warm-up? A yes or no only where the verdict is measurable.
 
     Args:
         verdict: the `judge_timings` verdict of the first recorded step, warmup=0 against the lesson's warm-up.
@@ -340,7 +331,7 @@ def warmup_answer(verdict: Verdict) -> str:
         "busy": "no answer: the machine was busy",
     }
     said = answers.get(verdict.kind, "this run cannot tell (inconclusive, not 'no')")
-    return f"does a fresh model pay a one-off cost again, for the warm-up to keep out? {said}"
+    return f"does the first recorded step read longer without a warm-up? {said}"
 
 
 def larger_hidden_answer(verdict: Verdict) -> str:
