@@ -194,16 +194,15 @@ def same_work_spread(ratios: pd.DataFrame) -> tuple[float, float]:
 
 def spread_line(ratios: pd.DataFrame) -> str:
     """One line: the tensor lane's range (a yardstick, not a measured spread) and the margin, then which
-    time ratios lie outside it by more than the margin in every dtype, and which lie within the margin of it
-    in at least one.
+    time ratios lie outside it by more than the margin in every dtype ("outside it"), and which lie within
+    the margin of it in at least one ("no verdict").
 
     Args:
         ratios: `guesses_against_counters`' table.
 
     Returns:
         e.g. "the tensor lane's range, same work: x0.91 to x1.07 (a yardstick, not a measured spread; margin 5%);
-        outside it by more than the margin: total_time, ...; within the margin of it in at least one dtype:
-        vector_engine_active_time".
+        outside it: total_time, ...; no verdict in at least one dtype: vector_engine_active_time".
     """
     from analysis import RESOLUTION
 
@@ -213,8 +212,8 @@ def spread_line(ratios: pd.DataFrame) -> str:
     rest = [c for c in times if c not in out]
     return (
         f"the tensor lane's range, same work: x{lo:.2f} to x{hi:.2f} (a yardstick, not a measured spread; "
-        f"margin {RESOLUTION - 1:.0%}); outside it by more than the margin: {', '.join(out) or 'none'}; "
-        f"within the margin of it in at least one dtype: {', '.join(rest) or 'none'}"
+        f"margin {RESOLUTION - 1:.0%}); outside it: {', '.join(out) or 'none'}; "
+        f"no verdict in at least one dtype: {', '.join(rest) or 'none'}"
     )
 
 

@@ -83,8 +83,8 @@ def test_guess_table_reads_directions_from_the_exports(published):
     assert "inside" not in table.at["vector_engine_active_time", "shows"]  # bf16 lies below the spread, by under the margin
     assert "no verdict (within the margin of the range)" in table.at["vector_engine_active_time", "shows"]
     line = spread_line(table)
-    assert "(a yardstick, not a measured spread; margin 5%)" in line and "more than the margin: total_time, vector" not in line
-    assert line.endswith("within the margin of it in at least one dtype: vector_engine_active_time")
+    assert "(a yardstick, not a measured spread; margin 5%)" in line and "outside it: total_time, vector" not in line
+    assert line.endswith("no verdict in at least one dtype: vector_engine_active_time")
     assert table.at["vector_engine_active_time", "computing instructions, fused / baseline (bf16, fp32)"] == "16 / 18, 16 / 18"
     assert table.at["hbm_read_bytes", "computing instructions, fused / baseline (bf16, fp32)"] == ""
 
