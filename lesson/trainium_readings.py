@@ -171,7 +171,7 @@ def guesses_against_counters(exports: dict[str, Any], work: dict[str, pd.DataFra
         text = words["bf16"] if len(set(words.values())) == 1 else ", ".join(f"{w} in {d}" for d, w in words.items())
         if c in counts:  # the rule in the row itself: the count says whether the engine's work changed
             fewer = {"fewer" if f < b else "more" if f > b else "same" for f, b in counts[c]}
-            text = f"{'/'.join(sorted(fewer))} computing instructions; time {text}"
+            text = f"{'/'.join(sorted(fewer))} computing instructions; time: {text}"
         shows.append(text)
     ratios["shows"] = shows
     return ratios.fillna("")

@@ -79,7 +79,7 @@ def test_guess_table_reads_directions_from_the_exports(published):
     assert table.at["tensor_engine_active_time", "shows"].endswith("the yardstick itself; no verdict")
     # the vector engine runs fewer computing instructions; its fp32 time lies within the spread: not judged
     assert table.at["vector_engine_active_time", "fp32"] > lo * 0.95
-    assert table.at["vector_engine_active_time", "shows"].startswith("fewer computing instructions; time ")
+    assert table.at["vector_engine_active_time", "shows"].startswith("fewer computing instructions; time: ")
     assert "inside" not in table.at["vector_engine_active_time", "shows"]  # bf16 lies below the spread, by under the margin
     assert "no verdict (within the margin of the range)" in table.at["vector_engine_active_time", "shows"]
     line = spread_line(table)
