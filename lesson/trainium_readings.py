@@ -69,8 +69,8 @@ def _keys() -> list[str]:
 
 def against_spread(ratio: float, spread: tuple[float, float]) -> str:
     """09's one rule for a time from one execution each: which side of the tensor lane's fused / baseline
-    spread (the same computing instructions in both kernels: it stands in for the run-to-run spread
-    that one execution each cannot show) a ratio lies on.
+    range (the same computing instructions in both kernels: a yardstick, not a measured run-to-run
+    spread) a ratio lies on.
 
     Args:
         ratio: fused / baseline of one counter in one dtype.
@@ -87,7 +87,7 @@ def against_spread(ratio: float, spread: tuple[float, float]) -> str:
 def device_view_claims(metrics: dict[str, Any]) -> tuple[dict[str, Any], pd.DataFrame]:
     """The readings 09 states from its published figures: per profile, the engine that spent the
     longest in computing instructions; per dtype, fused below baseline in HBM bytes, and in total time
-    where its ratio lies outside the tensor lane's spread under the same work (`against_spread`).
+    where its ratio lies outside the tensor lane's range under the same work (`against_spread`).
 
     Args:
         metrics: `device_view_metrics`' result.
@@ -111,7 +111,7 @@ def device_view_claims(metrics: dict[str, Any]) -> tuple[dict[str, Any], pd.Data
         claims.append(Claim("<", (f"{fused}_hbm_bytes", f"{base}_hbm_bytes"), f"{dtype}: fused below baseline in hbm_bytes"))
         ratio = metrics[f"{fused}_total_us"]["value"] / metrics[f"{base}_total_us"]["value"]
         if against_spread(ratio, spread) == "below":  # the rule of the guess table: outside the same-work spread
-            text = f"{dtype}: fused below baseline in total_us, outside the tensor lane's spread under the same work"
+            text = f"{dtype}: fused below baseline in total_us, outside the tensor lane's range under the same work"
             claims.append(Claim("<", (f"{fused}_total_us", f"{base}_total_us"), f"{text} {reading}"))
     shown = {m: f"{metrics[m]['value']:,.{0 if 'bytes' in m else 1}f} {metrics[m]['unit']}" for c in claims for m in c.metrics}
     label = {m: m.split("_")[2 if "_computing_" in m else 0] for m in shown}  # the engine, or the kernel
@@ -139,10 +139,10 @@ def guesses_against_counters(exports: dict[str, Any], work: dict[str, pd.DataFra
         DataFrame, one row per counter: `bf16`, `fp32` (fused / baseline), `your_guess`, `computing
         instructions` (engine counters only: "fused / baseline" per dtype) and `shows`: "down", "up" or
         "same" for bytes (per dtype where they differ); a time reads "down"/"up, outside the tensor lane's
-        spread" or "within the margin of ...: not judged, any guess accepted" (`against_spread`: a ratio
-        clear of the spread by less than the 5% margin reads as within it, like one inside); an engine row starts
+        range" or "no verdict (within the margin of the range)" (`against_spread`: a ratio clear of the
+        range by less than the 5% margin reads as within it, like one inside); an engine row starts
         with its computing instructions ("fewer", "more"), and one whose counts are equal in both kernels
-        (the tensor engine) is the spread itself: not judged.
+        (the tensor engine) is the yardstick itself: no verdict.
     """
     kernels = ("fused", "baseline")
     ratios = pd.DataFrame(
@@ -157,12 +157,12 @@ def guesses_against_counters(exports: dict[str, Any], work: dict[str, pd.DataFra
         {c: ", ".join(f"{f:.0f} / {b:.0f}" for f, b in n) for c, n in counts.items()}
     )
     spread = same_work_spread(ratios)
-    side = {"below": "down, outside the tensor lane's spread", "above": "up, outside the tensor lane's spread"}
-    not_judged = "within the margin of the tensor lane's spread: not judged, any guess accepted"
+    side = {"below": "down, outside the tensor lane's range", "above": "up, outside the tensor lane's range"}
+    not_judged = "no verdict (within the margin of the range)"
     shows = []
     for c in ratios.index:
         if c in counts and all(f == b for f, b in counts[c]):  # the same work: its spread is the yardstick
-            shows.append("same computing instructions: the spread itself; not judged, any guess accepted")
+            shows.append("same computing instructions: the yardstick itself; no verdict")
             continue
         if "bytes" in c:  # counted, not timed: the direction alone
             words = {d: "down" if ratios.at[c, d] < 1 else "up" if ratios.at[c, d] > 1 else "same" for d in DTYPES}
@@ -171,15 +171,16 @@ def guesses_against_counters(exports: dict[str, Any], work: dict[str, pd.DataFra
         text = words["bf16"] if len(set(words.values())) == 1 else ", ".join(f"{w} in {d}" for d, w in words.items())
         if c in counts:  # the rule in the row itself: the count says whether the engine's work changed
             fewer = {"fewer" if f < b else "more" if f > b else "same" for f, b in counts[c]}
-            text = f"{'/'.join(sorted(fewer))} computing instructions; time {text}"
-        shows.append(text + (" (the profiler warns, below)" if c.startswith("dma") else ""))
+            text = f"{'/'.join(sorted(fewer))} computing instructions; time: {text}"
+        shows.append(text)
     ratios["shows"] = shows
     return ratios.fillna("")
 
 
 def same_work_spread(ratios: pd.DataFrame) -> tuple[float, float]:
     """The tensor lane's (smallest, largest) fused / baseline over the dtypes: the same computing
-    instructions in both kernels, so it stands in for the run-to-run spread one execution each cannot show.
+    instructions in both kernels, so it is the yardstick for a time; not a measured run-to-run spread
+    (one execution each: capturing several executions on a trn2 would measure that).
 
     Args:
         ratios: `guesses_against_counters`' table (or any with a tensor_engine_active_time row and dtype columns).
@@ -192,15 +193,16 @@ def same_work_spread(ratios: pd.DataFrame) -> tuple[float, float]:
 
 
 def spread_line(ratios: pd.DataFrame) -> str:
-    """One line: the tensor lane's spread and the margin, then which time ratios lie beyond it by more than
-    the margin in every dtype, and which lie within the margin of it in at least one.
+    """One line: the tensor lane's range (a yardstick, not a measured spread) and the margin, then which
+    time ratios lie outside it by more than the margin in every dtype ("outside it"), and which lie within
+    the margin of it in at least one ("no verdict").
 
     Args:
         ratios: `guesses_against_counters`' table.
 
     Returns:
-        e.g. "the tensor lane, same work: x0.91 to x1.07 (margin 5%); beyond it by more than the margin:
-        total_time, ...; within the margin of it in at least one dtype: vector_engine_active_time".
+        e.g. "the tensor lane's range, same work: x0.91 to x1.07 (a yardstick, not a measured spread; margin 5%);
+        outside it: total_time, ...; no verdict in at least one dtype: vector_engine_active_time".
     """
     from analysis import RESOLUTION
 
@@ -209,9 +211,9 @@ def spread_line(ratios: pd.DataFrame) -> str:
     out = [c for c in times if all(against_spread(float(ratios.at[c, d]), (lo, hi)) for d in DTYPES)]
     rest = [c for c in times if c not in out]
     return (
-        f"the tensor lane, same work: x{lo:.2f} to x{hi:.2f} (margin {RESOLUTION - 1:.0%}); "
-        f"beyond it by more than the margin: {', '.join(out) or 'none'}; "
-        f"within the margin of it in at least one dtype: {', '.join(rest) or 'none'}"
+        f"the tensor lane's range, same work: x{lo:.2f} to x{hi:.2f} (a yardstick, not a measured spread; "
+        f"margin {RESOLUTION - 1:.0%}); outside it: {', '.join(out) or 'none'}; "
+        f"no verdict in at least one dtype: {', '.join(rest) or 'none'}"
     )
 
 
@@ -256,7 +258,7 @@ def execution_start(exports: dict[str, Any]) -> pd.DataFrame:
 
 
 def after_first_matmul_reading(start: pd.DataFrame) -> str:
-    """One line linking 09's two findings: the start before the first MATMUL (its span over every
+    """Two lines linking 09's two findings: the start before the first MATMUL (its span over every
     profile, and whether it computes anything), and fused / baseline per dtype after it against the
     whole execution (total_time).
 
@@ -268,8 +270,8 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
         start: `execution_start`'s result (rows named "<kernel>_<dtype>_s512").
 
     Returns:
-        One line, e.g. "before the first MATMUL: 17.2-18.2 us in every profile, no computing instruction;
-        fused / baseline after it: bf16 x0.52 (37.0 -> 19.1 us), ...; over the whole execution
+        Two lines, e.g. "before the first MATMUL: 17.2-18.2 us in every profile, no computing instruction;
+        fused / baseline after it: bf16 x0.52 (37.0 -> 19.1 us), ..." and "over the whole execution
         (total_time): bf16 x0.67, ...: the shared start dilutes the gain in these profiles (one execution each: a reading)".
     """
     first = start["first MATMUL (us)"].astype(float)
@@ -298,7 +300,7 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
     )
     return (
         f"before the first MATMUL: {span} us in every profile, {before}; fused / baseline after it: "
-        f"{', '.join(after_parts)}; over the whole execution (total_time): {', '.join(whole_parts)}: {link}"
+        f"{', '.join(after_parts)}\nover the whole execution (total_time): {', '.join(whole_parts)}: {link}"
         " (one execution each: a reading)"
     )
 
