@@ -185,7 +185,7 @@ def rows_computed(steady: list[Verdict], lengths: list[int], buckets: list[int])
         analysis.verdicts.counted's Verdict (real rows against real + padded), its sentence extended.
     """
     padded = sum(min(b for b in buckets if b >= n) for n in lengths)
-    found = counted("rows one pass computes", sum(lengths), "real ones", "bucketed (real + padded)", padded)
+    found = counted("rows one pass computes in total", sum(lengths), "real ones", "bucketed (real + padded)", padded)
     pair = next((v for v in steady if v.subject == "dynamic" and v.reference.startswith("bucketed")), None)
     cause = pair is not None and pair.kind == "faster"
     tail = ": likely why dynamic, which computes only the real ones, is faster" if cause else ""
