@@ -47,8 +47,8 @@ def _duration(seconds: float) -> str:
 def break_evens(
     cold: dict[str, float], after_setup: dict[str, float], naive: Any, compiled: Any, verdict: Any, hidden: int, new_hidden: int
 ) -> list[Verdict]:
-    """How many warm calls pay the first compile back against naive, a compile as long as the later one, and
-    how much more the first cost than the later one.
+    """How many warm calls pay the first compile back against naive, and how many would pay a compile as
+    long as the later one.
 
     Why: a user pays the first compile (with its one-time setup) in every new process; a process
     that already paid the setup pays about the later compile's time. Both are set against the time a
@@ -64,9 +64,8 @@ def break_evens(
         hidden: the timed shape's HIDDEN; new_hidden: the HIDDEN the later compile was timed at.
 
     Returns:
-        Three verdicts: the first compile's break-even, the later compile's break-even (each an
-        estimate in whole calls, rounded up as exercise 2's is, or withheld) and the first compile's
-        time over the later one's (an estimate).
+        Two verdicts: the first compile's break-even and the later compile's, a hypothetical (each an
+        estimate in whole calls, rounded up as exercise 2's is, or withheld).
     """
     saved_us = naive.median_us - compiled.median_us
     first, later = _duration(cold["seconds"]), _duration(after_setup["seconds"])
@@ -79,7 +78,7 @@ def break_evens(
         subject, {"this run": math.ceil(cold["seconds"] * 1e6 / saved_us)}, "", basis, "a compile loaded from the cache"
     )
     later_paid_back = estimate(
-        f"calls to pay a compile as long as the later one ({later}) back against naive",
+        f"if a compile took as long as the later one ({later}), calls to pay it back against naive",
         {"this run": math.ceil(after_setup["seconds"] * 1e6 / saved_us)},
         "",
         f"the later compile (at HIDDEN = {new_hidden}) over the same {saved_us / 1e3:.1f} ms saving at HIDDEN = {hidden}",
@@ -88,14 +87,7 @@ def break_evens(
     if verdict.kind != "faster":
         paid_back = withheld("the break-even against naive", verdict.sentence)
         later_paid_back = withheld("the later compile's break-even against naive", verdict.sentence)
-    first_over_later = estimate(
-        f"the first compile's time ({first}) over the later one's ({later})",
-        {"this run": cold["seconds"] / after_setup["seconds"]},
-        "",
-        f"one call each, the later at HIDDEN = {new_hidden}",
-        "how much of the gap was one-time setup and how much the new shape",
-    )
-    return [paid_back, later_paid_back, first_over_later]
+    return [paid_back, later_paid_back]
 
 
 def _files_in(folder: str | Path) -> int:
