@@ -206,10 +206,10 @@ def named_host_line(host_calls: pd.DataFrame, host_only_us: float) -> str:
         host_calls: `compiled_host_events(trace)[1]`; host_only_us: the same step's host-only time.
 
     Returns:
-        "The calls listed total 14 us of this step's 114 us host-only time; the trace labels the rest with no call."
+        "The calls listed total 14 us of this step's 114 us host-only time; the rest is unlabelled."
     """
     named = float(host_calls["dur_us"].sum())
-    return f"The calls listed total {named:.0f} us of this step's {host_only_us:.0f} us host-only time; the trace labels the rest with no call."
+    return f"The calls listed total {named:.0f} us of this step's {host_only_us:.0f} us host-only time; the rest is unlabelled."
 
 
 def recorded_rmsnorm_takeaway(table: pd.DataFrame) -> str:
