@@ -114,7 +114,7 @@ def host_only_factors(traces: dict[str, Any], contention: dict[str, Any], subjec
     step, host = (_factor(s[reference][f"{c}_us"], s[subject][f"{c}_us"], busy) for c in ("step", "host_only"))
     verdict = judge_timings("step factor", step, "host-only factor", host, "x", spread=f"{reference} / {subject}, p10-p90")
     host_up = _factor(s[subject]["host_only_us"], s[reference]["host_only_us"], busy)
-    mostly = judge_timings("step factor", step, f"host-only factor ({subject} / {reference})", host_up, "x")
+    mostly = judge_timings("step factor", step, f"host-only factor ({subject} / {reference})", host_up, "x", 2)
     return HostOnlyFactors(subject, reference, step, host, busy, verdict, host_up, mostly)
 
 
