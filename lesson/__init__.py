@@ -41,7 +41,7 @@ _EXPORTS = {
     "profiler_setup": "WatchedBlock copy_shares cost_takeaway extra_code_per_step first_recorded_step_us step_gap_line"
     " RecordedSteps recorded_steps warmup_explanation larger_hidden_answer"
     " warmup_answer queue_stand_in queue_takeaway documented_neuron_call",
-    "reading_traces": "HostOnlyFactors host_only_factors largest_gap_host_calls reading_traces_metrics "
+    "reading_traces": "HostOnlyFactors host_only_factors largest_gap_host_calls named_host_line reading_traces_metrics "
     "recorded_rmsnorm_takeaway recorded_rmsnorms compiled_host_events"
     " LargestShare largest_host_only_share",
     "ranks": "RankJob arrival_parts arrival_parts_line last_arrival_lines launch load_rank_job neuron_recipe_lines neuron_torchrun_recipe recorded_job_metrics slow_step_wait_line straggler_job_metrics traced_all_reduce_ms",

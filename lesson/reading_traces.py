@@ -59,6 +59,17 @@ class HostOnlyFactors:
     host_only: SimpleNamespace
     busy: Any
     verdict: Any
+    host_up: Any = None  # the subject's host-only time over the reference's (the share's other factor)
+    mostly: Any = None  # the step factor judged against `host_up`: which part of the share gap is the larger
+
+    @property
+    def share_line(self) -> str:
+        """Why the shares differ, as one line: the subject's share over the reference's is its host-only
+        factor times the step factor, and the larger of the two (the `mostly` verdict) is most of it."""
+        tail = {"slower": f"most of the share gap is {self.subject}'s shorter step"}
+        tail["faster"] = f"most of the share gap is {self.subject}'s longer host-only time"
+        said = tail.get(getattr(self.mostly, "kind", None), "neither part told apart as the larger")
+        return f"share factor = host-only factor x step factor; {said}: {self.mostly}"
 
     @property
     def ranges(self) -> list[str]:
@@ -102,7 +113,9 @@ def host_only_factors(traces: dict[str, Any], contention: dict[str, Any], subjec
     busy = combined([contention[reference], contention[subject]])
     step, host = (_factor(s[reference][f"{c}_us"], s[subject][f"{c}_us"], busy) for c in ("step", "host_only"))
     verdict = judge_timings("step factor", step, "host-only factor", host, "x", spread=f"{reference} / {subject}, p10-p90")
-    return HostOnlyFactors(subject, reference, step, host, busy, verdict)
+    host_up = _factor(s[subject]["host_only_us"], s[reference]["host_only_us"], busy)
+    mostly = judge_timings("step factor", step, f"host-only factor ({subject} / {reference})", host_up, "x", 2)
+    return HostOnlyFactors(subject, reference, step, host, busy, verdict, host_up, mostly)
 
 
 @dataclass
@@ -183,6 +196,20 @@ def compiled_host_events(trace: Any) -> tuple[str, pd.DataFrame]:
     if table.empty:
         return f"step {step} ({where}): no framework call outside it in this trace", table
     return f"Host calls outside the compiled graph in step {step} ({where})", table
+
+
+def named_host_line(host_calls: pd.DataFrame, host_only_us: float) -> str:
+    """The compiled step's named host calls (`compiled_host_events`) against its host-only time: the
+    trace names part of it; the rest, like the other variants' host-only time, carries no label.
+
+    Args:
+        host_calls: `compiled_host_events(trace)[1]`; host_only_us: the same step's host-only time.
+
+    Returns:
+        "The calls listed total 14 us of this step's 114 us host-only time; the rest is unlabelled."
+    """
+    named = float(host_calls["dur_us"].sum())
+    return f"The calls listed total {named:.0f} us of this step's {host_only_us:.0f} us host-only time; the rest is unlabelled."
 
 
 def recorded_rmsnorm_takeaway(table: pd.DataFrame) -> str:

@@ -90,6 +90,27 @@ def test_factor_lines_name_the_longer_variant():
     assert straddles[1].startswith("torch.compile's host-only time over torch.rms_norm's: 0.9-1.2x (")
 
 
+def test_share_line_names_the_larger_part():
+    fx = factors(ranges(2.9, 3.1), ranges(0.5, 0.7))
+    fx.mostly = judge_timings("step factor", fx.step, "host-only factor", ranges(1.4, 2.0), "x")
+    assert fx.share_line.startswith(
+        "share factor = host-only factor x step factor; most of the share gap is torch.compile's shorter step: "
+    )
+    fx.mostly = judge_timings("step factor", fx.step, "host-only factor", ranges(4.0, 5.0), "x")
+    assert "most of the share gap is torch.compile's longer host-only time: " in fx.share_line
+    fx.mostly = judge_timings("step factor", fx.step, "host-only factor", ranges(2.8, 3.2), "x")
+    assert "; neither part told apart as the larger: " in fx.share_line
+
+
+def test_named_host_line_sums_the_listed_calls():
+    from lesson.reading_traces import named_host_line
+
+    calls = pd.DataFrame({"name": ["a", "b"], "from_step_start_us": [1.0, 5.0], "dur_us": [9.5, 4.8]})
+    assert named_host_line(calls, 114.4) == (
+        "The calls listed total 14 us of this step's 114 us host-only time; the rest is unlabelled."
+    )
+
+
 def compiled_trace(names_spans):
     """A one-step trace (step 3 at ts 100) of framework calls given as (name, start, end)."""
     rows = [("ProfilerStep#3", 100.0, 1000.0), *names_spans, ("cudaLaunchKernel", 110.0, 115.0)]
@@ -142,6 +163,7 @@ def test_factors_and_metrics_on_real_profiles(cpu_traces):
     cpu_traces, contention = cpu_traces
     fx = host_only_factors(cpu_traces, contention, "torch.compile", "naive")
     assert (fx.subject, fx.reference) == ("torch.compile", "naive") and fx.verdict.kind in KINDS  # busy too, on a crowded machine
+    assert fx.mostly.kind in KINDS and fx.host_up.p10_us <= fx.host_up.p90_us
     steps = {n: step_summary(t)["step_us"].median() for n, t in cpu_traces.items()}
     assert fx.step.p10_us <= steps["naive"] / steps["torch.compile"] <= fx.step.p90_us
     longer = "torch.compile's" if fx.step.p10_us * fx.step.p90_us < 1 else "naive's"
