@@ -372,11 +372,10 @@ def shape_takeaways(
                 " is the line extrapolated to 0 tokens, untested"
             )
         share = estimate("the fixed part per call", shares, "of the time", basis, "what that part is", 2)
-        lines += _bound_lines(
-            "overhead-bound", "a fixed part per call", shares, share, label="fixed share"
-        )  # the fit's own block
         took = ", ".join(f"{n} {np.median(r.per_round):.2f}x" for n, r in growth.items())  # no line: measured, per round
-        lines += [f"  without the line: {scale}x the tokens took {took} the time ({scale}x if all of it grew with tokens)"]
+        # the model-free ratios first, the fit's estimate second (cr45 05 #12)
+        lines += [f"  measured, no model: {scale}x the tokens took {took} the time ({scale}x if all of it grew with tokens)"]
+        lines += _bound_lines("overhead-bound", "a fixed part per call", shares, share, label="fixed share")
     return lines
 
 
@@ -510,7 +509,8 @@ def reference_reading(reference_dir: Path | None = None, backend: str = "cpu") -
         backend: whose reference run to read.
 
     Returns:
-        (metric name -> metric record, "recorded on <date> on <machine> by make run (<folder>), not this run"),
+        (metric name -> metric record, "recorded on <date> on <machine> by make run <run id> (<folder>), not this
+        run"): the run id, since the reference run itself is published into that folder (cr45 05 #4),
         or ({}, "") where no such run, or no 05 metrics in it, is committed. A shape whose copy failed its
         check in that run too has no metrics here: its ratios to the copy are no reading to fall back on.
     """
@@ -528,7 +528,9 @@ def reference_reading(reference_dir: Path | None = None, backend: str = "cpu") -
     env = json.loads(env_file.read_text(encoding="utf-8")) if env_file.exists() else {}
     machine = f"a {env.get('cpu_count', '?')}-core {env.get('device_name', backend)}"
     where = f"docs/reference-runs/{runs[-1].parent.name}"
-    return metrics, f"recorded on {str(env.get('date_utc', '?'))[:10]} on {machine} by make run ({where}), not this run"
+    date = str(env.get("date_utc", "?"))
+    run_id = f" {date[:19].replace('-', '').replace(':', '')}Z" if len(date) >= 19 else ""  # as the run folder's name
+    return metrics, f"recorded on {date[:10]} on {machine} by make run{run_id} ({where}), not this run"
 
 
 def copies_answer(
@@ -585,8 +587,9 @@ def copies_answer(
     if recorded and gate is not None:
         figures = f"{recorded['value']:.2f} copies' time (p10-p90 {recorded['p10']:.2f}-{recorded['p90']:.2f}; {origin})"
         found += f". Reference run: naive's {figures} is {said}"
-    elif gate is not None and block and through in block:
-        found += _copies_through(block, through, through_alloc, models)
+    elif gate is not None and block and through in block:  # an estimate replaces "not measured" (cr45 05 #5)
+        through_said = _copies_through(block, through, through_alloc, models)
+        found = through_said.removeprefix("; ") if through_said.startswith("; naive's") else found + through_said
     whose = "the reference run" if recorded else "this run"  # the ratio compared is the reference's where withheld
     found += (
         f"; {whose} cannot say whether naive's time follows the source or the allocation count"
@@ -620,7 +623,8 @@ def _copies_through(block: dict[str, Timing], through: str, alloc: float, models
     from analysis.timing import paired_ratio
     from analysis.verdicts import estimate, judge_ratio
 
-    v = judge_ratio(paired_ratio(block, "naive", through))
+    v = judge_ratio(paired_ratio(block, through, "naive"))  # as the pair table prints it, then inverted
+    v = replace(v, median=1 / v.median, p10=1 / v.p90, p90=1 / v.p10)  # so its bounds are 1 / the table's
     if v.kind == "busy":
         return f"; the pair naive / {through} concludes nothing either (busy)"
     if not v.measurable:

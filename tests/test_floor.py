@@ -390,18 +390,18 @@ def test_05s_takeaway_estimates_the_small_shapes_fixed_part_without_the_copy():
     by_tokens = interleaved(naive=3.3, fused=3.6, compiled=20.0, **{"naive x8": 24.0, "fused x8": 27.0, "compiled x8": 34.0})
     lines = shape_takeaways({"small": ranking}, {"small": small}, {"small": block}, by_tokens)
     assert not small.ok and "is withheld (above)" in lines[0] and "the pairs (two variants timed in the same rounds" in lines[0]
-    assert lines[1] == "  overhead-bound* (over half the time a fixed part per call), fixed share: compiled 0.90"
-    assert lines[2] == "  not overhead-bound: naive 0.10, fused 0.07"  # one line per verdict kind
+    assert (  # the model-free ratios first, the fit's estimate second (cr45 05 #12)
+        lines[1]
+        == "  measured, no model: 8x the tokens took naive 7.27x, fused 7.50x, compiled 1.70x the time (8x if all of it grew with tokens)"
+    )
+    assert lines[2] == "  overhead-bound* (over half the time a fixed part per call), fixed share: compiled 0.90"
+    assert lines[3] == "  not overhead-bound: naive 0.10, fused 0.07"  # one line per verdict kind
     assert (
-        lines[3].startswith("  * estimated, not measured: time = fixed + per-token × tokens through this call")
-        and "between" not in lines[3]
+        lines[4].startswith("  * estimated, not measured: time = fixed + per-token × tokens through this call")
+        and "between" not in lines[4]
     )
     ranged = shape_takeaways({"small": ranking}, {"small": small}, {"small": block}, by_tokens, tokens={"small": 8})
-    assert "through 8 and 64 tokens, round by round; the fixed part is the line extrapolated to 0 tokens, untested;" in ranged[3]
-    assert (
-        ranged[4]
-        == "  without the line: 8x the tokens took naive 7.27x, fused 7.50x, compiled 1.70x the time (8x if all of it grew with tokens)"
-    )
+    assert "through 8 and 64 tokens, round by round; the fixed part is the line extrapolated to 0 tokens, untested;" in ranged[4]
 
     busy = {n: replace(t, contention=Contention(1.0, 0.5, None, None)) for n, t in by_tokens.items()}
     lines = shape_takeaways({"small": ranking}, {"small": small}, {"small": block}, busy)
@@ -514,7 +514,7 @@ def test_05s_reference_ranking_reads_the_newest_cpu_reference_run_with_its_origi
         (run / "environment.json").write_text(
             json.dumps({"date_utc": "2026-02-01T13:00:00+00:00", "cpu_count": 2, "device_name": "Xeon"})
         )
-    origin = "recorded on 2026-02-01 on a 2-core Xeon by make run (docs/reference-runs/cpu-b-2026-02-01), not this run"
+    origin = "recorded on 2026-02-01 on a 2-core Xeon by make run 20260201T130000Z (docs/reference-runs/cpu-b-2026-02-01), not this run"
     assert (
         reference_ranking("large", tmp_path)
         == f"Reference run ({origin}): large 8192x4096, from closest to the copy: torch.compile 1.16x, then naive 3.3x"
@@ -607,8 +607,8 @@ def test_05s_exercise_1_answer_judges_both_byte_models_ranked_withheld_and_from_
     empty = tmp_path / "none"
     empty.mkdir()
     through = copies_answer(ops, failed, 3.0, empty, block, 1.0, "compiled")  # both withheld: an estimate through the pair
-    assert (
-        "this run: not measured (the copy failed its check); naive's time: about 3.00 copies' time on this run, p10-p90 3.00-3.00"
+    assert (  # the estimate alone: no "not measured" beside "on this run" (cr45 05 #5)
+        "allocation; naive's time: about 3.00 copies' time on this run, p10-p90 3.00-3.00"
         " (estimated, not measured: naive takes 3.00x" in through
     )
     assert "compiled (alloc_over_input 1.0) is assumed to make one copy-like pass" in through  # the pair's range, printed
