@@ -192,8 +192,7 @@ def test_the_architecture_pages_size_sentence_holds():
     }
     assert lines["analysis"] > lines["lesson"] > lines["helpers"], lines
     assert (
-        "`analysis/` is the largest of the three libraries (`lesson/`, second,"
-        in (root / "docs" / "ARCHITECTURE.md").read_text()
+        "`analysis/` is the largest of the three libraries (`lesson/`, second," in (root / "docs" / "ARCHITECTURE.md").read_text()
     )
 
 
