@@ -185,7 +185,7 @@ def guesses_against_counters(exports: dict[str, Any], work: dict[str, pd.DataFra
 def same_work_spread(ratios: pd.DataFrame) -> tuple[float, float]:
     """The tensor lane's (smallest, largest) fused / baseline over the dtypes: the same computing
     instructions in both kernels, so it is the yardstick for a time; not a measured run-to-run spread
-    (one execution each: capturing several executions on a trn2 would measure that).
+    (one execution each: repeating the capture on a trn2 would measure that).
 
     Args:
         ratios: `guesses_against_counters`' table (or any with a tensor_engine_active_time row and dtype columns).
