@@ -142,7 +142,8 @@ def guesses_against_counters(exports: dict[str, Any], work: dict[str, pd.DataFra
         range" or "no verdict (within the margin of the range)" (`against_spread`: a ratio clear of the
         range by less than the 5% margin reads as within it, like one inside); an engine row starts
         with its computing instructions ("fewer", "more"), and one whose counts are equal in both kernels
-        (the tensor engine) is the yardstick itself: no verdict.
+        (the tensor engine) is the yardstick itself: no verdict. A DMA row notes the profiler's warning
+        that DMA values may be inaccurate where an export carries it.
     """
     kernels = ("fused", "baseline")
     ratios = pd.DataFrame(
@@ -172,6 +173,10 @@ def guesses_against_counters(exports: dict[str, Any], work: dict[str, pd.DataFra
         if c in counts:  # the rule in the row itself: the count says whether the engine's work changed
             fewer = {"fewer" if f < b else "more" if f > b else "same" for f, b in counts[c]}
             text = f"{'/'.join(sorted(fewer))} computing instructions; time: {text}"
+        if c.startswith("dma_") and any(
+            e.warnings.message.str.contains("DMA values may be inaccurate").any() for e in exports.values()
+        ):
+            text += " (the profiler warns DMA values may be inaccurate: below)"
         shows.append(text)
     ratios["shows"] = shows
     return ratios.fillna("")
@@ -180,7 +185,7 @@ def guesses_against_counters(exports: dict[str, Any], work: dict[str, pd.DataFra
 def same_work_spread(ratios: pd.DataFrame) -> tuple[float, float]:
     """The tensor lane's (smallest, largest) fused / baseline over the dtypes: the same computing
     instructions in both kernels, so it is the yardstick for a time; not a measured run-to-run spread
-    (one execution each: capturing several executions on a trn2 would measure that).
+    (one execution each: repeating the capture on a trn2 would measure that).
 
     Args:
         ratios: `guesses_against_counters`' table (or any with a tensor_engine_active_time row and dtype columns).
@@ -194,26 +199,29 @@ def same_work_spread(ratios: pd.DataFrame) -> tuple[float, float]:
 
 def spread_line(ratios: pd.DataFrame) -> str:
     """One line: the tensor lane's range (a yardstick, not a measured spread) and the margin, then which
-    time ratios lie outside it by more than the margin in every dtype ("outside it"), and which lie within
-    the margin of it in at least one ("no verdict").
+    time ratios lie outside it by more than the margin in both dtypes, which in neither ("no verdict in
+    either dtype"), and which in one only (named only where there is one).
 
     Args:
         ratios: `guesses_against_counters`' table.
 
     Returns:
         e.g. "the tensor lane's range, same work: x0.91 to x1.07 (a yardstick, not a measured spread; margin 5%);
-        outside it: total_time, ...; no verdict in at least one dtype: vector_engine_active_time".
+        outside it in both dtypes: total_time, ...; no verdict in either dtype: vector_engine_active_time".
     """
     from analysis import RESOLUTION
 
     lo, hi = same_work_spread(ratios)
     times = [c for c in ratios.index if "bytes" not in c and c != "tensor_engine_active_time"]
-    out = [c for c in times if all(against_spread(float(ratios.at[c, d]), (lo, hi)) for d in DTYPES)]
-    rest = [c for c in times if c not in out]
+    outside = {c: sum(bool(against_spread(float(ratios.at[c, d]), (lo, hi))) for d in DTYPES) for c in times}
+    out = [c for c, n in outside.items() if n == len(DTYPES)]
+    rest = [c for c, n in outside.items() if n == 0]
+    mixed = [c for c, n in outside.items() if 0 < n < len(DTYPES)]
     return (
         f"the tensor lane's range, same work: x{lo:.2f} to x{hi:.2f} (a yardstick, not a measured spread; "
-        f"margin {RESOLUTION - 1:.0%}); outside it: {', '.join(out) or 'none'}; "
-        f"no verdict in at least one dtype: {', '.join(rest) or 'none'}"
+        f"margin {RESOLUTION - 1:.0%}); outside it in both dtypes: {', '.join(out) or 'none'}; "
+        f"no verdict in either dtype: {', '.join(rest) or 'none'}"
+        + (f"; outside it in one dtype only: {', '.join(mixed)}" if mixed else "")
     )
 
 

@@ -64,7 +64,7 @@ def test_claims_hold_on_the_recordings(published):
 def test_guess_table_reads_directions_from_the_exports(published):
     exports, _ = published
     work = {name: engine_work(e) for name, e in exports.items()}
-    counters = ("total_time", "hbm_read_bytes", "tensor_engine_active_time", "vector_engine_active_time")
+    counters = ("total_time", "hbm_read_bytes", "tensor_engine_active_time", "vector_engine_active_time", "dma_active_time")
     table = guesses_against_counters(exports, work, dict.fromkeys(counters, "down"))
     ratio = exports["fused_fp32_s512"].counter("total_time") / exports["baseline_fp32_s512"].counter("total_time")
     assert table.at["total_time", "fp32"] == pytest.approx(ratio)
@@ -84,7 +84,17 @@ def test_guess_table_reads_directions_from_the_exports(published):
     assert "no verdict (within the margin of the range)" in table.at["vector_engine_active_time", "shows"]
     line = spread_line(table)
     assert "(a yardstick, not a measured spread; margin 5%)" in line and "outside it: total_time, vector" not in line
-    assert line.endswith("no verdict in at least one dtype: vector_engine_active_time")
+    assert line.endswith("no verdict in either dtype: vector_engine_active_time")
+    assert "outside it in both dtypes: total_time" in line
+    # the recordings carry the profiler's DMA warning: the DMA row's verdict says so
+    assert table.at["dma_active_time", "shows"].endswith("(the profiler warns DMA values may be inaccurate: below)")
+    assert not table.at["total_time", "shows"].endswith("below)")
+    # a time outside the range in one dtype only is named as such
+    mixed = table.copy()
+    mixed.at["vector_engine_active_time", "bf16"] = lo * 0.5
+    assert spread_line(mixed).endswith(
+        "no verdict in either dtype: none; outside it in one dtype only: vector_engine_active_time"
+    )
     assert table.at["vector_engine_active_time", "computing instructions, fused / baseline (bf16, fp32)"] == "16 / 18, 16 / 18"
     assert table.at["hbm_read_bytes", "computing instructions, fused / baseline (bf16, fp32)"] == ""
 
