@@ -78,11 +78,11 @@ def break_evens(
         subject, {"this run": math.ceil(cold["seconds"] * 1e6 / saved_us)}, "", basis, "a compile loaded from the cache"
     )
     later_paid_back = estimate(
-        f"if a compile took as long as the later one ({later}), calls to pay it back against naive",
+        f"calls to pay back a compile after the first ({later} here, at HIDDEN = {new_hidden})",
         {"this run": math.ceil(after_setup["seconds"] * 1e6 / saved_us)},
         "",
-        f"the later compile (at HIDDEN = {new_hidden}) over the same {saved_us / 1e3:.1f} ms saving at HIDDEN = {hidden}",
-        f"the saving at HIDDEN = {new_hidden}, not timed",
+        f"that compile over the same {saved_us / 1e3:.1f} ms a warm call saves at HIDDEN = {hidden}",
+        f"the saving at HIDDEN = {new_hidden}, which was not timed",
     )
     if verdict.kind != "faster":
         paid_back = withheld("the break-even against naive", verdict.sentence)
