@@ -70,9 +70,9 @@ class HostOnlyFactors:
         s, r = self.subject, self.reference
         head = f"share factor ({s}'s host-only share / {r}'s) = host-only factor x step factor"
         if self.share is not None:
-            head = f"{s}'s host-only share is {self.share.p10_us:.1f}-{self.share.p90_us:.1f}x {r}'s (p10-p90): host-only factor x step factor"
-        tail = {"slower": f"the step factor is the larger: {s}'s shorter step is most of it"}
-        tail["faster"] = f"the host-only factor is the larger: {s}'s longer host-only time is most of it"
+            head = f"share factor: {s}'s host-only share is {self.share.p10_us:.1f}-{self.share.p90_us:.1f}x {r}'s (p10-p90) = host-only factor x step factor"
+        tail = {"slower": f"{s}'s shorter step explains most of it"}
+        tail["faster"] = f"{s}'s longer host-only time explains most of it"
         said = tail.get(getattr(self.mostly, "kind", None), "neither factor told apart as the larger")
         return f"{head}\n{said} ({self.mostly})"
 

@@ -95,15 +95,13 @@ def test_share_line_names_the_larger_part():
     fx.mostly = judge_timings("step factor", fx.step, "host-only factor", ranges(1.4, 2.0), "x")
     head, said = fx.share_line.split("\n")
     assert head == "share factor (torch.compile's host-only share / torch.rms_norm's) = host-only factor x step factor"
-    assert said.startswith(
-        "the step factor is the larger: torch.compile's shorter step is most of it (step factor measurably above"
-    )
+    assert said.startswith("torch.compile's shorter step explains most of it (step factor measurably above")
     fx.share = ranges(4.1, 5.6)  # the share factor itself, where it was measured
     assert fx.share_line.startswith(
-        "torch.compile's host-only share is 4.1-5.6x torch.rms_norm's (p10-p90): host-only factor x step factor\n"
+        "share factor: torch.compile's host-only share is 4.1-5.6x torch.rms_norm's (p10-p90) = host-only factor x step factor\n"
     )
     fx.mostly = judge_timings("step factor", fx.step, "host-only factor", ranges(4.0, 5.0), "x")
-    assert "\nthe host-only factor is the larger: torch.compile's longer host-only time is most of it (" in fx.share_line
+    assert "\ntorch.compile's longer host-only time explains most of it (" in fx.share_line
     fx.mostly = judge_timings("step factor", fx.step, "host-only factor", ranges(2.8, 3.2), "x")
     assert "\nneither factor told apart as the larger (" in fx.share_line
 
