@@ -61,15 +61,20 @@ class HostOnlyFactors:
     verdict: Any
     host_up: Any = None  # the subject's host-only time over the reference's (the share's other factor)
     mostly: Any = None  # the step factor judged against `host_up`: which part of the share gap is the larger
+    share: Any = None  # the subject's host-only share over the reference's: `host_up` times `step`
 
     @property
     def share_line(self) -> str:
-        """Why the shares differ, as one line: the subject's share over the reference's is its host-only
-        factor times the step factor, and the larger of the two (the `mostly` verdict) is most of it."""
-        tail = {"slower": f"most of the share gap is {self.subject}'s shorter step"}
-        tail["faster"] = f"most of the share gap is {self.subject}'s longer host-only time"
-        said = tail.get(getattr(self.mostly, "kind", None), "neither part told apart as the larger")
-        return f"share factor = host-only factor x step factor; {said}: {self.mostly}"
+        """Why the shares differ, two lines: the subject's share over the reference's (the share factor,
+        its host-only factor times the step factor), then which factor is the larger (the `mostly` verdict)."""
+        s, r = self.subject, self.reference
+        head = f"share factor ({s}'s host-only share / {r}'s) = host-only factor x step factor"
+        if self.share is not None:
+            head = f"share factor: {s}'s host-only share is {self.share.p10_us:.1f}-{self.share.p90_us:.1f}x {r}'s (p10-p90) = host-only factor x step factor"
+        tail = {"slower": f"{s}'s shorter step explains most of it"}
+        tail["faster"] = f"{s}'s longer host-only time explains most of it"
+        said = tail.get(getattr(self.mostly, "kind", None), "neither factor told apart as the larger")
+        return f"{head}\n{said} ({self.mostly})"
 
     @property
     def ranges(self) -> list[str]:
@@ -114,8 +119,9 @@ def host_only_factors(traces: dict[str, Any], contention: dict[str, Any], subjec
     step, host = (_factor(s[reference][f"{c}_us"], s[subject][f"{c}_us"], busy) for c in ("step", "host_only"))
     verdict = judge_timings("step factor", step, "host-only factor", host, "x", spread=f"{reference} / {subject}, p10-p90")
     host_up = _factor(s[subject]["host_only_us"], s[reference]["host_only_us"], busy)
-    mostly = judge_timings("step factor", step, f"host-only factor ({subject} / {reference})", host_up, "x", 2)
-    return HostOnlyFactors(subject, reference, step, host, busy, verdict, host_up, mostly)
+    mostly = judge_timings("step factor", step, "host-only factor", host_up, "x", 2)
+    share = _factor(s[subject].eval("host_only_us / step_us"), s[reference].eval("host_only_us / step_us"), busy)
+    return HostOnlyFactors(subject, reference, step, host, busy, verdict, host_up, mostly, share)
 
 
 @dataclass

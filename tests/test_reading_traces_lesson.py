@@ -93,13 +93,17 @@ def test_factor_lines_name_the_longer_variant():
 def test_share_line_names_the_larger_part():
     fx = factors(ranges(2.9, 3.1), ranges(0.5, 0.7))
     fx.mostly = judge_timings("step factor", fx.step, "host-only factor", ranges(1.4, 2.0), "x")
+    head, said = fx.share_line.split("\n")
+    assert head == "share factor (torch.compile's host-only share / torch.rms_norm's) = host-only factor x step factor"
+    assert said.startswith("torch.compile's shorter step explains most of it (step factor measurably above")
+    fx.share = ranges(4.1, 5.6)  # the share factor itself, where it was measured
     assert fx.share_line.startswith(
-        "share factor = host-only factor x step factor; most of the share gap is torch.compile's shorter step: "
+        "share factor: torch.compile's host-only share is 4.1-5.6x torch.rms_norm's (p10-p90) = host-only factor x step factor\n"
     )
     fx.mostly = judge_timings("step factor", fx.step, "host-only factor", ranges(4.0, 5.0), "x")
-    assert "most of the share gap is torch.compile's longer host-only time: " in fx.share_line
+    assert "\ntorch.compile's longer host-only time explains most of it (" in fx.share_line
     fx.mostly = judge_timings("step factor", fx.step, "host-only factor", ranges(2.8, 3.2), "x")
-    assert "; neither part told apart as the larger: " in fx.share_line
+    assert "\nneither factor told apart as the larger (" in fx.share_line
 
 
 def test_named_host_line_sums_the_listed_calls():
