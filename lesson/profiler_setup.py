@@ -23,6 +23,7 @@ import torch
 from torch.profiler import profile, schedule
 
 from analysis.contention import Contention, contention_between, read_counters
+from analysis import verdicts
 from analysis.steps import step_summary
 from analysis.timing import Timing
 from analysis.verdicts import Verdict, counted, judge_timings, machine_line, withheld
@@ -148,7 +149,8 @@ def step_gap_line(table: pd.DataFrame, recorded: Any, steady: Any, steps_verdict
         if steps_verdict.kind == "faster":  # steps that do more work read below: the machine's speed moved
             why = "steps measurably below the steady state: the machine's speed moved"
         elif recorded.p10_us > steady.p90_us:  # apart, but closer than the margin: not "the profiler is free"
-            why = "steps above the steady state by less than the verdicts' margin"
+            apart = (recorded.p10_us - steady.p90_us) / max(abs(recorded.p10_us), abs(steady.p90_us))
+            why = f"the two ranges lie {apart:.1%} apart, under the {(verdicts.RESOLUTION - 1) * 100:g}% margin"
         else:
             why = "step and steady-state ranges overlap"
         said = f"{subject}: {extra_us:,.0f} us per step; whether the profiler lengthens the step: this run cannot tell ({why})"
