@@ -200,6 +200,26 @@ def cost_takeaway(verdicts: dict[str, Verdict]) -> str:
     return f"take-home, the profiler's cost (per-round ratio): {'; '.join(parts)}{compared}"
 
 
+def ratio_tests_line(verdicts: dict[str, Verdict], compared: Verdict) -> str:
+    """Exercise 2's contrast of its two tests, in one line from their verdicts: each call's ratio against 1,
+    then the two ratios' ranges against each other (a ratio measurably above 1 beside one that is not
+    does not make the two ranges apart: 01's reader saw "1.24 against 1.01" and read a ranking).
+
+    Args:
+        verdicts: call name ("lesson", "tiny") -> the `judge_ratio` verdict of profiled over bare.
+        compared: the `judge_timings` verdict of the two per-round ratio ranges.
+
+    Returns:
+        One line: which calls read measurably above or below 1 (or none), and whether the ranges were told apart.
+    """
+    sides = [
+        f"{name} call measurably {'above' if v.kind == 'slower' else 'below'} 1" for name, v in verdicts.items() if v.measurable
+    ]
+    ranges = {"slower": "told apart", "faster": "told apart", "no measurable difference": "not told apart"}
+    result = ranges.get(compared.kind, f"not judged ({compared.kind})")
+    return f"the tests above compare each ratio with 1 ({'; '.join(sides) or 'neither call measurably apart from 1'}); this one compares the two ranges: {result}"
+
+
 def copy_shares(events: pd.DataFrame) -> dict[int, np.ndarray]:
     """Each `aten::copy_`'s share (%) of the `aten::addmm` it runs in, per Linear of the step
     (on cpu, addmm first copies the bias into its output): exercise 3's figures.

@@ -1,6 +1,7 @@
 """lesson.profiler_setup: notebook 01's bookkeeping on a real cpu profile and on the figures of a
 recorded run (cold read 11's cpu run of 01: its steps, steady state and key_averages rows)."""
 
+import dataclasses
 import json
 import re
 
@@ -13,12 +14,13 @@ from torch.profiler import ProfilerActivity, profile, record_function, schedule
 from analysis.contention import Contention
 from analysis.key_averages import key_averages_frame
 from analysis.timing import PairedRatio, Timing
-from analysis.verdicts import judge_ratio, judge_timings
+from analysis.verdicts import judge_ranges, judge_ratio, judge_timings
 from analysis.traces import load_trace
 from lesson.profiler_setup import (
     WatchedBlock,
     copy_shares,
     cost_takeaway,
+    ratio_tests_line,
     extra_code_per_step,
     first_recorded_step_us,
     larger_hidden_answer,
@@ -182,6 +184,27 @@ def test_cost_takeaway_states_a_ratio_only_where_measurable():
     assert line.count("x its bare time") == 1  # no ratio stated for the call whose spread crosses 1
     assert line.endswith("(whether the ratios differ: exercise 2)")  # cold read cr24 item 2: not read off the two
     assert "exercise 2" not in cost_takeaway({"lesson": verdicts["lesson"]})
+
+
+def test_ratio_tests_line_contrasts_the_tests_against_1_with_the_ranges_test():
+    # cold read cr47 item 1: tiny measurably above 1, lesson not, and the two ranges not told apart
+    lesson = PairedRatio("lesson profiled", "lesson bare", np.array([0.99, 1.0, 1.01, 1.02, 1.04]))
+    tiny = PairedRatio("tiny profiled", "tiny bare", np.array([1.06, 1.15, 1.24, 1.27, 1.30]))
+    verdicts = {"tiny": judge_ratio(tiny, "cheaper", "costlier"), "lesson": judge_ratio(lesson, "cheaper", "costlier")}
+    near = judge_ranges("tiny", (1.06, 1.30), "lesson", (0.99, 1.04), "x", 2)
+    assert near.kind == "no measurable difference"
+    line = ratio_tests_line(verdicts, near)
+    assert line == (
+        "the tests above compare each ratio with 1 (tiny call measurably above 1); this one compares the two ranges: not told apart"
+    )
+    far = judge_ranges("tiny", (1.3, 1.5), "lesson", (0.99, 1.04), "x", 2)
+    assert ratio_tests_line(verdicts, far).endswith("the two ranges: told apart")
+    neither = {"lesson": verdicts["lesson"]}
+    busy = dataclasses.replace(near, kind="busy")
+    assert ratio_tests_line(neither, busy) == (
+        "the tests above compare each ratio with 1 (neither call measurably apart from 1); "
+        "this one compares the two ranges: not judged (busy)"
+    )
 
 
 def test_copy_shares_on_a_real_cpu_profile(tmp_path):
