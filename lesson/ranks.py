@@ -374,6 +374,33 @@ def arrival_parts_line(parts: pd.DataFrame) -> str:
     )
 
 
+def recorded_reading_line(table: pd.DataFrame, step: int, together: int, collectives: int, origin: str) -> str:
+    """08's closing reading of the recorded job: one step cannot be judged, so the line names which rank
+    ran longer outside the collectives and which longer inside, and what waited_ms leaves out.
+
+    Args:
+        table: 08's table of the recorded ranks, indexed by rank, with columns outside_ms and collective_ms.
+        step: the recorded step; together: its collectives that ended together on both ranks;
+            collectives: all its collectives.
+        origin: where the trace was recorded.
+
+    Returns:
+        one line, labelled with the origin and "one step: a reading, not a verdict".
+    """
+
+    def longer(column: str) -> str:
+        values = table[column]
+        if values.nunique() < 2:
+            return f"no rank longer {'outside' if column == 'outside_ms' else 'inside'}"
+        return f"rank {values.idxmax()} longer {'outside' if column == 'outside_ms' else 'inside'}"
+
+    return (
+        f"step {step} [{origin}], one step: a reading, not a verdict: {longer('outside_ms')} the collectives, "
+        f"{longer('collective_ms')}; waited_ms counts only the {together} of {collectives} collectives "
+        "that ended together on both ranks"
+    )
+
+
 def recorded_job_metrics(table: pd.DataFrame, step: int, collectives_together: int, origin: str) -> dict[str, Any]:
     """The recorded GPU job's figures as notebook 08 publishes them, each labelled with its origin, so
     that no reader of metrics.json takes them for this run's.

@@ -402,6 +402,18 @@ def test_recorded_job_metrics_keep_every_published_name_and_its_origin():
     assert all("not this run" in m["note"] for m in metrics.values())
 
 
+def test_recorded_reading_names_who_ran_longer_outside_and_inside_and_what_waited_ms_counts():
+    from lesson.ranks import recorded_reading_line
+
+    table = pd.DataFrame({"outside_ms": [106.3, 135.5], "collective_ms": [195.3, 168.0]}, index=[0, 1])
+    line = recorded_reading_line(table, 551, 2, 5, "recorded elsewhere, not this run")
+    assert "[recorded elsewhere, not this run], one step: a reading, not a verdict" in line
+    assert "rank 1 longer outside the collectives, rank 0 longer inside" in line
+    assert "only the 2 of 5 collectives that ended together" in line
+    even = table.assign(outside_ms=[120.0, 120.0])
+    assert "no rank longer outside" in recorded_reading_line(even, 551, 2, 5, "elsewhere")
+
+
 def _job_inputs(busy: bool):
     from types import SimpleNamespace
 
