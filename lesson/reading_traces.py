@@ -76,28 +76,6 @@ class HostOnlyFactors:
         said = tail.get(getattr(self.mostly, "kind", None), "neither factor told apart as the larger")
         return f"{head}\n{said} ({self.mostly})"
 
-    @property
-    def ranges(self) -> list[str]:
-        """The two factor ranges over the profiled steps, one line each, led by the variant whose time is
-        the longer, so that both lines read the same way round ("torch.rms_norm's step is 3.0-3.3x ...").
-        A range that straddles 1 names no longer one: it prints as "<a>'s <what> over <b>'s: ...x"."""
-        from analysis.verdicts import decimals_apart
-
-        def shown(lo: float, hi: float) -> str:  # one decimal, more where the two ends would print alike
-            a, b = f"{lo:.1f}", f"{hi:.1f}"
-            return f"{a}-{b}" if a != b else f"{decimals_apart(lo, hi)}-{decimals_apart(hi, lo)}"
-
-        lines = []
-        for what, f in (("step", self.step), ("host-only time", self.host_only)):
-            top, bottom, lo, hi = self.reference, self.subject, f.p10_us, f.p90_us
-            if lo * hi < 1:  # mostly below 1: the subject's time is the longer
-                top, bottom, lo, hi = self.subject, self.reference, 1 / hi, 1 / lo
-            factor = f"{top}'s {what} is {shown(lo, hi)}x {bottom}'s"
-            if lo <= 1:  # across 1: neither is named the longer
-                factor = f"{top}'s {what} over {bottom}'s: {shown(lo, hi)}x"
-            lines.append(f"{factor} (p10-p90 over the ACTIVE steps)")
-        return lines
-
 
 def host_only_factors(traces: dict[str, Any], contention: dict[str, Any], subject: str, reference: str) -> HostOnlyFactors:
     """Judge whether the subject's step shrinks more against the reference's than its host-only

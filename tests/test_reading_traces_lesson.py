@@ -79,17 +79,6 @@ def factors(step, host):
     return HostOnlyFactors("torch.compile", "torch.rms_norm", step, host, None, verdict)
 
 
-def test_factor_lines_name_the_longer_variant():
-    shown = factors(ranges(3.8, 8.5), ranges(0.4, 0.5)).ranges  # each line led by the longer time's variant
-    assert shown == [
-        "torch.rms_norm's step is 3.8-8.5x torch.compile's (p10-p90 over the ACTIVE steps)",
-        "torch.compile's host-only time is 2.0-2.5x torch.rms_norm's (p10-p90 over the ACTIVE steps)",
-    ]
-    straddles = factors(ranges(0.8, 1.5), ranges(0.8, 1.1)).ranges  # a range across 1 names no longer variant
-    assert straddles[0].startswith("torch.rms_norm's step over torch.compile's: 0.8-1.5x (")
-    assert straddles[1].startswith("torch.compile's host-only time over torch.rms_norm's: 0.9-1.2x (")
-
-
 def test_share_line_names_the_larger_part():
     fx = factors(ranges(2.9, 3.1), ranges(0.5, 0.7))
     fx.mostly = judge_timings("step factor", fx.step, "host-only factor", ranges(1.4, 2.0), "x")
@@ -170,8 +159,6 @@ def test_factors_and_metrics_on_real_profiles(cpu_traces):
     assert fx.mostly.kind in KINDS and fx.host_up.p10_us <= fx.host_up.p90_us
     steps = {n: step_summary(t)["step_us"].median() for n, t in cpu_traces.items()}
     assert fx.step.p10_us <= steps["naive"] / steps["torch.compile"] <= fx.step.p90_us
-    longer = "torch.compile's" if fx.step.p10_us * fx.step.p90_us < 1 else "naive's"
-    assert fx.ranges[0].startswith((f"{longer} step is ", f"{longer} step over "))
     split = pd.DataFrame({n: {"step_us": steps[n], "device_ops": 7.0, "host_only_us": 1.0} for n in cpu_traces}).T
     shares = {n: ranges(1.0, 2.0) for n in cpu_traces}
     event_sync = load_recorded("event_sync")
