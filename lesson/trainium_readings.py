@@ -206,7 +206,8 @@ def spread_line(ratios: pd.DataFrame) -> str:
         ratios: `guesses_against_counters`' table.
 
     Returns:
-        e.g. "the tensor lane's range, same work: x0.91 to x1.07 (a yardstick, not a measured spread; margin 5%);
+        e.g. "the tensor lane's range, same work: x0.91 to x1.07 (a yardstick, not a measured spread; margin 5%: read
+        only below x0.86 or above x1.13);
         outside it in both dtypes: total_time, ...; no verdict in either dtype: vector_engine_active_time".
     """
     from analysis import RESOLUTION
@@ -219,7 +220,8 @@ def spread_line(ratios: pd.DataFrame) -> str:
     mixed = [c for c, n in outside.items() if 0 < n < len(DTYPES)]
     return (
         f"the tensor lane's range, same work: x{lo:.2f} to x{hi:.2f} (a yardstick, not a measured spread; "
-        f"margin {RESOLUTION - 1:.0%}); outside it in both dtypes: {', '.join(out) or 'none'}; "
+        f"margin {RESOLUTION - 1:.0%}: read only below x{lo * (2 - RESOLUTION):.2f} or above x{hi / (2 - RESOLUTION):.2f}); "
+        f"outside it in both dtypes: {', '.join(out) or 'none'}; "
         f"no verdict in either dtype: {', '.join(rest) or 'none'}"
         + (f"; outside it in one dtype only: {', '.join(mixed)}" if mixed else "")
     )
@@ -280,7 +282,7 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
     Returns:
         Two lines, e.g. "before the first MATMUL: 17.2-18.2 us in every profile, no computing instruction;
         fused / baseline after it: bf16 x0.52 (37.0 -> 19.1 us), ..." and "over the whole execution
-        (total_time): bf16 x0.67, ...: the shared start dilutes the gain in these profiles (one execution each: a reading)".
+        (total_time): bf16 x0.67, ...: the time before the first MATMUL dilutes the gain in these profiles (one execution each: a reading)".
     """
     first = start["first MATMUL (us)"].astype(float)
     total = first / start["share of total"].astype(float)
@@ -302,7 +304,7 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
         whole_parts.append(f"{dtype} x{whole_ratio:.2f}")
         diluted.append(abs(1 - whole_ratio) < abs(1 - after_ratio))
     link = (
-        "the shared start dilutes the gain in these profiles"
+        "the time before the first MATMUL dilutes the gain in these profiles"
         if all(diluted)
         else "the start does not dilute the gain in every dtype"
     )

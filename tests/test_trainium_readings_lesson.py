@@ -83,7 +83,11 @@ def test_guess_table_reads_directions_from_the_exports(published):
     assert "inside" not in table.at["vector_engine_active_time", "shows"]  # bf16 lies below the spread, by under the margin
     assert "no verdict (within the margin of the range)" in table.at["vector_engine_active_time", "shows"]
     line = spread_line(table)
-    assert "(a yardstick, not a measured spread; margin 5%)" in line and "outside it: total_time, vector" not in line
+    cut_low, cut_high = lo * 0.95, hi / 0.95  # analysis.ranges_apart's 5% margin, each side
+    assert against_spread(cut_low - 1e-9, (lo, hi)) == "below" and against_spread(cut_low + 1e-9, (lo, hi)) == ""
+    assert against_spread(cut_high + 1e-9, (lo, hi)) == "above" and against_spread(cut_high - 1e-9, (lo, hi)) == ""
+    assert f"(a yardstick, not a measured spread; margin 5%: read only below x{cut_low:.2f} or above x{cut_high:.2f})" in line
+    assert "outside it: total_time, vector" not in line
     assert line.endswith("no verdict in either dtype: vector_engine_active_time")
     assert "outside it in both dtypes: total_time" in line
     # the recordings carry the profiler's DMA warning: the DMA row's verdict says so
@@ -136,7 +140,7 @@ def test_after_first_matmul_reading_links_the_start_to_total_time():
         assert f"{dtype} x{whole_ratio:.2f}" in line
         assert after_ratio < whole_ratio < 1  # the shared start dilutes the gain in total_time
     assert f"{min(firsts):.1f}-{max(firsts):.1f} us in every profile, no computing instruction" in line
-    assert "the shared start dilutes the gain" in line
+    assert "the time before the first MATMUL dilutes the gain" in line and "housekeeping" not in line
     assert line.endswith("(one execution each: a reading)") and len(line.splitlines()) == 2  # one idea a line
     # a profile with a computing instruction before its first MATMUL is named, not hidden
     start.loc["fused_fp32_s512", "computing before MATMUL"] = 3
