@@ -80,9 +80,9 @@ def gap_share(steps: pd.DataFrame, step: int | None = None) -> tuple[float, str]
     most = judge_steps(
         "the ops, not the gaps between them, held most of the step's length", int((shares < 0.5).sum()), len(steps)
     )
-    median = f"median over {len(steps)} recorded steps: {share:.1%} of the step's length"
+    median = f"{share:.1%} of the step's length (median over {len(steps)} recorded steps)"
     if step is not None and step in shares.index:
-        median = f"this step: {steps.at[step, 'idle_total_us']:.1f} us, {shares[step]:.1%} of its length; {median}"
+        median = f"this step: {steps.at[step, 'idle_total_us']:.1f} us, {shares[step]:.1%} of its length; median over {len(steps)} steps: {share:.1%}"
     return share, f"gaps: {median}\n{most.sentence}"
 
 
