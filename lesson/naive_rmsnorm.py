@@ -57,15 +57,19 @@ def allocation_line(allocs: pd.DataFrame, x: torch.Tensor, ratio: float) -> str:
     return f"{len(allocs)} allocations ({scalars} scalars, {per_row} per-row): {ratio:.2f}x the input ({parts})"
 
 
-def gap_share(steps: pd.DataFrame) -> tuple[float, str]:
+def gap_share(steps: pd.DataFrame, step: int | None = None) -> tuple[float, str]:
     """The idle gaps' share of a step's length (busy + idle time), median over the recorded steps.
+    The step the gaps table shows is printed beside the median: the step of median length need
+    not be the step of median gaps, and a reader who adds the table must find its own figure.
 
     Args:
         steps: `analysis.step_summary` of the profile (one row per recorded step).
+        step: the step the gaps table shows (an index of `steps`); None prints the median only.
 
     Returns:
-        (the share, NaN where the backend's ops are not counted; the lines to print under the gaps table:
-        the share, then `judge_steps`' verdict on whether the ops held most of every step's length).
+        (the median share, NaN where the backend's ops are not counted; the lines to print under the
+        gaps table: the shown step's gaps and share beside the median, then `judge_steps`' verdict on
+        whether the ops held most of every step's length).
     """
     from analysis.verdicts import judge_steps
 
@@ -76,7 +80,10 @@ def gap_share(steps: pd.DataFrame) -> tuple[float, str]:
     most = judge_steps(
         "the ops, not the gaps between them, held most of the step's length", int((shares < 0.5).sum()), len(steps)
     )
-    return share, f"gaps: {share:.1%} of the step's length (median over {len(steps)} recorded steps)\n{most.sentence}"
+    median = f"{share:.1%} of the step's length (median over {len(steps)} recorded steps)"
+    if step is not None and step in shares.index:
+        median = f"this step: {steps.at[step, 'idle_total_us']:.1f} us, {shares[step]:.1%} of its length; median over {len(steps)} steps: {share:.1%}"
+    return share, f"gaps: {median}\n{most.sentence}"
 
 
 def longest_gap_line(gaps: pd.DataFrame) -> str:

@@ -30,6 +30,16 @@ def test_gap_share_is_the_median_steps_idle_share(profiled):
     assert verdict.startswith("too few steps for a rule (3") and "the ops, not the gaps between them" in verdict
 
 
+def test_gap_share_prints_the_shown_steps_gaps_beside_the_median():
+    steps = pd.DataFrame({"idle_total_us": [10.0, 1.0, 2.0], "busy_us": [90.0, 99.0, 98.0]}, index=[4, 5, 6])
+    share, line = gap_share(steps, step=4)
+    assert share == pytest.approx(0.02)  # the median stays the steps' median, not the shown step's
+    assert line.split("\n")[0] == ("gaps: this step: 10.0 us, 10.0% of its length; median over 3 steps: 2.0%")
+    assert gap_share(steps, step=9)[1].startswith(
+        "gaps: 2.0% of the step's length (median"
+    )  # a step not recorded: the median only
+
+
 def test_gap_share_says_when_nothing_is_counted():
     uncounted = pd.DataFrame({"idle_total_us": [math.nan] * 2, "busy_us": [math.nan] * 2})
     share, line = gap_share(uncounted)
