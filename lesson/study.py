@@ -455,7 +455,8 @@ def line_test_answer(by_count: dict[str, Timing], over_line: np.ndarray, fixed_u
         fixed_us: per round, the line's value at 0 tokens ((8 t1 - t8) / 7).
 
     Returns:
-        Two lines: the line test's verdict, then the share (or why it is withheld).
+        The line test's verdict (where the line misses, a second line: the takeaway's tokens ratios need no line),
+        then the share, the line at 0 tokens (or why it is withheld).
     """
     from analysis.timing import PairedRatio
     from analysis.verdicts import estimate, judge_ratio, withheld
@@ -473,13 +474,14 @@ def line_test_answer(by_count: dict[str, Timing], over_line: np.ndarray, fixed_u
         grows = "faster" if fit.median > 1 else "slower"
         said = (
             f"No: {n64} takes {fit.median:.2f}x the line's prediction (p10-p90 {fit.p10:.2f}-{fit.p90:.2f}): between {n8} and {n64} time grows"
-            f" {grows} than the line, so the share below, the line at 0 tokens, is an extrapolation, not a tested value"
+            f" {grows} than the line.\nThe takeaway's 'measured, no model' tokens ratios use no line: they still show whether the time"
+            " grows with tokens"
         )
     fixed = float(np.median(fixed_us))
     if busy or fixed <= 0:
         share = withheld("the fixed part's share", "the line concludes nothing" if busy else "no fixed part fits")
     else:
-        basis = "the line above; the takeaway's share comes from another timing block"
+        basis = "the line above at 0 tokens, an extrapolation; the takeaway's share comes from another timing block"
         share = estimate(
             f"the fixed part's share of the {n1} call", {"this run": fixed / np.median(t1)}, "of its time", basis, "its cause", 2
         )
