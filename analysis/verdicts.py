@@ -447,28 +447,29 @@ def judge_ranges(
     return Verdict(kind="no measurable difference", sentence=text, within_noise=noise, not_apart=how, **fields)
 
 
+def _ranges_not_apart(a: tuple[float, float], b: tuple[float, float]) -> tuple[str, tuple[float, float], tuple[float, float]]:
+    """How two ranges `ranges_apart` does not tell apart sit against each other: "overlap", "touch" or "gap"
+    (a gap under the margin), with the lower range (by p10) and the higher one."""
+    low, high = sorted((a, b))  # by p10: the lower range first
+    return ("overlap" if high[0] < low[1] else "touch" if high[0] == low[1] else "gap"), low, high
+
+
 def _how_not_apart(a: tuple[float, float], b: tuple[float, float]) -> str:
     """The table's short reason two ranges were not told apart (08: "ranges not 5% apart" understated a range
     lying wholly inside the other)."""
     if (a[0] >= b[0] and a[1] <= b[1]) or (b[0] >= a[0] and b[1] <= a[1]):
         return "one range lies inside the other"
-    low, high = sorted((a, b))
-    if high[0] < low[1]:
-        return "the ranges overlap"
-    if high[0] == low[1]:
-        return "the ranges touch"
-    return f"ranges not {_margin_percent()}% apart"
+    how = _ranges_not_apart(a, b)[0]
+    return f"ranges not {_margin_percent()}% apart" if how == "gap" else f"the ranges {how}"
 
 
 def _why_not_apart(a: tuple[float, float], b: tuple[float, float], unit: str, f: str) -> str:
     """Which condition held for two ranges `ranges_apart` does not tell apart, named as it held (a reader
     who checks the numbers finds ranges 0.8% apart, not an overlap), the gap in the ranges' unit and
     format `f` first (01's reader found "0.4% apart (the gap over the larger end)" cryptic)."""
-    low, high = sorted((a, b))  # by p10: the lower range first
-    if high[0] < low[1]:
-        return "the ranges overlap"
-    if high[0] == low[1]:
-        return "the ranges touch"
+    how, low, high = _ranges_not_apart(a, b)
+    if how != "gap":
+        return f"the ranges {how}"
     larger = max(abs(high[0]), abs(low[1]))
     gap = high[0] - low[1]
     # the share is of the larger nearest end; 01's reader lost the thread in "0.3% of 3,079.5 us (the larger of ...)"
