@@ -111,6 +111,22 @@ def ranges_apart(subject_range: tuple[float, float], reference_range: tuple[floa
     return ""
 
 
+def apart_bounds(reference_range: tuple[float, float]) -> tuple[float, float]:
+    """The values one reading of a positive quantity must pass to lie apart from `reference_range` by
+    `ranges_apart`'s rule: strictly below the first, or strictly above the second. Why: a line that
+    prints its cut-offs (09: "read only below x0.86 or above x1.13") takes them from the rule itself.
+
+    Args:
+        reference_range: the reference's (p10, p90), both above zero.
+
+    Returns:
+        (below, above): p10 less the margin's share, p90 over one less that share.
+    """
+    low, high = reference_range
+    share = RESOLUTION - 1
+    return low * (1 - share), high / (1 - share)
+
+
 def ratio_bound(value: float, median: float | None = None) -> str:
     """A ratio's p10 or p90 printed with the decimals that place it against 1.0, the band's edges
     (RESOLUTION, 1/RESOLUTION) and the median beside it: a p10 of 1.0497 beside "no measurable
@@ -179,6 +195,7 @@ class Verdict:
     direction_word: str = ""  # judge_ratio's own word for the side of 1 ("longer compute"), shown in the table
     within_noise: bool = False  # "no measurable difference" with both sides inside the margin: the noise is the finding
     not_apart: str = ""  # ranges not told apart: how ("one range lies inside the other", "the ranges overlap", ...)
+    not_apart_why: str = ""  # the sentence's reason for it ("the ranges lie 10.7 us (0.3%) apart, inside the 5% margin")
 
     def __str__(self) -> str:
         return self.sentence
@@ -444,7 +461,7 @@ def judge_ranges(
     else:  # 01's warm-up ranges 3.4-3.7 against 3.1-3.3 ms read "no measurable difference" as "no difference"
         text = f"this run cannot tell {subject} and {reference} apart: {why}: inconclusive, not a finding that they are equal ({shown}, {spread})"
     how = _how_not_apart((a10, a90), (b10, b90))
-    return Verdict(kind="no measurable difference", sentence=text, within_noise=noise, not_apart=how, **fields)
+    return Verdict(kind="no measurable difference", sentence=text, within_noise=noise, not_apart=how, not_apart_why=why, **fields)
 
 
 def _ranges_not_apart(a: tuple[float, float], b: tuple[float, float]) -> tuple[str, tuple[float, float], tuple[float, float]]:

@@ -17,6 +17,7 @@ from analysis.claims import check_claims
 from analysis.contention import Contention
 from analysis.timing import PairedRatio
 from analysis.verdicts import (
+    apart_bounds,
     counted,
     decimals_apart,
     estimate,
@@ -129,12 +130,24 @@ def test_ranges_that_touch_are_not_measurably_apart():
     near = judge_ranges("rank 1 exit", (10.1, 12.0), "rank 0 exit", (8.0, 10.0), unit="ms")  # apart by 1%: not a finding
     assert near.kind == "no measurable difference" and near.word == "inconclusive (ranges not 5% apart)"
     assert "the ranges lie 0.1 ms (1.0%) apart, inside the 5% margin" in str(near)
+    assert near.not_apart_why == "the ranges lie 0.1 ms (1.0%) apart, inside the 5% margin"
+    assert touching.not_apart_why == "the ranges touch" and overlapping.not_apart_why == "the ranges overlap"
     apart = judge_ranges("rank 1 exit", (10.6, 12.0), "rank 0 exit", (8.0, 10.0), unit="ms")
     assert apart.kind == "slower" and "measurably above" in str(apart)
     # 01's exercise 2 (run 20261206T104608Z): ratio ranges 0.005 apart read "measurably above"
     assert judge_ranges("tiny", (1.070, 1.307), "lesson", (0.879, 1.065), decimals=2).kind == "no measurable difference"
     assert ranges_apart((1.070, 1.307), (0.879, 1.065)) == "" and ranges_apart((0.5, 0.9), (1.0, 2.0)) == "below"
     assert judge_ranges("a", (1.0, 2.0), "b", (3.0, 4.0)).kind == "faster"
+
+
+def test_apart_bounds_are_where_ranges_apart_flips_for_one_reading():
+    """09 printed its cut-offs ("read only below x0.86 or above x1.13") from the rule by hand."""
+    reference = (0.91, 1.07)
+    below, above = apart_bounds(reference)
+    assert below < reference[0] and above > reference[1]
+    for cut, side, step in ((below, "below", -1), (above, "above", 1)):
+        beyond, short = cut * (1 + step * 1e-9), cut * (1 - step * 1e-9)
+        assert ranges_apart((beyond, beyond), reference) == side and ranges_apart((short, short), reference) == ""
 
 
 def test_timings_from_separate_blocks_compare_by_range_and_a_busy_block_concludes_nothing():
