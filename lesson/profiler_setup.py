@@ -23,7 +23,6 @@ import torch
 from torch.profiler import profile, schedule
 
 from analysis.contention import Contention, contention_between, read_counters
-from analysis import verdicts
 from analysis.steps import step_summary
 from analysis.timing import Timing
 from analysis.verdicts import Verdict, counted, judge_timings, machine_line, withheld
@@ -148,11 +147,8 @@ def step_gap_line(table: pd.DataFrame, recorded: Any, steady: Any, steps_verdict
     if steps_verdict.kind != "slower" or gap_us <= 0:
         if steps_verdict.kind == "faster":  # steps that do more work read below: the machine's speed moved
             why = "steps measurably below the steady state: the machine's speed moved"
-        elif recorded.p10_us > steady.p90_us:  # apart, but closer than the margin: not "the profiler is free"
-            apart = (recorded.p10_us - steady.p90_us) / max(abs(recorded.p10_us), abs(steady.p90_us))
-            why = f"the two ranges lie {apart:.1%} apart, under the {(verdicts.RESOLUTION - 1) * 100:g}% margin"
-        else:
-            why = "step and steady-state ranges overlap"
+        else:  # the verdict's own reason (apart but inside the margin is not "the profiler is free")
+            why = (steps_verdict.not_apart_why or "the ranges were not told apart").replace("the ranges", "the two ranges", 1)
         said = f"{subject}: {extra_us:,.0f} us per step; whether the profiler lengthens the step: this run cannot tell ({why})"
         return dataclasses.replace(withheld(subject, why), sentence=said)  # the count stays; its share is withheld
     line = counted(subject, extra_us, "us", "the gap between the two medians", gap_us)
