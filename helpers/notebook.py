@@ -80,7 +80,8 @@ def orientation(name: str) -> list[str]:
     if info.appendix:
         lines.append(f"Appendix: the checks behind {', '.join(info.checks)}; off the lesson path.")
     elif info.optional:
-        lines.append("Optional: this notebook extends the core path (00-06, then 09); skip it if time is short.")
+        unless = f", unless {info.needed_when}" if info.needed_when else ""
+        lines.append(f"Optional: this notebook extends the core path (00-06, then 09); skip it if time is short{unless}.")
     return lines
 
 

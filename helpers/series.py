@@ -48,6 +48,9 @@ class NotebookInfo:
     neuron_facts: tuple[str, ...] = ()
     # the core path (00-06, then 09) teaches the lesson; an optional notebook extends it
     optional: bool = False
+    # for an optional lesson notebook: whom it is not optional for ("your model's input shapes vary: ..."),
+    # so that a reader bound for a trn2 is not told to skip what their model needs
+    needed_when: str = ""
     # the lesson notebooks whose numbers an appendix checks (empty for a lesson notebook)
     checks: tuple[str, ...] = ()
     # the notebooks whose saved results, in the same run folder, this one reads (they must run first)
@@ -152,6 +155,7 @@ NOTEBOOKS = (
         "recompiles and the compile cache, measured",
         neuron_facts=("N14", "N26", "N40"),
         optional=True,
+        needed_when="your model's input shapes vary: on Trainium each new shape compiles anew",
     ),
     NotebookInfo(
         "08_many_processes",
@@ -160,6 +164,7 @@ NOTEBOOKS = (
         "gloo on cpu (2 ranks), nccl on cuda",
         neuron_facts=("N27", "N30"),
         optional=True,
+        needed_when="you will train on more than one NeuronCore (torchrun ranks)",
     ),
     NotebookInfo(
         "09_trainium_device_view",
