@@ -310,7 +310,7 @@ def queue_takeaway(verdict: Verdict, sent_us: float, done_us: float) -> str:
         return f"{head} none from this run ({verdict.word}), so it shows no queue"
     return (
         f"{head} a timer stopped when the calls return reads about {100 * sent_us / done_us:.1f}% of the work"
-        f" (medians {sent_us:,.0f} us of {done_us:,.0f} us): it measures the queueing. Here .result() plays synchronize()."
+        f" (medians {sent_us:,.0f} us of {done_us:,.0f} us): it measures the queueing. Here waiting for the last result plays synchronize()."
     )
 
 
