@@ -217,9 +217,10 @@ def neuron_recipe_lines(ranks: int, on_neuron: bool) -> list[str]:
         "  env -u NEURON_RT_VISIBLE_CORES: unset it; if inherited, every rank lands on that one core.",
         f"  NEURON_RT_NUM_CORES={ranks} (= RANKS), NEURON_RT_VIRTUAL_CORE_SIZE=2: as in the vendor's example;"
         " their exact effect: UNVERIFIED.",
+        "  --rdzv_backend c10d --rdzv_endpoint localhost:29500: the rendezvous, where the ranks meet to form the group.",
         "  --local-ranks-filter 0 --tee 3: the console shows rank 0; every rank's output also goes to files.",
         "  your_script.py: lesson/rank_worker.py --out DIR --backend neuron --device neuron (UNVERIFIED: never run here);"
-        " the Neuron profiler writes one folder per rank, <instance>_pid_<pid>/.",
+        " --backend is the collective library, not BACKEND. The Neuron profiler writes one folder per rank.",
     ]
     if on_neuron:
         lines.append(

@@ -170,6 +170,7 @@ def test_neuron_recipe_lines_explain_each_flag_and_warn_a_seat_only_on_neuron():
         "NEURON_RT_NUM_CORES=2 (= RANKS)",
         "NEURON_RT_VIRTUAL_CORE_SIZE=2: ",
         "--local-ranks-filter 0 --tee 3",
+        "--rdzv_backend c10d --rdzv_endpoint localhost:29500: the rendezvous",
     ):
         assert any(part in line for line in lines[1:]), part
     assert "UNVERIFIED" in next(line for line in lines[1:] if "NEURON_RT_NUM_CORES" in line)
