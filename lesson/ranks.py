@@ -217,9 +217,10 @@ def neuron_recipe_lines(ranks: int, on_neuron: bool) -> list[str]:
         "  env -u NEURON_RT_VISIBLE_CORES: unset it; if inherited, every rank lands on that one core.",
         f"  NEURON_RT_NUM_CORES={ranks} (= RANKS), NEURON_RT_VIRTUAL_CORE_SIZE=2: as in the vendor's example;"
         " their exact effect: UNVERIFIED.",
+        "  --rdzv_backend c10d --rdzv_endpoint localhost:29500: the rendezvous, where the ranks meet to form the group.",
         "  --local-ranks-filter 0 --tee 3: the console shows rank 0; every rank's output also goes to files.",
         "  your_script.py: lesson/rank_worker.py --out DIR --backend neuron --device neuron (UNVERIFIED: never run here);"
-        " the Neuron profiler writes one folder per rank, <instance>_pid_<pid>/.",
+        " --backend is the collective library, not BACKEND. The Neuron profiler writes one folder per rank.",
     ]
     if on_neuron:
         lines.append(
@@ -299,34 +300,6 @@ def slow_step_wait_line(waits: pd.DataFrame, slowest: int, straggler_ms: float) 
     return line
 
 
-def traced_all_reduce_ms(traces: dict[int, Trace], waits: pd.DataFrame) -> pd.DataFrame:
-    """Per rank, the median length of the worker's `all_reduce` region as its own profiler recorded it,
-    on the steps with (`on`) and without (`off`) the straggler's extra work.
-
-    Why: a reader with traces and no stamps (a GPU or Trainium job) reads the wait off these regions;
-    notebook 08 prints them beside `collective_ms`, which the stamps measure around the same code.
-
-    Args:
-        traces: each rank's loaded trace (analysis.load_trace), by rank.
-        waits: rows of analysis.collective_waits (rank, step, straggling): which steps were slow.
-
-    Returns:
-        One row per rank, columns `traced all_reduce_ms (off)` and `(on)` (the order of 08's table); NaN where a trace has no such region.
-    """
-    rows = {}
-    for rank, trace in traces.items():
-        events = trace.events
-        regions = events[(events["name"] == "all_reduce") & (events["lane"] == "framework") & events["step"].notna()]
-        slow = waits[waits["rank"] == rank].set_index("step")["straggling"]
-        on = regions["step"].astype(int).map(slow)
-        ms = regions["dur"] / 1000
-        rows[rank] = {
-            "traced all_reduce_ms (off)": ms[on.eq(False)].median(),
-            "traced all_reduce_ms (on)": ms[on.eq(True)].median(),
-        }
-    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("rank")
-
-
 def arrival_parts(waits: pd.DataFrame) -> pd.DataFrame:
     """Per step, the longest wait split into its two parts: the last rank's later start and its longer compute.
 
@@ -394,8 +367,9 @@ def recorded_reading_line(table: pd.DataFrame, step: int, together: int, collect
             return f"no rank longer {'outside' if column == 'outside_ms' else 'inside'}"
         return f"rank {values.idxmax()} longer {'outside' if column == 'outside_ms' else 'inside'}"
 
+    likelier = " (the likelier straggler)" if table["outside_ms"].nunique() > 1 else ""
     return (
-        f"step {step} [{origin}], one step: a reading, not a verdict: {longer('outside_ms')} the collectives, "
+        f"step {step} [{origin}], one step: a reading, not a verdict: {longer('outside_ms')} the collectives{likelier}, "
         f"{longer('collective_ms')}; waited_ms counts only the {together} of {collectives} collectives "
         "that ended together on both ranks"
     )

@@ -170,6 +170,7 @@ def test_neuron_recipe_lines_explain_each_flag_and_warn_a_seat_only_on_neuron():
         "NEURON_RT_NUM_CORES=2 (= RANKS)",
         "NEURON_RT_VIRTUAL_CORE_SIZE=2: ",
         "--local-ranks-filter 0 --tee 3",
+        "--rdzv_backend c10d --rdzv_endpoint localhost:29500: the rendezvous",
     ):
         assert any(part in line for line in lines[1:]), part
     assert "UNVERIFIED" in next(line for line in lines[1:] if "NEURON_RT_NUM_CORES" in line)
@@ -364,25 +365,6 @@ def test_the_worker_accepts_the_recipes_neuron_device_and_builds_it_without_an_i
     assert built == [("neuron",)]
 
 
-def test_traced_all_reduce_regions_are_split_by_slow_step_per_rank(tmp_path):
-    """The profiler's own `all_reduce` region per rank, medians on slow and off steps; a region outside any
-    recorded step and the device lane's copy of the annotation are not counted."""
-    from analysis import load_trace
-    from lesson import traced_all_reduce_ms
-
-    def event(name, ts, dur, cat="user_annotation"):
-        return {"ph": "X", "cat": cat, "name": name, "ts": ts, "dur": dur, "pid": 1, "tid": 1}
-
-    lengths = {3: 20_000, 4: 1_000, 5: 22_000, 6: 3_000}  # microseconds: slow steps 3 and 5
-    found = [event(f"ProfilerStep#{s}", s * 100_000, 90_000) for s in lengths]
-    found += [event("all_reduce", s * 100_000 + 10, d) for s, d in lengths.items()]
-    found += [event("all_reduce", 900_000, 50_000), event("all_reduce", 300_010, 7, "gpu_user_annotation")]
-    (tmp_path / "rank0.trace.json").write_text(json.dumps({"traceEvents": found}))
-    waits = pd.DataFrame({"rank": 0, "step": list(lengths), "straggling": [True, False, True, False]})
-    table = traced_all_reduce_ms({0: load_trace(tmp_path / "rank0.trace.json")}, waits)
-    assert table.loc[0].to_dict() == {"traced all_reduce_ms (off)": 2.0, "traced all_reduce_ms (on)": 21.0}
-
-
 def test_recorded_job_metrics_keep_every_published_name_and_its_origin():
     """The names 08 published before the figures moved out of the notebook, each labelled with the origin."""
     from lesson.ranks import recorded_job_metrics
@@ -408,10 +390,10 @@ def test_recorded_reading_names_who_ran_longer_outside_and_inside_and_what_waite
     table = pd.DataFrame({"outside_ms": [106.3, 135.5], "collective_ms": [195.3, 168.0]}, index=[0, 1])
     line = recorded_reading_line(table, 551, 2, 5, "recorded elsewhere, not this run")
     assert "[recorded elsewhere, not this run], one step: a reading, not a verdict" in line
-    assert "rank 1 longer outside the collectives, rank 0 longer inside" in line
+    assert "rank 1 longer outside the collectives (the likelier straggler), rank 0 longer inside" in line
     assert "only the 2 of 5 collectives that ended together" in line
     even = table.assign(outside_ms=[120.0, 120.0])
-    assert "no rank longer outside" in recorded_reading_line(even, 551, 2, 5, "elsewhere")
+    assert "no rank longer outside the collectives, rank" in recorded_reading_line(even, 551, 2, 5, "elsewhere")
 
 
 def _job_inputs(busy: bool):
