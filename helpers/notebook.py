@@ -102,9 +102,10 @@ def threads_line(threads: int, default_threads: int) -> str:
     """The start line on intra-op threads. It states the setting and why (an op split over every CPU
     ends only when its slowest thread does, so one busy process stalls every op), and points to where
     both settings are timed beside a busy process (appendix A1, section 4) without promising what that
-    timing will show: on a machine busier than one process, the series' setting is flagged BUSY too."""
+    timing will show: on a machine busier than one process, the series' setting is flagged BUSY too.
+    "in this kernel": 08's ranks are processes of their own, which this setting does not reach."""
     return (
-        f"Threads: {threads} of PyTorch's default {default_threads} (one CPU left free unless OMP_NUM_THREADS is set: "
+        f"Threads: {threads} of PyTorch's default {default_threads} in this kernel (one CPU left free unless OMP_NUM_THREADS is set: "
         "A1, section 4)"  # readers of 00, 01 and 06 found the longer line jargon on the first screen
     )
 
