@@ -392,11 +392,14 @@ def _bound_lines(
     share as printed, with its per-round p10-p90 where `spreads` has it); who is not; the names in `near_one`,
     whose time the verdicts do not tell apart from moving their bytes at the reference's rate (a share of 1:
     the ratio rule's 5% margin, said so); the undecided; then the estimate's basis as one footnote (`share`, an
-    `estimate` verdict). A share whose p10-p90 holds 0.5 gets no label: the run cannot tell it from half, as a
-    pair verdict would not. One line each, so no clause's "it" points at another line's names (cr43 05 #4).
+    `estimate` verdict). A share whose p10-p90 holds 0.5, or reaches within the ratio rule's margin of it, gets no label:
+    touching half is not apart from it, as in a pair verdict. One line each, so no clause's "it" points at another line's names (cr43 05 #4).
     `label` names the kind of share ("byte share", "fixed share"): one unnamed "share" read as the other (cr44 05 #1)."""
+    from analysis.verdicts import RESOLUTION, relation_of
+
     spreads = spreads or {}
-    undecided = [n for n, (lo, hi) in spreads.items() if lo <= 0.5 <= hi]
+    margin = f"{(RESOLUTION - 1) * 100:g}%"
+    undecided = [n for n, (lo, hi) in spreads.items() if relation_of(lo / 0.5, hi / 0.5) == "about 1"]  # touching is not apart
 
     def said(n: str) -> str:
         return f"{n} {shares[n]:.2f}" + (f" ({spreads[n][0]:.2f}-{spreads[n][1]:.2f})" if n in spreads else "")
@@ -410,9 +413,9 @@ def _bound_lines(
     basis = share.sentence[share.sentence.index("(estimated") + 1 : -1]  # the verdict's own basis clause
     lines = [f"  {bound}* (over half the time {what}), {label}{' (p10-p90)' if spreads else ''}: {listed}"]
     lines += [f"  not {bound}: {rest}"] if rest else []
-    lines += [f"  {whose} p10-p90 reaches within 5% of 1 (all the time), so not told apart from 1"] if ones else []
+    lines += [f"  {whose} p10-p90 reaches within {margin} of 1 (all the time), so not told apart from 1"] if ones else []
     if undecided:
-        lines += [f"  undecided, the p10-p90 holds half (a wide range, whatever the median): {', '.join(map(said, undecided))}"]
+        lines += [f"  undecided, the p10-p90 holds half or reaches within {margin} of it: {', '.join(map(said, undecided))}"]
     return [*lines, f"  * {basis}"]
 
 
@@ -609,12 +612,12 @@ def copies_answer(
 def _against_counts(p10: float, p90: float, models: dict[str, float]) -> tuple[list[str], str]:
     """A p10-p90 in copies against each byte count, by the ratio rule (its 5% margin said where it decides):
     the counts not told apart, and the words."""
-    from analysis.verdicts import relation_of
+    from analysis.verdicts import RESOLUTION, relation_of
 
     told = [w for w, c in models.items() if relation_of(p10 / c, p90 / c) == "about 1"]
     said = f"not told apart from the {' or '.join(told)} count" if told else "told apart from every count"
     if any(not p10 <= models[w] <= p90 for w in told):  # told apart by the margin only
-        said += " (a count within 5% of the p10-p90 is not told apart)"
+        said += f" (a count within {(RESOLUTION - 1) * 100:g}% of the p10-p90 is not told apart)"
     return told, said
 
 
@@ -633,7 +636,7 @@ def _copies_through(block: dict[str, Timing], through: str, alloc: float, models
         return f"; the pair does not tell naive from {through}, so it gives no estimate"
     if not 0.75 <= alloc <= 1.25:  # not about one copy-like pass: the pair is no count of copies
         return f"; {through} allocates {alloc:.1f} inputs' bytes, not about one copy's, so the pair gives no estimate"
-    basis = f"naive takes {v.median:.2f}x {through}'s time by the pair, and {through} (alloc_over_input {alloc:.1f}) is assumed to make one copy-like pass"
+    basis = f"naive takes {v.median:.2f}x {through}'s time by the pair, and {through} (alloc_over_input {alloc:.1f}) is assumed to make one copy-like pass, so the unit is one {through} call (divide by its byte share in the takeaway for copies at that share's rate)"
     where = f"this run, p10-p90 {v.p10:.2f}-{v.p90:.2f}"  # the pair's per-round spread carries into the estimate
     said = estimate("naive's time", {where: v.median}, "copies' time", basis, f"how far {through} is from the copy", 2).sentence
     return f"; {said}" + (f". This estimate is {_against_counts(v.p10, v.p90, models)[1]}" if models else "")
