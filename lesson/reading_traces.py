@@ -46,12 +46,14 @@ def _factor(a: pd.Series, b: pd.Series, busy: Any) -> SimpleNamespace:
 
 @dataclass
 class HostOnlyFactors:
-    """Two variants' step and host-only times set against each other, and their verdict.
+    """Why the subject's host-only share differs from the reference's, as two factors and one verdict.
 
     `subject`: the variant with the largest host-only share (the answer's); `reference`: the
-    runner-up it was judged against; `step`, `host_only`: the reference's time over the subject's,
-    as factor ranges (p10_us / p90_us hold the factors); `busy`: both blocks' contention;
-    `verdict`: the step factor judged against the host-only factor (analysis.verdicts.judge_timings)."""
+    runner-up it was judged against; `host_only`: the subject's host-only time over the reference's;
+    `step`: the reference's step over the subject's (so that share factor = host_only x step);
+    each a factor range (p10_us / p90_us hold the factors); `busy`: both blocks' contention;
+    `verdict`: the step factor judged against the host-only factor (analysis.verdicts.judge_timings):
+    which of the two weighs more in the share factor; `share`: the subject's share over the reference's."""
 
     subject: str
     reference: str
@@ -59,27 +61,25 @@ class HostOnlyFactors:
     host_only: SimpleNamespace
     busy: Any
     verdict: Any
-    host_up: Any = None  # the subject's host-only time over the reference's (the share's other factor)
-    mostly: Any = None  # the step factor judged against `host_up`: which part of the share gap is the larger
-    share: Any = None  # the subject's host-only share over the reference's: `host_up` times `step`
+    share: Any = None
 
     @property
     def share_line(self) -> str:
-        """Why the shares differ, two lines: the subject's share over the reference's (the share factor,
-        its host-only factor times the step factor), then which factor is the larger (the `mostly` verdict)."""
+        """Why the shares differ, three lines: the two factors defined, the share factor as their
+        product, then which factor weighs more (the verdict)."""
         s, r = self.subject, self.reference
+        defined = f"host-only factor = {s}'s host-only us / {r}'s; step factor = {r}'s step us / {s}'s"
         head = f"share factor ({s}'s host-only share / {r}'s) = host-only factor x step factor"
         if self.share is not None:
             head = f"share factor: {s}'s host-only share is {self.share.p10_us:.1f}-{self.share.p90_us:.1f}x {r}'s (p10-p90) = host-only factor x step factor"
-        tail = {"slower": f"{s}'s shorter step explains most of it"}
-        tail["faster"] = f"{s}'s longer host-only time explains most of it"
-        said = tail.get(getattr(self.mostly, "kind", None), "neither factor told apart as the larger")
-        return f"{head}\n{said} ({self.mostly})"
+        tail = {"slower": f"{s}'s shorter step weighs more", "faster": f"{s}'s longer host-only time weighs more"}
+        said = tail.get(getattr(self.verdict, "kind", None), "neither factor told apart as the larger")
+        return f"{defined}\n{head}\n{said} ({self.verdict})"
 
 
 def host_only_factors(traces: dict[str, Any], contention: dict[str, Any], subject: str, reference: str) -> HostOnlyFactors:
-    """Judge whether the subject's step shrinks more against the reference's than its host-only
-    time does: the reason its host-only share is the larger (or not).
+    """Judge whether the subject's step shrinks against the reference's by more than its host-only
+    time grows: which of the two raises its host-only share the more.
 
     Args:
         traces: variant -> its loaded trace (analysis.load_trace), holding subject and reference.
@@ -88,18 +88,17 @@ def host_only_factors(traces: dict[str, Any], contention: dict[str, Any], subjec
 
     Returns:
         HostOnlyFactors; its verdict is "slower" where the step factor lies measurably above the
-        host-only factor (the subject's host-only share is then the larger), "faster" where below.
+        host-only factor (the shorter step weighs more), "faster" where below.
     """
     from analysis import combined, judge_timings, step_summary
 
     s = {n: step_summary(traces[n]).eval("host_only_us = step_us - busy_us - idle_total_us") for n in (subject, reference)}
     busy = combined([contention[reference], contention[subject]])
-    step, host = (_factor(s[reference][f"{c}_us"], s[subject][f"{c}_us"], busy) for c in ("step", "host_only"))
-    verdict = judge_timings("step factor", step, "host-only factor", host, "x", spread=f"{reference} / {subject}, p10-p90")
-    host_up = _factor(s[subject]["host_only_us"], s[reference]["host_only_us"], busy)
-    mostly = judge_timings("step factor", step, "host-only factor", host_up, "x", 2)
+    step = _factor(s[reference]["step_us"], s[subject]["step_us"], busy)
+    host = _factor(s[subject]["host_only_us"], s[reference]["host_only_us"], busy)
+    verdict = judge_timings("step factor", step, "host-only factor", host, "x", 2)
     share = _factor(s[subject].eval("host_only_us / step_us"), s[reference].eval("host_only_us / step_us"), busy)
-    return HostOnlyFactors(subject, reference, step, host, busy, verdict, host_up, mostly, share)
+    return HostOnlyFactors(subject, reference, step, host, busy, verdict, share)
 
 
 @dataclass
@@ -299,7 +298,7 @@ def reading_traces_metrics(
 
     Args:
         traces: variant -> its loaded trace; split: the drawn-step table (step_us, device_ops,
-            busy_us, idle_gaps, idle_us, host_only_us), one row per variant; its host-only share is
+            busy_us, idle_gaps, idle_total_us, host_only_us: step_summary's names), one row per variant; its host-only share is
             published from it as `<variant>_host_only_%`, the name earlier runs used.
         shares: variant -> its host-only share (%) per step, as a Timing; largest: the largest
             share judged against the runner-up (`largest_host_only_share`).
@@ -328,11 +327,13 @@ def reading_traces_metrics(
             value = float(recorded_calls.loc[label, col])
             metrics[f"recorded_{what}_{col}"] = metric(value, col, f"{label}, recorded by TraceLens")
     split = split.assign(**{"host_only_%": split["host_only_us"] / split["step_us"] * 100})  # the names earlier runs published
-    for name, row in split.rename(columns={"device_ops": "device_ops_per_step"}).iterrows():  # NaN where not counted
+    for name, row in split.rename(
+        columns={"device_ops": "device_ops_per_step", "idle_total_us": "idle_us"}
+    ).iterrows():  # NaN where not counted
         metrics |= {f"{VARIANT_KEYS[name]}_{c}": metric(float(v), "us" if c.endswith("_us") else "count") for c, v in row.items()}
-    shared = {"unit": "x", "note": f"{fx.reference} / {fx.subject}", "contention": fx.busy and fx.busy.record()}
-    for k, f in (("step", fx.step), ("host_only", fx.host_only)):
-        metrics |= {f"{k}_factor_{p}": metric(getattr(f, f"{p}_us"), **shared) for p in ("p10", "p90")}
+    shared = {"unit": "x", "contention": fx.busy and fx.busy.record()}
+    for k, f, note in (("step", fx.step, (fx.reference, fx.subject)), ("host_only", fx.host_only, (fx.subject, fx.reference))):
+        metrics |= {f"{k}_factor_{p}": metric(getattr(f, f"{p}_us"), note=" / ".join(note), **shared) for p in ("p10", "p90")}
     key = {n: f"{VARIANT_KEYS[n]}_host_only_share" for n in shares}
     for n, t in shares.items():
         metrics[key[n]] = metric(t.median_us, "%", "median", contention=t.contention and t.contention.record())
