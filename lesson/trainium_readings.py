@@ -276,7 +276,7 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
         start: `execution_start`'s result (rows named "<kernel>_<dtype>_s512").
 
     Returns:
-        Two lines, e.g. "before the first MATMUL (setup, then the first input reads): 17.2-18.2 us in every profile, no computing instruction;
+        Two lines, e.g. "before the first MATMUL (setup, then the first HBM reads): 17.2-18.2 us in every profile, no computing instruction;
         fused / baseline from the first MATMUL to the end: bf16 x0.52 (37.0 -> 19.1 us), ..." and "over the whole execution
         (total_time): bf16 x0.67, ...: the time before the first MATMUL dilutes the gain in these profiles (one execution each: a reading)".
     """
@@ -305,7 +305,7 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
         else "the start does not dilute the gain in every dtype"
     )
     return (
-        f"before the first MATMUL (setup, then the first input reads): {span} us in every profile, {before}; "
+        f"before the first MATMUL (setup, then the first HBM reads): {span} us in every profile, {before}; "
         f"fused / baseline from the first MATMUL to the end: "
         f"{', '.join(after_parts)}\nover the whole execution (total_time): {', '.join(whole_parts)}: {link}"
         " (one execution each: a reading)"
