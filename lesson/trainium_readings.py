@@ -198,7 +198,7 @@ def same_work_spread(ratios: pd.DataFrame) -> tuple[float, float]:
 
 
 def spread_line(ratios: pd.DataFrame) -> str:
-    """One line: the tensor lane's range (a yardstick, not a measured spread) and the margin, then which
+    """One line: the tensor lane's range (a yardstick, not a measured spread) and the cut-offs, then which
     time ratios lie outside it by more than the margin in both dtypes, which in neither ("no verdict in
     either dtype"), and which in one only (named only where there is one).
 
@@ -206,8 +206,8 @@ def spread_line(ratios: pd.DataFrame) -> str:
         ratios: `guesses_against_counters`' table.
 
     Returns:
-        e.g. "the tensor lane's range, same work: x0.91 to x1.07 (a yardstick, not a measured spread; margin 5%: read
-        only below x0.86 or above x1.13);
+        e.g. "the tensor lane's range, same work: x0.91 to x1.07; margin 5% (about how much separate runs differ):
+        read only below x0.867 or above x1.125 (3 decimals: the table's ratios print so);
         outside it in both dtypes: total_time, ...; no verdict in either dtype: vector_engine_active_time".
     """
     from analysis import RESOLUTION
@@ -219,8 +219,8 @@ def spread_line(ratios: pd.DataFrame) -> str:
     rest = [c for c, n in outside.items() if n == 0]
     mixed = [c for c, n in outside.items() if 0 < n < len(DTYPES)]
     return (
-        f"the tensor lane's range, same work: x{lo:.2f} to x{hi:.2f} (a yardstick, not a measured spread; "
-        f"margin {RESOLUTION - 1:.0%}: read only below x{lo * (2 - RESOLUTION):.2f} or above x{hi / (2 - RESOLUTION):.2f}); "
+        f"the tensor lane's range, same work: x{lo:.2f} to x{hi:.2f}; margin {RESOLUTION - 1:.0%} (about how much separate "
+        f"runs differ): read only below x{lo * (2 - RESOLUTION):.3f} or above x{hi / (2 - RESOLUTION):.3f}; "
         f"outside it in both dtypes: {', '.join(out) or 'none'}; "
         f"no verdict in either dtype: {', '.join(rest) or 'none'}"
         + (f"; outside it in one dtype only: {', '.join(mixed)}" if mixed else "")
@@ -238,12 +238,11 @@ def execution_start(exports: dict[str, Any]) -> pd.DataFrame:
         exports: profile name ("baseline_bf16_s512", ...) -> its NeuronExport (analysis.load_exports).
 
     Returns:
-        DataFrame, one row per profile: `first MATMUL (us)`, `share of total` (of the execution's time),
+        DataFrame, one row per profile: `first MATMUL (us)`, `fraction of total_time`,
         `first HBM-reading instruction starts (us)`, `DMA packets before the first HBM read (queue type: packets)` (the DMA
         packets that start before that instruction, per queue type: "type: packets", joined by ", "), `computing before
-        MATMUL` (analysis.COMPUTING_OPCODES instructions that start before the first MATMUL) and
-        `commonest opcodes before MATMUL (% of instructions)` (the 4 commonest, each with its share of
-        the instructions that start before the first MATMUL).
+        MATMUL` (analysis.COMPUTING_OPCODES instructions that start before the first MATMUL). The opcodes
+        themselves (semaphore waits and set-up instructions the lesson does not explain) are left to A4.
     """
     from analysis import COMPUTING_OPCODES
 
@@ -256,13 +255,10 @@ def execution_start(exports: dict[str, Any]) -> pd.DataFrame:
         queues = e.dma.loc[e.dma["start_ns"] < first_read_ns, "queue_type"].value_counts()
         rows[name] = {
             "first MATMUL (us)": first_matmul_ns / 1e3,
-            "share of total": first_matmul_ns / e.total_time_ns,
+            "fraction of total_time": first_matmul_ns / e.total_time_ns,
             "first HBM-reading instruction starts (us)": first_read_ns / 1e3,
             "DMA packets before the first HBM read (queue type: packets)": ", ".join(f"{q}: {n}" for q, n in queues.items() if n),
             "computing before MATMUL": int(before.isin(COMPUTING_OPCODES).sum()),
-            "commonest opcodes before MATMUL (% of instructions)": ", ".join(
-                f"{op} {s:.0%}" for op, s in before.value_counts(normalize=True).head(4).items()
-            ),
         }
     return pd.DataFrame(rows).T
 
@@ -274,18 +270,18 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
 
     Why here: the whole-execution ratio includes the start, which both kernels spend; a reader who
     sees the two ratios apart has to reconcile them by hand. Computed from the start table alone
-    (total time = first MATMUL / share of total).
+    (total time = first MATMUL / fraction of total_time).
 
     Args:
         start: `execution_start`'s result (rows named "<kernel>_<dtype>_s512").
 
     Returns:
-        Two lines, e.g. "before the first MATMUL: 17.2-18.2 us in every profile, no computing instruction;
-        fused / baseline after it: bf16 x0.52 (37.0 -> 19.1 us), ..." and "over the whole execution
+        Two lines, e.g. "before the first MATMUL (setup, then the first HBM reads): 17.2-18.2 us in every profile, no computing instruction;
+        fused / baseline from the first MATMUL to the end: bf16 x0.52 (37.0 -> 19.1 us), ..." and "over the whole execution
         (total_time): bf16 x0.67, ...: the time before the first MATMUL dilutes the gain in these profiles (one execution each: a reading)".
     """
     first = start["first MATMUL (us)"].astype(float)
-    total = first / start["share of total"].astype(float)
+    total = first / start["fraction of total_time"].astype(float)
     computing = start["computing before MATMUL"].astype(int)
     span = f"{first.min():.1f}" if f"{first.min():.1f}" == f"{first.max():.1f}" else f"{first.min():.1f}-{first.max():.1f}"
     before = (
@@ -309,7 +305,8 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
         else "the start does not dilute the gain in every dtype"
     )
     return (
-        f"before the first MATMUL: {span} us in every profile, {before}; fused / baseline after it: "
+        f"before the first MATMUL (setup, then the first HBM reads): {span} us in every profile, {before}; "
+        f"fused / baseline from the first MATMUL to the end: "
         f"{', '.join(after_parts)}\nover the whole execution (total_time): {', '.join(whole_parts)}: {link}"
         " (one execution each: a reading)"
     )

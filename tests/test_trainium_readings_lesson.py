@@ -86,7 +86,9 @@ def test_guess_table_reads_directions_from_the_exports(published):
     cut_low, cut_high = lo * 0.95, hi / 0.95  # analysis.ranges_apart's 5% margin, each side
     assert against_spread(cut_low - 1e-9, (lo, hi)) == "below" and against_spread(cut_low + 1e-9, (lo, hi)) == ""
     assert against_spread(cut_high + 1e-9, (lo, hi)) == "above" and against_spread(cut_high - 1e-9, (lo, hi)) == ""
-    assert f"(a yardstick, not a measured spread; margin 5%: read only below x{cut_low:.2f} or above x{cut_high:.2f})" in line
+    assert f"margin 5% (about how much separate runs differ): read only below x{cut_low:.3f} or above x{cut_high:.3f};" in line
+    # the vector bf16 ratio and the low cut-off differ at the printed 3 decimals (x0.87 against x0.87 did not)
+    assert f"{table.at['vector_engine_active_time', 'bf16']:.3f}" != f"{cut_low:.3f}"
     assert "outside it: total_time, vector" not in line
     assert line.endswith("no verdict in either dtype: vector_engine_active_time")
     assert "outside it in both dtypes: total_time" in line
@@ -111,7 +113,7 @@ def test_execution_start_reads_each_export():
         row, ins = start.loc[name], e.instructions
         first_matmul_ns = ins.loc[ins["opcode"] == "MATMUL", "start_ns"].min()
         assert row["first MATMUL (us)"] == pytest.approx(first_matmul_ns / 1e3)
-        assert 0 < row["share of total"] < 1
+        assert 0 < row["fraction of total_time"] < 1
         # the first HBM read comes before the first MATMUL, and only housekeeping runs before it
         assert 0 < row["first HBM-reading instruction starts (us)"] < row["first MATMUL (us)"]
         assert row["computing before MATMUL"] == 0
@@ -119,7 +121,6 @@ def test_execution_start_reads_each_export():
         assert row["DMA packets before the first HBM read (queue type: packets)"] == ", ".join(
             f"{q}: {n}" for q, n in early["queue_type"].value_counts().items()
         )
-        assert row["commonest opcodes before MATMUL (% of instructions)"].count("%") == 4
 
 
 def test_after_first_matmul_reading_links_the_start_to_total_time():
