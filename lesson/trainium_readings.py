@@ -206,21 +206,22 @@ def spread_line(ratios: pd.DataFrame) -> str:
         ratios: `guesses_against_counters`' table.
 
     Returns:
-        e.g. "the tensor lane's range, same work: x0.91 to x1.07; margin 5% (about how much separate runs differ):
+        e.g. "the tensor lane's range, same work: x0.912 to x1.068; margin 5% (about how much separate runs differ):
         read only below x0.867 or above x1.125 (3 decimals: the table's ratios print so);
         outside it in both dtypes: total_time, ...; no verdict in either dtype: vector_engine_active_time".
     """
-    from analysis import RESOLUTION
+    from analysis import RESOLUTION, apart_bounds
 
     lo, hi = same_work_spread(ratios)
+    below, above = apart_bounds((lo, hi))  # the rule's own cut-offs for one ratio against the range
     times = [c for c in ratios.index if "bytes" not in c and c != "tensor_engine_active_time"]
     outside = {c: sum(bool(against_spread(float(ratios.at[c, d]), (lo, hi))) for d in DTYPES) for c in times}
     out = [c for c, n in outside.items() if n == len(DTYPES)]
     rest = [c for c, n in outside.items() if n == 0]
     mixed = [c for c, n in outside.items() if 0 < n < len(DTYPES)]
     return (
-        f"the tensor lane's range, same work: x{lo:.2f} to x{hi:.2f}; margin {RESOLUTION - 1:.0%} (about how much separate "
-        f"runs differ): read only below x{lo * (2 - RESOLUTION):.3f} or above x{hi / (2 - RESOLUTION):.3f}; "
+        f"the tensor lane's range, same work: x{lo:.3f} to x{hi:.3f}; margin {RESOLUTION - 1:.0%} (about how much separate "
+        f"runs differ): read only below x{below:.3f} or above x{above:.3f}; "
         f"outside it in both dtypes: {', '.join(out) or 'none'}; "
         f"no verdict in either dtype: {', '.join(rest) or 'none'}"
         + (f"; outside it in one dtype only: {', '.join(mixed)}" if mixed else "")
