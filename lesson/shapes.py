@@ -190,10 +190,7 @@ def rows_computed(steady: list[Verdict], lengths: list[int], buckets: list[int])
     pair = next((v for v in steady if v.subject == "dynamic" and v.reference.startswith("bucketed")), None)
     cause = pair is not None and pair.kind == "faster"
     what = " (a count over the whole pass, not a timing)"
-    tail = (
-        "; the verdict above is a median of per-request time ratios. Two candidate causes of dynamic faster:"
-        " bucketed's padded rows, and its pad and slice on every call (A5 §6 splits the difference by length)"
-    )
+    tail = "; two candidate causes of dynamic faster: these padded rows, and bucketed's pad and slice on every call"
     return replace(found, sentence=f"{found.sentence}{what}{tail if cause else ''}")
 
 

@@ -114,7 +114,7 @@ def test_rows_computed_names_a_likely_cause_only_where_dynamic_ranks_faster():
     assert found.kind == "count" and found.median == 163 and found.p10 == 163 / 256
     assert "163 real ones against 256 for bucketed (real + padded)" in found.sentence
     assert "(a count over the whole pass, not a timing)" in found.sentence
-    assert "Two candidate causes of dynamic faster" in found.sentence and "pad and slice" in found.sentence
+    assert "two candidate causes of dynamic faster" in found.sentence and "pad and slice" in found.sentence
     for steady in (slower, []):  # bucketed faster, or no dynamic strategy (Neuron): the count names no cause
         other = rows_computed(steady, lengths, buckets).sentence
         assert "cause" not in other and other.endswith("(a count over the whole pass, not a timing)")
