@@ -177,7 +177,7 @@ def rows_computed(steady: list[Verdict], lengths: list[int], buckets: list[int])
     Why: 07's readers saw "dynamic faster" with no reason on the page; bucketed computes its padded
     rows too, and pads and slices eagerly on every call. The count is a total over the pass while the
     verdict is a median of per-request ratios (per request, time need not follow rows), so the
-    sentence says what each is and names both causes without picking one.
+    sentence calls the count a pass total and names both causes without picking one.
 
     Args:
         steady: steady_state_verdicts' verdicts; lengths: the stream; buckets: the bucket sizes.
