@@ -113,9 +113,11 @@ def test_rows_computed_names_a_likely_cause_only_where_dynamic_ranks_faster():
     found = rows_computed(faster, lengths, buckets)
     assert found.kind == "count" and found.median == 163 and found.p10 == 163 / 256
     assert "163 real ones against 256 for bucketed (real + padded)" in found.sentence
-    assert "likely why dynamic" in found.sentence and found.sentence.endswith("(a count, not a measurement)")
+    assert "(a count over the whole pass, not a timing)" in found.sentence
+    assert "two candidate causes of dynamic faster" in found.sentence and "pad and slice" in found.sentence
     for steady in (slower, []):  # bucketed faster, or no dynamic strategy (Neuron): the count names no cause
-        assert "likely" not in rows_computed(steady, lengths, buckets).sentence
+        other = rows_computed(steady, lengths, buckets).sentence
+        assert "cause" not in other and other.endswith("(a count over the whole pass, not a timing)")
 
 
 def test_the_stream_07_keeps_reads_back_as_it_was_served(tmp_path):
