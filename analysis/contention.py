@@ -184,13 +184,15 @@ class Contention:
             blocks = f"of {each}" if named else f"of {each} of the {self.blocks} timed blocks, the longest of which lasted {span}"
             return f"{'' if shown == '0%' else 'at most '}{shown} {blocks}"  # no parentheses inside the machine line's own
 
+        # several blocks may run in several processes (07 times one in a second process): each its own timing process
+        who = "the timing process" if worst_of else "this process"
         if quiet and self.waited_fraction is not None:
-            text = f"this process waited for a CPU {share(self.waited_fraction, False)}"
+            text = f"{who} waited for a CPU {share(self.waited_fraction, False)}"
             if self.pressure_fraction is not None and self.pressure_fraction >= BUSY_WAITED_FRACTION:
                 text += f"; other tasks waited {share(self.pressure_fraction, True)}, which this rule does not count"
             return text
         if self.waited_fraction is not None:
-            parts.append(f"a thread of this process waited for a CPU {share(self.waited_fraction, False)}")
+            parts.append(f"a thread of {who} waited for a CPU {share(self.waited_fraction, False)}")
         if self.pressure_fraction is not None:  # "of it" only where the span was named just before
             parts.append(f"some task on the machine waited {share(self.pressure_fraction, bool(parts))}")
         if self.steal_fraction and f"{self.steal_fraction:.0%}" != "0%":  # "the hypervisor took 0%" says nothing

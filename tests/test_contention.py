@@ -179,6 +179,8 @@ def test_the_worst_of_several_blocks_names_its_span_as_the_longest():
     assert combined([both, one]).blocks == 3 and one.seen().endswith("of the 78 ms")
     quiet = combined([one, Contention(0.05, 0.0, 0.0, None)])  # 06 printed "waited for a CPU at most 0% of any of the 3"
     assert "waited for a CPU 0% of each of the 2 timed blocks" in quiet.seen() and "at most 0%" not in quiet.seen()
+    # 07 times one block in a second process: "this process" misnamed it (cold read cr48)
+    assert quiet.seen(quiet=True).startswith("the timing process waited") and "this process" not in quiet.seen()
     assert Contention(**{k: v for k, v in asdict(one).items() if k != "blocks"}) == one  # records before `blocks` read back
 
 
