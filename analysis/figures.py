@@ -191,6 +191,8 @@ def plot_rank_steps(ax, waits, straggler_rank: int = -1) -> None:
         waits: analysis.rank_view.collective_waits rows (start, compute_end, compute_ms, wait_ms,
             exchange_ms in ms on the ranks' shared clock).
         straggler_rank: the rank labelled "(straggler)" on its row; -1 for none.
+            Each step's number is written above its bars, with "*" where the rows' `straggling` column
+            (where present) marks it as a step with the straggler's extra work.
     """
     from matplotlib.patches import Patch
 
@@ -202,8 +204,12 @@ def plot_rank_steps(ax, waits, straggler_rank: int = -1) -> None:
         ax.broken_barh([(s["compute_end"] + s["wait_ms"], s["exchange_ms"])], y, facecolors=EXCHANGE_COLOR)
     ranks = sorted(int(r) for r in waits["rank"].unique())
     ax.set_yticks(ranks, [f"rank {r}" + (" (straggler)" if r == straggler_rank else "") for r in ranks])
-    ax.invert_yaxis()
-    ax.set_xlabel("time (ms, one clock for all ranks)")
+    ax.set_ylim(max(ranks) + 0.5, min(ranks) - 0.8)  # inverted: rank 0 on top, a row for the step numbers above it
+    slow = "straggling" in waits  # 08's reader matched "slow steps" to the bars by counting: number them
+    for step, rows in waits.groupby("step"):
+        marked = "*" if slow and bool(rows["straggling"].any()) else ""
+        ax.text(rows["start"].min(), min(ranks) - 0.4, f"{step}{marked}", fontsize=7, va="bottom")
+    ax.set_xlabel("time (ms, one clock for all ranks); above: step numbers" + (", * a slow step" if slow else ""))
     handles = [
         Patch(color=MEANING_COLORS["device busy"], label="compute"),
         Patch(**idle, label="waiting for the last rank to arrive"),

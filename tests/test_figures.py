@@ -60,6 +60,10 @@ def test_the_rank_and_stream_figures_draw_every_rank_and_strategy():
     plot_rank_steps(ax, waits, straggler_rank=1)
     assert [t.get_text() for t in ax.get_yticklabels()] == ["rank 0", "rank 1 (straggler)"]
     assert len(ax.collections) == 3 * len(waits)  # compute, wait and exchange per rank and step
+    assert [t.get_text() for t in ax.texts] == ["0", "1", "2"]  # each step numbered above its bars
+    fig, ax = plt.subplots()
+    plot_rank_steps(ax, waits.assign(straggling=waits["step"] % 2 == 1), straggler_rank=1)
+    assert [t.get_text() for t in ax.texts] == ["0", "1*", "2"] and "* a slow step" in ax.get_xlabel()
     calls = pd.DataFrame({"strategy": ["a"] * 4 + ["b"] * 4, "seconds": [1.0, 0.1] * 4, "compiled": [True, False] * 4})
     fig, ax = plt.subplots()
     plot_cumulative_calls(ax, calls, pass_starts_at=2)
