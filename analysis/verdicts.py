@@ -332,10 +332,11 @@ def judge_ratio(ratio: Any, faster: str = "faster", slower: str = "slower") -> V
 
     Returns:
         A Verdict whose sentence is one line: "A took 2.00x the time of B: 2.00x slower
-        (per-round p10-p90 1.95-2.05)", "this run cannot rank A against B: the spread crosses 1, with some rounds
+        (per-round p10-p90 1.95-2.05)", "this run cannot tell A and B apart: the spread crosses 1, with some rounds
         faster and others slower (...): inconclusive, not a finding that they cost the same" (a spread that
         reaches past the 5% margin) or "...: the whole spread lies within 5% of 1 (...), so no measurable
-        difference here", or "not measurable here: the machine was busy (...)".
+        difference here" (as `judge_ranges` words ranges it cannot tell apart; 08's "cannot rank rank 1 against
+        rank 0" stumbled), or "not measurable here: the machine was busy (...)".
         A ratio of fewer than MIN_RANGE_SAMPLES rounds (`per_round`) is a "withheld" reading, its
         p10-p90 about its smallest and largest: "A / B read 1.16 (per-step p10-p90 1.08-1.30) over
         3 steps, too few for a spread (a verdict needs 5 steps): a reading, not a verdict".
@@ -398,9 +399,9 @@ def _judge(
         figures_shown = f"median {_per(pairing)} {num} / {den} = {shown}, {spread}"
         noise = _inside_margin(p10, p90)
         if noise:
-            text = f"this run cannot rank {num} against {den}: the whole spread lies within {_margin_percent()}% of 1 ({figures_shown}), so no measurable difference here"
+            text = f"this run cannot tell {num} and {den} apart: the whole spread lies within {_margin_percent()}% of 1 ({figures_shown}), so no measurable difference here"
         else:
-            text = f"this run cannot rank {num} against {den}: {allowed} ({figures_shown}): inconclusive, not a finding that they cost the same"
+            text = f"this run cannot tell {num} and {den} apart: {allowed} ({figures_shown}): inconclusive, not a finding that they cost the same"
         return Verdict(kind="no measurable difference", sentence=text, within_noise=noise, **fields)
     word = slower if relation == "above 1" else faster
     factor = med if med > 1 else 1 / med

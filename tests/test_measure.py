@@ -45,7 +45,7 @@ def test_paired_ratio_is_taken_per_round():
 def test_ratio_whose_spread_holds_one_is_no_measurable_difference():
     r = PairedRatio("a", "b", np.array([0.9, 1.05, 1.1, 0.97, 1.02]))
     assert not r.measurable
-    assert r.describe().startswith("this run cannot rank") and r.describe().endswith(
+    assert r.describe().startswith("this run cannot tell a and b apart") and r.describe().endswith(
         "inconclusive, not a finding that they cost the same"
     )
     inside = PairedRatio("a", "b", np.array([0.97, 0.99, 1.0, 1.01, 1.03]))  # the whole spread within the margin

@@ -75,7 +75,7 @@ def test_an_inconclusive_ratio_is_never_a_negative_finding():
     assert verdict.kind == "no measurable difference" and not verdict.measurable
     # a spread past the margin is inconclusive, and says so: 07's "so no measurable difference here" beside a
     # median of 1.28 (p10-p90 0.91-1.86) read as "they cost the same"
-    assert verdict.sentence.startswith("this run cannot rank") and verdict.sentence.endswith(
+    assert verdict.sentence.startswith("this run cannot tell") and verdict.sentence.endswith(
         "): inconclusive, not a finding that they cost the same"
     )
     assert "no measurable difference" not in verdict.sentence and verdict.word == "cannot rank (spread crosses 1)"
