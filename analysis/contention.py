@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 import time
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -149,15 +150,22 @@ class Contention:
     pressure_fraction: float | None  # some task on the machine waited for a CPU (PSI)
     steal_fraction: float | None  # the hypervisor ran other guests on this VM's CPUs
     blocks: int = 1  # how many blocks `combined` took the worst of: wall_s is then the longest one's
+    # blocks another process ran (07's second process), judged by the machine-wide pressure only: kept apart
+    # by `combined`, so that their pressure still decides BUSY and is not read as this process's wait
+    other_process: Contention | None = None
 
     @property
     def busy(self) -> bool | None:
-        """True when this process's timing lost CPU time to other work; None where unknown."""
+        """True when this process's timing lost CPU time to other work, or another process's block
+        (`other_process`) ran on a machine busy by pressure; None where unknown."""
         if self.waited_fraction is not None:
-            return self.waited_fraction >= BUSY_WAITED_FRACTION
-        if self.pressure_fraction is not None:  # work in other processes: the machine-wide view
-            return self.pressure_fraction >= BUSY_WAITED_FRACTION
-        return None
+            own = self.waited_fraction >= BUSY_WAITED_FRACTION
+        elif self.pressure_fraction is not None:  # work in other processes: the machine-wide view
+            own = self.pressure_fraction >= BUSY_WAITED_FRACTION
+        else:
+            own = None
+        other = None if self.other_process is None else self.other_process.busy
+        return own if other is None else other if own is None else own or other
 
     def seen(self, quiet: bool = False) -> str:
         """What was measured, in words, e.g. for "the machine was busy (...)".
@@ -184,20 +192,19 @@ class Contention:
             blocks = f"of {each}" if named else f"of {each} of the {self.blocks} timed blocks, the longest of which lasted {span}"
             return f"{'' if shown == '0%' else 'at most '}{shown} {blocks}"  # no parentheses inside the machine line's own
 
-        # several blocks may run in several processes (07 times one in a second process): each its own timing process
-        who = "the timing process" if worst_of else "this process"
+        other = "" if self.other_process is None else f"; while another process ran, {self.other_process.seen()}"
         if quiet and self.waited_fraction is not None:
-            text = f"{who} waited for a CPU {share(self.waited_fraction, False)}"
+            text = f"this process waited for a CPU {share(self.waited_fraction, False)}"
             if self.pressure_fraction is not None and self.pressure_fraction >= BUSY_WAITED_FRACTION:
                 text += f"; other tasks waited {share(self.pressure_fraction, True)}, which this rule does not count"
-            return text
+            return text + other
         if self.waited_fraction is not None:
-            parts.append(f"a thread of {who} waited for a CPU {share(self.waited_fraction, False)}")
+            parts.append(f"a thread of this process waited for a CPU {share(self.waited_fraction, False)}")
         if self.pressure_fraction is not None:  # "of it" only where the span was named just before
             parts.append(f"some task on the machine waited {share(self.pressure_fraction, bool(parts))}")
         if self.steal_fraction and f"{self.steal_fraction:.0%}" != "0%":  # "the hypervisor took 0%" says nothing
             parts.append(f"the hypervisor took {self.steal_fraction:.0%}")
-        return "; ".join(parts) or "no CPU counters on this system"
+        return ("; ".join(parts) or "no CPU counters on this system") + other
 
     def record(self) -> dict[str, Any]:
         """The JSON form stored beside a metric (metrics.json) and read back by `from_record`."""
@@ -248,6 +255,12 @@ def combined(contentions: list[Contention]) -> Contention | None:
         return None
     if len(contentions) == 1:
         return contentions[0]
+    # another process's block (pressure only) beside this process's: each judged by its own rule, not mixed
+    # (07 printed "waited for a CPU 0% of each of the 4 timed blocks", one of them never measured that way)
+    others = [c for c in contentions if c.waited_fraction is None and c.pressure_fraction is not None]
+    own = [c for c in contentions if c not in others]
+    if own and others:
+        return dataclasses.replace(combined(own), other_process=combined(others))
 
     def worst(values: list[float | None]) -> float | None:
         known = [v for v in values if v is not None]
