@@ -613,7 +613,8 @@ def plot_call_kernels(panels: dict[str, pd.DataFrame], title: str = "One module 
         ax.set_ylim(-1.0, 1.0)
         ax.set_title(
             f"{len(k)} kernels, {k['device_us'].sum():.1f} us of kernel time in a span of "
-            f"{(k['end'].max() - start):.1f} us: {recorded_label(device)}",
+            f"{(k['end'].max() - start):.1f} us, {k['gap_before_us'].fillna(0.0).sum():.1f} us idle between them: "
+            f"{recorded_label(device)}",  # the idle as 02's line prints it (the difference rounded apart: 8.6 against 8.7)
             loc="left",
             fontsize=9,
         )
