@@ -206,12 +206,16 @@ def ratio_tests_line(verdicts: dict[str, Verdict], compared: Verdict) -> str:
         compared: the `judge_timings` verdict of the two per-round ratio ranges.
 
     Returns:
-        One line: which calls read measurably above or below 1 (or none), and whether the ranges were told apart.
+        One line: which calls read measurably above or below 1 (or none), and whether the ranges were measurably apart.
     """
     sides = [
         f"{name} call measurably {'above' if v.kind == 'slower' else 'below'} 1" for name, v in verdicts.items() if v.measurable
     ]
-    ranges = {"slower": "told apart", "faster": "told apart", "no measurable difference": "not told apart"}
+    ranges = {
+        "slower": "measurably apart",
+        "faster": "measurably apart",
+        "no measurable difference": "cannot tell (inconclusive)",
+    }
     result = ranges.get(compared.kind, f"not judged ({compared.kind})")
     return f"the tests above compare each ratio with 1 ({'; '.join(sides) or 'neither call measurably apart from 1'}); this one compares the two ranges: {result}"
 

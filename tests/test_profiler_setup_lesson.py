@@ -199,10 +199,10 @@ def test_ratio_tests_line_contrasts_the_tests_against_1_with_the_ranges_test():
     assert near.kind == "no measurable difference"
     line = ratio_tests_line(verdicts, near)
     assert line == (
-        "the tests above compare each ratio with 1 (tiny call measurably above 1); this one compares the two ranges: not told apart"
+        "the tests above compare each ratio with 1 (tiny call measurably above 1); this one compares the two ranges: cannot tell (inconclusive)"
     )
     far = judge_ranges("tiny", (1.3, 1.5), "lesson", (0.99, 1.04), "x", 2)
-    assert ratio_tests_line(verdicts, far).endswith("the two ranges: told apart")
+    assert ratio_tests_line(verdicts, far).endswith("the two ranges: measurably apart")
     neither = {"lesson": verdicts["lesson"]}
     busy = dataclasses.replace(near, kind="busy")
     assert ratio_tests_line(neither, busy) == (
