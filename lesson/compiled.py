@@ -49,8 +49,8 @@ def break_evens(
 ) -> list[Verdict]:
     """How many warm calls pay the first compile back against naive, and how long a later compile took.
 
-    Why: a user pays the first compile (with its one-time setup) in every new process; a process
-    that already paid the setup pays about the later compile's time. The first is set against the
+    Why: the first compile may carry the process's one-time setup; a process that already paid it
+    pays about the later compile's time. The first is set against the
     time a warm call saves at the timed shape, less the naive call the cold call replaces (exercise 2's
     formula for a compile loaded from the cache). The later compile ran at another shape, whose saving
     is not timed, so its break-even is withheld: only its seconds and its ratio to the first's are given
