@@ -29,10 +29,11 @@ def test_written_over_input_is_nan_without_a_listing_or_a_write():
     assert math.isnan(written_over_input(_kernel([("in_ptr0", "arg0_1", ("4", "4"), "the input x")]), x))
 
 
-def _verdict(kind, p10=math.nan, p90=math.nan):
+def _verdict(kind, p10=math.nan, p90=math.nan, median=0.375):
     from types import SimpleNamespace
 
-    return SimpleNamespace(kind=kind, sentence="torch.compile / naive: cannot rank (a busy block)", p10=p10, p90=p90)
+    sentence = "torch.compile / naive: cannot rank (a busy block)"
+    return SimpleNamespace(kind=kind, sentence=sentence, median=median, p10=p10, p90=p90)
 
 
 def test_break_evens_price_the_first_compile_and_give_the_later_one_only_its_time():
@@ -62,6 +63,20 @@ def test_break_even_prints_the_range_the_paired_ratios_spread_gives():
     naive, compiled = SimpleNamespace(median_us=80_000.0), SimpleNamespace(median_us=30_000.0)
     paid_back, _ = break_evens({"seconds": 9.0}, {"seconds": 0.6}, naive, compiled, _verdict("faster", 0.5, 0.75), 4096, 1024)
     assert "223-446 calls across the paired ratio's p10-p90" in paid_back.sentence  # 8.92 s over 40 ms and over 20 ms
+
+
+def test_break_even_takes_its_saving_from_the_paired_ratios_median_so_it_sits_inside_its_range():
+    """cr49: 04 took the saving from the difference of the table's medians (a 3.35x) while its range used
+    the per-round ratios (median 0.32): the estimate sat at the edge of its own range."""
+    from types import SimpleNamespace
+
+    from lesson.compiled import break_evens
+
+    naive, compiled = SimpleNamespace(median_us=80_000.0), SimpleNamespace(median_us=20_000.0)  # 60 ms apart
+    verdict = _verdict("faster", 0.5, 0.75, median=0.6)  # the rounds' ratio: 80 ms * (1 - 0.6) = 32 ms saved
+    paid_back, _ = break_evens({"seconds": 9.0}, {"seconds": 0.6}, naive, compiled, verdict, 4096, 1024)
+    assert paid_back.median == 279  # 8.92 s / 32 ms = 278.75, not 8.92 s / 60 ms = 149
+    assert "32.0 ms a warm call saves" in paid_back.sentence and "223-446 calls" in paid_back.sentence
 
 
 def test_break_evens_round_up_to_whole_calls_as_exercise_2_does():
