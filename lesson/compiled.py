@@ -45,7 +45,7 @@ def _duration(seconds: float) -> str:
 
 
 def break_evens(
-    cold: dict[str, float], after_setup: dict[str, float], naive: Any, compiled: Any, verdict: Any, hidden: int, new_hidden: int
+    cold: dict[str, float], after_setup: dict[str, float], naive: Any, verdict: Any, hidden: int, new_hidden: int
 ) -> list[Verdict]:
     """How many warm calls pay the first compile back against naive, and how long a later compile took.
 
@@ -59,7 +59,7 @@ def break_evens(
     Args:
         cold: the first compile's `cold_call` result (its "seconds").
         after_setup: `cold_call`'s result for a compile after the first, at a new shape (its "seconds").
-        naive, compiled: the two variants' interleaved Timings (naive's `median_us`), at `hidden`.
+        naive: naive's interleaved Timing (its `median_us`), at `hidden`.
         verdict: `judge_ratio` of compiled / naive: a warm call saves naive's median times one minus
             its median (p10, p90 for the range); the first break-even is given only where its kind
             is "faster", else withheld with its sentence.

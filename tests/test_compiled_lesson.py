@@ -41,8 +41,8 @@ def test_break_evens_price_the_first_compile_and_give_the_later_one_only_its_tim
 
     from lesson.compiled import break_evens
 
-    naive, compiled = SimpleNamespace(median_us=80_000.0), SimpleNamespace(median_us=30_000.0)  # 50 ms saved
-    paid_back, later = break_evens({"seconds": 9.0}, {"seconds": 0.6}, naive, compiled, _verdict("faster"), 4096, 1024)
+    naive = SimpleNamespace(median_us=80_000.0)
+    paid_back, later = break_evens({"seconds": 9.0}, {"seconds": 0.6}, naive, _verdict("faster"), 4096, 1024)
     assert paid_back.kind == "estimate" and paid_back.median == 179.0  # (9 s - one 80 ms naive call) / 50 ms, rounded up
     assert "the first compile (9.0 s) back against naive: about 179 on this run" in paid_back.sentence
     assert "50.0 ms a warm call saves at HIDDEN = 4096" in paid_back.sentence
@@ -60,8 +60,8 @@ def test_break_even_prints_the_range_the_paired_ratios_spread_gives():
 
     from lesson.compiled import break_evens
 
-    naive, compiled = SimpleNamespace(median_us=80_000.0), SimpleNamespace(median_us=30_000.0)
-    paid_back, _ = break_evens({"seconds": 9.0}, {"seconds": 0.6}, naive, compiled, _verdict("faster", 0.5, 0.75), 4096, 1024)
+    naive = SimpleNamespace(median_us=80_000.0)
+    paid_back, _ = break_evens({"seconds": 9.0}, {"seconds": 0.6}, naive, _verdict("faster", 0.5, 0.75), 4096, 1024)
     assert "223-446 calls across the paired ratio's p10-p90" in paid_back.sentence  # 8.92 s over 40 ms and over 20 ms
 
 
@@ -72,9 +72,9 @@ def test_break_even_takes_its_saving_from_the_paired_ratios_median_so_it_sits_in
 
     from lesson.compiled import break_evens
 
-    naive, compiled = SimpleNamespace(median_us=80_000.0), SimpleNamespace(median_us=20_000.0)  # 60 ms apart
+    naive = SimpleNamespace(median_us=80_000.0)  # a compiled median 60 ms below would give 149 calls
     verdict = _verdict("faster", 0.5, 0.75, median=0.6)  # the rounds' ratio: 80 ms * (1 - 0.6) = 32 ms saved
-    paid_back, _ = break_evens({"seconds": 9.0}, {"seconds": 0.6}, naive, compiled, verdict, 4096, 1024)
+    paid_back, _ = break_evens({"seconds": 9.0}, {"seconds": 0.6}, naive, verdict, 4096, 1024)
     assert paid_back.median == 279  # 8.92 s / 32 ms = 278.75, not 8.92 s / 60 ms = 149
     assert "32.0 ms a warm call saves" in paid_back.sentence and "223-446 calls" in paid_back.sentence
 
@@ -85,8 +85,8 @@ def test_break_evens_round_up_to_whole_calls_as_exercise_2_does():
 
     from lesson.compiled import break_evens
 
-    naive, compiled = SimpleNamespace(median_us=80_000.0), SimpleNamespace(median_us=30_000.0)  # 50 ms saved
-    paid_back, _ = break_evens({"seconds": 9.01}, {"seconds": 0.61}, naive, compiled, _verdict("faster"), 4096, 1024)
+    naive = SimpleNamespace(median_us=80_000.0)
+    paid_back, _ = break_evens({"seconds": 9.01}, {"seconds": 0.61}, naive, _verdict("faster"), 4096, 1024)
     assert paid_back.median == 179  # (9.01 s - 80 ms) / 50 ms = 178.6 calls: the next whole call pays it back
 
 
@@ -95,8 +95,8 @@ def test_break_evens_are_withheld_unless_the_compiled_call_is_faster():
 
     from lesson.compiled import break_evens
 
-    naive, compiled = SimpleNamespace(median_us=80_000.0), SimpleNamespace(median_us=79_000.0)
-    paid_back, later = break_evens({"seconds": 9.0}, {"seconds": 0.6}, naive, compiled, _verdict("cannot rank"), 4096, 1024)
+    naive = SimpleNamespace(median_us=80_000.0)
+    paid_back, later = break_evens({"seconds": 9.0}, {"seconds": 0.6}, naive, _verdict("cannot rank"), 4096, 1024)
     assert paid_back.kind == "withheld" and "cannot rank (a busy block)" in paid_back.sentence
     assert later.kind == "withheld" and "cannot rank (a busy block)" in later.sentence
     assert "took 600 ms, 0.067x the first's" in later.sentence  # the time is still given
