@@ -275,8 +275,9 @@ def slow_step_wait_line(waits: pd.DataFrame, slowest: int, straggler_ms: float) 
 
     Why the start is in it: a wait is the gap between two arrivals, and each arrival is a start plus
     a compute, so the others can wait longer than the extra work where the straggler also started
-    its steps later (it usually left the previous all-reduce later: A5 section 2). That lag is printed
-    only where the wait exceeds the extra work and the stamps show the straggler starting later.
+    its steps later (A5 section 2 reads why). That lag is printed as a count and a per-step range, since a
+    median alone hides lags of both signs (a lag printed as 0.0 is not counted as later), and only where the
+    wait exceeds the extra work and the median lag is positive.
 
     Args:
         waits: rows of analysis.collective_waits (rank, step, straggling, start, wait_ms).
@@ -284,7 +285,7 @@ def slow_step_wait_line(waits: pd.DataFrame, slowest: int, straggler_ms: float) 
         straggler_ms: its extra work per slow step (0: none in this run).
 
     Returns:
-        One line of medians over the slow steps.
+        One line: medians over the slow steps, and where it applies the straggler's later starts.
     """
     on = waits[waits["straggling"]]
     mine = on.loc[on["rank"] == slowest, ["step", "start", "wait_ms"]]
@@ -292,11 +293,11 @@ def slow_step_wait_line(waits: pd.DataFrame, slowest: int, straggler_ms: float) 
     others = sorted(rows["rank"].unique())
     who = f"rank {others[0]}" if len(others) == 1 else "the other ranks"
     wait, own = rows["wait_ms"].median(), mine["wait_ms"].median()
-    later = (rows["start_slowest"] - rows["start"]).median()
+    lags = (rows["start_slowest"] - rows["start"]).groupby(rows["step"]).median()  # per step: how much later it started
     line = f"slow steps (medians): {who} waited {wait:.1f} ms for rank {slowest}'s {straggler_ms:g} ms of extra work"
     line += f", rank {slowest} itself {own:.1f} ms"
-    if straggler_ms > 0 and wait > straggler_ms and later > 0:
-        line += f"; rank {slowest} also started them {later:.1f} ms later (it usually left the previous all-reduce later: A5 §2)"
+    if straggler_ms > 0 and wait > straggler_ms and lags.median() > 0:
+        line += f"; rank {slowest} started later in {(lags.round(1) > 0).sum()} of {len(lags)}, per step {lags.min():.1f} to {lags.max():.1f} ms"
     return line
 
 
