@@ -458,7 +458,7 @@ def line_test_answer(by_count: dict[str, Timing], over_line: np.ndarray, fixed_u
         fixed_us: per round, the line's value at 0 tokens ((8 t1 - t8) / 7).
 
     Returns:
-        The line test's verdict (where the line misses, a second line: the takeaway's tokens ratios need no line),
+        The line test's verdict (where the line misses, a second line: the takeaway's fixed share rests on the smaller two counts only),
         then the share, the line at 0 tokens (or why it is withheld).
     """
     from analysis.timing import PairedRatio
@@ -477,8 +477,8 @@ def line_test_answer(by_count: dict[str, Timing], over_line: np.ndarray, fixed_u
         grows = "faster" if fit.median > 1 else "slower"
         said = (
             f"No: {n64} takes {fit.median:.2f}x the line's prediction (p10-p90 {fit.p10:.2f}-{fit.p90:.2f}): between {n8} and {n64} time grows"
-            f" {grows} than the line.\nThe takeaway's 'measured, no model' tokens ratios use no line: they still show whether the time"
-            " grows with tokens"
+            f" {grows} than the line.\nThe takeaway's fixed share uses the line through {n1} and {n8} only: this test neither"
+            " confirms nor refutes it there"
         )
     fixed = float(np.median(fixed_us))
     if busy or fixed <= 0:

@@ -657,8 +657,8 @@ def test_a_reference_run_whose_copy_failed_offers_no_ranking_to_fall_back_on(tmp
 
 
 def test_05s_line_test_answer_says_the_miss_and_the_share_as_an_extrapolation():
-    """Exercise 2's verdict from the cell's arithmetic: an upward miss points to the takeaway's tokens ratios,
-    which need no line, and the share is named the line at 0 tokens, an extrapolation (cr41 P2, cr47 05 #2); a line that predicts the largest call is not told apart; a busy block concludes nothing."""
+    """Exercise 2's verdict from the cell's arithmetic: an upward miss says the takeaway's fixed share rests on
+    the smaller two counts only (cr49 05 #7), and the share is named the line at 0 tokens, an extrapolation (cr41 P2, cr47 05 #2); a line that predicts the largest call is not told apart; a busy block concludes nothing."""
     from dataclasses import replace
 
     from analysis.contention import Contention
@@ -677,7 +677,7 @@ def test_05s_line_test_answer_says_the_miss_and_the_share_as_an_extrapolation():
     )
     assert missed[0].endswith("than the line.") and "so the share" not in missed[0]
     assert missed[1] == (
-        "The takeaway's 'measured, no model' tokens ratios use no line: they still show whether the time grows with tokens."
+        "The takeaway's fixed share uses the line through 8 tokens and 64 tokens only: this test neither confirms nor refutes it there."
     )
     assert missed[2].startswith("the fixed part's share of the 8 tokens call: about 0.97 of its time on this run (estimated")
     assert "the line above at 0 tokens, an extrapolation" in missed[2]
