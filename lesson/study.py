@@ -458,7 +458,7 @@ def line_test_answer(by_count: dict[str, Timing], over_line: np.ndarray, fixed_u
         fixed_us: per round, the line's value at 0 tokens ((8 t1 - t8) / 7).
 
     Returns:
-        The line test's verdict (where the line misses, a second line: the takeaway's tokens ratios need no line),
+        The line test's verdict (where the line misses, a second line: the takeaway's fixed share rests on the smaller two counts only),
         then the share, the line at 0 tokens (or why it is withheld).
     """
     from analysis.timing import PairedRatio
@@ -477,8 +477,8 @@ def line_test_answer(by_count: dict[str, Timing], over_line: np.ndarray, fixed_u
         grows = "faster" if fit.median > 1 else "slower"
         said = (
             f"No: {n64} takes {fit.median:.2f}x the line's prediction (p10-p90 {fit.p10:.2f}-{fit.p90:.2f}): between {n8} and {n64} time grows"
-            f" {grows} than the line.\nThe takeaway's 'measured, no model' tokens ratios use no line: they still show whether the time"
-            " grows with tokens"
+            f" {grows} than the line.\nThe takeaway's fixed share uses the line through {n1} and {n8} only: this test neither"
+            " confirms nor refutes it there"
         )
     fixed = float(np.median(fixed_us))
     if busy or fixed <= 0:
@@ -617,7 +617,7 @@ def _against_counts(p10: float, p90: float, models: dict[str, float]) -> tuple[l
     told = [w for w, c in models.items() if relation_of(p10 / c, p90 / c) == "about 1"]
     said = f"not told apart from the {' or '.join(told)} count" if told else "told apart from every count"
     if any(not p10 <= models[w] <= p90 for w in told):  # told apart by the margin only
-        said += f" (a count within {(RESOLUTION - 1) * 100:g}% of the p10-p90 is not told apart)"
+        said += f" (a count inside the p10-p90 widened by {(RESOLUTION - 1) * 100:g}% each side is not told apart)"
     return told, said
 
 
@@ -636,9 +636,11 @@ def _copies_through(block: dict[str, Timing], through: str, alloc: float, models
         return f"; the pair does not tell naive from {through}, so it gives no estimate"
     if not 0.75 <= alloc <= 1.25:  # not about one copy-like pass: the pair is no count of copies
         return f"; {through} allocates {alloc:.1f} inputs' bytes, not about one copy's, so the pair gives no estimate"
-    basis = f"naive takes {v.median:.2f}x {through}'s time by the pair, and {through} (alloc_over_input {alloc:.1f}) is assumed to make one copy-like pass, so the unit is one {through} call (divide by its byte share in the takeaway for copies at that share's rate)"
+    basis = f"naive takes {v.median:.2f}x {through}'s time by the pair, and {through} (alloc_over_input {alloc:.1f}) is assumed to make one copy-like pass"
     where = f"this run, p10-p90 {v.p10:.2f}-{v.p90:.2f}"  # the pair's per-round spread carries into the estimate
-    said = estimate("naive's time", {where: v.median}, "copies' time", basis, f"how far {through} is from the copy", 2).sentence
+    said = estimate(
+        "naive's time", {where: v.median}, f"{through} calls' time", basis, f"how far {through} is from the copy", 2
+    ).sentence
     return f"; {said}" + (f". This estimate is {_against_counts(v.p10, v.p90, models)[1]}" if models else "")
 
 
@@ -651,7 +653,12 @@ def reference_ranking(shape: str, reference_dir: Path | None = None) -> str:
         return f"Reference run ({origin}): its {shape} copy failed its check too, so it offers no ranking to fall back on"
     if not line or ", from closest to the copy: " not in line:
         return ""
-    return f"Reference run ({origin}): {_with_ties(line.split(' (median')[0], metrics, shape)}"  # label first
+    from helpers.series import VARIANT_KEYS
+
+    spreads = [(n, metrics.get(f"{shape}_{k}_over_copy", {})) for n, k in VARIANT_KEYS.items() if n != "copy"]
+    spread = ", ".join(f"{n} {m['p10']:.2f}-{m['p90']:.2f}" for n, m in spreads if "p10" in m and "p90" in m)
+    ranked = _with_ties(line.split(" (median")[0], metrics, shape)
+    return f"Reference run ({origin}): {ranked}" + (f" (p10-p90: {spread})" if spread else "")  # label first
 
 
 def _with_ties(line: str, metrics: dict, shape: str) -> str:

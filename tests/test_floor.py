@@ -518,6 +518,7 @@ def test_05s_reference_ranking_reads_the_newest_cpu_reference_run_with_its_origi
     assert (
         reference_ranking("large", tmp_path)
         == f"Reference run ({origin}): large 8192x4096, from closest to the copy: torch.compile 1.16x, then naive 3.3x"
+        " (p10-p90: naive 3.10-3.40)"  # each recorded ratio's p10-p90 where published (cr49 05 #6)
     )
     assert reference_reading(tmp_path)[0]["large_naive_over_copy"]["value"] == 3.3
     assert reference_ranking("small", tmp_path) == ""  # no such metric: nothing extra
@@ -579,7 +580,7 @@ def test_05s_exercise_1_answer_judges_both_byte_models_ranked_withheld_and_from_
     block, _, _ = takeaway_case(copy=100.0, compiled=110.0)
     both = copies_answer(ops, ranked, 3.0, tmp_path, block, 1.0, "compiled").split("\n")
     assert both[0] == line and both[1].startswith(  # the pair's route too, which the exercise teaches first
-        "By the pair naive / compiled instead: naive's time: about 3.00 copies' time on this run, p10-p90 3.00-3.00 (estimated"
+        "By the pair naive / compiled instead: naive's time: about 3.00 compiled calls' time on this run, p10-p90 3.00-3.00 (estimated"
     )  # the same two decimals as the basis's "3.00x", and a verdict against the counts like the reference run's
     assert both[1].endswith("is from the copy). This estimate is not told apart from the allocation count")
     _, _, failed = takeaway_case(copy=100.0, compiled=110.0, spread=0.6)
@@ -599,16 +600,18 @@ def test_05s_exercise_1_answer_judges_both_byte_models_ranked_withheld_and_from_
         in line
     )
     pair = copies_answer(ops, failed, 3.0, tmp_path, block, 1.0, "compiled").split("\n")  # this run's pair, on its own line
-    assert pair[0] == line and pair[1].startswith("By the pair naive / compiled instead: naive's time: about 3.00 copies' time")
+    assert pair[0] == line and pair[1].startswith(
+        "By the pair naive / compiled instead: naive's time: about 3.00 compiled calls' time"
+    )
     assert line.endswith(  # 3.1 / 3.0 = 1.03: within the margin, which the line names
-        "not this run) is not told apart from the allocation count (a count within 5% of the p10-p90 is not told apart)"
+        "not this run) is not told apart from the allocation count (a count inside the p10-p90 widened by 5% each side is not told apart)"
     )
     block, _, failed = takeaway_case(copy=100.0, compiled=110.0, spread=0.6)  # naive 3.0x compiled's time per round
     empty = tmp_path / "none"
     empty.mkdir()
     through = copies_answer(ops, failed, 3.0, empty, block, 1.0, "compiled")  # both withheld: an estimate through the pair
     assert (  # the estimate alone: no "not measured" beside "on this run" (cr45 05 #5)
-        "allocation; naive's time: about 3.00 copies' time on this run, p10-p90 3.00-3.00"
+        "allocation; naive's time: about 3.00 compiled calls' time on this run, p10-p90 3.00-3.00"
         " (estimated, not measured: naive takes 3.00x" in through
     )
     assert "compiled (alloc_over_input 1.0) is assumed to make one copy-like pass" in through  # the pair's range, printed
@@ -654,8 +657,8 @@ def test_a_reference_run_whose_copy_failed_offers_no_ranking_to_fall_back_on(tmp
 
 
 def test_05s_line_test_answer_says_the_miss_and_the_share_as_an_extrapolation():
-    """Exercise 2's verdict from the cell's arithmetic: an upward miss points to the takeaway's tokens ratios,
-    which need no line, and the share is named the line at 0 tokens, an extrapolation (cr41 P2, cr47 05 #2); a line that predicts the largest call is not told apart; a busy block concludes nothing."""
+    """Exercise 2's verdict from the cell's arithmetic: an upward miss says the takeaway's fixed share rests on
+    the smaller two counts only (cr49 05 #7), and the share is named the line at 0 tokens, an extrapolation (cr41 P2, cr47 05 #2); a line that predicts the largest call is not told apart; a busy block concludes nothing."""
     from dataclasses import replace
 
     from analysis.contention import Contention
@@ -674,7 +677,7 @@ def test_05s_line_test_answer_says_the_miss_and_the_share_as_an_extrapolation():
     )
     assert missed[0].endswith("than the line.") and "so the share" not in missed[0]
     assert missed[1] == (
-        "The takeaway's 'measured, no model' tokens ratios use no line: they still show whether the time grows with tokens."
+        "The takeaway's fixed share uses the line through 8 tokens and 64 tokens only: this test neither confirms nor refutes it there."
     )
     assert missed[2].startswith("the fixed part's share of the 8 tokens call: about 0.97 of its time on this run (estimated")
     assert "the line above at 0 tokens, an extrapolation" in missed[2]
