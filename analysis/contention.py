@@ -167,13 +167,15 @@ class Contention:
         other = None if self.other_process is None else self.other_process.busy
         return own if other is None else other if own is None else own or other
 
-    def seen(self, quiet: bool = False) -> str:
+    def seen(self, short: bool = False) -> str:
         """What was measured, in words, e.g. for "the machine was busy (...)".
 
         Args:
-            quiet: the short form of a quiet block's line: only this process's wait, which decides BUSY, and
-                other tasks' wait only where it reaches the BUSY share (readers of 01 met the full form four
-                times a notebook, and 07's found "quiet" beside "some task waited 25%" contradictory).
+            short: the form the notebooks print: only this process's wait, which decides BUSY, and other
+                tasks' wait only where it reaches the BUSY share of a block this process's wait did not
+                flag (readers of 01 met the full form four times a notebook; 07's found "quiet" beside "some
+                task waited 25%" contradictory; 06's busy lines, each naming both, outgrew its reading time).
+                The full form (every counter) is what `record` stores.
         """
         parts = []
         span = (
@@ -193,9 +195,10 @@ class Contention:
             return f"{'' if shown == '0%' else 'at most '}{shown} {blocks}"  # no parentheses inside the machine line's own
 
         other = "" if self.other_process is None else f"; while another process ran, {self.other_process.seen()}"
-        if quiet and self.waited_fraction is not None:
+        if short and self.waited_fraction is not None:
             text = f"this process waited for a CPU {share(self.waited_fraction, False)}"
-            if self.pressure_fraction is not None and self.pressure_fraction >= BUSY_WAITED_FRACTION:
+            flagged = self.waited_fraction >= BUSY_WAITED_FRACTION  # its own wait decided: the others' adds nothing
+            if not flagged and self.pressure_fraction is not None and self.pressure_fraction >= BUSY_WAITED_FRACTION:
                 text += f"; other tasks waited {share(self.pressure_fraction, True)}, which this rule does not count"
             return text + other
         if self.waited_fraction is not None:

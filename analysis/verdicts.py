@@ -342,7 +342,7 @@ def judge_ratio(ratio: Any, faster: str = "faster", slower: str = "slower") -> V
         3 steps, too few for a spread (a verdict needs 5 steps): a reading, not a verdict".
     """
     contention: Contention | None = getattr(ratio, "contention", None)
-    busy_seen = contention.seen() if contention is not None and contention.busy else None
+    busy_seen = contention.seen(short=True) if contention is not None and contention.busy else None
     figures = (float(ratio.median), float(ratio.p10), float(ratio.p90))
     pairing = getattr(ratio, "pairing", "round")
     rounds = getattr(ratio, "per_round", None)
@@ -536,7 +536,7 @@ def judge_timings(
     """
     busy = [t.contention for t in (timing, reference_timing) if t.contention is not None and t.contention.busy]
     if busy:
-        seen = busy[0].seen()
+        seen = busy[0].seen(short=True)
         f = f",.{decimals}f"
         read = [f"{t.median_us:{f}} {unit} ({spread} {t.p10_us:{f}}-{t.p90_us:{f}})" for t in (timing, reference_timing)]
         text = f"not measurable here: the machine was busy ({seen}); {subject} read {read[0]} against {reference} {read[1]} and concludes nothing"
@@ -678,6 +678,6 @@ def machine_line(timings: dict[str, Any], block: str = "timing") -> str:
         return f"CPU contention while {block}: not measured on this system (no /proc schedstat)"
     if contention.busy:
         what = "these timings" if block == "timing" else "that block"
-        return f"BUSY: the machine was busy while {block} ({contention.seen()}); comparisons drawn from {what} conclude nothing"
+        return f"BUSY: the machine was busy while {block} ({contention.seen(short=True)}); comparisons drawn from {what} conclude nothing"
     # the threshold named: 04's reader found "quiet" beside "some task ... waited 7%" unexplained
-    return f"quiet while {block} ({contention.seen(quiet=True)}; BUSY from {BUSY_WAITED_FRACTION:.0%})"
+    return f"quiet while {block} ({contention.seen(short=True)}; BUSY from {BUSY_WAITED_FRACTION:.0%})"

@@ -88,7 +88,9 @@ def test_a_busy_ratio_says_not_measurable_and_claims_nothing():
     ratio = PairedRatio("torch.compile", "copy", np.array([3800.0, 3900.0, 4400.0]), contention=Contention(0.8, 0.52, 0.49, 0.01))
     assert ratio.busy and not ratio.measurable and ratio.relation == "busy"
     text = ratio.describe()
-    assert text.startswith("not measurable here: the machine was busy (a thread of this process waited for a CPU 52%")
+    # the short form: this process's wait decided, so other tasks' (49%) is not named (06's busy lines outgrew its reading time)
+    assert text.startswith("not measurable here: the machine was busy (this process waited for a CPU 52% of the 800 ms)")
+    assert "49%" not in text and "a thread of this process waited for a CPU 52%" in ratio.contention.record()["seen"]
     assert "concludes nothing" in text and "slower" not in text
     quiet = PairedRatio(
         "torch.compile", "copy", np.array([21.2, 21.5, 21.8, 22.4, 23.3]), contention=Contention(0.8, 0.01, 0.0, 0.0)
@@ -184,7 +186,7 @@ def test_the_worst_of_several_blocks_names_its_span_as_the_longest():
     second = Contention(5.4, None, 0.02, None)
     mixed = combined([second, one, two])
     assert mixed.blocks == 2 and mixed.other_process == second and mixed.busy is False
-    assert mixed.seen(quiet=True) == (
+    assert mixed.seen(short=True) == (
         "this process waited for a CPU at most 2% of any of the 2 timed blocks, the longest of which lasted 78 ms; "
         "while another process ran, some task on the machine waited 2% of the 5.4 s"
     )
