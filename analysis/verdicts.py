@@ -664,7 +664,7 @@ def verdict_table(verdicts: Iterable[Verdict]) -> Any:
     return pd.DataFrame([v.row() for v in verdicts])
 
 
-def machine_line(timings: dict[str, Any], block: str = "timing") -> str:
+def machine_line(timings: dict[str, Any], block: str = "timing", full: bool = False) -> str:
     """One line on whether other work took CPU time while these timings ran (they share one
     interleaved block): printed beside every timed comparison, so a busy machine is never silent.
 
@@ -672,12 +672,13 @@ def machine_line(timings: dict[str, Any], block: str = "timing") -> str:
         timings: name -> a Timing (its `.contention`), or name -> a `Contention` itself (a block
             that is not a Timing, such as a profiled loop measured with `contention_between`).
         block: what the block did, for the sentence ("timing", "profiling").
+        full: every counter (appendix A1 shows what each one saw), not the short form the lessons print.
     """
     contention = combined([c for c in (getattr(t, "contention", t) for t in timings.values()) if isinstance(c, Contention)])
     if contention is None or contention.busy is None:
         return f"CPU contention while {block}: not measured on this system (no /proc schedstat)"
     if contention.busy:
         what = "these timings" if block == "timing" else "that block"
-        return f"BUSY: the machine was busy while {block} ({contention.seen(short=True)}); comparisons drawn from {what} conclude nothing"
+        return f"BUSY: the machine was busy while {block} ({contention.seen(short=not full)}); comparisons drawn from {what} conclude nothing"
     # the threshold named: 04's reader found "quiet" beside "some task ... waited 7%" unexplained
-    return f"quiet while {block} ({contention.seen(short=True)}; BUSY from {BUSY_WAITED_FRACTION:.0%})"
+    return f"quiet while {block} ({contention.seen(short=not full)}; BUSY from {BUSY_WAITED_FRACTION:.0%})"

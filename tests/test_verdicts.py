@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -402,6 +403,9 @@ def test_a_machine_line_names_the_span_when_only_pressure_was_measured():
     )
     both = Contention(2.0, 0.01, 0.02, 0.0).seen()
     assert both == "a thread of this process waited for a CPU 1% of the 2.0 s; some task on the machine waited 2% of it"
+    # lessons print the short form; appendix A1 asks for every counter
+    busy = {"block": SimpleNamespace(contention=Contention(0.1, 0.4, 0.5, 0.0))}
+    assert "some task" not in machine_line(busy) and "some task on the machine waited 50% of it" in machine_line(busy, full=True)
 
 
 def test_ranges_that_are_apart_print_apart():
