@@ -155,7 +155,7 @@ NOTEBOOKS = (
         "recompiles and the compile cache, measured",
         neuron_facts=("N14", "N26", "N40"),
         optional=True,
-        needed_when="your model's input shapes vary: on Trainium each new shape compiles anew",
+        needed_when="your model's input shapes vary: the Neuron docs say each new shape compiles anew",
     ),
     NotebookInfo(
         "08_many_processes",
