@@ -218,9 +218,10 @@ def neuron_recipe_lines(ranks: int, on_neuron: bool) -> list[str]:
         f"  NEURON_RT_NUM_CORES={ranks} (= RANKS), NEURON_RT_VIRTUAL_CORE_SIZE=2: as in the vendor's example;"
         " their exact effect: UNVERIFIED.",
         "  --rdzv_backend c10d --rdzv_endpoint localhost:29500: the rendezvous, where the ranks meet to form the group.",
-        "  --local-ranks-filter 0 --tee 3: the console shows rank 0; every rank's output also goes to files.",
+        "  --local-ranks-filter 0 --tee 3: the console shows rank 0; files hold every rank's output.",
         "  your_script.py: lesson/rank_worker.py --out DIR --backend neuron --device neuron (UNVERIFIED: never run here);"
-        " --backend is the collective library, not BACKEND. The Neuron profiler writes one folder per rank.",
+        " --backend is the collective library, not BACKEND.",
+        "  The Neuron profiler writes one folder per rank, named by pid: have each rank print its rank and os.getpid().",
     ]
     if on_neuron:
         lines.append(
@@ -325,7 +326,7 @@ def arrival_parts(waits: pd.DataFrame) -> pd.DataFrame:
                 "arrived last": int(last["rank"]),
                 "arrived first": int(first["rank"]),
                 "wait_ms": first["wait_ms"],
-                "started later by (ms)": last["start"] - first["start"],
+                "start gap (ms, + = last rank started later)": last["start"] - first["start"],
                 "computed longer by (ms)": last["compute_ms"] - first["compute_ms"],
             }
         )
@@ -341,7 +342,7 @@ def arrival_parts_line(parts: pd.DataFrame) -> str:
     Returns:
         One line: in how many steps the later start, and in how many the longer compute, was the larger part.
     """
-    by_start = int((parts["started later by (ms)"] > parts["computed longer by (ms)"]).sum())
+    by_start = int((parts["start gap (ms, + = last rank started later)"] > parts["computed longer by (ms)"]).sum())
     return (
         f"the last rank's later start was the larger part of the wait in {by_start} of {len(parts)} steps, "
         f"its longer compute in {len(parts) - by_start}"

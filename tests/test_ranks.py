@@ -184,6 +184,7 @@ def test_neuron_recipe_lines_explain_each_flag_and_warn_a_seat_only_on_neuron():
     assert "UNVERIFIED" in next(line for line in lines[1:] if "NEURON_RT_NUM_CORES" in line)
     assert not any("workshop seat" in line for line in lines)
     assert any("lesson/rank_worker.py --out DIR --backend neuron --device neuron" in line for line in lines)
+    assert any("named by pid" in line for line in lines)  # N30: <instance>_pid_<pid>/, not by rank
     assert "NeuronCores 0-1" in neuron_recipe_lines(2, on_neuron=True)[-1]
 
 
@@ -464,9 +465,9 @@ def test_arrival_parts_split_each_wait_into_the_later_start_and_the_longer_compu
     assert parts["arrived last"].tolist() == [1, 0]
     assert parts["arrived first"].tolist() == [0, 1]
     assert parts["wait_ms"].tolist() == pytest.approx([1.0, 3.0])
-    assert parts["started later by (ms)"].tolist() == pytest.approx([2.0, -1.0])
+    assert parts["start gap (ms, + = last rank started later)"].tolist() == pytest.approx([2.0, -1.0])
     assert parts["computed longer by (ms)"].tolist() == pytest.approx([-1.0, 4.0])
-    added = parts["started later by (ms)"] + parts["computed longer by (ms)"]
+    added = parts["start gap (ms, + = last rank started later)"] + parts["computed longer by (ms)"]
     assert added.tolist() == pytest.approx(parts["wait_ms"].tolist())
     assert arrival_parts_line(parts) == (
         "the last rank's later start was the larger part of the wait in 1 of 2 steps, its longer compute in 1"
