@@ -335,8 +335,10 @@ def shape_takeaways(
             told = "" if v.measurable else ", not told apart from it"  # read aloud: no nested verdict words
             tiers = ranking.tiers()
             tied = "".join(f" ≈ {n}" for n in tiers[0][1:])  # not told apart from the closest
-            far = " ≈ ".join(tiers[-1]) + ", " + ", ".join(f"{ranking.over_floor[n].median:.2f}x" for n in tiers[-1])
-            last = f"; farthest: {far}" if len(tiers) > 1 else ""  # a tie shows as one: ≈
+            far = ", ".join(f"{n} {ranking.over_floor[n].median:.2f}x" for n in tiers[-1])
+            n_far = len(tiers[-1])  # an inconclusive pair is not a tie (cr50 05 #2)
+            far += " (these two not ranked)" if n_far == 2 else " (these not ranked)" if n_far > 2 else ""
+            last = f"; farthest: {far}" if len(tiers) > 1 else ""
             lines += [
                 f"{ranking.label}: closest to the copy: {first}{tied}, {v.median:.2f}x the copy's time{told} (p10-p90 {ratio_bound(v.p10)}-{ratio_bound(v.p90)}){last}"
             ]
@@ -413,7 +415,7 @@ def _bound_lines(
     basis = share.sentence[share.sentence.index("(estimated") + 1 : -1]  # the verdict's own basis clause
     lines = [f"  {bound}* (over half the time {what}), {label}{' (p10-p90)' if spreads else ''}: {listed}"]
     lines += [f"  not {bound}: {rest}"] if rest else []
-    lines += [f"  {whose} p10-p90 reaches within {margin} of 1 (all the time), so not told apart from 1"] if ones else []
+    lines += [f"  {whose} p10-p90 reaches within {margin} of 1 (1: all its time), so not told apart from 1"] if ones else []
     if undecided:
         lines += [f"  undecided, the p10-p90 holds half or reaches within {margin} of it: {', '.join(map(said, undecided))}"]
     return [*lines, f"  * {basis}"]
@@ -791,8 +793,12 @@ def plot_over_copy(rankings: dict[str, Ranking], names: list[str], title: str, p
         alpha=0.3,
         label=f"within {RESOLUTION - 1:.0%} of the copy\n(a whisker into it: not told apart)",
     )
+    handles, labels = ax.get_legend_handles_labels()
+    if any(tied.values()):  # an inconclusive pair, not a tie (cr50 05 #1)
+        handles.insert(2, plt.Line2D([], [], ls="none"))
+        labels.insert(2, "≈: the pair cannot rank them\n(inconclusive)")
     ax.set_title(title)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.figure.savefig(path, bbox_inches="tight")
     return ax
 
@@ -845,4 +851,7 @@ def _memory_bound(ranking: Ranking, floor: FloorCheck, block: dict[str, Timing],
     subject = f"moving its bytes at the {reference.split()[0]}'s rate"
     share = estimate(subject, shares, "of the time", basis, "a read-only pass (mean), which allocates nothing", 2)
     near_one = {n for n, r in at_rate.items() if not judge_ratio(r).measurable}  # not told apart from its bytes' time
-    return [line.removeprefix("  ") for line in _bound_lines("memory-bound", subject, shares, share, near_one, spreads)]
+    return [
+        line.removeprefix("  ")
+        for line in _bound_lines("memory-bound", subject, shares, share, near_one, spreads, "byte share, that time ÷ its time")
+    ]

@@ -255,31 +255,33 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     pairs = [(v.subject, v.reference) for v in newer_first(ranking, block)]  # 03 and 04's way round
     assert pairs == [("fused", "naive"), ("compiled", "naive"), ("compiled", "fused")]
     assert lines[1:] == [  # no allocation recorded: one copy's bytes each; every variant gets a label and its share
-        "  memory-bound* (over half the time moving its bytes at the copy's rate), byte share (p10-p90): compiled 1.00 (1.00-1.00)",
+        "  memory-bound* (over half the time moving its bytes at the copy's rate), byte share, that time ÷ its time (p10-p90): compiled 1.00 (1.00-1.00)",
         "  not memory-bound: naive 0.30 (0.30-0.30), fused 0.28 (0.28-0.28)",
-        "  compiled: its p10-p90 reaches within 5% of 1 (all the time), so not told apart from 1",
+        "  compiled: its p10-p90 reaches within 5% of 1 (1: all its time), so not told apart from 1",
         "  * estimated, not measured: bytes = alloc_over_input copies (each full-size tensor allocated, written and read once;"
         " one where not recorded); it cannot show a read-only pass (mean), which allocates nothing",
     ]
     allocs = {("large", "naive"): 3.0, ("large", "fused"): 1.0, ("large", "compiled"): 1.0}
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=allocs)
-    assert lines[1].endswith("rate), byte share (p10-p90): naive 0.91 (0.91-0.91), compiled 1.00 (1.00-1.00)")  # naive: 3 x 0.30
+    assert lines[1].endswith(
+        "rate), byte share, that time ÷ its time (p10-p90): naive 0.91 (0.91-0.91), compiled 1.00 (1.00-1.00)"
+    )  # naive: 3 x 0.30
     assert lines[2:4] == [
         "  not memory-bound: fused 0.28 (0.28-0.28)",
-        "  compiled: its p10-p90 reaches within 5% of 1 (all the time), so not told apart from 1",
+        "  compiled: its p10-p90 reaches within 5% of 1 (1: all its time), so not told apart from 1",
     ]
     assert len(lines) == 5  # one line per verdict kind, then the footnote
     allocs[("large", "naive")] = 3.3  # naive's time is 3.3 copies' time: its share is not told apart from 1
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=allocs)
-    assert lines[1].endswith("byte share (p10-p90): naive 1.00 (1.00-1.00), compiled 1.00 (1.00-1.00)")
-    assert lines[3] == "  naive and compiled: each p10-p90 reaches within 5% of 1 (all the time), so not told apart from 1"
+    assert lines[1].endswith("byte share, that time ÷ its time (p10-p90): naive 1.00 (1.00-1.00), compiled 1.00 (1.00-1.00)")
+    assert lines[3] == "  naive and compiled: each p10-p90 reaches within 5% of 1 (1: all its time), so not told apart from 1"
 
     block, floor, ranking = takeaway_case(copy=100.0, compiled=110.0)
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)
-    assert lines[0] == "large: closest to the copy: compiled, 1.10x the copy's time (p10-p90 1.10-1.10); farthest: fused, 3.60x"
+    assert lines[0] == "large: closest to the copy: compiled, 1.10x the copy's time (p10-p90 1.10-1.10); farthest: fused 3.60x"
     block, floor, ranking = takeaway_case(copy=100.0, compiled=335.0)  # compiled / naive = 1.015: a tie, then fused
     first = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)[0]
-    assert first.startswith("large: closest to the copy: naive ≈ compiled, 3.30x") and first.endswith("; farthest: fused, 3.60x")
+    assert first.startswith("large: closest to the copy: naive ≈ compiled, 3.30x") and first.endswith("; farthest: fused 3.60x")
     from analysis.floor import rank_over_floor
 
     tie = interleaved(copy=100.0, naive=330.0, fused=335.0, compiled=110.0, probe=80.0)  # naive ≈ fused, 1.5% apart
@@ -287,10 +289,12 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     tie_floor = check_floor(tie["copy"], tie["triad probe"], 2_000_000, memory_bound=True)
     tie_ranking = rank_over_floor(tie, ["naive", "fused", "compiled"], tie_floor, "large")
     first = shape_takeaways({"large": tie_ranking}, {"large": tie_floor}, {"large": tie}, None)[0]
-    assert first.endswith("; farthest: naive ≈ fused, 3.30x, 3.35x")  # a tie at the far end is named, not dropped
+    assert first.endswith(
+        "; farthest: naive 3.30x, fused 3.35x (these two not ranked)"
+    )  # a tie at the far end is named, not dropped
     assert (
         "withheld" not in "".join(lines)
-        and "  memory-bound* (over half the time moving its bytes at the copy's rate), byte share (p10-p90): compiled 0.91 (0.91-0.91)"
+        and "  memory-bound* (over half the time moving its bytes at the copy's rate), byte share, that time ÷ its time (p10-p90): compiled 0.91 (0.91-0.91)"
         == lines[1]
     )
 
@@ -302,7 +306,7 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
         "this shape's result is the pairs (two variants timed in the same rounds; no copy needed): fused / naive: 1.09x, slower, p10-p90 1.09-1.09; compiled / naive: 0.33x, faster,"
         " p10-p90 0.33-0.33; compiled / fused: 0.31x, faster, p10-p90 0.31-0.31"
     )
-    assert lines[1].endswith("at the triad's rate), byte share (p10-p90): compiled 0.73 (0.73-0.73)")
+    assert lines[1].endswith("at the triad's rate), byte share, that time ÷ its time (p10-p90): compiled 0.73 (0.73-0.73)")
     assert "at the triad's rate (spread 0.04; used because the copy failed its check)" in lines[-1]  # the basis shown
 
     busy = Contention(1.0, 0.5, None, None)
@@ -426,9 +430,10 @@ def test_05s_figure_marks_tied_bars_and_draws_nothing_for_a_gated_shape(tmp_path
     rankings = {"large": tied, "small": dataclasses.replace(gated, label="small")}
     ax = plot_over_copy(rankings, ["naive", "fused", "compiled"], "SYNTHETIC [measured on cpu]", tmp_path / "f.png")
     assert [t.get_text() for t in ax.texts] == ["≈3.30x", "3.60x", "≈3.35x", "small: copy floor failed, not drawn"]
-    assert ax.get_legend_handles_labels()[1] == [
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [
         "copy floor",
         "within 5% of the copy\n(a whisker into it: not told apart)",
+        "≈: the pair cannot rank them\n(inconclusive)",
         "large",
     ]  # no swatch for a shape not drawn
     ax = plot_over_copy({"small": rankings["small"]}, ["naive"], "SYNTHETIC [measured on cpu]", tmp_path / "g.png")
@@ -462,7 +467,7 @@ def test_05s_bound_label_holds_back_a_share_whose_per_round_spread_holds_half():
     )
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)
     assert lines[1].startswith(
-        "  memory-bound* (over half the time moving its bytes at the copy's rate), byte share (p10-p90): compiled 0.91 (0.91-0.91)"
+        "  memory-bound* (over half the time moving its bytes at the copy's rate), byte share, that time ÷ its time (p10-p90): compiled 0.91 (0.91-0.91)"
     )
     assert "  undecided, the p10-p90 holds half or reaches within 5% of it: naive 0.49 (0.38-0.67)" in lines
     assert sum("naive" in line for line in lines) == 1  # not listed as bound, nor as not bound
