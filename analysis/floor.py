@@ -201,6 +201,22 @@ def time_with_floor(
     return timings, replace(floor, measurements=made)
 
 
+def not_ranked_apart(group: list[str]) -> str:
+    """A group of a ranking whose pair verdicts do not tell its members apart, in words: "a and b (not ranked
+    apart)", "a, b and c (not ranked apart)"; one member alone as it is. Why words, not "a ≈ b": an inconclusive
+    pair is not a tie (05's readers took "3.26x ≈ 4.14x" for "about equal").
+
+    Args:
+        group: the members as they are to be printed, e.g. "naive 3.26x".
+
+    Returns:
+        The group in one phrase.
+    """
+    if len(group) < 2:
+        return "".join(group)
+    return f"{', '.join(group[:-1])} and {group[-1]} (not ranked apart)"
+
+
 @dataclass
 class Ranking:
     """Variants ranked by their per-round time ratio to the copy floor, and each pair compared directly.
@@ -248,11 +264,12 @@ class Ranking:
 
     @property
     def sentence_with_ties(self) -> str:
-        """The ranking in one line with ties shown as ties ("a ≈ b": no measurable difference), or the gate's sentence."""
+        """The ranking in one line, a group the pair verdicts do not tell apart said as such ("a 3.26x and b
+        4.14x (not ranked apart)"; 05's "a ≈ b" read as "about equal" for medians 27% apart), or the gate's sentence."""
         if self.gate:
             return self.gate.sentence
-        ranked = ", then ".join(" ≈ ".join(f"{n} {self.over_floor[n].median:.2f}x" for n in g) for g in self.tiers())
-        return f"{self.label}, from closest to the copy: {ranked} (median per-round ratio to the copy; ≈ joins variants the pair verdicts do not tell apart)"
+        ranked = ", then ".join(not_ranked_apart([f"{n} {self.over_floor[n].median:.2f}x" for n in g]) for g in self.tiers())
+        return f"{self.label}, from closest to the copy: {ranked} (median per-round ratio to the copy)"
 
     def table(self) -> Any:
         """One row per variant in ranking order (the names as given where withheld): its ratio to the copy and p10-p90."""

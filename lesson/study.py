@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from analysis.floor import FloorCheck, Ranking
+from analysis.floor import FloorCheck, Ranking, not_ranked_apart
 from analysis.timing import Timing, time_per_call
 from analysis.steps import per_call_summary, step_ops
 from analysis.traces import Trace, load_trace
@@ -334,13 +334,12 @@ def shape_takeaways(
             v = judge_ratio(ranking.over_floor[first])
             told = "" if v.measurable else ", not told apart from it"  # read aloud: no nested verdict words
             tiers = ranking.tiers()
-            tied = "".join(f" ≈ {n}" for n in tiers[0][1:])  # not told apart from the closest
-            far = ", ".join(f"{n} {ranking.over_floor[n].median:.2f}x" for n in tiers[-1])
-            n_far = len(tiers[-1])  # an inconclusive pair is not a tie (cr50 05 #2)
-            far += " (these two not ranked)" if n_far == 2 else " (these not ranked)" if n_far > 2 else ""
+            tied = len(tiers[0]) > 1  # an inconclusive pair is not a tie (cr50 05 #2)
+            closest = f"{not_ranked_apart(tiers[0])}; {first} at" if tied else f"{first},"
+            far = not_ranked_apart([f"{n} {ranking.over_floor[n].median:.2f}x" for n in tiers[-1]])
             last = f"; farthest: {far}" if len(tiers) > 1 else ""
             lines += [
-                f"{ranking.label}: closest to the copy: {first}{tied}, {v.median:.2f}x the copy's time{told} (p10-p90 {ratio_bound(v.p10)}-{ratio_bound(v.p90)}){last}"
+                f"{ranking.label}: closest to the copy: {closest} {v.median:.2f}x the copy's time{told} (p10-p90 {ratio_bound(v.p10)}-{ratio_bound(v.p90)}){last}"
             ]
         if floors[s].memory_bound:
             allocs = {n: (alloc_over_input or {}).get((s, n), math.nan) for n in names}
@@ -664,21 +663,23 @@ def reference_ranking(shape: str, reference_dir: Path | None = None) -> str:
 
 
 def _with_ties(line: str, metrics: dict, shape: str) -> str:
-    """A recorded ranking line with its ties shown ("a ≈ b"), rebuilt from the reference run's own pair
-    metrics, so a note written without ties (runs before the note used `sentence_with_ties`) is not read
-    as an order the pair verdicts do not support; a tie-aware note comes back the same."""
+    """A recorded ranking line with its groups the pair verdicts do not tell apart said as such
+    (`analysis.not_ranked_apart`), rebuilt from the reference run's own pair metrics, so a note written
+    without them (or with the older "a ≈ b") is not read as an order the pair verdicts do not support."""
+    import re
+
     from analysis.verdicts import relation_of
     from helpers.series import VARIANT_KEYS as k
 
     label, ranked = line.split(", from closest to the copy: ")
-    named = [part.removeprefix("then ").rsplit(" ", 1) for part in ranked.replace(" ≈ ", ", ").split(", ")]
+    named = re.findall(r"(\S+) (\d+(?:\.\d+)?x)", ranked)  # (name, "3.26x") in order, whatever joins them
     groups: list[list[str]] = []
     for name, ratio in named:
         pair = metrics.get(f"{shape}_{k.get(name)}_speedup_over_{k.get(groups[-1][-1][0])}") if groups else None
         pair = pair or (metrics.get(f"{shape}_{k.get(groups[-1][-1][0])}_speedup_over_{k.get(name)}") if groups else None)
         tied = pair is not None and relation_of(pair["p10"], pair["p90"]) == "about 1"
         groups[-1].append((name, ratio)) if tied else groups.append([(name, ratio)])
-    return f"{label}, from closest to the copy: " + ", then ".join(" ≈ ".join(f"{n} {r}" for n, r in g) for g in groups)
+    return f"{label}, from closest to the copy: " + ", then ".join(not_ranked_apart([f"{n} {r}" for n, r in g]) for g in groups)
 
 
 def predict_answer(
@@ -722,7 +723,8 @@ def predict_answer(
         else:
             tiers = ranking.tiers()
             group = tiers[0] if len(tiers) > 1 else []
-            places.append(f"{ranking.label}: {' ≈ '.join(group) if group else 'none told apart'} (by the ranking)")
+            named = " and ".join(group) + (", not ranked apart" if len(group) > 1 else "") if group else "none told apart"
+            places.append(f"{ranking.label}: {named} (by the ranking)")
         firsts.append(None if group is None else group == [name])
     won = sum(f is True for f in firsts)
     if False not in firsts:

@@ -157,7 +157,8 @@ def test_variants_no_pair_verdict_tells_apart_are_shown_as_a_tie():
     floor = check_floor(timings["copy"], timings["probe"], 2_000_000, memory_bound=True)
     ranking = rank_over_floor(timings, ["naive", "fused", "compiled"], floor, "large")
     assert ranking.tiers() == [["compiled"], ranking.order[1:]] and len(ranking.order) == 3
-    assert "compiled 1.20x, then " in ranking.sentence_with_ties and " ≈ " in ranking.sentence_with_ties
+    assert "compiled 1.20x, then naive 3.30x and fused 3.30x (not ranked apart)" in ranking.sentence_with_ties
+    assert "≈" not in ranking.sentence_with_ties  # cr50: "a ≈ b" read as "about equal" where the pair was inconclusive
 
 
 def test_the_study_05_keeps_reads_back_in_its_order_with_every_sample(tmp_path):
@@ -281,7 +282,9 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     assert lines[0] == "large: closest to the copy: compiled, 1.10x the copy's time (p10-p90 1.10-1.10); farthest: fused 3.60x"
     block, floor, ranking = takeaway_case(copy=100.0, compiled=335.0)  # compiled / naive = 1.015: a tie, then fused
     first = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)[0]
-    assert first.startswith("large: closest to the copy: naive ≈ compiled, 3.30x") and first.endswith("; farthest: fused 3.60x")
+    assert first.startswith(
+        "large: closest to the copy: naive and compiled (not ranked apart); naive at 3.30x"
+    ) and first.endswith("; farthest: fused 3.60x")
     from analysis.floor import rank_over_floor
 
     tie = interleaved(copy=100.0, naive=330.0, fused=335.0, compiled=110.0, probe=80.0)  # naive ≈ fused, 1.5% apart
@@ -290,7 +293,7 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     tie_ranking = rank_over_floor(tie, ["naive", "fused", "compiled"], tie_floor, "large")
     first = shape_takeaways({"large": tie_ranking}, {"large": tie_floor}, {"large": tie}, None)[0]
     assert first.endswith(
-        "; farthest: naive 3.30x, fused 3.35x (these two not ranked)"
+        "; farthest: naive 3.30x and fused 3.35x (not ranked apart)"
     )  # a tie at the far end is named, not dropped
     assert (
         "withheld" not in "".join(lines)
@@ -353,7 +356,7 @@ def test_05s_predict_first_answer_names_the_fastest_at_each_shape_ranked_withhel
     block, floor, _ = takeaway_case(copy=100.0, compiled=330.0)  # compiled and naive the same: a tie
     tied = rank_over_floor(block, ["naive", "fused", "compiled"], floor, "large")
     assert predict_answer({"large": tied}, "compiled").endswith(
-        "large: naive ≈ compiled (by the ranking): compiled is fastest at none"
+        "large: naive and compiled, not ranked apart (by the ranking): compiled is fastest at none"
     )
     block, _, failed = takeaway_case(copy=100.0, compiled=110.0, spread=0.6)  # withheld; compiled 0.33x naive's time
     assert predict_answer({"large": failed}, "compiled") == (
@@ -546,12 +549,16 @@ def test_05s_reference_ranking_shows_the_recorded_tie_an_older_note_dropped(tmp_
     (run / "metrics.json").write_text(json.dumps({"notebooks": {"05_compare_variants": metrics}}))
     line = reference_ranking("large", tmp_path)
     assert line.startswith("Reference run (") and line.endswith(
-        "not this run): large 8192x4096, from closest to the copy: torch.compile 1.16x, then naive 3.30x ≈ torch.rms_norm 3.53x"
+        "not this run): large 8192x4096, from closest to the copy: torch.compile 1.16x, then naive 3.30x and torch.rms_norm 3.53x"
+        " (not ranked apart)"
     )
     tied_note = (
         "large 8192x4096, from closest to the copy: torch.compile 1.16x, then naive 3.30x ≈ torch.rms_norm 3.53x (median ...)"
     )
-    metrics["best_large_variant"]["note"] = tied_note  # a note stored by sentence_with_ties reads the same
+    metrics["best_large_variant"]["note"] = tied_note  # a note stored with the older "a ≈ b" reads the same
+    (run / "metrics.json").write_text(json.dumps({"notebooks": {"05_compare_variants": metrics}}))
+    assert reference_ranking("large", tmp_path) == line
+    metrics["best_large_variant"]["note"] = tied_note.replace(" ≈ ", " and ").replace("3.53x", "3.53x (not ranked apart)")
     (run / "metrics.json").write_text(json.dumps({"notebooks": {"05_compare_variants": metrics}}))
     assert reference_ranking("large", tmp_path) == line
     metrics["large_rms_norm_speedup_over_naive"] = {"value": 1.07, "p10": 1.06, "p90": 1.08}  # measurable: no tie
