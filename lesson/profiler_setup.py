@@ -298,7 +298,7 @@ def queue_stand_in(fn: Callable[[], Any], n_calls: int = 10, rounds: int = 5) ->
             finished.append(time.perf_counter() - t0)
     sent, done = (Timing(name, 1e6 * np.array(s), 1, block.contention) for name, s in (("sent", submitted), ("done", finished)))
     subject = f"stand-in queue (a cpu thread, not a device), {n_calls} calls: clock after submitting"
-    verdict = judge_timings(subject, sent, "clock after the last .result()", done)
+    verdict = judge_timings(subject, sent, "clock after the last result", done)
     return verdict, queue_takeaway(verdict, sent.median_us, done.median_us)
 
 
