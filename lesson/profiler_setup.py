@@ -1,6 +1,6 @@
 """Notebook 01's bookkeeping, kept out of the cells a learner copies: the busy-machine check around
-the profiled loop, the checks printed beside the first key_averages() table, the line that sets the recorded steps' extra code against their gap to the
-steady state, the profiler's cost in one line, exercise 1's first recorded steps (its answer and explanation), the cpu stand-in for a device queue and exercise 3's copy
+the profiled loop, the checks printed beside the first key_averages() table (step_gap_line, which sets the recorded steps' extra
+code against their gap to the steady state, is kept for reuse; 01 no longer prints it), the profiler's cost in one line, exercise 1's first recorded steps (its answer and explanation), the cpu stand-in for a device queue and exercise 3's copy
 shares (and its answer) (its published figures: lesson.published_metrics).
 
 Why here: 01's profiled loop should read as plain torch and torch.profiler; the contention
@@ -69,13 +69,18 @@ class RecordedSteps:
         device_time: (captured, why) of lesson.profiling.judge_device_time, for setup_metrics.
         recorded: the recorded steps' lengths as an analysis.timing.Timing.
         lines: the machine line, the steps in order, their verdict against the steady state, the
-            extra code per step against the gap, and the device-time note: one idea a line.
+            APART_IN_TIME (what that verdict is and is not), and the device-time note: one idea a line.
     """
 
     sort_key: str
     device_time: tuple[bool, str]
     recorded: Timing
     lines: list[str]
+
+
+APART_IN_TIME = (
+    "(timed at different moments: where the recorded steps sit, not the profiler's cost; the last section measures that)"
+)
 
 
 def recorded_steps(
@@ -103,7 +108,7 @@ def recorded_steps(
         machine_line({"profile": contention}, "profiling"),
         "recorded steps (us): " + ", ".join(f"#{n} {us:.0f}" for n, us in per_step.items()),  # as the tree names them
         str(verdict),
-        str(step_gap_line(table, recorded, steady, verdict)),
+        APART_IN_TIME,
         why,
     ]
     sort_key = backend.device_time_sort_key if captured or backend.name == "cpu" else "self_cpu_time_total"
@@ -293,7 +298,7 @@ def queue_stand_in(fn: Callable[[], Any], n_calls: int = 10, rounds: int = 5) ->
             finished.append(time.perf_counter() - t0)
     sent, done = (Timing(name, 1e6 * np.array(s), 1, block.contention) for name, s in (("sent", submitted), ("done", finished)))
     subject = f"stand-in queue (a cpu thread, not a device), {n_calls} calls: clock after submitting"
-    verdict = judge_timings(subject, sent, "clock after the last .result()", done)
+    verdict = judge_timings(subject, sent, "clock after the last result", done)
     return verdict, queue_takeaway(verdict, sent.median_us, done.median_us)
 
 
