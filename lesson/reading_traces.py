@@ -72,7 +72,10 @@ class HostOnlyFactors:
         head = f"share factor ({s}'s host-only share / {r}'s) = host-only factor x step factor"
         if self.share is not None:
             head = f"share factor: {s}'s host-only share is {self.share.p10_us:.1f}-{self.share.p90_us:.1f}x {r}'s (p10-p90) = host-only factor x step factor"
-        tail = {"slower": f"{s}'s shorter step weighs more", "faster": f"{s}'s longer host-only time weighs more"}
+        tail = {
+            "slower": f"{s}'s share is higher mostly because its step is shorter",
+            "faster": f"{s}'s share is higher mostly because its host-only time is longer",
+        }
         said = tail.get(getattr(self.verdict, "kind", None), "neither factor told apart as the larger")
         return f"{defined}\n{head}\n{said} ({self.verdict})"
 

@@ -87,14 +87,14 @@ def test_share_line_defines_the_factors_and_names_the_larger():
         == "host-only factor = torch.compile's host-only us / torch.rms_norm's; step factor = torch.rms_norm's step us / torch.compile's"
     )
     assert head == "share factor (torch.compile's host-only share / torch.rms_norm's) = host-only factor x step factor"
-    assert said.startswith("torch.compile's shorter step weighs more (step factor measurably above")
+    assert said.startswith("torch.compile's share is higher mostly because its step is shorter (step factor measurably above")
     fx.share = ranges(4.1, 5.6)  # the share factor itself, where it was measured
     assert (
         "\nshare factor: torch.compile's host-only share is 4.1-5.6x torch.rms_norm's (p10-p90) = host-only factor x step factor\n"
         in fx.share_line
     )
     fx.verdict = judge_timings("step factor", fx.step, "host-only factor", ranges(4.0, 5.0), "x")
-    assert "\ntorch.compile's longer host-only time weighs more (" in fx.share_line
+    assert "\ntorch.compile's share is higher mostly because its host-only time is longer (" in fx.share_line
     fx.verdict = judge_timings("step factor", fx.step, "host-only factor", ranges(2.8, 3.2), "x")
     assert "\nneither factor told apart as the larger (" in fx.share_line
 
