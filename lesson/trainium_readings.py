@@ -207,7 +207,7 @@ def spread_line(ratios: pd.DataFrame) -> str:
 
     Returns:
         e.g. "the tensor lane's range, same work: x0.912 to x1.068; margin 5% (the series' band from CPU runs of notebook 05;
-        trn2 run-to-run spread not recorded): read only below x0.867 or above x1.125 (3 decimals: the table's ratios print so);
+        trn2 run-to-run spread not recorded): call a change only below x0.867 or above x1.125 (3 decimals: the table's ratios print so);
         outside it in both dtypes: total_time, ...; no verdict in either dtype: vector_engine_active_time".
     """
     from analysis import RESOLUTION, apart_bounds
@@ -221,7 +221,7 @@ def spread_line(ratios: pd.DataFrame) -> str:
     mixed = [c for c, n in outside.items() if 0 < n < len(DTYPES)]
     return (
         f"the tensor lane's range, same work: x{lo:.3f} to x{hi:.3f}; margin {RESOLUTION - 1:.0%} (the series' band from CPU "
-        f"runs of notebook 05; trn2 run-to-run spread not recorded): read only below x{below:.3f} or above x{above:.3f}; "
+        f"runs of notebook 05; trn2 run-to-run spread not recorded): call a change only below x{below:.3f} or above x{above:.3f}; "
         f"outside it in both dtypes: {', '.join(out) or 'none'}; "
         f"no verdict in either dtype: {', '.join(rest) or 'none'}"
         + (f"; outside it in one dtype only: {', '.join(mixed)}" if mixed else "")

@@ -87,7 +87,7 @@ def test_guess_table_reads_directions_from_the_exports(published):
     assert against_spread(cut_low - 1e-9, (lo, hi)) == "below" and against_spread(cut_low + 1e-9, (lo, hi)) == ""
     assert against_spread(cut_high + 1e-9, (lo, hi)) == "above" and against_spread(cut_high - 1e-9, (lo, hi)) == ""
     assert (
-        f"margin 5% (the series' band from CPU runs of notebook 05; trn2 run-to-run spread not recorded): read only below x{cut_low:.3f} or above x{cut_high:.3f};"
+        f"margin 5% (the series' band from CPU runs of notebook 05; trn2 run-to-run spread not recorded): call a change only below x{cut_low:.3f} or above x{cut_high:.3f};"
         in line
     )
     # the vector bf16 ratio and the low cut-off differ at the printed 3 decimals (x0.87 against x0.87 did not)
