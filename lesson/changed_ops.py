@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from analysis.verdicts import counted
+
 CHANGES = ("removed", "added", "changed form", "count changed")
 
 
@@ -46,3 +48,29 @@ def change_line(changes: pd.DataFrame) -> str:
         "removed: ... | added: ... | changed form: ... | count changed: ...".
     """
     return " | ".join(f"{c}: {', '.join(changes.index[changes['change'] == c]) or 'none'}" for c in CHANGES)
+
+
+def own_time_line(table: pd.DataFrame, call: str, own_rows: list[str], steps: int) -> str:
+    """One call's CPU time per call and the part of it its label and dispatch rows spend themselves.
+
+    Why: rows that only call others (a label, a dispatcher) show a self time; set against the whole
+    call it says whether dispatch is where the time goes, and the lesson cell should print that line,
+    not the sums behind it.
+
+    Args:
+        table: a profile's op table with `name`, `self_cpu_us` and `cpu_total_us`, summed over `steps`.
+        call: the row of the whole call (e.g. "torch.rms_norm"); its `cpu_total_us` is the whole.
+        own_rows: the label and dispatch rows whose own time is the part (e.g. the call and its dispatchers).
+        steps: how many profiled steps the table sums (the mean per call divides by it).
+
+    Returns:
+        "<call>'s CPU time per call (mean of the profiled steps), with its children: N us (of which
+        M us, P%, is its label and dispatch rows' own CPU time)", from `analysis.verdicts.counted`.
+    """
+    rows = table.set_index("name")
+    own_us = rows.loc[rows.index.isin(own_rows), "self_cpu_us"].sum() / steps
+    call_us = rows.at[call, "cpu_total_us"] / steps
+    part = f"of which {own_us:,.0f} us, {own_us / call_us:.1%}, is its label and dispatch rows' own CPU time"
+    subject = f"{call}'s CPU time per call (mean of the profiled steps), with its children"
+    # counted sets a count against a reference; here the part is inside the whole, so only the first half is said
+    return counted(subject, call_us, "us", "its own rows", own_us, part).sentence.rsplit(" against ", 1)[0]

@@ -34,3 +34,20 @@ def test_change_line_names_each_kind_and_none_where_empty():
     assert line == ("removed: aten::pow | added: aten::type_as | changed form: aten::add, aten::add_ | count changed: aten::to")
     same = pd.DataFrame({"a": [1.0], "b": [1.0]}, index=["aten::mul"])
     assert change_line(op_changes(same, "a", "b")) == "removed: none | added: none | changed form: none | count changed: none"
+
+
+def test_own_time_line_gives_the_part_inside_the_whole_per_step():
+    from lesson.changed_ops import own_time_line
+
+    table = pd.DataFrame(
+        {
+            "name": ["torch.rms_norm", "aten::rms_norm", "aten::mul", "ProfilerStep*"],
+            "self_cpu_us": [30.0, 10.0, 900.0, 5.0],
+            "cpu_total_us": [1000.0, 960.0, 900.0, 1005.0],
+        }
+    )
+    line = own_time_line(table, "torch.rms_norm", ["torch.rms_norm", "aten::rms_norm"], steps=2)
+    assert line == (
+        "torch.rms_norm's CPU time per call (mean of the profiled steps), with its children: 500 us"
+        " (of which 20 us, 4.0%, is its label and dispatch rows' own CPU time)"
+    )
