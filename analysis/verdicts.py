@@ -331,8 +331,8 @@ def judge_ratio(ratio: Any, faster: str = "faster", slower: str = "slower") -> V
         faster, slower: the words for below and above 1 (e.g. "fewer", "more").
 
     Returns:
-        A Verdict whose sentence is one line: "A took 2.00x the time of B: 2.00x slower
-        (per-round p10-p90 1.95-2.05)", "this run cannot tell A and B apart: the spread crosses 1, with some rounds
+        A Verdict whose sentence is one line: "A took 2.00x the time of B: slower
+        (per-round p10-p90 1.95-2.05)" (below 1: "A took 0.50x the time of B: 2.00x faster (...)"), "this run cannot tell A and B apart: the spread crosses 1, with some rounds
         faster and others slower (...): inconclusive, not a finding that they cost the same" (a spread that
         reaches past the 5% margin) or "...: the whole spread lies within 5% of 1 (...), so no measurable
         difference here" (as `judge_ranges` words ranges it cannot tell apart; 08's "cannot rank rank 1 against
@@ -404,8 +404,9 @@ def _judge(
             text = f"this run cannot tell {num} and {den} apart: {allowed} ({figures_shown}): inconclusive, not a finding that they cost the same"
         return Verdict(kind="no measurable difference", sentence=text, within_noise=noise, **fields)
     word = slower if relation == "above 1" else faster
-    factor = med if med > 1 else 1 / med
-    text = f"{num} took {shown}x the time of {den}: {factor:.2f}x {word} ({spread})"
+    # above 1 the factor is the ratio itself: said once (01's "took 1.29x the time of tiny bare: 1.29x costlier")
+    said = word if med > 1 else f"{1 / med:.2f}x {word}"
+    text = f"{num} took {shown}x the time of {den}: {said} ({spread})"
     return Verdict(kind="slower" if relation == "above 1" else "faster", sentence=text, direction_word=word, **fields)
 
 
@@ -645,7 +646,7 @@ def estimate(subject: str, values: dict[str, float], unit: str, basis: str, cann
         kind "estimate", `median` the first value.
     """
     listed = ", ".join(f"about {v:,.{decimals}f}{f' {unit}' if unit else ''} on {where}" for where, v in values.items())
-    text = f"{subject}: {listed} (estimated, not measured: {basis}; it cannot show {cannot_show})"
+    text = f"{subject}: {listed} (estimated, not measured: {basis}; this estimate cannot show {cannot_show})"
     first = next(iter(values.values()), math.nan)
     return Verdict(subject=subject, reference="", kind="estimate", sentence=text, median=float(first), form="estimate", unit=unit)
 

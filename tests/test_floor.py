@@ -260,7 +260,7 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
         "  not memory-bound: naive 0.30 (0.30-0.30), fused 0.28 (0.28-0.28)",
         "  compiled: its p10-p90 reaches within 5% of 1 (1: all its time), so not told apart from 1",
         "  * estimated, not measured: bytes = alloc_over_input copies (each full-size tensor allocated, written and read once;"
-        " one where not recorded); it cannot show a read-only pass (mean), which allocates nothing",
+        " one where not recorded); this estimate cannot show a read-only pass (mean), which allocates nothing",
     ]
     allocs = {("large", "naive"): 3.0, ("large", "fused"): 1.0, ("large", "compiled"): 1.0}
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=allocs)
