@@ -133,7 +133,10 @@ def start_session(name: str, namespace: dict[str, Any], parameters: dict[str, An
         nb_dir / "environment.json",
         {**chosen.describe(), "intra_op_threads_default": default_threads, "other_runnable_at_start": others},
     )
-    print(f"Backend: {chosen.name} ({chosen.reason})")
+    how, _, tried = chosen.reason.partition(": ") if chosen.reason.startswith("auto") else (chosen.reason, "", "")
+    print(f"Backend: {chosen.name} ({how})")  # the backends auto passed over on a line of their own (00: three-deep brackets)
+    if tried:
+        print(f"Tried:   {tried}")
     print(f"Device:  {chosen.device_name()} ({chosen.device_count()} device(s) torch can use)")
     print(f"Output:  {nb_dir}")
     if recorded_only(name):  # 09 printed how cpu timings read beside profiles recorded on a trn2

@@ -110,7 +110,7 @@ NOTEBOOKS = (
         "01_profiler_setup",
         "profiler, schedule, synchronize, overhead",
         "the Neuron profiler set-up and its profile folder",
-        "same loop; the Neuron set-up cell is skipped",
+        "same loop; the Neuron set-up cell prints the documented call, not run",
         neuron_facts=("N6", "N9", "N10", "N11", "N19", "N20", "N22", "N23", "N27", "N29"),
     ),
     NotebookInfo(
