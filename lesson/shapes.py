@@ -25,7 +25,7 @@ import torch
 from analysis.compiles import CompileLog, compile_counters
 from analysis.contention import Contention, combined
 from analysis.timing import PairedRatio
-from analysis.verdicts import Verdict, counted, judge_ratio
+from analysis.verdicts import Verdict, counted, estimate, judge_ratio
 from helpers.backend import Backend
 from helpers.errors import ParameterError, SeriesError
 from helpers.outputs import run_inductor_cache, write_json
@@ -68,7 +68,7 @@ def make_strategies(fn, compiler: str, buckets: list[int], dynamic_ok: bool = Tr
     static = torch.compile(fn, backend=compiler, dynamic=False)  # one graph per distinct shape
     per_bucket = torch.compile(fn, backend=compiler, dynamic=False)  # one graph per bucket size used
     strategies = {"static": static}
-    if dynamic_ok:  # Neuron rejects dynamic=True (docs/NEURON_NOTES.md N26)
+    if dynamic_ok:  # the docs say Neuron rejects dynamic=True (N26)
         strategies["dynamic"] = torch.compile(fn, backend=compiler, dynamic=True)  # tokens as a symbol
     strategies["bucketed"] = lambda x, w, eps: bucketed_call(per_bucket, x, w, eps, buckets, pad_on_host)
     return strategies
@@ -172,7 +172,7 @@ def steady_state_verdicts(ratios: list[PairedRatio]) -> list[Verdict]:
 
 def rows_computed(steady: list[Verdict], lengths: list[int], buckets: list[int]) -> Verdict:
     """The rows one pass computes, real against bucketed's real + padded: one of two candidate
-    causes of the dynamic / bucketed verdict, named as such only where that verdict ranks dynamic faster.
+    causes of the dynamic / bucketed verdict, named as such (on a second line) only where that verdict ranks dynamic faster.
 
     Why: 07's readers saw "dynamic faster" with no reason on the page; bucketed computes its padded
     rows too, and pads and slices eagerly on every call. The count is a total over the pass while the
@@ -189,9 +189,40 @@ def rows_computed(steady: list[Verdict], lengths: list[int], buckets: list[int])
     found = counted("rows one pass computes in total", sum(lengths), "real ones", "bucketed (real + padded)", padded)
     pair = next((v for v in steady if v.subject == "dynamic" and v.reference.startswith("bucketed")), None)
     cause = pair is not None and pair.kind == "faster"
-    what = " (a count over the whole pass, not a timing)"
-    tail = "; two candidate causes of dynamic faster: these padded rows, and bucketed's pad and slice on every call"
-    return replace(found, sentence=f"{found.sentence}{what}{tail if cause else ''}")
+    tail = "\ntwo candidate causes of dynamic faster: these padded rows, and bucketed's pad and slice on every call"
+    return replace(found, sentence=f"{found.sentence}{tail if cause else ''}")
+
+
+def trainium_compiles(
+    summary: pd.DataFrame, fn: Callable, weight: torch.Tensor, eps: float, buckets: list[int], lengths: list[int]
+) -> Verdict:
+    """The neuronx-cc compiles to expect for this stream on Trainium, A5 section 7's expectation:
+    static's graphs plus, per length it ran eagerly, one compile per top-level op of one eager call
+    (docs/NEURON_NOTES.md N40); bucketed's graphs alone (07 pads on the host on neuron).
+
+    Why: a reader bound for Trainium needs this count on 07's page, labelled an expectation.
+
+    Args:
+        summary: analysis.stream_summary's table (compiles, eager_fallbacks per strategy);
+        fn, weight, eps: the function served and its arguments; buckets, lengths: the stream.
+
+    Returns:
+        analysis.verdicts.estimate's Verdict: values "static" and "bucketed".
+    """
+    x = torch.randn(2, weight.shape[0]).to(weight)  # made outside the profile: only the call's ops count
+    with torch.no_grad(), torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        fn(x, weight, eps)
+    ops = [e.name for e in prof.events() if e.name.startswith("aten::") and e.cpu_parent is None]
+    static = int(summary.loc["static", "compiles"] + summary.loc["static", "eager_fallbacks"] * len(ops))
+    bucketed = len({min(b for b in buckets if b >= n) for n in lengths})
+    basis = "A5 §7, one NEFF per graph and per eager op at each new length"
+    return estimate(
+        "neuronx-cc compiles to expect on Trainium",
+        {"static": static, "bucketed": bucketed},
+        "",
+        basis,
+        "fusion, which lowers it",
+    )
 
 
 # ------------------------------------------------------------------ the stream as 07 recorded it
