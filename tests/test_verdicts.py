@@ -87,7 +87,9 @@ def test_an_inconclusive_ratio_is_never_a_negative_finding():
 
 def test_measurable_differences_name_the_factor_and_the_spread():
     slower = judge_ratio(PairedRatio("naive", "fused", np.array([1.9, 1.95, 2.0, 2.05, 2.1])))
-    assert slower.kind == "slower" and "took 2.00x the time of fused: slower (" in str(slower) and "per-round p10-p90" in str(slower)
+    assert (
+        slower.kind == "slower" and "took 2.00x the time of fused: slower (" in str(slower) and "per-round p10-p90" in str(slower)
+    )
     faster = judge_ratio(PairedRatio("compiled", "naive", np.array([0.24, 0.245, 0.25, 0.255, 0.26])), faster="cheaper")
     assert faster.kind == "faster" and "4.00x cheaper" in str(faster) and faster.relation == "below 1"
 
