@@ -630,7 +630,10 @@ def plot_call_kernels(panels: dict[str, pd.DataFrame], title: str = "One module 
         fontsize=8,
         frameon=False,
     )
-    fig.suptitle(f"{title}\n({TRACELENS_CAUTION})", x=0.01, ha="left", fontsize=10)
+    # one time scale to compare the calls' shapes, not their devices: each panel is a different recording (02's reader
+    # read the shared axis as a ranking the printed line forbids)
+    caution = f"{TRACELENS_CAUTION}; two recordings: do not rank the devices" if len(panels) > 1 else TRACELENS_CAUTION
+    fig.suptitle(f"{title}\n({caution})", x=0.01, ha="left", fontsize=10)
     fig.tight_layout(rect=(0, 0, 1, 0.87))
     return fig
 
