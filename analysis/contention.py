@@ -191,7 +191,10 @@ class Contention:
             if not worst_of:
                 return f"{shown} {'of it' if named else f'of the {span}'}"
             each = "each" if shown == "0%" else "any"  # "its" read as this process's (07: one block ran in another)
-            blocks = f"of {each}" if named else f"of {each} of the {self.blocks} timed blocks, the longest of which lasted {span}"
+            # "of the time in": 06's and 07's readers parsed "waited 0% of each of the 3 timed blocks" with difficulty
+            blocks = (
+                f"of the time in {each}" if named else f"of the time in {each} of {self.blocks} timed blocks, the longest {span}"
+            )
             return f"{'' if shown == '0%' else 'at most '}{shown} {blocks}"  # no parentheses inside the machine line's own
 
         other = "" if self.other_process is None else f"; while another process ran, {self.other_process.seen()}"
