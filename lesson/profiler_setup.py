@@ -336,7 +336,7 @@ def documented_neuron_call(backend_name: str) -> str:
     """
     return (
         f"not built on {backend_name}; what Trainium would run (AWS docs, N9; not run here):\n"
-        "  cfg = NeuronConfig(modes=[ProfileMode.DEVICE, ProfileMode.RUNTIME], profile_output_dir=...)  # modes follow NEURON_PROFILE; shown: device\n"
+        "  cfg = NeuronConfig(modes=[ProfileMode.DEVICE, ProfileMode.RUNTIME], profile_output_dir=...)  # NEURON_PROFILE 'device' (shown): DEVICE+RUNTIME; 'system': RUNTIME only\n"
         "  profile(activities=[CPU, PrivateUse1], experimental_config=cfg, on_trace_ready=NeuronProfiler(cfg).export_trace, ...)"
     )
 
