@@ -298,7 +298,8 @@ def slow_step_wait_line(waits: pd.DataFrame, slowest: int, straggler_ms: float) 
     line = f"slow steps (medians): {who} waited {wait:.1f} ms for rank {slowest}'s {straggler_ms:g} ms of extra work"
     line += f", rank {slowest} itself {own:.1f} ms"
     if straggler_ms > 0 and wait > straggler_ms and lags.median() > 0:
-        line += f"; rank {slowest} started later in {(lags.round(1) > 0).sum()} of {len(lags)}, per step {lags.min():.1f} to {lags.max():.1f} ms"
+        low, high = (round(v, 1) + 0.0 for v in (lags.min(), lags.max()))  # + 0.0: a lag of -0.04 prints 0.0, not -0.0
+        line += f"; rank {slowest} started later in {(lags.round(1) > 0).sum()} of {len(lags)}, start gap per step {low:.1f} to {high:.1f} ms"
     return line
 
 
@@ -334,18 +335,27 @@ def arrival_parts(waits: pd.DataFrame) -> pd.DataFrame:
 
 
 def arrival_parts_line(parts: pd.DataFrame) -> str:
-    """Which part of the wait was larger, counted over the steps of `arrival_parts`.
+    """Which part made up the waiting, in milliseconds summed over the steps of `arrival_parts`.
+
+    Why sums, not a count of steps: a step where one part was larger by 0.1 ms would count as much as
+    one where it was larger by 4 ms; the sums add up to the total wait, so they say where the time went.
 
     Args:
         parts: the table of `arrival_parts`.
 
     Returns:
-        One line: in how many steps the later start, and in how many the longer compute, was the larger part.
+        One line: the total wait, the later starts' share and the longer computes' share (ms), and the larger.
     """
-    by_start = int((parts["start gap (ms, + = last rank started later)"] > parts["computed longer by (ms)"]).sum())
+    start = parts["start gap (ms, + = last rank started later)"].sum()
+    compute = parts["computed longer by (ms)"].sum()
+    larger = "later starts" if start > compute else "longer compute"
+
+    def ms(value: float) -> str:  # + 0.0: -0.04 prints 0.0, not -0.0
+        return f"{round(value, 1) + 0.0:.1f}"
+
     return (
-        f"the last rank's later start was the larger part of the wait in {by_start} of {len(parts)} steps, "
-        f"its longer compute in {len(parts) - by_start}"
+        f"summed over the {len(parts)} steps, {ms(parts['wait_ms'].sum())} ms waited: {ms(start)} ms from later starts, "
+        f"{ms(compute)} ms from longer compute (the larger part: {larger})"
     )
 
 

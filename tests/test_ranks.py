@@ -137,7 +137,7 @@ def test_slow_step_wait_line_names_the_later_start_only_where_the_wait_exceeds_t
     line = slow_step_wait_line(collective_waits(late), slowest=1, straggler_ms=3)
     assert line == (
         "slow steps (medians): rank 0 waited 5.0 ms for rank 1's 3 ms of extra work, rank 1 itself 0.0 ms;"
-        " rank 1 started later in 5 of 5, per step 1.0 to 1.0 ms"
+        " rank 1 started later in 5 of 5, start gap per step 1.0 to 1.0 ms"
     )
     early, level = (late["rank"] == 1) & (late["step"] == 1), (late["rank"] == 1) & (late["step"] == 3)
     mixed = late.assign(  # one slow step where rank 1 started 0.5 ms earlier, one 0.02 ms later (printed 0.0: not later)
@@ -145,7 +145,7 @@ def test_slow_step_wait_line_names_the_later_start_only_where_the_wait_exceeds_t
         compute_end=late["compute_end"].mask(early, 8.5).mask(level, 8.02),
     )
     assert slow_step_wait_line(collective_waits(mixed), slowest=1, straggler_ms=3).endswith(
-        "; rank 1 started later in 3 of 5, per step -0.5 to 1.0 ms"  # the lags' count and range, not their median alone
+        "; rank 1 started later in 3 of 5, start gap per step -0.5 to 1.0 ms"  # the lags' count and range, not their median alone
     )
     covered = slow_step_wait_line(collective_waits(late), slowest=1, straggler_ms=5)  # the wait does not exceed it
     assert covered.endswith("rank 0 waited 5.0 ms for rank 1's 5 ms of extra work, rank 1 itself 0.0 ms")
@@ -470,5 +470,9 @@ def test_arrival_parts_split_each_wait_into_the_later_start_and_the_longer_compu
     added = parts["start gap (ms, + = last rank started later)"] + parts["computed longer by (ms)"]
     assert added.tolist() == pytest.approx(parts["wait_ms"].tolist())
     assert arrival_parts_line(parts) == (
-        "the last rank's later start was the larger part of the wait in 1 of 2 steps, its longer compute in 1"
+        "summed over the 2 steps, 4.0 ms waited: 1.0 ms from later starts, 3.0 ms from longer compute (the larger part: longer compute)"
     )
+    tiny = parts.iloc[:1].assign(
+        wait_ms=0.06, **{"start gap (ms, + = last rank started later)": -0.04, "computed longer by (ms)": 0.1}
+    )
+    assert "0.0 ms from later starts" in arrival_parts_line(tiny)  # -0.04 prints 0.0, not -0.0
