@@ -87,7 +87,7 @@ def against_spread(ratio: float, spread: tuple[float, float]) -> str:
 def device_view_claims(metrics: dict[str, Any]) -> tuple[dict[str, Any], pd.DataFrame]:
     """The readings 09 states from its published figures: per profile, the engine that spent the
     longest in computing instructions; per dtype, fused below baseline in HBM bytes, and in total time
-    where its ratio lies outside the tensor lane's range under the same work (`against_spread`).
+    where its ratio lies outside the tensor lane's range under the same computing-instruction count (`against_spread`).
 
     Args:
         metrics: `device_view_metrics`' result.
@@ -111,7 +111,7 @@ def device_view_claims(metrics: dict[str, Any]) -> tuple[dict[str, Any], pd.Data
         claims.append(Claim("<", (f"{fused}_hbm_bytes", f"{base}_hbm_bytes"), f"{dtype}: fused below baseline in hbm_bytes"))
         ratio = metrics[f"{fused}_total_us"]["value"] / metrics[f"{base}_total_us"]["value"]
         if against_spread(ratio, spread) == "below":  # the rule of the guess table: outside the same-work spread
-            text = f"{dtype}: fused below baseline in total_us, outside the tensor lane's range under the same work"
+            text = f"{dtype}: fused below baseline in total_us, outside the tensor lane's range under the same computing-instruction count"
             claims.append(Claim("<", (f"{fused}_total_us", f"{base}_total_us"), f"{text} {reading}"))
     shown = {m: f"{metrics[m]['value']:,.{0 if 'bytes' in m else 1}f} {metrics[m]['unit']}" for c in claims for m in c.metrics}
     label = {m: m.split("_")[2 if "_computing_" in m else 0] for m in shown}  # the engine, or the kernel
@@ -139,8 +139,8 @@ def guesses_against_counters(exports: dict[str, Any], work: dict[str, pd.DataFra
         DataFrame, one row per counter: `bf16`, `fp32` (fused / baseline), `your_guess`, `computing
         instructions` (engine counters only: "fused / baseline" per dtype) and `shows`: "down", "up" or
         "same" for bytes (per dtype where they differ); a time reads "down"/"up, outside the tensor lane's
-        range" or "no verdict (within the margin of the range)" (`against_spread`: a ratio clear of the
-        range by less than the 5% margin reads as within it, like one inside); an engine row starts
+        range", or "no verdict" with "inside the range" or "within the margin" per dtype (`against_spread`:
+        a ratio clear of the range by less than the 5% margin is not judged); an engine row starts
         with its computing instructions ("fewer", "more"), and one whose counts are equal in both kernels
         (the tensor engine) is the yardstick itself: no verdict. A DMA row notes the profiler's warning
         that DMA values may be inaccurate where an export carries it.
@@ -159,17 +159,24 @@ def guesses_against_counters(exports: dict[str, Any], work: dict[str, pd.DataFra
     )
     spread = same_work_spread(ratios)
     side = {"below": "down, outside the tensor lane's range", "above": "up, outside the tensor lane's range"}
-    not_judged = "no verdict (within the margin of the range)"
+    lo, hi = spread
+
+    def time_word(ratio: float) -> str:
+        return side.get(against_spread(ratio, spread), "inside the range" if lo <= ratio <= hi else "within the margin")
+
     shows = []
     for c in ratios.index:
-        if c in counts and all(f == b for f, b in counts[c]):  # the same work: its spread is the yardstick
+        if c in counts and all(f == b for f, b in counts[c]):  # the same count: its spread is the yardstick
             shows.append("same computing instructions: the yardstick itself; no verdict")
             continue
         if "bytes" in c:  # counted, not timed: the direction alone
             words = {d: "down" if ratios.at[c, d] < 1 else "up" if ratios.at[c, d] > 1 else "same" for d in DTYPES}
         else:
-            words = {d: side.get(against_spread(ratios.at[c, d], spread), not_judged) for d in DTYPES}
-        text = words["bf16"] if len(set(words.values())) == 1 else ", ".join(f"{w} in {d}" for d, w in words.items())
+            words = {d: time_word(ratios.at[c, d]) for d in DTYPES}
+        if "bytes" not in c and not set(words.values()) & set(side.values()):  # not judged: where each dtype lies
+            text = "no verdict (" + "; ".join(f"{d}: {w}" for d, w in words.items()) + ")"
+        else:
+            text = words["bf16"] if len(set(words.values())) == 1 else ", ".join(f"{w} in {d}" for d, w in words.items())
         if c in counts:  # the rule in the row itself: the count says whether the engine's work changed
             fewer = {"fewer" if f < b else "more" if f > b else "same" for f, b in counts[c]}
             text = f"{'/'.join(sorted(fewer))} computing instructions; time: {text}"
@@ -206,7 +213,7 @@ def spread_line(ratios: pd.DataFrame) -> str:
         ratios: `guesses_against_counters`' table.
 
     Returns:
-        e.g. "the tensor lane's range, same work: x0.912 to x1.068; margin 5% (the series' band from CPU runs of notebook 05;
+        e.g. "the tensor lane's range, same computing-instruction count: x0.912 to x1.068; margin 5% (the series' band from CPU runs of notebook 05;
         trn2 run-to-run spread not recorded): call a change only below x0.867 or above x1.125 (3 decimals: the table's ratios print so);
         outside it in both dtypes: total_time, ...; no verdict in either dtype: vector_engine_active_time".
     """
@@ -220,7 +227,7 @@ def spread_line(ratios: pd.DataFrame) -> str:
     rest = [c for c, n in outside.items() if n == 0]
     mixed = [c for c, n in outside.items() if 0 < n < len(DTYPES)]
     return (
-        f"the tensor lane's range, same work: x{lo:.3f} to x{hi:.3f}; margin {RESOLUTION - 1:.0%} (the series' band from CPU "
+        f"the tensor lane's range, same computing-instruction count: x{lo:.3f} to x{hi:.3f}; margin {RESOLUTION - 1:.0%} (the series' band from CPU "
         f"runs of notebook 05; trn2 run-to-run spread not recorded): call a change only below x{below:.3f} or above x{above:.3f}; "
         f"outside it in both dtypes: {', '.join(out) or 'none'}; "
         f"no verdict in either dtype: {', '.join(rest) or 'none'}"
