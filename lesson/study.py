@@ -370,7 +370,7 @@ def shape_takeaways(
         if tokens and s in tokens:
             basis = (
                 f"time = fixed + per-token × tokens through {tokens[s]} and {scale * tokens[s]} tokens, round by round; the fixed part"
-                " is the line extrapolated to 0 tokens, untested"
+                " is the line extrapolated to 0 tokens; two points always fit a line (exercise 2 tests a third)"
             )
         share = estimate("the fixed part per call", shares, "of the time", basis, "what that part is", 2)
         took = ", ".join(f"{n} {np.median(r.per_round):.2f}x" for n, r in growth.items())  # no line: measured, per round
@@ -548,25 +548,25 @@ def copies_answer(
     through_alloc: float = math.nan,
     through: str = "torch.compile",
 ) -> str:
-    """05's exercise 1 answer in one line: naive's full-size passes by its source (`ops`), the two byte
-    models (source, allocation), and whether naive's time in copies is told apart from each, by the ratio
-    rule; where this run's ranking is withheld, the committed reference run's ratio, labelled as its.
+    """05's exercise 1 answer as a small table and one verdict line: naive's full-size passes by its source
+    (`ops`), the two byte counts (source, allocation), and naive's time in copies where one is measured (this
+    run's ratio to the copy; this run's pair estimate; the reference run's ratio, labelled as its), each judged
+    against the counts by the ratio rule; the verdict reads the first measured row (cr51 05 #3).
 
     Args:
         ops: `bytes_per_op` of the naive call (column `copies`: read + written over one copy's bytes).
         ranking: the large shape's Ranking (its `over_floor["naive"]`, naive / copy per round, and `gate`).
         alloc_over_input: naive's allocated bytes over the input's (NaN where not recorded: no model).
-        reference_dir: the committed reference runs (default: helpers.series.REFERENCE_RUNS_DIR).
-        block, through_alloc, through: where both rankings are withheld, the large shape's timings and the
-            `through` variant's allocated bytes over the input's: a `through` allocating about one input's
-            bytes makes about one copy-like pass, so naive / `through` per round estimates naive's copies.
+        reference_dir: the committed reference runs (default: helpers.series.REFERENCE_RUNS_DIR), read only
+            where this run's ranking is withheld.
+        block, through_alloc, through: the large shape's timings and the `through` variant's allocated bytes
+            over the input's: a `through` allocating about one input's bytes makes about one copy-like pass,
+            so naive / `through` per round estimates naive's copies.
 
     Returns:
-        "Answer: 3 full-size writes (pow, mul, mul) + 1 read-only (mean): 3.5 copies by source, 3.0
-        copies by allocation; naive's 3.10 copies' time is not told apart from the source count" and the
-        like; "...; this run (or the reference run, whose ratio it compared) cannot say whether naive's time follows the source or the allocation count" where it cannot.
-        Where a ratio to a copy is printed (this run's or the reference run's) and `block` holds `through`, a
-        second line gives this run's pair estimate too, so a learner who took either route can check their number.
+        "Answer: 3 full-size writes (pow, mul, mul) + 1 read-only (mean)", then one row per count and per
+        reading ("this run, ratio to the copy  3.10  p10-p90 ...  not told apart from: allocation"), then
+        "Verdict (this run, ratio to the copy): naive's time is not told apart from the allocation count".
     """
     from analysis.timing import PairedRatio
     from analysis.verdicts import judge_ratio
@@ -576,38 +576,45 @@ def copies_answer(
     models = {whose: c for whose, c in models.items() if c > 0}  # NaN (not recorded) compares False: no model
     r, gate = ranking.over_floor["naive"], ranking.gate
     metrics, origin = reference_reading(reference_dir) if gate is not None else ({}, "")
-    recorded, told = metrics.get("large_naive_over_copy"), []
+    readings, missing = [], []  # (row name, median, p10, p90, what the counts say); why a reading is missing
     if gate is None:
         at_model = {
             w: PairedRatio("naive", f"{c:.2f} copies", r.per_round / c, contention=r.contention) for w, c in models.items()
         }
         told = [w for w, ratio in at_model.items() if not judge_ratio(ratio).measurable]
-    elif recorded:  # the reference run publishes no rounds: its p10-p90 over a count scales every round alike
-        told, said = _against_counts(recorded["p10"], recorded["p90"], models)
-    if gate is None:
         said = f"not told apart from the {' or '.join(told)} count" if told else "told apart from every count"
-        found = f"naive's {r.median:.2f} copies' time is {said}"
-    else:  # this run's figure and the reference's in separate sentences: "withheld here" had no subject (cr44 05 #3)
-        why = "the block was busy" if gate.kind == "busy" else "the copy failed its check"
-        found = f"this run: not measured ({why})"
-    if recorded and gate is not None:
-        figures = f"{recorded['value']:.2f} copies' time (p10-p90 {recorded['p10']:.2f}-{recorded['p90']:.2f}; {origin})"
-        found += f". Reference run: naive's {figures} is {said}"
-    elif gate is not None and block and through in block:  # an estimate replaces "not measured" (cr45 05 #5)
-        through_said = _copies_through(block, through, through_alloc, models)
-        found = through_said.removeprefix("; ") if through_said.startswith("; naive's") else found + through_said
-    whose = "the reference run" if recorded else "this run"  # the ratio compared is the reference's where withheld
-    found += (
-        f"; {whose} cannot say whether naive's time follows the source or the allocation count"
-        if (gate is not None and not recorded) or len(told) > 1
-        else ""
-    )
-    counted = ", ".join(f"{c:.1f} copies by {model}" for model, c in models.items())
+        readings.append(("this run, ratio to the copy", r.median, r.p10, r.p90, said, told))
+    else:
+        missing.append("the block was busy" if gate.kind == "busy" else "the copy failed its check")
+    if block and through in block:
+        pair = _copies_through(block, through, through_alloc)
+        if isinstance(pair, str):
+            missing.append(pair)
+        else:
+            readings.append(("this run, via the pair (estimate*)", *pair, *_against_counts(pair[1], pair[2], models)[::-1]))
+    if recorded := metrics.get("large_naive_over_copy"):  # the reference run publishes no rounds: its p10-p90 scales alike
+        told, said = _against_counts(recorded["p10"], recorded["p90"], models)
+        readings.append(("reference run (recorded**)", recorded["value"], recorded["p10"], recorded["p90"], said, told))
+    rows = [(f"by {w}", f"{c:.1f}", "", "a byte count") for w, c in models.items()]
+    rows += [(n, f"{m:.2f}", f"p10-p90 {lo:.2f}-{hi:.2f}", said.split(" (")[0]) for n, m, lo, hi, said, _ in readings]
+    width = max(len(row[0]) for row in rows)
+    table = [f"  {n:<{width}}  {v:>5}  {spread:<19}  {said}".rstrip() for n, v, spread, said in rows]
+    if readings:
+        name, *_, said, told = readings[0]
+        follows = ": the time cannot say which count it follows" if len(told) > 1 else ""
+        whose = "reference run, not this run" if name.startswith("reference") else name.split(" (")[0]
+        verdict = f"Verdict ({whose}): naive's time is {said}{follows}"
+    else:
+        verdict = f"Verdict: this run cannot say ({'; '.join(missing)})"
+    gap = [f"this run: no reading ({'; '.join(missing)})"] if readings and not readings[0][0].startswith("this run") else []
+    notes = []
+    if any(n.startswith("this run, via") for n, *_ in readings):
+        assumed = f"{through} (alloc_over_input {through_alloc:.1f}) assumed to make one copy-like pass"
+        notes.append(f"* estimated, not measured: naive / {through} by the pair, {assumed}")
+    if recorded:
+        notes.append(f"** {origin}")
     ops_said = f"{len(writes)} full-size writes ({', '.join(writes)}) + {len(reads)} read-only ({', '.join(reads)})"
-    answer = f"Answer: {ops_said}: {counted}; {found}"
-    if (gate is None or recorded) and block and through in block:  # the route the exercise teaches first (cr43 05 #7)
-        answer += f"\nBy the pair naive / {through} instead: {_copies_through(block, through, through_alloc, models).removeprefix('; ')}"
-    return answer
+    return "\n".join([f"Answer: {ops_said}; naive's time at the large shape in copies:", *table, *gap, verdict, *notes])
 
 
 def _against_counts(p10: float, p90: float, models: dict[str, float]) -> tuple[list[str], str]:
@@ -622,27 +629,20 @@ def _against_counts(p10: float, p90: float, models: dict[str, float]) -> tuple[l
     return told, said
 
 
-def _copies_through(block: dict[str, Timing], through: str, alloc: float, models: dict[str, float] | None = None) -> str:
-    """Exercise 1's fallback where no ratio to a copy is left: naive's time in `through` calls, by the pair
-    (no copy needed), read as copies where `through` allocates about one input's bytes; an estimate, said so,
-    judged against the byte counts in `models` as the reference run's ratio is (cr44 05 #5)."""
+def _copies_through(block: dict[str, Timing], through: str, alloc: float) -> tuple[float, float, float] | str:
+    """Exercise 1's pair route: naive's time in `through` calls (median, p10, p90 over the rounds), read as
+    copies where `through` allocates about one input's bytes; where the pair gives no estimate, why."""
     from analysis.timing import paired_ratio
-    from analysis.verdicts import estimate, judge_ratio
+    from analysis.verdicts import judge_ratio
 
     v = judge_ratio(paired_ratio(block, through, "naive"))  # as the pair table prints it, then inverted
-    v = replace(v, median=1 / v.median, p10=1 / v.p90, p90=1 / v.p10)  # so its bounds are 1 / the table's
     if v.kind == "busy":
-        return f"; the pair naive / {through} concludes nothing either (busy)"
+        return f"the pair naive / {through} concludes nothing either (busy)"
     if not v.measurable:
-        return f"; the pair does not tell naive from {through}, so it gives no estimate"
+        return f"the pair does not tell naive from {through}, so it gives no estimate"
     if not 0.75 <= alloc <= 1.25:  # not about one copy-like pass: the pair is no count of copies
-        return f"; {through} allocates {alloc:.1f} inputs' bytes, not about one copy's, so the pair gives no estimate"
-    basis = f"naive takes {v.median:.2f}x {through}'s time by the pair, and {through} (alloc_over_input {alloc:.1f}) is assumed to make one copy-like pass"
-    where = f"this run, p10-p90 {v.p10:.2f}-{v.p90:.2f}"  # the pair's per-round spread carries into the estimate
-    said = estimate(
-        "naive's time", {where: v.median}, f"{through} calls' time", basis, f"how far {through} is from the copy", 2
-    ).sentence
-    return f"; {said}" + (f". This estimate is {_against_counts(v.p10, v.p90, models)[1]}" if models else "")
+        return f"{through} allocates {alloc:.1f} inputs' bytes, not about one copy's, so the pair gives no estimate"
+    return 1 / v.median, 1 / v.p90, 1 / v.p10  # the pair's per-round spread carries into the estimate
 
 
 def reference_ranking(shape: str, reference_dir: Path | None = None) -> str:

@@ -408,7 +408,10 @@ def test_05s_takeaway_estimates_the_small_shapes_fixed_part_without_the_copy():
         and "between" not in lines[4]
     )
     ranged = shape_takeaways({"small": ranking}, {"small": small}, {"small": block}, by_tokens, tokens={"small": 8})
-    assert "through 8 and 64 tokens, round by round; the fixed part is the line extrapolated to 0 tokens, untested;" in ranged[4]
+    assert (
+        "through 8 and 64 tokens, round by round; the fixed part is the line extrapolated to 0 tokens; two points always fit a line (exercise 2 tests a third);"
+        in ranged[4]
+    )
 
     busy = {n: replace(t, contention=Contention(1.0, 0.5, None, None)) for n, t in by_tokens.items()}
     lines = shape_takeaways({"small": ranking}, {"small": small}, {"small": block}, busy)
@@ -568,8 +571,9 @@ def test_05s_reference_ranking_shows_the_recorded_tie_an_older_note_dropped(tmp_
 
 
 def test_05s_exercise_1_answer_judges_both_byte_models_ranked_withheld_and_from_the_reference(tmp_path):
-    """Exercise 1's line: naive's passes by source, both byte models, and whether naive's time in copies is
-    told apart from each; withheld where the copy failed, then the committed reference run's ratio, labelled."""
+    """Exercise 1's table: naive's passes by source, both byte counts, and each reading of naive's time in
+    copies (this run's ratio to the copy, this run's pair estimate, the reference run's, labelled) judged
+    against the counts; one verdict line from the first reading, right whether the copy passed or failed."""
     import json
     from dataclasses import replace
 
@@ -581,24 +585,29 @@ def test_05s_exercise_1_answer_judges_both_byte_models_ranked_withheld_and_from_
     ops = pd.DataFrame(
         {"op": ["pow", "mean", "add", "rsqrt", "mul", "mul"], "copies": [2.0, 0.5, 0.0, 0.0, 2.0, 2.0]}
     )  # SYNTHETIC
-    ops.loc[1, "copies"] = 0.5  # mean reads x² once: a read-only pass
     _, _, ranked = takeaway_case(copy=100.0, compiled=110.0)  # naive 3.3x the copy, every round alike
-    line = copies_answer(ops, ranked, 3.0, tmp_path)
-    assert line.startswith(
-        "Answer: 3 full-size writes (pow, mul, mul) + 1 read-only (mean): 6.5 copies by source, 3.0 copies by allocation"
+    lines = copies_answer(ops, ranked, 3.0, tmp_path).split("\n")
+    assert lines[0] == (
+        "Answer: 3 full-size writes (pow, mul, mul) + 1 read-only (mean); naive's time at the large shape in copies:"
     )
-    assert "naive's 3.30 copies' time is told apart from every count" in line  # 3.3 / 3.0 = 1.10: apart
-    assert "\n" not in line  # no timings given: the ranking's route only
+    assert [line.split() for line in lines[1:3]] == [
+        ["by", "source", "6.5", "a", "byte", "count"],
+        ["by", "allocation", "3.0", "a", "byte", "count"],
+    ]
+    assert lines[3].split()[:6] == ["this", "run,", "ratio", "to", "the", "copy"] and "3.30  p10-p90 3.30-3.30" in lines[3]
+    assert lines[3].endswith("told apart from every count")  # 3.3 / 3.0 = 1.10: apart
+    assert lines[4:] == ["Verdict (this run, ratio to the copy): naive's time is told apart from every count"]
     block, _, _ = takeaway_case(copy=100.0, compiled=110.0)
     both = copies_answer(ops, ranked, 3.0, tmp_path, block, 1.0, "compiled").split("\n")
-    assert both[0] == line and both[1].startswith(  # the pair's route too, which the exercise teaches first
-        "By the pair naive / compiled instead: naive's time: about 3.00 compiled calls' time on this run, p10-p90 3.00-3.00 (estimated"
-    )  # the same two decimals as the basis's "3.00x", and a verdict against the counts like the reference run's
-    assert both[1].endswith("is from the copy). This estimate is not told apart from the allocation count")
-    _, _, failed = takeaway_case(copy=100.0, compiled=110.0, spread=0.6)
-    assert copies_answer(ops, failed, 3.0, tmp_path).endswith(
-        "; this run: not measured (the copy failed its check); this run cannot say whether naive's time follows the source or the allocation count"
+    assert both[4].startswith("  this run, via the pair (estimate*)") and "3.00  p10-p90 3.00-3.00" in both[4]
+    assert both[4].endswith("not told apart from the allocation count")
+    assert both[5].startswith("Verdict (this run, ratio to the copy)")  # the copy passed: its ratio decides
+    assert (
+        both[6]
+        == "* estimated, not measured: naive / compiled by the pair, compiled (alloc_over_input 1.0) assumed to make one copy-like pass"
     )
+    _, _, failed = takeaway_case(copy=100.0, compiled=110.0, spread=0.6)
+    assert copies_answer(ops, failed, 3.0, tmp_path).endswith("\nVerdict: this run cannot say (the copy failed its check)")
     run = tmp_path / "cpu-test-2026-12-06"
     run.mkdir()
     record = {"value": 3.3, "p10": 3.1, "p90": 3.38, "unit": "x"}
@@ -606,30 +615,24 @@ def test_05s_exercise_1_answer_judges_both_byte_models_ranked_withheld_and_from_
     (run / "environment.json").write_text(
         json.dumps({"cpu_count": 2, "device_name": "Test CPU", "date_utc": "2026-12-06T00:00:00"})
     )
-    line = copies_answer(ops, failed, 3.0, tmp_path)
-    assert (
-        "6.5 copies by source, 3.0 copies by allocation; this run: not measured (the copy failed its check). Reference run: naive's 3.30 copies' time (p10-p90 3.10-3.38; recorded on 2026-12-06"
-        in line
+    ref = copies_answer(ops, failed, 3.0, tmp_path).split("\n")
+    assert ref[3].startswith("  reference run (recorded**)") and "3.30  p10-p90 3.10-3.38" in ref[3]
+    assert ref[4] == "this run: no reading (the copy failed its check)"
+    assert ref[5] == (  # 3.1 / 3.0 = 1.03: within the margin, which the verdict names
+        "Verdict (reference run, not this run): naive's time is not told apart from the allocation count"
+        " (a count inside the p10-p90 widened by 5% each side is not told apart)"
     )
-    pair = copies_answer(ops, failed, 3.0, tmp_path, block, 1.0, "compiled").split("\n")  # this run's pair, on its own line
-    assert pair[0] == line and pair[1].startswith(
-        "By the pair naive / compiled instead: naive's time: about 3.00 compiled calls' time"
-    )
-    assert line.endswith(  # 3.1 / 3.0 = 1.03: within the margin, which the line names
-        "not this run) is not told apart from the allocation count (a count inside the p10-p90 widened by 5% each side is not told apart)"
-    )
+    assert ref[6].startswith("** recorded on 2026-12-06") and ref[6].endswith("not this run")
+    pair = copies_answer(ops, failed, 3.0, tmp_path, block, 1.0, "compiled").split("\n")  # the pair first, then the reference
+    assert pair[3].startswith("  this run, via the pair") and pair[4].startswith("  reference run")
+    assert pair[5] == "Verdict (this run, via the pair): naive's time is not told apart from the allocation count"
     block, _, failed = takeaway_case(copy=100.0, compiled=110.0, spread=0.6)  # naive 3.0x compiled's time per round
     empty = tmp_path / "none"
     empty.mkdir()
     through = copies_answer(ops, failed, 3.0, empty, block, 1.0, "compiled")  # both withheld: an estimate through the pair
-    assert (  # the estimate alone: no "not measured" beside "on this run" (cr45 05 #5)
-        "allocation; naive's time: about 3.00 compiled calls' time on this run, p10-p90 3.00-3.00"
-        " (estimated, not measured: naive takes 3.00x" in through
-    )
-    assert "compiled (alloc_over_input 1.0) is assumed to make one copy-like pass" in through  # the pair's range, printed
-    assert ". This estimate is not told apart from the allocation count; this run cannot say" in through
-    assert through.endswith("this run cannot say whether naive's time follows the source or the allocation count")
-    assert "not about one copy's, so the pair gives no estimate" in copies_answer(ops, failed, 3.0, empty, block, 3.0, "compiled")
+    assert "3.00  p10-p90 3.00-3.00" in through and "reference run" not in through
+    no_pass = copies_answer(ops, failed, 3.0, empty, block, 3.0, "compiled")
+    assert no_pass.endswith("compiled allocates 3.0 inputs' bytes, not about one copy's, so the pair gives no estimate)")
     _, _, same = takeaway_case(copy=100.0, compiled=330.0, spread=0.6)  # naive and compiled alike: no estimate
     tied = copies_answer(ops, same, 3.0, empty, takeaway_case(copy=100.0, compiled=330.0, spread=0.6)[0], 1.0, "compiled")
     assert "the pair does not tell naive from compiled, so it gives no estimate" in tied
@@ -638,9 +641,7 @@ def test_05s_exercise_1_answer_judges_both_byte_models_ranked_withheld_and_from_
         ops, failed, 3.0, empty, busy, 1.0, "compiled"
     )
     ops.loc[4:5, "copies"] = 0.35  # source: 3.2 copies, also within the margin: the reference's ratio cannot choose
-    assert copies_answer(ops, failed, 3.0, tmp_path).endswith(
-        "; the reference run cannot say whether naive's time follows the source or the allocation count"
-    )
+    assert copies_answer(ops, failed, 3.0, tmp_path).split("\n")[-2].endswith("the time cannot say which count it follows")
 
 
 def test_a_reference_run_whose_copy_failed_offers_no_ranking_to_fall_back_on(tmp_path):
