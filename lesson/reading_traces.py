@@ -65,19 +65,30 @@ class HostOnlyFactors:
 
     @property
     def share_line(self) -> str:
-        """Why the shares differ, three lines: the two factors defined, the share factor as their
-        product, then which factor weighs more (the verdict)."""
-        s, r = self.subject, self.reference
-        defined = f"host-only factor = {s}'s host-only us / {r}'s; step factor = {r}'s step us / {s}'s"
-        head = f"share factor ({s}'s host-only share / {r}'s) = host-only factor x step factor"
-        if self.share is not None:
-            head = f"share factor: {s}'s host-only share is {self.share.p10_us:.1f}-{self.share.p90_us:.1f}x {r}'s (p10-p90) = host-only factor x step factor"
-        tail = {
-            "slower": f"{s}'s share is higher mostly because its step is shorter",
-            "faster": f"{s}'s share is higher mostly because its host-only time is longer",
+        """Why the shares differ, one line: the two factors in words, then which weighs more (the
+        verdict); a busy or withheld verdict is printed as it is, concluding nothing."""
+        s, r, kind = self.subject, self.reference, getattr(self.verdict, "kind", None)
+        if kind not in ("slower", "faster", "no measurable difference"):
+            return f"step factor ({r}'s step / {s}'s) against host-only factor ({s}'s / {r}'s): {self.verdict}"
+        step, host = _times(self.step, "shorter", "longer"), _times(self.host_only, "longer", "shorter")
+        said = {
+            "slower": f"{s}'s step is {step} and its host-only time only {host}: the shorter step explains most of the higher share",
+            "faster": f"{s}'s host-only time is {host} and its step only {step}: the longer host-only time explains most of the higher share",
         }
-        said = tail.get(getattr(self.verdict, "kind", None), "neither factor told apart as the larger")
-        return f"{defined}\n{head}\n{said} ({self.verdict})"
+        facts = (
+            f"{s}'s step is {step} and its host-only time {host}: this run cannot tell which explains more of the higher share"
+        )
+        return f"Against {r} (p10-p90), {said.get(kind, facts)}"
+
+
+def _times(factor: SimpleNamespace, above: str, below: str) -> str:
+    """A factor range in words: "2.94-3.22x shorter" above 1, its inverse with `below` under 1, else "x as long"."""
+    lo, hi = factor.p10_us, factor.p90_us
+    if lo >= 1:
+        return f"{lo:.2f}-{hi:.2f}x {above}"
+    if hi <= 1:
+        return f"{1 / hi:.2f}-{1 / lo:.2f}x {below}"
+    return f"{lo:.2f}-{hi:.2f}x as long"
 
 
 def host_only_factors(traces: dict[str, Any], contention: dict[str, Any], subject: str, reference: str) -> HostOnlyFactors:

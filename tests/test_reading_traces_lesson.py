@@ -79,24 +79,29 @@ def factors(step, host):
     return HostOnlyFactors("torch.compile", "torch.rms_norm", step, host, None, verdict)
 
 
-def test_share_line_defines_the_factors_and_names_the_larger():
+def test_share_line_reads_the_factors_and_names_the_larger():
     fx = factors(ranges(2.9, 3.1), ranges(1.4, 2.0))
-    defined, head, said = fx.share_line.split("\n")
-    assert (
-        defined
-        == "host-only factor = torch.compile's host-only us / torch.rms_norm's; step factor = torch.rms_norm's step us / torch.compile's"
-    )
-    assert head == "share factor (torch.compile's host-only share / torch.rms_norm's) = host-only factor x step factor"
-    assert said.startswith("torch.compile's share is higher mostly because its step is shorter (step factor measurably above")
-    fx.share = ranges(4.1, 5.6)  # the share factor itself, where it was measured
-    assert (
-        "\nshare factor: torch.compile's host-only share is 4.1-5.6x torch.rms_norm's (p10-p90) = host-only factor x step factor\n"
-        in fx.share_line
+    assert fx.share_line == (
+        "Against torch.rms_norm (p10-p90), torch.compile's step is 2.90-3.10x shorter and its host-only time only"
+        " 1.40-2.00x longer: the shorter step explains most of the higher share"
     )
     fx.verdict = judge_timings("step factor", fx.step, "host-only factor", ranges(4.0, 5.0), "x")
-    assert "\ntorch.compile's share is higher mostly because its host-only time is longer (" in fx.share_line
-    fx.verdict = judge_timings("step factor", fx.step, "host-only factor", ranges(2.8, 3.2), "x")
-    assert "\nneither factor told apart as the larger (" in fx.share_line
+    fx.host_only = ranges(4.0, 5.0)
+    assert fx.share_line.endswith(
+        "torch.compile's host-only time is 4.00-5.00x longer and its step only 2.90-3.10x shorter:"
+        " the longer host-only time explains most of the higher share"
+    )
+    fx.verdict, fx.host_only = judge_timings("step factor", fx.step, "host-only factor", ranges(2.8, 3.2), "x"), ranges(2.8, 3.2)
+    assert fx.share_line.endswith("this run cannot tell which explains more of the higher share")  # inconclusive, not equal
+    fx.step = ranges(0.5, 0.8)  # a longer step reads as longer, its factor inverted; one straddling 1 as "as long"
+    fx.host_only = ranges(0.9, 1.2)
+    assert "step is 1.25-2.00x longer and its host-only time 0.90-1.20x as long:" in fx.share_line
+    from analysis.contention import Contention
+
+    busy = SimpleNamespace(p10_us=2.9, p90_us=3.1, median_us=3.0, contention=Contention(0.1, 0.5, 0.5, 0.0))
+    fx.verdict = judge_timings("step factor", busy, "host-only factor", ranges(1.4, 2.0), "x")
+    assert fx.share_line.startswith("step factor (torch.rms_norm's step / torch.compile's) against host-only factor")
+    assert fx.share_line.endswith("concludes nothing") and "explains" not in fx.share_line
 
 
 def test_named_host_line_sums_the_listed_calls():
