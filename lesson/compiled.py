@@ -47,10 +47,10 @@ def _duration(seconds: float) -> str:
 def break_evens(
     cold: dict[str, float], after_setup: dict[str, float], naive: Any, verdict: Any, hidden: int, new_hidden: int
 ) -> list[Verdict]:
-    """How many warm calls pay the first compile back against naive, and how long a later compile took.
+    """How many warm calls pay the first cold call back against naive, and how long a later compile took.
 
-    Why: the first compile may carry the process's one-time setup; a process that already paid it
-    pays about the later compile's time. The first is set against the
+    Why: the first cold call also pays the process's one-time setup (a later compile took a small
+    fraction of it, cr51); a process that already paid it pays about the later compile's time. The first is set against the
     time a warm call saves at the timed shape, less the naive call the cold call replaces (exercise 2's
     formula for a compile loaded from the cache). The later compile ran at another shape, whose saving
     is not timed, so its break-even is withheld: only its seconds and its ratio to the first's are given
@@ -75,7 +75,7 @@ def break_evens(
     saved_us = naive.median_us * (1 - verdict.median)
     extra_us = cold["seconds"] * 1e6 - naive.median_us  # the cold call replaces a naive call, as in exercise 2
     first, later = _duration(cold["seconds"]), _duration(after_setup["seconds"])
-    subject = f"calls to pay the first compile ({first}) back against naive"
+    subject = f"calls to pay the first cold call ({first}: compile plus this process's one-time setup) back against naive"
     basis = (
         f"the cold call, less the naive call it replaces, over the {saved_us / 1e3:.1f} ms a warm call saves at HIDDEN = {hidden}"
         " (naive's median times 1 - the paired ratio's median)"

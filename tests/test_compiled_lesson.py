@@ -44,7 +44,10 @@ def test_break_evens_price_the_first_compile_and_give_the_later_one_only_its_tim
     naive = SimpleNamespace(median_us=80_000.0)
     paid_back, later = break_evens({"seconds": 9.0}, {"seconds": 0.6}, naive, _verdict("faster"), 4096, 1024)
     assert paid_back.kind == "estimate" and paid_back.median == 179.0  # (9 s - one 80 ms naive call) / 50 ms, rounded up
-    assert "the first compile (9.0 s) back against naive: about 179 on this run" in paid_back.sentence
+    assert (
+        "the first cold call (9.0 s: compile plus this process's one-time setup) back against naive: about 179 on this run"
+        in paid_back.sentence
+    )
     assert "50.0 ms a warm call saves at HIDDEN = 4096" in paid_back.sentence
     assert "across the paired ratio" not in paid_back.sentence  # no spread given: none printed
     # cr47: a compile at HIDDEN = 1024 over the saving at 4096 answered no real question: only its time and ratio
