@@ -240,8 +240,8 @@ def trainium_compiles(
     expected = expected_compiles(summary, ops, buckets, lengths)
     graphs, eager = int(summary.loc["static", "compiles"]), int(summary.loc["static", "eager_fallbacks"])
     names = ", ".join(op.removeprefix("aten::") for op in ops)
-    basis = f"static = {graphs} graphs + {eager} eager lengths x {len(ops)} ops ({names}); bucketed: its graphs, the pad runs on the host; A5 §7"
-    cannot_show = "fusion (lowers it) or an op of several NEFFs (raises it)"
+    basis = f"static = {graphs} graphs + {eager} eager lengths x {len(ops)} ops ({names}); bucketed = its graphs (pad on the host); A5 §7"
+    cannot_show = "fusion (fewer) or ops of several NEFFs (more)"
     return estimate("neuronx-cc compiles to expect on Trainium", expected, "", basis, cannot_show)
 
 

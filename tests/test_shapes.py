@@ -157,4 +157,4 @@ def test_trainium_compiles_counts_graphs_plus_one_compile_per_eager_op_and_lengt
     assert found.kind == "estimate" and found.median == 8 + 28 * 1  # one top-level op (aten::mul) per eager call
     assert "about 2 on bucketed" in found.sentence and "not measured" in found.sentence and "A5 §7" in found.sentence
     assert "static = 8 graphs + 28 eager lengths x 1 ops (mul)" in found.sentence
-    assert "bucketed: its graphs, the pad runs on the host" in found.sentence
+    assert "bucketed = its graphs (pad on the host)" in found.sentence
