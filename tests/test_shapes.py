@@ -106,7 +106,7 @@ def test_steady_state_verdicts_name_the_faster_strategy_in_the_table_word():
     assert verdicts[1].sentence.startswith("dynamic took 2.00x the time of bucketed (padded): bucketed faster")
 
 
-def test_rows_computed_names_a_likely_cause_only_where_dynamic_ranks_faster():
+def test_rows_computed_names_candidate_causes_only_where_a_strategy_ranks_faster_than_bucketed():
     lengths, buckets = [3, 60, 100], [64, 128]  # real 163; bucketed computes 64 + 64 + 128 = 256
     faster = steady_state_verdicts([PairedRatio("dynamic", "bucketed (padded)", np.full(10, 0.5), "request")])
     slower = steady_state_verdicts([PairedRatio("dynamic", "bucketed (padded)", np.full(10, 2.0), "request")])
@@ -115,6 +115,10 @@ def test_rows_computed_names_a_likely_cause_only_where_dynamic_ranks_faster():
     assert "163 real ones against 256 for bucketed (real + padded)" in found.sentence
     assert "\ntwo candidate causes" in found.sentence  # its own printed line
     assert "two candidate causes of dynamic faster" in found.sentence and "pad and slice" in found.sentence
+    both = steady_state_verdicts(
+        [PairedRatio(n, "bucketed (padded)", np.full(10, 0.5), "request") for n in ("static (2/3 eager)", "dynamic")]
+    )
+    assert "two candidate causes of static faster and dynamic faster:" in rows_computed(both, lengths, buckets).sentence
     for steady in (slower, []):  # bucketed faster, or no dynamic strategy (Neuron): the count names no cause
         other = rows_computed(steady, lengths, buckets).sentence
         assert "cause" not in other and "\n" not in other
@@ -152,3 +156,5 @@ def test_trainium_compiles_counts_graphs_plus_one_compile_per_eager_op_and_lengt
     found = trainium_compiles(summary, lambda x, w, eps: x * w, torch.ones(4), 1e-6, [64, 128], [3, 60, 100])
     assert found.kind == "estimate" and found.median == 8 + 28 * 1  # one top-level op (aten::mul) per eager call
     assert "about 2 on bucketed" in found.sentence and "not measured" in found.sentence and "A5 §7" in found.sentence
+    assert "static = 8 graphs + 28 eager lengths x 1 ops (mul)" in found.sentence
+    assert "bucketed = its graphs (pad on the host)" in found.sentence
