@@ -744,28 +744,35 @@ _RERUN = "rerun the timing cell when the machine is quiet"
 
 
 def plot_over_copy(rankings: dict[str, Ranking], names: list[str], title: str, path: Path) -> Any:
-    """Notebook 05's figure: each variant's median ratio to the copy per shape, with its p10-p90 whisker.
+    """Notebook 05's figure: each variant's median ratio to the copy per shape, with its p10-p90 whisker;
+    beside it, for a shape whose copy failed its check, that shape's pairs (`_plot_pairs`).
 
     Why here: the figure is the lesson, the plotting is not. Bars the ranking joins as not told apart
     (`Ranking.tiers`) carry "≈" in their labels, so a taller bar is not read as a slower variant where the
-    pair verdict is not measurable; a shape whose ranking is gated (the copy failed its check, or busy)
-    draws neither bar nor whisker and says why in a note on the axes. The grey band is the verdicts' margin
-    around 1 (`analysis.verdicts.RESOLUTION`).
+    pair verdict is not measurable; a shape whose ranking is gated draws no bar and says why in a note on
+    the axes. A failed copy withholds the ratios to the copy, not the pairs (05's readers took the small
+    shape's bars, alone, for the lesson's result); a busy shape draws nothing, its pairs conclude nothing.
+    The grey band is the verdicts' margin around 1 (`analysis.verdicts.RESOLUTION`).
 
     Args:
         rankings: shape -> its Ranking (`rank_over_floor`); names: the variants to draw, in order.
         title: the axes title (with its origin label, `backend_title`); path: where the PNG is saved.
 
     Returns:
-        The matplotlib Axes.
+        The matplotlib Axes of the ratios to the copy (the pairs' panels are the figure's other axes).
     """
     import matplotlib.pyplot as plt
     from matplotlib.ticker import FormatStrFormatter
 
     from analysis import OKABE_ITO, RESOLUTION
 
+    paired = {s: r for s, r in rankings.items() if r.gate and r.gate.kind != "busy" and r.pairs}
     why = {"withheld": "copy floor failed, not drawn", "busy": "busy, not drawn"}
-    notes = [f"{r.label}: {why.get(r.gate.kind, why['withheld'])}" for r in rankings.values() if r.gate]
+    notes = [
+        f"{r.label}: {'copy floor failed: its pairs, right' if s in paired else why.get(r.gate.kind, why['withheld'])}"
+        for s, r in rankings.items()
+        if r.gate
+    ]
     drawn = {s: r for s, r in rankings.items() if not r.gate}
     colours = dict(zip(rankings, [OKABE_ITO[0], OKABE_ITO[3]]))  # a shape keeps its colour when the other is not drawn
     over = pd.DataFrame({r.label: {n: r.over_floor[n].median for n in names} for r in drawn.values()}, index=names)
@@ -774,17 +781,21 @@ def plot_over_copy(rankings: dict[str, Ranking], names: list[str], title: str, p
         t = r.table().loc[names]  # each ratio to the copy with its p10-p90
         whiskers.append([(t.over_copy - t.p10).to_numpy(), (t.p90 - t.over_copy).to_numpy()])
     ylabel = "time / copy time (log scale)"
+    fig, axes = plt.subplots(
+        1, 1 + len(paired), figsize=(6.4 + 5.6 * len(paired), 4.8), squeeze=False, width_ratios=[3] + [2] * len(paired)
+    )
+    ax = axes[0, 0]
     if drawn:
-        ax = over.plot.bar(rot=0, logy=True, yerr=whiskers, color=[colours[s] for s in drawn], ylabel=ylabel)
+        over.plot.bar(ax=ax, rot=0, logy=True, yerr=whiskers, color=[colours[s] for s in drawn], ylabel=ylabel)
     else:  # nothing to draw: the axes still carry the title, the band and why
-        ax = plt.figure().add_subplot(yscale="log", ylabel=ylabel)
+        ax.set(yscale="log", ylabel=ylabel)
     tied = {s: {n for tier in r.tiers() if len(tier) > 1 for n in tier} for s, r in drawn.items()}
     for bars, (s, r) in zip(
         [c for c in ax.containers if type(c).__name__ == "BarContainer"], drawn.items()
     ):  # bars, not whiskers
         ax.bar_label(bars, labels=[("≈" if n in tied[s] else "") + f"{over.at[n, r.label]:.2f}x" for n in names], fontsize=9)
-    if notes:
-        ax.text(0.01, 0.98, "\n".join(notes), transform=ax.transAxes, va="top", fontsize=9)
+    if notes:  # below the axes: inside, the note ran into the tallest bar's label
+        ax.text(0.0, -0.16, "\n".join(notes), transform=ax.transAxes, va="top", fontsize=9)
     for axis in (ax.yaxis.set_major_formatter, ax.yaxis.set_minor_formatter):
         axis(FormatStrFormatter("%g"))  # 2 and 3, not 2x10^0
     ax.axhline(1.0, color="black", lw=1, ls="--", label="copy floor")
@@ -795,14 +806,43 @@ def plot_over_copy(rankings: dict[str, Ranking], names: list[str], title: str, p
         alpha=0.3,
         label=f"within {RESOLUTION - 1:.0%} of the copy\n(a whisker into it: not told apart)",
     )
+    for pax, (s, r) in zip(axes[0, 1:], paired.items()):
+        _plot_pairs(pax, r, colours[s], RESOLUTION)
     handles, labels = ax.get_legend_handles_labels()
     if any(tied.values()):  # an inconclusive pair, not a tie (cr50 05 #1)
         handles.insert(2, plt.Line2D([], [], ls="none"))
         labels.insert(2, "≈: the pair cannot rank them\n(inconclusive)")
     ax.set_title(title)
-    ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    ax.figure.savefig(path, bbox_inches="tight")
+    ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=9)
+    fig.tight_layout()
+    if paired:  # room between the panels for the legend
+        fig.subplots_adjust(wspace=0.9)
+    fig.savefig(path, bbox_inches="tight")
     return ax
+
+
+def _plot_pairs(ax: Any, ranking: Ranking, colour: str, resolution: float) -> None:
+    """One shape's pair ratios, later variant over earlier (`newer_first`'s direction, inverted from the
+    pairs' own), each a point at its median per-round ratio with its p10-p90 whisker, beside 1 and the margin."""
+    from matplotlib.ticker import FormatStrFormatter
+
+    pairs = [(f"{v.reference} / {v.subject}", 1 / v.median, 1 / v.p90, 1 / v.p10) for v in ranking.pairs]
+    y = list(range(len(pairs)))
+    medians = [m for _, m, _, _ in pairs]
+    spread = [[m - lo for _, m, lo, _ in pairs], [hi - m for _, m, _, hi in pairs]]
+    ax.errorbar(medians, y, xerr=spread, fmt="o", color=colour, capsize=4)
+    for m, row in zip(medians, y):
+        ax.annotate(f"{m:.2f}x", (m, row), textcoords="offset points", xytext=(0, 7), ha="center", fontsize=9)
+    ax.set_xscale("log")
+    for axis in (ax.xaxis.set_major_formatter, ax.xaxis.set_minor_formatter):
+        axis(FormatStrFormatter("%g"))
+    ax.set_yticks(y, [name for name, *_ in pairs])
+    ax.set_ylim(-0.6, len(pairs) - 0.4)
+    ax.margins(x=0.2)  # room for the labels at either end
+    ax.axvline(1.0, color="black", lw=1, ls="--")
+    ax.axvspan(1 / resolution, resolution, color="grey", alpha=0.3)
+    ax.set_xlabel("time ratio per round (log scale; below 1: the first is faster)")
+    ax.set_title(f"{ranking.label}: its pairs (the ratio to the copy withheld)", fontsize=10)
 
 
 def newer_first(ranking: Ranking, block: dict[str, Timing]) -> list:

@@ -435,7 +435,13 @@ def test_05s_figure_marks_tied_bars_and_draws_nothing_for_a_gated_shape(tmp_path
     assert tied.tiers() == [["naive", "compiled"], ["fused"]] and gated.gate.kind == "withheld"
     rankings = {"large": tied, "small": dataclasses.replace(gated, label="small")}
     ax = plot_over_copy(rankings, ["naive", "fused", "compiled"], "SYNTHETIC [measured on cpu]", tmp_path / "f.png")
-    assert [t.get_text() for t in ax.texts] == ["≈3.30x", "3.60x", "≈3.35x", "small: copy floor failed, not drawn"]
+    assert [t.get_text() for t in ax.texts] == ["≈3.30x", "3.60x", "≈3.35x", "small: copy floor failed: its pairs, right"]
+    # cr51/cr52: a failed copy withholds the ratios to the copy, not the pairs: they are drawn beside it, newer over earlier
+    pairs = ax.figure.axes[1]
+    assert pairs.get_title() == "small: its pairs (the ratio to the copy withheld)"
+    assert len(pairs.texts) == len(rankings["small"].pairs) and all(
+        v.reference in t.get_text() for v, t in zip(rankings["small"].pairs, pairs.get_yticklabels())
+    )
     assert [t.get_text() for t in ax.get_legend().get_texts()] == [
         "copy floor",
         "within 5% of the copy\n(a whisker into it: not told apart)",
@@ -443,7 +449,10 @@ def test_05s_figure_marks_tied_bars_and_draws_nothing_for_a_gated_shape(tmp_path
         "large",
     ]  # no swatch for a shape not drawn
     ax = plot_over_copy({"small": rankings["small"]}, ["naive"], "SYNTHETIC [measured on cpu]", tmp_path / "g.png")
-    assert [t.get_text() for t in ax.texts] == ["small: copy floor failed, not drawn"] and not ax.containers
+    assert [t.get_text() for t in ax.texts] == ["small: copy floor failed: its pairs, right"] and not ax.containers
+    busy = dataclasses.replace(rankings["small"], gate=dataclasses.replace(rankings["small"].gate, kind="busy"))
+    ax = plot_over_copy({"small": busy}, ["naive"], "SYNTHETIC [measured on cpu]", tmp_path / "h.png")
+    assert [t.get_text() for t in ax.texts] == ["small: busy, not drawn"] and len(ax.figure.axes) == 1  # busy pairs: nothing
     assert (tmp_path / "f.png").stat().st_size > 0
 
 
