@@ -202,7 +202,7 @@ def neuron_recipe_lines(ranks: int, on_neuron: bool) -> list[str]:
     """`neuron_torchrun_recipe` with each part in plain words, for notebook 08 (not run there).
 
     Why: a reader going to a trn2 must know what the Neuron parts are for. The torchrun flags are
-    PyTorch's own (docs/CHEATSHEET.md); what the two NEURON_RT_* values set is not in docs/NEURON_NOTES.md (N30 only quotes them),
+    PyTorch's own (the command is in docs/CHEATSHEET.md); what the two NEURON_RT_* values set is not in docs/NEURON_NOTES.md (N30 only quotes them),
     so the line says UNVERIFIED. The seat warning is printed on Trainium only.
 
     Args:
