@@ -201,8 +201,8 @@ def neuron_torchrun_recipe(ranks: int, script: str = "your_script.py") -> str:
 def neuron_recipe_lines(ranks: int, on_neuron: bool) -> list[str]:
     """`neuron_torchrun_recipe` with each part in plain words, for notebook 08 (not run there).
 
-    Why: a reader going to a trn2 must know what each flag is for. The torchrun flags are PyTorch's
-    own; what the two NEURON_RT_* values set is not in docs/NEURON_NOTES.md (N30 only quotes them),
+    Why: a reader going to a trn2 must know what the Neuron parts are for. The torchrun flags are
+    PyTorch's own (the command is in docs/CHEATSHEET.md); what the two NEURON_RT_* values set is not in docs/NEURON_NOTES.md (N30 only quotes them),
     so the line says UNVERIFIED. The seat warning is printed on Trainium only.
 
     Args:
@@ -217,10 +217,7 @@ def neuron_recipe_lines(ranks: int, on_neuron: bool) -> list[str]:
         "  env -u NEURON_RT_VISIBLE_CORES: unset it; if inherited, every rank lands on that one core.",
         f"  NEURON_RT_NUM_CORES={ranks} (= RANKS), NEURON_RT_VIRTUAL_CORE_SIZE=2: as in the vendor's example;"
         " their exact effect: UNVERIFIED.",
-        "  --rdzv_backend c10d --rdzv_endpoint localhost:29500: the rendezvous, where the ranks meet to form the group.",
-        "  --local-ranks-filter 0 --tee 3: the console shows rank 0; files hold every rank's output.",
-        "  your_script.py: lesson/rank_worker.py --out DIR --backend neuron --device neuron (UNVERIFIED: never run here);"
-        " --backend is the collective library, not BACKEND.",
+        "  your_script.py: lesson/rank_worker.py --out DIR --backend neuron --device neuron (UNVERIFIED: never run here).",
         "  The Neuron profiler writes one folder per rank, named by pid: have each rank print its rank and os.getpid().",
     ]
     if on_neuron:
@@ -344,18 +341,20 @@ def arrival_parts_line(parts: pd.DataFrame) -> str:
         parts: the table of `arrival_parts`.
 
     Returns:
-        One line: the total wait, the later starts' share and the longer computes' share (ms), and the larger.
+        One line: the total wait, the step that holds most of it, and the later starts' and longer
+        computes' shares (ms). Unjudged, so it says it describes this run and is no verdict.
     """
     start = parts["start gap (ms, + = last rank started later)"].sum()
     compute = parts["computed longer by (ms)"].sum()
-    larger = "later starts" if start > compute else "longer compute"
+    most = parts["wait_ms"].idxmax()
 
     def ms(value: float) -> str:  # + 0.0: -0.04 prints 0.0, not -0.0
         return f"{round(value, 1) + 0.0:.1f}"
 
     return (
-        f"summed over the {len(parts)} steps, {ms(parts['wait_ms'].sum())} ms waited: {ms(start)} ms from later starts, "
-        f"{ms(compute)} ms from longer compute (the larger part: {larger})"
+        f"this run's {len(parts)} steps: {ms(parts['wait_ms'].sum())} ms waited (step {most}:"
+        f" {ms(parts.at[most, 'wait_ms'])}), {ms(start)} ms from later starts, {ms(compute)} ms from the last rank's"
+        " longer compute; a description of this run's steps, not a verdict"
     )
 
 
