@@ -133,7 +133,8 @@ def guesses_against_counters(exports: dict[str, Any], work: dict[str, pd.DataFra
     Args:
         exports: profile name ("baseline_bf16_s512", ...) -> its NeuronExport (analysis.load_exports).
         work: profile name -> analysis.engine_work of it (`computing`: computing instructions per engine).
-        guesses: counter name -> the learner's "down", "up", "same" or "?".
+        guesses: counter name -> the learner's "down", "up", "same" or "?"; the tensor lane's row (the
+            yardstick) is added where it is missing, with an empty guess.
 
     Returns:
         DataFrame, one row per counter: `bf16`, `fp32` (fused / baseline), `your_guess`, `computing
@@ -146,6 +147,7 @@ def guesses_against_counters(exports: dict[str, Any], work: dict[str, pd.DataFra
         that DMA values may be inaccurate where an export carries it.
     """
     kernels = ("fused", "baseline")
+    guesses = {**guesses, "tensor_engine_active_time": guesses.get("tensor_engine_active_time", "")}  # the yardstick, not graded
     ratios = pd.DataFrame(
         {
             d: {c: exports[f"fused_{d}_s512"].counter(c) / exports[f"baseline_{d}_s512"].counter(c) for c in guesses}
@@ -205,17 +207,18 @@ def same_work_spread(ratios: pd.DataFrame) -> tuple[float, float]:
 
 
 def spread_line(ratios: pd.DataFrame) -> str:
-    """One line: the tensor lane's range (a yardstick, not a measured spread) and the cut-offs, then which
+    """Two lines: the tensor lane's range (a yardstick, not a measured spread) and the cut-offs, then which
     time ratios lie outside it by more than the margin in both dtypes, which in neither ("no verdict in
-    either dtype"), and which in one only (named only where there is one).
+    either dtype"), and which in one only (named only where there is one). The cut-offs name the factor
+    on each end of the range, so a reader can check them by hand.
 
     Args:
         ratios: `guesses_against_counters`' table.
 
     Returns:
-        e.g. "the tensor lane's range, same computing-instruction count: x0.912 to x1.068; margin 5% (the series' band from CPU runs of notebook 05;
-        trn2 run-to-run spread not recorded): call a change only below x0.867 or above x1.125 (3 decimals: the table's ratios print so);
-        outside it in both dtypes: total_time, ...; no verdict in either dtype: vector_engine_active_time".
+        e.g. "the yardstick, the tensor lane's range: x0.912 to x1.068; a change only below x0.867 or above x1.124
+        (x0.95 the low end, ÷0.95 the high end: a 5% margin from CPU runs of notebook 05, not a trn2 spread)" and, on a
+        second line, "outside it in both dtypes: total_time, ...; no verdict in either dtype: vector_engine_active_time".
     """
     from analysis import RESOLUTION, apart_bounds
 
@@ -226,9 +229,10 @@ def spread_line(ratios: pd.DataFrame) -> str:
     out = [c for c, n in outside.items() if n == len(DTYPES)]
     rest = [c for c, n in outside.items() if n == 0]
     mixed = [c for c, n in outside.items() if 0 < n < len(DTYPES)]
+    keep = 2 - RESOLUTION  # below = lo * keep, above = hi / keep (analysis.apart_bounds)
     return (
-        f"the tensor lane's range, same computing-instruction count: x{lo:.3f} to x{hi:.3f}; margin {RESOLUTION - 1:.0%} (the series' band from CPU "
-        f"runs of notebook 05; trn2 run-to-run spread not recorded): call a change only below x{below:.3f} or above x{above:.3f}; "
+        f"the yardstick, the tensor lane's range: x{lo:.3f} to x{hi:.3f}; a change only below x{below:.3f} or above x{above:.3f} "
+        f"(x{keep:g} the low end, ÷{keep:g} the high end: a {RESOLUTION - 1:.0%} margin from CPU runs of notebook 05, not a trn2 spread)\n"
         f"outside it in both dtypes: {', '.join(out) or 'none'}; "
         f"no verdict in either dtype: {', '.join(rest) or 'none'}"
         + (f"; outside it in one dtype only: {', '.join(mixed)}" if mixed else "")
@@ -247,7 +251,7 @@ def execution_start(exports: dict[str, Any]) -> pd.DataFrame:
 
     Returns:
         DataFrame, one row per profile: `first MATMUL (us)`, `fraction of total_time`,
-        `first HBM-reading instruction starts (us)`, `DMA packets before the first HBM read (queue type: packets)` (the DMA
+        `first HBM-reading instruction starts (us)`, `DMA packets before the first HBM read, by queue type` (the DMA
         packets that start before that instruction, per queue type: "type: packets", joined by ", "), `computing before
         MATMUL` (analysis.COMPUTING_OPCODES instructions that start before the first MATMUL). The opcodes
         themselves (semaphore waits and set-up instructions the lesson does not explain) are left to A4.
@@ -265,7 +269,7 @@ def execution_start(exports: dict[str, Any]) -> pd.DataFrame:
             "first MATMUL (us)": first_matmul_ns / 1e3,
             "fraction of total_time": first_matmul_ns / e.total_time_ns,
             "first HBM-reading instruction starts (us)": first_read_ns / 1e3,
-            "DMA packets before the first HBM read (queue type: packets)": ", ".join(f"{q}: {n}" for q, n in queues.items() if n),
+            "DMA packets before the first HBM read, by queue type": ", ".join(f"{q}: {n}" for q, n in queues.items() if n),
             "computing before MATMUL": int(before.isin(COMPUTING_OPCODES).sum()),
         }
     return pd.DataFrame(rows).T
