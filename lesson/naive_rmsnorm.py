@@ -87,20 +87,24 @@ def gap_share(steps: pd.DataFrame, step: int | None = None) -> tuple[float, str]
 
 
 def longest_gap_line(gaps: pd.DataFrame) -> str:
-    """The longest gap between two ops, read from its own row. What it freed stays in the table:
-    printed beside the gap, a free would read as the gap's cost, which nothing here measures.
+    """The longest gap between two ops, read from its own row, with what was freed in it (from the
+    same row), so that the reader need not find that row in the table.
 
     Args:
-        gaps: `analysis.gap_table` of one step (columns after, before, gap_us).
+        gaps: `analysis.gap_table` of one step (columns after, before, gap_us; freed_bytes where
+            the trace has memory events).
 
     Returns:
-        e.g. "longest gap: aten::div_ -> aten::add, 316.5 us"; a line saying there
-        was none where the step had fewer than two ops.
+        e.g. "longest gap: aten::div_ -> aten::add, 316.5 us; freed in it: 128.0 MiB"; a line saying
+        there was none where the step had fewer than two ops.
     """
+    from lesson.rmsnorm import format_bytes
+
     if gaps.empty:
         return "longest gap: none (fewer than two ops in the step)"
     row = gaps.loc[gaps["gap_us"].idxmax()]
-    return f"longest gap: {row['after']} -> {row['before']}, {row['gap_us']:.1f} us"
+    freed = f"; freed in it: {format_bytes(row['freed_bytes'])}" if "freed_bytes" in row else ""
+    return f"longest gap: {row['after']} -> {row['before']}, {row['gap_us']:.1f} us{freed}"
 
 
 def profiled_mean_line(frame: pd.DataFrame, timing, label: str = "naive") -> str:
@@ -178,7 +182,7 @@ def call_exceptions(calls: pd.DataFrame) -> str:
 
     Returns:
         "" where every call passed; else e.g. "; the exceptions are the trace's first 4 (calls 0-3), whose
-        first kernels began before the host's last launch; in call 0 a gap was launched late".
+        first kernels began before the host's last launch; in call 0 a gap was launched late; in calls 1-3 none was".
     """
     still_in = calls["call"][~(calls["device_behind_us"] > 0)].tolist()  # NaN (no kernel) fails too
     late = calls["call"][calls["late_gaps_us"] > 0].tolist()
@@ -191,7 +195,9 @@ def call_exceptions(calls: pd.DataFrame) -> str:
     )
     if still_in == failed:  # one condition names them all: said once
         which += ", whose first kernels began before the host's last launch"
-        return f"; the exceptions are {which}" + (f"; in {_calls(late)} a gap was launched late" if late else "")
+        rest = [n for n in failed if n not in late]  # said too, so that no call is left to infer
+        late_line = f"; in {_calls(late)} a gap was launched late" + (f"; in {_calls(rest)} none was" if rest else "")
+        return f"; the exceptions are {which}" + (late_line if late else "")
     parts = []
     if still_in:
         parts.append(f"in {_calls(still_in)} the first kernels began before the host's last launch")

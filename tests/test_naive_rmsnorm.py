@@ -68,8 +68,11 @@ def test_longest_gap_line_reads_the_longest_gaps_own_row():
             "freed_bytes": [0, 2**27],
         }
     )
-    assert longest_gap_line(gaps) == "longest gap: aten::div_ -> aten::add, 316.5 us"  # no free beside it: not its cost
-    assert longest_gap_line(gaps.assign(gap_us=[400.0, 316.5])) == "longest gap: aten::pow -> aten::sum, 400.0 us"
+    assert longest_gap_line(gaps) == "longest gap: aten::div_ -> aten::add, 316.5 us; freed in it: 128.0 MiB"
+    assert (
+        longest_gap_line(gaps.assign(gap_us=[400.0, 316.5])) == "longest gap: aten::pow -> aten::sum, 400.0 us; freed in it: 0 B"
+    )
+    assert longest_gap_line(gaps.drop(columns="freed_bytes")) == "longest gap: aten::div_ -> aten::add, 316.5 us"
     assert longest_gap_line(gaps.iloc[:0]).startswith("longest gap: none")
 
 
@@ -181,7 +184,7 @@ def test_call_exceptions_name_the_condition_each_failed_call_failed():
     calls = pd.DataFrame({"call": [0, 1, 2, 3], "device_behind_us": [-5.0, -1.0, 3.0, 2.0], "late_gaps_us": [9.0, 0, 0, 0]})
     assert call_exceptions(calls) == (
         "; the exceptions are the trace's first 2 (calls 0, 1), whose first kernels began "
-        "before the host's last launch; in call 0 a gap was launched late"
+        "before the host's last launch; in call 0 a gap was launched late; in call 1 none was"
     )
     later = calls.assign(device_behind_us=[3.0, 1.0, 3.0, -2.0], late_gaps_us=[0, 0, 4.0, 0])
     assert call_exceptions(later) == (
