@@ -89,9 +89,7 @@ def break_evens(
     if 0 < verdict.p90 < 1:  # 04's "about 162" hid a spread of about 100-180: the saving moves with the paired ratio
         fewest, most = (math.ceil(extra_us / (naive.median_us * (1 - r))) for r in (verdict.p10, verdict.p90))
         basis += f"; {fewest:,.0f}-{most:,.0f} calls across the paired ratio's p10-p90"
-    later_subject = (
-        f"a later compile at HIDDEN = {new_hidden} took {later}, {fraction:.2g}x the first's; its break-even"
-    )
+    later_subject = f"a later compile at HIDDEN = {new_hidden} took {later}, {fraction:.2g}x the first's; its break-even"
     if verdict.kind != "faster":  # the ratio's median may be 1 or more: no saving to divide by
         return [withheld("the break-even against naive", verdict.sentence), withheld(later_subject, verdict.sentence)]
     paid_back = estimate(subject, {"this run": math.ceil(extra_us / saved_us)}, "", basis, "a compile loaded from the cache")
