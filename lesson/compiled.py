@@ -80,7 +80,7 @@ def break_evens(
     # where the later compile took under half the first's time, most of the first may be setup (cr52): said plainly
     setup = "compile plus this process's one-time setup"
     if fraction < 0.5:
-        setup = f"{setup}, most of it maybe setup: a later compile took {fraction:.2g}x"
+        setup = f"{setup}, which may be most of it: a later compile took {fraction:.2g}x"
     subject = f"calls to pay the first cold call ({first}: {setup}) back against naive"
     basis = (
         f"the cold call, less the naive call it replaces, over the {saved_us / 1e3:.1f} ms a warm call saves at HIDDEN = {hidden}"
