@@ -50,7 +50,8 @@ def break_evens(
     """How many warm calls pay the first cold call back against naive, and how long a later compile took.
 
     Why: the first cold call also pays the process's one-time setup (a later compile took a small
-    fraction of it, cr51); a process that already paid it pays about the later compile's time. The first is set against the
+    fraction of it, cr51); a process that already paid it pays about the later compile's time. Where
+    the later compile took under half the first's, the first's subject says most of it may be setup. The first is set against the
     time a warm call saves at the timed shape, less the naive call the cold call replaces (exercise 2's
     formula for a compile loaded from the cache). The later compile ran at another shape, whose saving
     is not timed, so its break-even is withheld: only its seconds and its ratio to the first's are given
@@ -75,7 +76,12 @@ def break_evens(
     saved_us = naive.median_us * (1 - verdict.median)
     extra_us = cold["seconds"] * 1e6 - naive.median_us  # the cold call replaces a naive call, as in exercise 2
     first, later = _duration(cold["seconds"]), _duration(after_setup["seconds"])
-    subject = f"calls to pay the first cold call ({first}: compile plus this process's one-time setup) back against naive"
+    fraction = after_setup["seconds"] / cold["seconds"]
+    # where the later compile took under half the first's time, most of the first may be setup (cr52): said plainly
+    setup = "compile plus this process's one-time setup"
+    if fraction < 0.5:
+        setup = f"{setup}, which may be most of it: a later compile took {fraction:.2g}x"
+    subject = f"calls to pay the first cold call ({first}: {setup}) back against naive"
     basis = (
         f"the cold call, less the naive call it replaces, over the {saved_us / 1e3:.1f} ms a warm call saves at HIDDEN = {hidden}"
         " (naive's median times 1 - the paired ratio's median)"
@@ -83,10 +89,7 @@ def break_evens(
     if 0 < verdict.p90 < 1:  # 04's "about 162" hid a spread of about 100-180: the saving moves with the paired ratio
         fewest, most = (math.ceil(extra_us / (naive.median_us * (1 - r))) for r in (verdict.p10, verdict.p90))
         basis += f"; {fewest:,.0f}-{most:,.0f} calls across the paired ratio's p10-p90"
-    later_subject = (
-        f"a later compile at HIDDEN = {new_hidden} took {later}, {after_setup['seconds'] / cold['seconds']:.2g}x the first's;"
-        " its break-even"
-    )
+    later_subject = f"a later compile at HIDDEN = {new_hidden} took {later}, {fraction:.2g}x the first's; its break-even"
     if verdict.kind != "faster":  # the ratio's median may be 1 or more: no saving to divide by
         return [withheld("the break-even against naive", verdict.sentence), withheld(later_subject, verdict.sentence)]
     paid_back = estimate(subject, {"this run": math.ceil(extra_us / saved_us)}, "", basis, "a compile loaded from the cache")

@@ -45,8 +45,8 @@ def test_break_evens_price_the_first_compile_and_give_the_later_one_only_its_tim
     paid_back, later = break_evens({"seconds": 9.0}, {"seconds": 0.6}, naive, _verdict("faster"), 4096, 1024)
     assert paid_back.kind == "estimate" and paid_back.median == 179.0  # (9 s - one 80 ms naive call) / 50 ms, rounded up
     assert (
-        "the first cold call (9.0 s: compile plus this process's one-time setup) back against naive: about 179 on this run"
-        in paid_back.sentence
+        "the first cold call (9.0 s: compile plus this process's one-time setup, which may be most of it: a later"
+        " compile took 0.067x) back against naive: about 179 on this run" in paid_back.sentence
     )
     assert "50.0 ms a warm call saves at HIDDEN = 4096" in paid_back.sentence
     assert "across the paired ratio" not in paid_back.sentence  # no spread given: none printed
@@ -55,6 +55,18 @@ def test_break_evens_price_the_first_compile_and_give_the_later_one_only_its_tim
     assert "a later compile at HIDDEN = 1024 took 600 ms, 0.067x the first's" in later.sentence  # 0.6 s / 9 s
     assert "the saving at HIDDEN = 1024 was not timed" in later.sentence
     assert "4096" not in later.sentence and "about" not in later.sentence  # no number priced with the other shape
+
+
+def test_the_first_break_even_says_most_of_it_may_be_setup_only_where_a_later_compile_took_under_half():
+    """cr52: the only break-even printed included the setup while a later compile took 0.07x of it."""
+    from types import SimpleNamespace
+
+    from lesson.compiled import break_evens
+
+    naive = SimpleNamespace(median_us=80_000.0)
+    paid_back, later = break_evens({"seconds": 9.0}, {"seconds": 6.0}, naive, _verdict("faster"), 4096, 1024)
+    assert "(9.0 s: compile plus this process's one-time setup) back against naive" in paid_back.sentence
+    assert "most of it" not in paid_back.sentence and later.kind == "withheld"
 
 
 def test_break_even_prints_the_range_the_paired_ratios_spread_gives():
