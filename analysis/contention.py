@@ -193,7 +193,9 @@ class Contention:
             each = "each" if shown == "0%" else "any"  # "its" read as this process's (07: one block ran in another)
             # "of the time in": 06's and 07's readers parsed "waited 0% of each of the 3 timed blocks" with difficulty
             blocks = (
-                f"of the time in {each}" if named else f"of the time in {each} of {self.blocks} timed blocks, the longest {span}"
+                f"of the time in {each}"
+                if named
+                else f"of the time in {each} of {self.blocks} timed blocks, which lasted up to {span}"
             )
             return f"{'' if shown == '0%' else 'at most '}{shown} {blocks}"  # no parentheses inside the machine line's own
 

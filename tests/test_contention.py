@@ -175,7 +175,8 @@ def test_the_worst_of_several_blocks_names_its_span_as_the_longest():
     one, two = Contention(0.078, 0.0, None, None), Contention(0.05, 0.02, None, None)
     both = combined([one, two])
     assert (
-        both.blocks == 2 and "waited for a CPU at most 2% of the time in any of 2 timed blocks, the longest 78 ms" in both.seen()
+        both.blocks == 2
+        and "waited for a CPU at most 2% of the time in any of 2 timed blocks, which lasted up to 78 ms" in both.seen()
     )
     assert combined([both, one]).blocks == 3 and one.seen().endswith("of the 78 ms")
     quiet = combined([one, Contention(0.05, 0.0, 0.0, None)])  # 06 printed "waited for a CPU at most 0% of any of the 3"
@@ -186,7 +187,7 @@ def test_the_worst_of_several_blocks_names_its_span_as_the_longest():
     mixed = combined([second, one, two])
     assert mixed.blocks == 2 and mixed.other_process == second and mixed.busy is False
     assert mixed.seen(short=True) == (
-        "this process waited for a CPU at most 2% of the time in any of 2 timed blocks, the longest 78 ms; "
+        "this process waited for a CPU at most 2% of the time in any of 2 timed blocks, which lasted up to 78 ms; "
         "while another process ran, some task on the machine waited 2% of the 5.4 s"
     )
     assert combined([Contention(5.4, None, 0.3, None), one, two]).busy is True  # the other process's busy machine counts
