@@ -212,13 +212,13 @@ def cost_takeaway(verdicts: dict[str, Verdict], medians_us: dict[str, tuple[floa
     Returns:
         One line: per call, "N.NNx its bare time" where the verdict is measurable, else the verdict's
         table word ("cannot rank" reads "this run cannot tell": an inconclusive run, not a property of the call),
-        then "(bare B us, profiled P us)".
+        then "(bare B us, profiled P us)" unless the block was busy.
     """
     parts = []
     for name, verdict in verdicts.items():
         said = f"{verdict.median:.2f}x its bare time" if verdict.measurable else verdict.word
         said = said.replace("cannot rank", "this run cannot tell", 1)
-        if medians_us and name in medians_us:
+        if medians_us and name in medians_us and verdict.kind != "busy":  # a busy block's medians conclude nothing
             said += " (bare {:,.1f} us, profiled {:,.1f} us)".format(*medians_us[name])
         parts.append(f"{name} call: {said}")
     return f"take-home, the profiler's cost (per-round ratio): {'; '.join(parts)}"

@@ -191,6 +191,8 @@ def test_cost_takeaway_states_a_ratio_only_where_measurable():
     line = cost_takeaway(verdicts, {"lesson": (3100.0, 3131.25), "tiny": (10.0, 12.0)})
     assert "lesson call: this run cannot tell (spread crosses 1) (bare 3,100.0 us, profiled 3,131.2 us)" in line
     assert "tiny call: 1.20x its bare time (bare 10.0 us, profiled 12.0 us)" in line
+    busy = dataclasses.replace(verdicts["lesson"], kind="busy")
+    assert cost_takeaway({"lesson": busy}, {"lesson": (3100.0, 2900.0)}).endswith("lesson call: busy")
 
 
 def test_trace_options_write_the_chrome_trace_and_add_no_neuron_config_off_trainium(tmp_path):
