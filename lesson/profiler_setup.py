@@ -59,6 +59,29 @@ class WatchedBlock:
             self.contention = contention_between(self._before, read_counters())
 
 
+def trace_options(trace_path: Any, neuron_setup: NeuronProfilerSetup | None = None) -> dict[str, Any]:
+    """The `profile(...)` keyword arguments that write 01's trace files, so the cell's profiler call reads as plain torch.
+
+    Args:
+        trace_path: where the Chrome trace goes (`prof.export_chrome_trace`).
+        neuron_setup: the NeuronProfilerSetup on Trainium, else None.
+
+    Returns:
+        `on_trace_ready` (Trainium: the framework trace first, `NeuronProfiler(cfg).export_trace(prof)`; then the Chrome
+        trace), plus `experimental_config` (the NeuronConfig) on Trainium.
+    """
+
+    def on_trace_ready(prof: Any) -> None:
+        if neuron_setup is not None:
+            neuron_setup.export_trace(prof)
+        prof.export_chrome_trace(str(trace_path))
+
+    options: dict[str, Any] = {"on_trace_ready": on_trace_ready}
+    if neuron_setup is not None:
+        options["experimental_config"] = neuron_setup.config
+    return options
+
+
 @dataclasses.dataclass
 class RecordedSteps:
     """What notebook 01 prints beside its first key_averages() table, and what it publishes from it.
@@ -78,9 +101,7 @@ class RecordedSteps:
     lines: list[str]
 
 
-APART_IN_TIME = (
-    "(timed at different moments: where the recorded steps sit, not the profiler's cost; the last section measures that)"
-)
+APART_IN_TIME = "(timed at different moments: where the recorded steps sit, not the profiler's cost)"
 
 
 def recorded_steps(
@@ -179,26 +200,28 @@ def share_of_gap(ratio: float) -> str:
     return f"{share} of the gap; the rest is not attributed here (the two were timed at different moments)"
 
 
-def cost_takeaway(verdicts: dict[str, Verdict]) -> str:
+def cost_takeaway(verdicts: dict[str, Verdict], medians_us: dict[str, tuple[float, float]] | None = None) -> str:
     """The profiler's cost in one line, per call size, from its `judge_ratio` verdicts: a ratio only
-    where measurable, and no bare median, since a separate timing block of the same call can differ by
-    more than the profiler's cost (why the cost is a per-round ratio).
+    where measurable, beside the bare and profiled medians of the same interleaved timing (a figure, not a
+    difference: where the verdict is not measurable the two medians are not called apart).
 
     Args:
         verdicts: call name ("lesson", "tiny") -> the `judge_ratio` verdict of profiled over bare.
+        medians_us: call name -> (bare, profiled) median microseconds per call, or None.
 
     Returns:
         One line: per call, "N.NNx its bare time" where the verdict is measurable, else the verdict's
-        table word ("cannot rank" reads "this run cannot tell": an inconclusive run, not a property of the call);
-        with two calls or more it points to exercise 2, which compares the ratios (one measurable and one
-        not does not make them differ).
+        table word ("cannot rank" reads "this run cannot tell": an inconclusive run, not a property of the call),
+        then "(bare B us, profiled P us)" unless the block was busy.
     """
     parts = []
     for name, verdict in verdicts.items():
         said = f"{verdict.median:.2f}x its bare time" if verdict.measurable else verdict.word
-        parts.append(f"{name} call: {said.replace('cannot rank', 'this run cannot tell', 1)}")
-    compared = " (whether the ratios differ: exercise 2)" if len(parts) > 1 else ""  # not read off the two lines above
-    return f"take-home, the profiler's cost (per-round ratio): {'; '.join(parts)}{compared}"
+        said = said.replace("cannot rank", "this run cannot tell", 1)
+        if medians_us and name in medians_us and verdict.kind != "busy":  # a busy block's medians conclude nothing
+            said += " (bare {:,.1f} us, profiled {:,.1f} us)".format(*medians_us[name])
+        parts.append(f"{name} call: {said}")
+    return f"take-home, the profiler's cost (per-round ratio): {'; '.join(parts)}"
 
 
 def ratio_tests_line(verdicts: dict[str, Verdict], compared: Verdict) -> str:

@@ -20,6 +20,7 @@ from lesson.profiler_setup import (
     WatchedBlock,
     copy_shares,
     cost_takeaway,
+    trace_options,
     ratio_tests_line,
     extra_code_per_step,
     first_recorded_step_us,
@@ -186,8 +187,35 @@ def test_cost_takeaway_states_a_ratio_only_where_measurable():
     assert "tiny call: 1.20x its bare time" in line
     assert "bare median" not in line  # a separate block's median is not the call's time
     assert line.count("x its bare time") == 1  # no ratio stated for the call whose spread crosses 1
-    assert line.endswith("(whether the ratios differ: exercise 2)")  # cold read cr24 item 2: not read off the two
-    assert "exercise 2" not in cost_takeaway({"lesson": verdicts["lesson"]})
+    # cold read cr52 item 1: the medians in us, beside the verdict, never called apart where it is not measurable
+    line = cost_takeaway(verdicts, {"lesson": (3100.0, 3131.25), "tiny": (10.0, 12.0)})
+    assert "lesson call: this run cannot tell (spread crosses 1) (bare 3,100.0 us, profiled 3,131.2 us)" in line
+    assert "tiny call: 1.20x its bare time (bare 10.0 us, profiled 12.0 us)" in line
+    busy = dataclasses.replace(verdicts["lesson"], kind="busy")
+    assert cost_takeaway({"lesson": busy}, {"lesson": (3100.0, 2900.0)}).endswith("lesson call: busy")
+
+
+def test_trace_options_write_the_chrome_trace_and_add_no_neuron_config_off_trainium(tmp_path):
+    # cold read cr52 item 3: 01's profiler call reads as plain torch; the options hold the series' trace export
+    options = trace_options(tmp_path / "t.json")
+    assert set(options) == {"on_trace_ready"}
+    with profile(activities=[ProfilerActivity.CPU], schedule=schedule(wait=0, warmup=1, active=1), **options) as prof:
+        for _ in range(2):
+            torch.ones(4).sum()
+            prof.step()
+    assert "aten::sum" in (tmp_path / "t.json").read_text()
+
+    class Setup:  # a NeuronProfilerSetup stand-in: its config and its framework-trace export
+        config, exported = object(), []
+
+        def export_trace(self, prof):
+            self.exported.append(prof)
+
+    setup = Setup()
+    neuron = trace_options(tmp_path / "n.json", setup)
+    assert neuron["experimental_config"] is setup.config
+    neuron["on_trace_ready"](prof)
+    assert setup.exported == [prof] and (tmp_path / "n.json").exists()
 
 
 def test_ratio_tests_line_contrasts_the_tests_against_1_with_the_ranges_test():
