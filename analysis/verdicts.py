@@ -391,7 +391,7 @@ def _judge(
     if relation == "about 1":
         if _within_resolution(p10, p90):
             side = "above" if p10 >= 1 else "below"  # one side of 1, too near it for this run to rank them
-            allowed = f"the spread lies {side} 1 but reaches within {_margin_percent()}% of it, a margin separate runs of this series can differ by"
+            allowed = f"the spread lies {side} 1 but reaches within {_margin_percent()}% of it"
         else:
             allowed = _allowed(p10, p90, faster, slower, pairing)
         # the reason first, and "no measurable difference" only for a spread inside the margin on both sides: beside
