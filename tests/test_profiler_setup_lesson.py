@@ -195,6 +195,7 @@ def test_cost_takeaway_states_a_ratio_only_where_measurable():
     assert cost_takeaway({"lesson": busy}, {"lesson": (3100.0, 2900.0)}).endswith("lesson call: busy")
 
 
+@pytest.mark.filterwarnings("ignore:Warning. Profiler clears events:UserWarning")  # torch's note on a repeating schedule
 def test_trace_options_write_the_chrome_trace_and_add_no_neuron_config_off_trainium(tmp_path):
     # cold read cr52 item 3: 01's profiler call reads as plain torch; the options hold the series' trace export
     options = trace_options(tmp_path / "t.json")
