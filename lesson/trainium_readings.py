@@ -111,8 +111,8 @@ def device_view_claims(metrics: dict[str, Any]) -> tuple[dict[str, Any], pd.Data
         claims.append(Claim("<", (f"{fused}_hbm_bytes", f"{base}_hbm_bytes"), f"{dtype}: fused below baseline in hbm_bytes"))
         ratio = metrics[f"{fused}_total_us"]["value"] / metrics[f"{base}_total_us"]["value"]
         if against_spread(ratio, spread) == "below":  # the rule of the guess table: outside the same-work spread
-            text = f"{dtype}: fused below baseline in total_us, outside the tensor lane's range under the same computing-instruction count"
-            claims.append(Claim("<", (f"{fused}_total_us", f"{base}_total_us"), f"{text} {reading}"))
+            text = f"{dtype}: fused below baseline in total_us, past the yardstick's cut-off (one execution each: a reading)"
+            claims.append(Claim("<", (f"{fused}_total_us", f"{base}_total_us"), text))
     shown = {m: f"{metrics[m]['value']:,.{0 if 'bytes' in m else 1}f} {metrics[m]['unit']}" for c in claims for m in c.metrics}
     label = {m: m.split("_")[2 if "_computing_" in m else 0] for m in shown}  # the engine, or the kernel
     # the longest-engine readings repeat 09's per-engine table: published, not shown again
@@ -209,15 +209,15 @@ def same_work_spread(ratios: pd.DataFrame) -> tuple[float, float]:
 def spread_line(ratios: pd.DataFrame) -> str:
     """Two lines: the tensor lane's range (a yardstick, not a measured spread) and the cut-offs, then which
     time ratios lie outside it by more than the margin in both dtypes, which in neither ("no verdict in
-    either dtype"), and which in one only (named only where there is one). The cut-offs name the factor
-    on each end of the range, so a reader can check them by hand.
+    either dtype"), and which in one only (named only where there is one). The cut-offs come
+    from analysis.apart_bounds (the low end x0.95, the high end /0.95).
 
     Args:
         ratios: `guesses_against_counters`' table.
 
     Returns:
         e.g. "the yardstick, the tensor lane's range: x0.912 to x1.068; a change only below x0.867 or above x1.124
-        (x0.95 the low end, ÷0.95 the high end: a 5% margin from CPU runs of notebook 05, not a trn2 spread)" and, on a
+        (5% margin from CPU runs of 05, not a trn2 spread)" and, on a
         second line, "outside it in both dtypes: total_time, ...; no verdict in either dtype: vector_engine_active_time".
     """
     from analysis import RESOLUTION, apart_bounds
@@ -229,10 +229,9 @@ def spread_line(ratios: pd.DataFrame) -> str:
     out = [c for c, n in outside.items() if n == len(DTYPES)]
     rest = [c for c, n in outside.items() if n == 0]
     mixed = [c for c, n in outside.items() if 0 < n < len(DTYPES)]
-    keep = 2 - RESOLUTION  # below = lo * keep, above = hi / keep (analysis.apart_bounds)
     return (
         f"the yardstick, the tensor lane's range: x{lo:.3f} to x{hi:.3f}; a change only below x{below:.3f} or above x{above:.3f} "
-        f"(x{keep:g} the low end, ÷{keep:g} the high end: a {RESOLUTION - 1:.0%} margin from CPU runs of notebook 05, not a trn2 spread)\n"
+        f"({RESOLUTION - 1:.0%} margin from CPU runs of 05, not a trn2 spread)\n"
         f"outside it in both dtypes: {', '.join(out) or 'none'}; "
         f"no verdict in either dtype: {', '.join(rest) or 'none'}"
         + (f"; outside it in one dtype only: {', '.join(mixed)}" if mixed else "")
