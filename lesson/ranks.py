@@ -292,7 +292,7 @@ def slow_step_wait_line(waits: pd.DataFrame, slowest: int, straggler_ms: float) 
     who = f"rank {others[0]}" if len(others) == 1 else "the other ranks"
     wait, own = rows["wait_ms"].median(), mine["wait_ms"].median()
     lags = (rows["start_slowest"] - rows["start"]).groupby(rows["step"]).median()  # per step: how much later it started
-    line = f"slow steps (medians): {who} waited {wait:.1f} ms for rank {slowest}'s {straggler_ms:g} ms of extra work"
+    line = f"slow steps (medians): {who} waited {wait:.1f} ms (rank {slowest} was set to add {straggler_ms:g} ms)"
     line += f", rank {slowest} itself {own:.1f} ms"
     if straggler_ms > 0 and wait > straggler_ms and lags.median() > 0:
         low, high = (round(v, 1) + 0.0 for v in (lags.min(), lags.max()))  # + 0.0: a lag of -0.04 prints 0.0, not -0.0

@@ -136,7 +136,7 @@ def test_slow_step_wait_line_names_the_later_start_only_where_the_wait_exceeds_t
     )
     line = slow_step_wait_line(collective_waits(late), slowest=1, straggler_ms=3)
     assert line == (
-        "slow steps (medians): rank 0 waited 5.0 ms for rank 1's 3 ms of extra work, rank 1 itself 0.0 ms;"
+        "slow steps (medians): rank 0 waited 5.0 ms (rank 1 was set to add 3 ms), rank 1 itself 0.0 ms;"
         " rank 1 started later in 5 of 5, start gap per step 1.0 to 1.0 ms"
     )
     early, level = (late["rank"] == 1) & (late["step"] == 1), (late["rank"] == 1) & (late["step"] == 3)
@@ -148,7 +148,7 @@ def test_slow_step_wait_line_names_the_later_start_only_where_the_wait_exceeds_t
         "; rank 1 started later in 3 of 5, start gap per step -0.5 to 1.0 ms"  # the lags' count and range, not their median alone
     )
     covered = slow_step_wait_line(collective_waits(late), slowest=1, straggler_ms=5)  # the wait does not exceed it
-    assert covered.endswith("rank 0 waited 5.0 ms for rank 1's 5 ms of extra work, rank 1 itself 0.0 ms")
+    assert covered.endswith("rank 0 waited 5.0 ms (rank 1 was set to add 5 ms), rank 1 itself 0.0 ms")
     same_start = slow_step_wait_line(collective_waits(steps), slowest=1, straggler_ms=3)  # 4 > 3, but no later start
     assert same_start.endswith("rank 1 itself 0.0 ms")
 
