@@ -439,6 +439,8 @@ def test_05s_figure_marks_tied_bars_and_draws_nothing_for_a_gated_shape(tmp_path
     # cr51/cr52: a failed copy withholds the ratios to the copy, not the pairs: they are drawn beside it, newer over earlier
     pairs = ax.figure.axes[1]
     assert pairs.get_title() == "small: its pairs (the ratio to the copy withheld)"
+    assert "grey: within 5% of 1" in pairs.get_xlabel()  # its own band, around a pair ratio of 1 (cr53 05 #5)
+    assert {1.0, 0.5, 2.0} <= set(pairs.get_xticks()) and not len(pairs.xaxis.get_minorticklocs())
     assert len(pairs.texts) == len(rankings["small"].pairs) and all(
         v.reference in t.get_text() for v, t in zip(rankings["small"].pairs, pairs.get_yticklabels())
     )
