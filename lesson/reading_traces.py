@@ -72,8 +72,8 @@ class HostOnlyFactors:
             return f"step factor ({r}'s step / {s}'s) against host-only factor ({s}'s / {r}'s): {self.verdict}"
         step, host = _times(self.step, "shorter", "longer"), _times(self.host_only, "longer", "shorter")
         said = {
-            "slower": f"{s}'s step is {step} and its host-only time only {host}: the shorter step explains most of the higher share",
-            "faster": f"{s}'s host-only time is {host} and its step only {step}: the longer host-only time explains most of the higher share",
+            "slower": f"{s}'s step is {step} and its host-only time {host}: the shorter step is the larger factor",
+            "faster": f"{s}'s host-only time is {host} and its step {step}: the longer host-only time is the larger factor",
         }
         facts = (
             f"{s}'s step is {step} and its host-only time {host}: this run cannot tell which explains more of the higher share"
