@@ -86,8 +86,8 @@ def test_steady_state_ratios_pair_pass_2_request_by_request_and_count_static_eag
     contention = {(n, p): None for n in ("static", "dynamic", "bucketed") for p in (1, 2)} | {("bucketed", 2): busy}
     ratios, eager = steady_state_ratios(pd.DataFrame(rows), contention)
     assert [(r.numerator, r.denominator) for r in ratios] == [
-        ("static (2/3 eager)", "dynamic"),
-        ("static (2/3 eager)", "bucketed (padded)"),
+        ("static (2/3 calls eager)", "dynamic"),
+        ("static (2/3 calls eager)", "bucketed (padded)"),
         ("dynamic", "bucketed (padded)"),
     ]
     assert list(eager) == [9, 13]
@@ -113,6 +113,7 @@ def test_rows_computed_names_candidate_causes_only_where_a_strategy_ranks_faster
     found = rows_computed(faster, lengths, buckets)
     assert found.kind == "count" and found.median == 163 and found.p10 == 163 / 256
     assert "163 real ones against 256 for bucketed (real + padded)" in found.sentence
+    assert "(real + padded): real rows are 0.6x of bucketed's\n" in found.sentence  # the ratio's direction in words
     assert "\ntwo candidate causes" in found.sentence  # its own printed line
     assert "two candidate causes of bucketed's slower steady state (against dynamic)" in found.sentence
     assert "pad and slice" in found.sentence
@@ -158,4 +159,4 @@ def test_trainium_compiles_counts_graphs_plus_one_compile_per_eager_op_and_lengt
     assert found.kind == "estimate" and found.median == 8 + 28 * 1  # one top-level op (aten::mul) per eager call
     assert "about 2 on bucketed" in found.sentence and "not measured" in found.sentence and "A5 §7" in found.sentence
     assert "static = 8 graphs + 28 eager lengths x 1 ops (mul)" in found.sentence
-    assert "bucketed = its graphs (pad on the host)" in found.sentence
+    assert "bucketed = its graphs (host pad; the slice is a view: no compile expected)" in found.sentence
