@@ -195,7 +195,6 @@ class Verdict:
     direction_word: str = ""  # judge_ratio's own word for the side of 1 ("longer compute"), shown in the table
     within_noise: bool = False  # "no measurable difference" with both sides inside the margin: the noise is the finding
     not_apart: str = ""  # ranges not told apart: how ("one range lies inside the other", "the ranges overlap", ...)
-    not_apart_why: str = ""  # the sentence's reason for it ("the ranges lie 10.7 us (0.3%) apart, inside the 5% margin")
 
     def __str__(self) -> str:
         return self.sentence
@@ -463,7 +462,7 @@ def judge_ranges(
     else:  # 01's warm-up ranges 3.4-3.7 against 3.1-3.3 ms read "no measurable difference" as "no difference"
         text = f"this run cannot tell {subject} and {reference} apart: {why}: inconclusive, not a finding that they are equal ({shown}, {spread})"
     how = _how_not_apart((a10, a90), (b10, b90))
-    return Verdict(kind="no measurable difference", sentence=text, within_noise=noise, not_apart=how, not_apart_why=why, **fields)
+    return Verdict(kind="no measurable difference", sentence=text, within_noise=noise, not_apart=how, **fields)
 
 
 def _ranges_not_apart(a: tuple[float, float], b: tuple[float, float]) -> tuple[str, tuple[float, float], tuple[float, float]]:

@@ -14,7 +14,7 @@ reads profiles and measures); neither imports it. Notebooks import from this one
 - neuron_profiler: notebook 01's Neuron profiler set-up (NeuronConfig, the exporter, the dropped-events watch), repeated
 - published_metrics: what notebooks 01 to 04 publish (one call each)
 - profiling:    the profiled loop of notebook 01, repeated by the later notebooks
-- profiler_setup: notebook 01's bookkeeping outside its loop (busy check, step-gap line, cost line, exercises 1 and 3)
+- profiler_setup: notebook 01's bookkeeping outside its loop (busy check, recorded-steps lines, cost line, exercises 1 and 3)
 - study:        one variant timed, profiled and checked the same way in every notebook of the case study; 05's metrics
 - trainium_readings: notebook 09's published figures and the readings it states from them
 - reading_traces: notebook 06's recorded RMSNorm table, its step / host-only factors and their sentence, its metrics
@@ -38,7 +38,7 @@ _EXPORTS = {
     "neuron_profiler": "NeuronProfilerSetup accepts_keyword neuron_profiler_setup op_by_op",
     "published_metrics": "compile_metrics fused_metrics naive_call_metrics setup_metrics",
     "profiling": "ProfileResult judge_device_time profile_steps",
-    "profiler_setup": "WatchedBlock copy_shares cost_takeaway extra_code_per_step first_recorded_step_us ratio_tests_line step_gap_line"
+    "profiler_setup": "WatchedBlock copy_shares cost_takeaway first_recorded_step_us ratio_tests_line"
     " RecordedSteps recorded_steps trace_options warmup_explanation larger_hidden_answer"
     " warmup_answer queue_stand_in queue_takeaway documented_neuron_call",
     "reading_traces": "HostOnlyFactors host_only_factors largest_gap_host_calls named_host_line reading_traces_metrics "

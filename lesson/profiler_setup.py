@@ -1,6 +1,5 @@
 """Notebook 01's bookkeeping, kept out of the cells a learner copies: the busy-machine check around
-the profiled loop, the checks printed beside the first key_averages() table (step_gap_line, which sets the recorded steps' extra
-code against their gap to the steady state, is kept for reuse; 01 no longer prints it), the profiler's cost in one line, exercise 1's first recorded steps (its answer and explanation), the cpu stand-in for a device queue and exercise 3's copy
+the profiled loop, the checks printed beside the first key_averages() table, the profiler's cost in one line, exercise 1's first recorded steps (its answer and explanation), the cpu stand-in for a device queue and exercise 3's copy
 shares (and its answer) (its published figures: lesson.published_metrics).
 
 Why here: 01's profiled loop should read as plain torch and torch.profiler; the contention
@@ -25,13 +24,9 @@ from torch.profiler import profile, schedule
 from analysis.contention import Contention, contention_between, read_counters
 from analysis.steps import step_summary
 from analysis.timing import Timing
-from analysis.verdicts import Verdict, counted, judge_timings, machine_line, withheld
+from analysis.verdicts import Verdict, judge_timings, machine_line
 from lesson.neuron_profiler import NeuronProfilerSetup
 from lesson.profiling import judge_device_time
-
-# The labels inside a recorded step that are not ops: their self time is the code the step runs
-# beside `model(x)` (the Python between the ops, the profiler's recording, `prof.step()`).
-STEP_LABELS = ("mlp_step", "ProfilerStep*")
 
 
 class WatchedBlock:
@@ -134,70 +129,6 @@ def recorded_steps(
     ]
     sort_key = backend.device_time_sort_key if captured or backend.name == "cpu" else "self_cpu_time_total"
     return RecordedSteps(sort_key, (captured, why), recorded, lines)
-
-
-def extra_code_per_step(table: pd.DataFrame, labels: tuple[str, ...] = STEP_LABELS) -> float:
-    """The self time per call of the step's labels, summed: the code a recorded step runs beside the ops.
-
-    Args:
-        table: analysis.key_averages.key_averages_frame of the profile (columns name, calls, self_cpu_us).
-        labels: the record_function labels of one step (the series' `mlp_step` and PyTorch's `ProfilerStep*`).
-
-    Returns:
-        Microseconds per step; 0.0 where none of the labels was recorded.
-    """
-    rows = table[table["name"].isin(labels) & (table["calls"] > 0)]
-    return float((rows["self_cpu_us"] / rows["calls"]).sum())
-
-
-def step_gap_line(table: pd.DataFrame, recorded: Any, steady: Any, steps_verdict: Verdict) -> Verdict:
-    """Sets the step's extra code against the gap between the recorded steps' and the steady
-    state's medians, so that "recorded steps above steady state" is not read as the profiler's cost.
-    The two were timed at different moments, so the sentence leaves the rest of the gap unattributed.
-
-    Args:
-        table: key_averages_frame of the profile; recorded, steady: the two analysis.timing.Timing.
-        steps_verdict: the `judge_timings` verdict of recorded against steady (a busy one concludes nothing).
-
-    Returns:
-        A "count" Verdict (analysis.verdicts.counted): the extra code per step against the gap, and
-        its share of it; "withheld" where the block was busy or the recorded steps are not measurably above the
-        steady state (an inconclusive gap is not accounted for: the sentence gives the extra code per step
-        and says this run cannot tell whether the profiler lengthens the
-        step, worded as inconclusive ("cannot tell"), never as "the profiler is free").
-    """
-    extra_us, gap_us = extra_code_per_step(table), recorded.median_us - steady.median_us
-    subject = "code between the ops per recorded step (self time of mlp_step + ProfilerStep*)"
-    if steps_verdict.kind == "busy":
-        return withheld(subject, "the machine was busy, so the gap concludes nothing")
-    if steps_verdict.kind != "slower" or gap_us <= 0:
-        if steps_verdict.kind == "faster":  # steps that do more work read below: the machine's speed moved
-            why = "steps measurably below the steady state: the machine's speed moved"
-        else:  # the verdict's own reason (apart but inside the margin is not "the profiler is free")
-            why = (steps_verdict.not_apart_why or "the ranges were not told apart").replace("the ranges", "the two ranges", 1)
-        said = f"{subject}: {extra_us:,.0f} us per step; whether the profiler lengthens the step: this run cannot tell ({why})"
-        return dataclasses.replace(withheld(subject, why), sentence=said)  # the count stays; its share is withheld
-    line = counted(subject, extra_us, "us", "the gap between the two medians", gap_us)
-    said = f"{subject}: {extra_us:,.0f} us of the {gap_us:,.0f} us gap between the two medians, {share_of_gap(extra_us / gap_us)}"
-    return dataclasses.replace(line, sentence=said)  # one unit, one share: not "0.2x" beside "about 20%"
-
-
-def share_of_gap(ratio: float) -> str:
-    """What the extra code's share of the step/steady gap means, in words a learner can read
-    without working out the ratio; the rest is left unattributed, since the two were timed apart.
-
-    Args:
-        ratio: extra code per step over the gap between the recorded steps' and the steady state's medians.
-
-    Returns:
-        One clause, e.g. "about 60% of the gap; the rest is not attributed here (the two were timed at different moments)".
-    """
-    if ratio > 1.15:
-        return "more than the gap: the machine's speed moved between the separately timed blocks"
-    if ratio >= 0.85:
-        return "about all of the gap"
-    share = f"about {round(ratio * 10) * 10}%" if ratio >= 0.05 else "almost none"  # tens: "two thirds" read 0.61 wrong
-    return f"{share} of the gap; the rest is not attributed here (the two were timed at different moments)"
 
 
 def cost_takeaway(verdicts: dict[str, Verdict], medians_us: dict[str, tuple[float, float]] | None = None) -> str:
