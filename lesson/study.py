@@ -814,8 +814,8 @@ def plot_over_copy(rankings: dict[str, Ranking], names: list[str], title: str, p
         labels.insert(2, "≈: the pair cannot rank them\n(inconclusive)")
     ax.set_title(title)
     ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=9)
-    fig.tight_layout()
-    if paired:  # room between the panels for the legend
+    if paired:  # room between the panels for the legend; one panel keeps its full width (tight_layout
+        fig.tight_layout()  # squeezed it beside the outside legend until 05's x labels ran together)
         fig.subplots_adjust(wspace=0.9)
     fig.savefig(path, bbox_inches="tight")
     return ax
