@@ -204,7 +204,7 @@ class Contention:
             text = f"this process waited for a CPU {share(self.waited_fraction, False)}"
             flagged = self.waited_fraction >= BUSY_WAITED_FRACTION  # its own wait decided: the others' adds nothing
             if not flagged and self.pressure_fraction is not None and self.pressure_fraction >= BUSY_WAITED_FRACTION:
-                text += f"; other tasks waited {share(self.pressure_fraction, True)}, which this rule does not count"
+                text += f"; other tasks waited {share(self.pressure_fraction, True)}, which BUSY does not count"
             return text + other
         if self.waited_fraction is not None:
             parts.append(f"a thread of this process waited for a CPU {share(self.waited_fraction, False)}")

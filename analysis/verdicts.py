@@ -680,5 +680,7 @@ def machine_line(timings: dict[str, Any], block: str = "timing", full: bool = Fa
     if contention.busy:
         what = "these timings" if block == "timing" else "that block"
         return f"BUSY: the machine was busy while {block} ({contention.seen(short=not full)}); comparisons drawn from {what} conclude nothing"
-    # the threshold named: 04's reader found "quiet" beside "some task ... waited 7%" unexplained
-    return f"quiet while {block} ({contention.seen(short=not full)}; BUSY from {BUSY_WAITED_FRACTION:.0%})"
+    # the threshold named with whose wait it counts: 04's reader found "quiet" beside "some task ... waited 7%"
+    # unexplained, 06's "other tasks waited 11%" beside "BUSY from 10%" a contradiction
+    whose = "this process waits" if contention.waited_fraction is not None else "the machine's tasks wait"
+    return f"quiet while {block} ({contention.seen(short=not full)}; BUSY when {whose} {BUSY_WAITED_FRACTION:.0%} or more)"

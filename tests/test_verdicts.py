@@ -399,7 +399,7 @@ def test_a_machine_line_names_the_span_when_only_pressure_was_measured():
     pressure_only = Contention(4.9, None, 0.02, 0.0)
     assert (
         machine_line({"launch": pressure_only})
-        == "quiet while timing (some task on the machine waited 2% of the 4.9 s; BUSY from 10%)"
+        == "quiet while timing (some task on the machine waited 2% of the 4.9 s; BUSY when the machine's tasks wait 10% or more)"
     )
     both = Contention(2.0, 0.01, 0.02, 0.0).seen()
     assert both == "a thread of this process waited for a CPU 1% of the 2.0 s; some task on the machine waited 2% of it"
@@ -485,3 +485,12 @@ def test_a_pairing_of_two_words_is_not_hyphenated():
     ratio = PairedRatio("rank 1", "rank 0", np.array([0.9, 1.0, 1.05, 0.95, 1.02]), "off step")
     said = str(judge_ratio(ratio))
     assert "per off step" in said and "per-off" not in said
+
+
+def test_a_quiet_line_beside_other_tasks_over_the_threshold_says_whose_wait_counts():
+    """06 printed "other tasks waited at most 11% ..." and then "BUSY from 10%" inside a quiet line: a reader saw a
+    contradiction. The rule now names whose wait it counts."""
+    line = machine_line({"step": Contention(0.05, 0.0, 0.11, 0.0)}, block="profiling")
+    assert line.startswith("quiet while profiling (this process waited for a CPU 0%")
+    assert "other tasks waited 11% of it, which BUSY does not count" in line
+    assert line.endswith("; BUSY when this process waits 10% or more)")
