@@ -54,29 +54,6 @@ class WatchedBlock:
             self.contention = contention_between(self._before, read_counters())
 
 
-def trace_options(trace_path: Any, neuron_setup: NeuronProfilerSetup | None = None) -> dict[str, Any]:
-    """The `profile(...)` keyword arguments that write 01's trace files, so the cell's profiler call reads as plain torch.
-
-    Args:
-        trace_path: where the Chrome trace goes (`prof.export_chrome_trace`).
-        neuron_setup: the NeuronProfilerSetup on Trainium, else None.
-
-    Returns:
-        `on_trace_ready` (Trainium: the framework trace first, `NeuronProfiler(cfg).export_trace(prof)`; then the Chrome
-        trace), plus `experimental_config` (the NeuronConfig) on Trainium.
-    """
-
-    def on_trace_ready(prof: Any) -> None:
-        if neuron_setup is not None:
-            neuron_setup.export_trace(prof)
-        prof.export_chrome_trace(str(trace_path))
-
-    options: dict[str, Any] = {"on_trace_ready": on_trace_ready}
-    if neuron_setup is not None:
-        options["experimental_config"] = neuron_setup.config
-    return options
-
-
 @dataclasses.dataclass
 class RecordedSteps:
     """What notebook 01 prints beside its first key_averages() table, and what it publishes from it.
@@ -131,52 +108,34 @@ def recorded_steps(
     return RecordedSteps(sort_key, (captured, why), recorded, lines)
 
 
-def cost_takeaway(verdicts: dict[str, Verdict], medians_us: dict[str, tuple[float, float]] | None = None) -> str:
-    """The profiler's cost in one line, per call size, from its `judge_ratio` verdicts: a ratio only
-    where measurable, beside the bare and profiled medians of the same interleaved timing (a figure, not a
-    difference: where the verdict is not measurable the two medians are not called apart).
+def cost_takeaway(verdicts: dict[str, Verdict], extra_us: dict[str, np.ndarray] | None = None) -> str:
+    """The profiler's cost in one line, per call size, from its `judge_ratio` verdicts and the same rounds:
+    the per-round ratio's median and p10-p90, and where measurable the extra microseconds per call (the
+    median of the per-round differences). Never the two medians apart: the median of per-round ratios is
+    not the ratio of two medians, and 01's reader saw them point opposite ways (cold read cr57 item 1).
 
     Args:
         verdicts: call name ("lesson", "tiny") -> the `judge_ratio` verdict of profiled over bare.
-        medians_us: call name -> (bare, profiled) median microseconds per call, or None.
+        extra_us: call name -> per-round profiled minus bare microseconds per call, or None.
 
     Returns:
-        One line: per call, "N.NNx its bare time" where the verdict is measurable, else the verdict's
-        table word ("cannot rank" reads "this run cannot tell": an inconclusive run, not a property of the call),
-        then "(bare B us, profiled P us)" unless the block was busy.
+        One line: per call, "N.NNx (p10-p90 A-B), +D us per call" where the verdict is measurable, else the
+        verdict's table word ("cannot rank" reads "this run cannot tell": an inconclusive run, not a property
+        of the call) and the ratio's median and p10-p90 unless the block was busy.
     """
     parts = []
     for name, verdict in verdicts.items():
-        said = f"{verdict.median:.2f}x its bare time" if verdict.measurable else verdict.word
-        said = said.replace("cannot rank", "this run cannot tell", 1)
-        if medians_us and name in medians_us and verdict.kind != "busy":  # a busy block's medians conclude nothing
-            said += " (bare {:,.1f} us, profiled {:,.1f} us)".format(*medians_us[name])
+        spread = f"p10-p90 {verdict.p10:.2f}-{verdict.p90:.2f}"
+        if verdict.measurable:
+            said = f"{verdict.median:.2f}x ({spread})"
+            if extra_us and name in extra_us:
+                said += f", {np.median(extra_us[name]):+,.1f} us per call"
+        else:
+            said = verdict.word.replace("cannot rank", "this run cannot tell", 1)
+            if verdict.kind != "busy" and not np.isnan(verdict.median):  # a busy block's figures conclude nothing
+                said += f": ratio {verdict.median:.2f} ({spread})"
         parts.append(f"{name} call: {said}")
-    return f"take-home, the profiler's cost (per-round ratio): {'; '.join(parts)}"
-
-
-def ratio_tests_line(verdicts: dict[str, Verdict], compared: Verdict) -> str:
-    """Exercise 2's contrast of its two tests, in one line from their verdicts: each call's ratio against 1,
-    then the two ratios' ranges against each other (a ratio measurably above 1 beside one that is not
-    does not make the two ranges apart: 01's reader saw "1.24 against 1.01" and read a ranking).
-
-    Args:
-        verdicts: call name ("lesson", "tiny") -> the `judge_ratio` verdict of profiled over bare.
-        compared: the `judge_timings` verdict of the two per-round ratio ranges.
-
-    Returns:
-        One line: which calls read measurably above or below 1 (or none), and whether the ranges were measurably apart.
-    """
-    sides = [
-        f"{name} call measurably {'above' if v.kind == 'slower' else 'below'} 1" for name, v in verdicts.items() if v.measurable
-    ]
-    ranges = {
-        "slower": "measurably apart",
-        "faster": "measurably apart",
-        "no measurable difference": "cannot tell (inconclusive)",
-    }
-    result = ranges.get(compared.kind, f"not judged ({compared.kind})")
-    return f"the tests above compare each ratio with 1 ({'; '.join(sides) or 'neither call measurably apart from 1'}); this one compares the two ranges: {result}"
+    return f"take-home, the profiler's cost, per-round profiled / bare: {'; '.join(parts)}"
 
 
 def copy_shares(events: pd.DataFrame) -> dict[int, np.ndarray]:
