@@ -181,8 +181,8 @@ def call_exceptions(calls: pd.DataFrame) -> str:
             `device_behind_us`, `late_gaps_us`).
 
     Returns:
-        "" where every call passed; else e.g. "; the exceptions are the trace's first 4 (calls 0-3), whose
-        first kernels began before the host's last launch; in call 0 a gap was launched late; in calls 1-3 none was".
+        "" where every call passed; else e.g. ". Exceptions: the trace's first 4 (calls 0-3), whose
+        first kernels began before the host's last launch. In call 0 a gap was launched late; in calls 1-3 none was".
     """
     still_in = calls["call"][~(calls["device_behind_us"] > 0)].tolist()  # NaN (no kernel) fails too
     late = calls["call"][calls["late_gaps_us"] > 0].tolist()
@@ -196,14 +196,14 @@ def call_exceptions(calls: pd.DataFrame) -> str:
     if still_in == failed:  # one condition names them all: said once
         which += ", whose first kernels began before the host's last launch"
         rest = [n for n in failed if n not in late]  # said too, so that no call is left to infer
-        late_line = f"; in {_calls(late)} a gap was launched late" + (f"; in {_calls(rest)} none was" if rest else "")
-        return f"; the exceptions are {which}" + (late_line if late else "")
+        late_line = f". In {_calls(late)} a gap was launched late" + (f"; in {_calls(rest)} none was" if rest else "")
+        return f". Exceptions: {which}" + (late_line if late else "")
     parts = []
     if still_in:
-        parts.append(f"in {_calls(still_in)} the first kernels began before the host's last launch")
+        parts.append(f"In {_calls(still_in)} the first kernels began before the host's last launch")
     if late:
-        parts.append(f"in {_calls(late)} a gap was launched late")
-    return f"; the exceptions are {which}: " + "; ".join(parts)
+        parts.append(f"{'in' if still_in else 'In'} {_calls(late)} a gap was launched late")
+    return f". Exceptions: {which}. " + "; ".join(parts)
 
 
 def _calls(numbers: list) -> str:

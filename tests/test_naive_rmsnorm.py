@@ -183,12 +183,12 @@ def test_call_exceptions_name_the_condition_each_failed_call_failed():
 
     calls = pd.DataFrame({"call": [0, 1, 2, 3], "device_behind_us": [-5.0, -1.0, 3.0, 2.0], "late_gaps_us": [9.0, 0, 0, 0]})
     assert call_exceptions(calls) == (
-        "; the exceptions are the trace's first 2 (calls 0, 1), whose first kernels began "
-        "before the host's last launch; in call 0 a gap was launched late; in call 1 none was"
+        ". Exceptions: the trace's first 2 (calls 0, 1), whose first kernels began "
+        "before the host's last launch. In call 0 a gap was launched late; in call 1 none was"
     )
     later = calls.assign(device_behind_us=[3.0, 1.0, 3.0, -2.0], late_gaps_us=[0, 0, 4.0, 0])
     assert call_exceptions(later) == (
-        "; the exceptions are calls 2, 3 (0 the trace's first): in call 3 the first kernels began "
+        ". Exceptions: calls 2, 3 (0 the trace's first). In call 3 the first kernels began "
         "before the host's last launch; in call 2 a gap was launched late"
     )
     assert call_exceptions(calls.assign(device_behind_us=1.0, late_gaps_us=0.0)) == ""
@@ -205,9 +205,7 @@ def test_call_exceptions_on_the_recorded_h100_calls_are_the_failed_ones():
     calls = call_table(load_trace(recorded_rmsnorm_path("h100_qwen")), NAIVE_CALL)
     failed = calls.loc[~((calls["device_behind_us"] > 0) & (calls["late_gaps_us"] == 0)), "call"]
     line = call_exceptions(calls)
-    assert len(failed) and line.startswith(
-        f"; the exceptions are the trace's first {len(failed)} (calls 0-{len(failed) - 1}), whose"
-    )
+    assert len(failed) and line.startswith(f". Exceptions: the trace's first {len(failed)} (calls 0-{len(failed) - 1}), whose")
     assert len(failed) > 2  # so the run collapses to "0-3"
 
 
