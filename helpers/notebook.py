@@ -52,7 +52,7 @@ class NotebookSession:
             torch.neuron.empty_cache()
         freed = "unreferenced tensors (cpu has no cache to empty)" if self.backend.name == "cpu" else f"{self.backend.name} cache"
         print(
-            f"Released this kernel's {freed}; shut the kernel down before the next notebook to free the rest. Results are in {self.out_dir}"
+            f"Released this Jupyter kernel's {freed}; shut the Jupyter kernel down before the next notebook to free the rest. Results are in {self.out_dir}"
         )
         if self.backend.name == "neuron":
             print(
@@ -105,7 +105,7 @@ def threads_line(threads: int, default_threads: int) -> str:
     timing will show: on a machine busier than one process, the series' setting is flagged BUSY too.
     "in this kernel": 08's ranks are processes of their own, which this setting does not reach."""
     return (
-        f"Threads: {threads} of PyTorch's default {default_threads} in this kernel (one CPU left free unless OMP_NUM_THREADS is set: "
+        f"Threads: {threads} of PyTorch's default {default_threads} in this Jupyter kernel (one CPU left free unless OMP_NUM_THREADS is set: "
         "A1, section 4)"  # readers of 00, 01 and 06 found the longer line jargon on the first screen
     )
 
