@@ -144,7 +144,8 @@ def guesses_against_counters(exports: dict[str, Any], work: dict[str, pd.DataFra
         a ratio clear of the range by less than the 5% margin is not judged); an engine row starts
         with its computing instructions ("fewer", "more"), and one whose counts are equal in both kernels
         (the tensor engine) is the yardstick itself: no verdict. A DMA row notes the profiler's warning
-        that DMA values may be inaccurate where an export carries it.
+        that DMA values may be inaccurate where an export carries it. `match`: the guess against a
+        direction every dtype shows ("✓"/"✗"), else "no verdict (not 'same')"; "" for an unfilled guess.
     """
     kernels = ("fused", "baseline")
     guesses = {**guesses, "tensor_engine_active_time": guesses.get("tensor_engine_active_time", "")}  # the yardstick, not graded
@@ -166,15 +167,18 @@ def guesses_against_counters(exports: dict[str, Any], work: dict[str, pd.DataFra
     def time_word(ratio: float) -> str:
         return side.get(against_spread(ratio, spread), "inside the range" if lo <= ratio <= hi else "within the margin")
 
-    shows = []
+    shows, directions = [], []  # directions: the one direction every dtype shows, else "" (for `match`)
     for c in ratios.index:
         if c in counts and all(f == b for f, b in counts[c]):  # the same count: its spread is the yardstick
             shows.append("same computing instructions: the yardstick itself; no verdict")
+            directions.append("")
             continue
         if "bytes" in c:  # counted, not timed: the direction alone
             words = {d: "down" if ratios.at[c, d] < 1 else "up" if ratios.at[c, d] > 1 else "same" for d in DTYPES}
         else:
             words = {d: time_word(ratios.at[c, d]) for d in DTYPES}
+        (word,) = set(words.values()) if len(set(words.values())) == 1 else ("",)
+        directions.append(word.split(",")[0] if word in {"down", "up", "same", *side.values()} else "")
         if "bytes" not in c and not set(words.values()) & set(side.values()):  # not judged: where each dtype lies
             text = "no verdict (" + "; ".join(f"{d}: {w}" for d, w in words.items()) + ")"
         else:
@@ -188,7 +192,16 @@ def guesses_against_counters(exports: dict[str, Any], work: dict[str, pd.DataFra
             text += " (the profiler warns DMA values may be inaccurate: below)"
         shows.append(text)
     ratios["shows"] = shows
+    ratios["match"] = [_match(ratios.at[c, "your_guess"], d) for c, d in zip(ratios.index, directions)]
     return ratios.fillna("")
+
+
+def _match(guess: str, direction: str) -> str:
+    """The `match` column: "✓" or "✗" where the row has one direction in every dtype, "no verdict
+    (not 'same')" where it has none or the dtypes differ, "" for an unfilled guess."""
+    if guess not in ("down", "up", "same"):
+        return ""
+    return ("✓" if guess == direction else "✗") if direction else "no verdict (not 'same')"
 
 
 def same_work_spread(ratios: pd.DataFrame) -> tuple[float, float]:
@@ -217,7 +230,8 @@ def spread_line(ratios: pd.DataFrame) -> str:
 
     Returns:
         e.g. "the yardstick, the tensor lane's range: x0.912 to x1.068; a change only below x0.867 or above x1.124
-        (5% margin from CPU runs of 05, not a trn2 spread)" and, on a
+        (5% margin: a convention borrowed from 05's cpu runs, not a trn2 measurement; repeating the capture is the
+        real check)" and, on a
         second line, "outside it in both dtypes: total_time, ...; no verdict in either dtype: vector_engine_active_time".
     """
     from analysis import RESOLUTION, apart_bounds
@@ -231,7 +245,7 @@ def spread_line(ratios: pd.DataFrame) -> str:
     mixed = [c for c, n in outside.items() if 0 < n < len(DTYPES)]
     return (
         f"the yardstick, the tensor lane's range: x{lo:.3f} to x{hi:.3f}; a change only below x{below:.3f} or above x{above:.3f} "
-        f"({RESOLUTION - 1:.0%} margin from CPU runs of 05, not a trn2 spread)\n"
+        f"({RESOLUTION - 1:.0%} margin: a convention borrowed from 05's cpu runs, not a trn2 measurement; repeating the capture is the real check)\n"
         f"outside it in both dtypes: {', '.join(out) or 'none'}; "
         f"no verdict in either dtype: {', '.join(rest) or 'none'}"
         + (f"; outside it in one dtype only: {', '.join(mixed)}" if mixed else "")
@@ -249,7 +263,7 @@ def execution_start(exports: dict[str, Any]) -> pd.DataFrame:
         exports: profile name ("baseline_bf16_s512", ...) -> its NeuronExport (analysis.load_exports).
 
     Returns:
-        DataFrame, one row per profile: `first MATMUL (us)`, `fraction of total_time`,
+        DataFrame, one row per profile: `first MATMUL (us)`, `first MATMUL / total_time`,
         `first HBM-reading instruction starts (us)`, `DMA packets before the first HBM read, by queue type` (the DMA
         packets that start before that instruction, per queue type: "type: packets", joined by ", "), `computing before
         MATMUL` (analysis.COMPUTING_OPCODES instructions that start before the first MATMUL). The opcodes
@@ -266,7 +280,7 @@ def execution_start(exports: dict[str, Any]) -> pd.DataFrame:
         queues = e.dma.loc[e.dma["start_ns"] < first_read_ns, "queue_type"].value_counts()
         rows[name] = {
             "first MATMUL (us)": first_matmul_ns / 1e3,
-            "fraction of total_time": first_matmul_ns / e.total_time_ns,
+            "first MATMUL / total_time": first_matmul_ns / e.total_time_ns,
             "first HBM-reading instruction starts (us)": first_read_ns / 1e3,
             "DMA packets before the first HBM read, by queue type": ", ".join(f"{q}: {n}" for q, n in queues.items() if n),
             "computing before MATMUL": int(before.isin(COMPUTING_OPCODES).sum()),
@@ -281,7 +295,7 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
 
     Why here: the whole-execution ratio includes the start, which both kernels spend; a reader who
     sees the two ratios apart has to reconcile them by hand. Computed from the start table alone
-    (total time = first MATMUL / fraction of total_time).
+    (total time = first MATMUL / (first MATMUL / total_time)).
 
     Args:
         start: `execution_start`'s result (rows named "<kernel>_<dtype>_s512").
@@ -292,7 +306,7 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
         (total_time): bf16 x0.67, ...: the time before the first MATMUL dilutes the gain in these profiles (one execution each: a reading)".
     """
     first = start["first MATMUL (us)"].astype(float)
-    total = first / start["fraction of total_time"].astype(float)
+    total = first / start["first MATMUL / total_time"].astype(float)
     computing = start["computing before MATMUL"].astype(int)
     span = f"{first.min():.1f}" if f"{first.min():.1f}" == f"{first.max():.1f}" else f"{first.min():.1f}-{first.max():.1f}"
     before = (
