@@ -556,8 +556,8 @@ def copies_answer(
 ) -> str:
     """05's exercise 1 answer as a small table and one verdict line: naive's full-size passes by its source
     (`ops`), the two byte counts (source, allocation), and naive's time in copies where one is measured (this
-    run's ratio to the copy; this run's pair estimate; the reference run's ratio, labelled as its), each judged
-    against the counts by the ratio rule; the verdict reads the first measured row (cr51 05 #3).
+    run's ratio to the copy, then a line saying it is the answer; else this run's pair estimate; the reference run's
+    ratio, labelled as its), each judged against the counts by the ratio rule; the verdict reads the first measured row.
 
     Args:
         ops: `bytes_per_op` of the naive call (column `copies`: read + written over one copy's bytes).
