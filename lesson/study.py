@@ -366,17 +366,23 @@ def shape_takeaways(
             for n, r in growth.items()
         }
         shares = {n: us / by_tokens[n].median_us for n, us in fixed_us.items()}
+        spreads = {  # per round: that round's fixed part over its time (cr57 05 #3)
+            n: tuple(float(q) for q in np.percentile(1 - (r.per_round - 1) / (scale - 1), [10, 90])) for n, r in growth.items()
+        }
         basis = f"time = fixed + per-token × tokens through this call and one {scale} times the tokens, round by round"
         if tokens and s in tokens:
             basis = (
                 f"time = fixed + per-token × tokens through {tokens[s]} and {scale * tokens[s]} tokens, round by round; the fixed part"
-                " is the line extrapolated to 0 tokens; two points always fit a line (exercise 2 tests a third)"
+                f" is the line extrapolated to 0 tokens; a two-point line, valid between {tokens[s]} and {scale * tokens[s]} tokens only"
+                " (exercise 2 tests a third point, for the compiled variant)"
             )
         share = estimate("the fixed part per call", shares, "of the time", basis, "what that part is", 2)
         took = ", ".join(f"{n} {np.median(r.per_round):.2f}x" for n, r in growth.items())  # no line: measured, per round
         # the model-free ratios first, the fit's estimate second (cr45 05 #12)
-        lines += [f"  measured, no model: {scale}x the tokens took {took} the time ({scale}x if all of it grew with tokens)"]
-        lines += _bound_lines("overhead-bound", "a fixed part per call", shares, share, label="fixed share")
+        lines += [
+            f"  measured, no model: {scale}x the tokens took {took} the time (per round; {scale}x if all of it grew with tokens)"
+        ]
+        lines += _bound_lines("overhead-bound", "a fixed part per call", shares, share, spreads=spreads, label="fixed share")
     return lines
 
 
@@ -410,11 +416,11 @@ def _bound_lines(
     rest = ", ".join(said(n) for n in shares if n not in bound_by and n not in undecided)
     ones = [n for n in bound_by if n in near_one]
     # "reach 1" beside a printed 0.97 read as a contradiction (cr43): the rule's margin is 5%, so the line says it
-    whose = f"{ones[0]}: its" if len(ones) == 1 else f"{', '.join(ones[:-1])} and {ones[-1]}: each" if ones else ""
+    whose = f"{', '.join(ones[:-1])} and {ones[-1]}" if len(ones) > 1 else "".join(ones)
     basis = share.sentence[share.sentence.index("(estimated") + 1 : -1]  # the verdict's own basis clause
     lines = [f"  {bound}* (over half the time {what}), {label}{' (p10-p90)' if spreads else ''}: {listed}"]
     lines += [f"  not {bound}: {rest}"] if rest else []
-    lines += [f"  {whose} p10-p90 reaches within {margin} of 1 (1: all its time), so not told apart from 1"] if ones else []
+    lines += [f"  {whose}: {what} takes about all the time (share not told apart from 1, within {margin})"] if ones else []
     if undecided:
         lines += [f"  undecided, the p10-p90 holds half or reaches within {margin} of it: {', '.join(map(said, undecided))}"]
     return [*lines, f"  * {basis}"]
@@ -550,8 +556,8 @@ def copies_answer(
 ) -> str:
     """05's exercise 1 answer as a small table and one verdict line: naive's full-size passes by its source
     (`ops`), the two byte counts (source, allocation), and naive's time in copies where one is measured (this
-    run's ratio to the copy; this run's pair estimate; the reference run's ratio, labelled as its), each judged
-    against the counts by the ratio rule; the verdict reads the first measured row (cr51 05 #3).
+    run's ratio to the copy, then a line saying it is the answer; else this run's pair estimate; the reference run's
+    ratio, labelled as its), each judged against the counts by the ratio rule; the verdict reads the first measured row.
 
     Args:
         ops: `bytes_per_op` of the naive call (column `copies`: read + written over one copy's bytes).
@@ -584,9 +590,12 @@ def copies_answer(
         told = [w for w, ratio in at_model.items() if not judge_ratio(ratio).measurable]
         said = f"not told apart from the {' or '.join(told)} count" if told else "told apart from every count"
         readings.append(("this run, ratio to the copy", r.median, r.p10, r.p90, said, told))
+        basis = "the copy passed its check, so the ratio to the copy is the answer; the pair estimate is for runs where it fails"
+        if through in ranking.over_floor and (v := judge_ratio(ranking.over_floor[through])).measurable:
+            basis = f"{through} is {v.median:.2f}x the copy here, not about one copy-like pass; {basis}"  # cr57 05 #1
     else:
         missing.append("the block was busy" if gate.kind == "busy" else "the copy failed its check")
-    if block and through in block:
+    if block and through in block and gate is not None:  # the pair estimate only where the copy gives no ratio
         pair = _copies_through(block, through, through_alloc)
         if isinstance(pair, str):
             missing.append(pair)
@@ -614,7 +623,10 @@ def copies_answer(
     if recorded:
         notes.append(f"** {origin}")
     ops_said = f"{len(writes)} full-size writes ({', '.join(writes)}) + {len(reads)} read-only ({', '.join(reads)})"
-    return "\n".join([f"Answer: {ops_said}; naive's time at the large shape in copies:", *table, *gap, verdict, *notes])
+    said_basis = [basis] if gate is None else []
+    return "\n".join(
+        [f"Answer: {ops_said}; naive's time at the large shape in copies:", *table, *gap, verdict, *said_basis, *notes]
+    )
 
 
 def _against_counts(p10: float, p90: float, models: dict[str, float]) -> tuple[list[str], str]:
