@@ -62,5 +62,7 @@ def test_the_start_lines_list_no_fact_codes_and_promise_no_outcome():
         assert not any(re.search(r"\bN\d+\b", line) for line in orientation(info.stem)), info.stem
     assert any(line.startswith("Appendix:") and "01_profiler_setup" in line for line in orientation("A1_timing_checks"))
     line = threads_line(1, 2)
-    assert line.startswith("Threads: 1 of PyTorch's default 2 in this Jupyter kernel (one CPU left free") and "A1, section 4" in line
+    assert (
+        line.startswith("Threads: 1 of PyTorch's default 2 in this Jupyter kernel (one CPU left free") and "A1, section 4" in line
+    )
     assert "shows why" not in line and "notebook 01" not in line
