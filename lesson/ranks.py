@@ -353,7 +353,7 @@ def arrival_parts_line(parts: pd.DataFrame) -> str:
 
     return (
         f"this run's {len(parts)} steps: {ms(parts['wait_ms'].sum())} ms waited (step {most}:"
-        f" {ms(parts.at[most, 'wait_ms'])}), {ms(start)} ms from later starts, {ms(compute)} ms from the last rank's"
+        f" {parts.at[most, 'wait_ms']:.2f}), {ms(start)} ms from later starts, {ms(compute)} ms from the last rank's"
         " longer compute; a description of this run's steps, not a verdict"
     )
 

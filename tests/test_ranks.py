@@ -468,7 +468,7 @@ def test_arrival_parts_split_each_wait_into_the_later_start_and_the_longer_compu
     added = parts["start gap (ms, + = last rank started later)"] + parts["computed longer by (ms)"]
     assert added.tolist() == pytest.approx(parts["wait_ms"].tolist())
     assert arrival_parts_line(parts) == (
-        "this run's 2 steps: 4.0 ms waited (step 1: 3.0), 1.0 ms from later starts, 3.0 ms from the last rank's longer"
+        "this run's 2 steps: 4.0 ms waited (step 1: 3.00), 1.0 ms from later starts, 3.0 ms from the last rank's longer"
         " compute; a description of this run's steps, not a verdict"
     )
     tiny = parts.iloc[:1].assign(
