@@ -24,9 +24,9 @@ from .series import BACKEND_CHOICES
 
 NEURON_VENV = "/opt/aws_neuronx_venv_torch_neuronx_2_14_0"
 NEURON_INSTALL_FIX = (
-    f"on a trn2/trn3 Neuron DLAMI run `source {NEURON_VENV}/bin/activate` and select that kernel; "
-    "elsewhere `pip install -r requirements-neuron.txt` (torch-neuronx==2.14.*, neuronx-cc==2.*) "
-    "with the Neuron pip repository as extra index. TorchNeuron does not support trn1."
+    "needs a trn2/trn3 instance (TorchNeuron does not support trn1); without one use BACKEND=cpu or cuda. "
+    f"On its Neuron DLAMI run `source {NEURON_VENV}/bin/activate` and select that kernel; "
+    "without the DLAMI `pip install -r requirements-neuron.txt` (torch-neuronx==2.14.*, neuronx-cc==2.*; Python 3.12-3.14, N3)."
 )
 
 

@@ -73,7 +73,7 @@ class RecordedSteps:
     lines: list[str]
 
 
-APART_IN_TIME = "(timed at different moments: where the recorded steps sit, not the profiler's cost)"
+APART_IN_TIME = "(timed separately, not interleaved: this is not the profiler's cost, see 'What the profiler costs')"
 
 
 def recorded_steps(

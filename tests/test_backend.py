@@ -27,7 +27,7 @@ def test_neuron_without_torch_neuronx_names_the_dlami_venv(monkeypatch):
     assert "torch-neuronx is not installed" in msg
     assert "/opt/aws_neuronx_venv_torch_neuronx_2_14_0" in msg
     assert "torch-neuronx==2.14.*" in msg and "neuronx-cc==2.*" in msg
-    assert "trn1" in msg
+    assert "trn1" in msg and "BACKEND=cpu" in msg  # a machine without Trainium is told what runs there
 
 
 def test_cuda_unavailable_says_why(monkeypatch):
