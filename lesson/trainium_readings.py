@@ -111,7 +111,7 @@ def device_view_claims(metrics: dict[str, Any]) -> tuple[dict[str, Any], pd.Data
         claims.append(Claim("<", (f"{fused}_hbm_bytes", f"{base}_hbm_bytes"), f"{dtype}: fused below baseline in hbm_bytes"))
         ratio = metrics[f"{fused}_total_us"]["value"] / metrics[f"{base}_total_us"]["value"]
         if against_spread(ratio, spread) == "below":  # the rule of the guess table: outside the same-work spread
-            text = f"{dtype}: fused below baseline in total_us, past the yardstick's cut-off (one execution each: a reading)"
+            text = f"{dtype}: fused below baseline in total_us, past the cut-off (one execution each: a reading)"
             claims.append(Claim("<", (f"{fused}_total_us", f"{base}_total_us"), text))
     shown = {m: f"{metrics[m]['value']:,.{0 if 'bytes' in m else 1}f} {metrics[m]['unit']}" for c in claims for m in c.metrics}
     label = {m: m.split("_")[2 if "_computing_" in m else 0] for m in shown}  # the engine, or the kernel
@@ -139,11 +139,11 @@ def guesses_against_counters(exports: dict[str, Any], work: dict[str, pd.DataFra
     Returns:
         DataFrame, one row per counter: `bf16`, `fp32` (fused / baseline), `your_guess`, `computing
         instructions` (engine counters only: "fused / baseline" per dtype) and `shows`: "down", "up" or
-        "same" for bytes (per dtype where they differ); a time reads "down"/"up, outside the tensor lane's
-        range", or "no verdict" with "inside the range" or "within the margin" per dtype (`against_spread`:
-        a ratio clear of the range by less than the 5% margin is not judged); an engine row starts
+        "same" for bytes (exact counts: no cut-off; per dtype where they differ); a time reads "down"/"up, past
+        the cut-off", or "no verdict" with "inside the range" or "outside the range, inside the cut-off" per
+        dtype (`against_spread`: the tensor lane's range, cut-offs 5% beyond it); an engine row starts
         with its computing instructions ("fewer", "more"), and one whose counts are equal in both kernels
-        (the tensor engine) is the yardstick itself: no verdict. A DMA row notes the profiler's warning
+        (the tensor engine) sets the range: no verdict. A DMA row notes the profiler's warning
         that DMA values may be inaccurate where an export carries it. `match`: the guess against a
         direction every dtype shows ("✓"/"✗"), else "no verdict (not 'same')"; "" for an unfilled guess.
     """
@@ -161,16 +161,18 @@ def guesses_against_counters(exports: dict[str, Any], work: dict[str, pd.DataFra
         {c: ", ".join(f"{f:.0f} / {b:.0f}" for f, b in n) for c, n in counts.items()}
     )
     spread = same_work_spread(ratios)
-    side = {"below": "down, outside the tensor lane's range", "above": "up, outside the tensor lane's range"}
+    side = {"below": "down, past the cut-off", "above": "up, past the cut-off"}
     lo, hi = spread
 
     def time_word(ratio: float) -> str:
-        return side.get(against_spread(ratio, spread), "inside the range" if lo <= ratio <= hi else "within the margin")
+        return side.get(
+            against_spread(ratio, spread), "inside the range" if lo <= ratio <= hi else "outside the range, inside the cut-off"
+        )
 
     shows, directions = [], []  # directions: the one direction every dtype shows, else "" (for `match`)
     for c in ratios.index:
         if c in counts and all(f == b for f, b in counts[c]):  # the same count: its spread is the yardstick
-            shows.append("same computing instructions: the yardstick itself; no verdict")
+            shows.append("same computing instructions: it sets the range; no verdict")
             directions.append("")
             continue
         if "bytes" in c:  # counted, not timed: the direction alone
@@ -220,35 +222,36 @@ def same_work_spread(ratios: pd.DataFrame) -> tuple[float, float]:
 
 
 def spread_line(ratios: pd.DataFrame) -> str:
-    """Two lines: the tensor lane's range (a yardstick, not a measured spread) and the cut-offs, then which
-    time ratios lie outside it by more than the margin in both dtypes, which in neither ("no verdict in
-    either dtype"), and which in one only (named only where there is one). The cut-offs come
-    from analysis.apart_bounds (the low end x0.95, the high end /0.95).
+    """Three lines: the tensor lane's range (a stand-in for spread, not measured noise); the cut-offs and how
+    each is computed (analysis.apart_bounds: the low end x0.95, the high end /0.95); which time ratios lie
+    past a cut-off in both dtypes, which in neither ("no verdict in either dtype"), and which in one only
+    (named only where there is one).
 
     Args:
         ratios: `guesses_against_counters`' table.
 
     Returns:
-        e.g. "the yardstick, the tensor lane's range: x0.912 to x1.068; a change only below x0.867 or above x1.124
-        (5% margin: a convention borrowed from 05's cpu runs, not a trn2 measurement; repeating the capture is the
-        real check)" and, on a
-        second line, "outside it in both dtypes: total_time, ...; no verdict in either dtype: vector_engine_active_time".
+        e.g. "the tensor lane's range: x0.912 to x1.068 (...)", "cut-offs: below x0.867 (its low end x0.95) or
+        above x1.124 (its high end /0.95); ..." and "past a cut-off in both dtypes: total_time, ...; no verdict
+        in either dtype: vector_engine_active_time".
     """
     from analysis import RESOLUTION, apart_bounds
 
     lo, hi = same_work_spread(ratios)
     below, above = apart_bounds((lo, hi))  # the rule's own cut-offs for one ratio against the range
+    share = RESOLUTION - 1
     times = [c for c in ratios.index if "bytes" not in c and c != "tensor_engine_active_time"]
     outside = {c: sum(bool(against_spread(float(ratios.at[c, d]), (lo, hi))) for d in DTYPES) for c in times}
     out = [c for c, n in outside.items() if n == len(DTYPES)]
     rest = [c for c, n in outside.items() if n == 0]
     mixed = [c for c, n in outside.items() if 0 < n < len(DTYPES)]
     return (
-        f"the yardstick, the tensor lane's range: x{lo:.3f} to x{hi:.3f}; a change only below x{below:.3f} or above x{above:.3f} "
-        f"({RESOLUTION - 1:.0%} margin: a convention borrowed from 05's cpu runs, not a trn2 measurement; repeating the capture is the real check)\n"
-        f"outside it in both dtypes: {', '.join(out) or 'none'}; "
+        f"the tensor lane's range: x{lo:.3f} to x{hi:.3f} (a stand-in for spread between two kernels, not measured noise)\n"
+        f"cut-offs: below x{below:.3f} (its low end x{1 - share:.2f}) or above x{above:.3f} (its high end /{1 - share:.2f}); "
+        f"the {share:.0%} is borrowed from 05's cpu runs, not measured on a trn2\n"
+        f"past a cut-off in both dtypes: {', '.join(out) or 'none'}; "
         f"no verdict in either dtype: {', '.join(rest) or 'none'}"
-        + (f"; outside it in one dtype only: {', '.join(mixed)}" if mixed else "")
+        + (f"; past a cut-off in one dtype only: {', '.join(mixed)}" if mixed else "")
     )
 
 

@@ -54,7 +54,7 @@ def test_claims_hold_on_the_recordings(published):
     claims, table = device_view_claims(m)
     records = claims["claims"]["value"]
     assert len(records) == 8  # 4 longest-engine readings, 2 dtypes x (bytes, time outside the tensor lane's spread)
-    assert sum("past the yardstick's cut-off (one execution each: a reading)" in r["text"] for r in records) == 2
+    assert sum("past the cut-off (one execution each: a reading)" in r["text"] for r in records) == 2
     assert check_claims(records, m) == []  # every reading holds on the published figures
     assert sum("the tensor engine spent the longest" in r["text"] for r in records) == 4
     assert len(table) == 4 and not table["reading"].str.contains("spent the longest").any()  # shown in 09's engine table
@@ -74,30 +74,32 @@ def test_guess_table_reads_directions_from_the_exports(published):
     lo, hi = same_work_spread(table)
     assert lo < 1 < hi  # the tensor lane moves both ways under the same MATMULs
     assert (table.loc["total_time", ["bf16", "fp32"]] < lo * 0.95).all()
-    assert table.at["total_time", "shows"] == "down, outside the tensor lane's range"
+    assert table.at["total_time", "shows"] == "down, past the cut-off"
     assert table.at["tensor_engine_active_time", "shows"].startswith("same computing instructions")
-    assert table.at["tensor_engine_active_time", "shows"].endswith("the yardstick itself; no verdict")
+    assert table.at["tensor_engine_active_time", "shows"].endswith("it sets the range; no verdict")
     # the vector engine runs fewer computing instructions; its fp32 time lies within the spread: not judged
     assert table.at["vector_engine_active_time", "fp32"] > lo * 0.95
     assert table.at["vector_engine_active_time", "shows"].startswith("fewer computing instructions; time: ")
     # bf16 lies below the spread by under the margin, fp32 inside it: the row says which
     assert table.at["vector_engine_active_time", "fp32"] >= lo
-    assert table.at["vector_engine_active_time", "shows"].endswith("no verdict (bf16: within the margin; fp32: inside the range)")
+    assert table.at["vector_engine_active_time", "shows"].endswith(
+        "no verdict (bf16: outside the range, inside the cut-off; fp32: inside the range)"
+    )
     line = spread_line(table)
-    assert line.startswith("the yardstick, the tensor lane's range: x") and "same work" not in line
+    assert line.startswith("the tensor lane's range: x") and "not measured noise" in line.splitlines()[0]
     cut_low, cut_high = lo * 0.95, hi / 0.95  # analysis.ranges_apart's 5% margin, each side
     assert against_spread(cut_low - 1e-9, (lo, hi)) == "below" and against_spread(cut_low + 1e-9, (lo, hi)) == ""
     assert against_spread(cut_high + 1e-9, (lo, hi)) == "above" and against_spread(cut_high - 1e-9, (lo, hi)) == ""
     assert (
-        f"a change only below x{cut_low:.3f} or above x{cut_high:.3f} (5% margin: a convention borrowed from 05's cpu runs, not a trn2 measurement; repeating the capture is the real check)"
-        in line.splitlines()[0]
+        f"cut-offs: below x{cut_low:.3f} (its low end x0.95) or above x{cut_high:.3f} (its high end /0.95); "
+        in line.splitlines()[1]
     )
-    assert len(line.splitlines()) == 2 and line.splitlines()[1].startswith("outside it in both dtypes: ")
+    assert len(line.splitlines()) == 3 and line.splitlines()[2].startswith("past a cut-off in both dtypes: ")
     # the vector bf16 ratio and the low cut-off differ at the printed 3 decimals (x0.87 against x0.87 did not)
     assert f"{table.at['vector_engine_active_time', 'bf16']:.3f}" != f"{cut_low:.3f}"
     assert "outside it: total_time, vector" not in line
     assert line.endswith("no verdict in either dtype: vector_engine_active_time")
-    assert "outside it in both dtypes: total_time" in line
+    assert "past a cut-off in both dtypes: total_time" in line
     # the recordings carry the profiler's DMA warning: the DMA row's verdict says so
     assert table.at["dma_active_time", "shows"].endswith("(the profiler warns DMA values may be inaccurate: below)")
     assert not table.at["total_time", "shows"].endswith("below)")
@@ -105,7 +107,7 @@ def test_guess_table_reads_directions_from_the_exports(published):
     mixed = table.copy()
     mixed.at["vector_engine_active_time", "bf16"] = lo * 0.5
     assert spread_line(mixed).endswith(
-        "no verdict in either dtype: none; outside it in one dtype only: vector_engine_active_time"
+        "no verdict in either dtype: none; past a cut-off in one dtype only: vector_engine_active_time"
     )
     assert table.at["vector_engine_active_time", "computing instructions, fused / baseline (bf16, fp32)"] == "16 / 18, 16 / 18"
     assert table.at["hbm_read_bytes", "computing instructions, fused / baseline (bf16, fp32)"] == ""
@@ -206,4 +208,6 @@ def test_guess_table_says_within_the_margin_for_a_ratio_outside_the_spread_by_le
     lo, _ = same_work_spread(table)
     vector = table.loc["vector_engine_active_time", ["bf16", "fp32"]].astype(float)
     assert vector.min() < lo and against_spread(vector.min(), same_work_spread(table)) == ""  # the boundary case itself
-    assert table.at["vector_engine_active_time", "shows"].endswith("no verdict (bf16: within the margin; fp32: inside the range)")
+    assert table.at["vector_engine_active_time", "shows"].endswith(
+        "no verdict (bf16: outside the range, inside the cut-off; fp32: inside the range)"
+    )
