@@ -114,7 +114,7 @@ def ranges_apart(subject_range: tuple[float, float], reference_range: tuple[floa
 def apart_bounds(reference_range: tuple[float, float]) -> tuple[float, float]:
     """The values one reading of a positive quantity must pass to lie apart from `reference_range` by
     `ranges_apart`'s rule: strictly below the first, or strictly above the second. Why: a line that
-    prints its cut-offs (09: "read only below x0.86 or above x1.13") takes them from the rule itself.
+    prints its cut-offs (09: "cut-offs: below x0.867 ... or above x1.124") takes them from the rule itself.
 
     Args:
         reference_range: the reference's (p10, p90), both above zero.
