@@ -78,9 +78,7 @@ def break_evens(
     first, later = _duration(cold["seconds"]), _duration(after_setup["seconds"])
     fraction = after_setup["seconds"] / cold["seconds"]
     # where the later compile took under half the first's time, most of the first may be setup (cr52): said plainly
-    subject = (
-        f"calls to pay the first cold call ({first}: compile, probably plus this process's one-time setup) back against naive"
-    )
+    subject = f"calls to pay the process's first compile ({first}, probably with one-time setup) back against naive"
     basis = (
         f"the cold call, less the naive call it replaces, over the {saved_us / 1e3:.1f} ms a warm call saves at HIDDEN = {hidden}"
         " (naive's median times 1 - the per-round ratio's median)"

@@ -45,7 +45,7 @@ def test_break_evens_price_the_first_compile_and_give_the_later_one_only_its_tim
     paid_back, later = break_evens({"seconds": 9.0}, {"seconds": 0.6}, naive, _verdict("faster"), 4096, 1024)
     assert paid_back.kind == "estimate" and paid_back.median == 179.0  # (9 s - one 80 ms naive call) / 50 ms, rounded up
     assert (
-        "the first cold call (9.0 s: compile, probably plus this process's one-time setup) back against naive: about 179 on this run"
+        "the process's first compile (9.0 s, probably with one-time setup) back against naive: about 179 on this run"
         in paid_back.sentence
     )
     assert "50.0 ms a warm call saves at HIDDEN = 4096" in paid_back.sentence
@@ -65,7 +65,7 @@ def test_the_first_break_even_says_most_of_it_may_be_setup_only_where_a_later_co
 
     naive = SimpleNamespace(median_us=80_000.0)
     paid_back, later = break_evens({"seconds": 9.0}, {"seconds": 6.0}, naive, _verdict("faster"), 4096, 1024)
-    assert "(9.0 s: compile, probably plus this process's one-time setup) back against naive" in paid_back.sentence
+    assert "(9.0 s, probably with one-time setup) back against naive" in paid_back.sentence
     assert "most of the first" not in later.sentence and later.kind == "withheld"
 
 
