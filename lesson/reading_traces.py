@@ -218,7 +218,7 @@ def recorded_rmsnorm_takeaway(table: pd.DataFrame) -> str:
     Returns:
         "Recorded on an AMD MI300X by the TraceLens project, not this run (H100 naive: the same). One Qwen2RMSNorm
         call (naive's ops plus two casts): 8 kernels against 1 for a fused call, 8.0x. Its bytes, counted from shapes (not timed), are
-        9.0x a fused pass over the same x." (one idea a sentence); the H100 aside only where
+        9.0x a computed fused pass over the same x." (one idea a sentence); the H100 aside only where
         that row's kernels and bytes equal the MI300X naive row's.
     """
     from analysis import counted
@@ -231,7 +231,7 @@ def recorded_rmsnorm_takeaway(table: pd.DataFrame) -> str:
         "a fused call",
         fused["kernels_per_call"],
     )
-    bytes_ = f"Its bytes, counted from shapes (not timed), are {naive['bytes_ratio']:.1f}x a fused pass over the same x."
+    bytes_ = f"Its bytes, counted from shapes (not timed), are {naive['bytes_ratio']:.1f}x a computed fused pass over the same x."
     columns = ["kernels_per_call", "bytes_ratio"]
     h100_same = table.loc[f"H100, {RECORDED_QWEN}", columns].round(1).equals(naive[columns].round(1))
     origin = "Recorded on an AMD MI300X by the TraceLens project, not this run" + (" (H100 naive: the same)" if h100_same else "")

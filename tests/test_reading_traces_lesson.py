@@ -38,7 +38,7 @@ def test_recorded_rmsnorms_counts_kernels_and_bytes():
     )
     mi300x = table.loc["MI300X, naive (Qwen2RMSNorm)"]  # the line pairs the same device's naive and fused calls
     assert "8 kernels against 1 for a fused call, 8.0x. Its bytes" in line  # two sentences
-    assert line.endswith(f"are {mi300x['bytes_ratio']:.1f}x a fused pass over the same x.")
+    assert line.endswith(f"are {mi300x['bytes_ratio']:.1f}x a computed fused pass over the same x.")
     other = table.copy()
     other.loc["H100, naive (Qwen2RMSNorm)", "kernels_per_call"] = 9  # a differing H100 row drops the aside
     assert "H100" not in recorded_rmsnorm_takeaway(other)
