@@ -593,7 +593,7 @@ def copies_answer(
     if recorded := metrics.get("large_naive_over_copy"):  # the reference run publishes no rounds: its p10-p90 scales alike
         told, said = _against_counts(recorded["p10"], recorded["p90"], models)
         readings.append(("reference run (recorded**)", recorded["value"], recorded["p10"], recorded["p90"], said, told))
-    rows = [(f"by {w}", f"{c:.1f}", "", "a byte count") for w, c in models.items()]
+    rows = [(f"by {w}", f"{c:.1f}", "", "") for w, c in models.items()]  # a byte count: its name says so
     rows += [(n, f"{m:.2f}", f"p10-p90 {lo:.2f}-{hi:.2f}", said) for n, m, lo, hi, said, _ in readings]
     width = max(len(row[0]) for row in rows)
     table = [f"  {n:<{width}}  {v:>5}  {spread:<19}  {said}".rstrip() for n, v, spread, said in rows]
@@ -601,7 +601,7 @@ def copies_answer(
         name, *_, said, told = readings[0]
         follows = ": the time cannot say which count it follows" if len(told) > 1 else ""
         whose = "reference run, not this run" if name.startswith("reference") else name.split(" (")[0]
-        verdict = f"Verdict ({whose}): naive's time is {said}{follows}"
+        verdict = f"Verdict ({whose}): naive's time is {said.split(' (')[0]}{follows}"  # the margin is in its row
     else:
         verdict = f"Verdict: this run cannot say ({'; '.join(missing)})"
     gap = [f"this run: no reading ({'; '.join(missing)})"] if readings and not readings[0][0].startswith("this run") else []
@@ -640,7 +640,7 @@ def _refuted(metrics: dict, through: str) -> str:
     if "p10" not in m or relation_of(m["p10"], m["p90"]) == "about 1":
         return ""
     said = f"{m['value']:.2f}x the copy (p10-p90 {m['p10']:.2f}-{m['p90']:.2f})"
-    return f"no pair estimate: it assumes {through} makes one copy-like pass, and the reference run measured {through} at {said}"
+    return f"no pair estimate: it assumes {through} makes one copy-like pass; the reference run measured it at {said}"
 
 
 def _copies_through(block: dict[str, Timing], through: str, alloc: float) -> tuple[float, float, float] | str:
