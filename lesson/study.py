@@ -327,7 +327,7 @@ def shape_takeaways(
         if ranking.gate:
             pair_verdicts = newer_first(ranking, blocks[s])
             busy = ranking.gate.kind == "busy" or any(v.kind == "busy" for v in pair_verdicts)  # a failed floor is checked first
-            said = _RERUN if busy else _pair_words(pair_verdicts)  # the gate is a busy block or a failed floor
+            said = _RERUN if busy else _PAIRS_ABOVE  # the gate is a busy block or a failed floor
             lines += [f"{ranking.label}: the ranking against the copy is withheld (above); {said}"]
         else:
             first = ranking.order[0]
@@ -498,18 +498,6 @@ def line_test_answer(by_count: dict[str, Timing], over_line: np.ndarray, fixed_u
     return f"{said}.\n{share}"
 
 
-def _pair_words(pairs: list) -> str:
-    """A withheld shape's pair verdicts in one clause (they need no copy), so its answer is in the takeaway too."""
-    from analysis.verdicts import ratio_bound
-
-    said = [
-        f"{v.subject} / {v.reference}: {v.median:.2f}x, {v.kind}" if v.measurable else f"{v.subject} / {v.reference}: {v.word}"
-        for v in pairs
-    ]  # the table's own verdict words: a bare ratio beside "not told apart" read as "same cost"
-    said = [f"{w}, p10-p90 {ratio_bound(v.p10)}-{ratio_bound(v.p90)}" for w, v in zip(said, pairs)]
-    return "this shape's result is the pairs (two variants timed in the same rounds; no copy needed): " + "; ".join(said)
-
-
 def reference_reading(reference_dir: Path | None = None, backend: str = "cpu") -> tuple[dict, str]:
     """Notebook 05's metrics in the newest committed reference run of `backend`, with their origin.
 
@@ -597,22 +585,23 @@ def copies_answer(
         missing.append("the block was busy" if gate.kind == "busy" else "the copy failed its check")
     if block and through in block and gate is not None:  # the pair estimate only where the copy gives no ratio
         pair = _copies_through(block, through, through_alloc)
-        if isinstance(pair, str):
-            missing.append(pair)
+        refuted = _refuted(metrics, through)  # the estimate's assumption, against the reference run's measurement
+        if isinstance(pair, str) or refuted:
+            missing.append(refuted or pair)
         else:
             readings.append(("this run, via the pair (estimate*)", *pair, *_against_counts(pair[1], pair[2], models)[::-1]))
     if recorded := metrics.get("large_naive_over_copy"):  # the reference run publishes no rounds: its p10-p90 scales alike
         told, said = _against_counts(recorded["p10"], recorded["p90"], models)
         readings.append(("reference run (recorded**)", recorded["value"], recorded["p10"], recorded["p90"], said, told))
-    rows = [(f"by {w}", f"{c:.1f}", "", "a byte count") for w, c in models.items()]
-    rows += [(n, f"{m:.2f}", f"p10-p90 {lo:.2f}-{hi:.2f}", said.split(" (")[0]) for n, m, lo, hi, said, _ in readings]
+    rows = [(f"by {w}", f"{c:.1f}", "", "") for w, c in models.items()]  # a byte count: its name says so
+    rows += [(n, f"{m:.2f}", f"p10-p90 {lo:.2f}-{hi:.2f}", said) for n, m, lo, hi, said, _ in readings]
     width = max(len(row[0]) for row in rows)
     table = [f"  {n:<{width}}  {v:>5}  {spread:<19}  {said}".rstrip() for n, v, spread, said in rows]
     if readings:
         name, *_, said, told = readings[0]
         follows = ": the time cannot say which count it follows" if len(told) > 1 else ""
         whose = "reference run, not this run" if name.startswith("reference") else name.split(" (")[0]
-        verdict = f"Verdict ({whose}): naive's time is {said}{follows}"
+        verdict = f"Verdict ({whose}): naive's time is {said.split(' (')[0]}{follows}"  # the margin is in its row
     else:
         verdict = f"Verdict: this run cannot say ({'; '.join(missing)})"
     gap = [f"this run: no reading ({'; '.join(missing)})"] if readings and not readings[0][0].startswith("this run") else []
@@ -637,8 +626,21 @@ def _against_counts(p10: float, p90: float, models: dict[str, float]) -> tuple[l
     told = [w for w, c in models.items() if relation_of(p10 / c, p90 / c) == "about 1"]
     said = f"not told apart from the {' or '.join(told)} count" if told else "told apart from every count"
     if any(not p10 <= models[w] <= p90 for w in told):  # told apart by the margin only
-        said += f" (a count inside the p10-p90 widened by {(RESOLUTION - 1) * 100:g}% each side is not told apart)"
+        said += f" (within the ratio rule's {(RESOLUTION - 1) * 100:g}% margin of the p10-p90)"
     return told, said
+
+
+def _refuted(metrics: dict, through: str) -> str:
+    """Why the pair estimate is dropped: the reference run measured `through` told apart from one copy (its
+    p10-p90 outside the ratio rule's margin of 1), so "one copy-like pass" is refuted; "" where it is not."""
+    from analysis.verdicts import relation_of
+    from helpers.series import VARIANT_KEYS
+
+    m = metrics.get(f"large_{VARIANT_KEYS.get(through)}_over_copy") or {}
+    if "p10" not in m or relation_of(m["p10"], m["p90"]) == "about 1":
+        return ""
+    said = f"{m['value']:.2f}x the copy (p10-p90 {m['p10']:.2f}-{m['p90']:.2f})"
+    return f"no pair estimate: it assumes {through} makes one copy-like pass; the reference run measured it at {said}"
 
 
 def _copies_through(block: dict[str, Timing], through: str, alloc: float) -> tuple[float, float, float] | str:
@@ -753,6 +755,7 @@ def predict_answer(
 _FLIP = {"faster": "slower", "slower": "faster"}  # a pair verdict read from its reference's side
 
 _RERUN = "rerun the timing cell when the machine is quiet"
+_PAIRS_ABOVE = "this shape's result is the pairs above (timed in the same rounds; no copy needed)"  # not repeated (cr58 05)
 
 
 def plot_over_copy(rankings: dict[str, Ranking], names: list[str], title: str, path: Path) -> Any:
@@ -825,10 +828,13 @@ def plot_over_copy(rankings: dict[str, Ranking], names: list[str], title: str, p
         handles.insert(2, plt.Line2D([], [], ls="none"))
         labels.insert(2, "≈: the pair cannot rank them\n(inconclusive)")
     ax.set_title(title)
-    ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=9)
-    if paired:  # room between the panels for the legend; one panel keeps its full width (tight_layout
-        fig.tight_layout()  # squeezed it beside the outside legend until 05's x labels ran together)
-        fig.subplots_adjust(wspace=0.9)
+    if paired:  # below the notes: beside the axes it covered the pairs panel's labels (cr58 05 #2)
+        below = -0.2 - 0.06 * len(notes)
+        ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(0.0, below), fontsize=9, ncols=2)
+        fig.tight_layout()
+        fig.subplots_adjust(wspace=0.6)
+    else:  # one panel keeps its full width, the legend beside it
+        ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=9)
     fig.savefig(path, bbox_inches="tight")
     return ax
 
@@ -858,7 +864,7 @@ def _plot_pairs(ax: Any, ranking: Ranking, colour: str, resolution: float) -> No
     ax.set_xlabel(
         f"time ratio per round (log scale; below 1: the first is faster)\ngrey: within {resolution - 1:.0%} of 1, not told apart"
     )
-    ax.set_title(f"{ranking.label}: its pairs (the ratio to the copy withheld)", fontsize=10)
+    ax.set_title(f"{ranking.label}, this run: its pairs (the ratio to the copy withheld)", fontsize=10)
 
 
 def newer_first(ranking: Ranking, block: dict[str, Timing]) -> list:
