@@ -296,7 +296,7 @@ def slow_step_wait_line(waits: pd.DataFrame, slowest: int, straggler_ms: float) 
     line += f", rank {slowest} itself {own:.1f} ms"
     if straggler_ms > 0 and wait > straggler_ms and lags.median() > 0:
         low, high = (round(v, 1) + 0.0 for v in (lags.min(), lags.max()))  # + 0.0: a lag of -0.04 prints 0.0, not -0.0
-        line += f"; rank {slowest} started later in {(lags.round(1) > 0).sum()} of {len(lags)}, start gap per step {low:.1f} to {high:.1f} ms"
+        line += f"; rank {slowest} started later in {(lags.round(1) > 0).sum()} of {len(lags)}, start gap per step (+ = rank {slowest} later) {low:.1f} to {high:.1f} ms"
     return line
 
 
