@@ -610,7 +610,9 @@ def judge_steps(statement: str, held: int, total: int, pairing: str = "step", sc
     )
 
 
-def counted(subject: str, count: float, unit: str, reference: str, reference_count: float, detail: str = "") -> Verdict:
+def counted(
+    subject: str, count: float, unit: str, reference: str, reference_count: float, detail: str = "", decimals: int = 0
+) -> Verdict:
     """A count read from a trace (kernels, passes over memory) set against a reference count: no
     spread and no rule of measurability, so the sentence states both counts and their ratio, nothing more.
 
@@ -619,13 +621,15 @@ def counted(subject: str, count: float, unit: str, reference: str, reference_cou
         count: the count; unit: what it counts ("full-size reads/writes").
         reference: what it is set against ("a fused call"); reference_count: that one's count.
         detail: a qualifier printed after the count, e.g. "7 of them float32".
+        decimals: printed decimals of both counts, for a summed quantity (ms of kernel time) shown beside a
+            table that prints it to the same decimals (08's reader subtracted whole ms and missed by one).
 
     Returns:
         kind "count", `median` the count, `p10`/`p90` the ratio count / reference_count.
     """
     ratio = count / reference_count if reference_count else math.nan
-    text = f"{subject}: {count:,.0f} {unit}" + (f" ({detail})" if detail else "")
-    text += f" against {reference_count:,.0f} for {reference}, {ratio:.1f}x"
+    text = f"{subject}: {count:,.{decimals}f} {unit}" + (f" ({detail})" if detail else "")
+    text += f" against {reference_count:,.{decimals}f} for {reference}, {ratio:.1f}x"
     fields = {"median": float(count), "p10": ratio, "p90": ratio, "form": "count", "unit": unit}
     return Verdict(subject=subject, reference=reference, kind="count", sentence=text, **fields)
 

@@ -494,3 +494,9 @@ def test_a_quiet_line_beside_other_tasks_over_the_threshold_says_whose_wait_coun
     assert line.startswith("quiet while profiling (this process waited for a CPU 0%")
     assert "other tasks waited 11% of it, which BUSY does not count" in line
     assert line.endswith("; BUSY when this process waits 10% or more)")
+
+
+def test_counted_prints_the_decimals_it_is_given():
+    """08 printed summed kernel ms as whole numbers beside a table at one decimal: 302 - 195 read 107, not 106."""
+    assert str(counted("rank 1", 135.5, "ms", "rank 0", 106.3)).startswith("rank 1: 136 ms against 106 for rank 0, 1.3x")
+    assert "135.5 ms against 106.3 for rank 0, 1.3x" in str(counted("rank 1", 135.5, "ms", "rank 0", 106.3, decimals=1))
