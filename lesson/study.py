@@ -484,14 +484,14 @@ def line_test_answer(by_count: dict[str, Timing], over_line: np.ndarray, fixed_u
         grows = "faster" if fit.median > 1 else "slower"
         said = (
             f"No: {n64} takes {fit.median:.2f}x the line's prediction (p10-p90 {fit.p10:.2f}-{fit.p90:.2f}): between {n8} and {n64} time grows"
-            f" {grows} than the line.\nThe takeaway's fixed share uses the line through {n1} and {n8} only: this test neither"
-            " confirms nor refutes it there"
+            f" {grows} than the line.\nThis run in words' fit through {n1} and {n8}, and its label, stand; the line does not"
+            f" extend to {n64}"
         )
     fixed = float(np.median(fixed_us))
     if busy or fixed <= 0:
         share = withheld("the fixed part's share", "the line concludes nothing" if busy else "no fixed part fits")
     else:
-        basis = "the line above at 0 tokens, an extrapolation; the takeaway's share comes from another timing block"
+        basis = "the line above at 0 tokens, an extrapolation, in another block than This run in words'"
         share = estimate(
             f"the fixed part's share of the {n1} call", {"this run": fixed / np.median(t1)}, "of its time", basis, "its cause", 2
         )
@@ -539,13 +539,14 @@ def copies_answer(
     alloc_over_input: float,
     reference_dir: Path | None = None,
     block: dict[str, Timing] | None = None,
-    through_alloc: float = math.nan,
     through: str = "torch.compile",
 ) -> str:
-    """05's exercise 1 answer as a small table and one verdict line: naive's full-size passes by its source
-    (`ops`), the two byte counts (source, allocation), and naive's time in copies where one is measured (this
-    run's ratio to the copy, then a line saying it is the answer; else this run's pair estimate; the reference run's
-    ratio, labelled as its), each judged against the counts by the ratio rule; the verdict reads the first measured row.
+    """05's exercise 1 answer as a small table, the pair's reading and one verdict line: naive's full-size passes
+    by its source (`ops`), the two byte counts (source, allocation), and naive's time in copies where one is
+    measured (this run's ratio to the copy; else the reference run's, labelled), each judged against the counts by
+    the ratio rule. The pair `through / naive` gives naive in `through` calls (this run, measured); it reads as
+    copies only if `through` is about one copy-like pass, which its ratio to the copy (this run's where the copy
+    passed, else the reference run's, labelled) confirms or refutes: the answer says which.
 
     Args:
         ops: `bytes_per_op` of the naive call (column `copies`: read + written over one copy's bytes).
@@ -553,18 +554,13 @@ def copies_answer(
         alloc_over_input: naive's allocated bytes over the input's (NaN where not recorded: no model).
         reference_dir: the committed reference runs (default: helpers.series.REFERENCE_RUNS_DIR), read only
             where this run's ranking is withheld.
-        block, through_alloc, through: the large shape's timings and the `through` variant's allocated bytes
-            over the input's: a `through` allocating about one input's bytes makes about one copy-like pass,
-            so naive / `through` per round estimates naive's copies.
+        block, through: the large shape's timings and the variant the pair divides naive by.
 
     Returns:
         "Answer: 3 full-size writes (pow, mul, mul) + 1 read-only (mean)", then one row per count and per
-        reading ("this run, ratio to the copy  3.10  p10-p90 ...  not told apart from: allocation"), then
-        "Verdict (this run, ratio to the copy): naive's time is not told apart from the allocation count".
+        reading ("this run, ratio to the copy  3.10  p10-p90 ...  not told apart from: allocation"), the pair's
+        lines where `block` is given, then "Verdict (this run, ratio to the copy): naive's time is ...".
     """
-    from analysis.timing import PairedRatio
-    from analysis.verdicts import judge_ratio
-
     writes, reads = ops.op[ops.copies >= 1], ops.op[ops.copies.between(0.5, 1, "left")]  # full-size writes; reads only
     models = {"source": float(ops["copies"].sum()), "allocation": alloc_over_input}
     models = {whose: c for whose, c in models.items() if c > 0}  # NaN (not recorded) compares False: no model
@@ -572,24 +568,23 @@ def copies_answer(
     metrics, origin = reference_reading(reference_dir) if gate is not None else ({}, "")
     readings, missing = [], []  # (row name, median, p10, p90, what the counts say); why a reading is missing
     if gate is None:
-        at_model = {
-            w: PairedRatio("naive", f"{c:.2f} copies", r.per_round / c, contention=r.contention) for w, c in models.items()
-        }
-        told = [w for w, ratio in at_model.items() if not judge_ratio(ratio).measurable]
-        said = f"not told apart from the {' or '.join(told)} count" if told else "told apart from every count"
+        told, said = _against_counts(r.p10, r.p90, models)
         readings.append(("this run, ratio to the copy", r.median, r.p10, r.p90, said, told))
-        basis = "the copy passed its check, so the ratio to the copy is the answer; the pair estimate is for runs where it fails"
-        if through in ranking.over_floor and (v := judge_ratio(ranking.over_floor[through])).measurable:
-            basis = f"{through} is {v.median:.2f}x the copy here, not about one copy-like pass; {basis}"  # cr57 05 #1
     else:
         missing.append("the block was busy" if gate.kind == "busy" else "the copy failed its check")
-    if block and through in block and gate is not None:  # the pair estimate only where the copy gives no ratio
-        pair = _copies_through(block, through, through_alloc)
-        refuted = _refuted(metrics, through)  # the estimate's assumption, against the reference run's measurement
-        if isinstance(pair, str) or refuted:
-            missing.append(refuted or pair)
+    pair_lines, pair = [], None
+    if block and through in block:
+        pair = _copies_through(block, through)
+        if isinstance(pair, str):
+            pair_lines.append(f"the pair: {pair}")
+            pair = None
         else:
-            readings.append(("this run, via the pair (estimate*)", *pair, *_against_counts(pair[1], pair[2], models)[::-1]))
+            spread = f"p10-p90 {pair[1]:.2f}-{pair[2]:.2f}"
+            pair_lines.append(f"the pair (this run, measured): naive takes {pair[0]:.2f} {through} calls ({spread})")
+            one_pass, check = _one_pass(ranking, metrics, through)
+            pair_lines.append(check)
+            if one_pass and gate is not None:  # the pair read as copies: the only reading of this run
+                readings.append(("this run, via the pair (estimate*)", *pair, *_against_counts(pair[1], pair[2], models)[::-1]))
     if recorded := metrics.get("large_naive_over_copy"):  # the reference run publishes no rounds: its p10-p90 scales alike
         told, said = _against_counts(recorded["p10"], recorded["p90"], models)
         readings.append(("reference run (recorded**)", recorded["value"], recorded["p10"], recorded["p90"], said, told))
@@ -605,17 +600,49 @@ def copies_answer(
     else:
         verdict = f"Verdict: this run cannot say ({'; '.join(missing)})"
     gap = [f"this run: no reading ({'; '.join(missing)})"] if readings and not readings[0][0].startswith("this run") else []
-    notes = []
-    if any(n.startswith("this run, via") for n, *_ in readings):
-        assumed = f"{through} (alloc_over_input {through_alloc:.1f}) assumed to make one copy-like pass"
-        notes.append(f"* estimated, not measured: naive / {through} by the pair, {assumed}")
-    if recorded:
+    notes = (
+        ["* estimated, not measured: the pair read as copies"] if any(n.startswith("this run, via") for n, *_ in readings) else []
+    )
+    if "**" in " ".join(pair_lines) or recorded:
         notes.append(f"** {origin}")
     ops_said = f"{len(writes)} full-size writes ({', '.join(writes)}) + {len(reads)} read-only ({', '.join(reads)})"
-    said_basis = [basis] if gate is None else []
     return "\n".join(
-        [f"Answer: {ops_said}; naive's time at the large shape in copies:", *table, *gap, verdict, *said_basis, *notes]
+        [f"Answer: {ops_said}; naive's time at the large shape in copies:", *table, *gap, *pair_lines, verdict, *notes]
     )
+
+
+def _one_pass(ranking: Ranking, metrics: dict, through: str) -> tuple[bool, str]:
+    """Whether `through` is about one copy-like pass (its p10-p90 ratio to the copy within the ratio rule's margin
+    of 1), by this run's ratio where the copy passed, else the reference run's (labelled **); the line that says so."""
+    from analysis.verdicts import relation_of
+    from helpers.series import VARIANT_KEYS
+
+    if ranking.gate is None and through in ranking.over_floor:
+        v, whose = ranking.over_floor[through], "this run"
+        m, lo, hi = v.median, v.p10, v.p90
+    elif "p10" in (ref := metrics.get(f"large_{VARIANT_KEYS.get(through)}_over_copy") or {}):
+        m, lo, hi, whose = ref["value"], ref["p10"], ref["p90"], "reference run**"
+    else:
+        return False, f"unchecked: no ratio of {through} to the copy (this run's failed; no reference run), so not read as copies"
+    one = relation_of(lo, hi) == "about 1"
+    said = f"{through} is {m:.2f}x the copy ({whose}, p10-p90 {lo:.2f}-{hi:.2f}): "
+    if one:
+        return True, said + "about one copy-like pass, so the pair also counts naive in copies"
+    return False, said + f"not one copy-like pass, so the pair counts {through} calls, not copies"
+
+
+def _copies_through(block: dict[str, Timing], through: str) -> tuple[float, float, float] | str:
+    """Exercise 1's pair: naive's time in `through` calls (median, p10, p90 over the rounds); where the pair
+    gives no number, why."""
+    from analysis.timing import paired_ratio
+    from analysis.verdicts import judge_ratio
+
+    v = judge_ratio(paired_ratio(block, through, "naive"))  # as the pair table prints it, then inverted
+    if v.kind == "busy":
+        return f"naive / {through} concludes nothing either (busy)"
+    if not v.measurable:
+        return f"it does not tell naive from {through}, so it gives no count"
+    return 1 / v.median, 1 / v.p90, 1 / v.p10  # the pair's per-round spread carries into the count
 
 
 def _against_counts(p10: float, p90: float, models: dict[str, float]) -> tuple[list[str], str]:
@@ -628,35 +655,6 @@ def _against_counts(p10: float, p90: float, models: dict[str, float]) -> tuple[l
     if any(not p10 <= models[w] <= p90 for w in told):  # told apart by the margin only
         said += f" (within the ratio rule's {(RESOLUTION - 1) * 100:g}% margin of the p10-p90)"
     return told, said
-
-
-def _refuted(metrics: dict, through: str) -> str:
-    """Why the pair estimate is dropped: the reference run measured `through` told apart from one copy (its
-    p10-p90 outside the ratio rule's margin of 1), so "one copy-like pass" is refuted; "" where it is not."""
-    from analysis.verdicts import relation_of
-    from helpers.series import VARIANT_KEYS
-
-    m = metrics.get(f"large_{VARIANT_KEYS.get(through)}_over_copy") or {}
-    if "p10" not in m or relation_of(m["p10"], m["p90"]) == "about 1":
-        return ""
-    said = f"{m['value']:.2f}x the copy (p10-p90 {m['p10']:.2f}-{m['p90']:.2f})"
-    return f"no pair estimate: it assumes {through} makes one copy-like pass; the reference run measured it at {said}"
-
-
-def _copies_through(block: dict[str, Timing], through: str, alloc: float) -> tuple[float, float, float] | str:
-    """Exercise 1's pair route: naive's time in `through` calls (median, p10, p90 over the rounds), read as
-    copies where `through` allocates about one input's bytes; where the pair gives no estimate, why."""
-    from analysis.timing import paired_ratio
-    from analysis.verdicts import judge_ratio
-
-    v = judge_ratio(paired_ratio(block, through, "naive"))  # as the pair table prints it, then inverted
-    if v.kind == "busy":
-        return f"the pair naive / {through} concludes nothing either (busy)"
-    if not v.measurable:
-        return f"the pair does not tell naive from {through}, so it gives no estimate"
-    if not 0.75 <= alloc <= 1.25:  # not about one copy-like pass: the pair is no count of copies
-        return f"{through} allocates {alloc:.1f} inputs' bytes, not about one copy's, so the pair gives no estimate"
-    return 1 / v.median, 1 / v.p90, 1 / v.p10  # the pair's per-round spread carries into the estimate
 
 
 def reference_ranking(shape: str, reference_dir: Path | None = None) -> str:
@@ -777,7 +775,7 @@ def plot_over_copy(rankings: dict[str, Ranking], names: list[str], title: str, p
         The matplotlib Axes of the ratios to the copy (the pairs' panels are the figure's other axes).
     """
     import matplotlib.pyplot as plt
-    from matplotlib.ticker import FormatStrFormatter
+    from matplotlib.ticker import FixedLocator, FormatStrFormatter, NullLocator
 
     from analysis import OKABE_ITO, RESOLUTION
 
@@ -811,8 +809,9 @@ def plot_over_copy(rankings: dict[str, Ranking], names: list[str], title: str, p
         ax.bar_label(bars, labels=[("≈" if n in tied[s] else "") + f"{over.at[n, r.label]:.2f}x" for n in names], fontsize=9)
     if notes:  # below the axes: inside, the note ran into the tallest bar's label
         ax.text(0.0, -0.16, "\n".join(notes), transform=ax.transAxes, va="top", fontsize=9)
-    for axis in (ax.yaxis.set_major_formatter, ax.yaxis.set_minor_formatter):
-        axis(FormatStrFormatter("%g"))  # 2 and 3, not 2x10^0
+    ax.yaxis.set_major_locator(FixedLocator([0.2, 0.5, 1, 2, 5, 10, 20, 50, 100]))  # 7 8 9 10 ran together (cr59 05 #7)
+    ax.yaxis.set_minor_locator(NullLocator())
+    ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))  # 2 and 5, not 2x10^0
     ax.axhline(1.0, color="black", lw=1, ls="--", label="copy floor")
     ax.axhspan(
         1 / RESOLUTION,
@@ -850,15 +849,15 @@ def _plot_pairs(ax: Any, ranking: Ranking, colour: str, resolution: float) -> No
     medians = [m for _, m, _, _ in pairs]
     spread = [[m - lo for _, m, lo, _ in pairs], [hi - m for _, m, _, hi in pairs]]
     ax.errorbar(medians, y, xerr=spread, fmt="o", color=colour, capsize=4)
-    for m, row in zip(medians, y):
-        ax.annotate(f"{m:.2f}x", (m, row), textcoords="offset points", xytext=(0, 7), ha="center", fontsize=9)
+    for (_, m, _, hi), row in zip(pairs, y):  # right of the whisker: at the median it sat on the dashed line
+        ax.annotate(f"{m:.2f}x", (hi, row), textcoords="offset points", xytext=(6, 0), va="center", fontsize=9)
     ax.set_xscale("log")
     ax.xaxis.set_major_locator(FixedLocator([0.1, 0.2, 0.3, 0.5, 1, 2, 3, 5, 10]))  # 0.5 0.6 ... 0.9 ran together
     ax.xaxis.set_minor_locator(NullLocator())
     ax.xaxis.set_major_formatter(FormatStrFormatter("%g"))
     ax.set_yticks(y, [name for name, *_ in pairs])
     ax.set_ylim(-0.6, len(pairs) - 0.4)
-    ax.margins(x=0.2)  # room for the labels at either end
+    ax.margins(x=0.3)  # room for the labels right of the whiskers
     ax.axvline(1.0, color="black", lw=1, ls="--")
     ax.axvspan(1 / resolution, resolution, color="grey", alpha=0.3)
     ax.set_xlabel(

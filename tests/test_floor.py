@@ -611,16 +611,15 @@ def test_05s_exercise_1_answer_judges_both_byte_models_ranked_withheld_and_from_
     ]
     assert lines[3].split()[:6] == ["this", "run,", "ratio", "to", "the", "copy"] and "3.30  p10-p90 3.30-3.30" in lines[3]
     assert lines[3].endswith("told apart from every count")  # 3.3 / 3.0 = 1.10: apart
-    assert lines[4:] == [
-        "Verdict (this run, ratio to the copy): naive's time is told apart from every count",
-        "the copy passed its check, so the ratio to the copy is the answer; the pair estimate is for runs where it fails",
-    ]
+    assert lines[4:] == ["Verdict (this run, ratio to the copy): naive's time is told apart from every count"]
     block, _, _ = takeaway_case(copy=100.0, compiled=110.0)
-    both = copies_answer(ops, ranked, 3.0, tmp_path, block, 1.0, "compiled")  # the copy passed: no pair estimate (cr57 05 #1)
-    assert "via the pair" not in both and both.split("\n")[-1] == (
-        "compiled is 1.10x the copy here, not about one copy-like pass; the copy passed its check, so the ratio to the copy"
-        " is the answer; the pair estimate is for runs where it fails"
-    )
+    both = copies_answer(ops, ranked, 3.0, tmp_path, block, "compiled").split(
+        "\n"
+    )  # the pair, checked by this run's ratio (cr59 05 #1)
+    assert "via the pair" not in "\n".join(both) and both[4:6] == [
+        "the pair (this run, measured): naive takes 3.00 compiled calls (p10-p90 3.00-3.00)",
+        "compiled is 1.10x the copy (this run, p10-p90 1.10-1.10): not one copy-like pass, so the pair counts compiled calls, not copies",
+    ]
     _, _, failed = takeaway_case(copy=100.0, compiled=110.0, spread=0.6)
     assert copies_answer(ops, failed, 3.0, tmp_path).endswith("\nVerdict: this run cannot say (the copy failed its check)")
     run = tmp_path / "cpu-test-2026-12-06"
@@ -637,33 +636,40 @@ def test_05s_exercise_1_answer_judges_both_byte_models_ranked_withheld_and_from_
         "Verdict (reference run, not this run): naive's time is not told apart from the allocation count"
     ) and ref[3].endswith("(within the ratio rule's 5% margin of the p10-p90)")  # the margin, in its row
     assert ref[6].startswith("** recorded on 2026-12-06") and ref[6].endswith("not this run")
-    pair = copies_answer(ops, failed, 3.0, tmp_path, block, 1.0, "compiled").split("\n")  # the pair first, then the reference
-    assert pair[3].startswith("  this run, via the pair") and pair[4].startswith("  reference run")
-    assert pair[5] == "Verdict (this run, via the pair): naive's time is not told apart from the allocation count"
+    pair = copies_answer(ops, failed, 3.0, tmp_path, block, "compiled").split("\n")  # the reference has no compiled ratio
+    assert (
+        pair[5] == "the pair (this run, measured): naive takes 3.00 compiled calls (p10-p90 3.00-3.00)"
+        and "via the pair" not in pair[3]
+    )
+    assert pair[6].startswith("unchecked: no ratio of compiled to the copy")
     # the reference run measured the compiled variant apart from one copy: the pair's assumption is refuted (cr58 05 #1)
     compiled = {"value": 1.24, "p10": 1.11, "p90": 1.51, "unit": "x"}
     metrics = {"large_naive_over_copy": record, "large_compile_over_copy": compiled}
     (run / "metrics.json").write_text(json.dumps({"notebooks": {"05_compare_variants": metrics}}))
     renamed = {"torch.compile" if n == "compiled" else n: t for n, t in block.items()}
-    dropped = copies_answer(ops, failed, 3.0, tmp_path, renamed, 1.0, "torch.compile")
+    dropped = copies_answer(ops, failed, 3.0, tmp_path, renamed, "torch.compile")
     assert "via the pair" not in dropped and "Verdict (reference run, not this run)" in dropped
     assert (
-        "this run: no reading (the copy failed its check; no pair estimate: it assumes torch.compile makes one copy-like"
-        " pass; the reference run measured it at 1.24x the copy (p10-p90 1.11-1.51))" in dropped
+        "torch.compile is 1.24x the copy (reference run**, p10-p90 1.11-1.51): not one copy-like pass, so the pair counts"
+        " torch.compile calls, not copies" in dropped
     )
+    metrics["large_compile_over_copy"] = {"value": 1.01, "p10": 0.99, "p90": 1.03, "unit": "x"}  # one pass: confirmed
+    (run / "metrics.json").write_text(json.dumps({"notebooks": {"05_compare_variants": metrics}}))
+    kept = copies_answer(ops, failed, 3.0, tmp_path, renamed, "torch.compile").split("\n")
+    assert kept[3].startswith("  this run, via the pair (estimate*)") and "3.00  p10-p90 3.00-3.00" in kept[3]
+    assert "Verdict (this run, via the pair): naive's time is not told apart from the allocation count" in kept
     block, _, failed = takeaway_case(copy=100.0, compiled=110.0, spread=0.6)  # naive 3.0x compiled's time per round
     empty = tmp_path / "none"
     empty.mkdir()
-    through = copies_answer(ops, failed, 3.0, empty, block, 1.0, "compiled")  # both withheld: an estimate through the pair
-    assert "3.00  p10-p90 3.00-3.00" in through and "reference run" not in through
-    no_pass = copies_answer(ops, failed, 3.0, empty, block, 3.0, "compiled")
-    assert no_pass.endswith("compiled allocates 3.0 inputs' bytes, not about one copy's, so the pair gives no estimate)")
+    through = copies_answer(ops, failed, 3.0, empty, block, "compiled")  # no reference: the pair unchecked, no estimate
+    assert "naive takes 3.00 compiled calls" in through and "reference run (" not in through and "via the pair" not in through
+    assert through.endswith("Verdict: this run cannot say (the copy failed its check)")
     _, _, same = takeaway_case(copy=100.0, compiled=330.0, spread=0.6)  # naive and compiled alike: no estimate
-    tied = copies_answer(ops, same, 3.0, empty, takeaway_case(copy=100.0, compiled=330.0, spread=0.6)[0], 1.0, "compiled")
-    assert "the pair does not tell naive from compiled, so it gives no estimate" in tied
+    tied = copies_answer(ops, same, 3.0, empty, takeaway_case(copy=100.0, compiled=330.0, spread=0.6)[0], "compiled")
+    assert "the pair: it does not tell naive from compiled, so it gives no count" in tied
     busy = {n: replace(t, contention=Contention(1.0, 0.5, None, None)) for n, t in block.items()}
-    assert "the pair naive / compiled concludes nothing either (busy)" in copies_answer(
-        ops, failed, 3.0, empty, busy, 1.0, "compiled"
+    assert "the pair: naive / compiled concludes nothing either (busy)" in copies_answer(
+        ops, failed, 3.0, empty, busy, "compiled"
     )
     ops.loc[4:5, "copies"] = 0.35  # source: 3.2 copies, also within the margin: the reference's ratio cannot choose
     assert copies_answer(ops, failed, 3.0, tmp_path).split("\n")[-2].endswith("the time cannot say which count it follows")
@@ -715,7 +721,7 @@ def test_05s_line_test_answer_says_the_miss_and_the_share_as_an_extrapolation():
     )
     assert missed[0].endswith("than the line.") and "so the share" not in missed[0]
     assert missed[1] == (
-        "The takeaway's fixed share uses the line through 8 tokens and 64 tokens only: this test neither confirms nor refutes it there."
+        "This run in words' fit through 8 tokens and 64 tokens, and its label, stand; the line does not extend to 512 tokens."
     )
     assert missed[2].startswith("the fixed part's share of the 8 tokens call: about 0.97 of its time on this run (estimated")
     assert "the line above at 0 tokens, an extrapolation" in missed[2]
