@@ -213,7 +213,7 @@ def stream_cost(summary: pd.DataFrame) -> str:
     parts = [
         f"{name} {r.compile_s:.2f} s ({int(r.compiles)} compiles), {r.pass2_s * 1e3:.1f} ms" for name, r in summary.iterrows()
     ]
-    return "pass 1's compiling calls, then all of pass 2 (serving only): " + "; ".join(parts)
+    return "compiling (pass 1), then serving (pass 2): " + "; ".join(parts)
 
 
 def eager_call_ops(fn: Callable, weight: torch.Tensor, eps: float) -> list[str]:
