@@ -190,12 +190,30 @@ def rows_computed(steady: list[Verdict], lengths: list[int], buckets: list[int])
     faster = [v.subject.split(" (")[0] for v in steady if v.reference.startswith("bucketed") and v.kind == "faster"]
     # the strategies named, not the verdict words as nouns (cr52: "causes of static faster and dynamic faster")
     tail = (
-        f"\ncandidate causes of bucketed's slower pass 2 (against {' and '.join(faster)}; timed separately): "
+        f"\ncandidate causes of bucketed's slower pass 2 (against {' and '.join(faster)}; not separated here): "
         "its padded rows, and its pad and slice on every call"
     )
     counts = found.sentence.rsplit(", ", 1)[0]  # its bare "0.6x" named no direction (cr53)
     sentence = f"{counts}: real rows are {found.p10:.1f}x of bucketed's"
     return replace(found, sentence=f"{sentence}{tail if faster else ''}")
+
+
+def stream_cost(summary: pd.DataFrame) -> str:
+    """Where each strategy's time over the stream went: pass 1's compiling calls, then all of pass 2.
+
+    Why: 07's readers found the side-by-side table's pass1_s and pass2_s with no reading, and pass 2
+    rounded to 0.00 s. The line states the run's own numbers (pass 2 in ms) and ranks nothing.
+
+    Args:
+        summary: analysis.compiles.stream_summary's table (compiles, compile_s, pass2_s per strategy).
+
+    Returns:
+        One line: per strategy, the seconds in pass 1's compiling calls and the ms of pass 2.
+    """
+    parts = [
+        f"{name} {r.compile_s:.2f} s ({int(r.compiles)} compiles), {r.pass2_s * 1e3:.1f} ms" for name, r in summary.iterrows()
+    ]
+    return "compiling (pass 1), then serving (pass 2): " + "; ".join(parts)
 
 
 def eager_call_ops(fn: Callable, weight: torch.Tensor, eps: float) -> list[str]:
