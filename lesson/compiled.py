@@ -46,20 +46,22 @@ def _duration(seconds: float) -> str:
 
 def break_evens(
     cold: dict[str, float], after_setup: dict[str, float], naive: Any, verdict: Any, hidden: int, new_hidden: int
-) -> list[Verdict]:
-    """How many warm calls pay the first cold call back against naive, and how long a later compile took.
+) -> list[Verdict | str]:
+    """How many warm calls pay the process's first compile back against naive, its basis, what the
+    cache files say about setup, and how long a later compile took: one idea a line (cr59).
 
-    Why: the first cold call also pays the process's one-time setup (a later compile took a small
-    fraction of it, cr51); a process that already paid it pays about the later compile's time. Where
-    the later compile took under half the first's, its line says most of the first may be setup. The first is set against the
-    time a warm call saves at the timed shape, less the naive call the cold call replaces (exercise 2's
-    formula for a compile loaded from the cache). The later compile ran at another shape, whose saving
-    is not timed, so its break-even is withheld: only its seconds and its ratio to the first's are given
-    (a compile at one shape over the saving at another answers no real question).
+    Why: the first cold call also pays the process's one-time setup, work only a process's first
+    compile does (Inductor's start-up); the evidence is that it added more cache files than a later
+    compile did, and one run cannot split its time into RMSNorm's compile and that start-up. The
+    first is set against the time a warm call saves at the timed shape, less the naive call the cold
+    call replaces (exercise 2's formula for a compile loaded from the cache). The later compile ran at
+    another shape, whose saving is not timed, so its break-even is withheld: only its seconds and its
+    ratio to the first's are given (a compile at one shape over the saving at another answers no real
+    question).
 
     Args:
-        cold: the first compile's `cold_call` result (its "seconds").
-        after_setup: `cold_call`'s result for a compile after the first, at a new shape (its "seconds").
+        cold: the first compile's `cold_call` result ("seconds", optionally "cache files added").
+        after_setup: `cold_call`'s result for a compile after the first, at a new shape.
         naive: naive's interleaved Timing (its `median_us`), at `hidden`.
         verdict: `judge_ratio` of compiled / naive: a warm call saves naive's median times one minus
             its median (p10, p90 for the range); the first break-even is given only where its kind
@@ -67,9 +69,10 @@ def break_evens(
         hidden: the timed shape's HIDDEN; new_hidden: the HIDDEN the later compile was timed at.
 
     Returns:
-        Two verdicts: the first compile's break-even (an estimate in whole calls, rounded up as
-        exercise 2's is, or withheld) and the later compile's break-even, withheld, whose subject
-        gives that compile's time and its ratio to the first's.
+        The first compile's break-even (an estimate in whole calls, rounded up as exercise 2's is,
+        or withheld); where it is given, its basis (one line); where the first compile added more
+        cache files than the later one, a line naming that as the setup's evidence; and the later
+        compile's break-even, withheld, whose subject gives that compile's time and its ratio to the first's.
     """
     # the paired ratio's median, as its p10-p90 below: the difference of the table's medians put the
     # estimate at the edge of its own range (cr49)
@@ -77,23 +80,32 @@ def break_evens(
     extra_us = cold["seconds"] * 1e6 - naive.median_us  # the cold call replaces a naive call, as in exercise 2
     first, later = _duration(cold["seconds"]), _duration(after_setup["seconds"])
     fraction = after_setup["seconds"] / cold["seconds"]
-    # where the later compile took under half the first's time, most of the first may be setup (cr52): said plainly
-    subject = f"calls to pay the process's first compile ({first}, probably with one-time setup) back against naive"
-    basis = (
-        f"the cold call, less the naive call it replaces, over the {saved_us / 1e3:.1f} ms a warm call saves at HIDDEN = {hidden}"
-        " (naive's median times 1 - the per-round ratio's median)"
-    )
-    if 0 < verdict.p90 < 1:  # 04's "about 162" hid a spread of about 100-180: the saving moves with the paired ratio
-        fewest, most = (math.ceil(extra_us / (naive.median_us * (1 - r))) for r in (verdict.p10, verdict.p90))
-        basis += f"; {fewest:,.0f}-{most:,.0f} calls across the per-round ratio's p10-p90"
+    lines: list[Verdict | str] = []
+    if verdict.kind != "faster":  # the ratio's median may be 1 or more: no saving to divide by
+        lines.append(withheld("the break-even against naive", verdict.sentence))
+    else:
+        spread = "the basis is on the next line"
+        if 0 < verdict.p90 < 1:  # 04's "about 162" hid a spread of about 100-180: the saving moves with the paired ratio
+            fewest, most = (math.ceil(extra_us / (naive.median_us * (1 - r))) for r in (verdict.p10, verdict.p90))
+            spread = f"{fewest:,.0f}-{most:,.0f} calls across the per-round ratio's p10-p90"
+        subject = f"calls to pay the process's first compile ({first}, setup included) back against naive"
+        calls = math.ceil(extra_us / saved_us)
+        lines.append(estimate(subject, {"this run": calls}, "", spread, "a compile loaded from the cache"))
+        lines.append(
+            f"its basis: the cold call, less the naive call it replaces, over the {saved_us / 1e3:.1f} ms a warm call"
+            f" saves at HIDDEN = {hidden} (naive's median times 1 - the per-round ratio's median)"
+        )
+    files = (cold.get("cache files added", 0), after_setup.get("cache files added", 0))
+    if files[0] > files[1]:  # cr59: the setup named by its evidence, and what one run cannot split
+        lines.append(
+            f"the setup's evidence: the first compile added {files[0]} cache files, the later one {files[1]};"
+            f" this run cannot split the first's {first} into RMSNorm's compile and Inductor's start-up"
+        )
     later_subject = f"a later compile at HIDDEN = {new_hidden} took {later}, {fraction:.2g}x the first's"
     if fraction < 0.5:  # cr52: said plainly, on its own line (cr53: the break-even line was too long to parse)
         later_subject += ", so most of the first may be setup"
-    later_subject += "; its break-even"
-    if verdict.kind != "faster":  # the ratio's median may be 1 or more: no saving to divide by
-        return [withheld("the break-even against naive", verdict.sentence), withheld(later_subject, verdict.sentence)]
-    paid_back = estimate(subject, {"this run": math.ceil(extra_us / saved_us)}, "", basis, "a compile loaded from the cache")
-    return [paid_back, withheld(later_subject, f"the saving at HIDDEN = {new_hidden} was not timed")]
+    reason = verdict.sentence if verdict.kind != "faster" else f"the saving at HIDDEN = {new_hidden} was not timed"
+    return [*lines, withheld(later_subject + "; its break-even", reason)]
 
 
 def _files_in(folder: str | Path) -> int:
@@ -112,7 +124,7 @@ def cold_call(fn: Callable[[], Any], backend: Any) -> dict[str, float]:
         backend: the session's backend (its `name` and `synchronize`).
 
     Returns:
-        "seconds", "graphs compiled before" (by this process), "cache files added" (Inductor's
+        "seconds", "graphs captured before" (by this process: compiled or loaded), "cache files added" (Inductor's
         on-disk cache, `cache_dir()`), on neuron "NEFF cache files added", and the changes of
         `compile_counters()` ("graphs", "cache_hits", "cache_misses").
     """
@@ -136,4 +148,4 @@ def cold_call(fn: Callable[[], Any], backend: Any) -> dict[str, float]:
     print(machine_line({"cold call": contention}, block="compiling"))
     counts = {k: v - before[k] for k, v in compile_counters().items()}
     added = {k: _files_in(f) - files[k] for k, f in folders.items()}
-    return {"seconds": seconds, "graphs compiled before": before["graphs"], **added, **counts}
+    return {"seconds": seconds, "graphs captured before": before["graphs"], **added, **counts}

@@ -42,14 +42,15 @@ def test_break_evens_price_the_first_compile_and_give_the_later_one_only_its_tim
     from lesson.compiled import break_evens
 
     naive = SimpleNamespace(median_us=80_000.0)
-    paid_back, later = break_evens({"seconds": 9.0}, {"seconds": 0.6}, naive, _verdict("faster"), 4096, 1024)
+    cold, after = {"seconds": 9.0, "cache files added": 36}, {"seconds": 0.6, "cache files added": 6}
+    paid_back, basis, setup, later = break_evens(cold, after, naive, _verdict("faster"), 4096, 1024)
     assert paid_back.kind == "estimate" and paid_back.median == 179.0  # (9 s - one 80 ms naive call) / 50 ms, rounded up
-    assert (
-        "the process's first compile (9.0 s, probably with one-time setup) back against naive: about 179 on this run"
-        in paid_back.sentence
-    )
-    assert "50.0 ms a warm call saves at HIDDEN = 4096" in paid_back.sentence
+    assert "the process's first compile (9.0 s, setup included) back against naive: about 179 on this run" in paid_back.sentence
+    assert "50.0 ms a warm call saves at HIDDEN = 4096" in basis and basis.startswith("its basis:")  # cr59: its own line
     assert "across the per-round ratio" not in paid_back.sentence  # no spread given: none printed
+    # cr59: the setup named by its evidence, and what one run cannot split
+    assert "the first compile added 36 cache files, the later one 6" in setup
+    assert "cannot split the first's 9.0 s into RMSNorm's compile and Inductor's start-up" in setup
     # cr47: a compile at HIDDEN = 1024 over the saving at 4096 answered no real question: only its time and ratio
     assert later.kind == "withheld"
     assert "a later compile at HIDDEN = 1024 took 600 ms, 0.067x the first's, so most of the first may be setup" in later.sentence
@@ -64,9 +65,11 @@ def test_the_first_break_even_says_most_of_it_may_be_setup_only_where_a_later_co
     from lesson.compiled import break_evens
 
     naive = SimpleNamespace(median_us=80_000.0)
-    paid_back, later = break_evens({"seconds": 9.0}, {"seconds": 6.0}, naive, _verdict("faster"), 4096, 1024)
-    assert "(9.0 s, probably with one-time setup) back against naive" in paid_back.sentence
+    lines = break_evens({"seconds": 9.0}, {"seconds": 6.0}, naive, _verdict("faster"), 4096, 1024)
+    paid_back, later = lines[0], lines[-1]
+    assert "(9.0 s, setup included) back against naive" in paid_back.sentence
     assert "most of the first" not in later.sentence and later.kind == "withheld"
+    assert len(lines) == 3  # no cache-file counts given: no setup-evidence line
 
 
 def test_break_even_prints_the_range_the_paired_ratios_spread_gives():
@@ -76,7 +79,7 @@ def test_break_even_prints_the_range_the_paired_ratios_spread_gives():
     from lesson.compiled import break_evens
 
     naive = SimpleNamespace(median_us=80_000.0)
-    paid_back, _ = break_evens({"seconds": 9.0}, {"seconds": 0.6}, naive, _verdict("faster", 0.5, 0.75), 4096, 1024)
+    paid_back, *_ = break_evens({"seconds": 9.0}, {"seconds": 0.6}, naive, _verdict("faster", 0.5, 0.75), 4096, 1024)
     assert "223-446 calls across the per-round ratio's p10-p90" in paid_back.sentence  # 8.92 s over 40 ms and over 20 ms
 
 
@@ -89,9 +92,9 @@ def test_break_even_takes_its_saving_from_the_paired_ratios_median_so_it_sits_in
 
     naive = SimpleNamespace(median_us=80_000.0)  # a compiled median 60 ms below would give 149 calls
     verdict = _verdict("faster", 0.5, 0.75, median=0.6)  # the rounds' ratio: 80 ms * (1 - 0.6) = 32 ms saved
-    paid_back, _ = break_evens({"seconds": 9.0}, {"seconds": 0.6}, naive, verdict, 4096, 1024)
+    paid_back, basis, _ = break_evens({"seconds": 9.0}, {"seconds": 0.6}, naive, verdict, 4096, 1024)
     assert paid_back.median == 279  # 8.92 s / 32 ms = 278.75, not 8.92 s / 60 ms = 149
-    assert "32.0 ms a warm call saves" in paid_back.sentence and "223-446 calls" in paid_back.sentence
+    assert "32.0 ms a warm call saves" in basis and "223-446 calls" in paid_back.sentence
 
 
 def test_break_evens_round_up_to_whole_calls_as_exercise_2_does():
@@ -101,7 +104,7 @@ def test_break_evens_round_up_to_whole_calls_as_exercise_2_does():
     from lesson.compiled import break_evens
 
     naive = SimpleNamespace(median_us=80_000.0)
-    paid_back, _ = break_evens({"seconds": 9.01}, {"seconds": 0.61}, naive, _verdict("faster"), 4096, 1024)
+    paid_back, *_ = break_evens({"seconds": 9.01}, {"seconds": 0.61}, naive, _verdict("faster"), 4096, 1024)
     assert paid_back.median == 179  # (9.01 s - 80 ms) / 50 ms = 178.6 calls: the next whole call pays it back
 
 

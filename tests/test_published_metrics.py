@@ -83,13 +83,13 @@ def test_04s_metrics_publish_every_metric_its_claims_cite_and_the_claims_hold():
         "compiled_over_fused": paired_ratio(timings, "torch.compile", "torch.rms_norm"),
     }
     verdicts = [judge_ratio(r) for r in ratios.values()]
-    cold = {"seconds": 0.5, "graphs compiled before": 0, "cache files added": 36, "graphs": 1}
+    cold = {"seconds": 0.5, "graphs captured before": 0, "cache files added": 36, "graphs": 1}
     explanation = SimpleNamespace(graph_count=1, graph_break_count=0)
     m = compile_metrics(cold, explanation, ["cpp_fused_add_mean_mul_pow_rsqrt_0"], reports, ratios, verdicts, x, True)
     assert [v.kind for v in verdicts] == ["faster", "faster"] and check_claims(m["claims"]["value"], m) == []
     assert m["cold_over_warm"]["value"] == pytest.approx(5000.0) and m["generated_kernels"]["value"] == 1
     assert m["compiled_over_naive"]["value"] == pytest.approx(1 / 3) and m["inductor_cache_files_added"]["value"] == 36
-    assert m["cold_call_s"]["note"] == "graphs compiled before 0, cache files added 36, graphs 1"
+    assert m["cold_call_s"]["note"] == "graphs captured before 0, cache files added 36, graphs 1"
     no_inductor = compile_metrics(cold, explanation, None, reports, ratios, verdicts, x, False)
     assert no_inductor["generated_kernels"]["value"] is None and no_inductor["inductor_cache_files_added"]["value"] is None
     assert no_inductor["compile_after_setup_s"]["value"] is None  # not timed: empty, not zero
