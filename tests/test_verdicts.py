@@ -500,3 +500,11 @@ def test_counted_prints_the_decimals_it_is_given():
     """08 printed summed kernel ms as whole numbers beside a table at one decimal: 302 - 195 read 107, not 106."""
     assert str(counted("rank 1", 135.5, "ms", "rank 0", 106.3)).startswith("rank 1: 136 ms against 106 for rank 0, 1.3x")
     assert "135.5 ms against 106.3 for rank 0, 1.3x" in str(counted("rank 1", 135.5, "ms", "rank 0", 106.3, decimals=1))
+
+
+def test_a_faster_ratio_prints_the_decimals_that_give_back_its_factor():
+    """04 printed "0.35x the time of naive: 2.89x faster": 1 / 0.35 is 2.86. The median now carries the decimals
+    that give back the printed factor by hand."""
+    sentence = str(judge_ratio(PairedRatio("torch.compile", "naive", np.array([0.340, 0.343, 0.346, 0.348, 0.351]))))
+    shown, factor = sentence.split(" took ")[1].split("x the time")[0], sentence.split(": ")[1].split("x faster")[0]
+    assert f"{1 / float(shown):.2f}" == factor, sentence
