@@ -169,7 +169,7 @@ NOTEBOOKS = (
     NotebookInfo(
         "09_trainium_device_view",
         "Trainium's device view: engine lanes, DMA, HBM bytes, unfused vs fused",
-        "the same profiles, recorded on a trn2.3xlarge by the trainium-kernel-fusion project (an attention kernel), not this run; the capture commands printed",
+        "recorded profiles of an attention kernel (on a trn2.3xlarge by the trainium-kernel-fusion project), not this run; the capture commands printed",
         "the same: it reads recorded data",
         neuron_facts=("N35", "N36", "N37", "N38", "N39", "N42", "N45"),
         recorded_only=True,
