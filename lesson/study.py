@@ -627,7 +627,7 @@ def _one_pass(ranking: Ranking, metrics: dict, through: str) -> tuple[bool, str]
     one = relation_of(lo, hi) == "about 1"
     said = f"{through} is {m:.2f}x the copy ({whose}, p10-p90 {lo:.2f}-{hi:.2f}): "
     if one:
-        return True, said + "about one copy-like pass, so the pair also counts naive in copies"
+        return True, said + "not told apart from one copy-like pass, so the pair may also count naive in copies"
     return False, said + f"not one copy-like pass, so the pair counts {through} calls, not copies"
 
 

@@ -658,6 +658,9 @@ def test_05s_exercise_1_answer_judges_both_byte_models_ranked_withheld_and_from_
     kept = copies_answer(ops, failed, 3.0, tmp_path, renamed, "torch.compile").split("\n")
     assert kept[3].startswith("  this run, via the pair (estimate*)") and "3.00  p10-p90 3.00-3.00" in kept[3]
     assert "Verdict (this run, via the pair): naive's time is not told apart from the allocation count" in kept
+    assert any(
+        line.endswith("not told apart from one copy-like pass, so the pair may also count naive in copies") for line in kept
+    )
     block, _, failed = takeaway_case(copy=100.0, compiled=110.0, spread=0.6)  # naive 3.0x compiled's time per round
     empty = tmp_path / "none"
     empty.mkdir()
