@@ -231,8 +231,8 @@ def spread_line(ratios: pd.DataFrame) -> str:
         ratios: `guesses_against_counters`' table.
 
     Returns:
-        e.g. "the tensor lane's range: x0.912 to x1.068 (...)", "cut-offs: below x0.867 (its low end x0.95) or
-        above x1.124 (its high end /0.95); ..." and "past a cut-off in both dtypes: total_time, ...; no verdict
+        e.g. "the tensor lane's range: x0.912 to x1.068 (...)", "cut-offs: below x0.867 or above x1.124: the
+        range widened by the series' 5% margin (...)" and "past a cut-off in both dtypes: total_time, ...; no verdict
         in either dtype: vector_engine_active_time".
     """
     from analysis import RESOLUTION, apart_bounds
@@ -247,8 +247,8 @@ def spread_line(ratios: pd.DataFrame) -> str:
     mixed = [c for c, n in outside.items() if 0 < n < len(DTYPES)]
     return (
         f"the tensor lane's range: x{lo:.3f} to x{hi:.3f} (a stand-in for spread between two kernels, not measured noise)\n"
-        f"cut-offs: below x{below:.3f} (its low end x{1 - share:.2f}) or above x{above:.3f} (its high end /{1 - share:.2f}); "
-        f"the {share:.0%} is borrowed from 05's cpu runs, not measured on a trn2\n"
+        f"cut-offs: below x{below:.3f} or above x{above:.3f}: the range widened by the series' {share:.0%} margin "
+        f"(set on cpu runs, not measured on a trn2)\n"
         f"past a cut-off in both dtypes: {', '.join(out) or 'none'}; "
         f"no verdict in either dtype: {', '.join(rest) or 'none'}"
         + (f"; past a cut-off in one dtype only: {', '.join(mixed)}" if mixed else "")

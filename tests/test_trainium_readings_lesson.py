@@ -91,7 +91,7 @@ def test_guess_table_reads_directions_from_the_exports(published):
     assert against_spread(cut_low - 1e-9, (lo, hi)) == "below" and against_spread(cut_low + 1e-9, (lo, hi)) == ""
     assert against_spread(cut_high + 1e-9, (lo, hi)) == "above" and against_spread(cut_high - 1e-9, (lo, hi)) == ""
     assert (
-        f"cut-offs: below x{cut_low:.3f} (its low end x0.95) or above x{cut_high:.3f} (its high end /0.95); "
+        f"cut-offs: below x{cut_low:.3f} or above x{cut_high:.3f}: the range widened by the series' 5% margin "
         in line.splitlines()[1]
     )
     assert len(line.splitlines()) == 3 and line.splitlines()[2].startswith("past a cut-off in both dtypes: ")
