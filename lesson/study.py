@@ -420,7 +420,14 @@ def _bound_lines(
     basis = share.sentence[share.sentence.index("(estimated") + 1 : -1]  # the verdict's own basis clause
     lines = [f"  {bound}* (over half the time {what}), {label}{' (p10-p90)' if spreads else ''}: {listed}"]
     lines += [f"  not {bound}: {rest}"] if rest else []
-    lines += [f"  {whose}: {what} takes about all the time (share not told apart from 1, within {margin})"] if ones else []
+    each = "each p10-p90 reaches" if len(ones) > 1 else "its p10-p90 reaches"  # cr60 05 #1: "within 5%" read as the share's own
+    lines += (
+        [
+            f"  {whose}: share not told apart from 1 ({each} within {margin} of 1): consistent with {what} taking all the time, not shown to be"
+        ]
+        if ones
+        else []
+    )
     if undecided:
         lines += [f"  undecided, the p10-p90 holds half or reaches within {margin} of it: {', '.join(map(said, undecided))}"]
     return [*lines, f"  * {basis}"]
