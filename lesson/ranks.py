@@ -203,7 +203,7 @@ def neuron_recipe_lines(ranks: int, on_neuron: bool) -> list[str]:
 
     Why: a reader going to a trn2 must know what the Neuron parts are for. The torchrun flags are
     PyTorch's own (the command is in docs/CHEATSHEET.md); what the two NEURON_RT_* values set is not in docs/NEURON_NOTES.md (N30 only quotes them),
-    so the line says UNVERIFIED. The seat warning is printed on Trainium only.
+    so no line glosses them (a line saying only UNVERIFIED gave a reader nothing to use). The seat warning is printed on Trainium only.
 
     Args:
         ranks: how many ranks the recipe starts.
@@ -215,8 +215,6 @@ def neuron_recipe_lines(ranks: int, on_neuron: bool) -> list[str]:
     lines = [
         f"Trainium's documented recipe (docs/NEURON_NOTES.md N30; not run here): {neuron_torchrun_recipe(ranks)}",
         "  env -u NEURON_RT_VISIBLE_CORES: unset it; if inherited, every rank lands on that one core.",
-        f"  NEURON_RT_NUM_CORES={ranks} (= RANKS), NEURON_RT_VIRTUAL_CORE_SIZE=2: as in the vendor's example;"
-        " their exact effect: UNVERIFIED.",
         "  your_script.py: lesson/rank_worker.py --out DIR --backend neuron --device neuron (UNVERIFIED: never run here).",
         "  The Neuron profiler writes one folder per rank, named by pid: have each rank print its rank and os.getpid().",
     ]
