@@ -294,7 +294,9 @@ class Verdict:
         else:
             comparison = f"{self.subject} against {self.reference}" if self.reference else self.subject
             if self.reference_range:  # p10 and p90 are the subject's: the reference's range is named beside it
-                comparison += f" ({self.reference}: p10-p90 {self.reference_range})"  # "the reference's" was undefined (08)
+                # right after the reference's name, so it is the reference's ("the reference's" was undefined, 08;
+                # repeating the name read as a stutter, cr60 08 #3)
+                comparison += f" (p10-p90 {self.reference_range})"
         return {"comparison": comparison, "figure": figure, "value": value, "p10": p10, "p90": p90, "verdict": self.word}
 
 
