@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -73,6 +74,7 @@ def break_evens(
         or withheld); where it is given, its basis (one line); where the first compile added more
         cache files than the later one, a line naming that as the setup's evidence; and the later
         compile's break-even, withheld, whose subject gives that compile's time and its ratio to the first's.
+        The evidence line names the kinds of the extra files where both results carry `added_kinds`.
     """
     # the paired ratio's median, as its p10-p90 below: the difference of the table's medians put the
     # estimate at the edge of its own range (cr49)
@@ -88,7 +90,7 @@ def break_evens(
         if 0 < verdict.p90 < 1:  # 04's "about 162" hid a spread of about 100-180: the saving moves with the paired ratio
             fewest, most = (math.ceil(extra_us / (naive.median_us * (1 - r))) for r in (verdict.p10, verdict.p90))
             spread = f"{fewest:,.0f}-{most:,.0f} calls across the per-round ratio's p10-p90"
-        subject = f"calls to pay the process's first compile ({first}, setup included) back against naive"
+        subject = f"break-even of the process's first compile ({first}, setup included) against naive, in warm calls"
         calls = math.ceil(extra_us / saved_us)
         lines.append(estimate(subject, {"this run": calls}, "", spread, "a compile loaded from the cache"))
         lines.append(
@@ -96,23 +98,38 @@ def break_evens(
             f" saves at HIDDEN = {hidden} (naive's median times 1 - the per-round ratio's median)"
         )
     files = (cold.get("cache files added", 0), after_setup.get("cache files added", 0))
-    if files[0] > files[1]:  # cr59: the setup named by its evidence, and what one run cannot split
+    if files[0] > files[1]:  # cr59: the setup named by its evidence; cr60: what kinds of files the first added beyond the later
+        more = Counter(getattr(cold, "added_kinds", {}))
+        more.subtract(getattr(after_setup, "added_kinds", {}))
+        kinds = ", ".join(f"{n} {kind}" for kind, n in more.most_common() if n > 0)
         lines.append(
-            f"the setup's evidence: the first compile added {files[0]} cache files, the later one {files[1]};"
-            f" this run cannot split the first's {first} into RMSNorm's compile and Inductor's start-up"
+            f"the setup's evidence: the first compile added {files[0]} cache files, the later one {files[1]}"
+            + (f"; the {files[0] - files[1]} more: {kinds}" if kinds else "")
         )
     later_subject = f"a later compile at HIDDEN = {new_hidden} took {later}, {fraction:.2g}x the first's"
-    if fraction < 0.5:  # cr52: said plainly, on its own line (cr53: the break-even line was too long to parse)
-        later_subject += ", so most of the first may be setup"
     reason = verdict.sentence if verdict.kind != "faster" else f"the saving at HIDDEN = {new_hidden} was not timed"
     return [*lines, withheld(later_subject + "; its break-even", reason)]
 
 
-def _files_in(folder: str | Path) -> int:
-    return sum(p.is_file() for p in Path(folder).rglob("*")) if Path(folder).exists() else 0
+def _files_in(folder: str | Path) -> set[Path]:
+    return {p.relative_to(folder) for p in Path(folder).rglob("*") if p.is_file()} if Path(folder).exists() else set()
 
 
-def cold_call(fn: Callable[[], Any], backend: Any) -> dict[str, float]:
+def _kind(relative: Path) -> str:
+    """A cache file's kind: its named cache subfolder ("fxgraph", "locks"; not a two-letter hash
+    bucket) where it has one, else its suffix (".cpp", ".so", ".py")."""
+    top = relative.parts[0] if len(relative.parts) > 1 else ""
+    return f"in {top}/" if len(top) > 2 else (relative.suffix or "without a suffix")
+
+
+class ColdCall(dict):
+    """`cold_call`'s counts (a dict of numbers, shown as a table) and, in `added_kinds`, the kinds of
+    the files it added to Inductor's cache (`_kind` -> count), the setup's evidence in `break_evens`."""
+
+    added_kinds: dict[str, int]
+
+
+def cold_call(fn: Callable[[], Any], backend: Any) -> ColdCall:
     """Times one call that may compile and counts what the compiler did meanwhile; prints whether
     other work took CPU time during it (one machine line), since one sample has no spread to show it.
 
@@ -148,4 +165,7 @@ def cold_call(fn: Callable[[], Any], backend: Any) -> dict[str, float]:
     print(machine_line({"cold call": contention}, block="compiling"))
     counts = {k: v - before[k] for k, v in compile_counters().items()}
     added = {k: _files_in(f) - files[k] for k, f in folders.items()}
-    return {"seconds": seconds, "graphs captured before": before["graphs"], **added, **counts}
+    result = ColdCall({"seconds": seconds, "graphs captured before": before["graphs"], **{k: len(v) for k, v in added.items()}})
+    result.update(counts)
+    result.added_kinds = dict(Counter(_kind(p) for p in added["cache files added"]))
+    return result

@@ -42,23 +42,31 @@ def test_break_evens_price_the_first_compile_and_give_the_later_one_only_its_tim
     from lesson.compiled import break_evens
 
     naive = SimpleNamespace(median_us=80_000.0)
-    cold, after = {"seconds": 9.0, "cache files added": 36}, {"seconds": 0.6, "cache files added": 6}
+    from lesson.compiled import ColdCall
+
+    cold, after = ColdCall({"seconds": 9.0, "cache files added": 36}), ColdCall({"seconds": 0.6, "cache files added": 6})
+    cold.added_kinds = {".cpp": 12, ".so": 12, ".py": 4, "in locks/": 8}
+    after.added_kinds = {".py": 1, "in locks/": 5}
     paid_back, basis, setup, later = break_evens(cold, after, naive, _verdict("faster"), 4096, 1024)
     assert paid_back.kind == "estimate" and paid_back.median == 179.0  # (9 s - one 80 ms naive call) / 50 ms, rounded up
-    assert "the process's first compile (9.0 s, setup included) back against naive: about 179 on this run" in paid_back.sentence
+    assert "first compile (9.0 s, setup included) against naive, in warm calls: about 179 on this run" in paid_back.sentence
     assert "50.0 ms a warm call saves at HIDDEN = 4096" in basis and basis.startswith("its basis:")  # cr59: its own line
     assert "across the per-round ratio" not in paid_back.sentence  # no spread given: none printed
     # cr59: the setup named by its evidence, and what one run cannot split
-    assert "the first compile added 36 cache files, the later one 6" in setup
-    assert "cannot split the first's 9.0 s into RMSNorm's compile and Inductor's start-up" in setup
+    # cr60: the kinds of the files the first added beyond the later one, only those it added more of
+    assert (
+        setup
+        == "the setup's evidence: the first compile added 36 cache files, the later one 6; the 30 more: 12 .cpp, 12 .so, 3 .py, 3 in locks/"
+    )
     # cr47: a compile at HIDDEN = 1024 over the saving at 4096 answered no real question: only its time and ratio
     assert later.kind == "withheld"
-    assert "a later compile at HIDDEN = 1024 took 600 ms, 0.067x the first's, so most of the first may be setup" in later.sentence
+    assert "a later compile at HIDDEN = 1024 took 600 ms, 0.067x the first's; its break-even: withheld" in later.sentence
+    assert "setup" not in later.sentence  # cr60: "so most of the first may be setup" claimed beyond the evidence
     assert "the saving at HIDDEN = 1024 was not timed" in later.sentence
     assert "4096" not in later.sentence and "about" not in later.sentence  # no number priced with the other shape
 
 
-def test_the_first_break_even_says_most_of_it_may_be_setup_only_where_a_later_compile_took_under_half():
+def test_the_first_break_even_says_setup_included_and_no_evidence_line_without_cache_counts():
     """cr52: the only break-even printed included the setup while a later compile took 0.07x of it."""
     from types import SimpleNamespace
 
@@ -67,7 +75,7 @@ def test_the_first_break_even_says_most_of_it_may_be_setup_only_where_a_later_co
     naive = SimpleNamespace(median_us=80_000.0)
     lines = break_evens({"seconds": 9.0}, {"seconds": 6.0}, naive, _verdict("faster"), 4096, 1024)
     paid_back, later = lines[0], lines[-1]
-    assert "(9.0 s, setup included) back against naive" in paid_back.sentence
+    assert "(9.0 s, setup included) against naive" in paid_back.sentence
     assert "most of the first" not in later.sentence and later.kind == "withheld"
     assert len(lines) == 3  # no cache-file counts given: no setup-evidence line
 
@@ -131,7 +139,7 @@ def test_cold_call_counts_a_first_compile_and_prints_a_machine_line(tmp_path, mo
     compiled = torch.compile(lambda x: x * 2 + 1, backend="eager", fullgraph=True)
     counts = cold_call(lambda: compiled(torch.ones(4)), select_backend("cpu"))
     assert counts["seconds"] > 0 and counts["graphs"] == 1  # this call compiled one graph
-    assert counts["cache files added"] == 0  # the eager backend writes nothing to Inductor's cache
+    assert counts["cache files added"] == 0 and counts.added_kinds == {}  # the eager backend writes nothing there
     assert "NEFF cache files added" not in counts  # only on neuron
     line = capsys.readouterr().out
     assert "while compiling" in line or "not measured on this system" in line
@@ -140,3 +148,13 @@ def test_cold_call_counts_a_first_compile_and_prints_a_machine_line(tmp_path, mo
 
         span = f"of the {_duration(counts['seconds'])}"  # then "; BUSY from" (quiet) or ")" (busy: the short form ends there)
         assert f"{span};" in line or f"{span})" in line
+
+
+def test_a_cache_files_kind_is_its_named_subfolder_else_its_suffix():
+    from pathlib import Path
+
+    from lesson.compiled import _kind
+
+    assert _kind(Path("pl/cpl5k.main.cpp")) == ".cpp" and _kind(Path("pl/cpl5k.main.so")) == ".so"  # a hash bucket
+    assert _kind(Path("fxgraph/py/fpy77/jz2r")) == "in fxgraph/" and _kind(Path("locks/abc.lock")) == "in locks/"
+    assert _kind(Path("ab/noext")) == "without a suffix"
