@@ -215,7 +215,7 @@ def stream_cost(summary: pd.DataFrame) -> str:
     parts = [
         f"{name} {r.compile_s:.2f} s ({int(r.compiles)} compiles), {r.pass2_s * 1e3:.1f} ms" for name, r in summary.iterrows()
     ]
-    tail = "pass 2: one pass's totals, not a ranking (the table below judges it request by request)"
+    tail = "pass 2: one pass's totals, not a ranking (judged request by request below)"
     return "compiling (pass 1), then serving (pass 2): " + "; ".join(parts) + f"; {tail}"
 
 
