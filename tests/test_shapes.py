@@ -169,3 +169,4 @@ def test_stream_cost_reads_each_strategy_s_compiling_calls_and_pass_2_in_ms():
     line = stream_cost(summary)
     assert "\n" not in line
     assert "static 4.90 s (8 compiles), 9.8 ms; dynamic 1.31 s (2 compiles), 0.4 ms" in line
+    assert line.endswith("pass 2: one pass's totals, not a ranking (judged request by request below)")
