@@ -72,8 +72,8 @@ class HostOnlyFactors:
             return f"step factor ({r}'s step / {s}'s) against host-only factor ({s}'s / {r}'s): {self.verdict}"
         step, host = _times(self.step, "shorter", "longer"), _times(self.host_only, "longer", "shorter")
         said = {
-            "slower": f"{s}'s profiled step is {step} and its host-only time {host}: the shorter step is the larger factor",
-            "faster": f"{s}'s host-only time is {host} and its profiled step {step}: the longer host-only time is the larger factor",
+            "slower": f"{s}'s profiled step is {step} and its host-only time {host}: its share is higher mostly because its step is shorter",
+            "faster": f"{s}'s host-only time is {host} and its profiled step {step}: its share is higher mostly because its host-only time is longer",
         }
         facts = f"{s}'s profiled step is {step} and its host-only time {host}: this run cannot tell which explains more of the higher share"
         return f"Against {r} (p10-p90), {said.get(kind, facts)}"

@@ -83,13 +83,13 @@ def test_share_line_reads_the_factors_and_names_the_larger():
     fx = factors(ranges(2.9, 3.1), ranges(1.4, 2.0))
     assert fx.share_line == (
         "Against torch.rms_norm (p10-p90), torch.compile's profiled step is 2.90-3.10x shorter and its host-only time"
-        " 1.40-2.00x longer: the shorter step is the larger factor"
+        " 1.40-2.00x longer: its share is higher mostly because its step is shorter"
     )
     fx.verdict = judge_timings("step factor", fx.step, "host-only factor", ranges(4.0, 5.0), "x")
     fx.host_only = ranges(4.0, 5.0)
     assert fx.share_line.endswith(
         "torch.compile's host-only time is 4.00-5.00x longer and its profiled step 2.90-3.10x shorter:"
-        " the longer host-only time is the larger factor"
+        " its share is higher mostly because its host-only time is longer"
     )
     fx.verdict, fx.host_only = judge_timings("step factor", fx.step, "host-only factor", ranges(2.8, 3.2), "x"), ranges(2.8, 3.2)
     assert fx.share_line.endswith("this run cannot tell which explains more of the higher share")  # inconclusive, not equal
