@@ -491,8 +491,8 @@ def line_test_answer(by_count: dict[str, Timing], over_line: np.ndarray, fixed_u
         grows = "faster" if fit.median > 1 else "slower"
         said = (
             f"No: {n64} takes {fit.median:.2f}x the line's prediction (p10-p90 {fit.p10:.2f}-{fit.p90:.2f}): between {n8} and {n64} time grows"
-            f" {grows} than the line.\nThis run in words' fit through {n1} and {n8}, and its label, stand; the line does not"
-            f" extend to {n64}"
+            f" {grows} than the line.\nThe fit in This run in words, through {n1} and {n8}, and its label still hold; the line"
+            f" does not extend to {n64}"
         )
     fixed = float(np.median(fixed_us))
     if busy or fixed <= 0:
@@ -919,9 +919,7 @@ def _memory_bound(ranking: Ranking, floor: FloorCheck, block: dict[str, Timing],
     triad = f" (spread {block[reference].spread:.2f}; used because the copy failed its check)"
     basis += "" if floor.ok else f", at the triad's rate{triad}"
     subject = f"moving its bytes at the {reference.split()[0]}'s rate"
+    label = f"byte share = alloc_over_input × the {reference.split()[0]}'s time ÷ the variant's time, median"  # cr60 05 #6
     share = estimate(subject, shares, "of the time", basis, "a read-only pass (mean), which allocates nothing", 2)
     near_one = {n for n, r in at_rate.items() if not judge_ratio(r).measurable}  # not told apart from its bytes' time
-    return [
-        line.removeprefix("  ")
-        for line in _bound_lines("memory-bound", subject, shares, share, near_one, spreads, "byte share, that time ÷ its time")
-    ]
+    return [line.removeprefix("  ") for line in _bound_lines("memory-bound", subject, shares, share, near_one, spreads, label)]

@@ -256,7 +256,7 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     pairs = [(v.subject, v.reference) for v in newer_first(ranking, block)]  # 03 and 04's way round
     assert pairs == [("fused", "naive"), ("compiled", "naive"), ("compiled", "fused")]
     assert lines[1:] == [  # no allocation recorded: one copy's bytes each; every variant gets a label and its share
-        "  memory-bound* (over half the time moving its bytes at the copy's rate), byte share, that time ÷ its time (p10-p90): compiled 1.00 (1.00-1.00)",
+        "  memory-bound* (over half the time moving its bytes at the copy's rate), byte share = alloc_over_input × the copy's time ÷ the variant's time, median (p10-p90): compiled 1.00 (1.00-1.00)",
         "  not memory-bound: naive 0.30 (0.30-0.30), fused 0.28 (0.28-0.28)",
         "  compiled: share not told apart from 1 (its p10-p90 reaches within 5% of 1): consistent with moving its bytes at the copy's rate taking all the time, not shown to be",
         "  * estimated, not measured: bytes = alloc_over_input copies (each full-size tensor allocated, written and read once;"
@@ -265,7 +265,7 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     allocs = {("large", "naive"): 3.0, ("large", "fused"): 1.0, ("large", "compiled"): 1.0}
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=allocs)
     assert lines[1].endswith(
-        "rate), byte share, that time ÷ its time (p10-p90): naive 0.91 (0.91-0.91), compiled 1.00 (1.00-1.00)"
+        "rate), byte share = alloc_over_input × the copy's time ÷ the variant's time, median (p10-p90): naive 0.91 (0.91-0.91), compiled 1.00 (1.00-1.00)"
     )  # naive: 3 x 0.30
     assert lines[2:4] == [
         "  not memory-bound: fused 0.28 (0.28-0.28)",
@@ -274,7 +274,9 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     assert len(lines) == 5  # one line per verdict kind, then the footnote
     allocs[("large", "naive")] = 3.3  # naive's time is 3.3 copies' time: its share is not told apart from 1
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=allocs)
-    assert lines[1].endswith("byte share, that time ÷ its time (p10-p90): naive 1.00 (1.00-1.00), compiled 1.00 (1.00-1.00)")
+    assert lines[1].endswith(
+        "byte share = alloc_over_input × the copy's time ÷ the variant's time, median (p10-p90): naive 1.00 (1.00-1.00), compiled 1.00 (1.00-1.00)"
+    )
     assert lines[3] == (
         "  naive and compiled: share not told apart from 1 (each p10-p90 reaches within 5% of 1): consistent with moving its bytes at the copy's rate taking all the time, not shown to be"
     )
@@ -299,7 +301,7 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     )  # a tie at the far end is named, not dropped
     assert (
         "withheld" not in "".join(lines)
-        and "  memory-bound* (over half the time moving its bytes at the copy's rate), byte share, that time ÷ its time (p10-p90): compiled 0.91 (0.91-0.91)"
+        and "  memory-bound* (over half the time moving its bytes at the copy's rate), byte share = alloc_over_input × the copy's time ÷ the variant's time, median (p10-p90): compiled 0.91 (0.91-0.91)"
         == lines[1]
     )
 
@@ -310,7 +312,9 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     assert lines[0].endswith(  # the pairs table above is not repeated (cr58 05)
         "this shape's result is the pairs above (timed in the same rounds; no copy needed)"
     )
-    assert lines[1].endswith("at the triad's rate), byte share, that time ÷ its time (p10-p90): compiled 0.73 (0.73-0.73)")
+    assert lines[1].endswith(
+        "at the triad's rate), byte share = alloc_over_input × the triad's time ÷ the variant's time, median (p10-p90): compiled 0.73 (0.73-0.73)"
+    )
     assert "at the triad's rate (spread 0.04; used because the copy failed its check)" in lines[-1]  # the basis shown
 
     busy = Contention(1.0, 0.5, None, None)
@@ -488,7 +492,7 @@ def test_05s_bound_label_holds_back_a_share_whose_per_round_spread_holds_half():
     )
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)
     assert lines[1].startswith(
-        "  memory-bound* (over half the time moving its bytes at the copy's rate), byte share, that time ÷ its time (p10-p90): compiled 0.91 (0.91-0.91)"
+        "  memory-bound* (over half the time moving its bytes at the copy's rate), byte share = alloc_over_input × the copy's time ÷ the variant's time, median (p10-p90): compiled 0.91 (0.91-0.91)"
     )
     assert "  undecided, the p10-p90 holds half or reaches within 5% of it: naive 0.49 (0.38-0.67)" in lines
     assert sum("naive" in line for line in lines) == 1  # not listed as bound, nor as not bound
@@ -724,7 +728,7 @@ def test_05s_line_test_answer_says_the_miss_and_the_share_as_an_extrapolation():
     )
     assert missed[0].endswith("than the line.") and "so the share" not in missed[0]
     assert missed[1] == (
-        "This run in words' fit through 8 tokens and 64 tokens, and its label, stand; the line does not extend to 512 tokens."
+        "The fit in This run in words, through 8 tokens and 64 tokens, and its label still hold; the line does not extend to 512 tokens."
     )
     assert missed[2].startswith("the fixed part's share of the 8 tokens call: about 0.97 of its time on this run (estimated")
     assert "the line above at 0 tokens, an extrapolation" in missed[2]
