@@ -282,7 +282,7 @@ def warmup_answer(verdict: Verdict) -> str:
     return f"does the first recorded step read longer without a warm-up? {said}"
 
 
-EXPECTED_SHARE = "expected (explained, not measured): copy_ writes TOKENS x out values, the matmul does TOKENS x in x out, so the share shrinks as 1/in"
+EXPECTED_SHARE = "expected (explained, not measured): copy_ writes TOKENS x out values, the matmul computes TOKENS x in x out, so the share shrinks as 1/in (Linear 2: 4x the inputs)"
 
 
 def larger_hidden_answer(verdict: Verdict, block: str = "the profile of 'The first table'") -> list[str]:
