@@ -97,10 +97,11 @@ def recorded_steps(
     per_step = step_summary(trace)["step_us"]
     recorded = Timing("recorded steps", per_step.to_numpy(), 1, contention)
     verdict = judge_timings("recorded steps", recorded, "steady state", steady)
+    withheld_line = f"recorded steps {recorded.median_us:,.1f} us vs steady state {steady.median_us:,.1f} us: withheld (BUSY)"
     lines = [
         machine_line({"profile": contention}, "profiling"),
         "recorded steps (us): " + ", ".join(f"#{n} {us:.0f}" for n, us in per_step.items()),  # as the tree names them
-        str(verdict),
+        str(verdict) if verdict.kind != "busy" else withheld_line,  # the busy line above already says why
         APART_IN_TIME,
         why,
     ]
@@ -108,7 +109,9 @@ def recorded_steps(
     return RecordedSteps(sort_key, (captured, why), recorded, lines)
 
 
-def cost_takeaway(verdicts: dict[str, Verdict], extra_us: dict[str, np.ndarray] | None = None) -> str:
+def cost_takeaway(
+    verdicts: dict[str, Verdict], extra_us: dict[str, np.ndarray] | None = None, bare_us: dict[str, float] | None = None
+) -> str:
     """The profiler's cost in one line, per call size, from its `judge_ratio` verdicts and the same rounds:
     the per-round ratio's median and p10-p90, and where measurable the extra microseconds per call (the
     median of the per-round differences). Never the two medians apart: the median of per-round ratios is
@@ -117,6 +120,8 @@ def cost_takeaway(verdicts: dict[str, Verdict], extra_us: dict[str, np.ndarray] 
     Args:
         verdicts: call name ("lesson", "tiny") -> the `judge_ratio` verdict of profiled over bare.
         extra_us: call name -> per-round profiled minus bare microseconds per call, or None.
+        bare_us: call name -> the bare call's median microseconds, printed beside its extra us (what the
+            extra is read against), or None.
 
     Returns:
         One line: per call, "N.NNx (p10-p90 A-B), +D us per call" where the verdict is measurable, else the
@@ -130,6 +135,8 @@ def cost_takeaway(verdicts: dict[str, Verdict], extra_us: dict[str, np.ndarray] 
             said = f"{verdict.median:.2f}x ({spread})"
             if extra_us and name in extra_us:
                 said += f", {np.median(extra_us[name]):+,.1f} us per call"
+                if bare_us and name in bare_us:
+                    said += f" on a bare call of {bare_us[name]:,.1f} us"
         else:
             said = verdict.word.replace("cannot rank", "this run cannot tell", 1)
             if verdict.kind != "busy" and not np.isnan(verdict.median):  # a busy block's figures conclude nothing
@@ -173,7 +180,8 @@ def warmup_explanation(verdict: Verdict, backend: Any) -> list[str]:
     costs = "the profiler's own start-up" + ("" if backend.name == "cpu" else ", plus loading and compiling")
     return [
         f"why (explained, not measured): warm-up steps discard {costs}; each profile here starts a new profiler"
-        " and a new model, so this test cannot separate the two"
+        " and a new model, so a longer first step could be the profiler's start-up or the fresh model's first call:"
+        " this test can show whether it is longer, not which of the two caused it"
     ]
 
 
@@ -274,20 +282,33 @@ def warmup_answer(verdict: Verdict) -> str:
     return f"does the first recorded step read longer without a warm-up? {said}"
 
 
-def larger_hidden_answer(verdict: Verdict) -> str:
+EXPECTED_SHARE = "expected (explained, not measured): copy_ writes TOKENS x out values, the matmul computes TOKENS x in x out, so the share shrinks as 1/in (Linear 2: 4x the inputs)"
+
+
+def larger_hidden_answer(verdict: Verdict, block: str = "the profile of 'The first table'") -> list[str]:
     """Exercise 3's question as asked: would aten::copy_'s share of aten::addmm grow or shrink at a
     larger HIDDEN? Inferred from Linear 2 (4x the inputs) against Linear 1, since one run has one HIDDEN.
+    A busy block's readings are not printed: the first line names the busy block and says it is withheld.
 
     Args:
         verdict: the `judge_timings` verdict of Linear 2's share against Linear 1's (a range below reads "faster").
+        block: the profile the shares come from, named where it was busy.
 
     Returns:
-        One line: "would shrink" / "would grow" with how it was inferred, or "this run cannot tell"
-        for any other kind (inconclusive, busy, withheld).
+        Three lines: the verdict (busy: which block was busy, and that the comparison is withheld); the answer,
+        "would shrink" / "would grow" with how it was inferred, "withheld (BUSY)", "withheld" (no copy_), or
+        "this run cannot tell" (inconclusive); and EXPECTED_SHARE, labelled explained, not measured.
     """
-    trend = {"faster": "would shrink", "slower": "would grow"}.get(verdict.kind)
-    how = " (inferred from Linear 2 against Linear 1; not run at another HIDDEN here)" if trend else ""
-    return f"the share at a larger HIDDEN: {trend or 'this run cannot tell'}{how}"
+    trend = {"faster": "would shrink", "slower": "would grow", "busy": "withheld (BUSY)", "withheld": "withheld"}.get(
+        verdict.kind
+    )
+    how = " (inferred from Linear 2 against Linear 1; not run at another HIDDEN here)" if verdict.measurable else ""
+    said = (
+        f"{block} was BUSY ({verdict.seen}): Linear 2's share against Linear 1's is withheld"
+        if verdict.kind == "busy"
+        else str(verdict)
+    )
+    return [said, f"the share at a larger HIDDEN: {trend or 'this run cannot tell'}{how}", EXPECTED_SHARE]
 
 
 def first_recorded_step_us(fn: Callable[[], Any], backend: Any, warmup: int, active: int = 2) -> float:

@@ -110,6 +110,8 @@ def test_cost_takeaway_states_a_ratio_only_where_measurable():
     extra = {"lesson": np.array([-141.0, -20.0, 5.0, 9.0, 12.0]), "tiny": np.array([1.0, 2.0, 2.5, 3.0, 4.0])}
     line = cost_takeaway(verdicts, extra)
     assert line.endswith("tiny call: 1.20x (p10-p90 1.11-1.30), +2.5 us per call")
+    bare_line = cost_takeaway(verdicts, extra, {"lesson": 3000.0, "tiny": 25.04})
+    assert bare_line.endswith("+2.5 us per call on a bare call of 25.0 us") and "3,000" not in bare_line  # only where measurable
     assert "bare" not in line.split(":", 1)[1].replace("profiled / bare", "") and line.count("us per call") == 1
     busy = dataclasses.replace(verdicts["lesson"], kind="busy")
     assert cost_takeaway({"lesson": busy}, extra).endswith("lesson call: busy")
@@ -169,6 +171,9 @@ def test_recorded_steps_judges_a_real_cpu_profile_against_a_steady_state(tmp_pat
         "cannot tell"
         in recorded_steps(key_averages_frame(prof), load_trace(tmp_path / "t.json"), same, None, cpu_backend).lines[2]
     )
+    busy = Contention(1.0, 0.5, 0.5, 0.0)  # cold read cr60 item 6: the busy block said once, the comparison withheld
+    lines = recorded_steps(key_averages_frame(prof), load_trace(tmp_path / "t.json"), same, busy, cpu_backend).lines
+    assert lines[0].startswith("BUSY:") and lines[2].endswith(": withheld (BUSY)") and "busy" not in lines[2]
 
 
 def test_exercise_answers_read_right_for_every_verdict_kind(cpu_backend):
@@ -176,15 +181,24 @@ def test_exercise_answers_read_right_for_every_verdict_kind(cpu_backend):
     above = judge_timings("Linear 2", Timing("a", np.full(5, 2.8), 1), "Linear 1", Timing("b", np.full(5, 0.9), 1), "%", 2)
     close = judge_timings("Linear 2", Timing("a", np.full(5, 1.0), 1), "Linear 1", Timing("b", np.full(5, 1.01), 1), "%", 2)
     assert "0.90-0.90" in str(below)  # two decimals: a narrow range does not print as "0.9-0.9"
-    assert larger_hidden_answer(below).endswith(
+    assert larger_hidden_answer(below)[1].endswith(
         "would shrink (inferred from Linear 2 against Linear 1; not run at another HIDDEN here)"
     )
-    assert "would grow" in larger_hidden_answer(above)
-    assert larger_hidden_answer(close) == "the share at a larger HIDDEN: this run cannot tell"
+    assert "would grow" in larger_hidden_answer(above)[1]
+    assert larger_hidden_answer(close)[1] == "the share at a larger HIDDEN: this run cannot tell"
+    assert larger_hidden_answer(close)[0] == str(close) and "explained, not measured" in larger_hidden_answer(close)[2]
+    # cold read cr60 item 1: a busy block is named, its readings not printed, and the answer says withheld (BUSY)
+    busy_share = judge_timings(
+        "Linear 2", Timing("a", np.full(5, 0.9), 1, Contention(1.0, 0.5, 0.5, 0.0)), "Linear 1", Timing("b", np.full(5, 2.8), 1)
+    )
+    said = larger_hidden_answer(busy_share)
+    assert said[0].startswith("the profile of 'The first table' was BUSY (") and "withheld" in said[0] and "0.90" not in said[0]
+    assert said[1] == "the share at a larger HIDDEN: withheld (BUSY)" and said[2].startswith("expected (explained, not measured)")
     why = "why (explained, not measured):"
     assert close.kind == "no measurable difference" and warmup_explanation(close, cpu_backend)[0].startswith(why)
     assert "the profiler's own start-up" in warmup_explanation(close, cpu_backend)[0]  # what warm-up steps discard
-    assert "cannot separate" in warmup_explanation(close, cpu_backend)[0]  # new profiler and new model each time
+    assert "the profiler's start-up or the fresh model's first call" in warmup_explanation(close, cpu_backend)[0]  # the two named
+    assert "not which of the two" in warmup_explanation(close, cpu_backend)[0]  # new profiler and new model each time
     # one explanation whatever the verdict: seats with different verdicts read the same reason
     assert (
         warmup_explanation(below, cpu_backend) == warmup_explanation(above, cpu_backend) == warmup_explanation(close, cpu_backend)
