@@ -237,10 +237,7 @@ def test_the_table_says_what_each_figure_is():
     ranges = judge_ranges("rank 0's wait", (18.142, 22.944), "rank 1's wait", (10.0, 12.0), unit="us")
     steps = judge_steps("the last to arrive also left last", 5, 5)
     row, step_row = verdict_table([ranges, steps]).to_dict("records")
-    assert (
-        row["comparison"] == "rank 0's wait against rank 1's wait (p10-p90 10.0-12.0 us)"
-        and "/" not in row["comparison"]
-    )
+    assert row["comparison"] == "rank 0's wait against rank 1's wait (p10-p90 10.0-12.0 us)" and "/" not in row["comparison"]
     assert row["figure"] == "midpoint of p10-p90 (us)" and row["value"] == pytest.approx(20.543)
     assert (row["p10"], row["p90"], row["verdict"]) == (pytest.approx(18.142), pytest.approx(22.944), "higher")
     assert judge_ranges("a", (1.0, 2.0), "b", (3.0, 4.0)).word == "lower"
