@@ -203,7 +203,7 @@ class Contention:
         other = (
             ""
             if self.other_process is None
-            else f"; while another process ran, {self.other_process.seen().replace(' of the ', ' of its ', 1)}"
+            else f"; while another process ran, {self.other_process.seen().replace(' of the ', " of that process's ", 1)}"
         )
         if short and self.waited_fraction is not None:
             text = f"this process waited for a CPU {share(self.waited_fraction, False)}"

@@ -188,7 +188,7 @@ def test_the_worst_of_several_blocks_names_its_span_as_the_longest():
     assert mixed.blocks == 2 and mixed.other_process == second and mixed.busy is False
     assert mixed.seen(short=True) == (
         "this process waited for a CPU at most 2% of the time in any of 2 timed blocks, which lasted up to 78 ms; "
-        "while another process ran, some task on the machine waited 2% of its 5.4 s"
+        "while another process ran, some task on the machine waited 2% of that process's 5.4 s"
     )
     assert combined([Contention(5.4, None, 0.3, None), one, two]).busy is True  # the other process's busy machine counts
     assert combined([Contention(5.4, None, 0.0, None), Contention(0.078, 0.5, None, None)]).busy is True
