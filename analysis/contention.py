@@ -200,11 +200,10 @@ class Contention:
             return f"{'' if shown == '0%' else 'at most '}{shown} {blocks}"  # no parentheses inside the machine line's own
 
         # "of the 4.5 s" named a span seen nowhere else (07's reader): it is the other process's
-        other = (
-            ""
-            if self.other_process is None
-            else f"; while another process ran, {self.other_process.seen().replace(' of the ', " of that process's ", 1)}"
-        )
+        other = ""
+        if self.other_process is not None:
+            span_named = self.other_process.seen().replace(" of the ", " of that process's ", 1)
+            other = f"; while another process ran, {span_named}"
         if short and self.waited_fraction is not None:
             text = f"this process waited for a CPU {share(self.waited_fraction, False)}"
             flagged = self.waited_fraction >= BUSY_WAITED_FRACTION  # its own wait decided: the others' adds nothing
