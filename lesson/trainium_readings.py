@@ -232,7 +232,7 @@ def spread_line(ratios: pd.DataFrame) -> str:
 
     Returns:
         e.g. "the tensor lane's range: x0.912 to x1.068 (...)", "cut-offs: below x0.867 or above x1.124: the
-        range widened by the series' 5% margin (...)" and "past a cut-off in both dtypes: total_time, ...; no verdict
+        range widened by the series' 5% margin (x0.95 below, /0.95 above; ...)" and "past a cut-off in both dtypes: total_time, ...; no verdict
         in either dtype: vector_engine_active_time".
     """
     from analysis import RESOLUTION, apart_bounds
@@ -246,9 +246,9 @@ def spread_line(ratios: pd.DataFrame) -> str:
     rest = [c for c, n in outside.items() if n == 0]
     mixed = [c for c, n in outside.items() if 0 < n < len(DTYPES)]
     return (
-        f"the tensor lane's range: x{lo:.3f} to x{hi:.3f} (a stand-in for spread between two kernels, not measured noise)\n"
+        f"the tensor lane's range: x{lo:.3f} to x{hi:.3f} (a stand-in for spread, not measured noise)\n"
         f"cut-offs: below x{below:.3f} or above x{above:.3f}: the range widened by the series' {share:.0%} margin "
-        f"(set on cpu runs, not measured on a trn2)\n"
+        f"(x{1 - share:g} below, /{1 - share:g} above; set on cpu runs, not measured on a trn2)\n"
         f"past a cut-off in both dtypes: {', '.join(out) or 'none'}; "
         f"no verdict in either dtype: {', '.join(rest) or 'none'}"
         + (f"; past a cut-off in one dtype only: {', '.join(mixed)}" if mixed else "")

@@ -92,7 +92,7 @@ def test_guess_table_reads_directions_from_the_exports(published):
     assert against_spread(cut_high + 1e-9, (lo, hi)) == "above" and against_spread(cut_high - 1e-9, (lo, hi)) == ""
     assert (
         f"cut-offs: below x{cut_low:.3f} or above x{cut_high:.3f}: the range widened by the series' 5% margin "
-        in line.splitlines()[1]
+        "(x0.95 below, /0.95 above; " in line.splitlines()[1]
     )
     assert len(line.splitlines()) == 3 and line.splitlines()[2].startswith("past a cut-off in both dtypes: ")
     # the vector bf16 ratio and the low cut-off differ at the printed 3 decimals (x0.87 against x0.87 did not)
