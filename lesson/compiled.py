@@ -51,8 +51,8 @@ def break_evens(
     """How many warm calls pay the process's first compile back against naive, its basis, what the
     cache files say about setup, and how long a later compile took: one idea a line (cr59).
 
-    Why: the first cold call also pays the process's one-time setup, work only a process's first
-    compile does (Inductor's start-up); the evidence is that it added more cache files than a later
+    Why: the first cold call, in a fresh process with an empty cache, also pays a one-time setup
+    (Inductor's start-up) that later compiles skip; the evidence is that it added more cache files than a later
     compile did, and one run cannot split its time into RMSNorm's compile and that start-up. The
     first is set against the time a warm call saves at the timed shape, less the naive call the cold
     call replaces (exercise 2's formula for a compile loaded from the cache). The later compile ran at
@@ -101,7 +101,7 @@ def break_evens(
     if files[0] > files[1]:  # cr59: the setup named by its evidence; cr60: what kinds of files the first added beyond the later
         more = Counter(getattr(cold, "added_kinds", {}))
         more.subtract(getattr(after_setup, "added_kinds", {}))
-        kinds = ", ".join(f"{n} {kind}" for kind, n in more.most_common() if n > 0)
+        kinds = ", ".join(f"{n} {_GLOSS.get(kind, kind)}" for kind, n in more.most_common() if n > 0)
         lines.append(
             f"the setup's evidence: the first compile added {files[0]} cache files, the later one {files[1]}"
             + (f"; the {files[0] - files[1]} more: {kinds}" if kinds else "")
@@ -109,6 +109,9 @@ def break_evens(
     later_subject = f"a later compile at HIDDEN = {new_hidden} took {later}, {fraction:.2g}x the first's"
     reason = verdict.sentence if verdict.kind != "faster" else f"the saving at HIDDEN = {new_hidden} was not timed"
     return [*lines, withheld(later_subject + "; its break-even", reason)]
+
+
+_GLOSS = {"in locks/": "in locks/ (file locks)", ".so": ".so (compiled kernels)"}  # cr61: kinds a reader may not know
 
 
 def _files_in(folder: str | Path) -> set[Path]:
