@@ -124,7 +124,7 @@ def cost_takeaway(
             extra is read against), or None.
 
     Returns:
-        One line: per call, "N.NNx (p10-p90 A-B), +D us per call" where the verdict is measurable, else the
+        One line: per call, "WORD, N.NNx (p10-p90 A-B), +D us per call" where the verdict is measurable, else the
         verdict's table word ("cannot rank" reads "this run cannot tell": an inconclusive run, not a property
         of the call) and the ratio's median and p10-p90 unless the block was busy.
     """
@@ -132,7 +132,7 @@ def cost_takeaway(
     for name, verdict in verdicts.items():
         spread = f"p10-p90 {verdict.p10:.2f}-{verdict.p90:.2f}"
         if verdict.measurable:
-            said = f"{verdict.median:.2f}x ({spread})"
+            said = f"{verdict.word}, {verdict.median:.2f}x ({spread})"  # the verdict's word: 01 prints this line alone
             if extra_us and name in extra_us:
                 said += f", {np.median(extra_us[name]):+,.1f} us per call"
                 if bare_us and name in bare_us:
@@ -253,10 +253,12 @@ def documented_neuron_call(backend_name: str) -> str:
         backend_name: this run's backend ("cpu", "cuda").
 
     Returns:
-        Three lines: the label, the documented NeuronConfig, and how torch.profiler takes it.
+        Four lines: the label, the import (as lesson/neuron_profiler.py makes it), the documented
+        NeuronConfig, and how torch.profiler takes it.
     """
     return (
         f"not built on {backend_name}; what Trainium would run (AWS docs, N9; not run here):\n"
+        "  from torch_neuronx.profiling import NeuronConfig, NeuronProfiler, ProfileMode\n"
         "  cfg = NeuronConfig(modes=[ProfileMode.DEVICE, ProfileMode.RUNTIME], profile_output_dir=...)  # NEURON_PROFILE 'device' (shown): DEVICE+RUNTIME; 'system': RUNTIME only\n"
         "  profile(activities=[CPU, PrivateUse1], experimental_config=cfg, on_trace_ready=NeuronProfiler(cfg).export_trace, ...)"
     )
@@ -282,7 +284,7 @@ def warmup_answer(verdict: Verdict) -> str:
     return f"does the first recorded step read longer without a warm-up? {said}"
 
 
-EXPECTED_SHARE = "expected (explained, not measured): copy_ writes TOKENS x out values, the matmul computes TOKENS x in x out, so the share shrinks as 1/in (Linear 2: 4x the inputs)"
+EXPECTED_SHARE = "expected (explained, not measured): copy_ writes TOKENS x out values, the matmul computes TOKENS x in x out, so op counts give a share 4x smaller for Linear 2 (1/in; 4x the inputs); a fixed per-call cost of copy_ would make the measured drop smaller"
 
 
 def larger_hidden_answer(verdict: Verdict, block: str = "the profile of 'The first table'") -> list[str]:

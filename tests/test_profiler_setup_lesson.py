@@ -103,13 +103,13 @@ def test_cost_takeaway_states_a_ratio_only_where_measurable():
     verdicts = {"lesson": judge_ratio(lesson, "cheaper", "costlier"), "tiny": judge_ratio(tiny, "cheaper", "costlier")}
     line = cost_takeaway(verdicts)
     assert "lesson call: this run cannot tell (spread crosses 1): ratio 1.01 (p10-p90 " in line
-    assert "tiny call: 1.20x (p10-p90 " in line and "us per call" not in line
+    assert "tiny call: costlier, 1.20x (p10-p90 " in line and "us per call" not in line
     assert line.count("x (p10-p90") == 1  # no "N.NNx" stated for the call whose spread crosses 1
     # cold read cr57 item 1: no two medians beside the ratio (they pointed opposite ways); the extra us per call
     # comes from the same rounds, and only where the ratio is measurable
     extra = {"lesson": np.array([-141.0, -20.0, 5.0, 9.0, 12.0]), "tiny": np.array([1.0, 2.0, 2.5, 3.0, 4.0])}
     line = cost_takeaway(verdicts, extra)
-    assert line.endswith("tiny call: 1.20x (p10-p90 1.11-1.30), +2.5 us per call")
+    assert line.endswith("tiny call: costlier, 1.20x (p10-p90 1.11-1.30), +2.5 us per call")
     bare_line = cost_takeaway(verdicts, extra, {"lesson": 3000.0, "tiny": 25.04})
     assert bare_line.endswith("+2.5 us per call on a bare call of 25.0 us") and "3,000" not in bare_line  # only where measurable
     assert "bare" not in line.split(":", 1)[1].replace("profiled / bare", "") and line.count("us per call") == 1
@@ -289,6 +289,10 @@ def test_documented_neuron_call_prints_only_what_neuron_notes_n9_documents():
     assert printed.startswith("not built on cpu; what Trainium would run (AWS docs, N9; not run here):")
     documented = re.findall(r"`([^`]+)`", n9)  # NeuronConfig(...), the exporter, on_trace_ready, experimental_config, activities
     assert len(documented) == 5 and all(piece in printed for piece in documented), (documented, printed)
+    # the import comes first, as lesson/neuron_profiler.py makes it: the printed call runs as copied (cr61 01 item 4)
+    imported = "from torch_neuronx.profiling import NeuronConfig, NeuronProfiler, ProfileMode"
+    assert printed.splitlines()[1].strip() == imported
+    assert imported in (Path(__file__).parents[1] / "lesson" / "neuron_profiler.py").read_text()
 
 
 def test_queue_takeaway_gives_a_share_only_for_a_measurable_gap():
