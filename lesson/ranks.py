@@ -339,8 +339,9 @@ def arrival_parts_line(parts: pd.DataFrame) -> str:
         parts: the table of `arrival_parts`.
 
     Returns:
-        One line: the total wait, the step that holds most of it, and the later starts' and longer
-        computes' shares (ms). Unjudged, so it says it describes this run and is no verdict.
+        One line: the total wait, the step with the largest wait, and the later starts' and longer
+        computes' shares (ms; a negative start share says the last rank started earlier). Unjudged, so it
+        says it describes this run and is no verdict.
     """
     start = parts["start gap (ms, + = last rank started later)"].sum()
     compute = parts["computed longer by (ms)"].sum()
@@ -349,10 +350,11 @@ def arrival_parts_line(parts: pd.DataFrame) -> str:
     def ms(value: float) -> str:  # + 0.0: -0.04 prints 0.0, not -0.0
         return f"{round(value, 1) + 0.0:.1f}"
 
+    earlier = " (the last rank started earlier)" if float(ms(start)) < 0 else ""
     return (
-        f"this run's {len(parts)} steps: {ms(parts['wait_ms'].sum())} ms waited (step {most}:"
-        f" {parts.at[most, 'wait_ms']:.2f}), {ms(start)} ms from later starts, {ms(compute)} ms from the last rank's"
-        " longer compute; a description of this run's steps, not a verdict"
+        f"this run's {len(parts)} steps: {ms(parts['wait_ms'].sum())} ms waited (largest: step {most},"
+        f" {parts.at[most, 'wait_ms']:.2f}), {ms(start)} ms from later starts{earlier}, {ms(compute)} ms from the"
+        " last rank's longer compute; a description of this run's steps, not a verdict"
     )
 
 

@@ -465,10 +465,12 @@ def test_arrival_parts_split_each_wait_into_the_later_start_and_the_longer_compu
     added = parts["start gap (ms, + = last rank started later)"] + parts["computed longer by (ms)"]
     assert added.tolist() == pytest.approx(parts["wait_ms"].tolist())
     assert arrival_parts_line(parts) == (
-        "this run's 2 steps: 4.0 ms waited (step 1: 3.00), 1.0 ms from later starts, 3.0 ms from the last rank's longer"
-        " compute; a description of this run's steps, not a verdict"
+        "this run's 2 steps: 4.0 ms waited (largest: step 1, 3.00), 1.0 ms from later starts, 3.0 ms from the last"
+        " rank's longer compute; a description of this run's steps, not a verdict"
     )
+    behind = parts.assign(**{"start gap (ms, + = last rank started later)": [-2.0, -1.0]})
+    assert "-3.0 ms from later starts (the last rank started earlier)," in arrival_parts_line(behind)
     tiny = parts.iloc[:1].assign(
         wait_ms=0.06, **{"start gap (ms, + = last rank started later)": -0.04, "computed longer by (ms)": 0.1}
     )
-    assert "0.0 ms from later starts" in arrival_parts_line(tiny)  # -0.04 prints 0.0, not -0.0
+    assert "0.0 ms from later starts, " in arrival_parts_line(tiny)  # -0.04 prints 0.0, not -0.0, and no "earlier"
