@@ -420,10 +420,11 @@ def _bound_lines(
     basis = share.sentence[share.sentence.index("(estimated") + 1 : -1]  # the verdict's own basis clause
     lines = [f"  {bound}* (over half the time {what}), {label}{' (p10-p90)' if spreads else ''}: {listed}"]
     lines += [f"  not {bound}: {rest}"] if rest else []
-    each = "each p10-p90 reaches" if len(ones) > 1 else "its p10-p90 reaches"  # cr60 05 #1: "within 5%" read as the share's own
+    each = "each share's" if len(ones) > 1 else "its share's"  # cr60 05 #1: "within 5%" read as the share's own
+    moving = what.replace("moving its bytes", "moving bytes")  # one "its" for three subjects read wrong (cr61 05 #4)
     lines += (
         [
-            f"  {whose}: share not told apart from 1 ({each} within {margin} of 1): consistent with {what} taking all the time, not shown to be"
+            f"  {whose}: each call's time is consistent with all of it {moving} ({each} p10-p90 reaches within {margin} of 1); this run does not show it"
         ]
         if ones
         else []
@@ -491,14 +492,14 @@ def line_test_answer(by_count: dict[str, Timing], over_line: np.ndarray, fixed_u
         grows = "faster" if fit.median > 1 else "slower"
         said = (
             f"No: {n64} takes {fit.median:.2f}x the line's prediction (p10-p90 {fit.p10:.2f}-{fit.p90:.2f}): between {n8} and {n64} time grows"
-            f" {grows} than the line.\nThe fit in This run in words, through {n1} and {n8}, and its label still hold; the line"
+            f' {grows} than the line.\nThe fit in "This run in words", through {n1} and {n8}, and its label still hold; the line'
             f" does not extend to {n64}"
         )
     fixed = float(np.median(fixed_us))
     if busy or fixed <= 0:
         share = withheld("the fixed part's share", "the line concludes nothing" if busy else "no fixed part fits")
     else:
-        basis = "the line above at 0 tokens, an extrapolation, in another block than This run in words'"
+        basis = 'the line above at 0 tokens, an extrapolation, in another block than "This run in words"'
         share = estimate(
             f"the fixed part's share of the {n1} call", {"this run": fixed / np.median(t1)}, "of its time", basis, "its cause", 2
         )
