@@ -111,7 +111,7 @@ def break_evens(
     return [*lines, withheld(later_subject + "; its break-even", reason)]
 
 
-_GLOSS = {"in locks/": "in locks/ (file locks)", ".so": ".so (compiled kernels)"}  # cr61: kinds a reader may not know
+_GLOSS = {"in locks/": "in locks/ (file locks)", ".so": ".so (compiled code)"}  # cr61: kinds a reader may not know
 
 
 def _files_in(folder: str | Path) -> set[Path]:

@@ -56,7 +56,7 @@ def test_break_evens_price_the_first_compile_and_give_the_later_one_only_its_tim
     # cr60: the kinds of the files the first added beyond the later one, only those it added more of
     assert (
         setup
-        == "the setup's evidence: the first compile added 36 cache files, the later one 6; the 30 more: 12 .cpp, 12 .so (compiled kernels), 3 .py, 3 in locks/ (file locks)"
+        == "the setup's evidence: the first compile added 36 cache files, the later one 6; the 30 more: 12 .cpp, 12 .so (compiled code), 3 .py, 3 in locks/ (file locks)"
     )
     # cr47: a compile at HIDDEN = 1024 over the saving at 4096 answered no real question: only its time and ratio
     assert later.kind == "withheld"
