@@ -140,8 +140,8 @@ def guesses_against_counters(exports: dict[str, Any], work: dict[str, pd.DataFra
         DataFrame, one row per counter: `bf16`, `fp32` (fused / baseline), `your_guess`, `computing
         instructions` (engine counters only: "fused / baseline" per dtype) and `shows`: "down", "up" or
         "same" for bytes (exact counts: no cut-off; per dtype where they differ); a time reads "down"/"up, past
-        the cut-off", or "no verdict" with "inside the range" or "outside the range, inside the cut-off" per
-        dtype (`against_spread`: the tensor lane's range, cut-offs 5% beyond it); an engine row starts
+        the cut-off" (per dtype where they differ), else "no verdict" (`against_spread`: the tensor lane's
+        range, cut-offs 5% beyond it; `spread_line` names these rows); an engine row starts
         with its computing instructions ("fewer", "more"), and one whose counts are equal in both kernels
         (the tensor engine) sets the range: no verdict. A DMA row notes the profiler's warning
         that DMA values may be inaccurate where an export carries it. `match`: the guess against a
@@ -181,8 +181,8 @@ def guesses_against_counters(exports: dict[str, Any], work: dict[str, pd.DataFra
             words = {d: time_word(ratios.at[c, d]) for d in DTYPES}
         (word,) = set(words.values()) if len(set(words.values())) == 1 else ("",)
         directions.append(word.split(",")[0] if word in {"down", "up", "same", *side.values()} else "")
-        if "bytes" not in c and not set(words.values()) & set(side.values()):  # not judged: where each dtype lies
-            text = "no verdict (" + "; ".join(f"{d}: {w}" for d, w in words.items()) + ")"
+        if "bytes" not in c and not set(words.values()) & set(side.values()):  # not judged: spread_line names it
+            text = "no verdict"
         else:
             text = words["bf16"] if len(set(words.values())) == 1 else ", ".join(f"{w} in {d}" for d, w in words.items())
         if c in counts:  # the rule in the row itself: the count says whether the engine's work changed
