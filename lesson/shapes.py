@@ -198,27 +198,6 @@ def rows_computed(steady: list[Verdict], lengths: list[int], buckets: list[int])
     return replace(found, sentence=f"{sentence}{tail if faster else ''}")
 
 
-def stream_cost(summary: pd.DataFrame) -> str:
-    """Where each strategy's time over the stream went: pass 1's compiling calls, then all of pass 2.
-
-    Why: 07's readers found the side-by-side table's pass1_s and pass2_s with no reading, and pass 2
-    rounded to 0.00 s. The line states the run's own numbers (pass 2 in ms) and ranks nothing.
-
-    Args:
-        summary: analysis.compiles.stream_summary's table (compiles, compile_s, pass2_s per strategy).
-
-    Returns:
-        One line: per strategy, the seconds in pass 1's compiling calls and the ms of pass 2, which it
-        says are one pass's totals, not a ranking (07's readers read dynamic's smaller total as faster
-        beside a verdict that could not rank the two).
-    """
-    parts = [
-        f"{name} {r.compile_s:.2f} s ({int(r.compiles)} compiles), {r.pass2_s * 1e3:.1f} ms" for name, r in summary.iterrows()
-    ]
-    tail = "pass 2: one pass's totals, not a ranking (judged request by request below)"
-    return "compiling (pass 1), then serving (pass 2): " + "; ".join(parts) + f"; {tail}"
-
-
 def eager_call_ops(fn: Callable, weight: torch.Tensor, eps: float) -> list[str]:
     """The top-level ATen ops of one eager call of `fn` (the unit of A5 section 7's count: TorchNeuron
     compiles the eager ops it meets at each new shape, docs/NEURON_NOTES.md N40).

@@ -15,7 +15,7 @@ from helpers.errors import ParameterError, SeriesError
 from helpers.params import check_parameters
 from lesson.rmsnorm import rmsnorm_naive
 from lesson.shapes import bucketed_call, check_stream, load_stream, request_lengths, save_stream, steady_state_ratios
-from lesson.shapes import rows_computed, steady_state_verdicts, stream_cost, trainium_compiles
+from lesson.shapes import rows_computed, steady_state_verdicts, trainium_compiles
 from series_tools.run_series import select_notebooks
 
 
@@ -160,13 +160,3 @@ def test_trainium_compiles_counts_graphs_plus_one_compile_per_eager_op_and_lengt
     assert "about 2 on bucketed" in found.sentence and "not measured" in found.sentence and "A5 §7" in found.sentence
     assert "static = 8 graphs + 28 eager lengths x 1 ops; bucketed = its graphs, padded on the host;\n" in found.sentence
     assert len(found.sentence.splitlines()) == 2  # two short printed lines, not one long one
-
-
-def test_stream_cost_reads_each_strategy_s_compiling_calls_and_pass_2_in_ms():
-    summary = pd.DataFrame(
-        {"compiles": [8, 2], "compile_s": [4.9, 1.31], "pass2_s": [0.0098, 0.0004]}, index=["static", "dynamic"]
-    )
-    line = stream_cost(summary)
-    assert "\n" not in line
-    assert "static 4.90 s (8 compiles), 9.8 ms; dynamic 1.31 s (2 compiles), 0.4 ms" in line
-    assert line.endswith("pass 2: one pass's totals, not a ranking (judged request by request below)")
