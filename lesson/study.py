@@ -373,7 +373,7 @@ def shape_takeaways(
         if tokens and s in tokens:
             basis = (
                 f"time = fixed + per-token × tokens through {tokens[s]} and {scale * tokens[s]} tokens, round by round; the fixed part"
-                " is the line extrapolated to 0 tokens, which no point here tests (exercise 2 tests a third point above, for the compiled"
+                " is the line extrapolated to 0 tokens, untested (exercise 2 tests a point above, for the compiled"
                 " variant)"
             )
         share = estimate("the fixed part per call", shares, "of the time", basis, "what that part is", 2)
@@ -492,8 +492,8 @@ def line_test_answer(by_count: dict[str, Timing], over_line: np.ndarray, fixed_u
         grows = "faster" if fit.median > 1 else "slower"
         said = (
             f"No: {n64} takes {fit.median:.2f}x the line's prediction (p10-p90 {fit.p10:.2f}-{fit.p90:.2f}): between {n8} and {n64} time grows"
-            f" {grows} than the line.\nThe line does not extend to {n64}. This tests {n64}, not below {n1}: the label in"
-            f' "This run in words" rests on the line read at 0 tokens, an extrapolation it does not test'
+            f" {grows} than the line.\nThe line does not extend to {n64}. Nothing below {n1} is tested: the label in"
+            f' "This run in words" rests on the line at 0 tokens, untested'
         )
     fixed = float(np.median(fixed_us))
     if busy or fixed <= 0:
