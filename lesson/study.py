@@ -373,8 +373,8 @@ def shape_takeaways(
         if tokens and s in tokens:
             basis = (
                 f"time = fixed + per-token × tokens through {tokens[s]} and {scale * tokens[s]} tokens, round by round; the fixed part"
-                f" is the line extrapolated to 0 tokens; a two-point line, valid between {tokens[s]} and {scale * tokens[s]} tokens only"
-                " (exercise 2 tests a third point, for the compiled variant)"
+                " is the line extrapolated to 0 tokens, untested (exercise 2 tests a point above, for the compiled"
+                " variant)"
             )
         share = estimate("the fixed part per call", shares, "of the time", basis, "what that part is", 2)
         took = ", ".join(f"{n} {np.median(r.per_round):.2f}x" for n, r in growth.items())  # no line: measured, per round
@@ -492,8 +492,8 @@ def line_test_answer(by_count: dict[str, Timing], over_line: np.ndarray, fixed_u
         grows = "faster" if fit.median > 1 else "slower"
         said = (
             f"No: {n64} takes {fit.median:.2f}x the line's prediction (p10-p90 {fit.p10:.2f}-{fit.p90:.2f}): between {n8} and {n64} time grows"
-            f' {grows} than the line.\nThe fit in "This run in words", through {n1} and {n8}, and its label still hold; the line'
-            f" does not extend to {n64}"
+            f" {grows} than the line.\nThe line does not extend to {n64}. Nothing below {n1} is tested: the label in"
+            f' "This run in words" rests on the line at 0 tokens, untested'
         )
     fixed = float(np.median(fixed_us))
     if busy or fixed <= 0:

@@ -417,8 +417,8 @@ def test_05s_takeaway_estimates_the_small_shapes_fixed_part_without_the_copy():
     )
     ranged = shape_takeaways({"small": ranking}, {"small": small}, {"small": block}, by_tokens, tokens={"small": 8})
     assert (
-        "through 8 and 64 tokens, round by round; the fixed part is the line extrapolated to 0 tokens; a two-point line, valid between 8 and 64"
-        " tokens only (exercise 2 tests a third point, for the compiled variant);" in ranged[4]
+        "through 8 and 64 tokens, round by round; the fixed part is the line extrapolated to 0 tokens, untested"
+        " (exercise 2 tests a point above, for the compiled variant);" in ranged[4]
     )
 
     busy = {n: replace(t, contention=Contention(1.0, 0.5, None, None)) for n, t in by_tokens.items()}
@@ -728,7 +728,8 @@ def test_05s_line_test_answer_says_the_miss_and_the_share_as_an_extrapolation():
     )
     assert missed[0].endswith("than the line.") and "so the share" not in missed[0]
     assert missed[1] == (
-        'The fit in "This run in words", through 8 tokens and 64 tokens, and its label still hold; the line does not extend to 512 tokens.'
+        "The line does not extend to 512 tokens. Nothing below 8 tokens is tested: the label in"
+        ' "This run in words" rests on the line at 0 tokens, untested.'
     )
     assert missed[2].startswith("the fixed part's share of the 8 tokens call: about 0.97 of its time on this run (estimated")
     assert "the line above at 0 tokens, an extrapolation" in missed[2]
