@@ -397,9 +397,9 @@ def _bound_lines(
     label: str = "byte share",
 ) -> list[str]:
     """A shape's bound read aloud, one line per verdict kind: who is `bound` (over half the time `what`, each
-    share as printed, with its per-round p10-p90 where `spreads` has it); who is not; the names in `near_one`,
-    whose time the verdicts do not tell apart from moving their bytes at the reference's rate (a share of 1:
-    the ratio rule's 5% margin, said so); the undecided; then the estimate's basis as one footnote (`share`, an
+    share as printed, with its per-round p10-p90 where `spreads` has it); who is not (a name in `near_one`,
+    whose time the verdicts do not tell apart from moving its bytes at the reference's rate, counts as bound; no
+    line of its own: "not told apart from 1" read as a finding, cr65 05 #1); the undecided; then the estimate's basis as one footnote (`share`, an
     `estimate` verdict). A share whose p10-p90 holds 0.5, or reaches within the ratio rule's margin of it, gets no label:
     touching half is not apart from it, as in a pair verdict. One line each, so no clause's "it" points at another line's names (cr43 05 #4).
     `label` names the kind of share ("byte share", "fixed share"): one unnamed "share" read as the other (cr44 05 #1)."""
@@ -415,16 +415,11 @@ def _bound_lines(
     bound_by = [n for n, v in shares.items() if n not in undecided and (n in near_one or round(v, 2) > 0.5)]  # as printed
     listed = ", ".join(map(said, bound_by)) or "none by this estimate"
     rest = ", ".join(said(n) for n in shares if n not in bound_by and n not in undecided)
-    ones = [n for n in bound_by if n in near_one]
-    # "reach 1" beside a printed 0.97 read as a contradiction (cr43): the rule's margin is 5%, so the line says it
-    whose = f"{', '.join(ones[:-1])} and {ones[-1]}" if len(ones) > 1 else "".join(ones)
     basis = share.sentence[share.sentence.index("(estimated") + 1 : -1]  # the verdict's own basis clause
     lines = [f"  {bound}* (over half the time {what}), {label}{' (p10-p90)' if spreads else ''}: {listed}"]
     lines += [f"  not {bound}: {rest}"] if rest else []
-    # one fact per variant, no comparison: "consistent with ... not shown" beside a pair that could not rank the
-    # same two read as a difference the run cannot make (cr63 05 #1)
-    short = label.split(" = ")[0]  # "byte share", without its formula (printed once, above)
-    lines += [f"  {short} not told apart from 1 (p10-p90 within {margin} of it): {whose}"] if ones else []
+    # no line for shares whose spread reaches 1: "not told apart from 1 (within 5%)" read as a finding (cr65 05 #1);
+    # the shares and their p10-p90 above say it
     if undecided:
         lines += [f"  undecided, the p10-p90 holds half or reaches within {margin} of it: {', '.join(map(said, undecided))}"]
     return [*lines, f"  * {basis}"]
