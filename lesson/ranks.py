@@ -378,9 +378,8 @@ def recorded_reading_line(table: pd.DataFrame, step: int, together: int, collect
             return f"no rank longer {'outside' if column == 'outside_ms' else 'inside'}"
         return f"rank {values.idxmax()} longer {'outside' if column == 'outside_ms' else 'inside'}"
 
-    likelier = " (the likelier straggler)" if table["outside_ms"].nunique() > 1 else ""
     return (
-        f"step {step} [{origin}], one step: a reading, not a verdict: {longer('outside_ms')} the collectives{likelier}, "
+        f"step {step} [{origin}], one step: a reading, not a verdict: {longer('outside_ms')} the collectives, "
         f"{longer('collective_ms')}; waited_ms counts only the {together} of {collectives} collectives "
         "that ended together on both ranks"
     )

@@ -830,7 +830,7 @@ def plot_over_copy(rankings: dict[str, Ranking], names: list[str], title: str, p
     handles, labels = ax.get_legend_handles_labels()
     if any(tied.values()):  # an inconclusive pair, not a tie (cr50 05 #1)
         handles.insert(2, plt.Line2D([], [], ls="none"))
-        labels.insert(2, "≈: the pair cannot rank them\n(inconclusive)")
+        labels.insert(2, "≈: the pair does not rank them\n(its verdict: the table above)")
     ax.set_title(title)
     if paired:  # below the notes: beside the axes it covered the pairs panel's labels (cr58 05 #2)
         below = -0.2 - 0.06 * len(notes)

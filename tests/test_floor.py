@@ -449,7 +449,7 @@ def test_05s_figure_marks_tied_bars_and_draws_nothing_for_a_gated_shape(tmp_path
     assert [t.get_text() for t in ax.get_legend().get_texts()] == [
         "copy floor",
         "within 5% of the copy\n(a whisker into it: not told apart)",
-        "≈: the pair cannot rank them\n(inconclusive)",
+        "≈: the pair does not rank them\n(its verdict: the table above)",
         "large",
     ]  # no swatch for a shape not drawn
     ax = plot_over_copy({"small": rankings["small"]}, ["naive"], "SYNTHETIC [measured on cpu]", tmp_path / "g.png")

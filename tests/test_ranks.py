@@ -394,7 +394,7 @@ def test_recorded_reading_names_who_ran_longer_outside_and_inside_and_what_waite
     table = pd.DataFrame({"outside_ms": [106.3, 135.5], "collective_ms": [195.3, 168.0]}, index=[0, 1])
     line = recorded_reading_line(table, 551, 2, 5, "recorded elsewhere, not this run")
     assert "[recorded elsewhere, not this run], one step: a reading, not a verdict" in line
-    assert "rank 1 longer outside the collectives (the likelier straggler), rank 0 longer inside" in line
+    assert "rank 1 longer outside the collectives, rank 0 longer inside" in line
     assert "only the 2 of 5 collectives that ended together" in line
     even = table.assign(outside_ms=[120.0, 120.0])
     assert "no rank longer outside the collectives, rank" in recorded_reading_line(even, 551, 2, 5, "elsewhere")
