@@ -614,7 +614,7 @@ def copies_answer(
 def _one_pass(ranking: Ranking, metrics: dict, through: str) -> tuple[bool, str]:
     """Whether `through` is about one copy-like pass (its p10-p90 ratio to the copy within the ratio rule's margin
     of 1), by this run's ratio where the copy passed, else the reference run's (labelled **); the line that says so."""
-    from analysis.verdicts import relation_of
+    from analysis.verdicts import RESOLUTION, relation_of
     from helpers.series import VARIANT_KEYS
 
     if ranking.gate is None and through in ranking.over_floor:
@@ -626,8 +626,16 @@ def _one_pass(ranking: Ranking, metrics: dict, through: str) -> tuple[bool, str]
         return False, f"unchecked: no ratio of {through} to the copy (this run's failed; no reference run), so not read as copies"
     one = relation_of(lo, hi) == "about 1"
     said = f"{through} is {m:.2f}x the copy ({whose}, p10-p90 {lo:.2f}-{hi:.2f}): "
+    # "not told apart" used as support read as a finding (cr69 05 #2): only a spread inside the margin on both sides
+    # supports reading the pair in copies; an inconclusive one supports nothing
+    if one and 1 / RESOLUTION <= lo and hi <= RESOLUTION:
+        return True, said + f"within {(RESOLUTION - 1) * 100:g}% of one copy-like pass, so the pair also counts naive in copies"
     if one:
-        return True, said + "not told apart from one copy-like pass, so the pair may also count naive in copies"
+        return (
+            False,
+            said
+            + "cannot tell whether it is one copy-like pass: the pair counts naive in compiled calls, in copies only if it is",
+        )
     # "not one copy-like pass" said more than a ratio measurably off 1 shows (cr64 05 #1): the ratio says only that
     faster = "faster" if hi < 1 else "slower"
     return False, said + f"measurably {faster} than one copy, so the pair counts {through} calls, not copies"
@@ -658,6 +666,8 @@ def _against_counts(p10: float, p90: float, models: dict[str, float]) -> tuple[l
     if any(not p10 <= models[w] <= p90 for w in told):  # told apart by the margin only
         said += f" (within the ratio rule's {(RESOLUTION - 1) * 100:g}% margin of the p10-p90)"
     apart = [f"{r.split()[0]} the {w} count" for w, r in relations.items() if r != "about 1"]  # cr64 05 #2: name it
+    if relations.get("source") == "below 1":  # cr69 05 #1: below the bytes the source moves, left unexplained
+        apart = [a + " (it counts the read-only mean as half a copy, which may cost less)" if "source" in a else a for a in apart]
     said += f"; {' and '.join(apart)}" if told and apart else ""
     return told, said
 
