@@ -167,10 +167,12 @@ class Contention:
         other = None if self.other_process is None else self.other_process.busy
         return own if other is None else other if own is None else own or other
 
-    def seen(self, short: bool = False) -> str:
+    def seen(self, short: bool = False, whose: str = "the") -> str:
         """What was measured, in words, e.g. for "the machine was busy (...)".
 
         Args:
+            whose: the spans' determiner ("the 4.5 s"); `other_process` is seen with "that process's", since
+                its span is named nowhere else (07's reader met "of the 4.5 s" with nothing to read it against).
             short: the form the notebooks print: only this process's wait, which decides BUSY, and other
                 tasks' wait only where it reaches the BUSY share of a block this process's wait did not
                 flag (readers of 01 met the full form four times a notebook; 07's found "quiet" beside "some
@@ -189,21 +191,19 @@ class Contention:
             """'at most 3% of any of the 3 timed blocks' reads "at most 0%" oddly: 0% holds for each block."""
             shown = f"{fraction:.0%}"
             if not worst_of:
-                return f"{shown} {'of it' if named else f'of the {span}'}"
+                return f"{shown} {'of it' if named else f'of {whose} {span}'}"
             each = "each" if shown == "0%" else "any"  # "its" read as this process's (07: one block ran in another)
             # "of the time in": 06's and 07's readers parsed "waited 0% of each of the 3 timed blocks" with difficulty
             blocks = (
-                f"of the time in {each}"
+                f"of {whose} time in {each}"
                 if named
-                else f"of the time in {each} of {self.blocks} timed blocks, which lasted up to {span}"
+                else f"of {whose} time in {each} of {self.blocks} timed blocks, which lasted up to {span}"
             )
             return f"{'' if shown == '0%' else 'at most '}{shown} {blocks}"  # no parentheses inside the machine line's own
 
-        # "of the 4.5 s" named a span seen nowhere else (07's reader): it is the other process's
         other = ""
         if self.other_process is not None:
-            span_named = self.other_process.seen().replace(" of the ", " of that process's ", 1)
-            other = f"; while another process ran, {span_named}"
+            other = "; while another process ran, " + self.other_process.seen(whose="that process's")
         if short and self.waited_fraction is not None:
             text = f"this process waited for a CPU {share(self.waited_fraction, False)}"
             flagged = self.waited_fraction >= BUSY_WAITED_FRACTION  # its own wait decided: the others' adds nothing
