@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
@@ -567,8 +566,7 @@ def copies_answer(
     metrics, origin = reference_reading(reference_dir) if gate is not None else ({}, "")
     readings, missing = [], []  # (row name, median, p10, p90, what the counts say); why a reading is missing
     if gate is None:
-        told, said = _against_counts(r.p10, r.p90, models)
-        readings.append(("this run, ratio to the copy", r.median, r.p10, r.p90, said, told))
+        readings.append(("this run, ratio to the copy", r.median, r.p10, r.p90, *_against_counts(r.p10, r.p90, models)))
     else:
         missing.append("the block was busy" if gate.kind == "busy" else "the copy failed its check")
     pair_lines, pair = [], None
@@ -583,20 +581,19 @@ def copies_answer(
             one_pass, check = _one_pass(ranking, metrics, through)
             pair_lines.append(check)
             if one_pass and gate is not None:  # the pair read as copies: the only reading of this run
-                readings.append(("this run, via the pair (estimate*)", *pair, *_against_counts(pair[1], pair[2], models)[::-1]))
+                readings.append(("this run, via the pair (estimate*)", *pair, *_against_counts(pair[1], pair[2], models)))
     if recorded := metrics.get("large_naive_over_copy"):  # the reference run publishes no rounds: its p10-p90 scales alike
-        told, said = _against_counts(recorded["p10"], recorded["p90"], models)
-        readings.append(("reference run (recorded**)", recorded["value"], recorded["p10"], recorded["p90"], said, told))
+        counts = _against_counts(recorded["p10"], recorded["p90"], models)
+        readings.append(("reference run (recorded**)", recorded["value"], recorded["p10"], recorded["p90"], *counts))
     rows = [(f"by {w}", f"{c:.1f}", "", "") for w, c in models.items()]  # a byte count: its name says so
-    rows += [(n, f"{m:.2f}", f"p10-p90 {lo:.2f}-{hi:.2f}", said) for n, m, lo, hi, said, _ in readings]
+    rows += [(n, f"{m:.2f}", f"p10-p90 {lo:.2f}-{hi:.2f}", row) for n, m, lo, hi, _, row, _ in readings]
     width = max(len(row[0]) for row in rows)
     table = [f"  {n:<{width}}  {v:>5}  {spread:<19}  {said}".rstrip() for n, v, spread, said in rows]
     if readings:
-        name, *_, said, told = readings[0]
+        name, *_, told, _, said = readings[0]
         follows = ": the time cannot say which count it follows" if len(told) > 1 else ""
         whose = "reference run, not this run" if name.startswith("reference") else name.split(" (")[0]
-        plain = re.sub(r" \(within [^)]*\)", "", said)  # the margin is in its row
-        verdict = f"Verdict ({whose}): naive's time is {plain}{follows}"
+        verdict = f"Verdict ({whose}): naive's time is {said}{follows}"  # the margin is in its row
     else:
         verdict = f"Verdict: this run cannot say ({'; '.join(missing)})"
     gap = [f"this run: no reading ({'; '.join(missing)})"] if readings and not readings[0][0].startswith("this run") else []
@@ -655,21 +652,25 @@ def _copies_through(block: dict[str, Timing], through: str) -> tuple[float, floa
     return 1 / v.median, 1 / v.p90, 1 / v.p10  # the pair's per-round spread carries into the count
 
 
-def _against_counts(p10: float, p90: float, models: dict[str, float]) -> tuple[list[str], str]:
-    """A p10-p90 in copies against each byte count, by the ratio rule (its 5% margin said where it decides):
-    the counts not told apart, and the words."""
+def _against_counts(p10: float, p90: float, models: dict[str, float]) -> tuple[list[str], str, str]:
+    """A p10-p90 in copies against each byte count, by the ratio rule (its 5% margin said where it decides).
+
+    Returns:
+        The counts not told apart; the words for the answer's table row, which name the margin where it
+        decides; the same words without it, for the verdict line (the margin is in its row).
+    """
     from analysis.verdicts import RESOLUTION, relation_of
 
+    why = {("source", "below 1"): " (it counts the read-only mean as half a copy, which may cost less)"}  # cr69 05 #1
     relations = {w: relation_of(p10 / c, p90 / c) for w, c in models.items()}
     told = [w for w, r in relations.items() if r == "about 1"]
     said = f"not told apart from the {' or '.join(told)} count" if told else "told apart from every count"
+    margin = ""
     if any(not p10 <= models[w] <= p90 for w in told):  # told apart by the margin only
-        said += f" (within the ratio rule's {(RESOLUTION - 1) * 100:g}% margin of the p10-p90)"
-    apart = [f"{r.split()[0]} the {w} count" for w, r in relations.items() if r != "about 1"]  # cr64 05 #2: name it
-    if relations.get("source") == "below 1":  # cr69 05 #1: below the bytes the source moves, left unexplained
-        apart = [a + " (it counts the read-only mean as half a copy, which may cost less)" if "source" in a else a for a in apart]
-    said += f"; {' and '.join(apart)}" if told and apart else ""
-    return told, said
+        margin = f" (within the ratio rule's {(RESOLUTION - 1) * 100:g}% margin of the p10-p90)"
+    apart = [f"{r.split()[0]} the {w} count{why.get((w, r), '')}" for w, r in relations.items() if r != "about 1"]  # cr64 05 #2
+    rest = f"; {' and '.join(apart)}" if told and apart else ""
+    return told, said + margin + rest, said + rest
 
 
 def reference_ranking(shape: str, reference_dir: Path | None = None) -> str:
