@@ -265,6 +265,11 @@ def last_arrival_lines(waits: pd.DataFrame, slowest: int, ranks: int) -> list[st
     ]
 
 
+def _one_decimal(value: float) -> str:
+    """A millisecond figure to one decimal, never "-0.0": a lag of -0.04 ms prints "0.0" (+ 0.0 turns -0.0 into 0.0)."""
+    return f"{round(value, 1) + 0.0:.1f}"
+
+
 def slow_step_wait_line(waits: pd.DataFrame, slowest: int, straggler_ms: float) -> str:
     """The answer to 08's "predict first": on the slow steps, the other ranks' wait against the extra work,
     and the straggler's own wait.
@@ -293,8 +298,8 @@ def slow_step_wait_line(waits: pd.DataFrame, slowest: int, straggler_ms: float) 
     line = f"slow steps (medians): {who} waited {wait:.1f} ms (rank {slowest} was set to add {straggler_ms:g} ms)"
     line += f", rank {slowest} itself {own:.1f} ms"
     if straggler_ms > 0 and wait > straggler_ms and lags.median() > 0:
-        low, high = (round(v, 1) + 0.0 for v in (lags.min(), lags.max()))  # + 0.0: a lag of -0.04 prints 0.0, not -0.0
-        line += f"; rank {slowest} started later in {(lags.round(1) > 0).sum()} of {len(lags)}, start gap per step (+ = rank {slowest} later) {low:.1f} to {high:.1f} ms"
+        low, high = _one_decimal(lags.min()), _one_decimal(lags.max())
+        line += f"; rank {slowest} started later in {(lags.round(1) > 0).sum()} of {len(lags)}, start gap per step (+ = rank {slowest} later) {low} to {high} ms"
     return line
 
 
@@ -346,14 +351,10 @@ def arrival_parts_line(parts: pd.DataFrame) -> str:
     start = parts["start gap (ms, + = last rank started later)"].sum()
     compute = parts["computed longer by (ms)"].sum()
     most = parts["wait_ms"].idxmax()
-
-    def ms(value: float) -> str:  # + 0.0: -0.04 prints 0.0, not -0.0
-        return f"{round(value, 1) + 0.0:.1f}"
-
-    earlier = " (the last rank started earlier)" if float(ms(start)) < 0 else ""
+    earlier = " (the last rank started earlier)" if float(_one_decimal(start)) < 0 else ""
     return (
-        f"this run's {len(parts)} steps: {ms(parts['wait_ms'].sum())} ms waited (largest: step {most},"
-        f" {parts.at[most, 'wait_ms']:.2f}), {ms(start)} ms from later starts{earlier}, {ms(compute)} ms from the"
+        f"this run's {len(parts)} steps: {_one_decimal(parts['wait_ms'].sum())} ms waited (largest: step {most},"
+        f" {parts.at[most, 'wait_ms']:.2f}), {_one_decimal(start)} ms from later starts{earlier}, {_one_decimal(compute)} ms from the"
         " last rank's longer compute; a description of this run's steps, not a verdict"
     )
 
