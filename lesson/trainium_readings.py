@@ -222,17 +222,17 @@ def same_work_spread(ratios: pd.DataFrame) -> tuple[float, float]:
 
 
 def spread_line(ratios: pd.DataFrame) -> str:
-    """Three lines: the tensor lane's range (a stand-in for spread, not measured noise); the cut-offs and how
-    each is computed (analysis.apart_bounds: the low end x0.95, the high end /0.95); which time ratios lie
-    past a cut-off in both dtypes, which in neither ("no verdict in either dtype"), and which in one only
-    (named only where there is one).
+    """Three lines, in the words of 09's rule: the tensor lane's range (the stand-in for noise, assumed, not
+    measured); the cut-offs and how each is computed (analysis.apart_bounds: the low end x0.95, the high end
+    /0.95); which time ratios lie past a cut-off in both dtypes, which in neither ("no verdict in either
+    dtype"), and which in one only (named only where there is one).
 
     Args:
         ratios: `guesses_against_counters`' table.
 
     Returns:
-        e.g. "the tensor lane's range: x0.912 to x1.068 (...)", "cut-offs: below x0.867 or above x1.124: the
-        range widened by the series' 5% margin (x0.95 below, /0.95 above; ...)" and "past a cut-off in both dtypes: total_time, ...; no verdict
+        e.g. "the tensor lane's range: x0.912 to x1.068 (...)", "cut-offs: below x0.867 or above x1.124 (the
+        range's ends x0.95 and /0.95: the series' 5% margin, ...)" and "past a cut-off in both dtypes: total_time, ...; no verdict
         in either dtype: vector_engine_active_time".
     """
     from analysis import RESOLUTION, apart_bounds
@@ -246,9 +246,9 @@ def spread_line(ratios: pd.DataFrame) -> str:
     rest = [c for c, n in outside.items() if n == 0]
     mixed = [c for c, n in outside.items() if 0 < n < len(DTYPES)]
     return (
-        f"the tensor lane's range: x{lo:.3f} to x{hi:.3f} (a stand-in for spread, not measured noise)\n"
-        f"cut-offs: below x{below:.3f} or above x{above:.3f}: the range widened by the series' {share:.0%} margin "
-        f"(x{1 - share:g} below, /{1 - share:g} above; set on cpu runs, not measured on a trn2)\n"
+        f"the tensor lane's range: x{lo:.3f} to x{hi:.3f} (the stand-in for noise: assumed, not measured)\n"
+        f"cut-offs: below x{below:.3f} or above x{above:.3f} (the range's ends x{1 - share:g} and /{1 - share:g}: "
+        f"the series' {share:.0%} margin, set on cpu runs, not on a trn2)\n"
         f"past a cut-off in both dtypes: {', '.join(out) or 'none'}; "
         f"no verdict in either dtype: {', '.join(rest) or 'none'}"
         + (f"; past a cut-off in one dtype only: {', '.join(mixed)}" if mixed else "")

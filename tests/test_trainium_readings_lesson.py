@@ -84,13 +84,17 @@ def test_guess_table_reads_directions_from_the_exports(published):
     assert table.at["vector_engine_active_time", "fp32"] >= lo
     assert table.at["vector_engine_active_time", "shows"].endswith("fewer computing instructions; time: no verdict")
     line = spread_line(table)
-    assert line.startswith("the tensor lane's range: x") and "not measured noise" in line.splitlines()[0]
+    # the words of 09's rule (cell "Fused against baseline"): range, stand-in for noise, cut-off, no verdict
+    assert (
+        line.startswith("the tensor lane's range: x")
+        and "(the stand-in for noise: assumed, not measured)" in line.splitlines()[0]
+    )
     cut_low, cut_high = lo * 0.95, hi / 0.95  # analysis.ranges_apart's 5% margin, each side
     assert against_spread(cut_low - 1e-9, (lo, hi)) == "below" and against_spread(cut_low + 1e-9, (lo, hi)) == ""
     assert against_spread(cut_high + 1e-9, (lo, hi)) == "above" and against_spread(cut_high - 1e-9, (lo, hi)) == ""
     assert (
-        f"cut-offs: below x{cut_low:.3f} or above x{cut_high:.3f}: the range widened by the series' 5% margin "
-        "(x0.95 below, /0.95 above; " in line.splitlines()[1]
+        f"cut-offs: below x{cut_low:.3f} or above x{cut_high:.3f} (the range's ends x0.95 and /0.95: the series' 5% margin, "
+        in line.splitlines()[1]
     )
     assert len(line.splitlines()) == 3 and line.splitlines()[2].startswith("past a cut-off in both dtypes: ")
     # the vector bf16 ratio and the low cut-off differ at the printed 3 decimals (x0.87 against x0.87 did not)
