@@ -74,7 +74,8 @@ def break_evens(
         or withheld); where it is given, its basis (one line); where the first compile added more
         cache files than the later one, a line naming that as the setup's evidence; and the later
         compile's break-even, withheld, whose subject gives that compile's time and its ratio to the first's.
-        The evidence line names the kinds of the extra files (`ColdCall.added_kinds`).
+        The evidence line names the kinds of the extra files (`ColdCall.added_kinds`), Inductor's
+        CPU-feature probes apart from the rest.
     """
     # the paired ratio's median, as its p10-p90 below: the difference of the table's medians put the
     # estimate at the edge of its own range (cr49)
@@ -112,16 +113,42 @@ def break_evens(
     return [*lines, withheld(later_subject + "; its break-even", reason)]
 
 
-_GLOSS = {"in locks/": "in locks/ (file locks)", ".so": ".so (compiled code)"}  # cr61: kinds a reader may not know
+# cr61: kinds a reader may not know; f72: the first compile's extra files were mostly these probes, not compiled kernels
+_PROBE = "CPU-feature probe"
+_GLOSS = {
+    "in locks/": "in locks/ (file locks)",
+    ".so": ".so (compiled code)",
+    _PROBE: "files of Inductor's CPU-feature probes (small programs it compiles to test this CPU's vector instructions)",
+}
 
 
 def _files_in(folder: str | Path) -> set[Path]:
     return {p.relative_to(folder) for p in Path(folder).rglob("*") if p.is_file()} if Path(folder).exists() else set()
 
 
-def _kind(relative: Path) -> str:
-    """A cache file's kind: its named cache subfolder ("fxgraph", "locks"; not a two-letter hash
-    bucket) where it has one, else its suffix (".cpp", ".so", ".py")."""
+def _key(relative: Path) -> str:
+    """The hash a cache file is named after: a source, its .so and its lock share it."""
+    return relative.name.split(".")[0]
+
+
+def _probes(folder: str | Path, files: set[Path]) -> set[str]:
+    """The keys of the CPU-feature probes among `files`.
+
+    Why: before its first CPU kernel in a process, Inductor compiles a tiny C++ program per vector
+    instruction set (`__avx_chk_kernel`, `__avx512_chk_kernel`...) to learn which ones this CPU runs,
+    and its cache keeps each as a .cpp, its .so and a lock: most of the files a first compile adds on
+    cpu (torch 2.13), which a reader took for compiled kernels when they were counted as .so files (f72).
+    """
+    sources = (p for p in files if p.suffix == ".cpp")
+    return {_key(p) for p in sources if "_chk_kernel" in (Path(folder) / p).read_text(errors="replace")}
+
+
+def _kind(relative: Path, probes: frozenset[str] | set[str] = frozenset()) -> str:
+    """A cache file's kind: a CPU-feature probe's (any of its files, by key in `probes`), else its
+    named cache subfolder ("fxgraph", "locks"; not a two-letter hash bucket) where it has one, else
+    its suffix (".cpp", ".so", ".py")."""
+    if _key(relative) in probes:
+        return _PROBE
     top = relative.parts[0] if len(relative.parts) > 1 else ""
     return f"in {top}/" if len(top) > 2 else (relative.suffix or "without a suffix")
 
@@ -178,7 +205,9 @@ def cold_call(fn: Callable[[], Any], backend: Any) -> ColdCall:
     print(machine_line({"cold call": contention}, block="compiling"))
     counts = {k: v - before[k] for k, v in compile_counters().items()}
     added = {k: _files_in(f) - files[k] for k, f in folders.items()}
+    inductor = added["cache files added"]
+    probes = _probes(folders["cache files added"], inductor)
     return ColdCall(
         {"seconds": seconds, "graphs captured before": before["graphs"], **{k: len(v) for k, v in added.items()}, **counts},
-        dict(Counter(_kind(p) for p in added["cache files added"])),
+        dict(Counter(_kind(p, probes) for p in inductor)),
     )

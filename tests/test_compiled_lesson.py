@@ -161,3 +161,37 @@ def test_a_cache_files_kind_is_its_named_subfolder_else_its_suffix():
     assert _kind(Path("pl/cpl5k.main.cpp")) == ".cpp" and _kind(Path("pl/cpl5k.main.so")) == ".so"  # a hash bucket
     assert _kind(Path("fxgraph/py/fpy77/jz2r")) == "in fxgraph/" and _kind(Path("locks/abc.lock")) == "in locks/"
     assert _kind(Path("ab/noext")) == "without a suffix"
+
+
+def test_a_cpu_feature_probe_is_one_kind_apart_from_the_kernels_files(tmp_path):
+    """f72: the first compile's 30 extra files were read as "compiled code"; on cpu they are Inductor's
+    CPU-feature probes (a .cpp with a `*_chk_kernel`, its .so and a lock each)."""
+    from pathlib import Path
+
+    from lesson.compiled import _kind, _probes
+
+    files = {Path("5u/c5uj.cpp"), Path("5u/c5uj.so"), Path("locks/c5uj.lock")}  # one probe
+    files |= {Path("ia/ciae.main.cpp"), Path("ia/ciae.main.so"), Path("locks/ciae.lock")}  # the kernel
+    for name, text in (("5u/c5uj.cpp", 'extern "C" void __avx_chk_kernel() {}'), ("ia/ciae.main.cpp", "void kernel() {}")):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    probes = _probes(tmp_path, files)
+    assert probes == {"c5uj"}
+    kinds = sorted(_kind(p, probes) for p in files)
+    assert kinds == [".cpp", ".so", "CPU-feature probe", "CPU-feature probe", "CPU-feature probe", "in locks/"]
+
+
+def test_the_setup_evidence_names_the_probes_not_compiled_code():
+    from types import SimpleNamespace
+
+    from lesson.compiled import break_evens
+
+    naive = SimpleNamespace(median_us=80_000.0)
+    kernel = {".cpp": 1, ".so": 1, "in locks/": 1, ".py": 1, "in fxgraph/": 1, "in aotautograd/": 1}
+    cold = ColdCall({"seconds": 9.0, "cache files added": 36}, kernel | {"CPU-feature probe": 30})
+    after = ColdCall({"seconds": 0.6, "cache files added": 6}, kernel)
+    setup = break_evens(cold, after, naive, _verdict("faster"), 4096, 1024)[2]
+    assert setup.endswith(
+        "the 30 more: 30 files of Inductor's CPU-feature probes (small programs it compiles to test this CPU's vector instructions)"
+    )
+    assert "compiled code" not in setup
