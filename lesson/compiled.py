@@ -46,7 +46,7 @@ def _duration(seconds: float) -> str:
 
 
 def break_evens(
-    cold: dict[str, float], after_setup: dict[str, float], naive: Any, verdict: Any, hidden: int, new_hidden: int
+    cold: ColdCall, after_setup: ColdCall, naive: Any, verdict: Any, hidden: int, new_hidden: int
 ) -> list[Verdict | str]:
     """How many warm calls pay the process's first compile back against naive, its basis, what the
     cache files say about setup, and how long a later compile took: one idea a line (cr59).
@@ -61,7 +61,7 @@ def break_evens(
     question).
 
     Args:
-        cold: the first compile's `cold_call` result ("seconds", optionally "cache files added").
+        cold: the first compile's `cold_call` result (its counts: "seconds", optionally "cache files added").
         after_setup: `cold_call`'s result for a compile after the first, at a new shape.
         naive: naive's interleaved Timing (its `median_us`), at `hidden`.
         verdict: `judge_ratio` of compiled / naive: a warm call saves naive's median times one minus
@@ -74,14 +74,16 @@ def break_evens(
         or withheld); where it is given, its basis (one line); where the first compile added more
         cache files than the later one, a line naming that as the setup's evidence; and the later
         compile's break-even, withheld, whose subject gives that compile's time and its ratio to the first's.
-        The evidence line names the kinds of the extra files where both results carry `added_kinds`.
+        The evidence line names the kinds of the extra files (`ColdCall.added_kinds`), Inductor's
+        CPU-feature probes apart from the rest.
     """
     # the paired ratio's median, as its p10-p90 below: the difference of the table's medians put the
     # estimate at the edge of its own range (cr49)
     saved_us = naive.median_us * (1 - verdict.median)
-    extra_us = cold["seconds"] * 1e6 - naive.median_us  # the cold call replaces a naive call, as in exercise 2
-    first, later = _duration(cold["seconds"]), _duration(after_setup["seconds"])
-    fraction = after_setup["seconds"] / cold["seconds"]
+    seconds = cold.counts["seconds"]
+    extra_us = seconds * 1e6 - naive.median_us  # the cold call replaces a naive call, as in exercise 2
+    first, later = _duration(seconds), _duration(after_setup.counts["seconds"])
+    fraction = after_setup.counts["seconds"] / seconds
     lines: list[Verdict | str] = []
     if verdict.kind != "faster":  # the ratio's median may be 1 or more: no saving to divide by
         lines.append(withheld("the break-even against naive", verdict.sentence))
@@ -97,10 +99,10 @@ def break_evens(
             f"its basis: the cold call, less the naive call it replaces, over the {saved_us / 1e3:.1f} ms a warm call"
             f" saves at HIDDEN = {hidden} (naive's median times 1 - the per-round ratio's median)"
         )
-    files = (cold.get("cache files added", 0), after_setup.get("cache files added", 0))
+    files = (cold.counts.get("cache files added", 0), after_setup.counts.get("cache files added", 0))
     if files[0] > files[1]:  # cr59: the setup named by its evidence; cr60: what kinds of files the first added beyond the later
-        more = Counter(getattr(cold, "added_kinds", {}))
-        more.subtract(getattr(after_setup, "added_kinds", {}))
+        more = Counter(cold.added_kinds)
+        more.subtract(after_setup.added_kinds)
         kinds = ", ".join(f"{n} {_GLOSS.get(kind, kind)}" for kind, n in more.most_common() if n > 0)
         lines.append(
             f"the setup's evidence: the first compile added {files[0]} cache files, the later one {files[1]}"
@@ -111,25 +113,59 @@ def break_evens(
     return [*lines, withheld(later_subject + "; its break-even", reason)]
 
 
-_GLOSS = {"in locks/": "in locks/ (file locks)", ".so": ".so (compiled code)"}  # cr61: kinds a reader may not know
+# cr61: kinds a reader may not know; f72: the first compile's extra files were mostly these probes, not compiled kernels
+_PROBE = "CPU-feature probe"
+_GLOSS = {
+    "in locks/": "in locks/ (file locks)",
+    ".so": ".so (compiled code)",
+    _PROBE: "files of Inductor's CPU-feature probes (small programs it compiles to test this CPU's vector instructions)",
+}
 
 
 def _files_in(folder: str | Path) -> set[Path]:
     return {p.relative_to(folder) for p in Path(folder).rglob("*") if p.is_file()} if Path(folder).exists() else set()
 
 
-def _kind(relative: Path) -> str:
-    """A cache file's kind: its named cache subfolder ("fxgraph", "locks"; not a two-letter hash
-    bucket) where it has one, else its suffix (".cpp", ".so", ".py")."""
+def _key(relative: Path) -> str:
+    """The hash a cache file is named after: a source, its .so and its lock share it."""
+    return relative.name.split(".")[0]
+
+
+def _probes(folder: str | Path, files: set[Path]) -> set[str]:
+    """The keys of the CPU-feature probes among `files`.
+
+    Why: before its first CPU kernel in a process, Inductor compiles a tiny C++ program per vector
+    instruction set (`__avx_chk_kernel`, `__avx512_chk_kernel`...) to learn which ones this CPU runs,
+    and its cache keeps each as a .cpp, its .so and a lock: most of the files a first compile adds on
+    cpu (torch 2.13), which a reader took for compiled kernels when they were counted as .so files (f72).
+    """
+    sources = (p for p in files if p.suffix == ".cpp")
+    return {_key(p) for p in sources if "_chk_kernel" in (Path(folder) / p).read_text(errors="replace")}
+
+
+def _kind(relative: Path, probes: frozenset[str] | set[str] = frozenset()) -> str:
+    """A cache file's kind: a CPU-feature probe's (any of its files, by key in `probes`), else its
+    named cache subfolder ("fxgraph", "locks"; not a two-letter hash bucket) where it has one, else
+    its suffix (".cpp", ".so", ".py")."""
+    if _key(relative) in probes:
+        return _PROBE
     top = relative.parts[0] if len(relative.parts) > 1 else ""
     return f"in {top}/" if len(top) > 2 else (relative.suffix or "without a suffix")
 
 
-class ColdCall(dict):
-    """`cold_call`'s counts (a dict of numbers, shown as a table) and, in `added_kinds`, the kinds of
-    the files it added to Inductor's cache (`_kind` -> count), the setup's evidence in `break_evens`."""
+@dataclasses.dataclass(frozen=True)
+class ColdCall:
+    """What `cold_call` measured.
 
-    added_kinds: dict[str, int]
+    Attributes:
+        counts: numbers by name, shown as a table ("seconds", "graphs captured before", "cache files
+            added", "graphs", "cache_hits", "cache_misses"; on neuron "NEFF cache files added").
+        added_kinds: the files it added to Inductor's cache, counted by kind (`_kind`): the setup's
+            evidence in `break_evens`.
+    """
+
+    counts: dict[str, float]
+    added_kinds: dict[str, int] = dataclasses.field(default_factory=dict)
 
 
 def cold_call(fn: Callable[[], Any], backend: Any) -> ColdCall:
@@ -144,9 +180,10 @@ def cold_call(fn: Callable[[], Any], backend: Any) -> ColdCall:
         backend: the session's backend (its `name` and `synchronize`).
 
     Returns:
-        "seconds", "graphs captured before" (by this process: compiled or loaded), "cache files added" (Inductor's
-        on-disk cache, `cache_dir()`), on neuron "NEFF cache files added", and the changes of
-        `compile_counters()` ("graphs", "cache_hits", "cache_misses").
+        A ColdCall: in `counts`, "seconds", "graphs captured before" (by this process: compiled or loaded),
+        "cache files added" (Inductor's on-disk cache, `cache_dir()`), on neuron "NEFF cache files added",
+        and the changes of `compile_counters()` ("graphs", "cache_hits", "cache_misses"); in `added_kinds`,
+        the kinds of the files added to Inductor's cache.
     """
     import torch
     from torch._inductor.runtime.cache_dir_utils import cache_dir
@@ -168,7 +205,9 @@ def cold_call(fn: Callable[[], Any], backend: Any) -> ColdCall:
     print(machine_line({"cold call": contention}, block="compiling"))
     counts = {k: v - before[k] for k, v in compile_counters().items()}
     added = {k: _files_in(f) - files[k] for k, f in folders.items()}
-    result = ColdCall({"seconds": seconds, "graphs captured before": before["graphs"], **{k: len(v) for k, v in added.items()}})
-    result.update(counts)
-    result.added_kinds = dict(Counter(_kind(p) for p in added["cache files added"]))
-    return result
+    inductor = added["cache files added"]
+    probes = _probes(folders["cache files added"], inductor)
+    return ColdCall(
+        {"seconds": seconds, "graphs captured before": before["graphs"], **{k: len(v) for k, v in added.items()}, **counts},
+        dict(Counter(_kind(p, probes) for p in inductor)),
+    )

@@ -5,7 +5,7 @@ import math
 import torch
 
 from analysis.compiles import GeneratedKernel
-from lesson.compiled import written_over_input
+from lesson.compiled import ColdCall, written_over_input
 
 
 def _kernel(pointers):
@@ -42,11 +42,8 @@ def test_break_evens_price_the_first_compile_and_give_the_later_one_only_its_tim
     from lesson.compiled import break_evens
 
     naive = SimpleNamespace(median_us=80_000.0)
-    from lesson.compiled import ColdCall
-
-    cold, after = ColdCall({"seconds": 9.0, "cache files added": 36}), ColdCall({"seconds": 0.6, "cache files added": 6})
-    cold.added_kinds = {".cpp": 12, ".so": 12, ".py": 4, "in locks/": 8}
-    after.added_kinds = {".py": 1, "in locks/": 5}
+    cold = ColdCall({"seconds": 9.0, "cache files added": 36}, {".cpp": 12, ".so": 12, ".py": 4, "in locks/": 8})
+    after = ColdCall({"seconds": 0.6, "cache files added": 6}, {".py": 1, "in locks/": 5})
     paid_back, basis, setup, later = break_evens(cold, after, naive, _verdict("faster"), 4096, 1024)
     assert paid_back.kind == "estimate" and paid_back.median == 179.0  # (9 s - one 80 ms naive call) / 50 ms, rounded up
     assert "first compile (9.0 s, setup included) against naive, in warm calls: about 179 on this run" in paid_back.sentence
@@ -73,7 +70,7 @@ def test_the_first_break_even_says_setup_included_and_no_evidence_line_without_c
     from lesson.compiled import break_evens
 
     naive = SimpleNamespace(median_us=80_000.0)
-    lines = break_evens({"seconds": 9.0}, {"seconds": 6.0}, naive, _verdict("faster"), 4096, 1024)
+    lines = break_evens(ColdCall({"seconds": 9.0}), ColdCall({"seconds": 6.0}), naive, _verdict("faster"), 4096, 1024)
     paid_back, later = lines[0], lines[-1]
     assert "(9.0 s, setup included) against naive" in paid_back.sentence
     assert "most of the first" not in later.sentence and later.kind == "withheld"
@@ -87,7 +84,9 @@ def test_break_even_prints_the_range_the_paired_ratios_spread_gives():
     from lesson.compiled import break_evens
 
     naive = SimpleNamespace(median_us=80_000.0)
-    paid_back, *_ = break_evens({"seconds": 9.0}, {"seconds": 0.6}, naive, _verdict("faster", 0.5, 0.75), 4096, 1024)
+    paid_back, *_ = break_evens(
+        ColdCall({"seconds": 9.0}), ColdCall({"seconds": 0.6}), naive, _verdict("faster", 0.5, 0.75), 4096, 1024
+    )
     assert "223-446 calls across the per-round ratio's p10-p90" in paid_back.sentence  # 8.92 s over 40 ms and over 20 ms
 
 
@@ -100,7 +99,7 @@ def test_break_even_takes_its_saving_from_the_paired_ratios_median_so_it_sits_in
 
     naive = SimpleNamespace(median_us=80_000.0)  # a compiled median 60 ms below would give 149 calls
     verdict = _verdict("faster", 0.5, 0.75, median=0.6)  # the rounds' ratio: 80 ms * (1 - 0.6) = 32 ms saved
-    paid_back, basis, _ = break_evens({"seconds": 9.0}, {"seconds": 0.6}, naive, verdict, 4096, 1024)
+    paid_back, basis, _ = break_evens(ColdCall({"seconds": 9.0}), ColdCall({"seconds": 0.6}), naive, verdict, 4096, 1024)
     assert paid_back.median == 279  # 8.92 s / 32 ms = 278.75, not 8.92 s / 60 ms = 149
     assert "32.0 ms a warm call saves" in basis and "223-446 calls" in paid_back.sentence
 
@@ -112,7 +111,7 @@ def test_break_evens_round_up_to_whole_calls_as_exercise_2_does():
     from lesson.compiled import break_evens
 
     naive = SimpleNamespace(median_us=80_000.0)
-    paid_back, *_ = break_evens({"seconds": 9.01}, {"seconds": 0.61}, naive, _verdict("faster"), 4096, 1024)
+    paid_back, *_ = break_evens(ColdCall({"seconds": 9.01}), ColdCall({"seconds": 0.61}), naive, _verdict("faster"), 4096, 1024)
     assert paid_back.median == 179  # (9.01 s - 80 ms) / 50 ms = 178.6 calls: the next whole call pays it back
 
 
@@ -122,7 +121,9 @@ def test_break_evens_are_withheld_unless_the_compiled_call_is_faster():
     from lesson.compiled import break_evens
 
     naive = SimpleNamespace(median_us=80_000.0)
-    paid_back, later = break_evens({"seconds": 9.0}, {"seconds": 0.6}, naive, _verdict("cannot rank"), 4096, 1024)
+    paid_back, later = break_evens(
+        ColdCall({"seconds": 9.0}), ColdCall({"seconds": 0.6}), naive, _verdict("cannot rank"), 4096, 1024
+    )
     assert paid_back.kind == "withheld" and "cannot rank (a busy block)" in paid_back.sentence
     assert later.kind == "withheld" and "cannot rank (a busy block)" in later.sentence
     assert "took 600 ms, 0.067x the first's" in later.sentence  # the time is still given
@@ -138,15 +139,17 @@ def test_cold_call_counts_a_first_compile_and_prints_a_machine_line(tmp_path, mo
     torch._dynamo.reset()
     compiled = torch.compile(lambda x: x * 2 + 1, backend="eager", fullgraph=True)
     counts = cold_call(lambda: compiled(torch.ones(4)), select_backend("cpu"))
-    assert counts["seconds"] > 0 and counts["graphs"] == 1  # this call compiled one graph
-    assert counts["cache files added"] == 0 and counts.added_kinds == {}  # the eager backend writes nothing there
-    assert "NEFF cache files added" not in counts  # only on neuron
+    assert counts.counts["seconds"] > 0 and counts.counts["graphs"] == 1  # this call compiled one graph
+    assert counts.counts["cache files added"] == 0 and counts.added_kinds == {}  # the eager backend writes nothing there
+    assert "NEFF cache files added" not in counts.counts  # only on neuron
     line = capsys.readouterr().out
     assert "while compiling" in line or "not measured on this system" in line
     if "while compiling" in line:  # the line's duration is the timed call's, as break_evens prints it
         from lesson.compiled import _duration
 
-        span = f"of the {_duration(counts['seconds'])}"  # then "; BUSY from" (quiet) or ")" (busy: the short form ends there)
+        span = (
+            f"of the {_duration(counts.counts['seconds'])}"  # then "; BUSY from" (quiet) or ")" (busy: the short form ends there)
+        )
         assert f"{span};" in line or f"{span})" in line
 
 
@@ -158,3 +161,37 @@ def test_a_cache_files_kind_is_its_named_subfolder_else_its_suffix():
     assert _kind(Path("pl/cpl5k.main.cpp")) == ".cpp" and _kind(Path("pl/cpl5k.main.so")) == ".so"  # a hash bucket
     assert _kind(Path("fxgraph/py/fpy77/jz2r")) == "in fxgraph/" and _kind(Path("locks/abc.lock")) == "in locks/"
     assert _kind(Path("ab/noext")) == "without a suffix"
+
+
+def test_a_cpu_feature_probe_is_one_kind_apart_from_the_kernels_files(tmp_path):
+    """f72: the first compile's 30 extra files were read as "compiled code"; on cpu they are Inductor's
+    CPU-feature probes (a .cpp with a `*_chk_kernel`, its .so and a lock each)."""
+    from pathlib import Path
+
+    from lesson.compiled import _kind, _probes
+
+    files = {Path("5u/c5uj.cpp"), Path("5u/c5uj.so"), Path("locks/c5uj.lock")}  # one probe
+    files |= {Path("ia/ciae.main.cpp"), Path("ia/ciae.main.so"), Path("locks/ciae.lock")}  # the kernel
+    for name, text in (("5u/c5uj.cpp", 'extern "C" void __avx_chk_kernel() {}'), ("ia/ciae.main.cpp", "void kernel() {}")):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    probes = _probes(tmp_path, files)
+    assert probes == {"c5uj"}
+    kinds = sorted(_kind(p, probes) for p in files)
+    assert kinds == [".cpp", ".so", "CPU-feature probe", "CPU-feature probe", "CPU-feature probe", "in locks/"]
+
+
+def test_the_setup_evidence_names_the_probes_not_compiled_code():
+    from types import SimpleNamespace
+
+    from lesson.compiled import break_evens
+
+    naive = SimpleNamespace(median_us=80_000.0)
+    kernel = {".cpp": 1, ".so": 1, "in locks/": 1, ".py": 1, "in fxgraph/": 1, "in aotautograd/": 1}
+    cold = ColdCall({"seconds": 9.0, "cache files added": 36}, kernel | {"CPU-feature probe": 30})
+    after = ColdCall({"seconds": 0.6, "cache files added": 6}, kernel)
+    setup = break_evens(cold, after, naive, _verdict("faster"), 4096, 1024)[2]
+    assert setup.endswith(
+        "the 30 more: 30 files of Inductor's CPU-feature probes (small programs it compiles to test this CPU's vector instructions)"
+    )
+    assert "compiled code" not in setup
