@@ -177,10 +177,11 @@ class Verdict:
 
     `kind` is one of KINDS; `median`, `p10`, `p90` are the ratio (or, for ranges, the subject's
     figures) it rests on; `seen` says what the busy check saw. `form` says what those figures are
-    ("ratio": a paired ratio; "ranges": two ranges of `unit`, `median` the midpoint of the subject's
-    p10-p90; "busy range": a busy `judge_timings`, `median` the subject's median; "too few": a
+    ("ratio": a paired ratio; "ranges": two ranges of `unit`, `median` the subject's median where
+    `judge_ranges` was given it, else the midpoint of the subject's p10-p90 (`median_is_midpoint`);
+    "busy range": a busy `judge_timings`, `median` the subject's median; "too few": a
     `judge_timings` withheld for want of samples, likewise; "too few ranges": a `judge_ranges`
-    withheld for want of samples, `median` the midpoint of the subject's p10-p90; "steps": `median` the
+    withheld for want of samples, `median` as for "ranges"; "steps": `median` the
     steps that held out of `total`; "count", "estimate", "withheld"),
     so that the table never shows a midpoint or a count under a ratio's heading."""
 
@@ -199,6 +200,7 @@ class Verdict:
     direction_word: str = ""  # judge_ratio's own word for the side of 1 ("longer compute"), shown in the table
     within_noise: bool = False  # "no measurable difference" with both sides inside the margin: the noise is the finding
     not_apart: str = ""  # ranges not told apart: how ("one range lies inside the other", "the ranges overlap", ...)
+    median_is_midpoint: bool = False  # a range verdict's `median` is the midpoint of the subject's p10-p90, not its median
 
     def __str__(self) -> str:
         return self.sentence
@@ -274,17 +276,16 @@ class Verdict:
             ratio_row = ("median ratio", *(round(v, places) for v in (self.median, self.p10, self.p90)))
         else:
             ratio_row = ("median ratio", _round(self.median), _round(self.p10), _round(self.p90))
+        # a range row's figures are the subject's; the reference's p10-p90 is in the comparison: the label says
+        # whose (08 read the value, p10 and p90 beside the reference's range as ambiguous)
+        whose = f"subject's {'p10-p90 midpoint' if self.median_is_midpoint else 'median'} ({self.unit})"
+        subject_figures = (_round(self.median), _round(self.p10), _round(self.p90))
         figure, value, p10, p90 = {
             "ratio": ratio_row,
-            "ranges": (f"midpoint of p10-p90 ({self.unit})", _round(self.median), _round(self.p10), _round(self.p90)),
-            "busy range": (f"median ({self.unit})", _round(self.median), _round(self.p10), _round(self.p90)),
-            "too few": (f"median ({self.unit}), too few samples", _round(self.median), _round(self.p10), _round(self.p90)),
-            "too few ranges": (
-                f"midpoint of p10-p90 ({self.unit}), too few samples",
-                _round(self.median),
-                _round(self.p10),
-                _round(self.p90),
-            ),
+            "ranges": (whose, *subject_figures),
+            "busy range": (whose, *subject_figures),
+            "too few": (f"{whose}, too few samples", *subject_figures),
+            "too few ranges": (f"{whose}, too few samples", *subject_figures),
             "steps": ("steps it held in", f"{self.median:.0f} of {self.total}", blank, blank),
             "count": (f"count ({self.unit})", _round(self.median), blank, blank),
             "estimate": (f"estimate ({self.unit})", _round(self.median), blank, blank),
@@ -424,6 +425,7 @@ def judge_ranges(
     decimals: int = 1,
     counts: tuple[int, int] | None = None,
     spread: str = "p10-p90",
+    median: float | None = None,
 ) -> Verdict:
     """Compare two figures that were not measured in pairs by their p10-p90 ranges.
 
@@ -438,6 +440,8 @@ def judge_ranges(
             of fewer than MIN_RANGE_SAMPLES is about their smallest and largest, no spread to judge by.
         spread: what the ranges are, for the sentence (e.g. "quotients of the p10-p90 ranges" for a
             range built from two others); the rule is the same.
+        median: the subject's median, where known: `verdict_table` shows it as the subject's figure
+            (without it, the midpoint of the subject's p10-p90, labelled so). The rule reads the ranges only.
 
     Returns:
         "slower" (here: higher) when the subject's whole range lies above the reference's, "faster"
@@ -448,13 +452,13 @@ def judge_ranges(
     (a10, a90), (b10, b90) = subject_range, reference_range
     f = f",.{_decimals_for(subject_range, reference_range, decimals)}f"
     few = [(name, n) for name, n in zip((subject, reference), counts or ()) if n < MIN_RANGE_SAMPLES]
+    centre = {"median": (a10 + a90) / 2, "median_is_midpoint": True} if median is None else {"median": float(median)}
     if few:
-        fields = {"p10": a10, "p90": a90, "median": (a10 + a90) / 2, "form": "too few ranges", "unit": unit}
+        fields = {"p10": a10, "p90": a90, **centre, "form": "too few ranges", "unit": unit}
         text = _reading(subject, (a10, a90), reference, (b10, b90), unit, f, *few[0])
         return Verdict(subject=subject, reference=reference, kind="withheld", sentence=text, **fields)
     shown = f"{a10:{f}}-{a90:{f}} {unit} against {b10:{f}}-{b90:{f}} {unit}"  # the sentence names both first
-    mid = (a10 + a90) / 2
-    fields = {"subject": subject, "reference": reference, "median": mid, "p10": a10, "p90": a90, "form": "ranges", "unit": unit}
+    fields = {"subject": subject, "reference": reference, **centre, "p10": a10, "p90": a90, "form": "ranges", "unit": unit}
     fields["reference_range"] = f"{b10:{f}}-{b90:{f}} {unit}"
     side = ranges_apart((a10, a90), (b10, b90))
     if side:
@@ -556,7 +560,7 @@ def judge_timings(
         fields = {"p10": a10, "p90": a90, "median": timing.median_us, "form": "too few", "unit": unit}
         return Verdict(subject=subject, reference=reference, kind="withheld", sentence=text, **fields)
     ranges = (timing.p10_us, timing.p90_us), (reference_timing.p10_us, reference_timing.p90_us)
-    return judge_ranges(subject, ranges[0], reference, ranges[1], unit, decimals, spread=spread)
+    return judge_ranges(subject, ranges[0], reference, ranges[1], unit, decimals, spread=spread, median=timing.median_us)
 
 
 # The fewest samples whose p10-p90 `judge_timings` judges: of fewer, p10 and p90 are about their
@@ -667,8 +671,9 @@ def withheld(subject: str, reason: str) -> Verdict:
 
 def verdict_table(verdicts: Iterable[Verdict]) -> Any:
     """The verdicts as a table (pandas.DataFrame), one row each: comparison ("A / B" for a paired
-    ratio, "A against B" for ranges), figure (what the value is: "median ratio", "midpoint of
-    p10-p90 (us)", "steps it held in", ...), value, p10, p90 and verdict (`Verdict.word`)."""
+    ratio, "A against B (p10-p90 of B)" for ranges), figure (what the value is: "median ratio",
+    "subject's median (us)" or "subject's p10-p90 midpoint (us)" for ranges, whose p10 and p90 are
+    the subject's too, "steps it held in", ...), value, p10, p90 and verdict (`Verdict.word`)."""
     import pandas as pd
 
     return pd.DataFrame([v.row() for v in verdicts])

@@ -172,11 +172,15 @@ def test_contract_neuron_torchrun_recipe_is_the_documented_one():
 
 
 def test_neuron_recipe_lines_explain_the_neuron_parts_and_warn_a_seat_only_on_neuron():
-    """08 prints the recipe with the parts N30 explains in words (torchrun flags: CHEATSHEET); what NEURON_RT_NUM_CORES sets is not in N30: no gloss."""
+    """08 prints the recipe with every part in words (torchrun flags: CHEATSHEET); what the NEURON_RT_* values set
+    is not in N30: their line says so, and gives no meaning of its own."""
     lines = neuron_recipe_lines(2, on_neuron=False)
     assert neuron_torchrun_recipe(2) in lines[0]
     assert any("env -u NEURON_RT_VISIBLE_CORES" in line for line in lines[1:])  # the part a seat must change
-    assert not any("NEURON_RT_NUM_CORES" in line for line in lines[1:])  # N30 only quotes it: no gloss to give
+    runtime = next(line for line in lines[1:] if "NEURON_RT_NUM_CORES" in line)
+    assert "NEURON_RT_VIRTUAL_CORE_SIZE=2" in runtime and "N30 does not say what they set" in runtime
+    for flag in ("--nproc_per_node", "--rdzv_backend", "--rdzv_endpoint", "--local-ranks-filter", "--tee"):  # each in words
+        assert any(flag in line for line in lines[1:]), flag
     assert not any("workshop seat" in line for line in lines)
     assert any("lesson/rank_worker.py --out DIR --backend neuron --device neuron" in line for line in lines)
     assert any("named by pid" in line for line in lines)  # N30: <instance>_pid_<pid>/, not by rank

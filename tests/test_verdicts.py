@@ -238,7 +238,7 @@ def test_the_table_says_what_each_figure_is():
     steps = judge_steps("the last to arrive also left last", 5, 5)
     row, step_row = verdict_table([ranges, steps]).to_dict("records")
     assert row["comparison"] == "rank 0's wait against rank 1's wait (p10-p90 10.0-12.0 us)" and "/" not in row["comparison"]
-    assert row["figure"] == "midpoint of p10-p90 (us)" and row["value"] == pytest.approx(20.543)
+    assert row["figure"] == "subject's p10-p90 midpoint (us)" and row["value"] == pytest.approx(20.543)
     assert (row["p10"], row["p90"], row["verdict"]) == (pytest.approx(18.142), pytest.approx(22.944), "higher")
     assert judge_ranges("a", (1.0, 2.0), "b", (3.0, 4.0)).word == "lower"
     assert ranges.kind == "slower" and ranges.relation == "above 1"  # claims keep the kind
@@ -332,7 +332,7 @@ def test_ranges_of_too_few_samples_are_a_reading_not_a_verdict():
     assert few.kind == "withheld" and not few.measurable and "measurably" not in str(few)
     assert str(few).startswith("on read 6.9-8.1 ms, above the p10-p90 of off (3.9-5.2 ms): on is 3 readings")
     row = few.row()
-    assert row["verdict"] == "withheld" and row["figure"] == "midpoint of p10-p90 (ms), too few samples"
+    assert row["verdict"] == "withheld" and row["figure"] == "subject's p10-p90 midpoint (ms), too few samples"
     assert row["value"] == pytest.approx(7.5) and few.relation == "about 1"
     # the reference's side counts too; enough on both sides is judged as before
     assert "off is one reading" in str(judge_ranges("on", (6.9, 8.1), "off", (4.0, 4.0), "ms", counts=(9, 1)))
@@ -432,6 +432,25 @@ def test_a_range_row_shows_what_the_subject_was_set_against():
     assert v.row()["comparison"] == "rank 0's wait against rank 1's wait (p10-p90 0.01-0.08 ms)"
     assert v.row()["verdict"] == "higher" and "against 0.01-0.08 ms" in str(v) and str(v).count("rank 1's wait") == 1
     assert "0.002-0.004 ms" in str(judge_ranges("a", (1.0, 2.0), "b", (0.002, 0.004), "ms"))
+
+
+def test_a_range_row_shows_the_subjects_median_where_given():
+    """08 patched the table after verdict_table: a range row's value was the midpoint of the subject's p10-p90
+    (20.7 for a wait whose median was 20.3), and nothing said the value, p10 and p90 were the subject's while
+    the comparison carried the reference's range. The median is the table's figure; the rule reads the ranges."""
+    from analysis.timing import Timing
+
+    given = judge_ranges("rank 0's wait", (20.0, 23.5), "rank 1's wait", (0.0, 0.0), "ms", counts=(5, 5), median=20.34)
+    row = given.row()
+    assert row["figure"] == "subject's median (ms)" and row["value"] == pytest.approx(20.34)
+    assert (row["p10"], row["p90"]) == (pytest.approx(20.0), pytest.approx(23.5)) and row["verdict"] == "higher"
+    assert str(given) == str(judge_ranges("rank 0's wait", (20.0, 23.5), "rank 1's wait", (0.0, 0.0), "ms"))
+    few = judge_ranges("on", (6.9, 8.1), "off", (3.9, 5.2), "ms", counts=(3, 3), median=7.9).row()
+    assert few["figure"] == "subject's median (ms), too few samples" and few["value"] == pytest.approx(7.9)
+    # judge_timings has each side's median: its range rows show it
+    steps = Timing("a", np.array([10.0, 11.0, 11.0, 11.0, 30.0]), 1)
+    judged = judge_timings("a", steps, "b", Timing("b", np.array([1.0, 1.1, 1.2, 1.3, 1.4]), 1)).row()
+    assert judged["figure"] == "subject's median (us)" and judged["value"] == pytest.approx(11.0)
 
 
 def test_a_range_verdict_records_the_claim_its_sentence_makes():
