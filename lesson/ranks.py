@@ -203,9 +203,9 @@ def neuron_recipe_lines(ranks: int, on_neuron: bool) -> list[str]:
 
     Why: a reader going to a trn2 must know what every part of the command is for. The torchrun flags
     are PyTorch's own (as docs/CHEATSHEET.md glosses them; the rendezvous flags do what the lesson's
-    --master-addr/--master-port do). What the two NEURON_RT_* values set is not in docs/NEURON_NOTES.md
-    (N30 only quotes them): their line says so and what the reader can use (the first is the ranks), never
-    a meaning no source here gives. The seat warning is printed on Trainium only.
+    --master-addr/--master-port do). NEURON_RT_NUM_CORES reads as the runtime's
+    configuration guide defines it (N30); NEURON_RT_VIRTUAL_CORE_SIZE is in the vendor's example only, not in
+    its variable reference: its line says so, never a meaning no source here gives. The seat warning is printed on Trainium only.
 
     Args:
         ranks: how many ranks the recipe starts.
@@ -217,7 +217,7 @@ def neuron_recipe_lines(ranks: int, on_neuron: bool) -> list[str]:
     lines = [
         f"Trainium's documented recipe (docs/NEURON_NOTES.md N30; not run here): {neuron_torchrun_recipe(ranks)}",
         "  env -u NEURON_RT_VISIBLE_CORES: unset it; if inherited, every rank lands on that one core.",
-        f"  NEURON_RT_NUM_CORES={ranks} (the ranks), NEURON_RT_VIRTUAL_CORE_SIZE=2: the vendor's values; N30 does not say what they set.",
+        f"  NEURON_RT_NUM_CORES={ranks}: the NeuronCores the process needs; NEURON_RT_VIRTUAL_CORE_SIZE=2: in the vendor's example, not in its variable reference (N30: UNVERIFIED).",
         "  torchrun: --nproc_per_node, ranks per machine; --rdzv_backend, --rdzv_endpoint: where the ranks meet (as --master-addr,"
         " --master-port in the command below); --local-ranks-filter 0 --tee 3: the console shows rank 0, and every rank's output also goes to log files.",
         "  your_script.py: lesson/rank_worker.py --out DIR --backend neuron --device neuron (UNVERIFIED: never run here).",

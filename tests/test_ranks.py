@@ -172,13 +172,14 @@ def test_contract_neuron_torchrun_recipe_is_the_documented_one():
 
 
 def test_neuron_recipe_lines_explain_the_neuron_parts_and_warn_a_seat_only_on_neuron():
-    """08 prints the recipe with every part in words (torchrun flags: CHEATSHEET); what the NEURON_RT_* values set
-    is not in N30: their line says so, and gives no meaning of its own."""
+    """08 prints the recipe with every part in words (torchrun flags: CHEATSHEET); NEURON_RT_NUM_CORES as the runtime's
+    guide defines it; NEURON_RT_VIRTUAL_CORE_SIZE, in no reference, marked UNVERIFIED with no meaning of its own."""
     lines = neuron_recipe_lines(2, on_neuron=False)
     assert neuron_torchrun_recipe(2) in lines[0]
     assert any("env -u NEURON_RT_VISIBLE_CORES" in line for line in lines[1:])  # the part a seat must change
     runtime = next(line for line in lines[1:] if "NEURON_RT_NUM_CORES" in line)
-    assert "NEURON_RT_VIRTUAL_CORE_SIZE=2" in runtime and "N30 does not say what they set" in runtime
+    assert "NeuronCores the process needs" in runtime  # the configuration guide's meaning (N30)
+    assert "NEURON_RT_VIRTUAL_CORE_SIZE=2" in runtime and "UNVERIFIED" in runtime  # not in the variable reference
     for flag in ("--nproc_per_node", "--rdzv_backend", "--rdzv_endpoint", "--local-ranks-filter", "--tee"):  # each in words
         assert any(flag in line for line in lines[1:]), flag
     assert not any("workshop seat" in line for line in lines)
