@@ -36,7 +36,7 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable
 
-from .contention import BUSY_WAITED_FRACTION, Contention, combined, is_busy
+from .contention import BUSY_WAITED_FRACTION, Contention, combined
 
 RELATIONS = ("min", "max", "<", "above 1", "below 1", "about 1", "overlap", "busy")
 
@@ -365,22 +365,6 @@ def _too_few_rounds(num: str, den: str, figures: tuple[float, float, float], pai
         f"(a verdict needs {MIN_RANGE_SAMPLES} {pairing}s): a reading, not a verdict"
     )
     return Verdict(subject=num, reference=den, kind="withheld", sentence=text, median=med, p10=p10, p90=p90)
-
-
-def judge_metric(numerator: str, denominator: str, record: dict[str, Any]) -> Verdict:
-    """Judge a published ratio metric (metrics.json: value, p10, p90, contention) by the same rule.
-
-    Args:
-        numerator, denominator: what the ratio divides, e.g. "torch.rms_norm", "naive".
-        record: the metric record.
-
-    Returns:
-        The Verdict `judge_ratio` gives for the same figures.
-    """
-    stored = record.get("contention") or {}
-    busy_seen = (stored.get("seen") or "recorded as busy") if is_busy(stored) else None
-    figures = (float(record["value"]), float(record["p10"]), float(record["p90"]))
-    return _judge(numerator, denominator, figures, "round", busy_seen, "faster", "slower")
 
 
 def _judge(
