@@ -68,6 +68,16 @@ KINDS = ("slower", "faster", "no measurable difference", "busy", "withheld", "ho
 # equivalence), not only its median, so that a run that moves a ratio by a little does not flip it.
 RESOLUTION = 1.05
 
+# The one phrase for two figures this run does not order by the ratio rule: the table's word for a paired ratio
+# whose p10-p90 neither clears the margin around 1 nor lies inside it (inside: "no measurable difference"), and
+# the word for a ranking's group of variants whose pair verdicts are not measurable. The table, the rankings, the
+# lessons' lines and 05's figure all use it: 05's readers met this one rule under four names ("cannot rank", "not
+# ranked apart", "not told apart", "the pair does not rank them") and asked whether they were four rules. It is
+# not a finding that the two are equal: a line that prints it without its verdict's sentence (whose words are
+# "inconclusive, not a finding that they cost the same") says so, with CANNOT_TELL_ALONE.
+CANNOT_TELL = "cannot tell apart"
+CANNOT_TELL_ALONE = f"{CANNOT_TELL}, inconclusive"
+
 
 def relation_of(p10: float, p90: float) -> str:
     """The rule: what a spread of ratios supports. "above 1" / "below 1" when the whole p10-p90 lies
@@ -243,9 +253,9 @@ class Verdict:
     @property
     def word(self) -> str:
         """The verdict as the table shows it: a range verdict compares figures, not times, so its
-        "slower"/"faster" read "higher"/"lower", and "no measurable difference" reads "cannot rank
-        (spread crosses 1)" or "inconclusive (the ranges overlap)", never a bare negative (`kind`, which claims
-        record, stays as it is)."""
+        "slower"/"faster" read "higher"/"lower", and "no measurable difference" reads "cannot tell apart
+        (spread crosses 1)" (CANNOT_TELL) or "inconclusive (the ranges overlap)", never a bare negative (`kind`,
+        which claims record, stays as it is)."""
         if self.kind == "no measurable difference":  # never read as a negative finding
             if self.form == "ranges" and self.within_noise:
                 return f"no measurable difference (ranges within {_margin_percent()}% of each other)"
@@ -254,8 +264,8 @@ class Verdict:
             if self.within_noise:
                 return f"no measurable difference (spread within {_margin_percent()}% of 1)"
             if _within_resolution(self.p10, self.p90):
-                return f"cannot rank (spread reaches within {_margin_percent()}% of 1)"
-            return "cannot rank (spread crosses 1)"
+                return f"{CANNOT_TELL} (spread reaches within {_margin_percent()}% of 1)"
+            return f"{CANNOT_TELL} (spread crosses 1)"
         if self.form == "ranges":
             return {"slower": "higher", "faster": "lower"}.get(self.kind, self.kind)
         if self.form == "steps" and self.kind == "does not hold" and self.median > 0:  # "2 of 3 | does not hold" read as none
