@@ -51,7 +51,7 @@ _EXPORTS = {
     "device_view": "annotation_window busy_summary device_work host_ops_during host_vs_device host_waits idle_gaps "
     "launches short_kernel_name",
     "figures": "IDLE_ALPHA MEANING_COLORS OKABE_ITO backend_title plot_cumulative_calls plot_rank_steps plot_timeline",
-    "floor": "WIDE_SPREAD Ranking bytes_per_op check_floor copy_floor floor_probes nominal_memory_gb_per_s not_ranked_apart rank_over_floor time_with_floor triad_probe",
+    "floor": "WIDE_SPREAD Ranking bytes_per_op check_floor copy_floor floor_probes nominal_memory_gb_per_s cannot_tell_group rank_over_floor time_with_floor triad_probe",
     "host": "address_layout free_page_reporting_kib",
     "hta_view": "run_hta side_by_side",
     "key_averages": "device_time_verdict key_averages_frame",
@@ -62,7 +62,7 @@ _EXPORTS = {
     "rank_view": "TOGETHER_US arrival_order chance_some_rank_last collective_kernel_waits collective_waits rank_kernel_time rank_steps",
     "recorded": "ALEXNET_FORWARD RECORDED_ORIGIN load_recorded recorded_path",
     "timing": "PairedRatio Timing busy_processes paired_ratio time_interleaved time_once time_per_call",
-    "verdicts": "MIN_RANGE_SAMPLES Verdict apart_bounds counted decimals_apart estimate ratio_bound judge_metric judge_ranges judge_ratio judge_steps judge_timings machine_line ranges_apart relation_of RESOLUTION "
+    "verdicts": "CANNOT_TELL CANNOT_TELL_ALONE MIN_RANGE_SAMPLES Verdict apart_bounds counted decimals_apart estimate ratio_bound judge_ranges judge_ratio judge_steps judge_timings machine_line ranges_apart relation_of RESOLUTION "
     "verdict_table withheld",
     "traces": "Trace load_trace representative_step",
     "steps": "gap_table launch_latency per_call_summary step_ops step_summary",

@@ -18,7 +18,7 @@ from typing import Any, Callable
 import torch
 
 from .timing import PairedRatio, Timing, paired_ratio, time_interleaved
-from .verdicts import Claim, Verdict, decimals_apart, judge_ratio, withheld
+from .verdicts import CANNOT_TELL_ALONE, Claim, Verdict, decimals_apart, judge_ratio, withheld
 
 WIDE_SPREAD = 0.25  # (p90 - p10) / median of the copy's samples
 PLAUSIBLE_COPY_OVER_PROBE = (0.25, 1.5)  # copy bandwidth / triad bandwidth, at a memory-bound shape
@@ -201,10 +201,12 @@ def time_with_floor(
     return timings, replace(floor, measurements=made)
 
 
-def not_ranked_apart(group: list[str]) -> str:
-    """A group of a ranking whose pair verdicts do not tell its members apart, in words: "a and b (not ranked
-    apart)", "a, b and c (not ranked apart)"; one member alone as it is. Why words, not "a ≈ b": an inconclusive
-    pair is not a tie (05's readers took "3.26x ≈ 4.14x" for "about equal").
+def cannot_tell_group(group: list[str]) -> str:
+    """A group of a ranking whose pair verdicts do not tell its members apart, in the verdict table's own phrase
+    (CANNOT_TELL_ALONE: no verdict sentence stands beside it): "a and b (cannot tell apart, inconclusive)", "a, b and c (...)";
+    one member alone as it is. Why words, not "a ≈ b": an inconclusive pair is not a tie (05's readers took
+    "3.26x ≈ 4.14x" for "about equal"); why the table's phrase: 05 named this one rule four ways, and its
+    readers asked whether they were four rules.
 
     Args:
         group: the members as they are to be printed, e.g. "naive 3.26x".
@@ -214,7 +216,7 @@ def not_ranked_apart(group: list[str]) -> str:
     """
     if len(group) < 2:
         return "".join(group)
-    return f"{', '.join(group[:-1])} and {group[-1]} (not ranked apart)"
+    return f"{', '.join(group[:-1])} and {group[-1]} ({CANNOT_TELL_ALONE})"
 
 
 @dataclass
@@ -265,10 +267,11 @@ class Ranking:
     @property
     def sentence_with_ties(self) -> str:
         """The ranking in one line, a group the pair verdicts do not tell apart said as such ("a 3.26x and b
-        4.14x (not ranked apart)"; 05's "a ≈ b" read as "about equal" for medians 27% apart), or the gate's sentence."""
+        4.14x (cannot tell apart, inconclusive)"; 05's "a ≈ b" read as "about equal" for medians 27% apart), or
+        the gate's sentence."""
         if self.gate:
             return self.gate.sentence
-        ranked = ", then ".join(not_ranked_apart([f"{n} {self.over_floor[n].median:.2f}x" for n in g]) for g in self.tiers())
+        ranked = ", then ".join(cannot_tell_group([f"{n} {self.over_floor[n].median:.2f}x" for n in g]) for g in self.tiers())
         return f"{self.label}, from closest to the copy: {ranked} (median per-round ratio to the copy)"
 
     def table(self) -> Any:

@@ -36,7 +36,7 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable
 
-from .contention import BUSY_WAITED_FRACTION, Contention, combined, is_busy
+from .contention import BUSY_WAITED_FRACTION, Contention, combined
 
 RELATIONS = ("min", "max", "<", "above 1", "below 1", "about 1", "overlap", "busy")
 
@@ -67,6 +67,16 @@ KINDS = ("slower", "faster", "no measurable difference", "busy", "withheld", "ho
 # The rule asks the whole p10-p90 to clear the band (an interval against a region of practical
 # equivalence), not only its median, so that a run that moves a ratio by a little does not flip it.
 RESOLUTION = 1.05
+
+# The one phrase for two figures this run does not order by the ratio rule: the table's word for a paired ratio
+# whose p10-p90 neither clears the margin around 1 nor lies inside it (inside: "no measurable difference"), and
+# the word for a ranking's group of variants whose pair verdicts are not measurable. The table, the rankings, the
+# lessons' lines and 05's figure all use it: 05's readers met this one rule under four names ("cannot rank", "not
+# ranked apart", "not told apart", "the pair does not rank them") and asked whether they were four rules. It is
+# not a finding that the two are equal: a line that prints it without its verdict's sentence (whose words are
+# "inconclusive, not a finding that they cost the same") says so, with CANNOT_TELL_ALONE.
+CANNOT_TELL = "cannot tell apart"
+CANNOT_TELL_ALONE = f"{CANNOT_TELL}, inconclusive"
 
 
 def relation_of(p10: float, p90: float) -> str:
@@ -245,9 +255,9 @@ class Verdict:
     @property
     def word(self) -> str:
         """The verdict as the table shows it: a range verdict compares figures, not times, so its
-        "slower"/"faster" read "higher"/"lower", and "no measurable difference" reads "cannot rank
-        (spread crosses 1)" or "inconclusive (the ranges overlap)", never a bare negative (`kind`, which claims
-        record, stays as it is)."""
+        "slower"/"faster" read "higher"/"lower", and "no measurable difference" reads "cannot tell apart
+        (spread crosses 1)" (CANNOT_TELL) or "inconclusive (the ranges overlap)", never a bare negative (`kind`,
+        which claims record, stays as it is)."""
         if self.kind == "no measurable difference":  # never read as a negative finding
             if self.form == "ranges" and self.within_noise:
                 return f"no measurable difference (ranges within {_margin_percent()}% of each other)"
@@ -256,8 +266,8 @@ class Verdict:
             if self.within_noise:
                 return f"no measurable difference (spread within {_margin_percent()}% of 1)"
             if _within_resolution(self.p10, self.p90):
-                return f"cannot rank (spread reaches within {_margin_percent()}% of 1)"
-            return "cannot rank (spread crosses 1)"
+                return f"{CANNOT_TELL} (spread reaches within {_margin_percent()}% of 1)"
+            return f"{CANNOT_TELL} (spread crosses 1)"
         if self.form == "ranges":
             return {"slower": "higher", "faster": "lower"}.get(self.kind, self.kind)
         if self.form == "steps" and self.kind == "does not hold" and self.median > 0:  # "2 of 3 | does not hold" read as none
@@ -366,22 +376,6 @@ def _too_few_rounds(num: str, den: str, figures: tuple[float, float, float], pai
         f"(a verdict needs {MIN_RANGE_SAMPLES} {pairing}s): a reading, not a verdict"
     )
     return Verdict(subject=num, reference=den, kind="withheld", sentence=text, median=med, p10=p10, p90=p90)
-
-
-def judge_metric(numerator: str, denominator: str, record: dict[str, Any]) -> Verdict:
-    """Judge a published ratio metric (metrics.json: value, p10, p90, contention) by the same rule.
-
-    Args:
-        numerator, denominator: what the ratio divides, e.g. "torch.rms_norm", "naive".
-        record: the metric record.
-
-    Returns:
-        The Verdict `judge_ratio` gives for the same figures.
-    """
-    stored = record.get("contention") or {}
-    busy_seen = (stored.get("seen") or "recorded as busy") if is_busy(stored) else None
-    figures = (float(record["value"]), float(record["p10"]), float(record["p90"]))
-    return _judge(numerator, denominator, figures, "round", busy_seen, "faster", "slower")
 
 
 def _judge(

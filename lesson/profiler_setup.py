@@ -125,8 +125,9 @@ def cost_takeaway(
 
     Returns:
         One line: per call, "WORD, N.NNx (p10-p90 A-B), +D us per call" where the verdict is measurable, else the
-        verdict's table word ("cannot rank" reads "this run cannot tell": an inconclusive run, not a property
-        of the call) and the ratio's median and p10-p90 unless the block was busy.
+        verdict's table word as the table prints it ("cannot tell apart (spread crosses 1)", analysis.verdicts
+        CANNOT_TELL: the run's limit, not a property of the call) and the ratio's median and p10-p90 unless the
+        block was busy.
     """
     parts = []
     for name, verdict in verdicts.items():
@@ -138,7 +139,7 @@ def cost_takeaway(
                 if bare_us and name in bare_us:
                     said += f" on a bare call of {bare_us[name]:,.1f} us"
         else:
-            said = verdict.word.replace("cannot rank", "this run cannot tell", 1)
+            said = verdict.word  # the table's own words, as every verdict of the series says them
             if verdict.kind != "busy" and not np.isnan(verdict.median):  # a busy block's figures conclude nothing
                 said += f": ratio {verdict.median:.2f} ({spread})"
         parts.append(f"{name} call: {said}")

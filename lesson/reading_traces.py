@@ -137,18 +137,20 @@ def largest_host_only_share(shares: dict[str, Any], counted: bool) -> LargestSha
         counted: whether every trace counted device operations to split its step by.
 
     Returns:
-        LargestShare; its answer reads "Answer: the largest share: <variant>", "<a> or <b>, not
-        told apart", or "withheld"; its ranges read "naive: 1.4-1.6 % of each step host only
+        LargestShare; its answer reads "Answer: the largest share: <variant>", "<a> or <b>, cannot
+        tell apart", or "withheld"; its ranges read "naive: 1.4-1.6 % of each step host only
         (p10-p90)", one per variant in the order given, "(BUSY)" after a busy block's.
     """
-    from analysis import judge_timings, withheld
+    from analysis import CANNOT_TELL, judge_timings, withheld
 
     *_, reference, subject = sorted(shares, key=lambda n: shares[n].median_us)  # lowest to highest
     if not counted:
         verdict, answer = withheld("the largest host-only share", "no device operations counted to split the step by"), "withheld"
     else:
         verdict = judge_timings(subject, shares[subject], reference, shares[reference], "% host only")
-        answer = subject if verdict.measurable else f"{subject} or {reference}, not told apart"
+        answer = (
+            subject if verdict.measurable else f"{subject} or {reference}, {CANNOT_TELL}"
+        )  # the verdict printed above it says why
     busy = {n: " (BUSY)" if t.contention is not None and t.contention.busy else "" for n, t in shares.items()}
     lines = [f"{n}: {t.p10_us:.1f}-{t.p90_us:.1f} % of each step host only (p10-p90){busy[n]}" for n, t in shares.items()]
     return LargestShare(subject, reference, verdict, f"Answer: the largest share: {answer}", lines if counted else [])

@@ -19,10 +19,11 @@ import numpy as np
 import pandas as pd
 import torch
 
-from analysis.floor import FloorCheck, Ranking, not_ranked_apart
+from analysis.floor import FloorCheck, Ranking, cannot_tell_group
 from analysis.timing import Timing, time_per_call
 from analysis.steps import per_call_summary, step_ops
 from analysis.traces import Trace, load_trace
+from analysis.verdicts import CANNOT_TELL, CANNOT_TELL_ALONE
 from helpers.backend import Backend
 from helpers.errors import SeriesError
 from helpers.outputs import write_json
@@ -294,10 +295,11 @@ def shape_takeaways(
 
     Why here: the lesson is the sentence, not the plumbing; every clause is a verdict of
     analysis.verdicts, so no clause assumes how the run came out, and the title's question (overhead-
-    or memory-bound) gets an answer or an estimate on every run that was not busy. Per shape, three short
-    lines a room can read aloud: the variant closest to the copy with its ratio and verdict word, or,
-    where the ranking was withheld (printed above it), what to do and the pair verdicts, which need no copy; the bound, each variant's estimated
-    share as printed; and the estimate's basis as one footnote line ("* estimated, not measured: ..."):
+    or memory-bound) gets an answer or an estimate on every run that was not busy. Per shape, short lines a
+    room can read aloud, one clause each: the variant closest to the copy with its ratio (and the verdict's word
+    where it is not measurably apart from the copy), the farthest, or, where the ranking was withheld (printed
+    above it), what to do and the pair verdicts, which need no copy; the bound, each variant's estimated share as
+    printed; and the estimate's basis, the share's formula included, as one footnote line ("* estimated, not measured: ..."):
     - at a memory-bound shape (assumed by `time_with_floor`, and said so): an estimate of the share of each
       variant's time that moving its bytes takes, its bytes taken as `alloc_over_input` copies' (each
       full-size tensor it allocates is written and read about once) at the copy's rate (the triad's where
@@ -332,15 +334,15 @@ def shape_takeaways(
         else:
             first = ranking.order[0]
             v = judge_ratio(ranking.over_floor[first])
-            told = "" if v.measurable else ", not told apart from it"  # read aloud: no nested verdict words
             tiers = ranking.tiers()
             tied = len(tiers[0]) > 1  # an inconclusive pair is not a tie (cr50 05 #2)
-            closest = f"{not_ranked_apart(tiers[0])}; {first} at" if tied else f"{first},"
-            far = not_ranked_apart([f"{n} {ranking.over_floor[n].median:.2f}x" for n in tiers[-1]])
-            last = f"; farthest: {far}" if len(tiers) > 1 else ""
+            closest = f"{cannot_tell_group(tiers[0])}; {first} at" if tied else f"{first},"
+            spread = f"p10-p90 {ratio_bound(v.p10)}-{ratio_bound(v.p90)}"
             lines += [
-                f"{ranking.label}: closest to the copy: {closest} {v.median:.2f}x the copy's time{told} (p10-p90 {ratio_bound(v.p10)}-{ratio_bound(v.p90)}){last}"
+                f"{ranking.label}: closest to the copy: {closest} {v.median:.2f}x the copy's time ({spread}{_against_copy(v)})"
             ]
+            if len(tiers) > 1:  # a line of its own: one clause per line
+                lines += [f"  farthest: {cannot_tell_group([f'{n} {ranking.over_floor[n].median:.2f}x' for n in tiers[-1]])}"]
         if floors[s].memory_bound:
             allocs = {n: (alloc_over_input or {}).get((s, n), math.nan) for n in names}
             lines += [f"  {line}" for line in _memory_bound(ranking, floors[s], blocks[s], allocs)]
@@ -369,21 +371,29 @@ def shape_takeaways(
         spreads = {  # per round: that round's fixed part over its time (cr57 05 #3)
             n: tuple(float(q) for q in np.percentile(1 - (r.per_round - 1) / (scale - 1), [10, 90])) for n, r in growth.items()
         }
-        basis = f"time = fixed + per-token × tokens through this call and one {scale} times the tokens, round by round"
+        basis = f"time = fixed + per-token × tokens through this call and one {scale} times the tokens, per round"
         if tokens and s in tokens:
             basis = (
-                f"time = fixed + per-token × tokens through {tokens[s]} and {scale * tokens[s]} tokens, round by round; the fixed part"
-                " is the line extrapolated to 0 tokens, untested (exercise 2 tests a point above, for the compiled"
-                " variant)"
+                f"time = fixed + per-token × tokens through {tokens[s]} and {scale * tokens[s]} tokens, per round; fixed part:"
+                " that line at 0 tokens, untested (exercise 2 tests the compiled variant at more tokens)"
             )
         share = estimate("the fixed part per call", shares, "of the time", basis, "what that part is", 2)
         took = ", ".join(f"{n} {np.median(r.per_round):.2f}x" for n, r in growth.items())  # no line: measured, per round
         # the model-free ratios first, the fit's estimate second (cr45 05 #12)
-        lines += [
-            f"  measured, no model: {scale}x the tokens took {took} the time (per round; {scale}x if all of it grew with tokens)"
-        ]
+        lines += [f"  measured: {scale}x the tokens took {took} the time per round ({scale}x if all of it grew with tokens)"]
         lines += _bound_lines("overhead-bound", "a fixed part per call", shares, share, spreads=spreads, label="fixed share")
     return lines
+
+
+def _against_copy(v: Any) -> str:
+    """The closest variant's verdict against the copy, after its p10-p90 and only where it is not measurable:
+    CANNOT_TELL_ALONE, said to be inconclusive (05's "1.05x the copy's time, not told apart from it" read as "equal to the
+    copy"), "no measurable difference" inside the margin, else the verdict's word; the p10-p90 before it is the reason."""
+    if v.measurable:
+        return ""
+    if v.kind != "no measurable difference":
+        return f": {v.word}"  # a reading of too few rounds
+    return f": {'no measurable difference' if v.within_noise else CANNOT_TELL_ALONE}"
 
 
 def _bound_lines(
@@ -426,8 +436,8 @@ def _bound_lines(
 
 def _bytes_evidence(pairs: list, allocs: dict[str, float]) -> list[str]:
     """Where no steady rate is left, what the pairs alone say of bytes: each measurable pair whose variants
-    allocate different bytes, its time ratio beside its allocation ratio. Not told apart by the ratio rule for
-    every such pair reads "consistent with memory-bound", never a measurement of it; otherwise the pairs cannot say."""
+    allocate different bytes, its time ratio beside its allocation ratio. Where the ratio rule cannot tell the two
+    apart for every such pair, it reads "consistent with memory-bound", never a measurement of it; otherwise the pairs cannot say."""
     from analysis.verdicts import relation_of
 
     shown = []
@@ -454,7 +464,7 @@ def line_test_answer(by_count: dict[str, Timing], over_line: np.ndarray, fixed_u
     """05's exercise 2 verdict, from the arithmetic the solution cell writes: does the line through the two
     smaller token counts predict the largest, and the fixed part's share of the smallest call (an estimate).
 
-    Why here: the cell keeps the arithmetic a student can write; the verdict rule (busy, not told apart,
+    Why here: the cell keeps the arithmetic a student can write; the verdict rule (busy, cannot tell apart,
     an upward or downward miss) is the series' plumbing.
 
     Args:
@@ -477,7 +487,7 @@ def line_test_answer(by_count: dict[str, Timing], over_line: np.ndarray, fixed_u
     if busy:
         said = f"{fit}\nDoes the line predict {n64}? This run cannot say"
     elif not fit.measurable:
-        said = f"{fit}\nDoes the line predict {n64}? Not told apart from it"
+        said = f"{fit}\nDoes the line predict {n64}? {fit.word.capitalize()}"  # the word of the verdict above
     else:
         grows = "faster" if fit.median > 1 else "slower"
         said = (
@@ -556,8 +566,8 @@ def copies_answer(
 
     Returns:
         "Answer: 3 full-size writes (pow, mul, mul) + 1 read-only (mean)", then one row per count and per
-        reading ("this run, ratio to the copy  3.10  p10-p90 ...  not told apart from: allocation"), the pair's
-        lines where `block` is given, then "Verdict (this run, ratio to the copy): naive's time is ...".
+        reading ("this run, ratio to the copy  3.10  p10-p90 ...  cannot tell apart from the allocation count"), the pair's
+        lines where `block` is given, then "Verdict (this run, ratio to the copy): naive's time: ...".
     """
     writes, reads = ops.op[ops.copies >= 1], ops.op[ops.copies.between(0.5, 1, "left")]  # full-size writes; reads only
     models = {"source": float(ops["copies"].sum()), "allocation": alloc_over_input}
@@ -593,7 +603,7 @@ def copies_answer(
         name, *_, told, _, said = readings[0]
         follows = ": the time cannot say which count it follows" if len(told) > 1 else ""
         whose = "reference run, not this run" if name.startswith("reference") else name.split(" (")[0]
-        verdict = f"Verdict ({whose}): naive's time is {said}{follows}"  # the margin is in its row
+        verdict = f"Verdict ({whose}): naive's time: {said}{follows}"  # the margin is in its row
     else:
         verdict = f"Verdict: this run cannot say ({'; '.join(missing)})"
     gap = [f"this run: no reading ({'; '.join(missing)})"] if readings and not readings[0][0].startswith("this run") else []
@@ -648,7 +658,7 @@ def _copies_through(block: dict[str, Timing], through: str) -> tuple[float, floa
     if v.kind == "busy":
         return f"naive / {through} concludes nothing either (busy)"
     if not v.measurable:
-        return f"it does not tell naive from {through}, so it gives no count"
+        return f"{through} / naive: {v.word}, so it gives no count"  # the pair table's word
     return 1 / v.median, 1 / v.p90, 1 / v.p10  # the pair's per-round spread carries into the count
 
 
@@ -656,21 +666,23 @@ def _against_counts(p10: float, p90: float, models: dict[str, float]) -> tuple[l
     """A p10-p90 in copies against each byte count, by the ratio rule (its 5% margin said where it decides).
 
     Returns:
-        The counts not told apart; the words for the answer's table row, which name the margin where it
-        decides; the same words without it, for the verdict line (the margin is in its row).
+        The counts the rule cannot tell apart from the time (CANNOT_TELL); the words for the answer's table row,
+        which name the margin where it decides; the same words without it, for the verdict line (the margin is in its row).
     """
     from analysis.verdicts import RESOLUTION, relation_of
 
     why = {("source", "below 1"): " (it counts the read-only mean as half a copy, which may cost less)"}  # cr69 05 #1
     relations = {w: relation_of(p10 / c, p90 / c) for w, c in models.items()}
     told = [w for w, r in relations.items() if r == "about 1"]
-    said = f"not told apart from the {' or '.join(told)} count" if told else "told apart from every count"
+    said = f"{CANNOT_TELL} from the {' or '.join(told)} count" if told else ""
     margin = ""
-    if any(not p10 <= models[w] <= p90 for w in told):  # told apart by the margin only
+    if any(not p10 <= models[w] <= p90 for w in told):  # not apart by the margin only
         margin = f" (within the ratio rule's {(RESOLUTION - 1) * 100:g}% margin of the p10-p90)"
     apart = [f"{r.split()[0]} the {w} count{why.get((w, r), '')}" for w, r in relations.items() if r != "about 1"]  # cr64 05 #2
-    rest = f"; {' and '.join(apart)}" if told and apart else ""
-    return told, said + margin + rest, said + rest
+    rest = " and ".join(apart)
+    if not told:  # apart from every count: each side said
+        return told, rest, rest
+    return told, said + margin + (f"; {rest}" if rest else ""), said + (f"; {rest}" if rest else "")
 
 
 def reference_ranking(shape: str, reference_dir: Path | None = None) -> str:
@@ -692,7 +704,7 @@ def reference_ranking(shape: str, reference_dir: Path | None = None) -> str:
 
 def _with_ties(line: str, metrics: dict, shape: str) -> str:
     """A recorded ranking line with its groups the pair verdicts do not tell apart said as such
-    (`analysis.not_ranked_apart`), rebuilt from the reference run's own pair metrics, so a note written
+    (`analysis.cannot_tell_group`), rebuilt from the reference run's own pair metrics, so a note written
     without them (or with the older "a ≈ b") is not read as an order the pair verdicts do not support."""
     import re
 
@@ -707,7 +719,7 @@ def _with_ties(line: str, metrics: dict, shape: str) -> str:
         pair = pair or (metrics.get(f"{shape}_{k.get(groups[-1][-1][0])}_speedup_over_{k.get(name)}") if groups else None)
         tied = pair is not None and relation_of(pair["p10"], pair["p90"]) == "about 1"
         groups[-1].append((name, ratio)) if tied else groups.append([(name, ratio)])
-    return f"{label}, from closest to the copy: " + ", then ".join(not_ranked_apart([f"{n} {r}" for n, r in g]) for g in groups)
+    return f"{label}, from closest to the copy: " + ", then ".join(cannot_tell_group([f"{n} {r}" for n, r in g]) for g in groups)
 
 
 def predict_answer(
@@ -751,8 +763,9 @@ def predict_answer(
         else:
             tiers = ranking.tiers()
             group = tiers[0] if len(tiers) > 1 else []
-            named = " and ".join(group) + (", not ranked apart" if len(group) > 1 else "") if group else "none told apart"
-            places.append(f"{ranking.label}: {named} (by the ranking)")
+            places.append(
+                f"{ranking.label}: {cannot_tell_group(tiers[0])} (by the ranking)"
+            )  # the closest group; one group: all of them
         firsts.append(None if group is None else group == [name])
     won = sum(f is True for f in firsts)
     if False not in firsts:
@@ -776,7 +789,7 @@ def plot_over_copy(rankings: dict[str, Ranking], names: list[str], title: str, p
     """Notebook 05's figure: each variant's median ratio to the copy per shape, with its p10-p90 whisker;
     beside it, for a shape whose copy failed its check, that shape's pairs (`_plot_pairs`).
 
-    Why here: the figure is the lesson, the plotting is not. Bars the ranking joins as not told apart
+    Why here: the figure is the lesson, the plotting is not. Bars the ranking joins (CANNOT_TELL)
     (`Ranking.tiers`) carry "≈" in their labels, so a taller bar is not read as a slower variant where the
     pair verdict is not measurable; a shape whose ranking is gated draws no bar and says why in a note on
     the axes. A failed copy withholds the ratios to the copy, not the pairs (05's readers took the small
@@ -834,14 +847,14 @@ def plot_over_copy(rankings: dict[str, Ranking], names: list[str], title: str, p
         RESOLUTION,
         color="grey",
         alpha=0.3,
-        label=f"within {RESOLUTION - 1:.0%} of the copy\n(a whisker into it: not told apart)",
+        label=f"within {RESOLUTION - 1:.0%} of the copy\n(a whisker into it: {CANNOT_TELL})",
     )
     for pax, (s, r) in zip(axes[0, 1:], paired.items()):
         _plot_pairs(pax, r, colours[s], RESOLUTION)
     handles, labels = ax.get_legend_handles_labels()
     if any(tied.values()):  # an inconclusive pair, not a tie (cr50 05 #1)
         handles.insert(2, plt.Line2D([], [], ls="none"))
-        labels.insert(2, "≈: the pair does not rank them\n(its verdict: the table above)")
+        labels.insert(2, f"≈: {CANNOT_TELL_ALONE}\n(the pair's verdict: the table above)")
     ax.set_title(title)
     if paired:  # below the notes: beside the axes it covered the pairs panel's labels (cr58 05 #2)
         below = -0.2 - 0.06 * len(notes)
@@ -877,7 +890,7 @@ def _plot_pairs(ax: Any, ranking: Ranking, colour: str, resolution: float) -> No
     ax.axvline(1.0, color="black", lw=1, ls="--")
     ax.axvspan(1 / resolution, resolution, color="grey", alpha=0.3)
     ax.set_xlabel(
-        f"time ratio per round (log scale; below 1: the first is faster)\ngrey: within {resolution - 1:.0%} of 1, not told apart"
+        f"time ratio per round (log scale; below 1: the first is faster)\ngrey: within {resolution - 1:.0%} of 1 (a whisker into it: {CANNOT_TELL})"
     )
     ax.set_title(f"{ranking.label}, this run: its pairs (the ratio to the copy withheld)", fontsize=10)
 
@@ -924,11 +937,16 @@ def _memory_bound(ranking: Ranking, floor: FloorCheck, block: dict[str, Timing],
     at_rate = {n: replace(r, per_round=r.per_round / copies[n]) for n, r in ratios.items()}  # time / its copies' time
     shares = {n: float(np.median(1 / r.per_round)) for n, r in at_rate.items()}
     spreads = {n: tuple(float(q) for q in np.percentile(1 / r.per_round, [10, 90])) for n, r in at_rate.items()}
-    basis = "bytes = alloc_over_input copies (each full-size tensor allocated, written and read once; one where not recorded)"
+    rate = reference.split()[0]  # "copy" or "triad"
+    # the share's formula here, in the footnote, not in the bound's line (cr60 05 #6 asked for it; there it made the
+    # densest line of 05's output)
+    basis = (
+        f"byte share = alloc_over_input (1 where not recorded) × the {rate}'s time ÷ the variant's time, per round:"
+        " each full-size tensor allocated, written and read once"
+    )
     triad = f" (spread {block[reference].spread:.2f}; used because the copy failed its check)"
     basis += "" if floor.ok else f", at the triad's rate{triad}"
-    subject = f"moving its bytes at the {reference.split()[0]}'s rate"
-    label = f"byte share = alloc_over_input × the {reference.split()[0]}'s time ÷ the variant's time, median"  # cr60 05 #6
+    subject = f"moving its bytes at the {rate}'s rate"
     share = estimate(subject, shares, "of the time", basis, "a read-only pass (mean), which allocates nothing", 2)
-    near_one = {n for n, r in at_rate.items() if not judge_ratio(r).measurable}  # not told apart from its bytes' time
-    return [line.removeprefix("  ") for line in _bound_lines("memory-bound", subject, shares, share, near_one, spreads, label)]
+    near_one = {n for n, r in at_rate.items() if not judge_ratio(r).measurable}  # CANNOT_TELL from its bytes' time
+    return [line.removeprefix("  ") for line in _bound_lines("memory-bound", subject, shares, share, near_one, spreads)]

@@ -157,7 +157,7 @@ def test_variants_no_pair_verdict_tells_apart_are_shown_as_a_tie():
     floor = check_floor(timings["copy"], timings["probe"], 2_000_000, memory_bound=True)
     ranking = rank_over_floor(timings, ["naive", "fused", "compiled"], floor, "large")
     assert ranking.tiers() == [["compiled"], ranking.order[1:]] and len(ranking.order) == 3
-    assert "compiled 1.20x, then naive 3.30x and fused 3.30x (not ranked apart)" in ranking.sentence_with_ties
+    assert "compiled 1.20x, then naive 3.30x and fused 3.30x (cannot tell apart, inconclusive)" in ranking.sentence_with_ties
     assert "≈" not in ranking.sentence_with_ties  # cr50: "a ≈ b" read as "about equal" where the pair was inconclusive
 
 
@@ -230,6 +230,9 @@ def test_05s_metrics_publish_every_metric_its_claims_cite_and_the_claims_hold():
     assert len(m["claims"]["value"]) == 4 and check_claims(m["claims"]["value"], m) == []
 
 
+GROUP = "(cannot tell apart, inconclusive)"  # a ranking's group its pair verdicts do not order (analysis.floor)
+
+
 def takeaway_case(copy: float, compiled: float, probe: float = 80.0, spread: float = 0.0):
     """SYNTHETIC 05 large-shape block: naive and fused ~3.3x the copy, compiled at `compiled`; the copy's
     spread `spread` (above 0.25 fails the floor)."""
@@ -256,47 +259,49 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     pairs = [(v.subject, v.reference) for v in newer_first(ranking, block)]  # 03 and 04's way round
     assert pairs == [("fused", "naive"), ("compiled", "naive"), ("compiled", "fused")]
     assert lines[1:] == [  # no allocation recorded: one copy's bytes each; every variant gets a label and its share
-        "  memory-bound* (over half the time moving its bytes at the copy's rate), byte share = alloc_over_input × the copy's time ÷ the variant's time, median (p10-p90): compiled 1.00 (1.00-1.00)",
+        "  farthest: fused 3.60x",  # a line of its own
+        "  memory-bound* (over half the time moving its bytes at the copy's rate), byte share (p10-p90): compiled 1.00 (1.00-1.00)",
         "  not memory-bound: naive 0.30 (0.30-0.30), fused 0.28 (0.28-0.28)",
-        "  * estimated, not measured: bytes = alloc_over_input copies (each full-size tensor allocated, written and read once;"
-        " one where not recorded); this estimate cannot show a read-only pass (mean), which allocates nothing",
+        "  * estimated, not measured: byte share = alloc_over_input (1 where not recorded) × the copy's time ÷ the variant's"
+        " time, per round: each full-size tensor allocated, written and read once; this estimate cannot show a read-only"
+        " pass (mean), which allocates nothing",  # the share's formula, in the footnote
     ]
     allocs = {("large", "naive"): 3.0, ("large", "fused"): 1.0, ("large", "compiled"): 1.0}
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=allocs)
-    assert lines[1].endswith(
-        "rate), byte share = alloc_over_input × the copy's time ÷ the variant's time, median (p10-p90): naive 0.91 (0.91-0.91), compiled 1.00 (1.00-1.00)"
-    )  # naive: 3 x 0.30
-    assert lines[2] == "  not memory-bound: fused 0.28 (0.28-0.28)"
-    assert len(lines) == 4  # one line per verdict kind, then the footnote (no "not told apart from 1" line: cr65 05 #1)
-    allocs[("large", "naive")] = 3.3  # naive's time is 3.3 copies' time: its share is not told apart from 1
+    assert lines[2].endswith("rate), byte share (p10-p90): naive 0.91 (0.91-0.91), compiled 1.00 (1.00-1.00)")  # 3 x 0.30
+    assert lines[3] == "  not memory-bound: fused 0.28 (0.28-0.28)"
+    assert (
+        len(lines) == 5
+    )  # the ranking's two lines, one per verdict kind, then the footnote (no "apart from 1" line: cr65 05 #1)
+    allocs[("large", "naive")] = 3.3  # naive's time is 3.3 copies' time: the rule cannot tell its share apart from 1
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=allocs)
-    assert lines[1].endswith(
-        "byte share = alloc_over_input × the copy's time ÷ the variant's time, median (p10-p90): naive 1.00 (1.00-1.00), compiled 1.00 (1.00-1.00)"
-    )
+    assert lines[2].endswith("byte share (p10-p90): naive 1.00 (1.00-1.00), compiled 1.00 (1.00-1.00)")
     assert not any("apart from 1" in line for line in lines)  # the shares' p10-p90 above say it
 
     block, floor, ranking = takeaway_case(copy=100.0, compiled=110.0)
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)
-    assert lines[0] == "large: closest to the copy: compiled, 1.10x the copy's time (p10-p90 1.10-1.10); farthest: fused 3.60x"
+    assert lines[:2] == [
+        "large: closest to the copy: compiled, 1.10x the copy's time (p10-p90 1.10-1.10)",
+        "  farthest: fused 3.60x",
+    ]
     block, floor, ranking = takeaway_case(copy=100.0, compiled=335.0)  # compiled / naive = 1.015: a tie, then fused
-    first = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)[0]
-    assert first.startswith(
-        "large: closest to the copy: naive and compiled (not ranked apart); naive at 3.30x"
-    ) and first.endswith("; farthest: fused 3.60x")
+    first, far = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)[:2]
+    assert (
+        first.startswith(f"large: closest to the copy: naive and compiled {GROUP}; naive at 3.30x")
+        and far == "  farthest: fused 3.60x"
+    )
     from analysis.floor import rank_over_floor
 
     tie = interleaved(copy=100.0, naive=330.0, fused=335.0, compiled=110.0, probe=80.0)  # naive ≈ fused, 1.5% apart
     tie["triad probe"] = tie.pop("probe")
     tie_floor = check_floor(tie["copy"], tie["triad probe"], 2_000_000, memory_bound=True)
     tie_ranking = rank_over_floor(tie, ["naive", "fused", "compiled"], tie_floor, "large")
-    first = shape_takeaways({"large": tie_ranking}, {"large": tie_floor}, {"large": tie}, None)[0]
-    assert first.endswith(
-        "; farthest: naive 3.30x and fused 3.35x (not ranked apart)"
-    )  # a tie at the far end is named, not dropped
+    far = shape_takeaways({"large": tie_ranking}, {"large": tie_floor}, {"large": tie}, None)[1]
+    assert far == f"  farthest: naive 3.30x and fused 3.35x {GROUP}"  # a tie at the far end is named, not dropped
     assert (
         "withheld" not in "".join(lines)
-        and "  memory-bound* (over half the time moving its bytes at the copy's rate), byte share = alloc_over_input × the copy's time ÷ the variant's time, median (p10-p90): compiled 0.91 (0.91-0.91)"
-        == lines[1]
+        and "  memory-bound* (over half the time moving its bytes at the copy's rate), byte share (p10-p90): compiled 0.91 (0.91-0.91)"
+        == lines[2]
     )
 
     block, floor, ranking = takeaway_case(copy=100.0, compiled=110.0, spread=0.6)
@@ -306,9 +311,10 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     assert lines[0].endswith(  # the pairs table above is not repeated (cr58 05)
         "this shape's result is the pairs above (timed in the same rounds; no copy needed)"
     )
-    assert lines[1].endswith(
-        "at the triad's rate), byte share = alloc_over_input × the triad's time ÷ the variant's time, median (p10-p90): compiled 0.73 (0.73-0.73)"
+    assert lines[1] == (
+        "  memory-bound* (over half the time moving its bytes at the triad's rate), byte share (p10-p90): compiled 0.73 (0.73-0.73)"
     )
+    assert "× the triad's time ÷ the variant's time" in lines[-1]  # the formula, the triad's
     assert "at the triad's rate (spread 0.04; used because the copy failed its check)" in lines[-1]  # the basis shown
 
     busy = Contention(1.0, 0.5, None, None)
@@ -355,7 +361,7 @@ def test_05s_predict_first_answer_names_the_fastest_at_each_shape_ranked_withhel
     block, floor, _ = takeaway_case(copy=100.0, compiled=330.0)  # compiled and naive the same: a tie
     tied = rank_over_floor(block, ["naive", "fused", "compiled"], floor, "large")
     assert predict_answer({"large": tied}, "compiled").endswith(
-        "large: naive and compiled, not ranked apart (by the ranking): compiled is fastest at none"
+        f"large: naive and compiled {GROUP} (by the ranking): compiled is fastest at none"
     )
     block, _, failed = takeaway_case(copy=100.0, compiled=110.0, spread=0.6)  # withheld; compiled 0.33x naive's time
     assert predict_answer({"large": failed}, "compiled") == (
@@ -398,7 +404,7 @@ def test_05s_takeaway_estimates_the_small_shapes_fixed_part_without_the_copy():
     assert not small.ok and "is withheld (above)" in lines[0] and "the pairs above (timed in the same rounds" in lines[0]
     assert (  # the model-free ratios first, the fit's estimate second (cr45 05 #12)
         lines[1]
-        == "  measured, no model: 8x the tokens took naive 7.27x, fused 7.50x, compiled 1.70x the time (per round; 8x if all of it grew with tokens)"
+        == "  measured: 8x the tokens took naive 7.27x, fused 7.50x, compiled 1.70x the time per round (8x if all of it grew with tokens)"
     )
     assert (
         lines[2]
@@ -411,8 +417,8 @@ def test_05s_takeaway_estimates_the_small_shapes_fixed_part_without_the_copy():
     )
     ranged = shape_takeaways({"small": ranking}, {"small": small}, {"small": block}, by_tokens, tokens={"small": 8})
     assert (
-        "through 8 and 64 tokens, round by round; the fixed part is the line extrapolated to 0 tokens, untested"
-        " (exercise 2 tests a point above, for the compiled variant);" in ranged[4]
+        "through 8 and 64 tokens, per round; fixed part: that line at 0 tokens, untested"
+        " (exercise 2 tests the compiled variant at more tokens);" in ranged[4]
     )
 
     busy = {n: replace(t, contention=Contention(1.0, 0.5, None, None)) for n, t in by_tokens.items()}
@@ -448,8 +454,8 @@ def test_05s_figure_marks_tied_bars_and_draws_nothing_for_a_gated_shape(tmp_path
     )
     assert [t.get_text() for t in ax.get_legend().get_texts()] == [
         "copy floor",
-        "within 5% of the copy\n(a whisker into it: not told apart)",
-        "≈: the pair does not rank them\n(its verdict: the table above)",
+        "within 5% of the copy\n(a whisker into it: cannot tell apart)",
+        "≈: cannot tell apart, inconclusive\n(the pair's verdict: the table above)",
         "large",
     ]  # no swatch for a shape not drawn
     ax = plot_over_copy({"small": rankings["small"]}, ["naive"], "SYNTHETIC [measured on cpu]", tmp_path / "g.png")
@@ -485,11 +491,31 @@ def test_05s_bound_label_holds_back_a_share_whose_per_round_spread_holds_half():
         "naive", block["copy"].samples_us * np.array([1.5, 2.6, 1.6, 2.4, 1.7, 2.5, 1.5, 2.6, 2.0, 2.1]), inner=1
     )
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)
-    assert lines[1].startswith(
-        "  memory-bound* (over half the time moving its bytes at the copy's rate), byte share = alloc_over_input × the copy's time ÷ the variant's time, median (p10-p90): compiled 0.91 (0.91-0.91)"
+    assert lines[2].startswith(
+        "  memory-bound* (over half the time moving its bytes at the copy's rate), byte share (p10-p90): compiled 0.91 (0.91-0.91)"
     )
     assert "  undecided, the p10-p90 holds half or reaches within 5% of it: naive 0.49 (0.38-0.67)" in lines
     assert sum("naive" in line for line in lines) == 1  # not listed as bound, nor as not bound
+
+
+def test_05s_takeaway_says_the_closest_variants_verdict_against_the_copy_where_it_is_not_measurable():
+    """Beside a ratio to the copy whose p10-p90 the rule does not clear, the closest line names the verdict: inside
+    the margin "no measurable difference", wider "cannot tell apart, inconclusive" (05's "not told apart from it"
+    read as "equal to the copy"); a measurable one adds nothing."""
+    from analysis.floor import rank_over_floor
+    from lesson.study import shape_takeaways
+
+    block, floor, ranking = takeaway_case(copy=100.0, compiled=100.0)
+    first = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)[0]
+    assert first.endswith("1.00x the copy's time (p10-p90 1.00-1.00: no measurable difference)")
+    rounds = np.array([0.95, 1.15, 0.97, 1.12, 1.0, 1.1, 0.96, 1.14, 1.05, 1.05])  # SYNTHETIC: crosses 1, wider than the margin
+    block["compiled"] = Timing("compiled", block["copy"].samples_us * rounds, inner=1)
+    ranking = rank_over_floor(block, ["naive", "fused", "compiled"], floor, "large")
+    first = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)[0]
+    assert first.startswith("large: closest to the copy: compiled, 1.05x the copy's time (p10-p90 ")
+    assert first.endswith(": cannot tell apart, inconclusive)")  # after the p10-p90 it is about
+    block, floor, ranking = takeaway_case(copy=100.0, compiled=110.0)  # 1.10x: measurably slower than the copy
+    assert shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)[0].endswith("(p10-p90 1.10-1.10)")
 
 
 def test_05s_bound_is_withheld_where_the_triad_stand_in_fails_the_copys_spread_check():
@@ -559,14 +585,14 @@ def test_05s_reference_ranking_shows_the_recorded_tie_an_older_note_dropped(tmp_
     note = "large 8192x4096, from closest to the copy: torch.compile 1.16x, naive 3.30x, torch.rms_norm 3.53x (median per-round ratio)"
     metrics = {
         "best_large_variant": {"note": note},
-        "large_rms_norm_speedup_over_naive": {"value": 0.932, "p10": 0.909, "p90": 0.955},  # about 1: cannot rank
+        "large_rms_norm_speedup_over_naive": {"value": 0.932, "p10": 0.909, "p90": 0.955},  # about 1: cannot tell apart
         "large_compile_speedup_over_naive": {"value": 2.83, "p10": 2.75, "p90": 2.97},
     }
     (run / "metrics.json").write_text(json.dumps({"notebooks": {"05_compare_variants": metrics}}))
     line = reference_ranking("large", tmp_path)
     assert line.startswith("Reference run (") and line.endswith(
         "not this run): large 8192x4096, from closest to the copy: torch.compile 1.16x, then naive 3.30x and torch.rms_norm 3.53x"
-        " (not ranked apart)"
+        f" {GROUP}"
     )
     tied_note = (
         "large 8192x4096, from closest to the copy: torch.compile 1.16x, then naive 3.30x ≈ torch.rms_norm 3.53x (median ...)"
@@ -574,9 +600,10 @@ def test_05s_reference_ranking_shows_the_recorded_tie_an_older_note_dropped(tmp_
     metrics["best_large_variant"]["note"] = tied_note  # a note stored with the older "a ≈ b" reads the same
     (run / "metrics.json").write_text(json.dumps({"notebooks": {"05_compare_variants": metrics}}))
     assert reference_ranking("large", tmp_path) == line
-    metrics["best_large_variant"]["note"] = tied_note.replace(" ≈ ", " and ").replace("3.53x", "3.53x (not ranked apart)")
-    (run / "metrics.json").write_text(json.dumps({"notebooks": {"05_compare_variants": metrics}}))
-    assert reference_ranking("large", tmp_path) == line
+    for words in ("(not ranked apart)", GROUP):  # a note stored with the older words, or with this phrase, reads the same
+        metrics["best_large_variant"]["note"] = tied_note.replace(" ≈ ", " and ").replace("3.53x", f"3.53x {words}")
+        (run / "metrics.json").write_text(json.dumps({"notebooks": {"05_compare_variants": metrics}}))
+        assert reference_ranking("large", tmp_path) == line
     metrics["large_rms_norm_speedup_over_naive"] = {"value": 1.07, "p10": 1.06, "p90": 1.08}  # measurable: no tie
     metrics["best_large_variant"]["note"] = note
     (run / "metrics.json").write_text(json.dumps({"notebooks": {"05_compare_variants": metrics}}))
@@ -608,8 +635,11 @@ def test_05s_exercise_1_answer_judges_both_byte_models_ranked_withheld_and_from_
         ["by", "allocation", "3.0"],
     ]
     assert lines[3].split()[:6] == ["this", "run,", "ratio", "to", "the", "copy"] and "3.30  p10-p90 3.30-3.30" in lines[3]
-    assert lines[3].endswith("told apart from every count")  # 3.3 / 3.0 = 1.10: apart
-    assert lines[4:] == ["Verdict (this run, ratio to the copy): naive's time is told apart from every count"]
+    apart = (
+        "below the source count (it counts the read-only mean as half a copy, which may cost less) and above the allocation count"
+    )
+    assert lines[3].endswith(apart)  # 3.3 / 3.0 = 1.10: apart, and each side said
+    assert lines[4:] == [f"Verdict (this run, ratio to the copy): naive's time: {apart}"]
     block, _, _ = takeaway_case(copy=100.0, compiled=110.0)
     both = copies_answer(ops, ranked, 3.0, tmp_path, block, "compiled").split(
         "\n"
@@ -631,7 +661,7 @@ def test_05s_exercise_1_answer_judges_both_byte_models_ranked_withheld_and_from_
     assert ref[3].startswith("  reference run (recorded**)") and "3.30  p10-p90 3.10-3.38" in ref[3]
     assert ref[4] == "this run: no reading (the copy failed its check)"
     assert ref[5] == (  # 3.1 / 3.0 = 1.03: within the margin, which the verdict names
-        "Verdict (reference run, not this run): naive's time is not told apart from the allocation count; below the source count (it counts the read-only mean as half a copy, which may cost less)"
+        "Verdict (reference run, not this run): naive's time: cannot tell apart from the allocation count; below the source count (it counts the read-only mean as half a copy, which may cost less)"
     ) and ref[3].endswith(
         "(within the ratio rule's 5% margin of the p10-p90); below the source count (it counts the read-only mean as half a copy, which may cost less)"
     )  # the margin, in its row
@@ -658,7 +688,7 @@ def test_05s_exercise_1_answer_judges_both_byte_models_ranked_withheld_and_from_
     kept = copies_answer(ops, failed, 3.0, tmp_path, renamed, "torch.compile").split("\n")
     assert kept[3].startswith("  this run, via the pair (estimate*)") and "3.00  p10-p90 3.00-3.00" in kept[3]
     assert (
-        "Verdict (this run, via the pair): naive's time is not told apart from the allocation count; below the source count (it counts the read-only mean as half a copy, which may cost less)"
+        "Verdict (this run, via the pair): naive's time: cannot tell apart from the allocation count; below the source count (it counts the read-only mean as half a copy, which may cost less)"
         in kept
     )
     assert any(line.endswith("within 5% of one copy-like pass, so the pair also counts naive in copies") for line in kept)
@@ -674,7 +704,7 @@ def test_05s_exercise_1_answer_judges_both_byte_models_ranked_withheld_and_from_
     assert through.endswith("Verdict: this run cannot say (the copy failed its check)")
     _, _, same = takeaway_case(copy=100.0, compiled=330.0, spread=0.6)  # naive and compiled alike: no estimate
     tied = copies_answer(ops, same, 3.0, empty, takeaway_case(copy=100.0, compiled=330.0, spread=0.6)[0], "compiled")
-    assert "the pair: it does not tell naive from compiled, so it gives no count" in tied
+    assert "the pair: compiled / naive: no measurable difference (spread within 5% of 1), so it gives no count" in tied
     busy = {n: replace(t, contention=Contention(1.0, 0.5, None, None)) for n, t in block.items()}
     assert "the pair: naive / compiled concludes nothing either (busy)" in copies_answer(
         ops, failed, 3.0, empty, busy, "compiled"
@@ -710,7 +740,7 @@ def test_a_reference_run_whose_copy_failed_offers_no_ranking_to_fall_back_on(tmp
 
 def test_05s_line_test_answer_says_the_miss_and_the_share_as_an_extrapolation():
     """Exercise 2's verdict from the cell's arithmetic: an upward miss says the takeaway's fixed share rests on
-    the smaller two counts only (cr49 05 #7), and the share is named the line at 0 tokens, an extrapolation (cr41 P2, cr47 05 #2); a line that predicts the largest call is not told apart; a busy block concludes nothing."""
+    the smaller two counts only (cr49 05 #7), and the share is named the line at 0 tokens, an extrapolation (cr41 P2, cr47 05 #2); a line that predicts the largest call gets the verdict's word; a busy block concludes nothing."""
     from dataclasses import replace
 
     from analysis.contention import Contention
@@ -734,6 +764,6 @@ def test_05s_line_test_answer_says_the_miss_and_the_share_as_an_extrapolation():
     )
     assert missed[2].startswith("the fixed part's share of the 8 tokens call: about 0.97 of its time on this run (estimated")
     assert "the line above at 0 tokens, an extrapolation" in missed[2]
-    assert answer(56.0).split("\n")[1] == "Does the line predict 512 tokens? Not told apart from it."
+    assert answer(56.0).split("\n")[1] == "Does the line predict 512 tokens? No measurable difference (spread within 5% of 1)."
     busy = answer(100.0, Contention(1.0, 0.5, None, None)).split("\n")
     assert busy[1] == "Does the line predict 512 tokens? This run cannot say." and "withheld" in busy[2]
