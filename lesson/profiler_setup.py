@@ -73,7 +73,7 @@ class RecordedSteps:
     lines: list[str]
 
 
-APART_IN_TIME = "(timed separately, not interleaved: this is not the profiler's cost, see 'What the profiler costs')"
+APART_IN_TIME = "(timed apart, not interleaved: not the profiler's cost, see 'What the profiler costs')"
 
 
 def recorded_steps(
@@ -127,7 +127,9 @@ def cost_takeaway(
         One line: per call, "WORD, N.NNx (p10-p90 A-B), +D us per call" where the verdict is measurable, else the
         verdict's table word as the table prints it ("cannot tell apart (spread crosses 1)", analysis.verdicts
         CANNOT_TELL: the run's limit, not a property of the call) and the ratio's median and p10-p90 unless the
-        block was busy.
+        block was busy. Where a verdict reads below 1 ("cheaper"), a last clause says what that points at:
+        analysis.timing.time_interleaved times each round in a fixed order, bare then profiled (cold read
+        cr72), and the profiler only adds work.
     """
     parts = []
     for name, verdict in verdicts.items():
@@ -143,6 +145,8 @@ def cost_takeaway(
             if verdict.kind != "busy" and not np.isnan(verdict.median):  # a busy block's figures conclude nothing
                 said += f": ratio {verdict.median:.2f} ({spread})"
         parts.append(f"{name} call: {said}")
+    if any(verdict.kind == "faster" for verdict in verdicts.values()):  # below 1: the profiler only adds work
+        parts.append("cheaper points at the fixed order (bare, then profiled, every round), not at a faster call")
     return f"take-home, the profiler's cost, per-round profiled / bare: {'; '.join(parts)}"
 
 
@@ -182,7 +186,7 @@ def warmup_explanation(verdict: Verdict, backend: Any) -> list[str]:
     return [
         f"why (explained, not measured): warm-up steps discard {costs}; each profile here starts a new profiler"
         " and a new model, so a longer first step could be the profiler's start-up or the fresh model's first call:"
-        " this test can show whether it is longer, not which of the two caused it"
+        " this test can tell whether it is longer, not which of the two"
     ]
 
 
@@ -285,12 +289,13 @@ def warmup_answer(verdict: Verdict) -> str:
     return f"does the first recorded step read longer without a warm-up? {said}"
 
 
-EXPECTED_SHARE = "expected (explained, not measured): copy_ writes TOKENS x out values, the matmul computes TOKENS x in x out, so op counts give a share 4x smaller for Linear 2 (1/in; 4x the inputs); a fixed per-call cost of copy_ would make the measured drop smaller"
+EXPECTED_SHARE = "expected (explained, not measured): copy_ writes TOKENS x out values, the matmul computes TOKENS x in x out, so op counts give a share of 1/in (out cancels): 4x smaller for Linear 2; a fixed per-call cost of copy_ would make the measured drop smaller"
 
 
 def larger_hidden_answer(verdict: Verdict, block: str = "the profile of 'The first table'") -> list[str]:
     """Exercise 3's question as asked: would aten::copy_'s share of aten::addmm grow or shrink at a
-    larger HIDDEN? Inferred from Linear 2 (4x the inputs) against Linear 1, since one run has one HIDDEN.
+    larger HIDDEN? Inferred from Linear 2 (4x Linear 1's input features, 1/4 its outputs) against Linear 1, since
+    one run has one HIDDEN; a larger HIDDEN grows both, so the answer leans on op counts' out cancelling (cold read cr72).
     A busy block's readings are not printed: the first line names the busy block and says it is withheld.
 
     Args:
@@ -305,7 +310,8 @@ def larger_hidden_answer(verdict: Verdict, block: str = "the profile of 'The fir
     trend = {"faster": "would shrink", "slower": "would grow", "busy": "withheld (BUSY)", "withheld": "withheld"}.get(
         verdict.kind
     )
-    how = " (inferred from Linear 2 against Linear 1; not run at another HIDDEN here)" if verdict.measurable else ""
+    how = " (inferred from Linear 2's 4x input features; a larger HIDDEN also grows the outputs, which op counts say cancel: not run here)"
+    how = how if verdict.measurable else ""
     said = (
         f"{block} was BUSY ({verdict.seen}): Linear 2's share against Linear 1's is withheld"
         if verdict.kind == "busy"

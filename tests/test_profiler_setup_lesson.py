@@ -115,6 +115,12 @@ def test_cost_takeaway_states_a_ratio_only_where_measurable():
     assert "bare" not in line.split(":", 1)[1].replace("profiled / bare", "") and line.count("us per call") == 1
     busy = dataclasses.replace(verdicts["lesson"], kind="busy")
     assert cost_takeaway({"lesson": busy}, extra).endswith("lesson call: busy")
+    # cold read cr72: time_interleaved times bare then profiled in a fixed order; a seat reading "cheaper" is told so
+    assert "fixed order" not in line and "fixed order" not in cost_takeaway({"lesson": busy})
+    below = PairedRatio("lesson profiled", "lesson bare", np.array([0.80, 0.82, 0.85, 0.88, 0.90]))
+    cheaper = cost_takeaway({"lesson": judge_ratio(below, "cheaper", "costlier"), "tiny": verdicts["tiny"]})
+    assert cheaper.startswith("take-home, the profiler's cost, per-round profiled / bare: lesson call: cheaper, 0.85x")
+    assert cheaper.endswith("; cheaper points at the fixed order (bare, then profiled, every round), not at a faster call")
 
 
 def test_copy_shares_on_a_real_cpu_profile(tmp_path):
@@ -182,8 +188,9 @@ def test_exercise_answers_read_right_for_every_verdict_kind(cpu_backend):
     close = judge_timings("Linear 2", Timing("a", np.full(5, 1.0), 1), "Linear 1", Timing("b", np.full(5, 1.01), 1), "%", 2)
     assert "0.90-0.90" in str(below)  # two decimals: a narrow range does not print as "0.9-0.9"
     assert larger_hidden_answer(below)[1].endswith(
-        "would shrink (inferred from Linear 2 against Linear 1; not run at another HIDDEN here)"
-    )
+        "would shrink (inferred from Linear 2's 4x input features; a larger HIDDEN also grows the outputs, which op counts say"
+        " cancel: not run here)"
+    )  # cold read cr72 item 3: Linear 2 differs from Linear 1 in input features, a larger HIDDEN in both
     assert "would grow" in larger_hidden_answer(above)[1]
     assert larger_hidden_answer(close)[1] == "the share at a larger HIDDEN: this run cannot tell"
     assert larger_hidden_answer(close)[0] == str(close) and "explained, not measured" in larger_hidden_answer(close)[2]
