@@ -564,7 +564,9 @@ def at_rate(kernels: pd.DataFrame, gb_per_s: float) -> pd.DataFrame:
     return kernels.assign(at_rate_us=kernels["bytes"] / (gb_per_s * 1e3))
 
 
-def plot_call_kernels(panels: dict[str, pd.DataFrame], title: str = "One module call, kernel by kernel"):
+def plot_call_kernels(
+    panels: dict[str, pd.DataFrame], title: str = "One module call, kernel by kernel", unread: tuple[str, ...] | list[str] = ()
+):
     """One call's kernels per panel on one time scale (µs from the call's first kernel start),
     each named by the op that launched it, the idle time between them shaded; every panel is
     titled with its device and origin (`recorded_label`) and TraceLens's caution is in the title.
@@ -573,6 +575,9 @@ def plot_call_kernels(panels: dict[str, pd.DataFrame], title: str = "One module 
         panels: the device as a sentence names it (e.g. "an AMD MI300X") -> the `call_kernels`
             rows of one call.
         title: the figure's title.
+        unread: the devices whose recording stamps kernels back to back (`lesson.stamps_back_to_back`):
+            their panels shade no idle and are titled "idle not read (kernels stamped back to back)",
+            not with an idle figure.
     Returns:
         the matplotlib figure.
     """
@@ -592,7 +597,7 @@ def plot_call_kernels(panels: dict[str, pd.DataFrame], title: str = "One module 
             edgecolor="black",
             linewidth=0.4,
         )
-        gaps = k[k["gap_before_us"] > 0]
+        gaps = k[(k["gap_before_us"] > 0) & (device not in unread)]
         ax.broken_barh(
             list(zip(gaps["ts"] - gaps["gap_before_us"] - start, gaps["gap_before_us"])),
             (-0.35, 0.7),
@@ -611,10 +616,13 @@ def plot_call_kernels(panels: dict[str, pd.DataFrame], title: str = "One module 
             )
         ax.set_yticks([])
         ax.set_ylim(-1.0, 1.0)
+        idle = (  # the idle as 02's line prints it (the difference rounded apart: 8.6 against 8.7)
+            "; idle not read (kernels stamped back to back)"
+            if device in unread
+            else f" in a span of {(k['end'].max() - start):.1f} us, {k['gap_before_us'].fillna(0.0).sum():.1f} us idle between them"
+        )
         ax.set_title(
-            f"{len(k)} kernels, {k['device_us'].sum():.1f} us of kernel time in a span of "
-            f"{(k['end'].max() - start):.1f} us, {k['gap_before_us'].fillna(0.0).sum():.1f} us idle between them: "
-            f"{recorded_label(device)}",  # the idle as 02's line prints it (the difference rounded apart: 8.6 against 8.7)
+            f"{len(k)} kernels, {k['device_us'].sum():.1f} us of kernel time{idle}: {recorded_label(device)}",
             loc="left",
             fontsize=9,
         )

@@ -32,7 +32,8 @@ from analysis.facade import lazy_namespace
 _EXPORTS = {
     "trainium_readings": "against_spread same_work_spread spread_line device_view_claims device_view_metrics guesses_against_counters execution_start"
     " after_first_matmul_reading lane_rank_flips",
-    "naive_rmsnorm": "allocation_line call_exceptions gap_share idle_split longest_gap_line op_around profiled_mean_line recorded_call_metrics",
+    "naive_rmsnorm": "allocation_line call_exceptions gap_share idle_split longest_gap_line op_around profiled_mean_line recorded_call_metrics"
+    " stamps_back_to_back",
     "compiled": "break_evens cold_call written_over_input",
     "changed_ops": "change_line op_changes own_time_line",
     "neuron_profiler": "NeuronProfilerSetup accepts_keyword neuron_profiler_setup op_by_op",

@@ -157,14 +157,29 @@ def op_around(events: pd.DataFrame, ts: float, own: tuple[str, ...] = COPY_OPS) 
 STAMPED_US = 0.01
 
 
+def stamps_back_to_back(kernels: pd.DataFrame) -> bool:
+    """Whether a recording stamps each kernel's start where the previous one ended: more than half
+    of its gaps are STAMPED_US or less (the MI300X recording's, to the nanosecond). Its idle time is
+    then not read from its stamps, nor whether a launch came late (that compares a launch with the
+    previous kernel's end), nor whether every launch came before a call's first kernel began.
+
+    Args:
+        kernels: `analysis.call_kernels(...)` rows of every call of the recording (`gap_before_us`).
+    Returns:
+        True where the stamps are back to back; False where no gap is known.
+    """
+    gaps = kernels["gap_before_us"].dropna()
+    return bool(len(gaps)) and int((gaps <= STAMPED_US).sum()) > len(gaps) / 2
+
+
 def idle_split(device: str, kernels: pd.DataFrame, every: pd.DataFrame | None = None) -> str:
     """Where one call's device idle time went: the gaps opened by a late launch (the device waited
     for the host) against the queued ones (the launch was already waiting), so that the plotted
     call's shaded gaps are read, not only counted; with how many of the recording's kernel gaps are
-    stamped back to back (STAMPED_US or less). Where the plotted call holds such a gap, its idle time
-    is not read: in the MI300X recording most kernels start where the previous one ended (to the
-    nanosecond), most likely how that trace stamps kernels, so its "0.0 us idle" is no reading of a
-    gapless device.
+    stamped back to back (STAMPED_US or less), which says whether the split is read at all: in the
+    MI300X recording most kernels start where the previous one ended (to the nanosecond), most
+    likely how that trace stamps kernels, so its idle time and launches are not read
+    (`stamps_back_to_back`), its "0.0 us idle" no reading of a gapless device.
 
     Args:
         device: the device as a sentence names it (e.g. "an NVIDIA H100").
@@ -174,25 +189,22 @@ def idle_split(device: str, kernels: pd.DataFrame, every: pd.DataFrame | None = 
 
     Returns:
         One line: the idle µs between the call's kernels, split into late-launch and queued µs, then
-        the recording's stamped gaps ("0 of 343 kernel gaps within 0.01 us (its 49 calls)"); where
-        the plotted call has a stamped gap, the count and "its idle time is not read here" instead.
+        the recording's stamped gaps ("0 of 343 kernel gaps within 0.01 us (its 49 calls): not
+        stamped back to back"); where the recording stamps back to back, the count and "stamped back
+        to back, so its idle and launches are not read" instead.
     """
     every = kernels if every is None else every
     all_gaps = every["gap_before_us"].dropna()
-    stamped = f"{int((all_gaps <= STAMPED_US).sum())} of {len(all_gaps)} kernel gaps within {STAMPED_US} us"
     n_calls = every["call"].nunique()
+    stamped = f"{int((all_gaps <= STAMPED_US).sum())} of {len(all_gaps)} kernel gaps within {STAMPED_US} us"
     stamped += f" (its {n_calls} call{'s' * (n_calls != 1)})"
+    if stamps_back_to_back(every):
+        return f"{device}: {stamped}: stamped back to back, so its idle and launches are not read"
     gaps = kernels["gap_before_us"].fillna(0.0)
-    shown = kernels["gap_before_us"].dropna()
-    if (shown <= STAMPED_US).any():
-        return (
-            f"{device}: {stamped}, {int((shown <= STAMPED_US).sum())} of {len(shown)} in the plotted call: "
-            "the recording stamps kernels back to back; its idle time is not read here"
-        )
     late = float(gaps[kernels["launched_late"]].sum())
     return (
-        f"{device}, the plotted call: {gaps.sum():.1f} us idle: "
-        f"{late:.1f} us after a late launch, {gaps.sum() - late:.1f} us queued; {stamped}"
+        f"{device}, the plotted call: {gaps.sum():.1f} us idle: {late:.1f} us launched late, "
+        f"{gaps.sum() - late:.1f} us queued; {stamped}: not stamped back to back"
     )
 
 

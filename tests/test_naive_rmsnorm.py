@@ -173,30 +173,44 @@ def test_idle_split_parts_sum_to_the_recorded_calls_gaps():
         queued = call["gaps_us"] - call["late_gaps_us"]
         assert line == (
             f"an NVIDIA H100, the plotted call: {call['gaps_us']:.1f} us idle: "
-            f"{call['late_gaps_us']:.1f} us after a late launch, {queued:.1f} us queued; "
-            f"0 of {kernels['gap_before_us'].notna().sum()} kernel gaps within 0.01 us (its {len(calls)} calls)"
+            f"{call['late_gaps_us']:.1f} us launched late, {queued:.1f} us queued; "
+            f"0 of {kernels['gap_before_us'].notna().sum()} kernel gaps within 0.01 us (its {len(calls)} calls): "
+            "not stamped back to back"
         )
     assert calls["late_gaps_us"].max() > 0  # the first call checked has a late gap to split
     one = kernels[kernels["call"] == 5]
-    assert idle_split("an NVIDIA H100", one).endswith("queued; 0 of 7 kernel gaps within 0.01 us (its 1 call)")
+    assert idle_split("an NVIDIA H100", one).endswith(
+        "queued; 0 of 7 kernel gaps within 0.01 us (its 1 call): not stamped back to back"
+    )
 
 
 def test_idle_split_does_not_read_idle_time_from_kernels_stamped_back_to_back():
     # the recorded MI300X calls (TraceLens): most kernels start where the previous one ended, to the nanosecond
     from analysis import NAIVE_CALL, call_kernels, load_trace, recorded_rmsnorm_path
-    from lesson.naive_rmsnorm import STAMPED_US
+    from lesson.naive_rmsnorm import STAMPED_US, stamps_back_to_back
 
     kernels = call_kernels(load_trace(recorded_rmsnorm_path("mi300x_qwen")), NAIVE_CALL)
     gaps = kernels["gap_before_us"].dropna()
     within = int((gaps <= STAMPED_US).sum())
     assert len(gaps) > within > 0.9 * len(gaps)  # most, not all: the trace's first calls have real gaps
+    assert stamps_back_to_back(kernels)
     stamped_call, gapped_call = kernels[kernels["call"] == 20], kernels[kernels["call"] == 1]
-    assert idle_split("an AMD MI300X", stamped_call, kernels) == (
-        f"an AMD MI300X: {within} of {len(gaps)} kernel gaps within 0.01 us (its 49 calls), 7 of 7 in the plotted call: "
-        "the recording stamps kernels back to back; its idle time is not read here"
-    )
-    assert gapped_call["gap_before_us"].min() > STAMPED_US  # a call with no stamped gap is read as before
-    assert idle_split("an AMD MI300X", gapped_call, kernels).startswith("an AMD MI300X, the plotted call: ")
+    unread = f"an AMD MI300X: {within} of {len(gaps)} kernel gaps within 0.01 us (its 49 calls): stamped back to back, so its idle and launches are not read"  # fmt: skip
+    assert idle_split("an AMD MI300X", stamped_call, kernels) == unread
+    # a call of that recording whose gaps are not stamped is not read either: the stamps are the recording's
+    assert gapped_call["gap_before_us"].min() > STAMPED_US
+    assert idle_split("an AMD MI300X", gapped_call, kernels) == unread
+    assert not stamps_back_to_back(gapped_call)  # read alone, its gaps would be split
+    assert idle_split("an AMD MI300X", gapped_call).startswith("an AMD MI300X, the plotted call: ")
+
+
+def test_stamps_back_to_back_takes_more_than_half_the_gaps():
+    from lesson.naive_rmsnorm import stamps_back_to_back
+
+    rows = lambda *gaps: pd.DataFrame({"gap_before_us": [float("nan"), *gaps]})  # noqa: E731
+    assert stamps_back_to_back(rows(0.0, 0.001, 3.0))
+    assert not stamps_back_to_back(rows(0.0, 3.0))  # half is not most
+    assert not stamps_back_to_back(rows())  # no gap known: read as not stamped
 
 
 def test_call_exceptions_name_the_condition_each_failed_call_failed():
