@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -71,11 +72,14 @@ def break_evens(
 
     Returns:
         The first compile's break-even (an estimate in whole calls, rounded up as exercise 2's is,
-        or withheld); where it is given, its basis (one line); where the first compile added more
-        cache files than the later one, a line naming that as the setup's evidence; and the later
-        compile's break-even, withheld, whose subject gives that compile's time and its ratio to the first's.
+        or withheld; labelled the process's first compile only where `cold`'s counts allow it: no graph
+        captured before, no cache hit and, on neuron, NEFF cache files added; else "this cold call": 04's
+        cold-call cell re-run in one kernel loads from the cache, and a pre-warmed NEFF cache serves a
+        NEFF); where it is given, its basis (one line); where the first compile added more cache files
+        than the later one, a line naming that as the setup's evidence; and the later compile's
+        break-even, withheld, whose subject gives that compile's time and its ratio to the first's.
         The evidence line names the kinds of the extra files (`ColdCall.added_kinds`), Inductor's
-        CPU-feature probes apart from the rest.
+        CPU-feature probes apart from the rest, with the checks their sources define (`ColdCall.probe_names`).
     """
     # the paired ratio's median, as its p10-p90 below: the difference of the table's medians put the
     # estimate at the edge of its own range (cr49)
@@ -92,18 +96,28 @@ def break_evens(
         if 0 < verdict.p90 < 1:  # 04's "about 162" hid a spread of about 100-180: the saving moves with the paired ratio
             fewest, most = (math.ceil(extra_us / (naive.median_us * (1 - r))) for r in (verdict.p10, verdict.p90))
             spread = f"{fewest:,.0f}-{most:,.0f} calls across the per-round ratio's p10-p90"
-        subject = f"break-even of the process's first compile ({first}, setup included) against naive, in warm calls"
+        # f73: the label follows the counts: re-run in the same kernel (or on a filled cache), the cold call is no first compile
+        counts = cold.counts
+        first_compile = not (counts.get("graphs captured before", 0) or counts.get("cache_hits", 0))
+        first_compile = first_compile and counts.get("NEFF cache files added", 1) > 0  # neuron: none added, a NEFF load
+        what = (
+            f"the process's first compile ({first}, setup included)"
+            if first_compile
+            else f"this cold call ({first}; not a first compile: its origin is above)"
+        )
+        subject = f"break-even of {what} against naive, in warm calls"
         calls = math.ceil(extra_us / saved_us)
         lines.append(estimate(subject, {"this run": calls}, "", spread, "a compile loaded from the cache"))
         lines.append(
             f"its basis: the cold call, less the naive call it replaces, over the {saved_us / 1e3:.1f} ms a warm call"
-            f" saves at HIDDEN = {hidden} (naive's median times 1 - the per-round ratio's median)"
+            f" saves at HIDDEN = {hidden}"  # how a warm call's saving is taken: 04's markdown above it (f73: said once)
         )
     files = (cold.counts.get("cache files added", 0), after_setup.counts.get("cache files added", 0))
     if files[0] > files[1]:  # cr59: the setup named by its evidence; cr60: what kinds of files the first added beyond the later
         more = Counter(cold.added_kinds)
         more.subtract(after_setup.added_kinds)
-        kinds = ", ".join(f"{n} {_GLOSS.get(kind, kind)}" for kind, n in more.most_common() if n > 0)
+        gloss = _GLOSS | ({_PROBE: f"{_GLOSS[_PROBE][:-1]}; {_named(cold.probe_names)})"} if cold.probe_names else {})
+        kinds = ", ".join(f"{n} {gloss.get(kind, kind)}" for kind, n in more.most_common() if n > 0)
         lines.append(
             f"the setup's evidence: the first compile added {files[0]} cache files, the later one {files[1]}"
             + (f"; the {files[0] - files[1]} more: {kinds}" if kinds else "")
@@ -120,6 +134,11 @@ _GLOSS = {
     ".so": ".so (compiled code)",
     _PROBE: "files of Inductor's CPU-feature probes (small programs it compiles to test this CPU's vector instructions)",
 }
+
+
+def _named(names: dict[str, int]) -> str:
+    """The checks the probes' sources define, each with how many define it: the evidence that they are probes (cr72)."""
+    return "their sources define " + ", ".join(f"{name} ({n})" for name, n in sorted(names.items(), key=lambda i: -i[1]))
 
 
 def _files_in(folder: str | Path) -> set[Path]:
@@ -143,6 +162,13 @@ def _probes(folder: str | Path, files: set[Path]) -> set[str]:
     return {_key(p) for p in sources if "_chk_kernel" in (Path(folder) / p).read_text(errors="replace")}
 
 
+def _probe_names(folder: str | Path, files: set[Path], probes: set[str]) -> dict[str, int]:
+    """How many of the probes' sources define each check (`__avx512_vnni_chk_kernel`...): what a reader
+    can look up to see that the files are probes, not kernels (cr72)."""
+    texts = ((Path(folder) / p).read_text(errors="replace") for p in files if p.suffix == ".cpp" and _key(p) in probes)
+    return dict(Counter(name for text in texts for name in set(re.findall(r"__\w+?_chk_kernel", text))))
+
+
 def _kind(relative: Path, probes: frozenset[str] | set[str] = frozenset()) -> str:
     """A cache file's kind: a CPU-feature probe's (any of its files, by key in `probes`), else its
     named cache subfolder ("fxgraph", "locks"; not a two-letter hash bucket) where it has one, else
@@ -162,10 +188,13 @@ class ColdCall:
             added", "graphs", "cache_hits", "cache_misses"; on neuron "NEFF cache files added").
         added_kinds: the files it added to Inductor's cache, counted by kind (`_kind`): the setup's
             evidence in `break_evens`.
+        probe_names: among them, the CPU-feature probes' sources counted by the check each defines
+            (`_probe_names`): `break_evens` names them.
     """
 
     counts: dict[str, float]
     added_kinds: dict[str, int] = dataclasses.field(default_factory=dict)
+    probe_names: dict[str, int] = dataclasses.field(default_factory=dict)
 
 
 def cold_call(fn: Callable[[], Any], backend: Any) -> ColdCall:
@@ -210,4 +239,5 @@ def cold_call(fn: Callable[[], Any], backend: Any) -> ColdCall:
     return ColdCall(
         {"seconds": seconds, "graphs captured before": before["graphs"], **{k: len(v) for k, v in added.items()}, **counts},
         dict(Counter(_kind(p, probes) for p in inductor)),
+        _probe_names(folders["cache files added"], inductor, probes),
     )

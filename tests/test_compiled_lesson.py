@@ -195,3 +195,48 @@ def test_the_setup_evidence_names_the_probes_not_compiled_code():
         "the 30 more: 30 files of Inductor's CPU-feature probes (small programs it compiles to test this CPU's vector instructions)"
     )
     assert "compiled code" not in setup
+
+
+def test_the_probes_are_named_by_the_checks_their_sources_define(tmp_path):
+    """cr72: "30 files of Inductor's CPU-feature probes" was asserted, not shown: the line now names the
+    `*_chk_kernel` each probe source defines, read from the sources themselves."""
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from lesson.compiled import _probe_names, _probes, break_evens
+
+    sources = {"5u/c5uj.cpp": "void __avx_chk_kernel() {} // __avx_chk_kernel", "3g/c3g2.cpp": "void __amx_chk_kernel() {}"}
+    sources |= {"q6/cq62.cpp": "void __avx_chk_kernel() {}", "ia/ciae.main.cpp": "void kernel() {}"}
+    for name, text in sources.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    files = {Path(name) for name in sources} | {Path("5u/c5uj.so"), Path("locks/c5uj.lock")}
+    names = _probe_names(tmp_path, files, _probes(tmp_path, files))
+    assert names == {"__avx_chk_kernel": 2, "__amx_chk_kernel": 1}  # one count per source, the kernel's source not read
+
+    naive = SimpleNamespace(median_us=80_000.0)
+    cold = ColdCall({"seconds": 9.0, "cache files added": 9}, {"CPU-feature probe": 9, ".py": 1}, names)
+    setup = break_evens(
+        cold, ColdCall({"seconds": 0.6, "cache files added": 1}, {".py": 1}), naive, _verdict("faster"), 4096, 1024
+    )[2]
+    assert setup.endswith("vector instructions; their sources define __avx_chk_kernel (2), __amx_chk_kernel (1))")
+
+
+def test_the_break_even_is_labelled_a_first_compile_only_where_the_counts_say_so():
+    """cr72: re-running 04's cold-call cell in one kernel loads from the cache, yet the break-even still read
+    "the process's first compile (setup included)"; on neuron a pre-warmed NEFF cache serves a NEFF."""
+    from types import SimpleNamespace
+
+    from lesson.compiled import break_evens
+
+    naive, later = SimpleNamespace(median_us=80_000.0), ColdCall({"seconds": 0.6})
+    first = {"seconds": 9.0, "graphs captured before": 0, "cache_hits": 0, "cache_misses": 1}
+    reloaded = first | {"graphs captured before": 5, "cache_hits": 1, "cache_misses": 0}
+    neff_load = {"seconds": 9.0, "graphs captured before": 0, "cache_hits": 0, "NEFF cache files added": 0}
+    label = {}
+    for name, counts in (("first", first), ("reloaded", reloaded), ("neff_load", neff_load)):
+        label[name] = break_evens(ColdCall(counts), later, naive, _verdict("faster"), 4096, 1024)[0].sentence
+    assert "break-even of the process's first compile (9.0 s, setup included)" in label["first"]
+    for name in ("reloaded", "neff_load"):
+        assert "first compile (" not in label[name] and "setup included" not in label[name]
+        assert "break-even of this cold call (9.0 s; not a first compile: its origin is above)" in label[name]
