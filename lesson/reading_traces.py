@@ -80,13 +80,16 @@ class HostOnlyFactors:
 
 
 def _times(factor: SimpleNamespace, above: str, below: str) -> str:
-    """A factor range in words: "2.94-3.22x shorter" above 1, its inverse with `below` under 1, else "x as long"."""
+    """A factor range in words: "2.94-3.22x shorter" above 1, its inverse with `below` under 1, else "x as long",
+    marked inconclusive."""
     lo, hi = factor.p10_us, factor.p90_us
     if lo >= 1:
         return f"{lo:.2f}-{hi:.2f}x {above}"
     if hi <= 1:
         return f"{1 / hi:.2f}-{1 / lo:.2f}x {below}"
-    return f"{lo:.2f}-{hi:.2f}x as long"
+    from analysis import CANNOT_TELL_ALONE
+
+    return f"{lo:.2f}-{hi:.2f}x as long ({CANNOT_TELL_ALONE})"  # the range holds 1: not a finding that they are equal
 
 
 def host_only_factors(traces: dict[str, Any], contention: dict[str, Any], subject: str, reference: str) -> HostOnlyFactors:

@@ -7,7 +7,8 @@ serves a stream and records per call whether it compiled, what the caches did
 (analysis.compiles reads Dynamo's and Inductor's counters) and how long it took;
 lesson.shape_worker serves the same stream again in a fresh process; `steady_state_ratios` pairs
 the strategies' second passes request by request and `steady_state_verdicts` judges them. `save_stream` keeps what 07
-served in its output folder; `load_stream` reads it back for appendix A5, which checks it.
+served in its output folder; `load_stream` reads it back for appendix A5, which checks it;
+`stream_metrics` runs 07's checks and builds what it publishes.
 """
 
 from __future__ import annotations
@@ -248,6 +249,62 @@ def trainium_compiles(
     basis = f"static = {graphs} graphs + {eager} eager lengths x {len(ops)} ops; bucketed = its graphs, padded on the host;\nA5 §7 lists the ops"
     cannot_show = "fusion (fewer) or ops of several NEFFs (more)"  # two printed lines: one idea each
     return estimate("neuronx-cc compiles to expect on Trainium", expected, "", basis, cannot_show)
+
+
+def stream_metrics(
+    summary: pd.DataFrame,
+    second: pd.DataFrame,
+    errors: dict[str, float],
+    dtype: torch.dtype,
+    fullgraph_error: str | None,
+    region_names: list[str],
+    *,
+    lengths: list[int],
+    buckets: list[int],
+    recompile_limit: int,
+    limit_name: str,
+) -> dict[str, Any]:
+    """Notebook 07's checks, then its published metrics.
+
+    Checks (an AssertionError names the one that failed): every strategy's output lies within the
+    dtype's tolerance of the float64 reference; bucketing compiled at most one graph per bucket;
+    static one per distinct length, up to the limit; dynamic fewer than static (where the stream
+    has more than two lengths).
+
+    Args:
+        summary: section 4's table, one row per strategy (analysis.stream_summary, with `padded_rows`).
+        second: the new process's table, one row per strategy (lesson.shape_worker's "strategies").
+        errors: strategy -> its largest error against the float64 reference.
+        fullgraph_error: what the second length raised with fullgraph=True and a limit of 1, or None.
+        region_names: the "Torch-Compiled Region" events of section 5's profile.
+
+    Returns:
+        name -> metric, ready for `session.publish`.
+    """
+    from helpers.metrics import error_metric, metric
+    from lesson.rmsnorm import error_tolerance
+
+    names, distinct, tolerance, s = list(summary.index), len(set(lengths)), error_tolerance(dtype), summary
+    assert all(errors[n] <= tolerance for n in names), "a strategy's output is off the float64 reference"
+    assert s.loc["bucketed", "compiles"] <= len(buckets), "bucketing compiled more graphs than it has buckets"
+    assert s.loc["static", "compiles"] == min(distinct, recompile_limit), "static: one graph per distinct shape, up to the limit"
+    if "dynamic" in names:
+        assert s.loc["dynamic", "compiles"] < s.loc["static", "compiles"] or distinct <= 2, "dynamic compiled as often as static"
+    per = {"compiles": ("graphs", "pass 1"), "compile_s": ("s", "pass 1, calls that compiled")}
+    results = {f"{n}_{col}": metric(s.loc[n, col].item(), unit, note) for n in names for col, (unit, note) in per.items()}
+    results |= {f"{n}_max_error": error_metric(float(errors[n]), tolerance) for n in names}
+    return results | {
+        "distinct_lengths": metric(distinct, "shapes"),
+        "recompile_limit": metric(recompile_limit, "graphs", limit_name),
+        "static_eager_fallbacks": metric(int(s.loc["static", "eager_fallbacks"]), "lengths"),
+        "bucketed_padded_rows": metric(int(s.loc["bucketed", "padded_rows"]), "rows"),
+        "fullgraph_limit_error": metric(fullgraph_error, "text"),
+        "compiled_region_names": metric(region_names, "names"),
+        "first_process_cache_hits": metric(int(s["cache_hits"].sum()), "graphs"),
+        "second_process_cache_hits": metric(int(second["cache_hits"].sum()), "graphs"),
+        "first_process_compile_s": metric(float(s["compile_s"].sum()), "s"),
+        "second_process_compile_s": metric(float(second["compile_s"].sum()), "s"),
+    }
 
 
 # ------------------------------------------------------------------ the stream as 07 recorded it

@@ -95,7 +95,9 @@ def test_share_line_reads_the_factors_and_names_the_larger():
     assert fx.share_line.endswith("this run cannot tell which explains more of the higher share")  # inconclusive, not equal
     fx.step = ranges(0.5, 0.8)  # a longer step reads as longer, its factor inverted; one straddling 1 as "as long"
     fx.host_only = ranges(0.9, 1.2)
-    assert "step is 1.25-2.00x longer and its host-only time 0.90-1.20x as long:" in fx.share_line
+    assert (
+        "step is 1.25-2.00x longer and its host-only time 0.90-1.20x as long (cannot tell apart, inconclusive):" in fx.share_line
+    )
     from analysis.contention import Contention
 
     busy = SimpleNamespace(p10_us=2.9, p90_us=3.1, median_us=3.0, contention=Contention(0.1, 0.5, 0.5, 0.0))

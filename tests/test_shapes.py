@@ -15,7 +15,7 @@ from helpers.errors import ParameterError, SeriesError
 from helpers.params import check_parameters
 from lesson.rmsnorm import rmsnorm_naive
 from lesson.shapes import bucketed_call, check_stream, load_stream, request_lengths, save_stream, steady_state_ratios
-from lesson.shapes import rows_computed, steady_state_verdicts, trainium_compiles
+from lesson.shapes import rows_computed, steady_state_verdicts, stream_metrics, trainium_compiles
 from series_tools.run_series import select_notebooks
 
 
@@ -160,3 +160,24 @@ def test_trainium_compiles_counts_graphs_plus_one_compile_per_eager_op_and_lengt
     assert "about 2 on bucketed" in found.sentence and "not measured" in found.sentence and "A5 §7" in found.sentence
     assert "static = 8 graphs + 28 eager lengths x 1 ops; bucketed = its graphs, padded on the host;\n" in found.sentence
     assert len(found.sentence.splitlines()) == 2  # two short printed lines, not one long one
+
+
+def test_stream_metrics_check_the_strategies_then_publish_07s_numbers():
+    columns = ["compiles", "compile_s", "eager_fallbacks", "padded_rows", "cache_hits"]
+    rows = {"static": [8, 5.9, 28, 0, 0], "dynamic": [2, 1.6, 0, 0, 0], "bucketed": [4, 2.7, 0, 2994, 0]}
+    summary = pd.DataFrame.from_dict(rows, orient="index", columns=columns)
+    second = pd.DataFrame({"compile_s": [0.4, 0.3, 0.1], "cache_hits": [8, 2, 4]}, index=list(rows))
+    errors = {name: 1e-7 for name in rows}
+    checked = dict(lengths=list(range(1, 37)), buckets=[64, 128, 256, 512], recompile_limit=8, limit_name="recompile_limit")
+    m = stream_metrics(
+        summary, second, errors, torch.float32, "FailOnRecompileLimitHit", ["Torch-Compiled Region: 0/0"], **checked
+    )
+    assert m["static_compiles"]["value"] == 8 and m["bucketed_compile_s"]["value"] == 2.7
+    assert m["static_max_error"]["tolerance"] > 1e-7 and m["distinct_lengths"]["value"] == 36
+    assert m["recompile_limit"]["note"] == "recompile_limit" and m["static_eager_fallbacks"]["value"] == 28
+    assert m["first_process_cache_hits"]["value"] == 0 and m["second_process_cache_hits"]["value"] == 14
+    assert m["second_process_compile_s"]["value"] == pytest.approx(0.8)
+    with pytest.raises(AssertionError, match="off the float64 reference"):
+        stream_metrics(summary, second, errors | {"dynamic": float("nan")}, torch.float32, None, [], **checked)
+    with pytest.raises(AssertionError, match="more graphs than it has buckets"):
+        stream_metrics(summary.assign(compiles=[8, 2, 5]), second, errors, torch.float32, None, [], **checked)
