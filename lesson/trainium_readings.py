@@ -222,18 +222,23 @@ def same_work_spread(ratios: pd.DataFrame) -> tuple[float, float]:
 
 
 def spread_line(ratios: pd.DataFrame) -> str:
-    """Three lines, in the words of 09's rule: the tensor lane's range (the stand-in for noise, assumed, not
-    measured); the cut-offs and how each is computed (analysis.apart_bounds: the low end x0.95, the high end
-    /0.95); which time ratios lie past a cut-off in both dtypes, which in neither ("no verdict in either
-    dtype"), and which in one only (named only where there is one).
+    """Three lines, in the words of 09's rule: what the range is (tensor_engine_active_time's fused /
+    baseline per dtype, beside the MATMUL counts that are the same in both kernels: the stand-in for noise,
+    assumed, not measured); the cut-offs and how each is computed (analysis.apart_bounds: the low end x0.95,
+    the high end /0.95, and where the 5% comes from); which time ratios lie past a cut-off in both dtypes,
+    which in neither ("no verdict in either dtype"), and which in one only (named only where there is one).
+
+    Why the ratios and counts are printed, not only the range: a reader must be able to work the cut-offs
+    out from the page (09's cold readers could not tell "the range" of what).
 
     Args:
-        ratios: `guesses_against_counters`' table.
+        ratios: `guesses_against_counters`' table (its computing-instructions column: the tensor row's counts).
 
     Returns:
-        e.g. "the tensor lane's range: x0.912 to x1.068 (...)", "cut-offs: below x0.867 or above x1.124 (the
-        range's ends x0.95 and /0.95: the series' 5% margin, ...)" and "past a cut-off in both dtypes: total_time, ...; no verdict
-        in either dtype: vector_engine_active_time".
+        e.g. "tensor_engine_active_time, fused / baseline: x1.068 (bf16), x0.912 (fp32), under the same
+        MATMULs (56 / 56, 60 / 60): this range stands in for noise (assumed, not measured)", "cut-offs: below
+        x0.867 or above x1.124 (x0.912 x 0.95, x1.068 / 0.95: the series' 5% margin, ...)" and "past a cut-off in both dtypes: total_time, ...; no verdict in either dtype:
+        vector_engine_active_time".
     """
     from analysis import RESOLUTION, apart_bounds
 
@@ -245,10 +250,13 @@ def spread_line(ratios: pd.DataFrame) -> str:
     out = [c for c, n in outside.items() if n == len(DTYPES)]
     rest = [c for c, n in outside.items() if n == 0]
     mixed = [c for c, n in outside.items() if 0 < n < len(DTYPES)]
+    tensor = ", ".join(f"x{float(ratios.at['tensor_engine_active_time', d]):.3f} ({d})" for d in DTYPES)
+    counts = ratios.at["tensor_engine_active_time", "computing instructions, fused / baseline (bf16, fp32)"]
     return (
-        f"the tensor lane's range: x{lo:.3f} to x{hi:.3f} (the stand-in for noise: assumed, not measured)\n"
-        f"cut-offs: below x{below:.3f} or above x{above:.3f} (the range's ends x{1 - share:g} and /{1 - share:g}: "
-        f"the series' {share:.0%} margin, set on cpu runs, not on a trn2)\n"
+        f"tensor_engine_active_time, fused / baseline: {tensor}, under the same MATMULs"
+        f" ({counts}): this range stands in for noise (assumed, not measured)\n"
+        f"cut-offs: below x{below:.3f} or above x{above:.3f} (x{lo:.3f} x {1 - share:g}, x{hi:.3f} / {1 - share:g}: "
+        f"the series' {share:.0%} margin, within which separate cpu runs of notebook 05 agree, not a trn2's)\n"
         f"past a cut-off in both dtypes: {', '.join(out) or 'none'}; "
         f"no verdict in either dtype: {', '.join(rest) or 'none'}"
         + (f"; past a cut-off in one dtype only: {', '.join(mixed)}" if mixed else "")
