@@ -277,10 +277,19 @@ def execution_start(exports: dict[str, Any]) -> pd.DataFrame:
         DataFrame, one row per profile: `first MATMUL (us)`, `first MATMUL / total_time`,
         `first HBM-reading instruction starts (us)`, `DMA packets before the first HBM read, by queue type` (the DMA
         packets that start before that instruction, per queue type: "type: packets", joined by ", "), `computing before
-        MATMUL` (analysis.COMPUTING_OPCODES instructions that start before the first MATMUL). The opcodes
-        themselves (semaphore waits and set-up instructions the lesson does not explain) are left to A4.
+        MATMUL` (analysis.COMPUTING_OPCODES instructions that start before the first MATMUL); then the lanes' longest
+        opcodes there (`lanes before it, longest opcodes (us)`: the three opcodes with the most time summed over the
+        lanes, semaphore waits left out as the lanes leave them out), the tail after the DMA row's last packet ends
+        (`after the DMA row's last bar (us)`) and the lanes' longest opcodes in it (`lanes there, longest opcodes
+        (us)`). Why the opcodes: "a lane is not all work" rests on these bars, and a reader must see what they are;
+        A4 lists every instruction.
     """
     from analysis import COMPUTING_OPCODES
+    from analysis.engine_activity import WAIT_OPCODES
+
+    def longest(rows: pd.DataFrame) -> str:
+        top = rows.groupby("opcode")["duration_ns"].sum().nlargest(3) / 1e3
+        return ", ".join(f"{opcode} {us:.1f}" for opcode, us in top.items())
 
     rows = {}
     for name, e in exports.items():
@@ -289,12 +298,16 @@ def execution_start(exports: dict[str, Any]) -> pd.DataFrame:
         first_read_ns = ins.loc[ins["hbm_read_bytes"] > 0, "start_ns"].min()
         before = ins.loc[ins["start_ns"] < first_matmul_ns, "opcode"]
         queues = e.dma.loc[e.dma["start_ns"] < first_read_ns, "queue_type"].value_counts()
+        lanes, last_dma_ns = ins[~ins["opcode"].isin(WAIT_OPCODES)], e.dma["end_ns"].max()
         rows[name] = {
             "first MATMUL (us)": first_matmul_ns / 1e3,
             "first MATMUL / total_time": first_matmul_ns / e.total_time_ns,
             "first HBM-reading instruction starts (us)": first_read_ns / 1e3,
             "DMA packets before the first HBM read, by queue type": ", ".join(f"{q}: {n}" for q, n in queues.items() if n),
             "computing before MATMUL": int(before.isin(COMPUTING_OPCODES).sum()),
+            "lanes before it, longest opcodes (us)": longest(lanes[lanes["start_ns"] < first_matmul_ns]),
+            "after the DMA row's last bar (us)": (e.total_time_ns - last_dma_ns) / 1e3,
+            "lanes there, longest opcodes (us)": longest(lanes[lanes["start_ns"] >= last_dma_ns]),
         }
     return pd.DataFrame(rows).T
 

@@ -4,7 +4,15 @@ notebook 09 publishes and the readings it states, checked against the exports th
 import pandas as pd
 import pytest
 
-from analysis import RECORDED_NEURON_DIR, attention_hbm_traffic, check_claims, engine_work, load_exports, recorded_case
+from analysis import (
+    COMPUTING_OPCODES,
+    RECORDED_NEURON_DIR,
+    attention_hbm_traffic,
+    check_claims,
+    engine_work,
+    load_exports,
+    recorded_case,
+)
 from lesson.trainium_readings import (
     against_spread,
     device_view_claims,
@@ -149,6 +157,14 @@ def test_execution_start_reads_each_export():
         assert row["DMA packets before the first HBM read, by queue type"] == ", ".join(
             f"{q}: {n}" for q, n in early["queue_type"].value_counts().items()
         )
+        # the bars 09 calls "not work": their longest opcodes before the first MATMUL and in the tail, none computing
+        assert row["lanes before it, longest opcodes (us)"].startswith("TENSOR_LOAD ")
+        assert row["after the DMA row's last bar (us)"] == pytest.approx((e.total_time_ns - e.dma["end_ns"].max()) / 1e3)
+        assert 1.5 < row["after the DMA row's last bar (us)"] < 2.5  # the tail 09's cold readers saw in the figure
+        assert row["lanes there, longest opcodes (us)"].startswith("EVENT_SEMAPHORE_RANGE_CLEAR ")
+        tail = ins[ins["start_ns"] >= e.dma["end_ns"].max()]
+        assert not tail["opcode"].isin(COMPUTING_OPCODES).any()  # the tail computes nothing
+        assert "EVENT_SEMAPHORE " not in row["lanes there, longest opcodes (us)"]  # waits: not on a lane, not named
 
 
 def test_after_first_matmul_reading_links_the_start_to_total_time():
