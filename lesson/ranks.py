@@ -198,36 +198,34 @@ def neuron_torchrun_recipe(ranks: int, script: str = "your_script.py") -> str:
     )
 
 
-def neuron_recipe_lines(ranks: int, on_neuron: bool) -> list[str]:
+def neuron_recipe_lines(ranks: int) -> list[str]:
     """`neuron_torchrun_recipe` with each part in plain words, for notebook 08 (not run there).
 
     Why: a reader going to a trn2 must know what every part of the command is for. The torchrun flags
     are PyTorch's own (as docs/CHEATSHEET.md glosses them; the rendezvous flags do what the lesson's
-    --master-addr/--master-port do). NEURON_RT_NUM_CORES reads as the runtime's
-    configuration guide defines it (N30); NEURON_RT_VIRTUAL_CORE_SIZE is in the vendor's example only, not in
-    its variable reference: its line says so, never a meaning no source here gives. The seat warning is printed on Trainium only.
+    --master-addr/--master-port do). NEURON_RT_NUM_CORES reads as the runtime's configuration guide defines it
+    (N30): a per-process setting every rank inherits, so whether the recipe's value counts per rank or for the job
+    is marked UNVERIFIED; NEURON_RT_VIRTUAL_CORE_SIZE is in the vendor's example only, not in its variable
+    reference: its line says so, never a meaning no source here gives. The workshop-seat warning is printed on
+    every backend: an instructor reads it on a cpu run before class (docs/INSTRUCTOR_GUIDE.md).
 
     Args:
         ranks: how many ranks the recipe starts.
-        on_neuron: whether this kernel runs on Trainium (a workshop seat).
 
     Returns:
         The recipe, then one line per part.
     """
-    lines = [
+    return [
         f"Trainium's documented recipe (docs/NEURON_NOTES.md N30; not run here): {neuron_torchrun_recipe(ranks)}",
-        "  env -u NEURON_RT_VISIBLE_CORES: unset it; if inherited, every rank lands on that one core.",
-        f"  NEURON_RT_NUM_CORES={ranks}: the NeuronCores the process needs; NEURON_RT_VIRTUAL_CORE_SIZE=2: in the vendor's example, not in its variable reference (N30: UNVERIFIED).",
+        "  env -u NEURON_RT_VISIBLE_CORES: unset it; if inherited, every rank lands on that one core. Never inside a"
+        f" workshop seat: it takes NeuronCores 0-{ranks - 1} (docs/INSTRUCTOR_GUIDE.md).",
+        f'  NEURON_RT_NUM_CORES={ranks}: "NeuronCores required by the process", inherited by every rank ({ranks} per rank or'
+        " for the job: UNVERIFIED); NEURON_RT_VIRTUAL_CORE_SIZE=2: in the vendor's example, not in its variable reference"
+        " (UNVERIFIED).",
         "  torchrun: --nproc_per_node, ranks per machine; --rdzv_backend, --rdzv_endpoint: where the ranks meet (as --master-addr,"
         " --master-port in the command below); --local-ranks-filter 0 --tee 3: the console shows rank 0, and every rank's output also goes to log files.",
         "  your_script.py: lesson/rank_worker.py --out DIR --backend neuron --device neuron (UNVERIFIED: never run here).",
-        "  The Neuron profiler writes one folder per rank, named by pid: have each rank print its rank and os.getpid().",
     ]
-    if on_neuron:
-        lines.append(
-            f"Not in a workshop seat: it takes logical NeuronCores 0-{ranks - 1} and port 29500 (docs/INSTRUCTOR_GUIDE.md)."
-        )
-    return lines
 
 
 def last_arrival_lines(waits: pd.DataFrame, slowest: int, ranks: int) -> list[str]:
@@ -308,24 +306,37 @@ def slow_step_wait_line(waits: pd.DataFrame, slowest: int, straggler_ms: float) 
     return line
 
 
-def arrival_parts(waits: pd.DataFrame) -> pd.DataFrame:
-    """Per step, the longest wait split into its two parts: the last rank's later start and its longer compute.
+LEFT_LATER = "left the step before later by (ms)"  # arrival_parts' column: the last rank against the first
+
+
+def arrival_parts(waits: pd.DataFrame, steps: Any = None) -> pd.DataFrame:
+    """Per step, the longest wait split into its two parts: the last rank's later start and its longer compute,
+    beside how much later the last rank had left the step before's all-reduce.
 
     Why: an arrival is a start plus a compute, so the rank that computed longer need not arrive last;
     the rank that waited longest waited exactly (later start) + (longer compute) of the last rank,
-    and either part can be negative. Notebook 08's exercise 2 reads which part decided each step.
+    and either part can be negative. A later start has a cause on the page: the ranks need not leave an
+    all-reduce together, and a rank starts its next step when it leaves (08's timeline shows it). Notebook
+    08's exercise 2 reads which part decided each step, and why a rank started later.
 
     Args:
-        waits: rows of analysis.collective_waits (rank, step, start, compute_ms, wait_ms).
+        waits: rows of analysis.collective_waits (rank, step, start, compute_ms, wait_ms, collective_end), every
+            profiled step: the step before each split step is read from them.
+        steps: the steps to split (default: every step of `waits`).
 
     Returns:
         One row per step: the rank that arrived last, the one that arrived first (it waited longest), that wait, and
-        its two parts (ms), which add up to the wait.
+        its two parts (ms), which add up to the wait; then how much later (ms) the last rank had left the step
+        before's all-reduce than the first rank (NaN for the first profiled step).
     """
+    left = waits.pivot(index="step", columns="rank", values="collective_end")  # when each rank left each step
     rows = []
     for step, group in waits.groupby("step"):
+        if steps is not None and step not in set(steps):
+            continue
         last = group.loc[group["wait_ms"].idxmin()]
         first = group.loc[group["wait_ms"].idxmax()]
+        before = left.index[left.index < step]
         rows.append(
             {
                 "step": step,
@@ -334,33 +345,43 @@ def arrival_parts(waits: pd.DataFrame) -> pd.DataFrame:
                 "wait_ms": first["wait_ms"],
                 "start gap (ms, + = last rank started later)": last["start"] - first["start"],
                 "computed longer by (ms)": last["compute_ms"] - first["compute_ms"],
+                LEFT_LATER: (left.at[before.max(), last["rank"]] - left.at[before.max(), first["rank"]])
+                if len(before)
+                else float("nan"),
             }
         )
     return pd.DataFrame(rows).set_index("step")
 
 
 def arrival_parts_line(parts: pd.DataFrame) -> str:
-    """Which part made up the waiting, in milliseconds summed over the steps of `arrival_parts`.
+    """Which part made up the waiting, in milliseconds summed over the steps of `arrival_parts`, and how much
+    later the last rank had left the step before's all-reduce, summed the same way.
 
     Why sums, not a count of steps: a step where one part was larger by 0.1 ms would count as much as
     one where it was larger by 4 ms; the sums add up to the total wait, so they say where the time went.
+    The leaving gap is printed beside the start gap because it is the later start's cause where the two agree
+    (a rank starts its next step as it leaves the all-reduce); the line states both sums, not a verdict.
 
     Args:
         parts: the table of `arrival_parts`.
 
     Returns:
         One line: the total wait, the step with the largest wait, and the later starts' and longer
-        computes' shares (ms; a negative start share says the last rank started earlier). Unjudged, so it
-        says it describes this run and is no verdict.
+        computes' shares (ms; a negative start share says the last rank started earlier), then the summed leaving
+        gap where the table has one. Unjudged, so it says it describes this run and is no verdict.
     """
     start = parts["start gap (ms, + = last rank started later)"].sum()
     compute = parts["computed longer by (ms)"].sum()
     most = parts["wait_ms"].idxmax()
     earlier = " (the last rank started earlier)" if float(_one_decimal(start)) < 0 else ""
+    left = parts[LEFT_LATER].dropna() if LEFT_LATER in parts else pd.Series(dtype=float)
+    left_line = (
+        f"; the last rank had left the step before's all-reduce {_one_decimal(left.sum())} ms later in all" if len(left) else ""
+    )
     return (
         f"this run's {len(parts)} steps: {_one_decimal(parts['wait_ms'].sum())} ms waited (largest: step {most},"
         f" {parts.at[most, 'wait_ms']:.2f}), {_one_decimal(start)} ms from later starts{earlier}, {_one_decimal(compute)} ms from the"
-        " last rank's longer compute; a description of this run's steps, not a verdict"
+        f" last rank's longer compute{left_line}; a description of this run's steps, not a verdict"
     )
 
 

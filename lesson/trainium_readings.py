@@ -222,18 +222,23 @@ def same_work_spread(ratios: pd.DataFrame) -> tuple[float, float]:
 
 
 def spread_line(ratios: pd.DataFrame) -> str:
-    """Three lines, in the words of 09's rule: the tensor lane's range (the stand-in for noise, assumed, not
-    measured); the cut-offs and how each is computed (analysis.apart_bounds: the low end x0.95, the high end
-    /0.95); which time ratios lie past a cut-off in both dtypes, which in neither ("no verdict in either
-    dtype"), and which in one only (named only where there is one).
+    """Three lines, in the words of 09's rule: what the range is (tensor_engine_active_time's fused /
+    baseline per dtype, beside the MATMUL counts that are the same in both kernels: the stand-in for noise,
+    assumed, not measured); the cut-offs and how each is computed (analysis.apart_bounds: the low end x0.95,
+    the high end /0.95, and where the 5% comes from); which time ratios lie past a cut-off in both dtypes,
+    which in neither ("no verdict in either dtype"), and which in one only (named only where there is one).
+
+    Why the ratios and counts are printed, not only the range: a reader must be able to work the cut-offs
+    out from the page (09's cold readers could not tell "the range" of what).
 
     Args:
-        ratios: `guesses_against_counters`' table.
+        ratios: `guesses_against_counters`' table (its computing-instructions column: the tensor row's counts).
 
     Returns:
-        e.g. "the tensor lane's range: x0.912 to x1.068 (...)", "cut-offs: below x0.867 or above x1.124 (the
-        range's ends x0.95 and /0.95: the series' 5% margin, ...)" and "past a cut-off in both dtypes: total_time, ...; no verdict
-        in either dtype: vector_engine_active_time".
+        e.g. "tensor_engine_active_time, fused / baseline: x1.068 (bf16), x0.912 (fp32), under the same
+        MATMULs (56 / 56, 60 / 60): this range stands in for noise (assumed, not measured)", "cut-offs: below
+        x0.867 or above x1.124 (x0.912 x 0.95, x1.068 / 0.95: the series' 5% margin, ...)" and "past a cut-off in both dtypes: total_time, ...; no verdict in either dtype:
+        vector_engine_active_time".
     """
     from analysis import RESOLUTION, apart_bounds
 
@@ -245,10 +250,13 @@ def spread_line(ratios: pd.DataFrame) -> str:
     out = [c for c, n in outside.items() if n == len(DTYPES)]
     rest = [c for c, n in outside.items() if n == 0]
     mixed = [c for c, n in outside.items() if 0 < n < len(DTYPES)]
+    tensor = ", ".join(f"x{float(ratios.at['tensor_engine_active_time', d]):.3f} ({d})" for d in DTYPES)
+    counts = ratios.at["tensor_engine_active_time", "computing instructions, fused / baseline (bf16, fp32)"]
     return (
-        f"the tensor lane's range: x{lo:.3f} to x{hi:.3f} (the stand-in for noise: assumed, not measured)\n"
-        f"cut-offs: below x{below:.3f} or above x{above:.3f} (the range's ends x{1 - share:g} and /{1 - share:g}: "
-        f"the series' {share:.0%} margin, set on cpu runs, not on a trn2)\n"
+        f"tensor_engine_active_time, fused / baseline: {tensor}, under the same MATMULs"
+        f" ({counts}): this range stands in for noise (assumed, not measured)\n"
+        f"cut-offs: below x{below:.3f} or above x{above:.3f} (x{lo:.3f} x {1 - share:g}, x{hi:.3f} / {1 - share:g}: "
+        f"the series' {share:.0%} margin, within which separate cpu runs of notebook 05 agree, not a trn2's)\n"
         f"past a cut-off in both dtypes: {', '.join(out) or 'none'}; "
         f"no verdict in either dtype: {', '.join(rest) or 'none'}"
         + (f"; past a cut-off in one dtype only: {', '.join(mixed)}" if mixed else "")
@@ -269,10 +277,19 @@ def execution_start(exports: dict[str, Any]) -> pd.DataFrame:
         DataFrame, one row per profile: `first MATMUL (us)`, `first MATMUL / total_time`,
         `first HBM-reading instruction starts (us)`, `DMA packets before the first HBM read, by queue type` (the DMA
         packets that start before that instruction, per queue type: "type: packets", joined by ", "), `computing before
-        MATMUL` (analysis.COMPUTING_OPCODES instructions that start before the first MATMUL). The opcodes
-        themselves (semaphore waits and set-up instructions the lesson does not explain) are left to A4.
+        MATMUL` (analysis.COMPUTING_OPCODES instructions that start before the first MATMUL); then the lanes' longest
+        opcodes there (`lanes before it, longest opcodes (us)`: the three opcodes with the most time summed over the
+        lanes, semaphore waits left out as the lanes leave them out), the tail after the DMA row's last packet ends
+        (`after the DMA row's last bar (us)`) and the lanes' longest opcodes in it (`lanes there, longest opcodes
+        (us)`). Why the opcodes: "a lane is not all work" rests on these bars, and a reader must see what they are;
+        A4 lists every instruction.
     """
     from analysis import COMPUTING_OPCODES
+    from analysis.engine_activity import WAIT_OPCODES
+
+    def longest(rows: pd.DataFrame) -> str:
+        top = rows.groupby("opcode")["duration_ns"].sum().nlargest(3) / 1e3
+        return ", ".join(f"{opcode} {us:.1f}" for opcode, us in top.items())
 
     rows = {}
     for name, e in exports.items():
@@ -281,12 +298,16 @@ def execution_start(exports: dict[str, Any]) -> pd.DataFrame:
         first_read_ns = ins.loc[ins["hbm_read_bytes"] > 0, "start_ns"].min()
         before = ins.loc[ins["start_ns"] < first_matmul_ns, "opcode"]
         queues = e.dma.loc[e.dma["start_ns"] < first_read_ns, "queue_type"].value_counts()
+        lanes, last_dma_ns = ins[~ins["opcode"].isin(WAIT_OPCODES)], e.dma["end_ns"].max()
         rows[name] = {
             "first MATMUL (us)": first_matmul_ns / 1e3,
             "first MATMUL / total_time": first_matmul_ns / e.total_time_ns,
             "first HBM-reading instruction starts (us)": first_read_ns / 1e3,
             "DMA packets before the first HBM read, by queue type": ", ".join(f"{q}: {n}" for q, n in queues.items() if n),
             "computing before MATMUL": int(before.isin(COMPUTING_OPCODES).sum()),
+            "lanes before it, longest opcodes (us)": longest(lanes[lanes["start_ns"] < first_matmul_ns]),
+            "after the DMA row's last bar (us)": (e.total_time_ns - last_dma_ns) / 1e3,
+            "lanes there, longest opcodes (us)": longest(lanes[lanes["start_ns"] >= last_dma_ns]),
         }
     return pd.DataFrame(rows).T
 

@@ -171,21 +171,21 @@ def test_contract_neuron_torchrun_recipe_is_the_documented_one():
         assert part in recipe
 
 
-def test_neuron_recipe_lines_explain_the_neuron_parts_and_warn_a_seat_only_on_neuron():
+def test_neuron_recipe_lines_explain_the_neuron_parts_and_warn_a_seat_on_every_backend():
     """08 prints the recipe with every part in words (torchrun flags: CHEATSHEET); NEURON_RT_NUM_CORES as the runtime's
-    guide defines it; NEURON_RT_VIRTUAL_CORE_SIZE, in no reference, marked UNVERIFIED with no meaning of its own."""
-    lines = neuron_recipe_lines(2, on_neuron=False)
+    guide defines it, per process, so per rank or for the job is UNVERIFIED; NEURON_RT_VIRTUAL_CORE_SIZE, in no
+    reference, marked UNVERIFIED with no meaning of its own; the workshop-seat warning on a cpu run too (instructors)."""
+    lines = neuron_recipe_lines(2)
     assert neuron_torchrun_recipe(2) in lines[0]
-    assert any("env -u NEURON_RT_VISIBLE_CORES" in line for line in lines[1:])  # the part a seat must change
+    unset = next(line for line in lines[1:] if "env -u NEURON_RT_VISIBLE_CORES" in line)  # the part a seat must change
+    assert "Never inside a workshop seat: it takes NeuronCores 0-1" in unset
     runtime = next(line for line in lines[1:] if "NEURON_RT_NUM_CORES" in line)
-    assert "NeuronCores the process needs" in runtime  # the configuration guide's meaning (N30)
-    assert "NEURON_RT_VIRTUAL_CORE_SIZE=2" in runtime and "UNVERIFIED" in runtime  # not in the variable reference
+    assert '"NeuronCores required by the process"' in runtime  # the configuration guide's words (N30)
+    assert "(2 per rank or for the job: UNVERIFIED)" in runtime  # the guide does not say which, under torchrun
+    assert "NEURON_RT_VIRTUAL_CORE_SIZE=2" in runtime and runtime.endswith("(UNVERIFIED).")  # not in the variable reference
     for flag in ("--nproc_per_node", "--rdzv_backend", "--rdzv_endpoint", "--local-ranks-filter", "--tee"):  # each in words
         assert any(flag in line for line in lines[1:]), flag
-    assert not any("workshop seat" in line for line in lines)
     assert any("lesson/rank_worker.py --out DIR --backend neuron --device neuron" in line for line in lines)
-    assert any("named by pid" in line for line in lines)  # N30: <instance>_pid_<pid>/, not by rank
-    assert "NeuronCores 0-1" in neuron_recipe_lines(2, on_neuron=True)[-1]
 
 
 def test_contract_torchrun_recipe_drops_an_inherited_visible_cores(monkeypatch):
@@ -455,9 +455,10 @@ def test_arrival_parts_split_each_wait_into_the_later_start_and_the_longer_compu
         (0, 1, 0.0, 5.0),  # step 1: rank 0 computes 4 longer, starts 1 earlier: rank 0 last
         (1, 1, 1.0, 2.0),
     ]
+    left = {(0, 0): 6.0, (1, 0): 7.5, (0, 1): 6.0, (1, 1): 6.0}  # step 0: rank 1 leaves the all-reduce 1.5 later
     steps = pd.DataFrame(
         [
-            {"rank": r, "step": s, "straggling": False, "start": a, "compute_end": e, "collective_end": 6.0}
+            {"rank": r, "step": s, "straggling": False, "start": a, "compute_end": e, "collective_end": left[r, s]}
             for r, s, a, e in stamps
         ]
     )
@@ -469,10 +470,17 @@ def test_arrival_parts_split_each_wait_into_the_later_start_and_the_longer_compu
     assert parts["computed longer by (ms)"].tolist() == pytest.approx([-1.0, 4.0])
     added = parts["start gap (ms, + = last rank started later)"] + parts["computed longer by (ms)"]
     assert added.tolist() == pytest.approx(parts["wait_ms"].tolist())
+    # the step before: step 1's last rank (0) left step 0's all-reduce 1.5 ms before its first rank (1); step 0 has none
+    assert parts["left the step before later by (ms)"].iloc[1] == pytest.approx(-1.5)
+    assert parts["left the step before later by (ms)"].isna().iloc[0]
     assert arrival_parts_line(parts) == (
         "this run's 2 steps: 4.0 ms waited (largest: step 1, 3.00), 1.0 ms from later starts, 3.0 ms from the last"
-        " rank's longer compute; a description of this run's steps, not a verdict"
+        " rank's longer compute; the last rank had left the step before's all-reduce -1.5 ms later in all;"
+        " a description of this run's steps, not a verdict"
     )
+    only = arrival_parts(collective_waits(steps), steps=[1])  # the split steps chosen; the step before still read
+    assert only.index.tolist() == [1] and only["left the step before later by (ms)"].iloc[0] == pytest.approx(-1.5)
+    assert "the step before" not in arrival_parts_line(parts.drop(columns="left the step before later by (ms)"))
     behind = parts.assign(**{"start gap (ms, + = last rank started later)": [-2.0, -1.0]})
     assert "-3.0 ms from later starts (the last rank started earlier)," in arrival_parts_line(behind)
     tiny = parts.iloc[:1].assign(

@@ -4,7 +4,15 @@ notebook 09 publishes and the readings it states, checked against the exports th
 import pandas as pd
 import pytest
 
-from analysis import RECORDED_NEURON_DIR, attention_hbm_traffic, check_claims, engine_work, load_exports, recorded_case
+from analysis import (
+    COMPUTING_OPCODES,
+    RECORDED_NEURON_DIR,
+    attention_hbm_traffic,
+    check_claims,
+    engine_work,
+    load_exports,
+    recorded_case,
+)
 from lesson.trainium_readings import (
     against_spread,
     device_view_claims,
@@ -85,16 +93,20 @@ def test_guess_table_reads_directions_from_the_exports(published):
     assert table.at["vector_engine_active_time", "shows"].endswith("fewer computing instructions; time: no verdict")
     line = spread_line(table)
     # the words of 09's rule (cell "Fused against baseline"): range, stand-in for noise, cut-off, no verdict
-    assert (
-        line.startswith("the tensor lane's range: x")
-        and "(the stand-in for noise: assumed, not measured)" in line.splitlines()[0]
+    # what the range is: the tensor lane's fused / baseline per dtype, beside the MATMUL counts the same in both kernels
+    bf16, fp32 = (table.at["tensor_engine_active_time", d] for d in ("bf16", "fp32"))
+    assert line.splitlines()[0] == (
+        f"tensor_engine_active_time, fused / baseline: x{bf16:.3f} (bf16), x{fp32:.3f} (fp32), under the same MATMULs"
+        " (56 / 56, 60 / 60): this range stands in for noise (assumed, not measured)"
     )
+    for name, e in exports.items():  # "MATMULs": the tensor engine's only computing instructions in every recording
+        assert work[name].at["tensor", "computing_opcodes"] == "MATMUL", name
     cut_low, cut_high = lo * 0.95, hi / 0.95  # analysis.ranges_apart's 5% margin, each side
     assert against_spread(cut_low - 1e-9, (lo, hi)) == "below" and against_spread(cut_low + 1e-9, (lo, hi)) == ""
     assert against_spread(cut_high + 1e-9, (lo, hi)) == "above" and against_spread(cut_high - 1e-9, (lo, hi)) == ""
     assert (
-        f"cut-offs: below x{cut_low:.3f} or above x{cut_high:.3f} (the range's ends x0.95 and /0.95: the series' 5% margin, "
-        in line.splitlines()[1]
+        f"cut-offs: below x{cut_low:.3f} or above x{cut_high:.3f} (x{lo:.3f} x 0.95, x{hi:.3f} / 0.95: the series' 5% margin, "
+        "within which separate cpu runs of notebook 05 agree, not a trn2's)" in line.splitlines()[1]
     )
     assert len(line.splitlines()) == 3 and line.splitlines()[2].startswith("past a cut-off in both dtypes: ")
     # the vector bf16 ratio and the low cut-off differ at the printed 3 decimals (x0.87 against x0.87 did not)
@@ -145,6 +157,14 @@ def test_execution_start_reads_each_export():
         assert row["DMA packets before the first HBM read, by queue type"] == ", ".join(
             f"{q}: {n}" for q, n in early["queue_type"].value_counts().items()
         )
+        # the bars 09 calls "not work": their longest opcodes before the first MATMUL and in the tail, none computing
+        assert row["lanes before it, longest opcodes (us)"].startswith("TENSOR_LOAD ")
+        assert row["after the DMA row's last bar (us)"] == pytest.approx((e.total_time_ns - e.dma["end_ns"].max()) / 1e3)
+        assert 1.5 < row["after the DMA row's last bar (us)"] < 2.5  # the tail 09's cold readers saw in the figure
+        assert row["lanes there, longest opcodes (us)"].startswith("EVENT_SEMAPHORE_RANGE_CLEAR ")
+        tail = ins[ins["start_ns"] >= e.dma["end_ns"].max()]
+        assert not tail["opcode"].isin(COMPUTING_OPCODES).any()  # the tail computes nothing
+        assert "EVENT_SEMAPHORE " not in row["lanes there, longest opcodes (us)"]  # waits: not on a lane, not named
 
 
 def test_after_first_matmul_reading_links_the_start_to_total_time():
