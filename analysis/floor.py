@@ -83,7 +83,8 @@ class FloorCheck:
         low, high = PLAUSIBLE_COPY_OVER_PROBE
         bandwidth = f"{self.copy_over_probe:.2f}x the triad's bandwidth, {low}-{high}x accepted; " if self.memory_bound else ""
         spread = decimals_apart(self.copy_spread, WIDE_SPREAD)  # 0.249 is not printed as the limit's 0.25
-        return f"copy floor sound ({bandwidth}spread {spread}, at most {WIDE_SPREAD} allowed)"
+        # "passed its check", not "sound": the check only catches a copy far off the triad (cr72 05 #3)
+        return f"copy floor passed its check ({bandwidth}spread {spread}, at most {WIDE_SPREAD} allowed)"
 
     def explain(self, copy_into_over_probe: float | None = None) -> str:
         """The verdict, what the check compared and why the verdict holds, in this check's numbers.

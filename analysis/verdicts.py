@@ -77,6 +77,8 @@ RESOLUTION = 1.05
 # "inconclusive, not a finding that they cost the same") says so, with CANNOT_TELL_ALONE.
 CANNOT_TELL = "cannot tell apart"
 CANNOT_TELL_ALONE = f"{CANNOT_TELL}, inconclusive"
+# The word for a paired ratio (or a reading against a count) whose whole p10-p90 lies within the margin of 1.
+NO_DIFFERENCE = "no measurable difference"
 
 
 def relation_of(p10: float, p90: float) -> str:
@@ -88,6 +90,17 @@ def relation_of(p10: float, p90: float) -> str:
     if p90 <= 1 / RESOLUTION:
         return "below 1"
     return "about 1"
+
+
+def about_one(p10: float, p90: float) -> str:
+    """The word for a p10-p90 of ratios the rule puts on neither side of 1, the one place that picks it:
+    NO_DIFFERENCE where the whole p10-p90 lies within RESOLUTION of 1 (the noise of this series is the finding),
+    CANNOT_TELL where it reaches past that (an inconclusive test); "" where the rule puts it on one side. Why one
+    place: 05's exercise 1 said "cannot tell apart from the source count" for a range wholly within 5% of it,
+    the glossary's "no measurable difference" (cr72 05 #2)."""
+    if relation_of(p10, p90) != "about 1":
+        return ""
+    return NO_DIFFERENCE if _inside_margin(p10, p90) else CANNOT_TELL
 
 
 def _within_resolution(p10: float, p90: float) -> bool:
@@ -220,6 +233,14 @@ class Verdict:
         printer.text(self.sentence)
 
     @property
+    def figures(self) -> str:
+        """A paired ratio's median and p10-p90 as its sentence prints them, "1.001, p10-p90 0.946-1.008": the
+        decimals that place each bound against 1 and the margin's edges. Why: 05 printed "p10-p90 0.95-1.01"
+        beside "cannot tell apart", a p10 of 0.946 that read as inside the margin (cr72 05 #1)."""
+        shown, spread = _ratio_figures(self.median, self.p10, self.p90, "round")
+        return f"{shown}, {spread.removeprefix('per-round ')}"
+
+    @property
     def measurable(self) -> bool:
         """True for a difference the rule accepts (slower/faster on a quiet machine, a statement that held every time)."""
         return self.kind in ("slower", "faster", "holds")
@@ -256,18 +277,19 @@ class Verdict:
     def word(self) -> str:
         """The verdict as the table shows it: a range verdict compares figures, not times, so its
         "slower"/"faster" read "higher"/"lower", and "no measurable difference" reads "cannot tell apart
-        (spread crosses 1)" (CANNOT_TELL) or "inconclusive (the ranges overlap)", never a bare negative (`kind`,
+        (p10-p90 holds 1)" (CANNOT_TELL) or "inconclusive (the ranges overlap)", never a bare negative (`kind`,
         which claims record, stays as it is)."""
         if self.kind == "no measurable difference":  # never read as a negative finding
             if self.form == "ranges" and self.within_noise:
                 return f"no measurable difference (ranges within {_margin_percent()}% of each other)"
             if self.form == "ranges":
                 return f"inconclusive ({self.not_apart or f'ranges not {_margin_percent()}% apart'})"
+            # "p10-p90", not "spread": 05's glossary gives "spread" as (p90 - p10) / median too (cr72 05)
             if self.within_noise:
-                return f"no measurable difference (spread within {_margin_percent()}% of 1)"
+                return f"{NO_DIFFERENCE} (p10-p90 within {_margin_percent()}% of 1)"
             if _within_resolution(self.p10, self.p90):
-                return f"{CANNOT_TELL} (spread reaches within {_margin_percent()}% of 1)"
-            return f"{CANNOT_TELL} (spread crosses 1)"
+                return f"{CANNOT_TELL} (p10-p90 reaches within {_margin_percent()}% of 1)"
+            return f"{CANNOT_TELL} (p10-p90 holds 1)"
         if self.form == "ranges":
             return {"slower": "higher", "faster": "lower"}.get(self.kind, self.kind)
         if self.form == "steps" and self.kind == "does not hold" and self.median > 0:  # "2 of 3 | does not hold" read as none
@@ -323,8 +345,8 @@ def _allowed(p10: float, p90: float, faster: str, slower: str, pairing: str = "r
     read as one variant being cheaper. A range that holds 1 is noise in both directions.
     """
     if p10 < 1 < p90:
-        return f"the spread crosses 1, with some {pairing}s {faster} and others {slower}"
-    return "the spread touches 1"
+        return f"the p10-p90 holds 1, with some {pairing}s {faster} and others {slower}"
+    return "the p10-p90 touches 1"
 
 
 def _percent(value: float) -> str:
@@ -348,9 +370,9 @@ def judge_ratio(ratio: Any, faster: str = "faster", slower: str = "slower") -> V
 
     Returns:
         A Verdict whose sentence is one line: "A took 2.00x the time of B: slower
-        (per-round p10-p90 1.95-2.05)" (below 1: "A took 0.50x the time of B: 2.00x faster (...)"), "this run cannot tell A and B apart: the spread crosses 1, with some rounds
+        (per-round p10-p90 1.95-2.05)" (below 1: "A took 0.50x the time of B: 2.00x faster (...)"), "this run cannot tell A and B apart: the p10-p90 holds 1, with some rounds
         faster and others slower (...): inconclusive, not a finding that they cost the same" (a spread that
-        reaches past the 5% margin) or "...: the whole spread lies within 5% of 1 (...), so no measurable
+        reaches past the 5% margin) or "...: the whole p10-p90 lies within 5% of 1 (...), so no measurable
         difference here" (as `judge_ranges` words ranges it cannot tell apart; 08's "cannot rank rank 1 against
         rank 0" stumbled), or "not measurable here: the machine was busy (...)".
         A ratio of fewer than MIN_RANGE_SAMPLES rounds (`per_round`) is a "withheld" reading, its
@@ -391,15 +413,15 @@ def _judge(
     if relation == "about 1":
         if _within_resolution(p10, p90):
             side = "above" if p10 >= 1 else "below"  # one side of 1, too near it for this run to rank them
-            allowed = f"the spread lies {side} 1 but reaches within {_margin_percent()}% of it"
+            allowed = f"the p10-p90 lies {side} 1 but reaches within {_margin_percent()}% of it"
         else:
             allowed = _allowed(p10, p90, faster, slower, pairing)
         # the reason first, and "no measurable difference" only for a spread inside the margin on both sides: beside
         # a wide spread (07's 0.91-1.86, median 1.28) or one that clears 1 (04's 1.04-1.11) it read as "they cost the same"
         figures_shown = f"median {_per(pairing)} {num} / {den} = {shown}, {spread}"
-        noise = _inside_margin(p10, p90)
+        noise = about_one(p10, p90) == NO_DIFFERENCE
         if noise:
-            text = f"this run cannot tell {num} and {den} apart: the whole spread lies within {_margin_percent()}% of 1 ({figures_shown}), so no measurable difference here"
+            text = f"this run cannot tell {num} and {den} apart: the whole p10-p90 lies within {_margin_percent()}% of 1 ({figures_shown}), so no measurable difference here"
         else:
             text = f"this run cannot tell {num} and {den} apart: {allowed} ({figures_shown}): inconclusive, not a finding that they cost the same"
         return Verdict(kind="no measurable difference", sentence=text, within_noise=noise, **fields)

@@ -23,7 +23,7 @@ from analysis.floor import FloorCheck, Ranking, cannot_tell_group
 from analysis.timing import Timing, time_per_call
 from analysis.steps import per_call_summary, step_ops
 from analysis.traces import Trace, load_trace
-from analysis.verdicts import CANNOT_TELL, CANNOT_TELL_ALONE
+from analysis.verdicts import CANNOT_TELL, CANNOT_TELL_ALONE, NO_DIFFERENCE
 from helpers.backend import Backend
 from helpers.errors import SeriesError
 from helpers.outputs import write_json
@@ -393,7 +393,7 @@ def _against_copy(v: Any) -> str:
         return ""
     if v.kind != "no measurable difference":
         return f": {v.word}"  # a reading of too few rounds
-    return f": {'no measurable difference' if v.within_noise else CANNOT_TELL_ALONE}"
+    return f": {NO_DIFFERENCE if v.within_noise else CANNOT_TELL_ALONE}"
 
 
 def _bound_lines(
@@ -621,7 +621,7 @@ def copies_answer(
 def _one_pass(ranking: Ranking, metrics: dict, through: str) -> tuple[bool, str]:
     """Whether `through` is about one copy-like pass (its p10-p90 ratio to the copy within the ratio rule's margin
     of 1), by this run's ratio where the copy passed, else the reference run's (labelled **); the line that says so."""
-    from analysis.verdicts import RESOLUTION, relation_of
+    from analysis.verdicts import RESOLUTION, about_one, ratio_bound, relation_of
     from helpers.series import VARIANT_KEYS
 
     if ranking.gate is None and through in ranking.over_floor:
@@ -632,10 +632,10 @@ def _one_pass(ranking: Ranking, metrics: dict, through: str) -> tuple[bool, str]
     else:
         return False, f"unchecked: no ratio of {through} to the copy (this run's failed; no reference run), so not read as copies"
     one = relation_of(lo, hi) == "about 1"
-    said = f"{through} is {m:.2f}x the copy ({whose}, p10-p90 {lo:.2f}-{hi:.2f}): "
+    said = f"{through} is {m:.2f}x the copy ({whose}, p10-p90 {ratio_bound(lo)}-{ratio_bound(hi)}): "
     # "not told apart" used as support read as a finding (cr69 05 #2): only a spread inside the margin on both sides
     # supports reading the pair in copies; an inconclusive one supports nothing
-    if one and 1 / RESOLUTION <= lo and hi <= RESOLUTION:
+    if about_one(lo, hi) == NO_DIFFERENCE:
         return True, said + f"within {(RESOLUTION - 1) * 100:g}% of one copy-like pass, so the pair also counts naive in copies"
     if one:
         return (
@@ -666,15 +666,19 @@ def _against_counts(p10: float, p90: float, models: dict[str, float]) -> tuple[l
     """A p10-p90 in copies against each byte count, by the ratio rule (its 5% margin said where it decides).
 
     Returns:
-        The counts the rule cannot tell apart from the time (CANNOT_TELL); the words for the answer's table row,
-        which name the margin where it decides; the same words without it, for the verdict line (the margin is in its row).
+        The counts the rule does not set apart from the time; the words for the answer's table row, which name
+        the margin where it decides; the same words without it, for the verdict line (the margin is in its row).
+        A count the whole p10-p90 lies within the margin of reads "no measurable difference", one it only reaches
+        CANNOT_TELL (`analysis.verdicts.about_one`: "cannot tell apart" for 3.35-3.56 against 3.5 read as inconclusive, cr72 05 #2).
     """
-    from analysis.verdicts import RESOLUTION, relation_of
+    from analysis.verdicts import RESOLUTION, about_one, relation_of
 
     why = {("source", "below 1"): " (it counts the read-only mean as half a copy, which may cost less)"}  # cr69 05 #1
     relations = {w: relation_of(p10 / c, p90 / c) for w, c in models.items()}
     told = [w for w, r in relations.items() if r == "about 1"]
-    said = f"{CANNOT_TELL} from the {' or '.join(told)} count" if told else ""
+    words = {w: about_one(p10 / models[w], p90 / models[w]) for w in told}
+    grouped = {word: [w for w in told if words[w] == word] for word in dict.fromkeys(words.values())}
+    said = "; ".join(f"{word} from the {' or '.join(ws)} count" for word, ws in grouped.items())
     margin = ""
     if any(not p10 <= models[w] <= p90 for w in told):  # not apart by the margin only
         margin = f" (within the ratio rule's {(RESOLUTION - 1) * 100:g}% margin of the p10-p90)"
@@ -822,7 +826,7 @@ def plot_over_copy(rankings: dict[str, Ranking], names: list[str], title: str, p
     for r in drawn.values():
         t = r.table().loc[names]  # each ratio to the copy with its p10-p90
         whiskers.append([(t.over_copy - t.p10).to_numpy(), (t.p90 - t.over_copy).to_numpy()])
-    ylabel = "time / copy time (log scale)"
+    ylabel = "time / copy time (log scale; whiskers: p10-p90)"  # cr72 05: the figure never said what they were
     fig, axes = plt.subplots(
         1, 1 + len(paired), figsize=(6.4 + 5.6 * len(paired), 4.8), squeeze=False, width_ratios=[3] + [2] * len(paired)
     )
@@ -847,7 +851,7 @@ def plot_over_copy(rankings: dict[str, Ranking], names: list[str], title: str, p
         RESOLUTION,
         color="grey",
         alpha=0.3,
-        label=f"within {RESOLUTION - 1:.0%} of the copy\n(a whisker into it: {CANNOT_TELL})",
+        label=f"within {RESOLUTION - 1:.0%} of the copy (a whisker into it:\n{CANNOT_TELL}; wholly inside: {NO_DIFFERENCE})",
     )
     for pax, (s, r) in zip(axes[0, 1:], paired.items()):
         _plot_pairs(pax, r, colours[s], RESOLUTION)
@@ -890,7 +894,7 @@ def _plot_pairs(ax: Any, ranking: Ranking, colour: str, resolution: float) -> No
     ax.axvline(1.0, color="black", lw=1, ls="--")
     ax.axvspan(1 / resolution, resolution, color="grey", alpha=0.3)
     ax.set_xlabel(
-        f"time ratio per round (log scale; below 1: the first is faster)\ngrey: within {resolution - 1:.0%} of 1 (a whisker into it: {CANNOT_TELL})"
+        f"time ratio per round (log scale; below 1: the first is faster)\ngrey: within {resolution - 1:.0%} of 1 (a whisker into it: {CANNOT_TELL}; wholly inside: {NO_DIFFERENCE})"
     )
     ax.set_title(f"{ranking.label}, this run: its pairs (the ratio to the copy withheld)", fontsize=10)
 
@@ -917,7 +921,7 @@ def newer_first(ranking: Ranking, block: dict[str, Timing]) -> list:
 def _memory_bound(ranking: Ranking, floor: FloorCheck, block: dict[str, Timing], allocs: dict[str, float]) -> list[str]:
     """The bound at a memory-bound shape (see shape_takeaways): an estimate and a label for every variant, or nothing where busy."""
     from analysis.timing import paired_ratio
-    from analysis.verdicts import estimate, judge_ratio
+    from analysis.verdicts import estimate, judge_ratio, withheld
 
     if ranking.gate is not None and ranking.gate.kind == "busy":
         return []  # the gate's line says the block concludes nothing
@@ -933,7 +937,14 @@ def _memory_bound(ranking: Ranking, floor: FloorCheck, block: dict[str, Timing],
     busy = next((judge_ratio(r) for r in ratios.values() if r.busy), None)
     if busy:  # a failed floor gates the ranking first; a busy block still concludes nothing
         return [str(busy)]
-    copies = {n: a if a >= 1 else 1.0 for n, a in allocs.items()}  # NaN (not recorded) compares False: one copy
+    # a variant whose allocations were not recorded (neuron may record none) gets no share: counted as one copy, naive's
+    # share would read about a third of its own and its label flip (cr72 05)
+    unrecorded = [n for n, a in allocs.items() if not a > 0]  # NaN compares False
+    held_back = [str(withheld(f"byte share of {', '.join(unrecorded)}", "alloc_over_input not recorded"))] if unrecorded else []
+    ratios = {n: r for n, r in ratios.items() if n not in unrecorded}
+    if not ratios:
+        return held_back
+    copies = {n: max(allocs[n], 1.0) for n in ratios}  # its output at least
     at_rate = {n: replace(r, per_round=r.per_round / copies[n]) for n, r in ratios.items()}  # time / its copies' time
     shares = {n: float(np.median(1 / r.per_round)) for n, r in at_rate.items()}
     spreads = {n: tuple(float(q) for q in np.percentile(1 / r.per_round, [10, 90])) for n, r in at_rate.items()}
@@ -941,12 +952,13 @@ def _memory_bound(ranking: Ranking, floor: FloorCheck, block: dict[str, Timing],
     # the share's formula here, in the footnote, not in the bound's line (cr60 05 #6 asked for it; there it made the
     # densest line of 05's output)
     basis = (
-        f"byte share = alloc_over_input (1 where not recorded) × the {rate}'s time ÷ the variant's time, per round:"
+        f"byte share = alloc_over_input (at least 1) × the {rate}'s time ÷ the variant's time, per round:"
         " each full-size tensor allocated, written and read once"
     )
     triad = f" (spread {block[reference].spread:.2f}; used because the copy failed its check)"
     basis += "" if floor.ok else f", at the triad's rate{triad}"
-    subject = f"moving its bytes at the {rate}'s rate"
+    subject = f"moving its bytes at the {rate}'s rate" + (", allocation included" if rate == "copy" else "")  # cr72 05 #3
     share = estimate(subject, shares, "of the time", basis, "a read-only pass (mean), which allocates nothing", 2)
     near_one = {n for n, r in at_rate.items() if not judge_ratio(r).measurable}  # CANNOT_TELL from its bytes' time
-    return [line.removeprefix("  ") for line in _bound_lines("memory-bound", subject, shares, share, near_one, spreads)]
+    lines = _bound_lines("memory-bound", subject, shares, share, near_one, spreads)
+    return [*(line.removeprefix("  ") for line in lines[:-1]), *held_back, lines[-1].removeprefix("  ")]

@@ -32,7 +32,7 @@ def test_written_over_input_is_nan_without_a_listing_or_a_write():
 def _verdict(kind, p10=math.nan, p90=math.nan, median=0.375):
     from types import SimpleNamespace
 
-    sentence = "this run cannot tell torch.compile and naive apart: the spread crosses 1"
+    sentence = "this run cannot tell torch.compile and naive apart: the p10-p90 holds 1"
     return SimpleNamespace(kind=kind, sentence=sentence, median=median, p10=p10, p90=p90)
 
 

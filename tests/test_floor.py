@@ -1,6 +1,7 @@
 """The copy floor's own check: a same-bytes triad judges whether the copy moved its bytes."""
 
 import dataclasses
+import math
 
 import numpy as np
 import pytest
@@ -233,6 +234,9 @@ def test_05s_metrics_publish_every_metric_its_claims_cite_and_the_claims_hold():
 GROUP = "(cannot tell apart, inconclusive)"  # a ranking's group its pair verdicts do not order (analysis.floor)
 
 
+ONE_COPY = {("large", n): 1.0 for n in ("naive", "fused", "compiled")}  # each variant allocates its output only
+
+
 def takeaway_case(copy: float, compiled: float, probe: float = 80.0, spread: float = 0.0):
     """SYNTHETIC 05 large-shape block: naive and fused ~3.3x the copy, compiled at `compiled`; the copy's
     spread `spread` (above 0.25 fails the floor)."""
@@ -247,28 +251,37 @@ def takeaway_case(copy: float, compiled: float, probe: float = 80.0, spread: flo
 
 def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_estimates_it():
     """Every branch of the large shape's bound: an estimate of each variant's bytes (alloc_over_input
-    copies', one where not recorded) at the copy's rate, every variant labelled; a failed floor (the
-    triad's rate); a busy block (nothing)."""
+    copies', at least one) at the copy's rate, every variant with a recorded allocation labelled, the others'
+    share withheld (cr72 05); a failed floor (the triad's rate); a busy block (nothing)."""
     from dataclasses import replace
 
     from analysis.contention import Contention
     from lesson.study import newer_first, shape_takeaways
 
     block, floor, ranking = takeaway_case(copy=100.0, compiled=100.0)
-    lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)
+    lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=ONE_COPY)
     pairs = [(v.subject, v.reference) for v in newer_first(ranking, block)]  # 03 and 04's way round
     assert pairs == [("fused", "naive"), ("compiled", "naive"), ("compiled", "fused")]
-    assert lines[1:] == [  # no allocation recorded: one copy's bytes each; every variant gets a label and its share
+    assert lines[1:] == [  # one copy's bytes each; every variant gets a label and its share
         "  farthest: fused 3.60x",  # a line of its own
-        "  memory-bound* (over half the time moving its bytes at the copy's rate), byte share (p10-p90): compiled 1.00 (1.00-1.00)",
+        "  memory-bound* (over half the time moving its bytes at the copy's rate, allocation included), byte share (p10-p90):"
+        " compiled 1.00 (1.00-1.00)",
         "  not memory-bound: naive 0.30 (0.30-0.30), fused 0.28 (0.28-0.28)",
-        "  * estimated, not measured: byte share = alloc_over_input (1 where not recorded) × the copy's time ÷ the variant's"
+        "  * estimated, not measured: byte share = alloc_over_input (at least 1) × the copy's time ÷ the variant's"
         " time, per round: each full-size tensor allocated, written and read once; this estimate cannot show a read-only"
         " pass (mean), which allocates nothing",  # the share's formula, in the footnote
     ]
+    # not recorded (neuron may record no allocation): no share, where one copy's would call naive "not memory-bound"
+    unrecorded = {**ONE_COPY, ("large", "naive"): math.nan}
+    lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=unrecorded)
+    assert "  byte share of naive: withheld, alloc_over_input not recorded" in lines
+    assert lines[3] == "  not memory-bound: fused 0.28 (0.28-0.28)" and lines[-1].startswith("  * estimated")
+    assert shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)[2:] == [
+        "  byte share of naive, fused, compiled: withheld, alloc_over_input not recorded"
+    ]
     allocs = {("large", "naive"): 3.0, ("large", "fused"): 1.0, ("large", "compiled"): 1.0}
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=allocs)
-    assert lines[2].endswith("rate), byte share (p10-p90): naive 0.91 (0.91-0.91), compiled 1.00 (1.00-1.00)")  # 3 x 0.30
+    assert lines[2].endswith("included), byte share (p10-p90): naive 0.91 (0.91-0.91), compiled 1.00 (1.00-1.00)")  # 3 x 0.30
     assert lines[3] == "  not memory-bound: fused 0.28 (0.28-0.28)"
     assert (
         len(lines) == 5
@@ -279,7 +292,7 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     assert not any("apart from 1" in line for line in lines)  # the shares' p10-p90 above say it
 
     block, floor, ranking = takeaway_case(copy=100.0, compiled=110.0)
-    lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)
+    lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=ONE_COPY)
     assert lines[:2] == [
         "large: closest to the copy: compiled, 1.10x the copy's time (p10-p90 1.10-1.10)",
         "  farthest: fused 3.60x",
@@ -300,12 +313,13 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     assert far == f"  farthest: naive 3.30x and fused 3.35x {GROUP}"  # a tie at the far end is named, not dropped
     assert (
         "withheld" not in "".join(lines)
-        and "  memory-bound* (over half the time moving its bytes at the copy's rate), byte share (p10-p90): compiled 0.91 (0.91-0.91)"
+        and "  memory-bound* (over half the time moving its bytes at the copy's rate, allocation included), byte share"
+        " (p10-p90): compiled 0.91 (0.91-0.91)"
         == lines[2]
     )
 
     block, floor, ranking = takeaway_case(copy=100.0, compiled=110.0, spread=0.6)
-    lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)
+    lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=ONE_COPY)
     assert not floor.ok and lines[0].startswith("large: the ranking against the copy is withheld (above); ")
     assert "another run" not in lines[0] and "withheld, the copy floor failed" not in "".join(lines)  # said once
     assert lines[0].endswith(  # the pairs table above is not repeated (cr58 05)
@@ -454,7 +468,7 @@ def test_05s_figure_marks_tied_bars_and_draws_nothing_for_a_gated_shape(tmp_path
     )
     assert [t.get_text() for t in ax.get_legend().get_texts()] == [
         "copy floor",
-        "within 5% of the copy\n(a whisker into it: cannot tell apart)",
+        "within 5% of the copy (a whisker into it:\ncannot tell apart; wholly inside: no measurable difference)",
         "≈: cannot tell apart, inconclusive\n(the pair's verdict: the table above)",
         "large",
     ]  # no swatch for a shape not drawn
@@ -469,14 +483,14 @@ def test_05s_figure_marks_tied_bars_and_draws_nothing_for_a_gated_shape(tmp_path
 def test_floor_summary_says_what_was_compared_and_the_verdict():
     block, floor, _ = takeaway_case(copy=100.0, compiled=110.0)
     assert (
-        floor.summary.startswith("copy floor sound (")
+        floor.summary.startswith("copy floor passed its check (")
         and "x the triad's bandwidth, 0.25-1.5x accepted; spread 0.0" in floor.summary
     )
     near = dataclasses.replace(floor, copy_spread=0.2493)
     assert "spread 0.249, at most 0.25 allowed" in near.summary  # not "0.25, at most 0.25"
     small = check_floor(block["copy"], block["triad probe"], 64, memory_bound=False)
     assert (
-        small.summary.startswith("copy floor sound (spread") and "triad" not in small.summary
+        small.summary.startswith("copy floor passed its check (spread") and "triad" not in small.summary
     )  # no bandwidth at the small shape
     _, failed, _ = takeaway_case(copy=100.0, compiled=110.0, spread=0.6)
     assert failed.summary.startswith("copy floor failed its check (the copy's spread is wide")
@@ -490,9 +504,10 @@ def test_05s_bound_label_holds_back_a_share_whose_per_round_spread_holds_half():
     block["naive"] = Timing(
         "naive", block["copy"].samples_us * np.array([1.5, 2.6, 1.6, 2.4, 1.7, 2.5, 1.5, 2.6, 2.0, 2.1]), inner=1
     )
-    lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)
+    lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=ONE_COPY)
     assert lines[2].startswith(
-        "  memory-bound* (over half the time moving its bytes at the copy's rate), byte share (p10-p90): compiled 0.91 (0.91-0.91)"
+        "  memory-bound* (over half the time moving its bytes at the copy's rate, allocation included), byte share (p10-p90):"
+        " compiled 0.91 (0.91-0.91)"
     )
     assert "  undecided, the p10-p90 holds half or reaches within 5% of it: naive 0.49 (0.38-0.67)" in lines
     assert sum("naive" in line for line in lines) == 1  # not listed as bound, nor as not bound
@@ -688,9 +703,9 @@ def test_05s_exercise_1_answer_judges_both_byte_models_ranked_withheld_and_from_
     kept = copies_answer(ops, failed, 3.0, tmp_path, renamed, "torch.compile").split("\n")
     assert kept[3].startswith("  this run, via the pair (estimate*)") and "3.00  p10-p90 3.00-3.00" in kept[3]
     assert (
-        "Verdict (this run, via the pair): naive's time: cannot tell apart from the allocation count; below the source count (it counts the read-only mean as half a copy, which may cost less)"
+        "Verdict (this run, via the pair): naive's time: no measurable difference from the allocation count; below the source count (it counts the read-only mean as half a copy, which may cost less)"
         in kept
-    )
+    )  # 3.00-3.00 against 3.0: the whole p10-p90 within the margin, the glossary's word (cr72 05 #2)
     assert any(line.endswith("within 5% of one copy-like pass, so the pair also counts naive in copies") for line in kept)
     metrics["large_compile_over_copy"] = {"value": 1.08, "p10": 1.04, "p90": 1.19, "unit": "x"}  # inconclusive (cr69 05 #2)
     (run / "metrics.json").write_text(json.dumps({"notebooks": {"05_compare_variants": metrics}}))
@@ -704,7 +719,7 @@ def test_05s_exercise_1_answer_judges_both_byte_models_ranked_withheld_and_from_
     assert through.endswith("Verdict: this run cannot say (the copy failed its check)")
     _, _, same = takeaway_case(copy=100.0, compiled=330.0, spread=0.6)  # naive and compiled alike: no estimate
     tied = copies_answer(ops, same, 3.0, empty, takeaway_case(copy=100.0, compiled=330.0, spread=0.6)[0], "compiled")
-    assert "the pair: compiled / naive: no measurable difference (spread within 5% of 1), so it gives no count" in tied
+    assert "the pair: compiled / naive: no measurable difference (p10-p90 within 5% of 1), so it gives no count" in tied
     busy = {n: replace(t, contention=Contention(1.0, 0.5, None, None)) for n, t in block.items()}
     assert "the pair: naive / compiled concludes nothing either (busy)" in copies_answer(
         ops, failed, 3.0, empty, busy, "compiled"
@@ -764,6 +779,20 @@ def test_05s_line_test_answer_says_the_miss_and_the_share_as_an_extrapolation():
     )
     assert missed[2].startswith("the fixed part's share of the 8 tokens call: about 0.97 of its time on this run (estimated")
     assert "the line above at 0 tokens, an extrapolation" in missed[2]
-    assert answer(56.0).split("\n")[1] == "Does the line predict 512 tokens? No measurable difference (spread within 5% of 1)."
+    assert answer(56.0).split("\n")[1] == "Does the line predict 512 tokens? No measurable difference (p10-p90 within 5% of 1)."
     busy = answer(100.0, Contention(1.0, 0.5, None, None)).split("\n")
     assert busy[1] == "Does the line predict 512 tokens? This run cannot say." and "withheld" in busy[2]
+
+
+def test_05s_exercise_1_word_against_a_count_is_the_rules_word():
+    """A p10-p90 wholly within 5% of a count reads "no measurable difference" from it, one that reaches past the
+    margin "cannot tell apart" (analysis.verdicts.about_one): 05 printed "cannot tell apart from the source count"
+    for 3.35-3.56 against 3.5 (cr72 05 #2)."""
+    from lesson.study import _against_counts
+
+    told, row, verdict = _against_counts(3.348, 3.557, {"source": 3.5, "allocation": 3.0})
+    assert told == ["source"] and verdict == "no measurable difference from the source count; above the allocation count"
+    told, _, verdict = _against_counts(3.1, 3.38, {"source": 3.5, "allocation": 3.0})
+    assert told == ["source", "allocation"] and verdict == "cannot tell apart from the source or allocation count"
+    _, _, verdict = _against_counts(3.4, 3.6, {"source": 3.5, "allocation": 3.3})
+    assert verdict == "no measurable difference from the source count; cannot tell apart from the allocation count"

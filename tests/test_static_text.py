@@ -39,6 +39,7 @@ ALLOWED = {
     ("01", f"at least {RULE} of the larger of their two nearest ends"),
     ("03", f"lies at least {RULE} from 1"),
     ("04", f"{RULE} from 1"),
+    ("05", f"lies at least {RULE} from 1"),
     ("07", f"lies at least {RULE} from 1"),
     ("06", f"lie at least {RULE} apart"),
 }

@@ -55,11 +55,11 @@ def test_a_spread_reaching_closer_to_one_than_runs_agree_on_is_no_measurable_dif
     above = judge_ratio(
         PairedRatio("static", "dynamic", np.array([1.01, 1.02, 1.03, 1.3, 1.32, 1.4, 1.6, 1.8, 1.9]))
     )  # 07: one side, not ranked
-    assert above.kind == "no measurable difference" and "the spread lies above 1 but reaches within 5% of it" in above.sentence
+    assert above.kind == "no measurable difference" and "the p10-p90 lies above 1 but reaches within 5% of it" in above.sentence
     # both spreads lie inside the margin on both sides: "no measurable difference", said only there
-    assert busy.word == quiet.word == "no measurable difference (spread within 5% of 1)"
-    assert busy.sentence.endswith("), so no measurable difference here") and "whole spread lies within 5% of 1" in quiet.sentence
-    assert above.word == "cannot tell apart (spread reaches within 5% of 1)" and above.sentence.endswith(
+    assert busy.word == quiet.word == "no measurable difference (p10-p90 within 5% of 1)"
+    assert busy.sentence.endswith("), so no measurable difference here") and "whole p10-p90 lies within 5% of 1" in quiet.sentence
+    assert above.word == "cannot tell apart (p10-p90 reaches within 5% of 1)" and above.sentence.endswith(
         "not a finding that they cost the same"
     )
     straddling = judge_ratio(PairedRatio("a", "b", np.linspace(0.90, 0.996, 9)))  # median 0.95, p90 inside the band
@@ -78,8 +78,8 @@ def test_an_inconclusive_ratio_is_never_a_negative_finding():
     assert verdict.sentence.startswith("this run cannot tell") and verdict.sentence.endswith(
         "): inconclusive, not a finding that they cost the same"
     )
-    assert "no measurable difference" not in verdict.sentence and verdict.word == "cannot tell apart (spread crosses 1)"
-    assert "the spread crosses 1, with some rounds faster and others slower" in verdict.sentence
+    assert "no measurable difference" not in verdict.sentence and verdict.word == "cannot tell apart (p10-p90 holds 1)"
+    assert "the p10-p90 holds 1, with some rounds faster and others slower" in verdict.sentence
     assert not any(phrase in verdict.sentence for phrase in NEGATIVE_FINDINGS)
     assert verdict.relation == "about 1"
 
@@ -361,7 +361,7 @@ def test_a_reading_says_overlapping_unless_contained():
 def test_the_table_never_shows_a_bare_negative():
     """07's table read "no measurable difference" for 1.55 (p10-p90 0.95-3.93): a negative finding."""
     wide = judge_ratio(PairedRatio("static", "dynamic", np.array([0.95] * 2 + [1.55] * 6 + [3.93] * 2)))
-    assert wide.kind == "no measurable difference" and wide.row()["verdict"] == "cannot tell apart (spread crosses 1)"
+    assert wide.kind == "no measurable difference" and wide.row()["verdict"] == "cannot tell apart (p10-p90 holds 1)"
     assert judge_ranges("a", (1.0, 3.0), "b", (2.0, 4.0)).word == "inconclusive (the ranges overlap)"
     assert judge_ranges("a", (1.2, 4.2), "b", (0.8, 5.1)).word == "inconclusive (one range lies inside the other)"  # 08
 
@@ -370,9 +370,9 @@ def test_a_spread_that_holds_1_is_said_without_sizes():
     """07 printed "between 41% faster and 1% slower" (ratio 0.59) three lines above "1.69x faster":
     two sizes for one kind of effect. A spread that holds 1 now says only which way its rounds went."""
     verdict = judge_ratio(PairedRatio("a", "b", np.array([0.94] * 2 + [0.97] * 6 + [1.001] * 2)))
-    assert "the spread crosses 1, with some rounds faster and others slower" in str(verdict) and "%" not in str(verdict)
+    assert "the p10-p90 holds 1, with some rounds faster and others slower" in str(verdict) and "%" not in str(verdict)
     exact = judge_ratio(PairedRatio("a", "b", np.array([1.0] * 5 + [1.2] * 5)))
-    assert "the spread touches 1" in str(exact)
+    assert "the p10-p90 touches 1" in str(exact)
 
 
 def test_a_machine_line_names_the_span_when_only_pressure_was_measured():
@@ -464,10 +464,10 @@ def test_a_ratio_prints_its_median_and_both_ends_at_one_precision():
 
 
 def test_a_table_bound_is_never_rounded_onto_the_band_edge():
-    """05's table printed p10 1.050 beside 'not measurable (spread reaches within 5% of 1)': it was 1.0498."""
+    """05's table printed p10 1.050 beside 'not measurable (p10-p90 reaches within 5% of 1)': it was 1.0498."""
     samples = np.array([1.0498] * 2 + [1.07, 1.075, 1.076, 1.076, 1.08, 1.09] + [1.109] * 2)
     row = judge_ratio(PairedRatio("torch.rms_norm", "naive", samples)).row()
-    assert row["verdict"] == "cannot tell apart (spread reaches within 5% of 1)" and row["p10"] == 1.0498
+    assert row["verdict"] == "cannot tell apart (p10-p90 reaches within 5% of 1)" and row["p10"] == 1.0498
 
 
 def test_a_verdict_shown_by_a_notebook_cell_reads_as_its_sentence():
