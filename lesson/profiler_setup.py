@@ -125,7 +125,7 @@ def cost_takeaway(
 
     Returns:
         One line: per call, "WORD, N.NNx (p10-p90 A-B), +D us per call" where the verdict is measurable, else the
-        verdict's table word as the table prints it ("cannot tell apart (spread crosses 1)", analysis.verdicts
+        verdict's table word as the table prints it ("cannot tell apart (p10-p90 holds 1)", analysis.verdicts
         CANNOT_TELL: the run's limit, not a property of the call) and the ratio's median and p10-p90 unless the
         block was busy. Where a verdict reads below 1 ("cheaper"), a last clause says what that points at:
         analysis.timing.time_interleaved times each round in a fixed order, bare then profiled (cold read
@@ -133,9 +133,10 @@ def cost_takeaway(
     """
     parts = []
     for name, verdict in verdicts.items():
-        spread = f"p10-p90 {verdict.p10:.2f}-{verdict.p90:.2f}"
+        # the verdict's own figures: the decimals that place each bound against 1 and the margin (cr72 05 #1)
+        shown, spread = verdict.figures.split(", ", 1) if np.isfinite(verdict.median) else ("", "")
         if verdict.measurable:
-            said = f"{verdict.word}, {verdict.median:.2f}x ({spread})"  # the verdict's word: 01 prints this line alone
+            said = f"{verdict.word}, {shown}x ({spread})"  # the verdict's word: 01 prints this line alone
             if extra_us and name in extra_us:
                 said += f", {np.median(extra_us[name]):+,.1f} us per call"
                 if bare_us and name in bare_us:
@@ -143,7 +144,7 @@ def cost_takeaway(
         else:
             said = verdict.word  # the table's own words, as every verdict of the series says them
             if verdict.kind != "busy" and not np.isnan(verdict.median):  # a busy block's figures conclude nothing
-                said += f": ratio {verdict.median:.2f} ({spread})"
+                said += f": ratio {shown} ({spread})"
         parts.append(f"{name} call: {said}")
     if any(verdict.kind == "faster" for verdict in verdicts.values()):  # below 1: the profiler only adds work
         parts.append("cheaper points at the fixed order (bare, then profiled, every round), not at a faster call")
