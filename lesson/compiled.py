@@ -89,7 +89,9 @@ def break_evens(
     first, later = _duration(seconds), _duration(after_setup.counts["seconds"])
     fraction = after_setup.counts["seconds"] / seconds
     lines: list[Verdict | str] = []
-    if verdict.kind != "faster":  # the ratio's median may be 1 or more: no saving to divide by
+    if cold.busy:  # a busy block concludes nothing: its seconds are no basis
+        lines.append(withheld("the break-even against naive", BUSY_COLD_CALL))
+    elif verdict.kind != "faster":  # the ratio's median may be 1 or more: no saving to divide by
         lines.append(withheld("the break-even against naive", verdict.sentence))
     else:
         spread = "the basis is on the next line"
@@ -123,9 +125,14 @@ def break_evens(
             + (f"; the {files[0] - files[1]} more: {kinds}" if kinds else "")
         )
     later_subject = f"a later compile at HIDDEN = {new_hidden} took {later}, {fraction:.2g}x the first's"
-    reason = verdict.sentence if verdict.kind != "faster" else f"the saving at HIDDEN = {new_hidden} was not timed"
+    if cold.busy or after_setup.busy:
+        later_subject, reason = f"a later compile at HIDDEN = {new_hidden}", BUSY_COLD_CALL
+    else:
+        reason = verdict.sentence if verdict.kind != "faster" else f"the saving at HIDDEN = {new_hidden} was not timed"
     return [*lines, withheld(later_subject + "; its break-even", reason)]
 
+
+BUSY_COLD_CALL = "a cold call's block was BUSY (its machine line above): one sample, nothing to conclude"
 
 # cr61: kinds a reader may not know; f72: the first compile's extra files were mostly these probes, not compiled kernels
 _PROBE = "CPU-feature probe"
@@ -190,11 +197,15 @@ class ColdCall:
             evidence in `break_evens`.
         probe_names: among them, the CPU-feature probes' sources counted by the check each defines
             (`_probe_names`): `break_evens` names them.
+        busy: whether its machine line said BUSY (None where unknown): a busy cold call concludes nothing,
+            so `break_evens` and 04's exercise 2 withhold what they would draw from it (r73: 04's exercise 2
+            printed a BUSY line, then a ratio and a break-even from the same call).
     """
 
     counts: dict[str, float]
     added_kinds: dict[str, int] = dataclasses.field(default_factory=dict)
     probe_names: dict[str, int] = dataclasses.field(default_factory=dict)
+    busy: bool | None = None
 
 
 def cold_call(fn: Callable[[], Any], backend: Any) -> ColdCall:
@@ -240,4 +251,5 @@ def cold_call(fn: Callable[[], Any], backend: Any) -> ColdCall:
         {"seconds": seconds, "graphs captured before": before["graphs"], **{k: len(v) for k, v in added.items()}, **counts},
         dict(Counter(_kind(p, probes) for p in inductor)),
         _probe_names(folders["cache files added"], inductor, probes),
+        contention.busy,
     )

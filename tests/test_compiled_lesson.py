@@ -240,3 +240,19 @@ def test_the_break_even_is_labelled_a_first_compile_only_where_the_counts_say_so
     for name in ("reloaded", "neff_load"):
         assert "first compile (" not in label[name] and "setup included" not in label[name]
         assert "break-even of this cold call (9.0 s; not a first compile: its origin is above)" in label[name]
+
+
+def test_a_busy_cold_call_withholds_the_break_even_and_the_later_ratio():
+    """r73: 04's exercise 2 printed BUSY for its cold call, then a ratio and a break-even from that same call;
+    a busy block concludes nothing, so break_evens withholds what it would draw from a busy cold call."""
+    from types import SimpleNamespace
+
+    from lesson.compiled import BUSY_COLD_CALL, break_evens
+
+    naive = SimpleNamespace(median_us=80_000.0)
+    busy, quiet = ColdCall({"seconds": 9.0}, busy=True), ColdCall({"seconds": 0.6}, busy=False)
+    paid_back, *_, later = break_evens(busy, quiet, naive, _verdict("faster", 0.5, 0.75), 4096, 1024)
+    assert paid_back.kind == "withheld" and BUSY_COLD_CALL in paid_back.sentence and "calls" not in paid_back.sentence
+    assert later.kind == "withheld" and "0.067x" not in later.sentence and BUSY_COLD_CALL in later.sentence
+    paid_back, *_ = break_evens(ColdCall({"seconds": 9.0}, busy=False), quiet, naive, _verdict("faster", 0.5, 0.75), 4096, 1024)
+    assert paid_back.kind == "estimate"  # quiet: the break-even is given
