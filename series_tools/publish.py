@@ -376,13 +376,11 @@ def megabytes(n: int) -> str:
     return f"{n / 1e6:.2f} MB"
 
 
-def run_times(status: dict[str, Any], env: dict[str, Any], run_name: str = "") -> dict[str, Any]:
+def run_times(status: dict[str, Any], env: dict[str, Any]) -> dict[str, Any]:
     """The run time of each notebook and the machine that measured them: RUN_TIMES_FILE, which
     helpers.series reads for the notebooks' start lines, 00's plan and the instructor guide. The run
-    is named as its folder under runs/ is (`20261207T000218Z-cpu` -> `20261207T000218Z`), so a reader can
-    find it; the date its environment recorded (a second or so later) only where the folder has no such name."""
-    stamp = re.match(r"\d{8}T\d{6}Z", run_name)
-    when = stamp.group(0)[:-1] if stamp else re.sub(r"[-:]", "", str(env.get("date_utc", "")))[:15]
+    is named by the date its environment recorded, as the reference run's README shows it."""
+    when = re.sub(r"[-:]", "", str(env.get("date_utc", "")))[:15]
     cores = f"{env['cpu_count']}-core " if env.get("cpu_count") else ""
     return {
         "measured_on": f"a {cores}{env.get('device_name')} machine, torch {env.get('torch')}, run {when}Z",
@@ -408,7 +406,7 @@ def write_contents(run_dir: Path, dest: Path, name: str, status: dict[str, Any],
     env = map_strings(env, scrub)
     write_atomic(dest / "environment.json", json.dumps(env, indent=2, sort_keys=True) + "\n")
     write_atomic(dest / METRICS_FILE, json.dumps(metrics, indent=2, sort_keys=True) + "\n")
-    write_atomic(dest / RUN_TIMES_FILE, json.dumps(run_times(status, env, run_dir.name), indent=2, sort_keys=True) + "\n")
+    write_atomic(dest / RUN_TIMES_FILE, json.dumps(run_times(status, env), indent=2, sort_keys=True) + "\n")
     write_atomic(dest / "README.md", scrub(index_markdown(name, env, status, metrics, notebooks, figures)))
 
 

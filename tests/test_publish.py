@@ -381,11 +381,3 @@ def test_a_run_folders_copy_links_the_repository_from_where_it_sits(tmp_path):
     published = relink(copied, was="../..")
     assert published["cells"][0]["source"] == ["[glossary](../../../docs/CHEATSHEET.md#glossary)\n"]
     relink_copy(run_dir / "missing.ipynb", root)  # a notebook that left no copy: nothing to do
-
-
-def test_run_times_name_the_run_as_its_folder_under_runs_does():
-    """00's plan and the guide quote the run by id: the folder's (runs/20261207T000218Z-cpu), not the
-    environment's date a second later (a reader found 000219Z beside a folder named 000218Z)."""
-    env = {"date_utc": "2026-12-07T00:02:19", "cpu_count": 2, "device_name": "x", "torch": "2.13.0"}
-    assert publish.run_times({}, env, "20261207T000218Z-cpu")["measured_on"].endswith("run 20261207T000218Z")
-    assert publish.run_times({}, env, "not-a-run")["measured_on"].endswith("run 20261207T000219Z")
