@@ -280,7 +280,8 @@ def execution_start(exports: dict[str, Any]) -> pd.DataFrame:
         MATMUL` (analysis.COMPUTING_OPCODES instructions that start before the first MATMUL); then the lanes' longest
         opcodes there (`lanes before it, longest opcodes (us)`: the three opcodes with the most time summed over the
         lanes, semaphore waits left out as the lanes leave them out), the tail after the DMA row's last packet ends
-        (`after the DMA row's last bar (us)`) and the lanes' longest opcodes in it (`lanes there, longest opcodes
+        (`after the DMA row's last bar (us)`), the computing instructions that start in it (`computing there`) and the
+        lanes' longest opcodes in it (`lanes there, longest opcodes
         (us)`). Why the opcodes: "a lane is not all work" rests on these bars, and a reader must see what they are;
         A4 lists every instruction.
     """
@@ -307,6 +308,7 @@ def execution_start(exports: dict[str, Any]) -> pd.DataFrame:
             "computing before MATMUL": int(before.isin(COMPUTING_OPCODES).sum()),
             "lanes before it, longest opcodes (us)": longest(lanes[lanes["start_ns"] < first_matmul_ns]),
             "after the DMA row's last bar (us)": (e.total_time_ns - last_dma_ns) / 1e3,
+            "computing there": int(ins.loc[ins["start_ns"] >= last_dma_ns, "opcode"].isin(COMPUTING_OPCODES).sum()),
             "lanes there, longest opcodes (us)": longest(lanes[lanes["start_ns"] >= last_dma_ns]),
         }
     return pd.DataFrame(rows).T
@@ -372,8 +374,9 @@ def lane_rank_flips(work: dict[str, pd.DataFrame]) -> str:
         work: profile name -> analysis.engine_work of it (`lane_us`, `computing_us`, `computing` per engine).
 
     Returns:
-        Newline-joined lines, e.g. "baseline_bf16_s512: scalar's lane is longer than vector's (14.0 > 13.1 us),
-        its computing time shorter (7.4 < 8.9 us)"; "no two computing engines swap places" where none do;
+        Newline-joined lines, e.g. "baseline_bf16_s512: scalar's lane is longer than vector's (14.0 > 13.1 us,
+        x1.07), its computing time shorter (7.4 < 8.9 us; one execution: a reading)": the ratio shows how near the
+        lanes are, and one execution gives no spread to judge it by; "no two computing engines swap places" where none do;
         then "a lane with no computing instruction: gpsimd, sync (in every profile)" where such engines exist.
     """
     lines = []
@@ -384,8 +387,8 @@ def lane_rank_flips(work: dict[str, pd.DataFrame]) -> str:
                 lane, comp = busy["lane_us"], busy["computing_us"]
                 if lane[a] > lane[b] and comp[a] < comp[b]:
                     lines.append(
-                        f"{name}: {a}'s lane is longer than {b}'s ({lane[a]:.1f} > {lane[b]:.1f} us),"
-                        f" its computing time shorter ({comp[a]:.1f} < {comp[b]:.1f} us)"
+                        f"{name}: {a}'s lane is longer than {b}'s ({lane[a]:.1f} > {lane[b]:.1f} us, x{lane[a] / lane[b]:.2f}),"
+                        f" its computing time shorter ({comp[a]:.1f} < {comp[b]:.1f} us; one execution: a reading)"
                     )
     lines = lines or ["no two computing engines swap places between lane and computing time"]
     idle = [set(w.index[(w["computing"] == 0) & (w["lane_us"] > 0)]) for w in work.values()]

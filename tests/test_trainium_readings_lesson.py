@@ -164,6 +164,7 @@ def test_execution_start_reads_each_export():
         assert row["lanes there, longest opcodes (us)"].startswith("EVENT_SEMAPHORE_RANGE_CLEAR ")
         tail = ins[ins["start_ns"] >= e.dma["end_ns"].max()]
         assert not tail["opcode"].isin(COMPUTING_OPCODES).any()  # the tail computes nothing
+        assert row["computing there"] == 0  # and the table shows it, as 09's "what to notice" reads it off
         assert "EVENT_SEMAPHORE " not in row["lanes there, longest opcodes (us)"]  # waits: not on a lane, not named
 
 
@@ -206,6 +207,7 @@ def test_lane_rank_flips_names_the_swapped_pairs_from_the_table():
     assert len(lines) == len(expected) + 1
     for line, start in zip(lines, expected):
         assert line.startswith(start)
+        assert line.endswith("; one execution: a reading)")  # a lane order within a few percent is no finding
     assert lines[-1] == "a lane with no computing instruction: gpsimd, sync (in every profile)"
     # where no pair swaps, the line says so instead of staying silent
     same = {name: w.assign(lane_us=w["computing_us"]) for name, w in work.items()}
