@@ -64,13 +64,13 @@ def own_time_line(table: pd.DataFrame, call: str, own_rows: list[str], steps: in
         steps: how many profiled steps the table sums (the mean per call divides by it).
 
     Returns:
-        "<call>'s CPU time per call (mean of the profiled steps; the tree below is the median step), with its children: N us (of which
+        "<call>'s CPU time per call (mean of the profiled steps), with its children: N us (of which
         M us, P%, is its label and dispatch rows' self CPU time)", from `analysis.verdicts.counted`.
     """
     rows = table.set_index("name")
     own_us = rows.loc[rows.index.isin(own_rows), "self_cpu_us"].sum() / steps
     call_us = rows.at[call, "cpu_total_us"] / steps
     part = f"of which {own_us:,.0f} us, {own_us / call_us:.1%}, is its label and dispatch rows' self CPU time"
-    subject = f"{call}'s CPU time per call (mean of the profiled steps; the tree below is the median step), with its children"
+    subject = f"{call}'s CPU time per call (mean of the profiled steps), with its children"
     # counted sets a count against a reference; here the part is inside the whole, so only the first half is said
     return counted(subject, call_us, "us", "its own rows", own_us, part).sentence.rsplit(" against ", 1)[0]

@@ -124,7 +124,8 @@ def break_evens(
             f"the setup's evidence: the first compile added {files[0]} cache files, the later one {files[1]}"
             + (f"; the {files[0] - files[1]} more: {kinds}" if kinds else "")
         )
-    later_subject = f"a later compile at HIDDEN = {new_hidden} took {later}, {fraction:.2g}x the first's"
+    # cr73: another shape, later in the process: the ratio must not read as the first compile's setup cost
+    later_subject = f"a later compile at HIDDEN = {new_hidden} took {later}, {fraction:.2g}x the first's (a ratio that does not price the setup)"
     if cold.busy or after_setup.busy:
         later_subject, reason = f"a later compile at HIDDEN = {new_hidden}", BUSY_COLD_CALL
     else:
