@@ -146,7 +146,9 @@ _GLOSS = {
 
 def _named(names: dict[str, int]) -> str:
     """The checks the probes' sources define, each with how many define it: the evidence that they are probes (cr72)."""
-    return "their sources define " + ", ".join(f"{name} ({n})" for name, n in sorted(names.items(), key=lambda i: -i[1]))
+    # "(in 4)": sources, each kept as 3 files (.cpp, .so, lock): 10 sources, 30 files (cr73 read "(4)" as files)
+    named = ", ".join(f"{name} (in {n})" for name, n in sorted(names.items(), key=lambda i: -i[1]))
+    return f"their sources, each kept as a .cpp, its .so and a lock, define {named}"
 
 
 def _files_in(folder: str | Path) -> set[Path]:

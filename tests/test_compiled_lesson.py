@@ -223,7 +223,10 @@ def test_the_probes_are_named_by_the_checks_their_sources_define(tmp_path):
     setup = break_evens(
         cold, ColdCall({"seconds": 0.6, "cache files added": 1}, {".py": 1}), naive, _verdict("faster"), 4096, 1024
     )[2]
-    assert setup.endswith("vector instructions; their sources define __avx_chk_kernel (2), __amx_chk_kernel (1))")
+    assert setup.endswith(
+        "vector instructions; their sources, each kept as a .cpp, its .so and a lock, define __avx_chk_kernel (in 2),"
+        " __amx_chk_kernel (in 1))"
+    )
 
 
 def test_the_break_even_is_labelled_a_first_compile_only_where_the_counts_say_so():
