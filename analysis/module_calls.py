@@ -576,8 +576,8 @@ def plot_call_kernels(
             rows of one call.
         title: the figure's title.
         unread: the devices whose recording stamps kernels back to back (`lesson.stamps_back_to_back`):
-            their panels shade no idle and are titled "idle not read (kernels stamped back to back)",
-            not with an idle figure.
+            their panels shade no idle and are titled "stamped back to back: idle not read, may be in these
+            times", not with an idle figure.
     Returns:
         the matplotlib figure.
     """
@@ -617,7 +617,7 @@ def plot_call_kernels(
         ax.set_yticks([])
         ax.set_ylim(-1.0, 1.0)
         idle = (  # the idle as 02's line prints it (the difference rounded apart: 8.6 against 8.7)
-            "; idle not read (kernels stamped back to back)"
+            " (stamped back to back: idle not read, may be in these times)"
             if device in unread
             else f" in a span of {(k['end'].max() - start):.1f} us, {k['gap_before_us'].fillna(0.0).sum():.1f} us idle between them"
         )

@@ -179,7 +179,8 @@ def idle_split(device: str, kernels: pd.DataFrame, every: pd.DataFrame | None = 
     stamped back to back (STAMPED_US or less), which says whether the split is read at all: in the
     MI300X recording most kernels start where the previous one ended (to the nanosecond), most
     likely how that trace stamps kernels, so its idle time and launches are not read
-    (`stamps_back_to_back`), its "0.0 us idle" no reading of a gapless device.
+    (`stamps_back_to_back`), its "0.0 us idle" no reading of a gapless device, and its kernel times may
+    hold idle time (a start stamped early lengthens the kernel).
 
     Args:
         device: the device as a sentence names it (e.g. "an NVIDIA H100").
@@ -188,10 +189,10 @@ def idle_split(device: str, kernels: pd.DataFrame, every: pd.DataFrame | None = 
             the plotted call's own.
 
     Returns:
-        One line: the idle µs between the call's kernels, split into late-launch and queued µs, then
-        the recording's stamped gaps ("0 of 343 kernel gaps within 0.01 us (its 49 calls): not
-        stamped back to back"); where the recording stamps back to back, the count and "stamped back
-        to back, so its idle and launches are not read" instead.
+        Two lines: the idle µs between the call's kernels, split into late-launch and queued µs; then
+        the recording's stamped gaps ("an NVIDIA H100: 0 of 343 kernel gaps within 0.01 us (its 49
+        calls): not stamped back to back"). Where the recording stamps back to back, one line: the
+        count and "stamped back to back, so its idle and launches are not read" instead.
     """
     every = kernels if every is None else every
     all_gaps = every["gap_before_us"].dropna()
@@ -204,7 +205,7 @@ def idle_split(device: str, kernels: pd.DataFrame, every: pd.DataFrame | None = 
     late = float(gaps[kernels["launched_late"]].sum())
     return (
         f"{device}, the plotted call: {gaps.sum():.1f} us idle: {late:.1f} us launched late, "
-        f"{gaps.sum() - late:.1f} us queued; {stamped}: not stamped back to back"
+        f"{gaps.sum() - late:.1f} us queued\n{device}: {stamped}: not stamped back to back"
     )
 
 
