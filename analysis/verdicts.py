@@ -276,9 +276,10 @@ class Verdict:
     @property
     def word(self) -> str:
         """The verdict as the table shows it: a range verdict compares figures, not times, so its
-        "slower"/"faster" read "higher"/"lower", and "no measurable difference" reads "cannot tell apart
-        (p10-p90 holds 1)" (CANNOT_TELL) or "inconclusive (the ranges overlap)", never a bare negative (`kind`,
-        which claims record, stays as it is)."""
+        "slower"/"faster" read "higher"/"lower", and "no measurable difference" reads "cannot tell apart,
+        inconclusive (p10-p90 holds 1)" (CANNOT_TELL_ALONE: the word stands without its sentence in tables and
+        take-home lines, where "cannot tell apart ... 1.21" read as a 21% cost, cr73 01/05) or "inconclusive (the
+        ranges overlap)", never a bare negative (`kind`, which claims record, stays as it is)."""
         if self.kind == "no measurable difference":  # never read as a negative finding
             if self.form == "ranges" and self.within_noise:
                 return f"no measurable difference (ranges within {_margin_percent()}% of each other)"
@@ -288,8 +289,8 @@ class Verdict:
             if self.within_noise:
                 return f"{NO_DIFFERENCE} (p10-p90 within {_margin_percent()}% of 1)"
             if _within_resolution(self.p10, self.p90):
-                return f"{CANNOT_TELL} (p10-p90 reaches within {_margin_percent()}% of 1)"
-            return f"{CANNOT_TELL} (p10-p90 holds 1)"
+                return f"{CANNOT_TELL_ALONE} (p10-p90 reaches within {_margin_percent()}% of 1)"
+            return f"{CANNOT_TELL_ALONE} (p10-p90 holds 1)"
         if self.form == "ranges":
             return {"slower": "higher", "faster": "lower"}.get(self.kind, self.kind)
         if self.form == "steps" and self.kind == "does not hold" and self.median > 0:  # "2 of 3 | does not hold" read as none

@@ -50,7 +50,7 @@ _EXPORTS = {
     "max_error rmsnorm_fused rmsnorm_naive rmsnorm_reference",
     "shapes": "check_stream load_stream make_strategies request_lengths rows_computed run_stream save_stream steady_state_ratios"
     " steady_state_verdicts stream_metrics trainium_compiles eager_call_ops expected_compiles",
-    "study": "VariantReport comparison_metrics load_study newer_first save_study shape_takeaways study_variant plot_over_copy"
+    "study": "VariantReport comparison_metrics load_study newer_first quiet_note save_study shape_takeaways study_variant plot_over_copy"
     " predict_answer"
     " reference_ranking reference_reading copies_answer line_test_answer",
 }

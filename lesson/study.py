@@ -299,7 +299,8 @@ def shape_takeaways(
     room can read aloud, one clause each: the variant closest to the copy with its ratio (and the verdict's word
     where it is not measurably apart from the copy), the farthest, or, where the ranking was withheld (printed
     above it), what to do and the pair verdicts, which need no copy; the bound, each variant's estimated share as
-    printed; and the estimate's basis, the share's formula included, as one footnote line ("* estimated, not measured: ..."):
+    printed; and the estimate's basis, the share's formula included, as one footnote line ("* estimated, not measured: ..."),
+    every shape's footnotes after every shape's headlines:
     - at a memory-bound shape (assumed by `time_with_floor`, and said so): an estimate of the share of each
       variant's time that moving its bytes takes, its bytes taken as `alloc_over_input` copies' (each
       full-size tensor it allocates is written and read about once) at the copy's rate (the triad's where
@@ -355,22 +356,11 @@ def shape_takeaways(
         if busy:
             lines += [f"  {busy}"]
             continue
-        fixed_us = {
-            n: float(
-                np.median(
-                    (
-                        scale * by_tokens[n].samples_us[: len(r.per_round)]
-                        - by_tokens[f"{n} x{scale}"].samples_us[: len(r.per_round)]
-                    )
-                    / (scale - 1)
-                )
-            )
-            for n, r in growth.items()
-        }
-        shares = {n: us / by_tokens[n].median_us for n, us in fixed_us.items()}
-        spreads = {  # per round: that round's fixed part over its time (cr57 05 #3)
-            n: tuple(float(q) for q in np.percentile(1 - (r.per_round - 1) / (scale - 1), [10, 90])) for n, r in growth.items()
-        }
+        per_round = {n: 1 - (r.per_round - 1) / (scale - 1) for n, r in growth.items()}  # that round's fixed part over its time
+        # the point value is the median of the same per-round shares as its p10-p90, so exercise 2's (8 - growth) / 7
+        # reproduces it (a median of the fixed parts over the median time printed 0.76 beside 0.77, cr73 05 #1)
+        shares = {n: float(np.median(v)) for n, v in per_round.items()}
+        spreads = {n: tuple(float(q) for q in np.percentile(v, [10, 90])) for n, v in per_round.items()}  # cr57 05 #3
         basis = f"time = fixed + per-token × tokens through this call and one {scale} times the tokens, per round"
         if tokens and s in tokens:
             basis = (
@@ -382,7 +372,30 @@ def shape_takeaways(
         # the model-free ratios first, the fit's estimate second (cr45 05 #12)
         lines += [f"  measured: {scale}x the tokens took {took} the time per round ({scale}x if all of it grew with tokens)"]
         lines += _bound_lines("overhead-bound", "a fixed part per call", shares, share, spreads=spreads, label="fixed share")
-    return lines
+    # the headlines of every shape first, the estimates' footnotes after: 05's block read as too dense to read aloud (cr73 05 M4)
+    notes = [line for line in lines if line.startswith("  * ")]
+    return [line for line in lines if line not in notes] + notes
+
+
+SLOW_ROUND = 1.5  # a round this many times its case's median is a slow one (cr73 05 M1: naive 2.4x in 2 of 15 rounds)
+
+
+def quiet_note(machine: str, floor: FloorCheck, block: dict[str, Timing], shape: str) -> str:
+    """What a quiet block's line adds where something varied anyway: the copy that failed its check, and any case
+    whose p90 is over SLOW_ROUND times its median, with how many rounds were that slow and where its samples are
+    (05 called a block "quiet" beside naive at 2.4x its median in 2 of 15 rounds, the figure's longest whisker);
+    "" where the CPU was busy (the line says so) or nothing varied."""
+    if not machine.startswith("quiet"):
+        return ""
+    varied = [] if floor.ok else ["the copy"]
+    for name, t in block.items():
+        if t.p90_us > SLOW_ROUND * t.median_us:
+            slow = int((t.samples_us >= SLOW_ROUND * t.median_us).sum())
+            where = f'blocks["{shape}"]["{name}"].samples_us'
+            varied.append(f"{name} ({slow} of {len(t.samples_us)} rounds over {SLOW_ROUND:g}x its median: {where})")
+    if not varied:
+        return ""
+    return f"; the CPU was quiet, yet {' and '.join(varied)} varied: memory traffic or page faults, which CPU waits miss, can do that (A3)"
 
 
 def _against_copy(v: Any) -> str:
@@ -678,7 +691,8 @@ def _against_counts(p10: float, p90: float, models: dict[str, float]) -> tuple[l
     told = [w for w, r in relations.items() if r == "about 1"]
     words = {w: about_one(p10 / models[w], p90 / models[w]) for w in told}
     grouped = {word: [w for w in told if words[w] == word] for word in dict.fromkeys(words.values())}
-    said = "; ".join(f"{word} from the {' or '.join(ws)} count" for word, ws in grouped.items())
+    inconclusive = {CANNOT_TELL: ", inconclusive"}  # as the table's word says it (CANNOT_TELL_ALONE, cr73 05 M2)
+    said = "; ".join(f"{word} from the {' or '.join(ws)} count{inconclusive.get(word, '')}" for word, ws in grouped.items())
     margin = ""
     if any(not p10 <= models[w] <= p90 for w in told):  # not apart by the margin only
         margin = f" (within the ratio rule's {(RESOLUTION - 1) * 100:g}% margin of the p10-p90)"

@@ -676,7 +676,7 @@ def test_05s_exercise_1_answer_judges_both_byte_models_ranked_withheld_and_from_
     assert ref[3].startswith("  reference run (recorded**)") and "3.30  p10-p90 3.10-3.38" in ref[3]
     assert ref[4] == "this run: no reading (the copy failed its check)"
     assert ref[5] == (  # 3.1 / 3.0 = 1.03: within the margin, which the verdict names
-        "Verdict (reference run, not this run): naive's time: cannot tell apart from the allocation count; below the source count (it counts the read-only mean as half a copy, which may cost less)"
+        "Verdict (reference run, not this run): naive's time: cannot tell apart from the allocation count, inconclusive; below the source count (it counts the read-only mean as half a copy, which may cost less)"
     ) and ref[3].endswith(
         "(within the ratio rule's 5% margin of the p10-p90); below the source count (it counts the read-only mean as half a copy, which may cost less)"
     )  # the margin, in its row
@@ -793,6 +793,43 @@ def test_05s_exercise_1_word_against_a_count_is_the_rules_word():
     told, row, verdict = _against_counts(3.348, 3.557, {"source": 3.5, "allocation": 3.0})
     assert told == ["source"] and verdict == "no measurable difference from the source count; above the allocation count"
     told, _, verdict = _against_counts(3.1, 3.38, {"source": 3.5, "allocation": 3.0})
-    assert told == ["source", "allocation"] and verdict == "cannot tell apart from the source or allocation count"
+    assert told == ["source", "allocation"] and verdict == "cannot tell apart from the source or allocation count, inconclusive"
     _, _, verdict = _against_counts(3.4, 3.6, {"source": 3.5, "allocation": 3.3})
-    assert verdict == "no measurable difference from the source count; cannot tell apart from the allocation count"
+    assert verdict == "no measurable difference from the source count; cannot tell apart from the allocation count, inconclusive"
+
+
+def test_05s_fixed_share_is_the_median_of_the_per_round_shares_it_ranges():
+    """05 printed torch.rms_norm's fixed share 0.76 (median fixed part over median time) beside 8x growth 2.58,
+    whose per-round share is (8 - 2.58) / 7 = 0.77: the point value is now the median of the same per-round shares
+    as its p10-p90, so exercise 2's arithmetic reproduces it (cr73 05 #1)."""
+    from lesson.study import shape_takeaways
+
+    block, _, _ = takeaway_case(copy=2.0, compiled=20.0, probe=2.0, spread=0.6)
+    small = check_floor(block["copy"], block["triad probe"], 64, memory_bound=False)
+    from analysis.floor import rank_over_floor
+
+    ranking = rank_over_floor(block, ["naive", "fused", "compiled"], small, "small")
+    one = np.array([10.0, 11.0, 9.0, 10.0, 12.0])  # rounds whose times differ: the two estimators part
+    growths = np.array([2.5, 2.6, 2.4, 2.7, 2.58])
+    by_tokens = {n: Timing(n, one, inner=1) for n in ("naive", "fused", "compiled")}
+    by_tokens |= {f"{n} x8": Timing(f"{n} x8", one * growths, inner=1) for n in ("naive", "fused", "compiled")}
+    lines = shape_takeaways({"small": ranking}, {"small": small}, {"small": block}, by_tokens)
+    growth = float(np.median(growths))
+    assert f"naive {(8 - growth) / 7:.2f} (" in next(line for line in lines if "fixed share" in line)
+
+
+def test_05s_quiet_block_says_which_case_had_slow_rounds():
+    """05 called its large block "quiet" beside naive at 2.4x its median in 2 of 15 rounds (the figure's longest
+    whisker): a quiet line names any case whose p90 is over 1.5x its median, with its slow rounds (cr73 05 M1)."""
+    from types import SimpleNamespace
+
+    from lesson.study import quiet_note
+
+    steady = Timing("copy", np.full(15, 10.0), inner=1)
+    naive = Timing("naive", np.array([100.0] * 13 + [243.0] * 2), inner=1)
+    passed, failed = SimpleNamespace(ok=True), SimpleNamespace(ok=False)
+    note = quiet_note("quiet while timing", passed, {"copy": steady, "naive": naive}, "large")
+    assert note.startswith('; the CPU was quiet, yet naive (2 of 15 rounds over 1.5x its median: blocks["large"]["naive"]')
+    assert quiet_note("quiet while timing", passed, {"copy": steady}, "large") == ""
+    assert quiet_note("BUSY while timing", failed, {"naive": naive}, "large") == ""  # the busy line says it
+    assert "yet the copy varied" in quiet_note("quiet while timing", failed, {"copy": steady}, "large")

@@ -59,7 +59,7 @@ def test_a_spread_reaching_closer_to_one_than_runs_agree_on_is_no_measurable_dif
     # both spreads lie inside the margin on both sides: "no measurable difference", said only there
     assert busy.word == quiet.word == "no measurable difference (p10-p90 within 5% of 1)"
     assert busy.sentence.endswith("), so no measurable difference here") and "whole p10-p90 lies within 5% of 1" in quiet.sentence
-    assert above.word == "cannot tell apart (p10-p90 reaches within 5% of 1)" and above.sentence.endswith(
+    assert above.word == "cannot tell apart, inconclusive (p10-p90 reaches within 5% of 1)" and above.sentence.endswith(
         "not a finding that they cost the same"
     )
     straddling = judge_ratio(PairedRatio("a", "b", np.linspace(0.90, 0.996, 9)))  # median 0.95, p90 inside the band
@@ -78,7 +78,9 @@ def test_an_inconclusive_ratio_is_never_a_negative_finding():
     assert verdict.sentence.startswith("this run cannot tell") and verdict.sentence.endswith(
         "): inconclusive, not a finding that they cost the same"
     )
-    assert "no measurable difference" not in verdict.sentence and verdict.word == "cannot tell apart (p10-p90 holds 1)"
+    assert (
+        "no measurable difference" not in verdict.sentence and verdict.word == "cannot tell apart, inconclusive (p10-p90 holds 1)"
+    )
     assert "the p10-p90 holds 1, with some rounds faster and others slower" in verdict.sentence
     assert not any(phrase in verdict.sentence for phrase in NEGATIVE_FINDINGS)
     assert verdict.relation == "about 1"
@@ -361,7 +363,9 @@ def test_a_reading_says_overlapping_unless_contained():
 def test_the_table_never_shows_a_bare_negative():
     """07's table read "no measurable difference" for 1.55 (p10-p90 0.95-3.93): a negative finding."""
     wide = judge_ratio(PairedRatio("static", "dynamic", np.array([0.95] * 2 + [1.55] * 6 + [3.93] * 2)))
-    assert wide.kind == "no measurable difference" and wide.row()["verdict"] == "cannot tell apart (p10-p90 holds 1)"
+    assert (
+        wide.kind == "no measurable difference" and wide.row()["verdict"] == "cannot tell apart, inconclusive (p10-p90 holds 1)"
+    )
     assert judge_ranges("a", (1.0, 3.0), "b", (2.0, 4.0)).word == "inconclusive (the ranges overlap)"
     assert judge_ranges("a", (1.2, 4.2), "b", (0.8, 5.1)).word == "inconclusive (one range lies inside the other)"  # 08
 
@@ -467,7 +471,7 @@ def test_a_table_bound_is_never_rounded_onto_the_band_edge():
     """05's table printed p10 1.050 beside 'not measurable (p10-p90 reaches within 5% of 1)': it was 1.0498."""
     samples = np.array([1.0498] * 2 + [1.07, 1.075, 1.076, 1.076, 1.08, 1.09] + [1.109] * 2)
     row = judge_ratio(PairedRatio("torch.rms_norm", "naive", samples)).row()
-    assert row["verdict"] == "cannot tell apart (p10-p90 reaches within 5% of 1)" and row["p10"] == 1.0498
+    assert row["verdict"] == "cannot tell apart, inconclusive (p10-p90 reaches within 5% of 1)" and row["p10"] == 1.0498
 
 
 def test_a_verdict_shown_by_a_notebook_cell_reads_as_its_sentence():
