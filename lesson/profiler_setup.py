@@ -125,7 +125,7 @@ def cost_takeaway(
 
     Returns:
         One line: per call, "WORD, N.NNx (p10-p90 A-B), +D us per call" where the verdict is measurable, else the
-        verdict's table word as the table prints it ("cannot tell apart (p10-p90 holds 1)", analysis.verdicts
+        verdict's table word as the table prints it ("cannot tell apart, inconclusive (p10-p90 holds 1)", analysis.verdicts
         CANNOT_TELL: the run's limit, not a property of the call) and the ratio's median and p10-p90 unless the
         block was busy. Where a verdict reads below 1 ("cheaper"), a last clause says what that points at:
         analysis.timing.time_interleaved times each round in a fixed order, bare then profiled (cold read

@@ -144,7 +144,7 @@ def largest_host_only_share(shares: dict[str, Any], counted: bool) -> LargestSha
         tell apart", or "withheld"; its ranges read "naive: 1.4-1.6 % of each step host only
         (p10-p90)", one per variant in the order given, "(BUSY)" after a busy block's.
     """
-    from analysis import CANNOT_TELL, judge_timings, withheld
+    from analysis import CANNOT_TELL_ALONE, judge_timings, withheld
 
     *_, reference, subject = sorted(shares, key=lambda n: shares[n].median_us)  # lowest to highest
     if not counted:
@@ -152,7 +152,7 @@ def largest_host_only_share(shares: dict[str, Any], counted: bool) -> LargestSha
     else:
         verdict = judge_timings(subject, shares[subject], reference, shares[reference], "% host only")
         answer = (
-            subject if verdict.measurable else f"{subject} or {reference}, {CANNOT_TELL}"
+            subject if verdict.measurable else f"{subject} or {reference}, {CANNOT_TELL_ALONE}"
         )  # the verdict printed above it says why
     busy = {n: " (BUSY)" if t.contention is not None and t.contention.busy else "" for n, t in shares.items()}
     lines = [f"{n}: {t.p10_us:.1f}-{t.p90_us:.1f} % of each step host only (p10-p90){busy[n]}" for n, t in shares.items()]

@@ -54,7 +54,7 @@ def test_largest_host_only_share_names_only_what_the_ranges_tell_apart():
     assert (apart.subject, apart.reference) == ("torch.compile", "torch.rms_norm") and apart.verdict.kind == "slower"
     assert apart.answer == "Answer: the largest share: torch.compile"
     close = largest_host_only_share({"naive": share(2.2), "torch.rms_norm": share(2)}, True)
-    assert close.answer == "Answer: the largest share: naive or torch.rms_norm, cannot tell apart"
+    assert close.answer == "Answer: the largest share: naive or torch.rms_norm, cannot tell apart, inconclusive"
     none = largest_host_only_share({"naive": share(1), "torch.compile": share(9)}, False)
     assert none.verdict.kind == "withheld" and none.answer.endswith(": withheld")
     assert none.ranges == []  # nothing counted: no share to show
