@@ -218,7 +218,7 @@ def neuron_recipe_lines(ranks: int) -> list[str]:
     return [
         f"Trainium's documented recipe (docs/NEURON_NOTES.md N30; not run here): {neuron_torchrun_recipe(ranks)}",
         "  env -u NEURON_RT_VISIBLE_CORES: unset it; if inherited, every rank lands on that one core. Never inside a"
-        f" workshop seat: it takes NeuronCores 0-{ranks - 1} (docs/INSTRUCTOR_GUIDE.md).",
+        f" workshop seat: unset, each rank takes the core of its local rank, so NeuronCores 0-{ranks - 1} (docs/INSTRUCTOR_GUIDE.md).",
         f'  NEURON_RT_NUM_CORES={ranks}: "NeuronCores required by the process", inherited by every rank ({ranks} per rank or'
         " for the job: UNVERIFIED); NEURON_RT_VIRTUAL_CORE_SIZE=2: in the vendor's example, not in its variable reference"
         " (UNVERIFIED).",
@@ -376,7 +376,10 @@ def arrival_parts_line(parts: pd.DataFrame) -> str:
     earlier = " (the last rank started earlier)" if float(_one_decimal(start)) < 0 else ""
     left = parts[LEFT_LATER].dropna() if LEFT_LATER in parts else pd.Series(dtype=float)
     left_line = (
-        f"; the last rank had left the step before's all-reduce {_one_decimal(left.sum())} ms later in all" if len(left) else ""
+        f"; the last rank had left the step before's all-reduce {_one_decimal(left.sum())} ms later"
+        + (f" over {len(left)} of them (the rest had no profiled step before)" if len(left) < len(parts) else " in all")
+        if len(left)
+        else ""
     )
     return (
         f"this run's {len(parts)} steps: {_one_decimal(parts['wait_ms'].sum())} ms waited (largest: step {most},"

@@ -178,7 +178,7 @@ def test_neuron_recipe_lines_explain_the_neuron_parts_and_warn_a_seat_on_every_b
     lines = neuron_recipe_lines(2)
     assert neuron_torchrun_recipe(2) in lines[0]
     unset = next(line for line in lines[1:] if "env -u NEURON_RT_VISIBLE_CORES" in line)  # the part a seat must change
-    assert "Never inside a workshop seat: it takes NeuronCores 0-1" in unset
+    assert "Never inside a workshop seat: unset, each rank takes the core of its local rank, so NeuronCores 0-1" in unset
     runtime = next(line for line in lines[1:] if "NEURON_RT_NUM_CORES" in line)
     assert '"NeuronCores required by the process"' in runtime  # the configuration guide's words (N30)
     assert "(2 per rank or for the job: UNVERIFIED)" in runtime  # the guide does not say which, under torchrun
@@ -475,7 +475,8 @@ def test_arrival_parts_split_each_wait_into_the_later_start_and_the_longer_compu
     assert parts["left the step before later by (ms)"].isna().iloc[0]
     assert arrival_parts_line(parts) == (
         "this run's 2 steps: 4.0 ms waited (largest: step 1, 3.00), 1.0 ms from later starts, 3.0 ms from the last"
-        " rank's longer compute; the last rank had left the step before's all-reduce -1.5 ms later in all;"
+        " rank's longer compute; the last rank had left the step before's all-reduce -1.5 ms later over 1 of them"
+        " (the rest had no profiled step before);"
         " a description of this run's steps, not a verdict"
     )
     only = arrival_parts(collective_waits(steps), steps=[1])  # the split steps chosen; the step before still read
