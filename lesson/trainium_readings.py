@@ -278,11 +278,11 @@ def execution_start(exports: dict[str, Any]) -> pd.DataFrame:
         `first HBM-reading instruction starts (us)`, `DMA packets before the first HBM read, by queue type` (the DMA
         packets that start before that instruction, per queue type: "type: packets", joined by ", "), `computing before
         MATMUL` (analysis.COMPUTING_OPCODES instructions that start before the first MATMUL); then the lanes' longest
-        opcodes there (`lanes before it, longest opcodes (us)`: the three opcodes with the most time summed over the
+        opcodes there (`longest opcodes before it, summed over lanes (us)`: the three opcodes with the most time summed over the
         lanes, semaphore waits left out as the lanes leave them out), the tail after the DMA row's last packet ends
         (`after the DMA row's last bar (us)`), the computing instructions that start in it (`computing there`) and the
-        lanes' longest opcodes in it (`lanes there, longest opcodes
-        (us)`). Why the opcodes: "a lane is not all work" rests on these bars, and a reader must see what they are;
+        lanes' longest opcodes in it (`longest opcodes there, summed over
+        lanes (us)`). Why the opcodes: "a lane is not all work" rests on these bars, and a reader must see what they are;
         A4 lists every instruction.
     """
     from analysis import COMPUTING_OPCODES
@@ -306,10 +306,10 @@ def execution_start(exports: dict[str, Any]) -> pd.DataFrame:
             "first HBM-reading instruction starts (us)": first_read_ns / 1e3,
             "DMA packets before the first HBM read, by queue type": ", ".join(f"{q}: {n}" for q, n in queues.items() if n),
             "computing before MATMUL": int(before.isin(COMPUTING_OPCODES).sum()),
-            "lanes before it, longest opcodes (us)": longest(lanes[lanes["start_ns"] < first_matmul_ns]),
+            "longest opcodes before it, summed over lanes (us)": longest(lanes[lanes["start_ns"] < first_matmul_ns]),
             "after the DMA row's last bar (us)": (e.total_time_ns - last_dma_ns) / 1e3,
             "computing there": int(ins.loc[ins["start_ns"] >= last_dma_ns, "opcode"].isin(COMPUTING_OPCODES).sum()),
-            "lanes there, longest opcodes (us)": longest(lanes[lanes["start_ns"] >= last_dma_ns]),
+            "longest opcodes there, summed over lanes (us)": longest(lanes[lanes["start_ns"] >= last_dma_ns]),
         }
     return pd.DataFrame(rows).T
 
@@ -363,36 +363,34 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
     )
 
 
-def lane_rank_flips(work: dict[str, pd.DataFrame]) -> str:
-    """Lines naming, per profile, every two computing engines whose lanes rank them the other way round
-    from their computing time, and the engines with a lane but no computing instruction.
+def lane_not_all_work(work: dict[str, pd.DataFrame]) -> str:
+    """Two lines under 09's per-engine table: the engines whose lane holds no computing instruction in any
+    profile, with their lane's range, and each computing engine's computing time as a share of its lane.
 
-    Why here: "a lane counts housekeeping" is abstract until a pair of engines swaps places; finding
-    the pairs in a 5-engine table by eye is the hand reconciliation the lesson should not ask for.
+    Why these, not which engine's lane outranks another's: two lanes within a few percent cannot be told
+    apart from one execution each (09's own cut-off), but a lane with no computing instruction, or one
+    that computes for about half its length, shows "a lane is not all work" without a comparison.
 
     Args:
         work: profile name -> analysis.engine_work of it (`lane_us`, `computing_us`, `computing` per engine).
 
     Returns:
-        Newline-joined lines, e.g. "baseline_bf16_s512: scalar's lane is longer than vector's (14.0 > 13.1 us,
-        x1.07), its computing time shorter (7.4 < 8.9 us; one execution: a reading)": the ratio shows how near the
-        lanes are, and one execution gives no spread to judge it by; "no two computing engines swap places" where none do;
-        then "a lane with no computing instruction: gpsimd, sync (in every profile)" where such engines exist.
+        e.g. "lanes with no computing instruction in every profile: gpsimd 4.0-4.3 us, sync 4.0-7.2 us" and
+        "computing time / lane, range over the profiles: tensor 70-77%, vector 64-68%, scalar 49-53% (one
+        execution each: a reading)"; the first line says "none" where every lane computes somewhere.
     """
-    lines = []
-    for name, w in work.items():
-        busy = w[w["computing"] > 0]
-        for a in busy.index:
-            for b in busy.index:
-                lane, comp = busy["lane_us"], busy["computing_us"]
-                if lane[a] > lane[b] and comp[a] < comp[b]:
-                    lines.append(
-                        f"{name}: {a}'s lane is longer than {b}'s ({lane[a]:.1f} > {lane[b]:.1f} us, x{lane[a] / lane[b]:.2f}),"
-                        f" its computing time shorter ({comp[a]:.1f} < {comp[b]:.1f} us; one execution: a reading)"
-                    )
-    lines = lines or ["no two computing engines swap places between lane and computing time"]
-    idle = [set(w.index[(w["computing"] == 0) & (w["lane_us"] > 0)]) for w in work.values()]
-    everywhere = sorted(set.intersection(*idle)) if idle else []
-    if everywhere:
-        lines.append(f"a lane with no computing instruction: {', '.join(everywhere)} (in every profile)")
-    return "\n".join(lines)
+    frames = list(work.values())
+    idle = [e for e in frames[0].index if all(w.at[e, "computing"] == 0 and w.at[e, "lane_us"] > 0 for w in frames)]
+    busy = [e for e in frames[0].index if e not in idle]
+
+    def span(values: list[float], f: str) -> str:
+        lo, hi = f.format(min(values)), f.format(max(values))
+        return lo if lo == hi else f"{lo}-{hi}"
+
+    lanes = ", ".join(f"{e} {span([w.at[e, 'lane_us'] for w in frames], '{:.1f}')} us" for e in idle) or "none"
+    shares = [[w.at[e, "computing_us"] / w.at[e, "lane_us"] * 100 for w in frames] for e in busy]
+    share_text = ", ".join(f"{e} {span(v, '{:.0f}')}%" for e, v in zip(busy, shares))
+    return (
+        f"lanes with no computing instruction in every profile: {lanes}\n"
+        f"computing time / lane, range over the profiles: {share_text} (one execution each: a reading)"
+    )
