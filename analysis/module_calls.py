@@ -441,7 +441,8 @@ def call_table(trace: Any, name: str, kernels: pd.DataFrame | None = None) -> pd
         `late_gaps_us` (the part opened by a late launch), `median_latency_us`, `first_launch_ts`
         and `last_kernel_end` (µs on the trace's clock), `device_behind_us` (the first kernel's
         start minus the call's end on the host: positive where the device began the call's work
-        only after the host had left the call), `x_shape`, `x_dtype` (as torch names it), `bytes`
+        only after the host had left the call), `launched_ahead_us` (the first kernel's start minus the
+        call's last launch: positive where every launch came before the device began the call's work), `x_shape`, `x_dtype` (as torch names it), `bytes`
         (its kernels' bytes; NaN when one is unsized), `unsized_kernels`, `min_bytes` (read x + read the weight
         + write y once) and `bytes_ratio` (bytes / min_bytes), `bytes_over_x` (bytes / x's bytes: not
         a count of passes, a float32 pass of a bfloat16 x counts 2), `full_size_ios` (the reads
@@ -479,6 +480,7 @@ def call_table(trace: Any, name: str, kernels: pd.DataFrame | None = None) -> pd
                 "median_latency_us": float(k["latency_us"].median()) if len(k) else math.nan,
                 "first_launch_ts": float(k["launch_ts"].min()) if len(k) else math.nan,
                 "device_behind_us": float(k["ts"].min() - c.end) if len(k) else math.nan,
+                "launched_ahead_us": float(k["ts"].min() - k["launch_ts"].max()) if len(k) else math.nan,
                 "last_kernel_end": float(k["end"].max()) if len(k) else math.nan,
                 "x_shape": "x".join(map(str, x[0])) if x else "",
                 "x_dtype": DTYPE_NAMES.get(x[1], x[1]) if x else "",

@@ -65,12 +65,15 @@ def own_time_line(table: pd.DataFrame, call: str, own_rows: list[str], steps: in
 
     Returns:
         "<call>'s CPU time per call (mean of the profiled steps), with its children: N us (of which
-        M us, P%, is its label and dispatch rows' self CPU time)", from `analysis.verdicts.counted`.
+        M us, P%, is its label and dispatch rows' self CPU time)" ("its label's" where only the call's
+        row is in the table), from `analysis.verdicts.counted`.
     """
     rows = table.set_index("name")
-    own_us = rows.loc[rows.index.isin(own_rows), "self_cpu_us"].sum() / steps
+    own = rows.index.isin(own_rows)
+    own_us = rows.loc[own, "self_cpu_us"].sum() / steps
     call_us = rows.at[call, "cpu_total_us"] / steps
-    part = f"of which {own_us:,.0f} us, {own_us / call_us:.1%}, is its label and dispatch rows' self CPU time"
+    whose = "label and dispatch rows'" if own.sum() > 1 else "label's"  # naive has no dispatch row: not named
+    part = f"of which {own_us:,.0f} us, {own_us / call_us:.1%}, is its {whose} self CPU time"
     subject = f"{call}'s CPU time per call (mean of the profiled steps), with its children"
     # counted sets a count against a reference; here the part is inside the whole, so only the first half is said
     return counted(subject, call_us, "us", "its own rows", own_us, part).sentence.rsplit(" against ", 1)[0]

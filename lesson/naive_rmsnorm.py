@@ -215,13 +215,17 @@ def call_exceptions(calls: pd.DataFrame) -> str:
 
     Args:
         calls: `analysis.call_table` of one trace's calls (`call` numbered in trace order,
-            `device_behind_us`, `late_gaps_us`).
+            `launched_ahead_us`, `late_gaps_us`).
 
     Returns:
-        "" where every call passed; else e.g. ". Exceptions: the trace's first 4 (calls 0-3), whose
-        first kernels began before the host's last launch. In call 0 a gap was launched late; in calls 1-3 none was".
+        "" where every call passed; else e.g. ". Exceptions: the trace's first 3 (calls 0-2), whose
+        first kernels began before the host's last launch (by 136, 52, 19 us). In call 0 a gap was
+        launched late; in calls 1, 2 none was".
     """
-    still_in = calls["call"][~(calls["device_behind_us"] > 0)].tolist()  # NaN (no kernel) fails too
+    behind = calls[~(calls["launched_ahead_us"] > 0)]  # NaN (no kernel) fails too
+    still_in = behind["call"].tolist()
+    by = ", ".join(f"{-v:.0f}" for v in behind["launched_ahead_us"].dropna())
+    began = "the first kernels began before the host's last launch" + (f" (by {by} us)" if by else "")
     late = calls["call"][calls["late_gaps_us"] > 0].tolist()
     failed = sorted(set(still_in) | set(late))
     if not failed:
@@ -231,13 +235,13 @@ def call_exceptions(calls: pd.DataFrame) -> str:
         f"the trace's first {len(failed)} (calls {_runs(failed)})" if first else f"calls {_runs(failed)} (0 the trace's first)"
     )
     if still_in == failed:  # one condition names them all: said once
-        which += ", whose first kernels began before the host's last launch"
+        which += ", whose " + began.removeprefix("the ")
         rest = [n for n in failed if n not in late]  # said too, so that no call is left to infer
         late_line = f". In {_calls(late)} a gap was launched late" + (f"; in {_calls(rest)} none was" if rest else "")
         return f". Exceptions: {which}" + (late_line if late else "")
     parts = []
     if still_in:
-        parts.append(f"In {_calls(still_in)} the first kernels began before the host's last launch")
+        parts.append(f"In {_calls(still_in)} {began}")
     if late:
         parts.append(f"{'in' if still_in else 'In'} {_calls(late)} a gap was launched late")
     return f". Exceptions: {which}. " + "; ".join(parts)

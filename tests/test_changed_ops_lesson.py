@@ -51,3 +51,5 @@ def test_own_time_line_gives_the_part_inside_the_whole_per_step():
         "torch.rms_norm's CPU time per call (mean of the profiled steps), with its children: 500 us"
         " (of which 20 us, 4.0%, is its label and dispatch rows' self CPU time)"
     )
+    alone = own_time_line(table, "torch.rms_norm", ["torch.rms_norm", "aten::_fused_rms_norm"], steps=2)
+    assert alone.endswith("(of which 15 us, 3.0%, is its label's self CPU time)")  # no dispatch row present: none named

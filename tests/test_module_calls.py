@@ -65,6 +65,8 @@ def scan(key, name):
                 "durations": [k["dur"] for _, k in launched],
                 "latencies": [k["ts"] - launch["ts"] for launch, k in launched],
                 "behind": min((k["ts"] for _, k in launched), default=math.nan) - (c["ts"] + c["dur"]),
+                "ahead": min((k["ts"] for _, k in launched), default=math.nan)
+                - max((launch["ts"] for launch, _ in launched), default=math.nan),
                 "late_gap": late_gap([(launch["ts"], k["ts"], k["ts"] + k["dur"]) for launch, k in launched]),
                 "inside": inside,
             }
@@ -107,6 +109,7 @@ def test_per_call_figures_match_a_plain_scan_of_the_file(analysed, key):
     assert calls["kernels"].tolist() == [len(c["durations"]) for c in expected]
     assert calls["kernel_us"].tolist() == pytest.approx([sum(c["durations"]) for c in expected])
     assert calls["device_behind_us"].tolist() == pytest.approx([c["behind"] for c in expected], abs=1e-3, nan_ok=True)
+    assert calls["launched_ahead_us"].tolist() == pytest.approx([c["ahead"] for c in expected], abs=1e-3, nan_ok=True)
     summary = calls_summary(calls)
     assert summary["calls"] == len(expected)
     assert summary["calls_with_a_late_launch"] == sum(c["late_gap"] for c in expected)

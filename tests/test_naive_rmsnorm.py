@@ -216,17 +216,17 @@ def test_stamps_back_to_back_takes_more_than_half_the_gaps():
 def test_call_exceptions_name_the_condition_each_failed_call_failed():
     from lesson.naive_rmsnorm import call_exceptions
 
-    calls = pd.DataFrame({"call": [0, 1, 2, 3], "device_behind_us": [-5.0, -1.0, 3.0, 2.0], "late_gaps_us": [9.0, 0, 0, 0]})
+    calls = pd.DataFrame({"call": [0, 1, 2, 3], "launched_ahead_us": [-5.0, -1.0, 3.0, 2.0], "late_gaps_us": [9.0, 0, 0, 0]})
     assert call_exceptions(calls) == (
         ". Exceptions: the trace's first 2 (calls 0, 1), whose first kernels began "
-        "before the host's last launch. In call 0 a gap was launched late; in call 1 none was"
+        "before the host's last launch (by 5, 1 us). In call 0 a gap was launched late; in call 1 none was"
     )
-    later = calls.assign(device_behind_us=[3.0, 1.0, 3.0, -2.0], late_gaps_us=[0, 0, 4.0, 0])
+    later = calls.assign(launched_ahead_us=[3.0, 1.0, 3.0, -2.0], late_gaps_us=[0, 0, 4.0, 0])
     assert call_exceptions(later) == (
         ". Exceptions: calls 2, 3 (0 the trace's first). In call 3 the first kernels began "
-        "before the host's last launch; in call 2 a gap was launched late"
+        "before the host's last launch (by 2 us); in call 2 a gap was launched late"
     )
-    assert call_exceptions(calls.assign(device_behind_us=1.0, late_gaps_us=0.0)) == ""
+    assert call_exceptions(calls.assign(launched_ahead_us=1.0, late_gaps_us=0.0)) == ""
     from lesson.naive_rmsnorm import _runs
 
     assert _runs([8, 0, 1, 2, 3, 7, 10]) == "0-3, 7, 8, 10"  # runs of three or more collapse
@@ -238,10 +238,10 @@ def test_call_exceptions_on_the_recorded_h100_calls_are_the_failed_ones():
     from lesson.naive_rmsnorm import call_exceptions
 
     calls = call_table(load_trace(recorded_rmsnorm_path("h100_qwen")), NAIVE_CALL)
-    failed = calls.loc[~((calls["device_behind_us"] > 0) & (calls["late_gaps_us"] == 0)), "call"]
+    failed = calls.loc[~((calls["launched_ahead_us"] > 0) & (calls["late_gaps_us"] == 0)), "call"]
     line = call_exceptions(calls)
     assert len(failed) and line.startswith(f". Exceptions: the trace's first {len(failed)} (calls 0-{len(failed) - 1}), whose")
-    assert len(failed) > 2  # so the run collapses to "0-3"
+    assert len(failed) > 2  # so the run collapses to "0-2"
 
 
 def test_recorded_call_metrics_publish_the_calls_medians_under_the_published_names():
