@@ -371,7 +371,9 @@ def shape_takeaways(
         took = ", ".join(f"{n} {np.median(r.per_round):.2f}x" for n, r in growth.items())  # no line: measured, per round
         # the model-free ratios first, the fit's estimate second (cr45 05 #12)
         lines += [f"  measured: {scale}x the tokens took {took} the time per round ({scale}x if all of it grew with tokens)"]
-        lines += _bound_lines("overhead-bound", "a fixed part per call", shares, share, spreads=spreads, label="fixed share")
+        lines += _bound_lines(
+            "overhead-bound", "a fixed part per call", shares, share, spreads=spreads, label="fixed share", rounds=per_round
+        )
     # the headlines of every shape first, the estimates' footnotes after: 05's block read as too dense to read aloud (cr73 05 M4)
     notes = [line for line in lines if line.startswith("  * ")]
     return [line for line in lines if line not in notes] + notes
@@ -395,7 +397,7 @@ def quiet_note(machine: str, floor: FloorCheck, block: dict[str, Timing], shape:
             varied.append(f"{name} ({slow} of {len(t.samples_us)} rounds over {SLOW_ROUND:g}x its median: {where})")
     if not varied:
         return ""
-    return f"; the CPU was quiet, yet {' and '.join(varied)} varied: memory traffic or page faults, which CPU waits miss, can do that (A3)"
+    return f"; the CPU was quiet, yet {' and '.join(varied)} varied (memory traffic or page faults, which CPU waits miss: A3); the verdicts below include those rounds: rerun this cell"
 
 
 def _against_copy(v: Any) -> str:
@@ -417,13 +419,15 @@ def _bound_lines(
     near_one: set[str] = frozenset(),
     spreads: dict[str, tuple[float, float]] | None = None,
     label: str = "byte share",
+    rounds: dict[str, np.ndarray] | None = None,
 ) -> list[str]:
     """A shape's bound read aloud, one line per verdict kind: who is `bound` (over half the time `what`, each
     share as printed, with its per-round p10-p90 where `spreads` has it); who is not (a name in `near_one`,
     whose time the verdicts do not tell apart from moving its bytes at the reference's rate, counts as bound; no
     line of its own: "not told apart from 1" read as a finding, cr65 05 #1); the undecided; then the estimate's basis as one footnote (`share`, an
     `estimate` verdict). A share whose p10-p90 holds 0.5, or reaches within the ratio rule's margin of it, gets no label:
-    touching half is not apart from it, as in a pair verdict. One line each, so no clause's "it" points at another line's names (cr43 05 #4).
+    touching half is not apart from it, as in a pair verdict. A share whose `rounds` (per-round shares) fall on both sides
+    of half says how many fall on the other side: p10 interpolated into a gap between rounds hid a split (cr74 05 #2). One line each, so no clause's "it" points at another line's names (cr43 05 #4).
     `label` names the kind of share ("byte share", "fixed share"): one unnamed "share" read as the other (cr44 05 #1)."""
     from analysis.verdicts import RESOLUTION, relation_of
 
@@ -432,7 +436,10 @@ def _bound_lines(
     undecided = [n for n, (lo, hi) in spreads.items() if relation_of(lo / 0.5, hi / 0.5) == "about 1"]  # touching is not apart
 
     def said(n: str) -> str:
-        return f"{n} {shares[n]:.2f}" + (f" ({spreads[n][0]:.2f}-{spreads[n][1]:.2f})" if n in spreads else "")
+        r = np.asarray((rounds or {}).get(n, []))
+        other = int(np.sum(r <= 0.5) if shares[n] > 0.5 else np.sum(r > 0.5)) * (n not in undecided)  # its line says so
+        split = f", {other} of {r.size} rounds {'under' if shares[n] > 0.5 else 'over'} half" if other else ""
+        return f"{n} {shares[n]:.2f}" + (f" ({spreads[n][0]:.2f}-{spreads[n][1]:.2f}{split})" if n in spreads else "")
 
     bound_by = [n for n, v in shares.items() if n not in undecided and (n in near_one or round(v, 2) > 0.5)]  # as printed
     listed = ", ".join(map(said, bound_by)) or "none by this estimate"
@@ -977,5 +984,7 @@ def _memory_bound(ranking: Ranking, floor: FloorCheck, block: dict[str, Timing],
     subject = f"moving its bytes at the {rate}'s rate" + (", allocation included" if rate == "copy" else "")  # cr72 05 #3
     share = estimate(subject, shares, "of the time", basis, "a read-only pass (mean), which allocates nothing", 2)
     near_one = {n for n, r in at_rate.items() if not judge_ratio(r).measurable}  # CANNOT_TELL from its bytes' time
-    lines = _bound_lines("memory-bound", subject, shares, share, near_one, spreads)
+    lines = _bound_lines(
+        "memory-bound", subject, shares, share, near_one, spreads, rounds={n: 1 / r.per_round for n, r in at_rate.items()}
+    )
     return [*(line.removeprefix("  ") for line in lines[:-1]), *held_back, lines[-1].removeprefix("  ")]

@@ -818,6 +818,18 @@ def test_05s_fixed_share_is_the_median_of_the_per_round_shares_it_ranges():
     assert f"naive {(8 - growth) / 7:.2f} (" in next(line for line in lines if "fixed share" in line)
 
 
+def test_05s_bound_label_counts_the_rounds_on_the_other_side_of_half():
+    """naive's byte share 0.88 (0.58-0.90) was called memory-bound with 2 of 15 rounds at 0.37: p10 fell into the gap
+    between the rounds, so the line says how many rounds fall on the other side of half (cr74 05 #2)."""
+    from lesson.study import shape_takeaways
+
+    block, floor, ranking = takeaway_case(copy=100.0, compiled=110.0)
+    block["naive"] = Timing("naive", block["copy"].samples_us * np.array([1.14] * 9 + [2.7]), inner=1)
+    lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=ONE_COPY)
+    assert "naive 0.88 (0.83-0.88, 1 of 10 rounds under half)" in lines[2]
+    assert lines[2].endswith("compiled 0.91 (0.91-0.91)")  # no count where every round is over half
+
+
 def test_05s_quiet_block_says_which_case_had_slow_rounds():
     """05 called its large block "quiet" beside naive at 2.4x its median in 2 of 15 rounds (the figure's longest
     whisker): a quiet line names any case whose p90 is over 1.5x its median, with its slow rounds (cr73 05 M1)."""
@@ -830,6 +842,7 @@ def test_05s_quiet_block_says_which_case_had_slow_rounds():
     passed, failed = SimpleNamespace(ok=True), SimpleNamespace(ok=False)
     note = quiet_note("quiet while timing", passed, {"copy": steady, "naive": naive}, "large")
     assert note.startswith('; the CPU was quiet, yet naive (2 of 15 rounds over 1.5x its median: blocks["large"]["naive"]')
+    assert note.endswith("the verdicts below include those rounds: rerun this cell")  # cr74 05 M1: why a pair is inconclusive
     assert quiet_note("quiet while timing", passed, {"copy": steady}, "large") == ""
     assert quiet_note("BUSY while timing", failed, {"naive": naive}, "large") == ""  # the busy line says it
     assert "yet the copy varied" in quiet_note("quiet while timing", failed, {"copy": steady}, "large")
