@@ -127,7 +127,8 @@ def cost_takeaway(
         One line: per call, "WORD, N.NNx (p10-p90 A-B), +D us per call" where the verdict is measurable, else the
         verdict's table word as the table prints it ("cannot tell apart, inconclusive (p10-p90 holds 1)", analysis.verdicts
         CANNOT_TELL: the run's limit, not a property of the call) and the ratio's median and p10-p90 unless the
-        block was busy. Where a verdict reads below 1 ("cheaper"), a last clause says what that points at:
+        block was busy, and where its p90 is above 1 the bound that p90 sets ("at most +6% (p90)", cold read cr74:
+        an inconclusive run still bounds the cost). Where a verdict reads below 1 ("cheaper"), a last clause says what that points at:
         analysis.timing.time_interleaved times each round in a fixed order, bare then profiled (cold read
         cr72), and the profiler only adds work.
     """
