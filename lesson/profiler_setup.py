@@ -127,7 +127,8 @@ def cost_takeaway(
         One line: per call, "WORD, N.NNx (p10-p90 A-B), +D us per call" where the verdict is measurable, else the
         verdict's table word as the table prints it ("cannot tell apart, inconclusive (p10-p90 holds 1)", analysis.verdicts
         CANNOT_TELL: the run's limit, not a property of the call) and the ratio's median and p10-p90 unless the
-        block was busy. Where a verdict reads below 1 ("cheaper"), a last clause says what that points at:
+        block was busy, and where its p90 is above 1 the bound that p90 sets ("at most +6% (p90)", cold read cr74:
+        an inconclusive run still bounds the cost). Where a verdict reads below 1 ("cheaper"), a last clause says what that points at:
         analysis.timing.time_interleaved times each round in a fixed order, bare then profiled (cold read
         cr72), and the profiler only adds work.
     """
@@ -145,6 +146,8 @@ def cost_takeaway(
             said = verdict.word  # the table's own words, as every verdict of the series says them
             if verdict.kind != "busy" and not np.isnan(verdict.median):  # a busy block's figures conclude nothing
                 said += f": ratio {shown} ({spread})"
+                if verdict.p90 > 1:  # the run still bounds the cost: at most the p90's excess over 1
+                    said += f", at most +{verdict.p90 - 1:.0%} (p90)"
         parts.append(f"{name} call: {said}")
     if any(verdict.kind == "faster" for verdict in verdicts.values()):  # below 1: the profiler only adds work
         parts.append("cheaper points at the fixed order (bare, then profiled, every round), not at a faster call")
@@ -286,7 +289,7 @@ def warmup_answer(verdict: Verdict) -> str:
         "faster": "no on this run: without a warm-up the first recorded step is measurably shorter",
         "busy": "no answer: the machine was busy",
     }
-    said = answers.get(verdict.kind, "this run cannot tell (inconclusive, not 'no')")
+    said = answers.get(verdict.kind, "this run cannot tell (inconclusive: neither 'no' nor 'yes')")
     return f"does the first recorded step read longer without a warm-up? {said}"
 
 
@@ -305,13 +308,13 @@ def larger_hidden_answer(verdict: Verdict, block: str = "the profile of 'The fir
 
     Returns:
         Three lines: the verdict (busy: which block was busy, and that the comparison is withheld); the answer,
-        "would shrink" / "would grow" with how it was inferred, "withheld (BUSY)", "withheld" (no copy_), or
+        "expected to shrink" / "expected to grow" with what it rests on, "withheld (BUSY)", "withheld" (no copy_), or
         "this run cannot tell" (inconclusive); and EXPECTED_SHARE, labelled explained, not measured.
     """
-    trend = {"faster": "would shrink", "slower": "would grow", "busy": "withheld (BUSY)", "withheld": "withheld"}.get(
+    trend = {"faster": "expected to shrink", "slower": "expected to grow", "busy": "withheld (BUSY)", "withheld": "withheld"}.get(
         verdict.kind
     )
-    how = " (inferred from Linear 2's 4x input features; a larger HIDDEN also grows the outputs, which op counts say cancel: not run here)"
+    how = " (Linear 2, with 4x the input features, measured this; a larger HIDDEN, not run here, also grows the outputs)"
     how = how if verdict.measurable else ""
     said = (
         f"{block} was BUSY ({verdict.seen}): Linear 2's share against Linear 1's is withheld"

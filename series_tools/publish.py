@@ -297,6 +297,7 @@ def index_markdown(
     metrics: dict[str, Any],
     notebooks: list[tuple[str, dict[str, Any]]],
     figures: dict[str, list[str]],
+    run: str,
 ) -> str:
     seconds = {r["notebook"]: r.get("seconds") for r in status.get("notebooks", [])}
     own = sum(s for s in seconds.values() if s)
@@ -317,7 +318,8 @@ def index_markdown(
         f"neuronx-cc {env.get('neuronx_cc') or '—'} |",
         f"| machine | {env.get('platform')}, {env.get('cpu_count')} CPUs, instance type {env.get('instance_type') or '—'} |",
         f"| commit | {env.get('git_commit') or '—'} |",
-        f"| date (UTC) | {env.get('date_utc')} |",
+        f"| date (UTC) | {run[:4]}-{run[4:6]}-{run[6:11]}:{run[11:13]}:{run[13:15]} (run `{run}`, the run folder's name; "
+        f"its environment was recorded at {env.get('date_utc')}) |",
         f"| run time | {status.get('seconds')} s for {len(notebooks)} notebooks (their own times below add up to {own:.1f} s; "
         "the rest is the work around them: rendering each notebook's HTML handout, merging the metrics, the consistency check) |",
         "",
@@ -376,14 +378,21 @@ def megabytes(n: int) -> str:
     return f"{n / 1e6:.2f} MB"
 
 
-def run_times(status: dict[str, Any], env: dict[str, Any]) -> dict[str, Any]:
+def run_id(run_dir: Path, env: dict[str, Any]) -> str:
+    """The run's id, `YYYYMMDDTHHMMSSZ`: its folder's name (runs/<id>-<backend>/), which the
+    notebooks' paths show; the date its environment recorded (a second or so later) only for a
+    folder named otherwise. run_times.json and the README's date row both quote it, so they agree."""
+    named = re.match(r"\d{8}T\d{6}Z", run_dir.name)
+    return named.group(0) if named else re.sub(r"[-:]", "", str(env.get("date_utc", "")))[:15] + "Z"
+
+
+def run_times(status: dict[str, Any], env: dict[str, Any], run: str) -> dict[str, Any]:
     """The run time of each notebook and the machine that measured them: RUN_TIMES_FILE, which
-    helpers.series reads for the notebooks' start lines, 00's plan and the instructor guide. The run
-    is named by the date its environment recorded, as the reference run's README shows it."""
-    when = re.sub(r"[-:]", "", str(env.get("date_utc", "")))[:15]
+    helpers.series reads for the notebooks' start lines, 00's plan and the instructor guide. `run`
+    is the run's id (`run_id`), as the reference run's README shows it."""
     cores = f"{env['cpu_count']}-core " if env.get("cpu_count") else ""
     return {
-        "measured_on": f"a {cores}{env.get('device_name')} machine, torch {env.get('torch')}, run {when}Z",
+        "measured_on": f"a {cores}{env.get('device_name')} machine, torch {env.get('torch')}, run {run}",
         "seconds": {r["notebook"]: r["seconds"] for r in status.get("notebooks", []) if r.get("seconds") is not None},
     }
 
@@ -406,8 +415,9 @@ def write_contents(run_dir: Path, dest: Path, name: str, status: dict[str, Any],
     env = map_strings(env, scrub)
     write_atomic(dest / "environment.json", json.dumps(env, indent=2, sort_keys=True) + "\n")
     write_atomic(dest / METRICS_FILE, json.dumps(metrics, indent=2, sort_keys=True) + "\n")
-    write_atomic(dest / RUN_TIMES_FILE, json.dumps(run_times(status, env), indent=2, sort_keys=True) + "\n")
-    write_atomic(dest / "README.md", scrub(index_markdown(name, env, status, metrics, notebooks, figures)))
+    run = run_id(run_dir, env)
+    write_atomic(dest / RUN_TIMES_FILE, json.dumps(run_times(status, env, run), indent=2, sort_keys=True) + "\n")
+    write_atomic(dest / "README.md", scrub(index_markdown(name, env, status, metrics, notebooks, figures, run)))
 
 
 def check_contents(dest: Path, scrub: Scrubber, budget: int) -> None:

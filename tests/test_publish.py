@@ -167,6 +167,15 @@ def test_run_times_hold_each_notebooks_seconds_and_the_machine_that_measured_the
     assert "AMD EPYC 7B13" in times["measured_on"] and "run 20260101T000000Z" in times["measured_on"]
 
 
+def test_run_times_and_the_readme_date_name_the_run_folder_not_the_later_environment_date(tmp_path):
+    """The environment is recorded a second or so after the folder is named: both quote the folder's id."""
+    notebooks = source_notebooks(tmp_path / "notebooks")
+    run_dir = synthetic_run(tmp_path, notebooks, name="20251231T235959Z-cpu")  # env says 2026-01-01T00:00:00
+    final = publish.publish(run_dir, tmp_path / "reference-runs", notebook_dir=notebooks)
+    assert "run 20251231T235959Z" in json.loads((final / "run_times.json").read_text())["measured_on"]
+    assert "| date (UTC) | 2025-12-31T23:59:59 (run `20251231T235959Z`" in (final / "README.md").read_text()
+
+
 def test_published_text_holds_no_path_of_the_machine_and_images_are_untouched(made):
     tmp_path, notebooks, run_dir = made
     final = publish.publish(run_dir, tmp_path / "reference-runs", notebook_dir=notebooks)
