@@ -127,8 +127,8 @@ def cost_takeaway(
         One line: per call, "WORD, N.NNx (p10-p90 A-B), +D us per call" where the verdict is measurable, else the
         verdict's table word as the table prints it ("cannot tell apart, inconclusive (p10-p90 holds 1)", analysis.verdicts
         CANNOT_TELL: the run's limit, not a property of the call) and the ratio's median and p10-p90 unless the
-        block was busy, and where its p90 is above 1 the bound that p90 sets ("at most +6% (p90)", cold read cr74:
-        an inconclusive run still bounds the cost). Where a verdict reads below 1 ("cheaper"), a last clause says what that points at:
+        block was busy, and where its p90 is above 1 where the rounds lie ("9 rounds in 10 under +6% (p90)"; not
+        "at most +6%": a p90 is no maximum, cr75). Where a verdict reads below 1 ("cheaper"), a last clause says what that points at:
         analysis.timing.time_interleaved times each round in a fixed order, bare then profiled (cold read
         cr72), and the profiler only adds work.
     """
@@ -146,8 +146,8 @@ def cost_takeaway(
             said = verdict.word  # the table's own words, as every verdict of the series says them
             if verdict.kind != "busy" and not np.isnan(verdict.median):  # a busy block's figures conclude nothing
                 said += f": ratio {shown} ({spread})"
-                if verdict.p90 > 1:  # the run still bounds the cost: at most the p90's excess over 1
-                    said += f", at most +{verdict.p90 - 1:.0%} (p90)"
+                if verdict.p90 > 1:  # where the rounds lie, not a bound on the cost (cr75: a p90 is no maximum)
+                    said += f", 9 rounds in 10 under +{verdict.p90 - 1:.0%} (p90)"
         parts.append(f"{name} call: {said}")
     if any(verdict.kind == "faster" for verdict in verdicts.values()):  # below 1: the profiler only adds work
         parts.append("cheaper points at the fixed order (bare, then profiled, every round), not at a faster call")

@@ -104,7 +104,7 @@ def test_cost_takeaway_states_a_ratio_only_where_measurable():
     line = cost_takeaway(verdicts)
     # the verdict's own decimals: a p90 of 1.048 at two decimals read 1.05, the margin's edge (cr72 05 #1)
     assert (
-        "lesson call: cannot tell apart, inconclusive (p10-p90 holds 1): ratio 1.010 (p10-p90 0.940-1.048), at most +5% (p90)"
+        "lesson call: cannot tell apart, inconclusive (p10-p90 holds 1): ratio 1.010 (p10-p90 0.940-1.048), 9 rounds in 10 under +5% (p90)"
         in line
     )
     assert "tiny call: costlier, 1.20x (p10-p90 " in line and "us per call" not in line
