@@ -10,6 +10,7 @@ the series' plumbing, not the lesson.
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 import warnings
 from collections.abc import Callable
@@ -248,7 +249,7 @@ def queue_takeaway(verdict: Verdict, sent_us: float, done_us: float) -> str:
     if verdict.kind != "faster":
         return f"{head} none from this run ({verdict.word}), so it shows no queue"
     return (
-        f"{head} a timer stopped when the calls return reads about {100 * sent_us / done_us:.1f}% of the work"
+        f"{head} a timer stopped when the calls return reads {100 * sent_us / done_us:.2f}% of the work"
         f" (medians {sent_us:,.0f} us of {done_us:,.0f} us): it measures the queueing. Here waiting for the last result plays synchronize()."
     )
 
@@ -296,7 +297,7 @@ def warmup_answer(verdict: Verdict) -> str:
 EXPECTED_SHARE = "expected (explained, not measured): copy_ writes TOKENS x out values, the matmul computes TOKENS x in x out, so op counts give a share of 1/in (out cancels): 4x smaller for Linear 2; a fixed per-call cost of copy_ (not tested) could explain a measured drop below 4x"
 
 
-def larger_hidden_answer(verdict: Verdict, block: str = "the profile of 'The first table'") -> list[str]:
+def larger_hidden_answer(verdict: Verdict, block: str = "the profile of 'The first table'", drop: float = math.nan) -> list[str]:
     """Exercise 3's question as asked: would aten::copy_'s share of aten::addmm grow or shrink at a
     larger HIDDEN? Inferred from Linear 2 (4x Linear 1's input features, 1/4 its outputs) against Linear 1, since
     one run has one HIDDEN; a larger HIDDEN grows both, so the answer leans on op counts' out cancelling (cold read cr72).
@@ -305,6 +306,7 @@ def larger_hidden_answer(verdict: Verdict, block: str = "the profile of 'The fir
     Args:
         verdict: the `judge_timings` verdict of Linear 2's share against Linear 1's (a range below reads "faster").
         block: the profile the shares come from, named where it was busy.
+        drop: Linear 1's median share over Linear 2's, printed beside the 4x op counts expect (cold read cr75).
 
     Returns:
         Three lines: the verdict (busy: which block was busy, and that the comparison is withheld); the answer,
@@ -314,7 +316,8 @@ def larger_hidden_answer(verdict: Verdict, block: str = "the profile of 'The fir
     trend = {"faster": "expected to shrink", "slower": "expected to grow", "busy": "withheld (BUSY)", "withheld": "withheld"}.get(
         verdict.kind
     )
-    how = " (Linear 2, with 4x the input features, measured this; a larger HIDDEN, not run here, also grows the outputs)"
+    ratio = f"; median shares, Linear 1 over Linear 2: {drop:.2f}, 4 expected below" if drop == drop else ""
+    how = f" (nearest measurement: Linear 2, 4x the inputs, 1/4 the outputs; a larger HIDDEN was not run{ratio})"
     how = how if verdict.measurable else ""
     said = (
         f"{block} was BUSY ({verdict.seen}): Linear 2's share against Linear 1's is withheld"

@@ -193,8 +193,10 @@ def test_exercise_answers_read_right_for_every_verdict_kind(cpu_backend):
     assert "0.90-0.90" in str(below)  # two decimals: a narrow range does not print as "0.9-0.9"
     # cold read cr72 item 3 / cr74 01 #1: Linear 2 differs from Linear 1 in input features, a larger HIDDEN in both;
     # the answer is an expectation, not a measurement of a larger HIDDEN
-    shrink = "expected to shrink (Linear 2, with 4x the input features, measured this; a larger HIDDEN, not run here, also grows"
-    assert larger_hidden_answer(below)[1].endswith(shrink + " the outputs)")
+    shrink = "expected to shrink (nearest measurement: Linear 2, 4x the inputs, 1/4 the outputs; a larger HIDDEN was not run"
+    assert larger_hidden_answer(below)[1].endswith(shrink + ")")
+    # cold read cr75 01 #2: the measured drop is printed beside the 4x op counts expect
+    assert larger_hidden_answer(below, drop=2.8 / 0.9)[1].endswith("Linear 1 over Linear 2: 3.11, 4 expected below)")
     assert "expected to grow" in larger_hidden_answer(above)[1]
     assert larger_hidden_answer(close)[1] == "the share at a larger HIDDEN: this run cannot tell"
     assert larger_hidden_answer(close)[0] == str(close) and "explained, not measured" in larger_hidden_answer(close)[2]
@@ -240,7 +242,7 @@ def test_queue_stand_in_shows_the_clock_a_loop_without_synchronize_misses(monkey
     verdict, takeaway = setup.queue_stand_in(lambda: time.sleep(0.005), n_calls=5, rounds=5)  # 25 ms queued a round
     # submitting returns measurably before the queued work finishes: what a loop without synchronize() times
     assert verdict.kind == "faster" and "stand-in queue (a cpu thread, not a device)" in str(verdict)
-    share = float(takeaway.split("about ")[1].split("%")[0])  # a few us of submitting against 25 ms of work
+    share = float(takeaway.split("reads ")[1].split("%")[0])  # a few us of submitting against 25 ms of work
     assert takeaway.startswith("take-home (the stand-in, not a device):") and 0 < share < 20
     monkeypatch.setattr(setup, "contention_between", lambda before, after: Contention(1.0, 0.5, 0.5, 0.0))
     busy, busy_takeaway = setup.queue_stand_in(lambda: None, n_calls=2, rounds=5)
@@ -312,7 +314,7 @@ def test_queue_takeaway_gives_a_share_only_for_a_measurable_gap():
 
     apart = Verdict("sent", "done", "faster", "s", form="ranges")
     line = queue_takeaway(apart, 310.0, 34_000.0)  # cold read cr43 item 6: the two medians behind the share are printed
-    assert "about 0.9% of the work (medians 310 us of 34,000 us)" in line
+    assert "reads 0.91% of the work (medians 310 us of 34,000 us)" in line
     for kind in ("no measurable difference", "busy"):
         line = queue_takeaway(Verdict("sent", "done", kind, "s", form="ranges"), 310.0, 34_000.0)
         assert "none from this run" in line and "%" not in line.replace("5% apart", "")
