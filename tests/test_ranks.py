@@ -178,7 +178,7 @@ def test_neuron_recipe_lines_explain_the_neuron_parts_and_warn_a_seat_on_every_b
     lines = neuron_recipe_lines(2)
     assert neuron_torchrun_recipe(2) in lines[0]
     unset = next(line for line in lines[1:] if "env -u NEURON_RT_VISIBLE_CORES" in line)  # the part a seat must change
-    assert "Never inside a workshop seat: unset, each rank takes its local rank's core, so NeuronCores 0-1" in unset
+    assert "In a workshop seat, never: the 2 ranks would take NeuronCores 0-1, other seats' cores" in unset
     runtime = next(line for line in lines[1:] if "NEURON_RT_NUM_CORES" in line)
     assert '"NeuronCores required by the process"' in runtime  # the configuration guide's words (N30)
     assert "(2 per rank or for the job: UNVERIFIED)" in runtime  # the guide does not say which, under torchrun
