@@ -240,8 +240,8 @@ def spread_line(ratios: pd.DataFrame) -> str:
     Returns:
         e.g. "tensor_engine_active_time, fused / baseline: x1.068 (bf16), x0.912 (fp32), under the same
         MATMULs (56 / 56, 60 / 60): this range stands in for noise (assumed, not measured)", "cut-offs: below
-        x0.867 or above x1.124 (x0.912 x 0.95, x1.068 / 0.95: the series' 5% margin, ...)" and "past a cut-off in both dtypes: total_time, ... (past at any margin
-        under 30%); no verdict in either dtype:
+        x0.867 or above x1.124 (x0.912 x 0.95, x1.068 / 0.95: the series' 5% margin, ...)" and "past a cut-off in both dtypes: total_time, ... (at any margin under
+        26%); no verdict in either dtype:
         vector_engine_active_time".
     """
     from analysis import RESOLUTION, apart_bounds
@@ -256,7 +256,7 @@ def spread_line(ratios: pd.DataFrame) -> str:
     mixed = [c for c, n in outside.items() if 0 < n < len(DTYPES)]
     # the widest margin each counter past in both dtypes would survive: 1 - r / lo below, 1 - hi / r above
     survives = [max(1 - float(ratios.at[c, d]) / lo, 1 - hi / float(ratios.at[c, d])) for c in out for d in DTYPES]
-    widest = f" (past at any margin under {math.floor(min(survives) * 100)}%)" if out else ""
+    widest = f" (at any margin under {math.floor(min(survives) * 100)}%)" if out else ""
     tensor = ", ".join(f"x{float(ratios.at['tensor_engine_active_time', d]):.3f} ({d})" for d in DTYPES)
     counts = ratios.at["tensor_engine_active_time", "computing instructions, fused / baseline (bf16, fp32)"]
     return (

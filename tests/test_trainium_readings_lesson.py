@@ -115,7 +115,7 @@ def test_guess_table_reads_directions_from_the_exports(published):
     assert line.endswith("no verdict in either dtype: vector_engine_active_time")
     assert "past a cut-off in both dtypes: total_time" in line
     # the widest margin the verdicts survive: each counter past in both dtypes stays past at it, one point more fails one
-    widest = int(line.split("past at any margin under ")[1].split("%")[0])
+    widest = int(line.split("(at any margin under ")[1].split("%")[0])
     past = line.splitlines()[2].split(": ")[1].split(" (")[0].split(", ")
     for m, stays in ((widest / 100, True), ((widest + 1) / 100, False)):
         cuts = (lo * (1 - m), hi / (1 - m))
