@@ -106,7 +106,7 @@ def test_guess_table_reads_directions_from_the_exports(published):
     assert against_spread(cut_high + 1e-9, (lo, hi)) == "above" and against_spread(cut_high - 1e-9, (lo, hi)) == ""
     assert (
         f"cut-offs: below x{cut_low:.3f} or above x{cut_high:.3f} (x{lo:.3f} x 0.95, x{hi:.3f} / 0.95: the series' 5% margin, "
-        "within which separate cpu runs of notebook 05 agree, not a trn2's)" in line.splitlines()[1]
+        "from cpu runs of notebook 05, not a trn2's)" in line.splitlines()[1]
     )
     assert len(line.splitlines()) == 3 and line.splitlines()[2].startswith("past a cut-off in both dtypes: ")
     # the vector bf16 ratio and the low cut-off differ at the printed 3 decimals (x0.87 against x0.87 did not)
@@ -114,6 +114,12 @@ def test_guess_table_reads_directions_from_the_exports(published):
     assert "outside it: total_time, vector" not in line
     assert line.endswith("no verdict in either dtype: vector_engine_active_time")
     assert "past a cut-off in both dtypes: total_time" in line
+    # the widest margin the verdicts survive: each counter past in both dtypes stays past at it, one point more fails one
+    widest = int(line.split("(at any margin under ")[1].split("%")[0])
+    past = line.splitlines()[2].split(": ")[1].split(" (")[0].split(", ")
+    for m, stays in ((widest / 100, True), ((widest + 1) / 100, False)):
+        cuts = (lo * (1 - m), hi / (1 - m))
+        assert all(not cuts[0] <= table.at[c, d] <= cuts[1] for c in past for d in ("bf16", "fp32")) == stays
     # the recordings carry the profiler's DMA warning: the DMA row's verdict says so
     assert table.at["dma_active_time", "shows"].endswith("(the profiler warns DMA values may be inaccurate: below)")
     assert not table.at["total_time", "shows"].endswith("below)")
