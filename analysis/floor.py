@@ -83,8 +83,10 @@ class FloorCheck:
         low, high = PLAUSIBLE_COPY_OVER_PROBE
         bandwidth = f"{self.copy_over_probe:.2f}x the triad's bandwidth, {low}-{high}x accepted; " if self.memory_bound else ""
         spread = decimals_apart(self.copy_spread, WIDE_SPREAD)  # 0.249 is not printed as the limit's 0.25
-        # "passed its check", not "sound": the check only catches a copy far off the triad (cr72 05 #3)
-        return f"copy floor passed its check ({bandwidth}spread {spread}, at most {WIDE_SPREAD} allowed)"
+        # "passed its check", not "sound": the check only catches a copy far off the triad (cr72 05 #3); without the
+        # bandwidth comparison "passed" read as a byte floor where the copy times a call (cr75 05 #3)
+        which, floor = ("its check", "") if self.memory_bound else ("its spread check", "; no bandwidth check: a per-call floor")
+        return f"copy floor passed {which} ({bandwidth}spread {spread}, at most {WIDE_SPREAD} allowed{floor})"
 
     def explain(self, copy_into_over_probe: float | None = None) -> str:
         """The verdict, what the check compared and why the verdict holds, in this check's numbers.

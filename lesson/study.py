@@ -616,7 +616,7 @@ def copies_answer(
         counts = _against_counts(recorded["p10"], recorded["p90"], models)
         readings.append(("reference run (recorded**)", recorded["value"], recorded["p10"], recorded["p90"], *counts))
     rows = [(f"by {w}", f"{c:.1f}", "", "") for w, c in models.items()]  # a byte count: its name says so
-    rows += [(n, f"{m:.2f}", f"p10-p90 {lo:.2f}-{hi:.2f}", row) for n, m, lo, hi, _, row, _ in readings]
+    rows += [(n, f"{m:.2f}", copies_spread(lo, hi, models), row) for n, m, lo, hi, _, row, _ in readings]
     width = max(len(row[0]) for row in rows)
     table = [f"  {n:<{width}}  {v:>5}  {spread:<19}  {said}".rstrip() for n, v, spread, said in rows]
     if readings:
@@ -703,14 +703,39 @@ def _against_counts(p10: float, p90: float, models: dict[str, float]) -> tuple[l
     grouped = {word: [w for w in told if words[w] == word] for word in dict.fromkeys(words.values())}
     inconclusive = {CANNOT_TELL: ", inconclusive"}  # as the table's word says it (CANNOT_TELL_ALONE, cr73 05 M2)
     said = "; ".join(f"{word} from the {' or '.join(ws)} count{inconclusive.get(word, '')}" for word, ws in grouped.items())
-    margin = ""
-    if any(not p10 <= models[w] <= p90 for w in told):  # not apart by the margin only
-        margin = f" (within the ratio rule's {(RESOLUTION - 1) * 100:g}% margin of the p10-p90)"
+    # "within the margin of the p10-p90" read as "no measurable difference" for 3.33-3.44 against 3.5 (cr75 05 #1):
+    # each count the rule does not set apart by its margin only gets its band, at the decimals that place the p10-p90
+    parts, verb = [], ""
+    for w in [w for w in told if not p10 <= models[w] <= p90]:
+        said_now = "lies within" if words[w] == NO_DIFFERENCE else "reaches past"
+        band = f" {(RESOLUTION - 1) * 100:g}% band" if not parts else ""
+        parts.append(f"{'' if said_now == verb else said_now + ' '}the {w} count's{band} {_band_text(models[w], p10, p90)}")
+        verb = said_now
+    margin = f" (the p10-p90 {' and '.join(parts)})" if parts else ""
     apart = [f"{r.split()[0]} the {w} count{why.get((w, r), '')}" for w, r in relations.items() if r != "about 1"]  # cr64 05 #2
     rest = " and ".join(apart)
     if not told:  # apart from every count: each side said
         return told, rest, rest
     return told, said + margin + (f"; {rest}" if rest else ""), said + (f"; {rest}" if rest else "")
+
+
+def _band_text(count: float, p10: float, p90: float) -> str:
+    """A count's ratio-rule band (count / RESOLUTION to count * RESOLUTION), each edge at the decimals that set
+    it apart from the p10 and p90 beside it (`copies_spread` prints those alike)."""
+    from analysis.verdicts import RESOLUTION, decimals_apart
+
+    edges = (count / RESOLUTION, count * RESOLUTION)
+    return "-".join(max((decimals_apart(e, v) for v in (p10, p90)), key=len) for e in edges)
+
+
+def copies_spread(p10: float, p90: float, models: dict[str, float]) -> str:
+    """A reading's "p10-p90 a-b" in copies, each end at the decimals that set it apart from every count's band
+    edge: 3.332 against a band from 3.333 does not print as a 3.33 that reads as inside it."""
+    from analysis.verdicts import RESOLUTION, decimals_apart
+
+    edges = [e for c in models.values() for e in (c / RESOLUTION, c * RESOLUTION)] or [1.0]
+    lo, hi = (max((decimals_apart(v, e) for e in edges), key=len) for v in (p10, p90))
+    return f"p10-p90 {lo}-{hi}"
 
 
 def reference_ranking(shape: str, reference_dir: Path | None = None) -> str:

@@ -490,7 +490,9 @@ def test_floor_summary_says_what_was_compared_and_the_verdict():
     assert "spread 0.249, at most 0.25 allowed" in near.summary  # not "0.25, at most 0.25"
     small = check_floor(block["copy"], block["triad probe"], 64, memory_bound=False)
     assert (
-        small.summary.startswith("copy floor passed its check (spread") and "triad" not in small.summary
+        small.summary.startswith("copy floor passed its spread check (spread")
+        and small.summary.endswith("allowed; no bandwidth check: a per-call floor)")
+        and "triad" not in small.summary
     )  # no bandwidth at the small shape
     _, failed, _ = takeaway_case(copy=100.0, compiled=110.0, spread=0.6)
     assert failed.summary.startswith("copy floor failed its check (the copy's spread is wide")
@@ -678,7 +680,7 @@ def test_05s_exercise_1_answer_judges_both_byte_models_ranked_withheld_and_from_
     assert ref[5] == (  # 3.1 / 3.0 = 1.03: within the margin, which the verdict names
         "Verdict (reference run, not this run): naive's time: cannot tell apart from the allocation count, inconclusive; below the source count (it counts the read-only mean as half a copy, which may cost less)"
     ) and ref[3].endswith(
-        "(within the ratio rule's 5% margin of the p10-p90); below the source count (it counts the read-only mean as half a copy, which may cost less)"
+        "(the p10-p90 reaches past the allocation count's 5% band 2.86-3.15); below the source count (it counts the read-only mean as half a copy, which may cost less)"
     )  # the margin, in its row
     assert ref[6].startswith("** recorded on 2026-12-06") and ref[6].endswith("not this run")
     pair = copies_answer(ops, failed, 3.0, tmp_path, block, "compiled").split("\n")  # the reference has no compiled ratio
@@ -788,12 +790,22 @@ def test_05s_exercise_1_word_against_a_count_is_the_rules_word():
     """A p10-p90 wholly within 5% of a count reads "no measurable difference" from it, one that reaches past the
     margin "cannot tell apart" (analysis.verdicts.about_one): 05 printed "cannot tell apart from the source count"
     for 3.35-3.56 against 3.5 (cr72 05 #2)."""
-    from lesson.study import _against_counts
+    from lesson.study import _against_counts, copies_spread
 
     told, row, verdict = _against_counts(3.348, 3.557, {"source": 3.5, "allocation": 3.0})
     assert told == ["source"] and verdict == "no measurable difference from the source count; above the allocation count"
     told, _, verdict = _against_counts(3.1, 3.38, {"source": 3.5, "allocation": 3.0})
     assert told == ["source", "allocation"] and verdict == "cannot tell apart from the source or allocation count, inconclusive"
+    # the band beside the word, its edges and the p10-p90 at the decimals that place them (cr75 05 #1: 3.33-3.44
+    # "within the margin" of 3.5 read as "no measurable difference"; its p10 3.332 lies below the band's 3.333)
+    _, row, _ = _against_counts(3.332, 3.44, {"source": 3.5})
+    assert (
+        row
+        == "cannot tell apart from the source count, inconclusive (the p10-p90 reaches past the source count's 5% band 3.333-3.68)"
+    )
+    assert copies_spread(3.332, 3.44, {"source": 3.5}) == "p10-p90 3.332-3.44"
+    _, row, _ = _against_counts(3.1, 3.38, {"source": 3.5, "allocation": 3.0})
+    assert row.endswith("(the p10-p90 reaches past the source count's 5% band 3.33-3.68 and the allocation count's 2.86-3.15)")
     _, _, verdict = _against_counts(3.4, 3.6, {"source": 3.5, "allocation": 3.3})
     assert verdict == "no measurable difference from the source count; cannot tell apart from the allocation count, inconclusive"
 
