@@ -108,8 +108,9 @@ def longest_gap_line(gaps: pd.DataFrame) -> str:
 
 
 def profiled_mean_line(frame: pd.DataFrame, timing, label: str = "naive") -> str:
-    """Where the profiled steps' mean of `label` lies against the timer's p10-p90, so that the reader
-    compares the two from the output, not from a cause the text supposes.
+    """The profiled steps' mean of `label` judged against the timer's p10-p90 by the series' range rule
+    (`analysis.verdicts.judge_ranges`, its 5% margin), so that a mean a little under the timer's p10 does
+    not read as a finding that the profiler made the call faster (cr75 02 #1).
 
     Args:
         frame: `analysis.key_averages_frame` of the profile (`name`, `calls`, `cpu_total_us`).
@@ -117,17 +118,22 @@ def profiled_mean_line(frame: pd.DataFrame, timing, label: str = "naive") -> str
         label: the `record_function` label of one call.
 
     Returns:
-        e.g. "naive, profiler on: CPU time avg 73,372 us over 5 steps, below the timer's p10-p90
-        (75,287-113,646 us, profiler off)"; a line saying so where the label was not recorded.
+        e.g. "naive, profiler on: CPU time avg 99,015 us over 5 steps against the timer's p10-p90
+        (99,230-100,941 us, profiler off): no measurable difference (5% margin)"; a line saying so where
+        the label was not recorded.
     """
+    from analysis.verdicts import CANNOT_TELL_ALONE, NO_DIFFERENCE, _margin_percent, judge_ranges
+
     rows = frame[frame["name"] == label]
     if rows.empty or not rows["calls"].sum():
         return f"{label}: not in the profile's key_averages()"
     mean = float(rows["cpu_total_us"].sum() / rows["calls"].sum())
-    place = "below" if mean < timing.p10_us else "above" if mean > timing.p90_us else "inside"
+    verdict = judge_ranges(label, (mean, mean), "timer", (timing.p10_us, timing.p90_us))
+    sides = {"slower": "measurably above", "faster": "measurably below"}
+    word = sides.get(verdict.kind) or (NO_DIFFERENCE if verdict.within_noise else CANNOT_TELL_ALONE)
     return (
-        f"{label}, profiler on: CPU time avg {mean:,.0f} us over {int(rows['calls'].sum())} steps, "
-        f"{place} the timer's p10-p90 ({timing.p10_us:,.0f}-{timing.p90_us:,.0f} us, profiler off)"
+        f"{label}, profiler on: CPU time avg {mean:,.0f} us over {int(rows['calls'].sum())} steps against the timer's "
+        f"p10-p90 ({timing.p10_us:,.0f}-{timing.p90_us:,.0f} us, profiler off): {word} ({_margin_percent()}% margin)"
     )
 
 

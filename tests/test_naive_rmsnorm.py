@@ -84,10 +84,14 @@ def test_profiled_mean_line_places_the_labels_mean_against_the_timers_spread():
     frame = pd.DataFrame({"name": ["naive", "aten::mul"], "calls": [5, 10], "cpu_total_us": [366_860.0, 1.0]})
     timer = SimpleNamespace(p10_us=75_287.0, p90_us=113_646.0)
     assert profiled_mean_line(frame, timer) == (
-        "naive, profiler on: CPU time avg 73,372 us over 5 steps, below the timer's p10-p90 (75,287-113,646 us, profiler off)"
+        "naive, profiler on: CPU time avg 73,372 us over 5 steps against the timer's p10-p90 (75,287-113,646 us, "
+        "profiler off): cannot tell apart, inconclusive (5% margin)"
     )
-    assert ", inside the timer's" in profiled_mean_line(frame.assign(cpu_total_us=[400_000.0, 1.0]), timer)
-    assert ", above the timer's" in profiled_mean_line(frame.assign(cpu_total_us=[600_000.0, 1.0]), timer)
+    assert "): cannot tell apart, inconclusive" in profiled_mean_line(frame.assign(cpu_total_us=[400_000.0, 1.0]), timer)
+    assert "): measurably above" in profiled_mean_line(frame.assign(cpu_total_us=[600_000.0, 1.0]), timer)
+    near = SimpleNamespace(p10_us=99_230.0, p90_us=100_941.0)  # cr75: 99,015 us just under p10 is no finding
+    assert "): no measurable difference" in profiled_mean_line(frame.assign(cpu_total_us=[495_075.0, 1.0]), near)
+    assert "): measurably below" in profiled_mean_line(frame.assign(cpu_total_us=[450_000.0, 1.0]), near)
     assert profiled_mean_line(frame.iloc[1:], timer) == "naive: not in the profile's key_averages()"
 
 
