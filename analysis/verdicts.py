@@ -422,7 +422,8 @@ def _judge(
         figures_shown = f"median {_per(pairing)} {num} / {den} = {shown}, {spread}"
         noise = about_one(p10, p90) == NO_DIFFERENCE
         if noise:
-            text = f"this run cannot tell {num} and {den} apart: the whole p10-p90 lies within {_margin_percent()}% of 1 ({figures_shown}), so no measurable difference here"
+            # not "cannot tell apart", the inconclusive verdict's words (glossary "verdict words"; cr75 03)
+            text = f"no measurable difference between {num} and {den}: the whole p10-p90 lies within {_margin_percent()}% of 1 ({figures_shown})"
         else:
             text = f"this run cannot tell {num} and {den} apart: {allowed} ({figures_shown}): inconclusive, not a finding that they cost the same"
         return Verdict(kind="no measurable difference", sentence=text, within_noise=noise, **fields)
@@ -485,7 +486,7 @@ def judge_ranges(
     low, high = min(a10, b10), max(a90, b90)
     noise = low > 0 and high <= RESOLUTION * low  # both whole ranges inside the margin: the noise, not a test that failed
     if noise:
-        text = f"this run cannot tell {subject} and {reference} apart: no measurable difference, {why} ({shown}, {spread})"
+        text = f"no measurable difference between {subject} and {reference}: {why} ({shown}, {spread})"
     else:  # 01's warm-up ranges 3.4-3.7 against 3.1-3.3 ms read "no measurable difference" as "no difference"
         text = f"this run cannot tell {subject} and {reference} apart: {why}: inconclusive, not a finding that they are equal ({shown}, {spread})"
     how = _how_not_apart((a10, a90), (b10, b90))
