@@ -389,15 +389,16 @@ def quiet_note(machine: str, floor: FloorCheck, block: dict[str, Timing], shape:
     "" where the CPU was busy (the line says so) or nothing varied."""
     if not machine.startswith("quiet"):
         return ""
-    varied = [] if floor.ok else ["the copy"]
+    varied = {} if floor.ok else {"copy": "the copy"}  # by case name: a failed copy with slow rounds is named once
     for name, t in block.items():
         if t.p90_us > SLOW_ROUND * t.median_us:
             slow = int((t.samples_us >= SLOW_ROUND * t.median_us).sum())
             where = f'blocks["{shape}"]["{name}"].samples_us'
-            varied.append(f"{name} ({slow} of {len(t.samples_us)} rounds over {SLOW_ROUND:g}x its median: {where})")
+            said = "the copy" if name == "copy" else name  # r76: "the copy and copy (2 of 15 rounds ...)"
+            varied[name] = f"{said} ({slow} of {len(t.samples_us)} rounds over {SLOW_ROUND:g}x its median: {where})"
     if not varied:
         return ""
-    return f"; the CPU was quiet, yet {' and '.join(varied)} varied (memory traffic or page faults, which CPU waits miss: A3); the verdicts below include those rounds: rerun this cell"
+    return f"; the CPU was quiet, yet {' and '.join(varied.values())} varied (memory traffic or page faults, which CPU waits miss: A3); the verdicts below include those rounds: rerun this cell"
 
 
 def _against_copy(v: Any) -> str:

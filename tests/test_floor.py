@@ -858,3 +858,6 @@ def test_05s_quiet_block_says_which_case_had_slow_rounds():
     assert quiet_note("quiet while timing", passed, {"copy": steady}, "large") == ""
     assert quiet_note("BUSY while timing", failed, {"naive": naive}, "large") == ""  # the busy line says it
     assert "yet the copy varied" in quiet_note("quiet while timing", failed, {"copy": steady}, "large")
+    slow_copy = Timing("copy", np.array([10.0] * 13 + [25.0] * 2), inner=1)  # a failed copy with slow rounds: named once
+    once = quiet_note("quiet while timing", failed, {"copy": slow_copy}, "large")
+    assert "yet the copy (2 of 15 rounds over 1.5x its median" in once and "copy and" not in once
