@@ -26,8 +26,12 @@ def test_gap_share_is_the_median_steps_idle_share(profiled):
     assert 0 < share < 1 and share == pytest.approx(expected)
     first, verdict = line.split("\n")
     assert first == f"gaps: {share:.1%} of the step's length (median over 3 recorded steps)"
-    # 3 steps are too few for a rule: the verdict is withheld, whatever the shares
-    assert verdict.startswith("too few steps for a rule (3") and "the ops, not the gaps between them" in verdict
+    assert "the ops, not the gaps between them" in verdict
+    shares = steps["idle_total_us"] / (steps["busy_us"] + steps["idle_total_us"])
+    if (shares < 0.5).all():  # 3 steps that all held are too few for a rule: withheld
+        assert verdict.startswith("too few steps for a rule (3")
+    else:  # a step whose gaps held half its length (a loaded machine: the .ci/run beside 8 readers) refutes it
+        assert not verdict.startswith("too few steps") and "of 3" in verdict
 
 
 def test_gap_share_prints_the_shown_steps_gaps_beside_the_median():
