@@ -128,7 +128,7 @@ def cost_takeaway(
         One line: per call, "WORD, N.NNx (p10-p90 A-B), +D us per call" where the verdict is measurable, else the
         verdict's table word as the table prints it ("cannot tell apart, inconclusive (p10-p90 holds 1)", analysis.verdicts
         CANNOT_TELL: the run's limit, not a property of the call) and the ratio's median and p10-p90 unless the
-        block was busy, and where its p90 is above 1 where the rounds lie ("9 rounds in 10 under +6% (p90)"; not
+        block was busy, and where its p90 is above 1 where the rounds lie ("90% of rounds under +6% (p90)"; not
         "at most +6%": a p90 is no maximum, cr75). Where a verdict reads below 1 ("cheaper"), a last clause says what that points at:
         analysis.timing.time_interleaved times each round in a fixed order, bare then profiled (cold read
         cr72), and the profiler only adds work.
@@ -148,7 +148,7 @@ def cost_takeaway(
             if verdict.kind != "busy" and not np.isnan(verdict.median):  # a busy block's figures conclude nothing
                 said += f": ratio {shown} ({spread})"
                 if verdict.p90 > 1:  # where the rounds lie, not a bound on the cost (cr75: a p90 is no maximum)
-                    said += f", 9 rounds in 10 under +{verdict.p90 - 1:.0%} (p90)"
+                    said += f", 90% of rounds under +{verdict.p90 - 1:.0%} (p90)"
         parts.append(f"{name} call: {said}")
     if any(verdict.kind == "faster" for verdict in verdicts.values()):  # below 1: the profiler only adds work
         parts.append("cheaper points at the fixed order (bare, then profiled, every round), not at a faster call")
@@ -316,7 +316,7 @@ def larger_hidden_answer(verdict: Verdict, block: str = "the profile of 'The fir
     trend = {"faster": "expected to shrink", "slower": "expected to grow", "busy": "withheld (BUSY)", "withheld": "withheld"}.get(
         verdict.kind
     )
-    ratio = f"; median shares, Linear 1 over Linear 2: {drop:.2f}, 4 expected below" if drop == drop else ""
+    ratio = f"; median shares, Linear 1 over Linear 2: {drop:.2f}, below the 4 expected" if drop == drop else ""
     how = f" (nearest measurement: Linear 2, 4x the inputs, 1/4 the outputs; a larger HIDDEN was not run{ratio})"
     how = how if verdict.measurable else ""
     said = (

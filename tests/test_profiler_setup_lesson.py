@@ -104,7 +104,7 @@ def test_cost_takeaway_states_a_ratio_only_where_measurable():
     line = cost_takeaway(verdicts)
     # the verdict's own decimals: a p90 of 1.048 at two decimals read 1.05, the margin's edge (cr72 05 #1)
     assert (
-        "lesson call: cannot tell apart, inconclusive (p10-p90 holds 1): ratio 1.010 (p10-p90 0.940-1.048), 9 rounds in 10 under +5% (p90)"
+        "lesson call: cannot tell apart, inconclusive (p10-p90 holds 1): ratio 1.010 (p10-p90 0.940-1.048), 90% of rounds under +5% (p90)"
         in line
     )
     assert "tiny call: costlier, 1.20x (p10-p90 " in line and "us per call" not in line
@@ -196,7 +196,7 @@ def test_exercise_answers_read_right_for_every_verdict_kind(cpu_backend):
     shrink = "expected to shrink (nearest measurement: Linear 2, 4x the inputs, 1/4 the outputs; a larger HIDDEN was not run"
     assert larger_hidden_answer(below)[1].endswith(shrink + ")")
     # cold read cr75 01 #2: the measured drop is printed beside the 4x op counts expect
-    assert larger_hidden_answer(below, drop=2.8 / 0.9)[1].endswith("Linear 1 over Linear 2: 3.11, 4 expected below)")
+    assert larger_hidden_answer(below, drop=2.8 / 0.9)[1].endswith("Linear 1 over Linear 2: 3.11, below the 4 expected)")
     assert "expected to grow" in larger_hidden_answer(above)[1]
     assert larger_hidden_answer(close)[1] == "the share at a larger HIDDEN: this run cannot tell"
     assert larger_hidden_answer(close)[0] == str(close) and "explained, not measured" in larger_hidden_answer(close)[2]
