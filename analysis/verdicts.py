@@ -233,12 +233,17 @@ class Verdict:
         printer.text(self.sentence)
 
     @property
-    def figures(self) -> str:
-        """A paired ratio's median and p10-p90 as its sentence prints them, "1.001, p10-p90 0.946-1.008": the
+    def figure_parts(self) -> tuple[str, str]:
+        """A paired ratio's median and p10-p90 as its sentence prints them, ("1.001", "p10-p90 0.946-1.008"): the
         decimals that place each bound against 1 and the margin's edges. Why: 05 printed "p10-p90 0.95-1.01"
         beside "cannot tell apart", a p10 of 0.946 that read as inside the margin (cr72 05 #1)."""
         shown, spread = _ratio_figures(self.median, self.p10, self.p90, "round")
-        return f"{shown}, {spread.removeprefix('per-round ')}"
+        return shown, spread.removeprefix("per-round ")
+
+    @property
+    def figures(self) -> str:
+        """`figure_parts` in one phrase, "1.001, p10-p90 0.946-1.008"."""
+        return ", ".join(self.figure_parts)
 
     @property
     def measurable(self) -> bool:
@@ -373,8 +378,8 @@ def judge_ratio(ratio: Any, faster: str = "faster", slower: str = "slower") -> V
         A Verdict whose sentence is one line: "A took 2.00x the time of B: slower
         (per-round p10-p90 1.95-2.05)" (below 1: "A took 0.50x the time of B: 2.00x faster (...)"), "this run cannot tell A and B apart: the p10-p90 holds 1, with some rounds
         faster and others slower (...): inconclusive, not a finding that they cost the same" (a spread that
-        reaches past the 5% margin) or "...: the whole p10-p90 lies within 5% of 1 (...), so no measurable
-        difference here" (as `judge_ranges` words ranges it cannot tell apart; 08's "cannot rank rank 1 against
+        reaches past the 5% margin) or "no measurable difference between A and B: the whole p10-p90 lies within
+        5% of 1 (...)" (as `judge_ranges` words ranges inside the margin; 08's "cannot rank rank 1 against
         rank 0" stumbled), or "not measurable here: the machine was busy (...)".
         A ratio of fewer than MIN_RANGE_SAMPLES rounds (`per_round`) is a "withheld" reading, its
         p10-p90 about its smallest and largest: "A / B read 1.16 (per-step p10-p90 1.08-1.30) over

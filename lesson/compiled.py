@@ -46,6 +46,10 @@ def _duration(seconds: float) -> str:
     return f"{seconds:.1f} s" if seconds >= 1 else f"{seconds * 1e3:.0f} ms"
 
 
+# why break_evens and 04's exercise 2 withhold what they would draw from a busy cold call (ColdCall.busy)
+BUSY_COLD_CALL = "a cold call's block was BUSY (its machine line above): one sample, nothing to conclude"
+
+
 def break_evens(
     cold: ColdCall, after_setup: ColdCall, naive: Any, verdict: Any, hidden: int, new_hidden: int
 ) -> list[Verdict | str]:
@@ -132,8 +136,6 @@ def break_evens(
         reason = verdict.sentence if verdict.kind != "faster" else f"the saving at HIDDEN = {new_hidden} was not timed"
     return [*lines, withheld(later_subject + "; its break-even", reason)]
 
-
-BUSY_COLD_CALL = "a cold call's block was BUSY (its machine line above): one sample, nothing to conclude"
 
 # cr61: kinds a reader may not know; f72: the first compile's extra files were mostly these probes, not compiled kernels
 _PROBE = "CPU-feature probe"

@@ -136,7 +136,7 @@ def cost_takeaway(
     parts = []
     for name, verdict in verdicts.items():
         # the verdict's own figures: the decimals that place each bound against 1 and the margin (cr72 05 #1)
-        shown, spread = verdict.figures.split(", ", 1) if np.isfinite(verdict.median) else ("", "")
+        shown, spread = verdict.figure_parts if np.isfinite(verdict.median) else ("", "")
         if verdict.measurable:
             said = f"{verdict.word}, {shown}x ({spread})"  # the verdict's word: 01 prints this line alone
             if extra_us and name in extra_us:
