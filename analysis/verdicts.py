@@ -279,6 +279,13 @@ class Verdict:
         return Claim("overlap", bounds, self.sentence)
 
     @property
+    def short_word(self) -> str:
+        """A paired ratio's "no measurable difference" verdict without its reason: NO_DIFFERENCE where the whole
+        p10-p90 lies inside the margin, else CANNOT_TELL_ALONE (`word` adds the reason; 05's line against the
+        copy prints this after its own p10-p90)."""
+        return NO_DIFFERENCE if self.within_noise else CANNOT_TELL_ALONE
+
+    @property
     def word(self) -> str:
         """The verdict as the table shows it: a range verdict compares figures, not times, so its
         "slower"/"faster" read "higher"/"lower", and "no measurable difference" reads "cannot tell apart,
@@ -292,10 +299,10 @@ class Verdict:
                 return f"inconclusive ({self.not_apart or f'ranges not {_margin_percent()}% apart'})"
             # "p10-p90", not "spread": 05's glossary gives "spread" as (p90 - p10) / median too (cr72 05)
             if self.within_noise:
-                return f"{NO_DIFFERENCE} (p10-p90 within {_margin_percent()}% of 1)"
+                return f"{self.short_word} (p10-p90 within {_margin_percent()}% of 1)"
             if _within_resolution(self.p10, self.p90):
-                return f"{CANNOT_TELL_ALONE} (p10-p90 reaches within {_margin_percent()}% of 1)"
-            return f"{CANNOT_TELL_ALONE} (p10-p90 holds 1)"
+                return f"{self.short_word} (p10-p90 reaches within {_margin_percent()}% of 1)"
+            return f"{self.short_word} (p10-p90 holds 1)"
         if self.form == "ranges":
             return {"slower": "higher", "faster": "lower"}.get(self.kind, self.kind)
         if self.form == "steps" and self.kind == "does not hold" and self.median > 0:  # "2 of 3 | does not hold" read as none

@@ -409,7 +409,7 @@ def _against_copy(v: Any) -> str:
         return ""
     if v.kind != "no measurable difference":
         return f": {v.word}"  # a reading of too few rounds
-    return f": {NO_DIFFERENCE if v.within_noise else CANNOT_TELL_ALONE}"
+    return f": {v.short_word}"
 
 
 def _bound_lines(
