@@ -33,15 +33,17 @@ def package_version(dist: str) -> str | None:
 
 def cxx_compiler() -> str:
     """The C++ compiler Inductor (`torch.compile` on cpu: notebooks 04, 05, 07) builds its kernels
-    with, found on PATH; a seat without one fails at its first compile, so notebook 00 says so first."""
-    try:
-        from torch._inductor import config
+    with, found on PATH; a seat without one fails at its first compile, so notebook 00 says so first.
 
-        names = [name for name in config.cpp.cxx if name]  # (None, "g++") by default: None asks torch to search
-    except (ImportError, AttributeError, TypeError):
-        names = []
-    for name in (*names, "g++", "c++", "clang++"):
-        found = shutil.which(name)
+    Why it reads `$CXX` rather than Inductor's config: that is where Inductor's default comes from
+    (`torch._inductor.config.cpp.cxx` is (None, $CXX or "g++")), and importing Inductor to ask it
+    took about 1 s in every notebook's first cell, most of which never compile. Where Inductor is
+    already imported (a changed config), its setting is read."""
+    config = sys.modules.get("torch._inductor.config")
+    configured = getattr(getattr(config, "cpp", None), "cxx", None) if config is not None else None
+    names = [name for name in configured or () if isinstance(name, str) and name]
+    for name in (*names, os.environ.get("CXX", ""), "g++", "c++", "clang++"):
+        found = shutil.which(name) if name else None
         if found:
             return found
     return "none found: install g++ (e.g. apt install g++) before notebooks 04, 05 and 07 on cpu"
