@@ -34,6 +34,21 @@ def test_tolerance_catches_a_wrong_result(cpu_backend):
     assert error_tolerance(torch.bfloat16) > error_tolerance(torch.float32)
 
 
+@pytest.mark.parametrize("shape", [(600, 64), (2, 3, 64), (64,)], ids=["rows-past-two-blocks", "3-d", "1-d"])
+def test_the_blocked_reference_and_error_equal_the_whole_tensor_formula(shape):
+    """rmsnorm_reference and max_error work REFERENCE_ROWS rows at a time for speed: the same bits
+    as the whole-tensor formula, and an error in the last block's last row is found."""
+    x, w = torch.randn(*shape, dtype=torch.float32), 1 + 0.1 * torch.randn(shape[-1])
+    x64, w64 = x.double(), w.double()
+    whole = x64 * torch.rsqrt(x64.pow(2).mean(-1, keepdim=True) + 1e-6) * w64
+    assert torch.equal(rmsnorm_reference(x, w, 1e-6), whole)
+    out = rmsnorm_naive(x, w, 1e-6).clone()
+    expected = ((out.double() - whole).abs().max() / whole.abs().max()).item()
+    assert max_error(out, whole) == expected
+    out.reshape(-1, shape[-1])[-1, -1] += 1.0
+    assert max_error(out, whole) == ((out.double() - whole).abs().max() / whole.abs().max()).item() > 0.1
+
+
 def test_compiled_matches_and_is_one_graph(cpu_backend):
     x, w = make_inputs(8, 128, "float32", cpu_backend)
     compiled = compile_rmsnorm(rmsnorm_naive, cpu_backend)
