@@ -143,8 +143,15 @@ def execute_notebook(
     `.partial-<name>` beside `executed` and renamed into place when papermill is done, the failed
     ones included (their error cell is the report). Where the run is cut off (Ctrl-C, a full disk,
     a dead kernel), the last whole save is kept under the final name and a cut-off one is removed:
-    a file under the final name is always a whole notebook."""
+    a file under the final name is always a whole notebook.
+
+    On cpu and cuda the kernel is stopped at once when the notebook ends (nbclient's "immediate"
+    shutdown) rather than asked to exit: every output has reached the notebook by then, and the
+    polite exit took 0.7 s a notebook, against 0.1 s (notebook 00, measured on the 2-core machine),
+    some 10 s of a `make run`. On neuron, or where the backend is not named, the kernel exits by
+    itself, so the Neuron runtime releases its NeuronCores the way its own shutdown does."""
     partial = executed.with_name(f".partial-{executed.name}")
+    shutdown = "immediate" if parameters.get("BACKEND") in ("cpu", "cuda") else "graceful"
     try:
         pm.execute_notebook(
             str(source),
@@ -156,6 +163,7 @@ def execute_notebook(
             progress_bar=progress_bar,
             log_output=False,
             kernel_manager_class=series_kernel_manager(fixed_layout),
+            shutdown_kernel=shutdown,
         )
     finally:
         _keep_if_whole(partial, executed)

@@ -256,6 +256,21 @@ def test_kernels_start_with_a_fixed_address_layout_and_the_record_says_so():
     assert address_layout() in ("fixed", "randomized")
 
 
+@pytest.mark.parametrize(
+    ("backend", "shutdown"), [("cpu", "immediate"), ("cuda", "immediate"), ("neuron", "graceful"), (None, "graceful")]
+)
+def test_a_finished_kernel_is_stopped_at_once_except_on_neuron(tmp_path, monkeypatch, backend, shutdown):
+    """execute_notebook stops a cpu or cuda kernel at once when its notebook ends (0.6 s a notebook
+    saved), and leaves a neuron kernel, or one whose backend is not named, to exit by itself."""
+    from series_tools import execute
+
+    seen = {}
+    monkeypatch.setattr(execute.pm, "execute_notebook", lambda *args, **kw: seen.update(kw))
+    params = {"BACKEND": backend} if backend else {}
+    execute.execute_notebook(tmp_path / "a.ipynb", tmp_path / "b.ipynb", params, cwd=tmp_path)
+    assert seen["shutdown_kernel"] == shutdown
+
+
 def test_handouts_render_after_the_notebooks_and_a_failed_write_stops_the_run(tmp_path, monkeypatch):
     import errno
 
