@@ -131,7 +131,8 @@ def cost_takeaway(
         block was busy, and where its p90 is above 1 where the rounds lie ("90% of rounds under +6% (p90)"; not
         "at most +6%": a p90 is no maximum, cr75). Where a verdict reads below 1 ("cheaper"), a last clause says what that points at:
         analysis.timing.time_interleaved times each round in a fixed order, bare then profiled (cold read
-        cr72), and the profiler only adds work.
+        cr72), and the profiler only adds work. Where both calls are given, a last clause says the two are not
+        judged against each other here (Exercise 2 does: cold read cr76 read the line as "the tiny call pays more").
     """
     parts = []
     for name, verdict in verdicts.items():
@@ -150,6 +151,8 @@ def cost_takeaway(
                 if verdict.p90 > 1:  # where the rounds lie, not a bound on the cost (cr75: a p90 is no maximum)
                     said += f", 90% of rounds under +{verdict.p90 - 1:.0%} (p90)"
         parts.append(f"{name} call: {said}")
+    if {"lesson", "tiny"} <= verdicts.keys():  # each against 1, not against each other (cr76 01)
+        parts.append("tiny against lesson: not judged here (Exercise 2)")
     if any(verdict.kind == "faster" for verdict in verdicts.values()):  # below 1: the profiler only adds work
         parts.append("cheaper points at the fixed order (bare, then profiled, every round), not at a faster call")
     return f"take-home, the profiler's cost, per-round profiled / bare: {'; '.join(parts)}"
