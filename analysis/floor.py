@@ -204,22 +204,34 @@ def time_with_floor(
     return timings, replace(floor, measurements=made)
 
 
-def cannot_tell_group(group: list[str]) -> str:
-    """A group of a ranking whose pair verdicts do not tell its members apart, in the verdict table's own phrase
-    (CANNOT_TELL_ALONE: no verdict sentence stands beside it): "a and b (cannot tell apart, inconclusive)", "a, b and c (...)";
-    one member alone as it is. Why words, not "a ≈ b": an inconclusive pair is not a tie (05's readers took
-    "3.26x ≈ 4.14x" for "about equal"); why the table's phrase: 05 named this one rule four ways, and its
-    readers asked whether they were four rules.
+def cannot_tell_group(group: list[str], word: str = CANNOT_TELL_ALONE) -> str:
+    """A group of a ranking whose pair verdicts do not tell its members apart, with those verdicts' own word
+    (`group_word`; no verdict sentence stands beside it): "a and b (no measurable difference)", "a, b and c
+    (cannot tell apart, inconclusive)"; one member alone as it is. Why words, not "a ≈ b": an inconclusive pair
+    is not a tie (05's readers took "3.26x ≈ 4.14x" for "about equal"); why the pair's own word: 05's ranking
+    said "cannot tell apart, inconclusive" of a pair its table called "no measurable difference" (cr76 05 #1).
 
     Args:
         group: the members as they are to be printed, e.g. "naive 3.26x".
+        word: the group's verdict word (`group_word`, `Ranking.tier_word`).
 
     Returns:
         The group in one phrase.
     """
     if len(group) < 2:
         return "".join(group)
-    return f"{', '.join(group[:-1])} and {group[-1]} ({CANNOT_TELL_ALONE})"
+    return f"{', '.join(group[:-1])} and {group[-1]} ({word})"
+
+
+def group_word(words: list[str]) -> str:
+    """One word for a group from its neighbouring pairs' words (`Verdict.short_word`: NO_DIFFERENCE or
+    CANNOT_TELL_ALONE, or a group's word): the word they share, else both, so neither pair is misquoted."""
+    parts = [part for w in words for part in w.removeprefix(_BY_PAIR).split(" or ")]
+    unique = list(dict.fromkeys(parts)) or [CANNOT_TELL_ALONE]
+    return unique[0] if len(unique) == 1 else f"{_BY_PAIR}{' or '.join(unique)}"
+
+
+_BY_PAIR = "by pair: "
 
 
 @dataclass
@@ -267,14 +279,24 @@ class Ranking:
                 groups.append([name])
         return groups
 
+    def tier_word(self, tier: list[str]) -> str:
+        """The verdict word of a group of `tiers`: its neighbouring pairs' `short_word`s (`group_word`)."""
+        verdicts = {frozenset((v.subject, v.reference)): v for v in self.pairs}
+        return group_word([verdicts[frozenset(p)].short_word for p in zip(tier, tier[1:]) if frozenset(p) in verdicts])
+
+    def tier_phrase(self, tier: list[str], ratios: bool = True) -> str:
+        """A group of `tiers` in words, each name with its ratio to the copy (`ratios`), the group's word after it."""
+        shown = [f"{n} {self.over_floor[n].median:.2f}x" if ratios else n for n in tier]
+        return cannot_tell_group(shown, self.tier_word(tier))
+
     @property
     def sentence_with_ties(self) -> str:
-        """The ranking in one line, a group the pair verdicts do not tell apart said as such ("a 3.26x and b
+        """The ranking in one line, a group the pair verdicts do not tell apart said with their word ("a 3.26x and b
         4.14x (cannot tell apart, inconclusive)"; 05's "a ≈ b" read as "about equal" for medians 27% apart), or
         the gate's sentence."""
         if self.gate:
             return self.gate.sentence
-        ranked = ", then ".join(cannot_tell_group([f"{n} {self.over_floor[n].median:.2f}x" for n in g]) for g in self.tiers())
+        ranked = ", then ".join(self.tier_phrase(g) for g in self.tiers())
         return f"{self.label}, from closest to the copy: {ranked} (median per-round ratio to the copy)"
 
     def table(self) -> Any:

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from analysis.floor import FloorCheck, Ranking, cannot_tell_group
+from analysis.floor import FloorCheck, Ranking, cannot_tell_group, group_word
 from analysis.timing import Timing, time_per_call
 from analysis.steps import per_call_summary, step_ops
 from analysis.traces import Trace, load_trace
@@ -337,13 +337,13 @@ def shape_takeaways(
             v = judge_ratio(ranking.over_floor[first])
             tiers = ranking.tiers()
             tied = len(tiers[0]) > 1  # an inconclusive pair is not a tie (cr50 05 #2)
-            closest = f"{cannot_tell_group(tiers[0])}; {first} at" if tied else f"{first},"
+            closest = f"{ranking.tier_phrase(tiers[0], ratios=False)}; {first} at" if tied else f"{first},"
             spread = f"p10-p90 {ratio_bound(v.p10)}-{ratio_bound(v.p90)}"
             lines += [
                 f"{ranking.label}: closest to the copy: {closest} {v.median:.2f}x the copy's time ({spread}{_against_copy(v)})"
             ]
             if len(tiers) > 1:  # a line of its own: one clause per line
-                lines += [f"  farthest: {cannot_tell_group([f'{n} {ranking.over_floor[n].median:.2f}x' for n in tiers[-1]])}"]
+                lines += [f"  farthest: {ranking.tier_phrase(tiers[-1])}"]
         if floors[s].memory_bound:
             allocs = {n: (alloc_over_input or {}).get((s, n), math.nan) for n in names}
             lines += [f"  {line}" for line in _memory_bound(ranking, floors[s], blocks[s], allocs)]
@@ -362,17 +362,25 @@ def shape_takeaways(
         shares = {n: float(np.median(v)) for n, v in per_round.items()}
         spreads = {n: tuple(float(q) for q in np.percentile(v, [10, 90])) for n, v in per_round.items()}  # cr57 05 #3
         basis = f"time = fixed + per-token × tokens through this call and one {scale} times the tokens, per round"
+        held = "below this call's tokens"
         if tokens and s in tokens:
             basis = (
                 f"time = fixed + per-token × tokens through {tokens[s]} and {scale * tokens[s]} tokens, per round; fixed part:"
-                " that line at 0 tokens, untested (exercise 2 tests the compiled variant at more tokens)"
+                " that line at 0 tokens (exercise 2 tests the compiled variant at more tokens)"
             )
+            held = f"below {tokens[s]} tokens"
         share = estimate("the fixed part per call", shares, "of the time", basis, "what that part is", 2)
         took = ", ".join(f"{n} {np.median(r.per_round):.2f}x" for n, r in growth.items())  # no line: measured, per round
         # the model-free ratios first, the fit's estimate second (cr45 05 #12)
         lines += [f"  measured: {scale}x the tokens took {took} the time per round ({scale}x if all of it grew with tokens)"]
         lines += _bound_lines(
-            "overhead-bound", "a fixed part per call", shares, share, spreads=spreads, label="fixed share", rounds=per_round
+            "overhead-bound",
+            f"a fixed part per call, if the line holds {held}",  # untested there: a condition, not a finding (cr76 05 #4)
+            shares,
+            share,
+            spreads=spreads,
+            label="fixed share",
+            rounds=per_round,
         )
     # the headlines of every shape first, the estimates' footnotes after: 05's block read as too dense to read aloud (cr73 05 M4)
     notes = [line for line in lines if line.startswith("  * ")]
@@ -514,7 +522,7 @@ def line_test_answer(by_count: dict[str, Timing], over_line: np.ndarray, fixed_u
         said = (
             f"No: {n64} takes {fit.median:.2f}x the line's prediction (p10-p90 {fit.p10:.2f}-{fit.p90:.2f}): between {n8} and {n64} time grows"
             f" {grows} than the line.\nThe line does not extend to {n64}. Nothing below {n1} is tested: the label in"
-            f' "This run in words" rests on the line at 0 tokens, untested'
+            f' "This run in words" holds only if the line holds there'
         )
     fixed = float(np.median(fixed_us))
     if busy or fixed <= 0:
@@ -762,18 +770,26 @@ def _with_ties(line: str, metrics: dict, shape: str) -> str:
     without them (or with the older "a ≈ b") is not read as an order the pair verdicts do not support."""
     import re
 
-    from analysis.verdicts import relation_of
+    from analysis.verdicts import about_one
     from helpers.series import VARIANT_KEYS as k
 
     label, ranked = line.split(", from closest to the copy: ")
     named = re.findall(r"(\S+) (\d+(?:\.\d+)?x)", ranked)  # (name, "3.26x") in order, whatever joins them
     groups: list[list[str]] = []
+    words: list[list[str]] = []  # each group's pair words (`Verdict.short_word`'s two)
     for name, ratio in named:
         pair = metrics.get(f"{shape}_{k.get(name)}_speedup_over_{k.get(groups[-1][-1][0])}") if groups else None
         pair = pair or (metrics.get(f"{shape}_{k.get(groups[-1][-1][0])}_speedup_over_{k.get(name)}") if groups else None)
-        tied = pair is not None and relation_of(pair["p10"], pair["p90"]) == "about 1"
-        groups[-1].append((name, ratio)) if tied else groups.append([(name, ratio)])
-    return f"{label}, from closest to the copy: " + ", then ".join(cannot_tell_group([f"{n} {r}" for n, r in g]) for g in groups)
+        word = about_one(pair["p10"], pair["p90"]) if pair is not None else ""
+        if word:
+            groups[-1].append((name, ratio))
+            words[-1].append(NO_DIFFERENCE if word == NO_DIFFERENCE else CANNOT_TELL_ALONE)
+        else:
+            groups.append([(name, ratio)])
+            words.append([])
+    return f"{label}, from closest to the copy: " + ", then ".join(
+        cannot_tell_group([f"{n} {r}" for n, r in g], group_word(w)) for g, w in zip(groups, words)
+    )
 
 
 def predict_answer(
@@ -818,7 +834,7 @@ def predict_answer(
             tiers = ranking.tiers()
             group = tiers[0] if len(tiers) > 1 else []
             places.append(
-                f"{ranking.label}: {cannot_tell_group(tiers[0])} (by the ranking)"
+                f"{ranking.label}: {ranking.tier_phrase(tiers[0], ratios=False)} (by the ranking)"
             )  # the closest group; one group: all of them
         firsts.append(None if group is None else group == [name])
     won = sum(f is True for f in firsts)
@@ -886,6 +902,7 @@ def plot_over_copy(rankings: dict[str, Ranking], names: list[str], title: str, p
     else:  # nothing to draw: the axes still carry the title, the band and why
         ax.set(yscale="log", ylabel=ylabel)
     tied = {s: {n for tier in r.tiers() if len(tier) > 1 for n in tier} for s, r in drawn.items()}
+    tie_words = [r.tier_word(t) for r in drawn.values() for t in r.tiers() if len(t) > 1]  # the pairs' own words
     for bars, (s, r) in zip(
         [c for c in ax.containers if type(c).__name__ == "BarContainer"], drawn.items()
     ):  # bars, not whiskers
@@ -908,7 +925,7 @@ def plot_over_copy(rankings: dict[str, Ranking], names: list[str], title: str, p
     handles, labels = ax.get_legend_handles_labels()
     if any(tied.values()):  # an inconclusive pair, not a tie (cr50 05 #1)
         handles.insert(2, plt.Line2D([], [], ls="none"))
-        labels.insert(2, f"≈: {CANNOT_TELL_ALONE}\n(the pair's verdict: the table above)")
+        labels.insert(2, f"≈: {group_word(tie_words)}\n(the pair's verdict: the table above)")  # its own word (cr76 05 #2)
     ax.set_title(title)
     if paired:  # below the notes: beside the axes it covered the pairs panel's labels (cr58 05 #2)
         below = -0.2 - 0.06 * len(notes)

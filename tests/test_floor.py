@@ -158,8 +158,24 @@ def test_variants_no_pair_verdict_tells_apart_are_shown_as_a_tie():
     floor = check_floor(timings["copy"], timings["probe"], 2_000_000, memory_bound=True)
     ranking = rank_over_floor(timings, ["naive", "fused", "compiled"], floor, "large")
     assert ranking.tiers() == [["compiled"], ranking.order[1:]] and len(ranking.order) == 3
-    assert "compiled 1.20x, then naive 3.30x and fused 3.30x (cannot tell apart, inconclusive)" in ranking.sentence_with_ties
+    # the group carries its pair's own word: "no measurable difference" here, as the pair table says (cr76 05 #1)
+    assert "compiled 1.20x, then naive 3.30x and fused 3.30x (no measurable difference)" in ranking.sentence_with_ties
     assert "≈" not in ranking.sentence_with_ties  # cr50: "a ≈ b" read as "about equal" where the pair was inconclusive
+    timings["fused"] = Timing("fused", 330.0 * np.array([0.9, 1.1] * 5), inner=1)  # p10-p90 past 5% of 1: inconclusive
+    ranking = rank_over_floor(timings, ["naive", "fused", "compiled"], floor, "large")
+    assert sorted(ranking.tiers()[1]) == ["fused", "naive"]
+    assert "(cannot tell apart, inconclusive)" in ranking.sentence_with_ties
+
+
+def test_a_group_whose_pairs_disagree_names_both_words():
+    from analysis.floor import cannot_tell_group, group_word
+
+    assert group_word(["no measurable difference"] * 2) == "no measurable difference"
+    mixed = group_word(["no measurable difference", "cannot tell apart, inconclusive"])
+    assert mixed == "by pair: no measurable difference or cannot tell apart, inconclusive"
+    assert group_word([mixed, "no measurable difference"]) == mixed  # a group's word folds in once
+    assert cannot_tell_group(["a 1x", "b 2x", "c 3x"], mixed) == f"a 1x, b 2x and c 3x ({mixed})"
+    assert cannot_tell_group(["a 1x"], mixed) == "a 1x"
 
 
 def test_the_study_05_keeps_reads_back_in_its_order_with_every_sample(tmp_path):
@@ -232,6 +248,7 @@ def test_05s_metrics_publish_every_metric_its_claims_cite_and_the_claims_hold():
 
 
 GROUP = "(cannot tell apart, inconclusive)"  # a ranking's group its pair verdicts do not order (analysis.floor)
+SAME = "(no measurable difference)"  # such a group whose pair's p10-p90 lies within 5% of 1: the pair's own word (cr76 05 #1)
 
 
 ONE_COPY = {("large", n): 1.0 for n in ("naive", "fused", "compiled")}  # each variant allocates its output only
@@ -300,7 +317,7 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     block, floor, ranking = takeaway_case(copy=100.0, compiled=335.0)  # compiled / naive = 1.015: a tie, then fused
     first, far = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)[:2]
     assert (
-        first.startswith(f"large: closest to the copy: naive and compiled {GROUP}; naive at 3.30x")
+        first.startswith(f"large: closest to the copy: naive and compiled {SAME}; naive at 3.30x")
         and far == "  farthest: fused 3.60x"
     )
     from analysis.floor import rank_over_floor
@@ -310,7 +327,7 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     tie_floor = check_floor(tie["copy"], tie["triad probe"], 2_000_000, memory_bound=True)
     tie_ranking = rank_over_floor(tie, ["naive", "fused", "compiled"], tie_floor, "large")
     far = shape_takeaways({"large": tie_ranking}, {"large": tie_floor}, {"large": tie}, None)[1]
-    assert far == f"  farthest: naive 3.30x and fused 3.35x {GROUP}"  # a tie at the far end is named, not dropped
+    assert far == f"  farthest: naive 3.30x and fused 3.35x {SAME}"  # a tie at the far end is named, not dropped
     assert (
         "withheld" not in "".join(lines)
         and "  memory-bound* (over half the time moving its bytes at the copy's rate, allocation included), byte share"
@@ -375,7 +392,7 @@ def test_05s_predict_first_answer_names_the_fastest_at_each_shape_ranked_withhel
     block, floor, _ = takeaway_case(copy=100.0, compiled=330.0)  # compiled and naive the same: a tie
     tied = rank_over_floor(block, ["naive", "fused", "compiled"], floor, "large")
     assert predict_answer({"large": tied}, "compiled").endswith(
-        f"large: naive and compiled {GROUP} (by the ranking): compiled is fastest at none"
+        f"large: naive and compiled {SAME} (by the ranking): compiled is fastest at none"
     )
     block, _, failed = takeaway_case(copy=100.0, compiled=110.0, spread=0.6)  # withheld; compiled 0.33x naive's time
     assert predict_answer({"large": failed}, "compiled") == (
@@ -422,7 +439,8 @@ def test_05s_takeaway_estimates_the_small_shapes_fixed_part_without_the_copy():
     )
     assert (
         lines[2]
-        == "  overhead-bound* (over half the time a fixed part per call), fixed share (p10-p90): compiled 0.90 (0.90-0.90)"
+        == "  overhead-bound* (over half the time a fixed part per call, if the line holds below this call's tokens), fixed share"
+        " (p10-p90): compiled 0.90 (0.90-0.90)"
     )
     assert lines[3] == "  not overhead-bound: naive 0.10 (0.10-0.10), fused 0.07 (0.07-0.07)"  # one line per verdict kind
     assert (
@@ -431,9 +449,11 @@ def test_05s_takeaway_estimates_the_small_shapes_fixed_part_without_the_copy():
     )
     ranged = shape_takeaways({"small": ranking}, {"small": small}, {"small": block}, by_tokens, tokens={"small": 8})
     assert (
-        "through 8 and 64 tokens, per round; fixed part: that line at 0 tokens, untested"
-        " (exercise 2 tests the compiled variant at more tokens);" in ranged[4]
-    )
+        "through 8 and 64 tokens, per round; fixed part: that line at 0 tokens"
+        " (exercise 2 tests the compiled variant at more tokens);"
+        in ranged[4]
+        and ranged[2].startswith("  overhead-bound* (over half the time a fixed part per call, if the line holds below 8 tokens)")
+    )  # the label rests on the line where it is untested: a condition, not a finding (cr76 05 #4)
 
     busy = {n: replace(t, contention=Contention(1.0, 0.5, None, None)) for n, t in by_tokens.items()}
     lines = shape_takeaways({"small": ranking}, {"small": small}, {"small": block}, busy)
@@ -469,7 +489,7 @@ def test_05s_figure_marks_tied_bars_and_draws_nothing_for_a_gated_shape(tmp_path
     assert [t.get_text() for t in ax.get_legend().get_texts()] == [
         "copy floor",
         "within 5% of the copy (a whisker into it:\ncannot tell apart; wholly inside: no measurable difference)",
-        "≈: cannot tell apart, inconclusive\n(the pair's verdict: the table above)",
+        "≈: no measurable difference\n(the pair's verdict: the table above)",  # the pair's own word (cr76 05 #2)
         "large",
     ]  # no swatch for a shape not drawn
     ax = plot_over_copy({"small": rankings["small"]}, ["naive"], "SYNTHETIC [measured on cpu]", tmp_path / "g.png")
@@ -621,6 +641,9 @@ def test_05s_reference_ranking_shows_the_recorded_tie_an_older_note_dropped(tmp_
         metrics["best_large_variant"]["note"] = tied_note.replace(" ≈ ", " and ").replace("3.53x", f"3.53x {words}")
         (run / "metrics.json").write_text(json.dumps({"notebooks": {"05_compare_variants": metrics}}))
         assert reference_ranking("large", tmp_path) == line
+    metrics["large_rms_norm_speedup_over_naive"] = {"value": 0.99, "p10": 0.96, "p90": 1.02}  # within 5% of 1
+    (run / "metrics.json").write_text(json.dumps({"notebooks": {"05_compare_variants": metrics}}))
+    assert reference_ranking("large", tmp_path) == line.replace(GROUP, SAME)  # the pair's own word (cr76 05 #1)
     metrics["large_rms_norm_speedup_over_naive"] = {"value": 1.07, "p10": 1.06, "p90": 1.08}  # measurable: no tie
     metrics["best_large_variant"]["note"] = note
     (run / "metrics.json").write_text(json.dumps({"notebooks": {"05_compare_variants": metrics}}))
@@ -777,7 +800,7 @@ def test_05s_line_test_answer_says_the_miss_and_the_share_as_an_extrapolation():
     assert missed[0].endswith("than the line.") and "so the share" not in missed[0]
     assert missed[1] == (
         "The line does not extend to 512 tokens. Nothing below 8 tokens is tested: the label in"
-        ' "This run in words" rests on the line at 0 tokens, untested.'
+        ' "This run in words" holds only if the line holds there.'
     )
     assert missed[2].startswith("the fixed part's share of the 8 tokens call: about 0.97 of its time on this run (estimated")
     assert "the line above at 0 tokens, an extrapolation" in missed[2]
