@@ -212,6 +212,39 @@ def named_host_line(host_calls: pd.DataFrame, host_only_us: float) -> str:
     return f"The calls listed total {named:.0f} us of this step's {host_only_us:.0f} us host-only time; the rest is unlabelled."
 
 
+def gap_memory_line(after: str, before: str, freed: int, allocated: int, x_bytes: int, row_bytes: int, steps: int) -> str:
+    """Exercise 1's answer: what the figure's gap frees and allocates, read from a separate memory
+    profile (the gap with the same ops either side), each size named by what it most likely is.
+
+    Args:
+        after, before: the ops either side of the gap; freed, allocated: its memory events' bytes;
+        x_bytes: the input's size; row_bytes: one value per row; steps: the memory profile's steps.
+
+    Returns:
+        "aten::pow -> aten::sum, read in a separate 2-step memory profile: freed 0 B (nothing);
+        allocated 4096 B (one value per row, likely mean's result)"
+    """
+    sizes = {0: "nothing", x_bytes: "x's size, likely a full-size temporary such as pow's x²"}
+    sizes[row_bytes] = "one value per row, likely mean's result"
+
+    def name(n: int) -> str:
+        return sizes.get(int(n), "a few bytes, likely a Python number made a tensor" if n <= 8 else "another size")
+
+    return (
+        f"{after} -> {before}, read in a separate {steps}-step memory profile: "
+        f"freed {int(freed)} B ({name(freed)}); allocated {int(allocated)} B ({name(allocated)})"
+    )
+
+
+def eager_fusion_lines(executions_per_call: float | None, source_ops: int) -> list[str]:
+    """The fusion verdict (analysis.eager_fusion_verdict) for the naive profile's NEFF executions per
+    call, against its source ops with `mean` as one op and as `sum` + `div_` (Exercise 3, N40)."""
+    from analysis import eager_fusion_verdict
+
+    how = {source_ops: "if mean is one op", source_ops + 1: "if mean runs as sum + div_"}
+    return [f"{said}: {eager_fusion_verdict(executions_per_call, ops)}" for ops, said in how.items()]
+
+
 def recorded_rmsnorm_takeaway(table: pd.DataFrame) -> str:
     """One line under the recorded RMSNorm table: a naive call's kernels against a fused call's on
     the same device, the MI300X (analysis.verdicts.counted: counts, no timing), and its bytes over a

@@ -213,3 +213,24 @@ def test_longest_untraced_stretch_counts_nested_calls_once_and_the_gap_end():
     assert _longest_untraced(calls, 100.0) == (40.0, 100.0)  # after the last call, to the gap's end
     assert _longest_untraced(calls, 45.0) == (15.0, 30.0)
     assert _longest_untraced(calls.iloc[:0], 10.0) == (0.0, 10.0)
+
+
+def test_gap_memory_line_names_each_size_and_the_separate_profile():
+    from lesson.reading_traces import gap_memory_line
+
+    line = gap_memory_line("aten::pow", "aten::sum", 0, 4096, 16777216, 4096, 2)
+    assert line == (
+        "aten::pow -> aten::sum, read in a separate 2-step memory profile: freed 0 B (nothing); "
+        "allocated 4096 B (one value per row, likely mean's result)"
+    )
+    assert "x's size" in gap_memory_line("a", "b", 16777216, 8, 16777216, 4096, 2)
+    assert "a few bytes" in gap_memory_line("a", "b", 0, 8, 16777216, 4096, 2)
+    assert "another size" in gap_memory_line("a", "b", 0, 512, 16777216, 4096, 2)
+
+
+def test_eager_fusion_lines_judge_both_op_counts():
+    from lesson.reading_traces import eager_fusion_lines
+
+    one, split = eager_fusion_lines(6, 6)
+    assert one.startswith("if mean is one op: op by op") and split.startswith("if mean runs as sum + div_: fused")
+    assert all("unknown" in line for line in eager_fusion_lines(None, 6))
