@@ -80,7 +80,7 @@ def test_guess_table_reads_directions_from_the_exports(published):
     assert table.at["hbm_read_bytes", "shows"] == "down"  # bytes: the direction alone, no "reading"
     # one rule for a time: outside the tensor lane's spread under the same computing-instruction count, or not judged
     lo, hi = same_work_spread(table)
-    assert lo < 1 < hi  # the tensor lane moves both ways under the same MATMULs
+    assert lo < 1 < hi  # the tensor lane moves both ways under equal counts of computing instructions
     assert (table.loc["total_time", ["bf16", "fp32"]] < lo * 0.95).all()
     assert table.at["total_time", "shows"] == "down, past the cut-off"
     assert table.at["tensor_engine_active_time", "shows"].startswith("same computing instructions")
@@ -93,10 +93,10 @@ def test_guess_table_reads_directions_from_the_exports(published):
     assert table.at["vector_engine_active_time", "shows"].endswith("fewer computing instructions; time: no verdict")
     line = spread_line(table)
     # the words of 09's rule (cell "Fused against baseline"): range, stand-in for noise, cut-off, no verdict
-    # what the range is: the tensor lane's fused / baseline per dtype, beside the MATMUL counts the same in both kernels
+    # what the range is: the tensor lane's fused / baseline per dtype, beside the computing-instruction counts, equal in both kernels
     bf16, fp32 = (table.at["tensor_engine_active_time", d] for d in ("bf16", "fp32"))
     assert line.splitlines()[0] == (
-        f"tensor_engine_active_time, fused / baseline: x{bf16:.3f} (bf16), x{fp32:.3f} (fp32), under the same MATMULs"
+        f"tensor_engine_active_time, fused / baseline: x{bf16:.3f} (bf16), x{fp32:.3f} (fp32), under equal counts of computing instructions"
         " (56 / 56, 60 / 60): this range stands in for noise (assumed, not measured)"
     )
     for name, e in exports.items():  # "MATMULs": the tensor engine's only computing instructions in every recording
