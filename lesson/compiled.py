@@ -122,14 +122,15 @@ def break_evens(
     if files[0] > files[1]:  # cr59: the setup named by its evidence; cr60: what kinds of files the first added beyond the later
         more = Counter(cold.added_kinds)
         more.subtract(after_setup.added_kinds)
-        gloss = _GLOSS | ({_PROBE: f"{_GLOSS[_PROBE][:-1]}; {_named(cold.probe_names)})"} if cold.probe_names else {})
+        named = cold.probe_names and _named(cold.probe_names, cold.probe_programs, cold.added_kinds.get(_PROBE, 0))
+        gloss = _GLOSS | ({_PROBE: f"{_GLOSS[_PROBE][:-1]}; {named})"} if named else {})
         kinds = ", ".join(f"{n} {gloss.get(kind, kind)}" for kind, n in more.most_common() if n > 0)
         lines.append(
             f"the setup's evidence: the first compile added {files[0]} cache files, the later one {files[1]}"
             + (f"; the {files[0] - files[1]} more: {kinds}" if kinds else "")
         )
     # cr73: another shape, later in the process: the ratio must not read as the first compile's setup cost
-    later_subject = f"a later compile at HIDDEN = {new_hidden} took {later}, {fraction:.2g}x the first's (a ratio that does not price the setup)"
+    later_subject = f"a later compile at HIDDEN = {new_hidden} took {later}, {fraction:.2g}x the first's (the two differ in shape too, so the ratio is not the setup's cost)"
     if cold.busy or after_setup.busy:
         later_subject, reason = f"a later compile at HIDDEN = {new_hidden}", BUSY_COLD_CALL
     else:
@@ -146,11 +147,14 @@ _GLOSS = {
 }
 
 
-def _named(names: dict[str, int]) -> str:
-    """The checks the probes' sources define, each with how many define it: the evidence that they are probes (cr72)."""
-    # "(in 4)": sources, each kept as 3 files (.cpp, .so, lock): 10 sources, 30 files (cr73 read "(4)" as files)
-    named = ", ".join(f"{name} (in {n})" for name, n in sorted(names.items(), key=lambda i: -i[1]))
-    return f"their sources, each kept as a .cpp, its .so and a lock, define {named}"
+def _named(names: dict[str, int], programs: int = 0, files: int = 0) -> str:
+    """How many probe programs, and the checks their sources define, each with how many define it: the
+    evidence that they are probes (cr72). cr76: "(in 4)" did not say 4 programs, nor that 30 files are 10 programs."""
+    counts = [f"{n} {name}" for name, n in sorted(names.items(), key=lambda i: -i[1])]  # "4 __avx_chk_kernel"
+    named = ", ".join([counts[0].replace(" ", " of them define ", 1), *counts[1:]])
+    each = f", {files // programs} files each" if programs and files % programs == 0 else ""
+    count = f"{programs} programs{each}: a .cpp, its .so and a lock" if programs else "each a .cpp, its .so and a lock"
+    return f"{count}; {named}"
 
 
 def _files_in(folder: str | Path) -> set[Path]:
@@ -202,6 +206,7 @@ class ColdCall:
             evidence in `break_evens`.
         probe_names: among them, the CPU-feature probes' sources counted by the check each defines
             (`_probe_names`): `break_evens` names them.
+        probe_programs: how many probe programs (sources) those files hold.
         busy: whether its machine line said BUSY (None where unknown): a busy cold call concludes nothing,
             so `break_evens` and 04's exercise 2 withhold what they would draw from it (r73: 04's exercise 2
             printed a BUSY line, then a ratio and a break-even from the same call).
@@ -211,6 +216,7 @@ class ColdCall:
     added_kinds: dict[str, int] = dataclasses.field(default_factory=dict)
     probe_names: dict[str, int] = dataclasses.field(default_factory=dict)
     busy: bool | None = None
+    probe_programs: int = 0
 
 
 def cold_call(fn: Callable[[], Any], backend: Any) -> ColdCall:
@@ -257,4 +263,5 @@ def cold_call(fn: Callable[[], Any], backend: Any) -> ColdCall:
         dict(Counter(_kind(p, probes) for p in inductor)),
         _probe_names(folders["cache files added"], inductor, probes),
         contention.busy,
+        len(probes),
     )
