@@ -61,7 +61,7 @@ _EXPORTS = {
     "neuron_profile": "eager_fusion_verdict explorer_commands explorer_summary export_system_events find_neuron_artifacts",
     "rank_view": "TOGETHER_US arrival_order chance_some_rank_last collective_kernel_waits collective_waits rank_kernel_time rank_steps",
     "recorded": "ALEXNET_FORWARD RECORDED_ORIGIN load_recorded recorded_path",
-    "timing": "PairedRatio Timing busy_processes paired_ratio time_interleaved time_once time_per_call",
+    "timing": "PairedRatio Timing busy_processes p10_p90 paired_ratio time_interleaved time_once time_per_call",
     "verdicts": "CANNOT_TELL CANNOT_TELL_ALONE MIN_RANGE_SAMPLES Verdict apart_bounds counted decimals_apart estimate ratio_bound judge_ranges judge_ratio judge_steps judge_timings machine_line ranges_apart relation_of RESOLUTION "
     "verdict_table withheld",
     "traces": "Trace load_trace representative_step",

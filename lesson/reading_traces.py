@@ -14,6 +14,8 @@ from typing import Any
 
 import pandas as pd
 
+from analysis.timing import p10_p90
+
 # The recorded naive rows' model module (TraceLens traces of Qwen1.5-0.5B).
 RECORDED_QWEN = "naive (Qwen2RMSNorm)"
 
@@ -40,7 +42,8 @@ def recorded_rmsnorms() -> pd.DataFrame:
 def _factor(a: pd.Series, b: pd.Series, busy: Any) -> SimpleNamespace:
     """a / b over the steps as the quotients of their p10-p90 ranges, lowest to highest (a Timing's
     fields, so that `judge_timings` reads it; `samples_us` holds the steps, so too few are withheld)."""
-    lo, hi = a.quantile(0.1) / b.quantile(0.9), a.quantile(0.9) / b.quantile(0.1)
+    (a10, a90), (b10, b90) = p10_p90(a), p10_p90(b)
+    lo, hi = a10 / b90, a90 / b10
     return SimpleNamespace(p10_us=lo, p90_us=hi, median_us=(lo + hi) / 2, contention=busy, samples_us=a.to_numpy())
 
 

@@ -20,7 +20,7 @@ import pandas as pd
 import torch
 
 from analysis.floor import FloorCheck, Ranking, cannot_tell_group, group_word
-from analysis.timing import Timing, time_per_call
+from analysis.timing import Timing, p10_p90, time_per_call
 from analysis.steps import per_call_summary, step_ops
 from analysis.traces import Trace, load_trace
 from analysis.verdicts import CANNOT_TELL, CANNOT_TELL_ALONE, NO_DIFFERENCE
@@ -360,7 +360,7 @@ def shape_takeaways(
         # the point value is the median of the same per-round shares as its p10-p90, so exercise 2's (8 - growth) / 7
         # reproduces it (a median of the fixed parts over the median time printed 0.76 beside 0.77, cr73 05 #1)
         shares = {n: float(np.median(v)) for n, v in per_round.items()}
-        spreads = {n: tuple(float(q) for q in np.percentile(v, [10, 90])) for n, v in per_round.items()}  # cr57 05 #3
+        spreads = {n: p10_p90(v) for n, v in per_round.items()}  # cr57 05 #3
         basis = f"time = fixed + per-token × tokens through this call and one {scale} times the tokens, per round"
         held = "below this call's tokens"
         if tokens and s in tokens:
@@ -1014,7 +1014,7 @@ def _memory_bound(ranking: Ranking, floor: FloorCheck, block: dict[str, Timing],
     copies = {n: max(allocs[n], 1.0) for n in ratios}  # its output at least
     at_rate = {n: replace(r, per_round=r.per_round / copies[n]) for n, r in ratios.items()}  # time / its copies' time
     shares = {n: float(np.median(1 / r.per_round)) for n, r in at_rate.items()}
-    spreads = {n: tuple(float(q) for q in np.percentile(1 / r.per_round, [10, 90])) for n, r in at_rate.items()}
+    spreads = {n: p10_p90(1 / r.per_round) for n, r in at_rate.items()}
     rate = reference.split()[0]  # "copy" or "triad"
     # the share's formula here, in the footnote, not in the bound's line (cr60 05 #6 asked for it; there it made the
     # densest line of 05's output)

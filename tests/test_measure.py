@@ -82,3 +82,21 @@ def test_a_bound_near_one_prints_the_decimals_that_place_it():
     text = PairedRatio("a", "b", np.array([1.0036] * 2 + [1.09] * 8)).describe()
     assert "p10-p90 1.004-1.09" in text and "reaches within 5% of it" in text
     assert "p10-p90 0.90-1.10" in PairedRatio("a", "b", np.array([0.9] * 2 + [1.1] * 8)).describe()
+
+
+def test_p10_p90_are_mirrored_order_statistics_so_a_range_inverts_and_agrees_with_a_count():
+    """cr77 05: an interpolated p10 of 0.58 beside "2 of 15 rounds under half", and 1/p10 of a ratio that was not the
+    p90 of its inverse. The series' p10/p90 are samples, mirrored from both ends."""
+    from analysis.timing import p10_p90
+
+    rng = np.random.default_rng(0)
+    for n in (3, 5, 10, 15, 16):
+        rounds = rng.uniform(0.2, 1.2, n)
+        lo, hi = p10_p90(rounds)
+        assert lo in rounds and hi in rounds and lo <= hi
+        inverse = p10_p90(1 / rounds)
+        assert inverse == (1 / hi, 1 / lo)  # exactly: the same two rounds, swapped
+        order = np.sort(rounds)
+        assert (lo, hi) == (order[int(0.1 * (n - 1))], order[n - 1 - int(0.1 * (n - 1))])
+    rounds = np.array([0.37, 0.4] + [0.9] * 13)  # 2 of 15 under half: the p10 is under half too
+    assert p10_p90(rounds)[0] < 0.5

@@ -98,7 +98,8 @@ def test_setup_metrics_publishes_01s_names_and_claims(tmp_path):
 
 def test_cost_takeaway_states_a_ratio_only_where_measurable():
     # run 20261206T080712Z-cpu, 01's cost block: lesson rounds across 1, tiny rounds all above 1.05
-    lesson = PairedRatio("lesson profiled", "lesson bare", np.array([0.92, 0.97, 1.01, 1.03, 1.06]))
+    # (five rounds: the p10-p90 is their min-max, analysis.timing.p10_p90)
+    lesson = PairedRatio("lesson profiled", "lesson bare", np.array([0.94, 0.97, 1.01, 1.03, 1.048]))
     tiny = PairedRatio("tiny profiled", "tiny bare", np.array([1.09, 1.15, 1.20, 1.25, 1.33]))
     verdicts = {"lesson": judge_ratio(lesson, "cheaper", "costlier"), "tiny": judge_ratio(tiny, "cheaper", "costlier")}
     line = cost_takeaway(verdicts)
@@ -114,7 +115,7 @@ def test_cost_takeaway_states_a_ratio_only_where_measurable():
     extra = {"lesson": np.array([-141.0, -20.0, 5.0, 9.0, 12.0]), "tiny": np.array([1.0, 2.0, 2.5, 3.0, 4.0])}
     line = cost_takeaway(verdicts, extra)
     assert line.endswith(
-        "tiny call: costlier, 1.20x (p10-p90 1.11-1.30), +2.5 us per call; tiny against lesson: not judged here (Exercise 2)"
+        "tiny call: costlier, 1.20x (p10-p90 1.09-1.33), +2.5 us per call; tiny against lesson: not judged here (Exercise 2)"
     )
     bare_line = cost_takeaway(verdicts, extra, {"lesson": 3000.0, "tiny": 25.04})
     assert "+2.5 us per call on a bare call of 25.0 us;" in bare_line and "3,000" not in bare_line  # only where measurable

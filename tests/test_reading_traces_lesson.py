@@ -59,9 +59,9 @@ def test_largest_host_only_share_names_only_what_the_ranges_tell_apart():
     assert none.verdict.kind == "withheld" and none.answer.endswith(": withheld")
     assert none.ranges == []  # nothing counted: no share to show
     assert apart.ranges == [  # every variant, in the order given, so the Predict's three are all answered
-        "naive: 1.1-1.9 % of each step host only (p10-p90)",
-        "torch.compile: 9.1-9.9 % of each step host only (p10-p90)",
-        "torch.rms_norm: 2.1-2.9 % of each step host only (p10-p90)",
+        "naive: 1.0-2.0 % of each step host only (p10-p90)",  # five steps: p10-p90 is their min-max (analysis.timing.p10_p90)
+        "torch.compile: 9.0-10.0 % of each step host only (p10-p90)",
+        "torch.rms_norm: 2.0-3.0 % of each step host only (p10-p90)",
     ]
     from analysis.contention import Contention
 

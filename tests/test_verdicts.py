@@ -170,7 +170,7 @@ def test_timings_from_separate_blocks_compare_by_range_and_a_busy_block_conclude
     assert busy.kind == "busy" and not busy.measurable and "concludes nothing" in str(busy)
     assert "waited for a CPU 50%" in str(busy) and "faster" not in str(busy) and "below" not in str(busy)
     # a busy verdict still shows both spreads (A1 promised the steady state's p10-p90 and printed a median)
-    assert "(p10-p90 9.1-9.9)" in str(busy) and f"(p10-p90 {quiet.p10_us:,.1f}-{quiet.p90_us:,.1f})" in str(busy)
+    assert "(p10-p90 9.0-10.0)" in str(busy) and f"(p10-p90 {quiet.p10_us:,.1f}-{quiet.p90_us:,.1f})" in str(busy)
     unknown = judge_timings("a", timing([10.8, 10.9, 11.0, 11.1, 11.2]), "quiet", quiet)  # no counters: judged by ranges alone
     assert unknown.kind == "no measurable difference"
     ratios = judge_timings(
@@ -336,7 +336,7 @@ def test_a_ratio_of_too_few_rounds_is_a_reading_not_a_verdict():
     few = judge_ratio(PairedRatio("rank 1", "rank 0", np.array([1.08, 1.16, 1.30]), "off step"))
     assert few.kind == "withheld" and not few.measurable and "slower" not in str(few)
     assert str(few) == (
-        "rank 1 / rank 0 read 1.16 (per off step p10-p90 1.10-1.27) over 3 off steps, too few for a spread "
+        "rank 1 / rank 0 read 1.16 (per off step p10-p90 1.08-1.30) over 3 off steps, too few for a spread "
         "(a verdict needs 5 off steps): a reading, not a verdict"
     )
     row = few.row()
