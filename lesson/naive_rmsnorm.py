@@ -107,33 +107,36 @@ def longest_gap_line(gaps: pd.DataFrame) -> str:
     return f"longest gap: {row['after']} -> {row['before']}, {row['gap_us']:.1f} us{freed}"
 
 
-def profiled_mean_line(frame: pd.DataFrame, timing, label: str = "naive") -> str:
-    """The profiled steps' mean of `label` judged against the timer's p10-p90 by the series' range rule
-    (`analysis.verdicts.judge_ranges`, its 5% margin), so that a mean a little under the timer's p10 does
-    not read as a finding that the profiler made the call faster (cr75 02 #1).
+def profiled_mean_line(prof, timing, label: str = "naive") -> str:
+    """The profiled calls of `label`, each call's own duration, judged against the timer's p10-p90 by the
+    series' range rule (`analysis.verdicts.judge_ranges`, the calls' min-max, its 5% margin). Not the
+    key_averages mean: one slow step pulls a mean of `ACTIVE` calls above the timer's range (cr77 02 #1:
+    steps of 106-112 ms and one of 160 ms read "measurably above"), where their range reads "cannot tell apart".
 
     Args:
-        frame: `analysis.key_averages_frame` of the profile (`name`, `calls`, `cpu_total_us`).
+        prof: the finished `torch.profiler.profile` (its `events()`: the active steps' events).
         timing: `analysis.time_per_call`'s result for the same call, profiler off (`p10_us`, `p90_us`).
         label: the `record_function` label of one call.
 
     Returns:
-        e.g. "naive, profiler on: CPU time avg 99,015 us over 5 steps against the timer's p10-p90
-        (99,230-100,941 us, profiler off): no measurable difference (5% margin)"; a line saying so where
-        the label was not recorded.
+        e.g. "naive, profiler on: 5 calls, median 108,553 us, min-max 105,812-160,190 us; timer, profiler
+        off: p10-p90 106,299-112,195 us: cannot tell apart, inconclusive (5% margin)"; a line saying so
+        where the label was not recorded.
     """
-    from analysis.verdicts import CANNOT_TELL_ALONE, NO_DIFFERENCE, _margin_percent, judge_ranges
+    from torch.autograd import DeviceType
 
-    rows = frame[frame["name"] == label]
-    if rows.empty or not rows["calls"].sum():
-        return f"{label}: not in the profile's key_averages()"
-    mean = float(rows["cpu_total_us"].sum() / rows["calls"].sum())
-    verdict = judge_ranges(label, (mean, mean), "timer", (timing.p10_us, timing.p90_us))
-    sides = {"slower": "measurably above", "faster": "measurably below"}
+    from analysis.verdicts import CANNOT_TELL_ALONE, NO_DIFFERENCE, _margin_percent, _samples, judge_ranges
+
+    calls = [e.cpu_time_total for e in prof.events() if e.name == label and e.device_type == DeviceType.CPU]
+    if not calls:
+        return f"{label}: not in the profile's events()"
+    low, high, median = min(calls), max(calls), float(pd.Series(calls).median())
+    verdict = judge_ranges(label, (low, high), "timer", (timing.p10_us, timing.p90_us), counts=(len(calls), _samples(timing)))
+    sides = {"slower": "measurably above", "faster": "measurably below", "withheld": "too few calls for a verdict"}
     word = sides.get(verdict.kind) or (NO_DIFFERENCE if verdict.within_noise else CANNOT_TELL_ALONE)
     return (
-        f"{label}, profiler on: CPU time avg {mean:,.0f} us over {int(rows['calls'].sum())} steps against the timer's "
-        f"p10-p90 ({timing.p10_us:,.0f}-{timing.p90_us:,.0f} us, profiler off): {word} ({_margin_percent()}% margin)"
+        f"{label}, profiler on: {len(calls)} calls, median {median:,.0f} us, min-max {low:,.0f}-{high:,.0f} us; timer, "
+        f"profiler off: p10-p90 {timing.p10_us:,.0f}-{timing.p90_us:,.0f} us: {word} ({_margin_percent()}% margin)"
     )
 
 

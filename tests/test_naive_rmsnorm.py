@@ -80,23 +80,32 @@ def test_longest_gap_line_reads_the_longest_gaps_own_row():
     assert longest_gap_line(gaps.iloc[:0]).startswith("longest gap: none")
 
 
-def test_profiled_mean_line_places_the_labels_mean_against_the_timers_spread():
+def test_profiled_mean_line_judges_the_calls_own_range_so_one_slow_step_does_not_read_as_a_finding():
     from types import SimpleNamespace
+
+    from torch.autograd import DeviceType
 
     from lesson.naive_rmsnorm import profiled_mean_line
 
-    frame = pd.DataFrame({"name": ["naive", "aten::mul"], "calls": [5, 10], "cpu_total_us": [366_860.0, 1.0]})
-    timer = SimpleNamespace(p10_us=75_287.0, p90_us=113_646.0)
-    assert profiled_mean_line(frame, timer) == (
-        "naive, profiler on: CPU time avg 73,372 us over 5 steps against the timer's p10-p90 (75,287-113,646 us, "
-        "profiler off): cannot tell apart, inconclusive (5% margin)"
+    def prof(*us, device=DeviceType.CPU):
+        events = [SimpleNamespace(name="naive", device_type=device, cpu_time_total=u) for u in us]
+        return SimpleNamespace(
+            events=lambda: [*events, SimpleNamespace(name="aten::mul", device_type=DeviceType.CPU, cpu_time_total=1.0)]
+        )
+
+    timer = SimpleNamespace(p10_us=106_299.0, p90_us=112_195.0)
+    # cr77 02 #1: four calls inside the timer's range and one slow one: a mean of 118,827 read "measurably above"
+    assert profiled_mean_line(prof(112_100.0, 108_600.0, 105_800.0, 107_400.0, 160_200.0), timer) == (
+        "naive, profiler on: 5 calls, median 108,600 us, min-max 105,800-160,200 us; timer, profiler off: "
+        "p10-p90 106,299-112,195 us: cannot tell apart, inconclusive (5% margin)"
     )
-    assert "): cannot tell apart, inconclusive" in profiled_mean_line(frame.assign(cpu_total_us=[400_000.0, 1.0]), timer)
-    assert "): measurably above" in profiled_mean_line(frame.assign(cpu_total_us=[600_000.0, 1.0]), timer)
+    assert "us: measurably above" in profiled_mean_line(prof(*[130_000.0] * 5), timer)
+    assert "us: measurably below" in profiled_mean_line(prof(*[90_000.0] * 5), timer)
     near = SimpleNamespace(p10_us=99_230.0, p90_us=100_941.0)  # cr75: 99,015 us just under p10 is no finding
-    assert "): no measurable difference" in profiled_mean_line(frame.assign(cpu_total_us=[495_075.0, 1.0]), near)
-    assert "): measurably below" in profiled_mean_line(frame.assign(cpu_total_us=[450_000.0, 1.0]), near)
-    assert profiled_mean_line(frame.iloc[1:], timer) == "naive: not in the profile's key_averages()"
+    assert "us: no measurable difference" in profiled_mean_line(prof(*[99_015.0] * 5), near)
+    assert "us: too few calls for a verdict" in profiled_mean_line(prof(130_000.0, 131_000.0), timer)
+    assert profiled_mean_line(prof(), timer) == "naive: not in the profile's events()"
+    assert profiled_mean_line(prof(1.0, device=DeviceType.CUDA), timer) == "naive: not in the profile's events()"
 
 
 def test_naive_call_metrics_keeps_the_published_names(profiled):
