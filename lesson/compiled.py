@@ -75,7 +75,7 @@ def break_evens(
         hidden: the timed shape's HIDDEN; new_hidden: the HIDDEN the later compile was timed at.
 
     Returns:
-        The first compile's break-even (an estimate in whole calls, rounded up as exercise 2's is,
+        The first compile's break-even (an estimate in whole calls, rounded up,
         or withheld; labelled the process's first compile only where `cold`'s counts allow it: no graph
         captured before, no cache hit and, on neuron, NEFF cache files added; else "this cold call": 04's
         cold-call cell re-run in one kernel loads from the cache, and a pre-warmed NEFF cache serves a
@@ -101,7 +101,8 @@ def break_evens(
         spread = "the basis is on the next line"
         if 0 < verdict.p90 < 1:  # 04's "about 162" hid a spread of about 100-180: the saving moves with the paired ratio
             fewest, most = (math.ceil(extra_us / (naive.median_us * (1 - r))) for r in (verdict.p10, verdict.p90))
-            spread = f"{fewest:,.0f}-{most:,.0f} calls across the per-round ratio's p10-p90"
+            # cr77: the range is the warm ratio's alone; the cold call is one sample (its basis line)
+            spread = f"{fewest:,.0f}-{most:,.0f} calls from the per-round ratio's p10-p90 alone"
         # f73: the label follows the counts: re-run in the same kernel (or on a filled cache), the cold call is no first compile
         counts = cold.counts
         first_compile = not (counts.get("graphs captured before", 0) or counts.get("cache_hits", 0))
@@ -115,7 +116,7 @@ def break_evens(
         calls = math.ceil(extra_us / saved_us)
         lines.append(estimate(subject, {"this run": calls}, "", spread, "a compile loaded from the cache"))
         lines.append(
-            f"its basis: the cold call, less the naive call it replaces, over the {saved_us / 1e3:.1f} ms a warm call"
+            f"its basis: one cold-call sample, less the naive call it replaces, over the {saved_us / 1e3:.1f} ms a warm call"
             f" saves at HIDDEN = {hidden}"  # how a warm call's saving is taken: 04's markdown above it (f73: said once)
         )
     files = (cold.counts.get("cache files added", 0), after_setup.counts.get("cache files added", 0))

@@ -48,7 +48,7 @@ def test_break_evens_price_the_first_compile_and_give_the_later_one_only_its_tim
     assert paid_back.kind == "estimate" and paid_back.median == 179.0  # (9 s - one 80 ms naive call) / 50 ms, rounded up
     assert "first compile (9.0 s, setup included) against naive, in warm calls: about 179 on this run" in paid_back.sentence
     assert "50.0 ms a warm call saves at HIDDEN = 4096" in basis and basis.startswith("its basis:")  # cr59: its own line
-    assert "across the per-round ratio" not in paid_back.sentence  # no spread given: none printed
+    assert "per-round ratio's p10-p90" not in paid_back.sentence  # no spread given: none printed
     # cr59: the setup named by its evidence, and what one run cannot split
     # cr60: the kinds of the files the first added beyond the later one, only those it added more of
     assert (
@@ -91,7 +91,7 @@ def test_break_even_prints_the_range_the_paired_ratios_spread_gives():
     paid_back, *_ = break_evens(
         ColdCall({"seconds": 9.0}), ColdCall({"seconds": 0.6}), naive, _verdict("faster", 0.5, 0.75), 4096, 1024
     )
-    assert "223-446 calls across the per-round ratio's p10-p90" in paid_back.sentence  # 8.92 s over 40 ms and over 20 ms
+    assert "223-446 calls from the per-round ratio's p10-p90 alone" in paid_back.sentence  # 8.92 s over 40 ms and over 20 ms
 
 
 def test_break_even_takes_its_saving_from_the_paired_ratios_median_so_it_sits_inside_its_range():
