@@ -75,24 +75,39 @@ class HostOnlyFactors:
             return f"step factor ({r}'s step / {s}'s) against host-only factor ({s}'s / {r}'s): {self.verdict}"
         step, host = _times(self.step, "shorter", "longer"), _times(self.host_only, "longer", "shorter")
         said = {
-            "slower": f"{s}'s profiled step is {step} and its host-only time {host}: its share is higher mostly because its step is shorter",
-            "faster": f"{s}'s host-only time is {host} and its profiled step {step}: its share is higher mostly because its host-only time is longer",
+            "slower": f"{s}'s profiled step is {step} and its host-only time {host}: its share is higher {_why(self.host_only, 'step is shorter', 'a shorter host-only time')}",
+            "faster": f"{s}'s host-only time is {host} and its profiled step {step}: its share is higher {_why(self.step, 'host-only time is longer', 'a longer step')}",
         }
         facts = f"{s}'s profiled step is {step} and its host-only time {host}: this run cannot tell which explains more of the higher share"
         return f"Against {r} (p10-p90), {said.get(kind, facts)}"
 
 
-def _times(factor: SimpleNamespace, above: str, below: str) -> str:
-    """A factor range in words: "2.94-3.22x shorter" above 1, its inverse with `below` under 1, else "x as long",
-    marked inconclusive."""
-    lo, hi = factor.p10_us, factor.p90_us
-    if lo >= 1:
-        return f"{lo:.2f}-{hi:.2f}x {above}"
-    if hi <= 1:
-        return f"{1 / hi:.2f}-{1 / lo:.2f}x {below}"
-    from analysis import CANNOT_TELL_ALONE
+def _why(other: SimpleNamespace, cause: str, against: str) -> str:
+    """Why the share is higher, given the factor that weighs less (`other`): "mostly because" where it raises the
+    share too, "despite" where it measurably lowers it, a bare "because" where the rule cannot place it (cr77 06:
+    "mostly" beside a host-only time that lowered the share)."""
+    from analysis import relation_of
 
-    return f"{lo:.2f}-{hi:.2f}x as long ({CANNOT_TELL_ALONE})"  # the range holds 1: not a finding that they are equal
+    relation = relation_of(other.p10_us, other.p90_us)
+    return {"above 1": f"mostly because its {cause}", "below 1": f"because its {cause}, despite {against}"}.get(
+        relation, f"because its {cause}"
+    )
+
+
+def _times(factor: SimpleNamespace, above: str, below: str) -> str:
+    """A factor range in words: "2.94-3.22x shorter" where the ratio rule puts it above 1, its inverse with `below`
+    under 1, else "x as long" with the rule's word (cr77 06: "1.01-2.28x shorter" reached within the margin of 1)."""
+    from analysis import CANNOT_TELL, CANNOT_TELL_ALONE, relation_of
+    from analysis.verdicts import about_one
+
+    lo, hi = factor.p10_us, factor.p90_us
+    relation = relation_of(lo, hi)
+    if relation == "above 1":
+        return f"{lo:.2f}-{hi:.2f}x {above}"
+    if relation == "below 1":
+        return f"{1 / hi:.2f}-{1 / lo:.2f}x {below}"
+    word = about_one(lo, hi)  # not a finding that they are equal
+    return f"{lo:.2f}-{hi:.2f}x as long ({CANNOT_TELL_ALONE if word == CANNOT_TELL else word})"
 
 
 def host_only_factors(traces: dict[str, Any], contention: dict[str, Any], subject: str, reference: str) -> HostOnlyFactors:

@@ -98,6 +98,24 @@ def test_share_line_reads_the_factors_and_names_the_larger():
     assert (
         "step is 1.25-2.00x longer and its host-only time 0.90-1.20x as long (cannot tell apart, inconclusive):" in fx.share_line
     )
+
+
+def test_share_line_gives_each_factor_the_rules_word():
+    """cr77 06: "host-only time 1.01-2.28x shorter: ... mostly because its step is shorter" stated a range reaching within
+    the 5% margin of 1 as shorter, and "mostly" where a shorter host-only time lowers the share."""
+    fx = factors(ranges(3.83, 5.11), ranges(0.44, 0.99))
+    assert fx.share_line.endswith(
+        "step is 3.83-5.11x shorter and its host-only time 0.44-0.99x as long (cannot tell apart, inconclusive):"
+        " its share is higher because its step is shorter"
+    )
+    fx = factors(ranges(3.83, 5.11), ranges(0.44, 0.90))  # measurably shorter: it lowers the share
+    assert fx.share_line.endswith(
+        "1.11-2.27x shorter: its share is higher because its step is shorter, despite a shorter host-only time"
+    )
+    fx = factors(ranges(3.83, 5.11), ranges(0.97, 1.02))  # inside the margin: the noise is the finding
+    assert "0.97-1.02x as long (no measurable difference): its share is higher because its step is shorter" in fx.share_line
+    fx = factors(ranges(0.5, 0.8), ranges(4.0, 5.0))  # a longer step, outweighed by the host-only time
+    assert fx.share_line.endswith("its share is higher because its host-only time is longer, despite a longer step")
     from analysis.contention import Contention
 
     busy = SimpleNamespace(p10_us=2.9, p90_us=3.1, median_us=3.0, contention=Contention(0.1, 0.5, 0.5, 0.0))
