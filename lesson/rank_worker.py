@@ -23,6 +23,8 @@ import torch
 import torch.distributed as dist
 from torch.profiler import ProfilerActivity, profile, record_function, schedule
 
+from analysis.contention import contention_between, read_counters
+
 
 def train_step(model, x, straggle_s: float) -> dict[str, int]:
     """Forward, backward, extra work on a slow rank, then the all-reduce of the gradients.
@@ -101,12 +103,15 @@ def main(argv: list[str] | None = None) -> int:
             on_trace_ready=lambda p: p.export_chrome_trace(str(out / f"rank{rank}.trace.json")),
         ) as prof:
             for step in range(args.wait + args.warmup + args.active):
+                if step == args.wait + args.warmup:  # this rank's own CPU counters, around its profiled steps
+                    counters = read_counters()
                 if rank == args.fail_rank and step == args.wait + args.warmup:
                     raise RuntimeError(f"rank {rank} failed on purpose at step {step} (--fail-rank)")
                 marks = train_step(model, x, straggle_s if step % 2 else 0.0)
                 steps.append({"step": step, "recorded": step >= args.wait + args.warmup, "straggling": bool(step % 2), **marks})
                 prof.step()
-        (out / f"rank{rank}.json").write_text(json.dumps({"rank": rank, "steps": steps}))
+        contention = vars(contention_between(counters, read_counters()))  # did a thread of this rank wait for a CPU?
+        (out / f"rank{rank}.json").write_text(json.dumps({"rank": rank, "steps": steps, "contention": contention}))
         dist.barrier()  # no rank tears its connections down while another may still be using them
         dist.destroy_process_group()
         return 0

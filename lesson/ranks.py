@@ -23,7 +23,7 @@ from typing import Any
 
 import pandas as pd
 
-from analysis.contention import Contention
+from analysis.contention import Contention, combined
 from analysis.rank_view import arrival_order, chance_some_rank_last, rank_steps
 from analysis.traces import Trace, load_trace
 from helpers.errors import BackendUnavailableError, ParameterError, SeriesError
@@ -179,6 +179,17 @@ def _group_alive(pgid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def ranks_contention(out_dir: Path) -> tuple[Contention | None, str]:
+    """The ranks' CPU contention over their profiled steps, each rank's own counters (its `rank<N>.json`),
+    combined: BUSY when any rank's is; with the machine line that says so (a rank's wait, not this kernel's)."""
+    from analysis.verdicts import machine_line
+
+    paths = [p for p in out_dir.glob("rank*.json") if p.name.removeprefix("rank").removesuffix(".json").isdigit()]
+    contention = combined([Contention(**json.loads(p.read_text())["contention"]) for p in sorted(paths)])
+    line = machine_line({"ranks": contention}, "each rank ran its profiled steps") if contention else ""
+    return contention, line.replace("this process", "a rank")
 
 
 def neuron_torchrun_recipe(ranks: int, script: str = "your_script.py") -> str:
@@ -353,7 +364,7 @@ def arrival_parts(waits: pd.DataFrame, steps: Any = None) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("step")
 
 
-def arrival_parts_line(parts: pd.DataFrame) -> str:
+def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = None) -> str:
     """Which part made up the waiting, in milliseconds summed over the steps of `arrival_parts`, and how much
     later the last rank had left the step before's all-reduce, summed the same way.
 
@@ -364,6 +375,9 @@ def arrival_parts_line(parts: pd.DataFrame) -> str:
 
     Args:
         parts: the table of `arrival_parts`.
+        extra: (straggler rank, its extra work per step in ms), for steps that all had extra work: the compute
+            share is then split into the work set (the straggler arriving last adds it, arriving first takes it
+            away) and the remainder, the ranks' ordinary compute difference.
 
     Returns:
         One line: the total wait, the step with the largest wait, and the later starts' and longer
@@ -381,10 +395,15 @@ def arrival_parts_line(parts: pd.DataFrame) -> str:
         if len(left)
         else ""
     )
+    split = ""
+    if extra is not None:
+        rank, ms = extra
+        set_ms = ms * ((parts["arrived last"] == rank).sum() - (parts["arrived first"] == rank).sum())
+        split = f" ({_one_decimal(set_ms)} set as extra work, {_one_decimal(compute - set_ms)} ordinary compute difference)"
     return (
         f"this run's {len(parts)} steps: {_one_decimal(parts['wait_ms'].sum())} ms waited (largest: step {most},"
         f" {parts.at[most, 'wait_ms']:.2f}), {_one_decimal(start)} ms from later starts{earlier}, {_one_decimal(compute)} ms from the"
-        f" last rank's longer compute{left_line}; a description of this run's steps, not a verdict"
+        f" last rank's longer compute{split}{left_line}; a description of this run's steps, not a verdict"
     )
 
 

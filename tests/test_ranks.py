@@ -20,6 +20,7 @@ from analysis.rank_view import arrival_order, chance_some_rank_last, collective_
 from lesson.ranks import (
     arrival_parts,
     arrival_parts_line,
+    ranks_contention,
     check_launch,
     last_arrival_lines,
     load_rank_job,
@@ -488,3 +489,33 @@ def test_arrival_parts_split_each_wait_into_the_later_start_and_the_longer_compu
         wait_ms=0.06, **{"start gap (ms, + = last rank started later)": -0.04, "computed longer by (ms)": 0.1}
     )
     assert "0.0 ms from later starts, " in arrival_parts_line(tiny)  # -0.04 prints 0.0, not -0.0, and no "earlier"
+
+
+def test_arrival_parts_line_splits_the_compute_share_into_the_work_set_and_the_rest():
+    """Step 0: rank 1 (the straggler, 1 ms set) arrives last: +1; step 1 it arrives first: -1; the rest is ordinary."""
+    parts = pd.DataFrame(
+        {
+            "arrived last": [1, 0],
+            "arrived first": [0, 1],
+            "wait_ms": [1.0, 3.0],
+            "start gap (ms, + = last rank started later)": [2.0, -1.0],
+            "computed longer by (ms)": [-1.0, 4.0],
+        },
+        index=pd.Index([0, 1], name="step"),
+    )
+    assert "3.0 ms from the last rank's longer compute (0.0 set as extra work, 3.0 ordinary" in arrival_parts_line(
+        parts, (1, 1.0)
+    )
+    one = arrival_parts_line(parts.iloc[:1], (1, 1.0))  # the straggler last: its 1 ms set, and -2.0 ordinary
+    assert "-1.0 ms from the last rank's longer compute (1.0 set as extra work, -2.0 ordinary compute difference)" in one
+
+
+def test_ranks_contention_is_the_worst_rank_and_names_a_rank(tmp_path):
+    """Each rank's JSON holds its own counters over its profiled steps: BUSY when any rank's is; traces are not read."""
+    for rank, waited in ((0, 0.01), (1, 0.4)):
+        record = Contention(0.2, waited, 0.05, 0.0)
+        (tmp_path / f"rank{rank}.json").write_text(json.dumps({"rank": rank, "steps": [], "contention": vars(record)}))
+    (tmp_path / "rank0.trace.json").write_text("{}")
+    contention, line = ranks_contention(tmp_path)
+    assert contention.busy and contention.waited_fraction == 0.4
+    assert line.startswith("BUSY") and "a rank waited for a CPU" in line and "this process" not in line
