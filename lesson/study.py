@@ -361,12 +361,14 @@ def shape_takeaways(
         # reproduces it (a median of the fixed parts over the median time printed 0.76 beside 0.77, cr73 05 #1)
         shares = {n: float(np.median(v)) for n, v in per_round.items()}
         spreads = {n: tuple(float(q) for q in np.percentile(v, [10, 90])) for n, v in per_round.items()}  # cr57 05 #3
-        basis = f"time = fixed + per-token × tokens through this call and one {scale} times the tokens, per round"
+        # its p10-p90 is this block's rounds only, not the estimate's precision: ex.2's block read 0.97 beside 0.92-0.95 (cr77 05 #3)
+        rounds_only = "p10-p90: this block's rounds only (exercise 2's block may fall outside it)"
+        basis = f"time = fixed + per-token × tokens through this call and one {scale} times the tokens, per round; {rounds_only}"
         held = "below this call's tokens"
         if tokens and s in tokens:
             basis = (
                 f"time = fixed + per-token × tokens through {tokens[s]} and {scale * tokens[s]} tokens, per round; fixed part:"
-                " that line at 0 tokens (exercise 2 tests the compiled variant at more tokens)"
+                f" that line at 0 tokens; {rounds_only}"
             )
             held = f"below {tokens[s]} tokens"
         share = estimate("the fixed part per call", shares, "of the time", basis, "what that part is", 2)

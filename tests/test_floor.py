@@ -450,7 +450,7 @@ def test_05s_takeaway_estimates_the_small_shapes_fixed_part_without_the_copy():
     ranged = shape_takeaways({"small": ranking}, {"small": small}, {"small": block}, by_tokens, tokens={"small": 8})
     assert (
         "through 8 and 64 tokens, per round; fixed part: that line at 0 tokens"
-        " (exercise 2 tests the compiled variant at more tokens);"
+        "; p10-p90: this block's rounds only (exercise 2's block may fall outside it);"
         in ranged[4]
         and ranged[2].startswith("  overhead-bound* (over half the time a fixed part per call, if the line holds below 8 tokens)")
     )  # the label rests on the line where it is untested: a condition, not a finding (cr76 05 #4)
