@@ -22,6 +22,13 @@ from .verdicts import CANNOT_TELL_ALONE, Claim, Verdict, decimals_apart, judge_r
 
 WIDE_SPREAD = 0.25  # (p90 - p10) / median of the copy's samples
 PLAUSIBLE_COPY_OVER_PROBE = (0.25, 1.5)  # copy bandwidth / triad bandwidth, at a memory-bound shape
+SLOW_ROUND = 1.5  # a round this many times its case's median is a slow one (cr73 05 M1: naive 2.4x in 2 of 15 rounds)
+
+
+def slow_rounds(t: Timing) -> int:
+    """How many of `t`'s rounds are slow (at least SLOW_ROUND times its median), counted only where its p90 is over
+    that: a slow round or two inside the p10-p90 moves no verdict."""
+    return int((t.samples_us >= SLOW_ROUND * t.median_us).sum()) if t.p90_us > SLOW_ROUND * t.median_us else 0
 
 
 def copy_floor(x: torch.Tensor) -> torch.Tensor:
@@ -249,6 +256,12 @@ class Ranking:
     over_floor: dict[str, PairedRatio]
     pairs: list[Verdict]
     gate: Verdict | None = None
+    slow: dict[str, int] = field(default_factory=dict)  # name -> its slow rounds (`slow_rounds`), where it has any
+
+    def slow_mark(self, name: str) -> str:
+        """ " (2 slow rounds: rerun the timing)" after a name whose rounds include slow ones, else "": its ratios and
+        verdicts rest on those rounds (cr77 05: only the timing cell's line said so, not the ranking it moved)."""
+        return f" ({self.slow[name]} slow rounds: rerun the timing)" if self.slow.get(name) else ""
 
     @property
     def verdicts(self) -> list[Verdict]:
@@ -286,7 +299,7 @@ class Ranking:
 
     def tier_phrase(self, tier: list[str], ratios: bool = True) -> str:
         """A group of `tiers` in words, each name with its ratio to the copy (`ratios`), the group's word after it."""
-        shown = [f"{n} {self.over_floor[n].median:.2f}x" if ratios else n for n in tier]
+        shown = [(f"{n} {self.over_floor[n].median:.2f}x" if ratios else n) + self.slow_mark(n) for n in tier]
         return cannot_tell_group(shown, self.tier_word(tier))
 
     @property
@@ -344,7 +357,7 @@ def rank_over_floor(timings: dict[str, Timing], names: list[str], floor: FloorCh
         return Ranking(label, [], over, pairs, withheld(f"{label}: the ranking against the copy", reason))
     busy = next((judge_ratio(r) for r in over.values() if r.busy), None)
     order = sorted(names, key=lambda n: over[n].median)
-    return Ranking(label, order, over, pairs, busy)
+    return Ranking(label, order, over, pairs, busy, {n: k for n in names if (k := slow_rounds(timings[n]))})
 
 
 def bytes_per_op(fn: Callable[..., Any], *args: Any, copy_of: torch.Tensor | None = None) -> Any:

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from analysis.floor import FloorCheck, Ranking, cannot_tell_group, group_word
+from analysis.floor import SLOW_ROUND, FloorCheck, Ranking, cannot_tell_group, group_word, slow_rounds
 from analysis.timing import Timing, p10_p90, time_per_call
 from analysis.steps import per_call_summary, step_ops
 from analysis.traces import Trace, load_trace
@@ -337,7 +337,9 @@ def shape_takeaways(
             v = judge_ratio(ranking.over_floor[first])
             tiers = ranking.tiers()
             tied = len(tiers[0]) > 1  # an inconclusive pair is not a tie (cr50 05 #2)
-            closest = f"{ranking.tier_phrase(tiers[0], ratios=False)}; {first} at" if tied else f"{first},"
+            closest = (
+                f"{ranking.tier_phrase(tiers[0], ratios=False)}; {first} at" if tied else f"{first}{ranking.slow_mark(first)},"
+            )
             spread = f"p10-p90 {ratio_bound(v.p10)}-{ratio_bound(v.p90)}"
             lines += [
                 f"{ranking.label}: closest to the copy: {closest} {v.median:.2f}x the copy's time ({spread}{_against_copy(v)})"
@@ -361,12 +363,14 @@ def shape_takeaways(
         # reproduces it (a median of the fixed parts over the median time printed 0.76 beside 0.77, cr73 05 #1)
         shares = {n: float(np.median(v)) for n, v in per_round.items()}
         spreads = {n: p10_p90(v) for n, v in per_round.items()}  # cr57 05 #3
-        basis = f"time = fixed + per-token × tokens through this call and one {scale} times the tokens, per round"
+        # its p10-p90 is this block's rounds only, not the estimate's precision: ex.2's block read 0.97 beside 0.92-0.95 (cr77 05 #3)
+        rounds_only = "p10-p90: this block's rounds only (exercise 2's block may fall outside it)"
+        basis = f"time = fixed + per-token × tokens through this call and one {scale} times the tokens, per round; {rounds_only}"
         held = "below this call's tokens"
         if tokens and s in tokens:
             basis = (
                 f"time = fixed + per-token × tokens through {tokens[s]} and {scale * tokens[s]} tokens, per round; fixed part:"
-                " that line at 0 tokens (exercise 2 tests the compiled variant at more tokens)"
+                f" that line at 0 tokens; {rounds_only}"
             )
             held = f"below {tokens[s]} tokens"
         share = estimate("the fixed part per call", shares, "of the time", basis, "what that part is", 2)
@@ -387,9 +391,6 @@ def shape_takeaways(
     return [line for line in lines if line not in notes] + notes
 
 
-SLOW_ROUND = 1.5  # a round this many times its case's median is a slow one (cr73 05 M1: naive 2.4x in 2 of 15 rounds)
-
-
 def quiet_note(machine: str, floor: FloorCheck, block: dict[str, Timing], shape: str) -> str:
     """What a quiet block's line adds where something varied anyway: the copy that failed its check, and any case
     whose p90 is over SLOW_ROUND times its median, with how many rounds were that slow and where its samples are
@@ -399,8 +400,7 @@ def quiet_note(machine: str, floor: FloorCheck, block: dict[str, Timing], shape:
         return ""
     varied = {} if floor.ok else {"copy": "the copy"}  # by case name: a failed copy with slow rounds is named once
     for name, t in block.items():
-        if t.p90_us > SLOW_ROUND * t.median_us:
-            slow = int((t.samples_us >= SLOW_ROUND * t.median_us).sum())
+        if slow := slow_rounds(t):
             where = f'blocks["{shape}"]["{name}"].samples_us'
             said = "the copy" if name == "copy" else name  # r76: "the copy and copy (2 of 15 rounds ...)"
             varied[name] = f"{said} ({slow} of {len(t.samples_us)} rounds over {SLOW_ROUND:g}x its median: {where})"
@@ -860,7 +860,7 @@ def plot_over_copy(rankings: dict[str, Ranking], names: list[str], title: str, p
     beside it, for a shape whose copy failed its check, that shape's pairs (`_plot_pairs`).
 
     Why here: the figure is the lesson, the plotting is not. Bars the ranking joins (CANNOT_TELL)
-    (`Ranking.tiers`) carry "≈" in their labels, so a taller bar is not read as a slower variant where the
+    (`Ranking.tiers`) carry "?" ("≈" where no measurable difference) in their labels, so a taller bar is not read as a slower variant where the
     pair verdict is not measurable; a shape whose ranking is gated draws no bar and says why in a note on
     the axes. A failed copy withholds the ratios to the copy, not the pairs (05's readers took the small
     shape's bars, alone, for the lesson's result); a busy shape draws nothing, its pairs conclude nothing.
@@ -901,12 +901,14 @@ def plot_over_copy(rankings: dict[str, Ranking], names: list[str], title: str, p
         over.plot.bar(ax=ax, rot=0, logy=True, yerr=whiskers, color=[colours[s] for s in drawn], ylabel=ylabel)
     else:  # nothing to draw: the axes still carry the title, the band and why
         ax.set(yscale="log", ylabel=ylabel)
-    tied = {s: {n for tier in r.tiers() if len(tier) > 1 for n in tier} for s, r in drawn.items()}
-    tie_words = [r.tier_word(t) for r in drawn.values() for t in r.tiers() if len(t) > 1]  # the pairs' own words
+    # "≈" only for no measurable difference; "?" where the order is unresolved: "≈3.39x" read as equal (cr77 05)
+    tie_words = {r.tier_word(t): None for r in drawn.values() for t in r.tiers() if len(t) > 1}  # the pairs' own words
+    marks = {w: "≈" if w == NO_DIFFERENCE else "?" for w in tie_words}
+    tied = {s: {n: marks[r.tier_word(t)] for t in r.tiers() if len(t) > 1 for n in t} for s, r in drawn.items()}
     for bars, (s, r) in zip(
         [c for c in ax.containers if type(c).__name__ == "BarContainer"], drawn.items()
     ):  # bars, not whiskers
-        ax.bar_label(bars, labels=[("≈" if n in tied[s] else "") + f"{over.at[n, r.label]:.2f}x" for n in names], fontsize=9)
+        ax.bar_label(bars, labels=[tied[s].get(n, "") + f"{over.at[n, r.label]:.2f}x" for n in names], fontsize=9)
     if notes:  # below the axes: inside, the note ran into the tallest bar's label
         ax.text(0.0, -0.16, "\n".join(notes), transform=ax.transAxes, va="top", fontsize=9)
     ax.yaxis.set_major_locator(FixedLocator([0.2, 0.5, 1, 2, 5, 10, 20, 50, 100]))  # 7 8 9 10 ran together (cr59 05 #7)
@@ -923,9 +925,11 @@ def plot_over_copy(rankings: dict[str, Ranking], names: list[str], title: str, p
     for pax, (s, r) in zip(axes[0, 1:], paired.items()):
         _plot_pairs(pax, r, colours[s], RESOLUTION)
     handles, labels = ax.get_legend_handles_labels()
-    if any(tied.values()):  # an inconclusive pair, not a tie (cr50 05 #1)
+    for mark in dict.fromkeys(marks.values()):  # an inconclusive pair, not a tie (cr50 05 #1); its own word (cr76 05 #2)
+        words = [w for w, m in marks.items() if m == mark]
+        unresolved = ", order unresolved" if mark == "?" else ""
         handles.insert(2, plt.Line2D([], [], ls="none"))
-        labels.insert(2, f"≈: {group_word(tie_words)}\n(the pair's verdict: the table above)")  # its own word (cr76 05 #2)
+        labels.insert(2, f"{mark}: {group_word(words)}{unresolved}\n(the pair's verdict: the table above)")
     ax.set_title(title)
     if paired:  # below the notes: beside the axes it covered the pairs panel's labels (cr58 05 #2)
         below = -0.2 - 0.06 * len(notes)

@@ -452,7 +452,7 @@ def test_05s_takeaway_estimates_the_small_shapes_fixed_part_without_the_copy():
     ranged = shape_takeaways({"small": ranking}, {"small": small}, {"small": block}, by_tokens, tokens={"small": 8})
     assert (
         "through 8 and 64 tokens, per round; fixed part: that line at 0 tokens"
-        " (exercise 2 tests the compiled variant at more tokens);"
+        "; p10-p90: this block's rounds only (exercise 2's block may fall outside it);"
         in ranged[4]
         and ranged[2].startswith("  overhead-bound* (over half the time a fixed part per call, if the line holds below 8 tokens)")
     )  # the label rests on the line where it is untested: a condition, not a finding (cr76 05 #4)
@@ -887,3 +887,29 @@ def test_05s_quiet_block_says_which_case_had_slow_rounds():
     slow_copy = Timing("copy", np.array([10.0] * 13 + [25.0] * 2), inner=1)  # a failed copy with slow rounds: named once
     once = quiet_note("quiet while timing", failed, {"copy": slow_copy}, "large")
     assert "yet the copy (2 of 15 rounds over 1.5x its median" in once and "copy and" not in once
+
+
+def test_a_variant_with_slow_rounds_says_so_in_the_ranking_and_an_unresolved_pair_is_marked_not_equal(tmp_path):
+    """cr77 05: 2 slow naive rounds moved the ranking and its takeaway, yet only the timing cell's line said so;
+    the figure's "≈3.39x" beside an inconclusive pair read as equal. SYNTHETIC rounds."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from analysis.floor import rank_over_floor, slow_rounds
+    from lesson.study import plot_over_copy
+
+    block = interleaved(copy=100.0, naive=330.0, fused=360.0, compiled=120.0, probe=80.0)
+    slow = block["naive"].samples_us.copy()
+    slow[[2, 5]] *= 2.5  # naive/fused round by round: 0.92 in 8 rounds, 2.3 in 2: p10-p90 holds 1
+    block["naive"] = Timing("naive", slow, inner=1)
+    assert slow_rounds(block["naive"]) == 2 and slow_rounds(block["fused"]) == 0
+    floor = check_floor(block["copy"], block["probe"], 2_000_000, memory_bound=True)
+    ranking = rank_over_floor(block, ["naive", "fused", "compiled"], floor, "large")
+    assert ranking.slow == {"naive": 2} and ranking.tiers() == [["compiled"], ["naive", "fused"]]
+    assert "naive 3.30x (2 slow rounds: rerun the timing) and fused 3.60x (cannot tell apart, inconclusive)" in (
+        ranking.sentence_with_ties
+    )
+    ax = plot_over_copy({"large": ranking}, ["naive", "fused", "compiled"], "SYNTHETIC", tmp_path / "f.png")
+    assert [t.get_text() for t in ax.texts] == ["?3.30x", "?3.60x", "1.20x"]
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "?: cannot tell apart, inconclusive, order unresolved\n(the pair's verdict: the table above)" in legend
