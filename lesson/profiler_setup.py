@@ -74,9 +74,11 @@ class RecordedSteps:
     lines: list[str]
 
 
-def apart_in_time(recorded: Timing, steady: Timing) -> str:
-    """What this run's two ranges, timed apart, can mean, by where they lie (cold read cr77 01 #3)."""
-    if recorded.p10_us > steady.p90_us:  # a recorded step also runs the labels and the profiler's bookkeeping
+def apart_in_time(recorded: Timing, steady: Timing, busy: bool = False) -> str:
+    """What this run's two ranges, timed apart, can mean, by where they lie (cold read cr77 01 #3); busy: nothing."""
+    if busy:
+        said = "a busy block's ranges conclude nothing"
+    elif recorded.p10_us > steady.p90_us:  # a recorded step also runs the labels and the profiler's bookkeeping
         said = "recorded steps above: each also runs the labels and the profiler's bookkeeping, which a bare step lacks"
     elif recorded.p90_us < steady.p10_us:  # a recorded step does more, so below is noise between the two blocks
         said = "recorded steps below: noise between the two blocks, as a recorded step does more work"
@@ -111,7 +113,7 @@ def recorded_steps(
         machine_line({"profile": contention}, "profiling"),
         "recorded steps (us): " + ", ".join(f"#{n} {us:.0f}" for n, us in per_step.items()),  # as the tree names them
         str(verdict) if verdict.kind != "busy" else withheld_line,  # the busy line above already says why
-        apart_in_time(recorded, steady),
+        apart_in_time(recorded, steady, verdict.kind == "busy"),
         why,
     ]
     sort_key = backend.device_time_sort_key if captured or backend.name == "cpu" else "self_cpu_time_total"

@@ -333,3 +333,4 @@ def test_apart_in_time_says_what_this_runs_ranges_show():
     assert "recorded steps above: each also runs the labels" in above
     assert "the ranges meet" in apart_in_time(Timing("r", np.array([4200.0, 4400.0, 4600.0]), 1, None), steady)
     assert "recorded steps below" in apart_in_time(Timing("r", np.array([3000.0, 3100.0, 3200.0]), 1, None), steady)
+    assert "conclude nothing" in apart_in_time(Timing("r", np.array([3000.0, 3100.0]), 1, None), steady, busy=True)
