@@ -190,8 +190,11 @@ def time_interleaved(
     warmup: int = 3,
     min_sample_s: float = 0.002,
     max_inner: int = 1000,
+    alternate: bool = False,
 ) -> dict[str, Timing]:
     """Time several callables one sample of each in turn, `repeats` rounds.
+
+    `alternate` reverses the cases' order on odd rounds, so a position effect falls on each case alike (01).
 
     Every Timing carries the block's contention (analysis.contention): whether another process
     took CPU time from this one while the rounds ran.
@@ -208,8 +211,8 @@ def time_interleaved(
     timers = {name: timeit.Timer(stmt="fn()", globals={"fn": fn}, timer=clock) for name, fn in cases.items()}
     samples: dict[str, list[float]] = {name: [] for name in cases}
     before = read_counters()
-    for _ in range(repeats):
-        for name in cases:
+    for round_ in range(repeats):
+        for name in list(cases)[:: -1 if alternate and round_ % 2 else 1]:
             with contexts.get(name, nullcontext)():
                 samples[name].append(timers[name].timeit(inner[name]) / inner[name] * 1e6)
     contention = contention_between(before, read_counters())

@@ -197,7 +197,7 @@ def record_rows(record: dict[str, Any], folded: tuple[str, ...] = ()) -> list[tu
 
     def add(name: str, value: Any) -> None:
         if name in folded:
-            rows.append((name, "(Trainium only)", RECORD_MEANINGS.get(name, "")))
+            rows.append((name, "(recorded in environment.json; applied on Trainium only)", RECORD_MEANINGS.get(name, "")))
             return
         if isinstance(value, dict) and value:
             for key, inner in value.items():

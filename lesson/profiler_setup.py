@@ -65,7 +65,7 @@ class RecordedSteps:
         device_time: (captured, why) of lesson.profiling.judge_device_time, for setup_metrics.
         recorded: the recorded steps' lengths as an analysis.timing.Timing.
         lines: the machine line, the steps in order, their verdict against the steady state, the
-            APART_IN_TIME (what that verdict is and is not), and the device-time note: one idea a line.
+            apart_in_time line (what this run's ranges can mean), and the device-time note: one idea a line.
     """
 
     sort_key: str
@@ -74,7 +74,17 @@ class RecordedSteps:
     lines: list[str]
 
 
-APART_IN_TIME = "(timed apart, not interleaved: not the profiler's cost, see 'What the profiler costs')"
+def apart_in_time(recorded: Timing, steady: Timing, busy: bool = False) -> str:
+    """What this run's two ranges, timed apart, can mean, by where they lie (cold read cr77 01 #3); busy: nothing."""
+    if busy:
+        said = "a busy block's ranges conclude nothing"
+    elif recorded.p10_us > steady.p90_us:  # a recorded step also runs the labels and the profiler's bookkeeping
+        said = "recorded steps above: each also runs the labels and the profiler's bookkeeping, which a bare step lacks"
+    elif recorded.p90_us < steady.p10_us:  # a recorded step does more, so below is noise between the two blocks
+        said = "recorded steps below: noise between the two blocks, as a recorded step does more work"
+    else:
+        said = "the ranges meet: that does not prove the schedule kept start-up out"
+    return f"(timed apart: {said}; the profiler's own cost: 'What the profiler costs')"
 
 
 def recorded_steps(
@@ -103,11 +113,16 @@ def recorded_steps(
         machine_line({"profile": contention}, "profiling"),
         "recorded steps (us): " + ", ".join(f"#{n} {us:.0f}" for n, us in per_step.items()),  # as the tree names them
         str(verdict) if verdict.kind != "busy" else withheld_line,  # the busy line above already says why
-        APART_IN_TIME,
+        apart_in_time(recorded, steady, verdict.kind == "busy"),
         why,
     ]
     sort_key = backend.device_time_sort_key if captured or backend.name == "cpu" else "self_cpu_time_total"
     return RecordedSteps(sort_key, (captured, why), recorded, lines)
+
+
+def _percent(share: float) -> str:
+    """A positive share as a percent with the decimals that keep it above zero: 0.0016 reads 0.2%, not 0% (cr77)."""
+    return f"{share:.{0 if share >= 0.005 else 1 if share >= 0.0005 else 2}%}"
 
 
 def cost_takeaway(
@@ -129,9 +144,8 @@ def cost_takeaway(
         verdict's table word as the table prints it ("cannot tell apart, inconclusive (p10-p90 holds 1)", analysis.verdicts
         CANNOT_TELL: the run's limit, not a property of the call) and the ratio's median and p10-p90 unless the
         block was busy, and where its p90 is above 1 where the rounds lie ("90% of rounds under +6% (p90)"; not
-        "at most +6%": a p90 is no maximum, cr75). Where a verdict reads below 1 ("cheaper"), a last clause says what that points at:
-        analysis.timing.time_interleaved times each round in a fixed order, bare then profiled (cold read
-        cr72), and the profiler only adds work. Where both calls are given, a last clause says the two are not
+        "at most +6%": a p90 is no maximum, cr75). Where a median reads below 1, a last clause says that is noise: 01 times with
+        `time_interleaved(..., alternate=True)` (cold reads cr72, cr77), and the profiler only adds work. Where both calls are given, a last clause says the two are not
         judged against each other here (Exercise 2 does: cold read cr76 read the line as "the tiny call pays more").
     """
     parts = []
@@ -149,12 +163,12 @@ def cost_takeaway(
             if verdict.kind != "busy" and not np.isnan(verdict.median):  # a busy block's figures conclude nothing
                 said += f": ratio {shown} ({spread})"
                 if verdict.p90 > 1:  # where the rounds lie, not a bound on the cost (cr75: a p90 is no maximum)
-                    said += f", 90% of rounds under +{verdict.p90 - 1:.0%} (p90)"
+                    said += f", 90% of rounds under +{_percent(verdict.p90 - 1)} (p90)"
         parts.append(f"{name} call: {said}")
     if {"lesson", "tiny"} <= verdicts.keys():  # each against 1, not against each other (cr76 01)
         parts.append("tiny against lesson: not judged here (Exercise 2)")
-    if any(verdict.kind == "faster" for verdict in verdicts.values()):  # below 1: the profiler only adds work
-        parts.append("cheaper points at the fixed order (bare, then profiled, every round), not at a faster call")
+    if any(v.kind != "busy" and v.median < 1 for v in verdicts.values()):  # the profiler only adds work (cr77)
+        parts.append("a ratio below 1 is noise, not a negative cost: the order alternates each round")
     return f"take-home, the profiler's cost, per-round profiled / bare: {'; '.join(parts)}"
 
 

@@ -24,6 +24,9 @@ def test_interleaved_cases_take_turns_and_contexts_wrap_only_their_case(cpu_back
     timed = order[-8:]
     assert timed == ["a", "b"] * 4
     assert len(entered) == 4 and all(prev == "a" for prev in entered)  # entered before each b sample
+    order.clear()
+    time_interleaved(cases, cpu_backend, repeats=4, warmup=0, max_inner=1, alternate=True)
+    assert order[-8:] == ["a", "b", "b", "a"] * 2  # odd rounds reversed: each case first as often (01)
 
 
 def test_time_per_call_batches_short_calls(cpu_backend):
