@@ -47,6 +47,8 @@ def _duration(seconds: float) -> str:
 
 
 # why break_evens and 04's exercise 2 withhold what they would draw from a busy cold call (ColdCall.busy)
+# 04 on neuron, cr78: TorchNeuron deletes each graph's compile artifacts unless told before torch loads (N43)
+KEEP_NEFF = "its NEFF and StableHLO are kept only if the kernel started with TORCH_NEURONX_PRESERVE_COMPILATION_ARTIFACTS=1 (N43)"
 BUSY_COLD_CALL = "a cold call's block was BUSY (its machine line above): one sample, nothing to conclude"
 
 
@@ -112,7 +114,7 @@ def break_evens(
             if first_compile
             else f"this cold call ({first}; not a first compile: its origin is above)"
         )
-        subject = f"break-even of {what} against naive, in warm calls"
+        subject = f"break-even of {what} against naive, in whole warm calls (rounded up)"  # cr78: ceil, said
         calls = math.ceil(extra_us / saved_us)
         lines.append(estimate(subject, {"this run": calls}, "", spread, "a compile loaded from the cache"))
         lines.append(

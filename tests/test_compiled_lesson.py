@@ -46,7 +46,10 @@ def test_break_evens_price_the_first_compile_and_give_the_later_one_only_its_tim
     after = ColdCall({"seconds": 0.6, "cache files added": 6}, {".py": 1, "in locks/": 5})
     paid_back, basis, setup, later = break_evens(cold, after, naive, _verdict("faster"), 4096, 1024)
     assert paid_back.kind == "estimate" and paid_back.median == 179.0  # (9 s - one 80 ms naive call) / 50 ms, rounded up
-    assert "first compile (9.0 s, setup included) against naive, in warm calls: about 179 on this run" in paid_back.sentence
+    assert (
+        "first compile (9.0 s, setup included) against naive, in whole warm calls (rounded up): about 179 on this run"
+        in paid_back.sentence
+    )
     assert "50.0 ms a warm call saves at HIDDEN = 4096" in basis and basis.startswith("its basis:")  # cr59: its own line
     assert "per-round ratio's p10-p90" not in paid_back.sentence  # no spread given: none printed
     # cr59: the setup named by its evidence, and what one run cannot split
