@@ -291,7 +291,7 @@ def slow_step_wait_line(waits: pd.DataFrame, slowest: int, straggler_ms: float) 
     Why the start is in it: a wait is the gap between two arrivals, and each arrival is a start plus
     a compute, so the others can wait longer than the extra work where the straggler also started
     its steps later (A5 section 2 reads why). That lag is printed as a count and a per-step range, since a
-    median alone hides lags of both signs (a lag printed as 0.0 is not counted as later), and only where the
+    median alone hides lags of both signs (the count names its threshold, 0.1 ms as printed: a lag printed as 0.0 is not later), and only where the
     wait exceeds the extra work and the median lag is positive.
 
     Args:
@@ -313,7 +313,7 @@ def slow_step_wait_line(waits: pd.DataFrame, slowest: int, straggler_ms: float) 
     line += f", rank {slowest} itself {own:.1f} ms"
     if straggler_ms > 0 and wait > straggler_ms and lags.median() > 0:
         low, high = _one_decimal(lags.min()), _one_decimal(lags.max())
-        line += f"; rank {slowest} started later in {(lags.round(1) > 0).sum()} of {len(lags)}, start gap per step (+ = rank {slowest} later) {low} to {high} ms"
+        line += f"; rank {slowest} started 0.1 ms or more later in {(lags.round(1) >= 0.1).sum()} of {len(lags)}, start gap per step (+ = rank {slowest} later) {low} to {high} ms"
     return line
 
 
