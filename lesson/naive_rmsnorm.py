@@ -198,7 +198,8 @@ def idle_split(device: str, kernels: pd.DataFrame, every: pd.DataFrame | None = 
             the plotted call's own.
 
     Returns:
-        Two lines: the idle µs between the call's kernels, split into late-launch and queued µs; then
+        Two lines: the idle µs between the call's kernels, split into late-launch and queued µs (what a
+        queued kernel waited for is not in the trace: the glossary's "waited for something else"); then
         the recording's stamped gaps ("an NVIDIA H100: 0 of 343 kernel gaps within 0.01 us (its 49
         calls): not stamped back to back"). Where the recording stamps back to back, one line: the
         count and "stamped back to back, so its idle and launches are not read" instead.
@@ -214,7 +215,7 @@ def idle_split(device: str, kernels: pd.DataFrame, every: pd.DataFrame | None = 
     late = float(gaps[kernels["launched_late"]].sum())
     return (
         f"{device}, the plotted call: {gaps.sum():.1f} us idle: {late:.1f} us launched late, "
-        f"{gaps.sum() - late:.1f} us queued\n{device}: {stamped}: not stamped back to back"
+        f"{gaps.sum() - late:.1f} us queued (cause not in the trace)\n{device}: {stamped}: not stamped back to back"
     )
 
 

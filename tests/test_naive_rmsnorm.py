@@ -190,14 +190,14 @@ def test_idle_split_parts_sum_to_the_recorded_calls_gaps():
         queued = call["gaps_us"] - call["late_gaps_us"]
         assert line == (
             f"an NVIDIA H100, the plotted call: {call['gaps_us']:.1f} us idle: "
-            f"{call['late_gaps_us']:.1f} us launched late, {queued:.1f} us queued\n"
+            f"{call['late_gaps_us']:.1f} us launched late, {queued:.1f} us queued (cause not in the trace)\n"
             f"an NVIDIA H100: 0 of {kernels['gap_before_us'].notna().sum()} kernel gaps within 0.01 us (its {len(calls)} calls): "
             "not stamped back to back"
         )
     assert calls["late_gaps_us"].max() > 0  # the first call checked has a late gap to split
     one = kernels[kernels["call"] == 5]
     assert idle_split("an NVIDIA H100", one).endswith(
-        "queued\nan NVIDIA H100: 0 of 7 kernel gaps within 0.01 us (its 1 call): not stamped back to back"
+        "queued (cause not in the trace)\nan NVIDIA H100: 0 of 7 kernel gaps within 0.01 us (its 1 call): not stamped back to back"
     )
 
 
