@@ -84,13 +84,13 @@ class HostOnlyFactors:
 
 def _why(other: SimpleNamespace, cause: str, against: str) -> str:
     """Why the share is higher, given the factor that weighs less (`other`): "mostly because" where it raises the
-    share too, "despite" where it measurably lowers it, a bare "because" where the rule cannot place it (cr77 06:
-    "mostly" beside a host-only time that lowered the share)."""
+    share too, "despite" where it measurably lowers it, "mainly because" where the rule cannot place it (cr77 06:
+    "mostly" beside a host-only time that lowered the share; cr78 06: a bare "because" beside an inconclusive one)."""
     from analysis import relation_of
 
     relation = relation_of(other.p10_us, other.p90_us)
     return {"above 1": f"mostly because its {cause}", "below 1": f"because its {cause}, despite {against}"}.get(
-        relation, f"because its {cause}"
+        relation, f"mainly because its {cause}"
     )
 
 

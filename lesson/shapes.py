@@ -78,7 +78,7 @@ def make_strategies(fn, compiler: str, buckets: list[int], dynamic_ok: bool = Tr
 def bucketed_call(compiled, x: torch.Tensor, weight, eps: float, buckets: list[int], pad_on_host: bool = False) -> torch.Tensor:
     """Pad x's rows up to the smallest bucket that holds them, run, and drop the padded rows.
     RMSNorm normalises each row on its own, so zero rows change nothing in the others
-    (the run's checks hold each output to the float64 reference)."""
+    (the run checks the shortest and longest request against the float64 reference)."""
     tokens = x.shape[0]
     size = min(b for b in buckets if b >= tokens)
     rows = x.cpu() if pad_on_host else x  # Neuron: an eager pad on the device is expected to compile per new length (N43, N40)
@@ -247,7 +247,7 @@ def trainium_compiles(
     ops = eager_call_ops(fn, weight, eps)
     expected = expected_compiles(summary, ops, buckets, lengths)
     graphs, eager = int(summary.loc["static", "compiles"]), int(summary.loc["static", "eager_fallbacks"])
-    basis = f"static = {graphs} graphs + {eager} eager lengths x {len(ops)} ops; bucketed = its graphs, padded on the host;\nA5 §7 lists the ops"
+    basis = f"static = {graphs} graphs + {eager} eager lengths x {len(ops)} ops; bucketed = its graphs, padded on the host,\nthe device-side slice assumed to compile nothing (UNVERIFIED); A5 §7 lists the ops"
     cannot_show = "fusion (fewer) or ops of several NEFFs (more)"  # two printed lines: one idea each
     return estimate("neuronx-cc compiles to expect on Trainium", expected, "", basis, cannot_show)
 

@@ -106,14 +106,16 @@ def test_share_line_gives_each_factor_the_rules_word():
     fx = factors(ranges(3.83, 5.11), ranges(0.44, 0.99))
     assert fx.share_line.endswith(
         "step is 3.83-5.11x shorter and its host-only time 0.44-0.99x as long (cannot tell apart, inconclusive):"
-        " its share is higher because its step is shorter"
+        " its share is higher mainly because its step is shorter"
     )
     fx = factors(ranges(3.83, 5.11), ranges(0.44, 0.90))  # measurably shorter: it lowers the share
     assert fx.share_line.endswith(
         "1.11-2.27x shorter: its share is higher because its step is shorter, despite a shorter host-only time"
     )
     fx = factors(ranges(3.83, 5.11), ranges(0.97, 1.02))  # inside the margin: the noise is the finding
-    assert "0.97-1.02x as long (no measurable difference): its share is higher because its step is shorter" in fx.share_line
+    assert (
+        "0.97-1.02x as long (no measurable difference): its share is higher mainly because its step is shorter" in fx.share_line
+    )
     fx = factors(ranges(0.5, 0.8), ranges(4.0, 5.0))  # a longer step, outweighed by the host-only time
     assert fx.share_line.endswith("its share is higher because its host-only time is longer, despite a longer step")
     from analysis.contention import Contention
