@@ -224,7 +224,7 @@ def same_work_spread(ratios: pd.DataFrame) -> tuple[float, float]:
 
 def spread_line(ratios: pd.DataFrame) -> str:
     """Three lines, in the words of 09's rule: what the range is (tensor_engine_active_time's fused /
-    baseline per dtype, beside the computing-instruction counts, equal in both kernels: the stand-in for noise,
+    baseline per dtype, beside the computing-instruction counts, equal in both kernels: the stand-in for noise (the band),
     assumed, not measured); the cut-offs and how each is computed (analysis.apart_bounds: the low end x0.95,
     the high end /0.95, and where the 5% comes from); which time ratios lie past a cut-off in both dtypes,
     which in neither ("no verdict in either dtype"), and which in one only (named only where there is one);
@@ -239,7 +239,7 @@ def spread_line(ratios: pd.DataFrame) -> str:
 
     Returns:
         e.g. "tensor_engine_active_time, fused / baseline: x1.068 (bf16), x0.912 (fp32), under equal counts of
-        computing instructions (56 / 56, 60 / 60): this range stands in for noise (assumed, not measured)", "cut-offs: below
+        computing instructions (56 / 56, 60 / 60): the band", "cut-offs: below
         x0.867 or above x1.124 (x0.912 x 0.95, x1.068 / 0.95: the series' 5% margin, ...)" and "past a cut-off in both dtypes: total_time, ... (at any margin under
         26%); no verdict in either dtype:
         vector_engine_active_time".
@@ -261,7 +261,7 @@ def spread_line(ratios: pd.DataFrame) -> str:
     counts = ratios.at["tensor_engine_active_time", "computing instructions, fused / baseline (bf16, fp32)"]
     return (
         f"tensor_engine_active_time, fused / baseline: {tensor}, under equal counts of computing instructions"
-        f" ({counts}): this range stands in for noise (assumed, not measured)\n"
+        f" ({counts}): the band\n"
         f"cut-offs: below x{below:.3f} or above x{above:.3f} (x{lo:.3f} x {1 - share:g}, x{hi:.3f} / {1 - share:g}: "
         f"the series' {share:.0%} margin, from cpu runs of notebook 05, not a trn2's)\n"
         f"past a cut-off in both dtypes: {', '.join(out) or 'none'}{widest}; "

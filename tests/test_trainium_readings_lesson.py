@@ -97,7 +97,7 @@ def test_guess_table_reads_directions_from_the_exports(published):
     bf16, fp32 = (table.at["tensor_engine_active_time", d] for d in ("bf16", "fp32"))
     assert line.splitlines()[0] == (
         f"tensor_engine_active_time, fused / baseline: x{bf16:.3f} (bf16), x{fp32:.3f} (fp32), under equal counts of computing instructions"
-        " (56 / 56, 60 / 60): this range stands in for noise (assumed, not measured)"
+        " (56 / 56, 60 / 60): the band"
     )
     for name, e in exports.items():  # "MATMULs": the tensor engine's only computing instructions in every recording
         assert work[name].at["tensor", "computing_opcodes"] == "MATMUL", name
