@@ -103,7 +103,7 @@ NOTEBOOKS = (
     NotebookInfo(
         "00_environment_check",
         "versions, backend, devices",
-        "lists NeuronCores with neuron-ls",
+        "lists NeuronCores with neuron-ls (documented, N52)",
         "lists the GPU or CPU",
     ),
     NotebookInfo(
@@ -116,21 +116,21 @@ NOTEBOOKS = (
     NotebookInfo(
         "02_naive_rmsnorm",
         "naive RMSNorm: ops, memory, gaps",
-        "up to one compiled program (NEFF) per op; eager ops may be fused",
+        "about one compiled program (NEFF) per op and shape; fewer where eager ops are fused (documented, N40)",
         "kernels on cuda, ATen ops on cpu",
         neuron_facts=("N6", "N9", "N19", "N20", "N22", "N40", "N41"),
     ),
     NotebookInfo(
         "03_fused_rms_norm",
         "torch.rms_norm",
-        "one NEFF per shape",
+        "one NEFF per shape (UNVERIFIED, N25)",
         "one fused kernel on cuda; on cpu the notebook counts the ops it runs",
         neuron_facts=("N19", "N25"),
     ),
     NotebookInfo(
         "04_torch_compile",
         "torch.compile: cold vs warm, graphs, breaks",
-        "backend='neuron': one NEFF per graph",
+        "backend='neuron': one NEFF per graph (documented, N26)",
         "Inductor: generated C++ (cpu) or Triton (cuda)",
         neuron_facts=("N24", "N26"),
     ),
@@ -151,7 +151,7 @@ NOTEBOOKS = (
     NotebookInfo(
         "07_shapes_and_recompiles",
         "new shapes: recompiles, the recompile limit, bucketing, caches",
-        "one neuronx-cc compile per shape; dynamic=True rejected; the NEFF cache",
+        "one neuronx-cc compile per shape; dynamic=True rejected; the NEFF cache (documented, N26, N14)",
         "recompiles and the compile cache, measured",
         neuron_facts=("N14", "N26", "N40"),
         optional=True,

@@ -75,16 +75,19 @@ class RecordedSteps:
 
 
 def apart_in_time(recorded: Timing, steady: Timing, busy: bool = False) -> str:
-    """What this run's two ranges, timed apart, can mean, by where they lie (cold read cr77 01 #3); busy: nothing."""
+    """What this run's two ranges, timed at different moments, can mean, by where they lie (cold reads cr77 01 #3,
+    cr78 01: "timed apart" read as the verdict word); busy: nothing."""
+    cost = "The profiler's own cost is measured in 'What the profiler costs'."
     if busy:
-        said = "a busy block's ranges conclude nothing"
-    elif recorded.p10_us > steady.p90_us:  # a recorded step also runs the labels and the profiler's bookkeeping
-        said = "recorded steps above: each also runs the labels and the profiler's bookkeeping, which a bare step lacks"
+        return f"A busy block's ranges conclude nothing. {cost}"
+    said = "These ranges were timed at different moments, not interleaved"
+    if recorded.p10_us > steady.p90_us:  # a recorded step also runs the labels and the profiler's bookkeeping
+        said += ": recorded steps lie above, as each also runs the labels and the profiler's bookkeeping"
     elif recorded.p90_us < steady.p10_us:  # a recorded step does more, so below is noise between the two blocks
-        said = "recorded steps below: noise between the two blocks, as a recorded step does more work"
+        said += ": recorded steps lie below, noise between the two blocks, as a recorded step does more work"
     else:
-        said = "the ranges meet: that does not prove the schedule kept start-up out"
-    return f"(timed apart: {said}; the profiler's own cost: 'What the profiler costs')"
+        said += ", so their overlap does not show that the warm-up steps kept the profiler's start-up out"
+    return f"{said}. {cost}"
 
 
 def recorded_steps(
@@ -128,7 +131,7 @@ def _percent(share: float) -> str:
 def cost_takeaway(
     verdicts: dict[str, Verdict], extra_us: dict[str, np.ndarray] | None = None, bare_us: dict[str, float] | None = None
 ) -> str:
-    """The profiler's cost in one line, per call size, from its `judge_ratio` verdicts and the same rounds:
+    """The profiler's cost, a line per call size, from its `judge_ratio` verdicts and the same rounds:
     the per-round ratio's median and p10-p90, and where measurable the extra microseconds per call (the
     median of the per-round differences). Never the two medians apart: the median of per-round ratios is
     not the ratio of two medians, and 01's reader saw them point opposite ways (cold read cr57 item 1).
@@ -140,12 +143,12 @@ def cost_takeaway(
             extra is read against), or None.
 
     Returns:
-        One line: per call, "WORD, N.NNx (p10-p90 A-B), +D us per call" where the verdict is measurable, else the
+        A heading line, then a line per call: "WORD, N.NNx (p10-p90 A-B), +D us per call" where the verdict is measurable, else the
         verdict's table word as the table prints it ("cannot tell apart, inconclusive (p10-p90 holds 1)", analysis.verdicts
-        CANNOT_TELL: the run's limit, not a property of the call) and the ratio's median and p10-p90 unless the
-        block was busy, and where its p90 is above 1 where the rounds lie ("90% of rounds under +6% (p90)"; not
-        "at most +6%": a p90 is no maximum, cr75). Where a median reads below 1, a last clause says that is noise: 01 times with
-        `time_interleaved(..., alternate=True)` (cold reads cr72, cr77), and the profiler only adds work. Where both calls are given, a last clause says the two are not
+        CANNOT_TELL: the run's limit, not a property of the call) and the ratio's p10-p90 and median unless the
+        block was busy, and where its p90 is above 1 where the rounds lie ("about 90% of rounds at or under +6% (p90)"; not
+        "at most +6%": a p90 is no maximum, cr75). Where a median reads below 1, a last line says that is noise: 01 times with
+        `time_interleaved(..., alternate=True)` (cold reads cr72, cr77), and the profiler only adds work. Where both calls are given, a line says the two are not
         judged against each other here (Exercise 2 does: cold read cr76 read the line as "the tiny call pays more").
     """
     parts = []
@@ -161,15 +164,15 @@ def cost_takeaway(
         else:
             said = verdict.word  # the table's own words, as every verdict of the series says them
             if verdict.kind != "busy" and not np.isnan(verdict.median):  # a busy block's figures conclude nothing
-                said += f": ratio {shown} ({spread})"
-                if verdict.p90 > 1:  # where the rounds lie, not a bound on the cost (cr75: a p90 is no maximum)
-                    said += f", 90% of rounds under +{_percent(verdict.p90 - 1)} (p90)"
+                said += f": ratio {spread}, median {shown}"  # the range first: it carries the verdict (cr78 01)
+                if verdict.p90 > 1:  # where the rounds lie, not a bound (cr75); an order statistic: "about", "at or" (cr78)
+                    said += f", about 90% of rounds at or under +{_percent(verdict.p90 - 1)} (p90)"
         parts.append(f"{name} call: {said}")
     if {"lesson", "tiny"} <= verdicts.keys():  # each against 1, not against each other (cr76 01)
         parts.append("tiny against lesson: not judged here (Exercise 2)")
     if any(v.kind != "busy" and v.median < 1 for v in verdicts.values()):  # the profiler only adds work (cr77)
         parts.append("a ratio below 1 is noise, not a negative cost: the order alternates each round")
-    return f"take-home, the profiler's cost, per-round profiled / bare: {'; '.join(parts)}"
+    return "\n".join(["take-home, the profiler's cost, per-round profiled / bare:", *parts])  # a line per call (cr78 01)
 
 
 def copy_shares(events: pd.DataFrame) -> dict[int, np.ndarray]:
