@@ -515,23 +515,24 @@ def line_test_answer(by_count: dict[str, Timing], over_line: np.ndarray, fixed_u
     busy = fit.kind in ("busy", "withheld")
     if busy:
         said = f"{fit}\nDoes the line predict {n64}? This run cannot say"
-    elif not fit.measurable:
-        said = f"{fit}\nDoes the line predict {n64}? {fit.word.capitalize()}"  # the word of the verdict above
-    else:
+    else:  # untested below n1 either way: the takeaway's "overhead-bound" is a condition, not a finding (cr78 05 #4)
+        untested = f'Nothing below {n1} is tested: the label in "This run in words" holds only if the line holds there'
         grows = "faster" if fit.median > 1 else "slower"
         said = (
-            f"No: {n64} takes {fit.median:.2f}x the line's prediction (p10-p90 {fit.p10:.2f}-{fit.p90:.2f}): between {n8} and {n64} time grows"
-            f" {grows} than the line.\nThe line does not extend to {n64}. Nothing below {n1} is tested: the label in"
-            f' "This run in words" holds only if the line holds there'
+            f"{fit}\nDoes the line predict {n64}? {fit.word.capitalize()}.\n{untested}"  # the word of the verdict above
+            if not fit.measurable
+            else f"No: {n64} takes {fit.median:.2f}x the line's prediction (p10-p90 {fit.p10:.2f}-{fit.p90:.2f}): between {n8} and"
+            f" {n64} time grows {grows} than the line.\nThe line does not extend to {n64}. {untested}"
         )
-    fixed = float(np.median(fixed_us))
+    shares = fixed_us / t1  # per round, as the takeaway's: a ratio of medians read as its figure (cr78 05 #2)
+    fixed = float(np.median(shares))
     if busy or fixed <= 0:
         share = withheld("the fixed part's share", "the line concludes nothing" if busy else "no fixed part fits")
     else:
+        lo, hi = p10_p90(shares)
         basis = 'the line above at 0 tokens, an extrapolation, in another block than "This run in words"'
-        share = estimate(
-            f"the fixed part's share of the {n1} call", {"this run": fixed / np.median(t1)}, "of its time", basis, "its cause", 2
-        )
+        unit = f"of its time (per-round p10-p90 {lo:.2f}-{hi:.2f})"
+        share = estimate(f"the fixed part's share of the {n1} call", {"this run": fixed}, unit, basis, "its cause", 2)
     return f"{said}.\n{share}"
 
 
