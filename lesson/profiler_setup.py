@@ -109,7 +109,7 @@ def recorded_steps(
     """
     captured, why = judge_device_time(backend, table, True, neuron)
     if not backend.has_device_timeline:  # the labels' self rows are host time, not compute (cold read cr79 01)
-        why = f"device time not captured: {backend.name} has no separate device timeline; the CPU columns hold the compute time plus host time (the labels' self rows)."
+        why = f"device time not captured: {backend.name} has no separate device timeline; the CPU columns hold compute and host time (the labels' self rows)."
     per_step = step_summary(trace)["step_us"]
     recorded = Timing("recorded steps", per_step.to_numpy(), 1, contention)
     verdict = judge_timings("recorded steps", recorded, "steady state", steady)
@@ -342,8 +342,8 @@ def larger_hidden_answer(
         verdict.kind
     )
     lo, hi = drop
-    ratio = f"; Linear 1 over Linear 2 from the ranges: {lo:.2f}-{hi:.2f}, op counts expect 4" if lo == lo else ""
-    how = f" (measured: Linear 2 against Linear 1, the same matmul work beside a 4x smaller copy_; a larger HIDDEN, growing both, was not run{ratio})"
+    ratio = f"; Linear 1 over 2 from the ranges: {lo:.2f}-{hi:.2f}, op counts expect 4" if lo == lo else ""
+    how = f" (measured: Linear 2 against 1, the same matmul beside a 4x smaller copy_; a larger HIDDEN, growing both, was not run{ratio})"
     how = how if verdict.measurable else ""
     said = (
         f"{block} was BUSY ({verdict.seen}): Linear 2's share against Linear 1's is withheld"
