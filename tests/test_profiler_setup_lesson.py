@@ -193,6 +193,8 @@ def test_recorded_steps_judges_a_real_cpu_profile_against_a_steady_state(tmp_pat
     busy = Contention(1.0, 0.5, 0.5, 0.0)  # cold read cr60 item 6: the busy block said once, the comparison withheld
     lines = recorded_steps(key_averages_frame(prof), load_trace(tmp_path / "t.json"), same, busy, cpu_backend).lines
     assert lines[0].startswith("BUSY:") and lines[2].endswith(": withheld (BUSY)") and "busy" not in lines[2]
+    # cold read cr79 01 #1: on cpu the CPU columns also hold host time, the labels' self rows
+    assert lines[4].endswith("the CPU columns hold compute and host time (the labels' self rows).")
 
 
 def test_exercise_answers_read_right_for_every_verdict_kind(cpu_backend):
@@ -202,10 +204,13 @@ def test_exercise_answers_read_right_for_every_verdict_kind(cpu_backend):
     assert "0.90-0.90" in str(below)  # two decimals: a narrow range does not print as "0.9-0.9"
     # cold read cr72 item 3 / cr74 01 #1: Linear 2 differs from Linear 1 in input features, a larger HIDDEN in both;
     # the answer is an expectation, not a measurement of a larger HIDDEN
-    shrink = "expected to shrink (nearest measurement: Linear 2, 4x the inputs, 1/4 the outputs; a larger HIDDEN was not run"
-    assert larger_hidden_answer(below)[1].endswith(shrink + ")")
-    # cold read cr75 01 #2: the measured drop is printed beside the 4x op counts expect
-    assert larger_hidden_answer(below, drop=2.8 / 0.9)[1].endswith("Linear 1 over Linear 2: 3.11, below the 4 expected)")
+    # cr79 01 #3: it says what Linear 2 against Linear 1 measures (the same matmul, a smaller copy_), not a larger HIDDEN
+    shrink = "expected to shrink (measured: Linear 2 against 1, the same matmul beside a 4x smaller copy_;"
+    assert larger_hidden_answer(below)[1].startswith("the share at a larger HIDDEN: " + shrink)
+    assert larger_hidden_answer(below)[1].endswith("a larger HIDDEN, growing both, was not run)")
+    # cold reads cr75 01 #2, cr79 01 #2: the drop the ranges support (cross ratios), beside the 4x op counts expect, unjudged
+    said = larger_hidden_answer(below, drop=(2.55 / 1.59, 3.65 / 1.19))[1]
+    assert said.endswith("Linear 1 over 2 from the ranges: 1.60-3.07, op counts expect 4)") and "below" not in said
     assert "expected to grow" in larger_hidden_answer(above)[1]
     assert larger_hidden_answer(close)[1] == "the share at a larger HIDDEN: this run cannot tell"
     assert larger_hidden_answer(close)[0] == str(close) and "explained, not measured" in larger_hidden_answer(close)[2]
