@@ -377,7 +377,8 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
         parts: the table of `arrival_parts`.
         extra: (straggler rank, its extra work per step in ms), for steps that all had extra work: the compute
             share is then split into the work set (the straggler arriving last adds it, arriving first takes it
-            away) and the remainder, the ranks' ordinary compute difference.
+            away) and the rest, the other compute difference, naming the step that holds more than half of it (one
+            unusual step is no ordinary difference).
 
     Returns:
         One line: the total wait, the step with the largest wait, and the later starts' and longer
@@ -398,8 +399,11 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
     split = ""
     if extra is not None:
         rank, ms = extra
-        set_ms = ms * ((parts["arrived last"] == rank).sum() - (parts["arrived first"] == rank).sum())
-        split = f" ({_one_decimal(set_ms)} set as extra work, {_one_decimal(compute - set_ms)} ordinary compute difference)"
+        per_set = ms * ((parts["arrived last"] == rank).astype(float) - (parts["arrived first"] == rank).astype(float))
+        rest = parts["computed longer by (ms)"] - per_set  # per step, the compute difference beside the work set
+        big = (rest * (1 if rest.sum() >= 0 else -1)).idxmax()  # the step holding most of it, if one does
+        where = f", {_one_decimal(rest[big])} of it in step {big}" if abs(rest[big]) > abs(rest.sum()) / 2 > 0.05 else ""
+        split = f" ({_one_decimal(per_set.sum())} set as extra work, {_one_decimal(rest.sum())} other compute difference{where})"
     return (
         f"this run's {len(parts)} steps: {_one_decimal(parts['wait_ms'].sum())} ms waited (largest: step {most},"
         f" {parts.at[most, 'wait_ms']:.2f}), {_one_decimal(start)} ms from later starts{earlier}, {_one_decimal(compute)} ms from the"

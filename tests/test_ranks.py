@@ -492,7 +492,7 @@ def test_arrival_parts_split_each_wait_into_the_later_start_and_the_longer_compu
 
 
 def test_arrival_parts_line_splits_the_compute_share_into_the_work_set_and_the_rest():
-    """Step 0: rank 1 (the straggler, 1 ms set) arrives last: +1; step 1 it arrives first: -1; the rest is ordinary."""
+    """Step 0: rank 1 (the straggler, 1 ms set) arrives last: +1; step 1 it arrives first: -1; the rest is other difference."""
     parts = pd.DataFrame(
         {
             "arrived last": [1, 0],
@@ -503,11 +503,18 @@ def test_arrival_parts_line_splits_the_compute_share_into_the_work_set_and_the_r
         },
         index=pd.Index([0, 1], name="step"),
     )
-    assert "3.0 ms from the last rank's longer compute (0.0 set as extra work, 3.0 ordinary" in arrival_parts_line(
-        parts, (1, 1.0)
+    both = arrival_parts_line(parts, (1, 1.0))  # the rest: -2.0 in step 0, 5.0 in step 1, which holds most of 3.0
+    assert (
+        "3.0 ms from the last rank's longer compute (0.0 set as extra work, 3.0 other compute difference, 5.0 of it in step 1)"
+        in both
     )
-    one = arrival_parts_line(parts.iloc[:1], (1, 1.0))  # the straggler last: its 1 ms set, and -2.0 ordinary
-    assert "-1.0 ms from the last rank's longer compute (1.0 set as extra work, -2.0 ordinary compute difference)" in one
+    one = arrival_parts_line(parts.iloc[:1], (1, 1.0))  # the straggler last: its 1 ms set, and -2.0 the rest
+    assert (
+        "-1.0 ms from the last rank's longer compute (1.0 set as extra work, -2.0 other compute difference, -2.0 of it in step 0)"
+        in one
+    )
+    spread = parts.assign(**{"computed longer by (ms)": [2.0, 0.0]})  # the rest 1.0 and 1.0: no step holds most
+    assert "(0.0 set as extra work, 2.0 other compute difference)" in arrival_parts_line(spread, (1, 1.0))
 
 
 def test_ranks_contention_is_the_worst_rank_and_names_a_rank(tmp_path):
