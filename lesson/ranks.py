@@ -405,7 +405,7 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
         where = f", {_one_decimal(rest[big])} of it in step {big}" if abs(rest[big]) > abs(rest.sum()) / 2 > 0.05 else ""
         split = f" ({_one_decimal(per_set.sum())} set as extra work, {_one_decimal(rest.sum())} other compute difference{where})"
     return (
-        f"this run's {len(parts)} steps: {_one_decimal(parts['wait_ms'].sum())} ms waited (largest: step {most},"
+        f"this run's {len(parts)} steps, summed: {_one_decimal(parts['wait_ms'].sum())} ms waited (largest: step {most},"
         f" {parts.at[most, 'wait_ms']:.2f}), {_one_decimal(start)} ms from later starts{earlier}, {_one_decimal(compute)} ms from the"
         f" last rank's longer compute{split}{left_line}; a description of this run's steps, not a verdict"
     )

@@ -475,7 +475,7 @@ def test_arrival_parts_split_each_wait_into_the_later_start_and_the_longer_compu
     assert parts["left the step before later by (ms)"].iloc[1] == pytest.approx(-1.5)
     assert parts["left the step before later by (ms)"].isna().iloc[0]
     assert arrival_parts_line(parts) == (
-        "this run's 2 steps: 4.0 ms waited (largest: step 1, 3.00), 1.0 ms from later starts, 3.0 ms from the last"
+        "this run's 2 steps, summed: 4.0 ms waited (largest: step 1, 3.00), 1.0 ms from later starts, 3.0 ms from the last"
         " rank's longer compute; the last rank had left the step before's all-reduce -1.5 ms later over 1 of them"
         " (the rest had no profiled step before);"
         " a description of this run's steps, not a verdict"
