@@ -416,7 +416,8 @@ def recorded_reading_line(table: pd.DataFrame, step: int, together: int, collect
     ran longer outside the collectives and which longer inside, and what waited_ms leaves out.
 
     Args:
-        table: 08's table of the recorded ranks, indexed by rank, with columns outside_ms and collective_ms.
+        table: 08's table of the recorded ranks, indexed by rank, with columns outside_ms and collective_ms
+            (and waited_ms: with two ranks and one credited, the line says that one waited for the other).
         step: the recorded step; together: its collectives that ended together on both ranks;
             collectives: all its collectives.
         origin: where the trace was recorded.
@@ -431,10 +432,15 @@ def recorded_reading_line(table: pd.DataFrame, step: int, together: int, collect
             return f"no rank longer {'outside' if column == 'outside_ms' else 'inside'}"
         return f"rank {values.idxmax()} longer {'outside' if column == 'outside_ms' else 'inside'}"
 
+    waited = table["waited_ms"].round(1) if "waited_ms" in table else pd.Series(dtype=float)
+    who = ""  # two ranks, one of them credited: it started earlier, so it waited for the other
+    if len(waited) == 2 and (waited > 0).sum() == 1:
+        first, other = waited.idxmax(), waited.idxmin()
+        who = f": rank {first} started them {waited[first]:.1f} ms earlier in all, so it waited for rank {other}"
     return (
         f"step {step} [{origin}], one step: a reading, not a verdict: {longer('outside_ms')} the collectives, "
         f"{longer('collective_ms')}; waited_ms counts only the {together} of {collectives} collectives "
-        "that ended together on both ranks"
+        f"that ended together on both ranks{who}"
     )
 
 
