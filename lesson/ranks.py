@@ -377,7 +377,8 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
         parts: the table of `arrival_parts`.
         extra: (straggler rank, its extra work per step in ms), for steps that all had extra work: the compute
             share is then split into the work set (the straggler arriving last adds it, arriving first takes it
-            away) and the remainder, the ranks' ordinary compute difference.
+            away) and the rest, the other compute difference, naming the step that holds more than half of it (one
+            unusual step is no ordinary difference).
 
     Returns:
         One line: the total wait, the step with the largest wait, and the later starts' and longer
@@ -398,10 +399,13 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
     split = ""
     if extra is not None:
         rank, ms = extra
-        set_ms = ms * ((parts["arrived last"] == rank).sum() - (parts["arrived first"] == rank).sum())
-        split = f" ({_one_decimal(set_ms)} set as extra work, {_one_decimal(compute - set_ms)} ordinary compute difference)"
+        per_set = ms * ((parts["arrived last"] == rank).astype(float) - (parts["arrived first"] == rank).astype(float))
+        rest = parts["computed longer by (ms)"] - per_set  # per step, the compute difference beside the work set
+        big = (rest * (1 if rest.sum() >= 0 else -1)).idxmax()  # the step holding most of it, if one does
+        where = f", {_one_decimal(rest[big])} of it in step {big}" if abs(rest[big]) > abs(rest.sum()) / 2 > 0.05 else ""
+        split = f" ({_one_decimal(per_set.sum())} set as extra work, {_one_decimal(rest.sum())} other compute difference{where})"
     return (
-        f"this run's {len(parts)} steps: {_one_decimal(parts['wait_ms'].sum())} ms waited (largest: step {most},"
+        f"this run's {len(parts)} steps, summed: {_one_decimal(parts['wait_ms'].sum())} ms waited (largest: step {most},"
         f" {parts.at[most, 'wait_ms']:.2f}), {_one_decimal(start)} ms from later starts{earlier}, {_one_decimal(compute)} ms from the"
         f" last rank's longer compute{split}{left_line}; a description of this run's steps, not a verdict"
     )
@@ -412,7 +416,8 @@ def recorded_reading_line(table: pd.DataFrame, step: int, together: int, collect
     ran longer outside the collectives and which longer inside, and what waited_ms leaves out.
 
     Args:
-        table: 08's table of the recorded ranks, indexed by rank, with columns outside_ms and collective_ms.
+        table: 08's table of the recorded ranks, indexed by rank, with columns outside_ms and collective_ms
+            (and waited_ms: with two ranks and one credited, the line says that one waited for the other).
         step: the recorded step; together: its collectives that ended together on both ranks;
             collectives: all its collectives.
         origin: where the trace was recorded.
@@ -427,10 +432,15 @@ def recorded_reading_line(table: pd.DataFrame, step: int, together: int, collect
             return f"no rank longer {'outside' if column == 'outside_ms' else 'inside'}"
         return f"rank {values.idxmax()} longer {'outside' if column == 'outside_ms' else 'inside'}"
 
+    waited = table["waited_ms"].round(1) if "waited_ms" in table else pd.Series(dtype=float)
+    who = ""  # two ranks, one of them credited: it started earlier, so it waited for the other
+    if len(waited) == 2 and (waited > 0).sum() == 1:
+        first, other = waited.idxmax(), waited.idxmin()
+        who = f": rank {first} started them {waited[first]:.1f} ms earlier in all, so it waited for rank {other}"
     return (
         f"step {step} [{origin}], one step: a reading, not a verdict: {longer('outside_ms')} the collectives, "
         f"{longer('collective_ms')}; waited_ms counts only the {together} of {collectives} collectives "
-        "that ended together on both ranks"
+        f"that ended together on both ranks{who}"
     )
 
 

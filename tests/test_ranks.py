@@ -404,6 +404,10 @@ def test_recorded_reading_names_who_ran_longer_outside_and_inside_and_what_waite
     assert "only the 2 of 5 collectives that ended together" in line
     even = table.assign(outside_ms=[120.0, 120.0])
     assert "no rank longer outside the collectives, rank" in recorded_reading_line(even, 551, 2, 5, "elsewhere")
+    waited = recorded_reading_line(table.assign(waited_ms=[3.4, 0.0]), 551, 2, 5, "elsewhere")
+    assert waited.endswith("both ranks: rank 0 started them 3.4 ms earlier in all, so it waited for rank 1")
+    both = recorded_reading_line(table.assign(waited_ms=[3.4, 0.2]), 551, 2, 5, "elsewhere")
+    assert both.endswith("ended together on both ranks")  # each rank waited in some: no single waiter named
 
 
 def _job_inputs(busy: bool):
@@ -475,7 +479,7 @@ def test_arrival_parts_split_each_wait_into_the_later_start_and_the_longer_compu
     assert parts["left the step before later by (ms)"].iloc[1] == pytest.approx(-1.5)
     assert parts["left the step before later by (ms)"].isna().iloc[0]
     assert arrival_parts_line(parts) == (
-        "this run's 2 steps: 4.0 ms waited (largest: step 1, 3.00), 1.0 ms from later starts, 3.0 ms from the last"
+        "this run's 2 steps, summed: 4.0 ms waited (largest: step 1, 3.00), 1.0 ms from later starts, 3.0 ms from the last"
         " rank's longer compute; the last rank had left the step before's all-reduce -1.5 ms later over 1 of them"
         " (the rest had no profiled step before);"
         " a description of this run's steps, not a verdict"
@@ -492,7 +496,7 @@ def test_arrival_parts_split_each_wait_into_the_later_start_and_the_longer_compu
 
 
 def test_arrival_parts_line_splits_the_compute_share_into_the_work_set_and_the_rest():
-    """Step 0: rank 1 (the straggler, 1 ms set) arrives last: +1; step 1 it arrives first: -1; the rest is ordinary."""
+    """Step 0: rank 1 (the straggler, 1 ms set) arrives last: +1; step 1 it arrives first: -1; the rest is other difference."""
     parts = pd.DataFrame(
         {
             "arrived last": [1, 0],
@@ -503,11 +507,18 @@ def test_arrival_parts_line_splits_the_compute_share_into_the_work_set_and_the_r
         },
         index=pd.Index([0, 1], name="step"),
     )
-    assert "3.0 ms from the last rank's longer compute (0.0 set as extra work, 3.0 ordinary" in arrival_parts_line(
-        parts, (1, 1.0)
+    both = arrival_parts_line(parts, (1, 1.0))  # the rest: -2.0 in step 0, 5.0 in step 1, which holds most of 3.0
+    assert (
+        "3.0 ms from the last rank's longer compute (0.0 set as extra work, 3.0 other compute difference, 5.0 of it in step 1)"
+        in both
     )
-    one = arrival_parts_line(parts.iloc[:1], (1, 1.0))  # the straggler last: its 1 ms set, and -2.0 ordinary
-    assert "-1.0 ms from the last rank's longer compute (1.0 set as extra work, -2.0 ordinary compute difference)" in one
+    one = arrival_parts_line(parts.iloc[:1], (1, 1.0))  # the straggler last: its 1 ms set, and -2.0 the rest
+    assert (
+        "-1.0 ms from the last rank's longer compute (1.0 set as extra work, -2.0 other compute difference, -2.0 of it in step 0)"
+        in one
+    )
+    spread = parts.assign(**{"computed longer by (ms)": [2.0, 0.0]})  # the rest 1.0 and 1.0: no step holds most
+    assert "(0.0 set as extra work, 2.0 other compute difference)" in arrival_parts_line(spread, (1, 1.0))
 
 
 def test_ranks_contention_is_the_worst_rank_and_names_a_rank(tmp_path):
