@@ -230,27 +230,69 @@ def named_host_line(host_calls: pd.DataFrame, host_only_us: float) -> str:
     return f"The calls listed total {named:.0f} us of this step's {host_only_us:.0f} us host-only time; the rest is unlabelled."
 
 
-def gap_memory_line(after: str, before: str, freed: int, allocated: int, x_bytes: int, row_bytes: int, steps: int) -> str:
+def gap_memory_ops(trace: Any, gap: pd.Series, memory_device_type: int | None = None) -> dict[str, list[str]]:
+    """Which op made each block freed or allocated during `gap` (a `gap_table` row of `trace`'s
+    representative step): a freed block by the last allocation at its address (the trace's
+    [memory] events carry it), an allocation by itself; each named by the innermost ATen op then
+    running (analysis.allocations.innermost_op): "code outside any op" where none ran, "before the
+    profile" where the address was not allocated in it.
+
+    Returns:
+        {"freed": ["aten::rsqrt"], "allocated": []}
+    """
+    import gzip
+    import json
+
+    from analysis import representative_step
+    from analysis.allocations import innermost_op
+
+    raw = trace.path.read_bytes()
+    events = json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    mem = [
+        e["args"] | {"ts": e["ts"] - trace.origin_us}
+        for e in events
+        if e.get("name") == "[memory]" and "Addr" in e.get("args", {})
+    ]
+    mem = [m for m in mem if memory_device_type is None or m.get("Device Type") == memory_device_type]
+    start = trace.steps.set_index("step").at[representative_step(trace), "ts"] + gap["start_us"]
+    inside = [m for m in mem if start <= m["ts"] < start + gap["gap_us"]]
+    ops = trace.events[trace.events["cat"] == "cpu_op"]
+
+    def made_by(block: dict) -> str:
+        made = [m for m in mem if m["Addr"] == block["Addr"] and m["Bytes"] > 0 and m["ts"] <= block["ts"]]
+        op = innermost_op(ops, made[-1]["ts"], ("aten::empty",)) if made else "before the profile"
+        return "code outside any op" if op == "?" else op
+
+    return {"freed": [made_by(m) for m in inside if m["Bytes"] < 0], "allocated": [made_by(m) for m in inside if m["Bytes"] > 0]}
+
+
+def gap_memory_line(
+    after: str, before: str, freed: int, allocated: int, x_bytes: int, row_bytes: int, steps: int, made_by: dict | None = None
+) -> str:
     """Exercise 1's answer: what the figure's gap frees and allocates, read from a separate memory
-    profile (the gap with the same ops either side), each size named by what it most likely is.
+    profile (the gap with the same ops either side), each size named and, with `made_by`
+    (`gap_memory_ops`), the ops that made those blocks.
 
     Args:
         after, before: the ops either side of the gap; freed, allocated: its memory events' bytes;
         x_bytes: the input's size; row_bytes: one value per row; steps: the memory profile's steps.
 
     Returns:
-        "aten::pow -> aten::sum, read in a separate 2-step memory profile: freed 0 B (nothing);
-        allocated 4096 B (one value per row, likely mean's result)"
+        "aten::mul -> aten::mul, read in a separate 2-step memory profile: freed 4096 B (one value
+        per row, made in aten::rsqrt); allocated 0 B (nothing)"
     """
-    sizes = {0: "nothing", x_bytes: "x's size, likely a full-size temporary such as pow's x²"}
-    sizes[row_bytes] = "one value per row, likely mean's result"
+    sizes = {0: "nothing", x_bytes: "x's size", row_bytes: "one value per row"}
+    made_by = made_by or {}
 
-    def name(n: int) -> str:
-        return sizes.get(int(n), "a few bytes, likely a Python number made a tensor" if n <= 8 else "another size")
+    def name(n: int, key: str) -> str:
+        size = sizes.get(int(n), "a few bytes" if n <= 8 else "another size")
+        ops = " and ".join(dict.fromkeys(made_by.get(key, [])))
+        return f"{size}, made in {ops}" if n and ops else size
 
     return (
         f"{after} -> {before}, read in a separate {steps}-step memory profile: "
-        f"freed {int(freed)} B ({name(freed)}); allocated {int(allocated)} B ({name(allocated)})"
+        f"freed {int(freed)} B ({name(freed, 'freed')}); allocated {int(allocated)} B ({name(allocated, 'allocated')})"
     )
 
 

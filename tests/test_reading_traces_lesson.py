@@ -239,13 +239,36 @@ def test_gap_memory_line_names_each_size_and_the_separate_profile():
     from lesson.reading_traces import gap_memory_line
 
     line = gap_memory_line("aten::pow", "aten::sum", 0, 4096, 16777216, 4096, 2)
-    assert line == (
-        "aten::pow -> aten::sum, read in a separate 2-step memory profile: freed 0 B (nothing); "
-        "allocated 4096 B (one value per row, likely mean's result)"
+    assert (
+        line
+        == "aten::pow -> aten::sum, read in a separate 2-step memory profile: freed 0 B (nothing); allocated 4096 B (one value per row)"
     )
     assert "x's size" in gap_memory_line("a", "b", 16777216, 8, 16777216, 4096, 2)
     assert "a few bytes" in gap_memory_line("a", "b", 0, 8, 16777216, 4096, 2)
     assert "another size" in gap_memory_line("a", "b", 0, 512, 16777216, 4096, 2)
+    made_by = {"freed": ["aten::rsqrt"], "allocated": []}
+    line = gap_memory_line("aten::mul", "aten::mul", 4096, 0, 16777216, 4096, 2, made_by=made_by)
+    assert line.endswith("freed 4096 B (one value per row, made in aten::rsqrt); allocated 0 B (nothing)")
+
+
+def test_gap_memory_ops_names_the_op_that_allocated_each_freed_address(tmp_path):
+    """A real cpu memory profile of naive: the row-sized block freed between the two muls is
+    rsqrt's result (mean's and add's are freed earlier), told apart by address, not size."""
+    from helpers.backend import select_backend
+
+    from analysis import gap_table
+    from lesson.reading_traces import gap_memory_ops
+
+    backend, x, w = select_backend("cpu"), torch.randn(256, 512), torch.ones(512)
+    with torch.no_grad():
+        r = profile_steps(
+            lambda: rmsnorm_naive(x, w, 1e-6), backend, tmp_path, label="mem", wait=0, warmup=1, active=2, profile_memory=True
+        )
+    trace = load_trace(r.trace_path)
+    gaps = gap_table(trace, memory_device_type=backend.memory_device_type).set_index(["after", "before"])
+    made = {pair: gap_memory_ops(trace, gaps.loc[pair], backend.memory_device_type) for pair in gaps.index}
+    assert made[("aten::mul", "aten::mul")] == {"freed": ["aten::rsqrt"], "allocated": []}
+    assert made[("aten::rsqrt", "aten::mul")]["freed"] == ["aten::add"]
 
 
 def test_eager_fusion_lines_judge_both_op_counts():
