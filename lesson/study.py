@@ -462,6 +462,11 @@ def _bound_lines(
     # the shares and their p10-p90 above say it
     if undecided:
         lines += [f"  undecided, the p10-p90 holds half or reaches within {margin} of it: {', '.join(map(said, undecided))}"]
+    # whether each variant's rounds on the other side of half are the same rounds (cr79 05: "1 of 15" each, unexplained)
+    rs = {n: np.asarray((rounds or {}).get(n, [])) for n in shares if n not in undecided}
+    sides = {tuple(np.flatnonzero((r <= 0.5) if shares[n] > 0.5 else (r > 0.5))) for n, r in rs.items()}
+    if len(rs) > 1 and len(sides) == 1 and sides != {()} and all(r.size for r in rs.values()):
+        lines += ["  the rounds on the other side of half are the same rounds for every variant"]
     return [*lines, f"  {mark} {basis}"]
 
 

@@ -917,3 +917,19 @@ def test_a_variant_with_slow_rounds_says_so_in_the_ranking_and_an_unresolved_pai
     assert [t.get_text() for t in ax.texts] == ["?3.30x", "?3.60x", "1.20x"]
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     assert "?: cannot tell apart, inconclusive, order unresolved\n(the pair's verdict: the table above)" in legend
+
+
+def test_05s_bound_lines_say_when_every_variant_splits_on_the_same_rounds():
+    """cr79 05: each of three byte shares read "1 of 15 rounds under half", and the page never said whether it was one
+    round for all: a line says so where the rounds are the same, and nothing where they differ."""
+    from analysis.verdicts import estimate
+    from lesson.study import _bound_lines
+
+    same = {n: np.array([0.9, 0.9, 0.4, 0.9]) for n in ("a", "b")}
+    shares = {n: float(np.median(r)) for n, r in same.items()}
+    share = estimate("moving its bytes", shares, "of the time", "a model", "a read-only pass", 2)
+    lines = _bound_lines("memory-bound", "moving its bytes", shares, share, rounds=same, mark="†")
+    assert "  the rounds on the other side of half are the same rounds for every variant" in lines
+    assert lines[0].startswith("  memory-bound† (") and lines[-1].startswith("  † estimated")
+    apart = {"a": same["a"], "b": np.array([0.4, 0.9, 0.9, 0.9])}
+    assert not any("same rounds" in line for line in _bound_lines("memory-bound", "x", shares, share, rounds=apart))
