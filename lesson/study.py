@@ -364,13 +364,13 @@ def shape_takeaways(
         shares = {n: float(np.median(v)) for n, v in per_round.items()}
         spreads = {n: p10_p90(v) for n, v in per_round.items()}  # cr57 05 #3
         # its p10-p90 is this block's rounds only, not the estimate's precision: ex.2's block read 0.97 beside 0.92-0.95 (cr77 05 #3)
-        rounds_only = "p10-p90: this block's rounds only (exercise 2's block may fall outside it)"
-        basis = f"time = fixed + per-token × tokens through this call and one {scale} times the tokens, per round; {rounds_only}"
+        rounds_only = "p10-p90: this block's rounds only"  # ex.2's block may fall outside it (its own cell says so)
+        basis = f"the fit's line, time = fixed + per-token × tokens, through this call and one {scale} times its tokens, per round; {rounds_only}"
         held = "below this call's tokens"
         if tokens and s in tokens:
             basis = (
-                f"time = fixed + per-token × tokens through {tokens[s]} and {scale * tokens[s]} tokens, per round; fixed part:"
-                f" that line at 0 tokens; {rounds_only}"
+                f"the fit's line, time = fixed + per-token × tokens, through {tokens[s]} and {scale * tokens[s]} tokens, per round;"
+                f" fixed part: the line at 0 tokens; {rounds_only}"
             )
             held = f"below {tokens[s]} tokens"
         share = estimate("the fixed part per call", shares, "of the time", basis, "what that part is", 2)
@@ -379,15 +379,15 @@ def shape_takeaways(
         lines += [f"  measured: {scale}x the tokens took {took} the time per round ({scale}x if all of it grew with tokens)"]
         lines += _bound_lines(
             "overhead-bound",
-            f"a fixed part per call, if the line holds {held}",  # untested there: a condition, not a finding (cr76 05 #4)
+            f"a fixed part per call, if the fit's line holds {held}",  # untested there: a condition, not a finding (cr76 05 #4)
             shares,
             share,
             spreads=spreads,
-            label="fixed share",
+            label="fixed share = fixed part ÷ time",  # defined where first printed (cr79 05)
             rounds=per_round,
         )
     # the headlines of every shape first, the estimates' footnotes after: 05's block read as too dense to read aloud (cr73 05 M4)
-    notes = [line for line in lines if line.startswith("  * ")]
+    notes = [line for line in lines if line.startswith(("  * ", "  † "))]
     return [line for line in lines if line not in notes] + notes
 
 
@@ -429,6 +429,7 @@ def _bound_lines(
     spreads: dict[str, tuple[float, float]] | None = None,
     label: str = "byte share",
     rounds: dict[str, np.ndarray] | None = None,
+    mark: str = "*",
 ) -> list[str]:
     """A shape's bound read aloud, one line per verdict kind: who is `bound` (over half the time `what`, each
     share as printed, with its per-round p10-p90 where `spreads` has it); who is not (a name in `near_one`,
@@ -437,7 +438,8 @@ def _bound_lines(
     `estimate` verdict). A share whose p10-p90 holds 0.5, or reaches within the ratio rule's margin of it, gets no label:
     touching half is not apart from it, as in a pair verdict. A share whose `rounds` (per-round shares) fall on both sides
     of half says how many fall on the other side: p10 interpolated into a gap between rounds hid a split (cr74 05 #2). One line each, so no clause's "it" points at another line's names (cr43 05 #4).
-    `label` names the kind of share ("byte share", "fixed share"): one unnamed "share" read as the other (cr44 05 #1)."""
+    `label` names the kind of share ("byte share", "fixed share"): one unnamed "share" read as the other (cr44 05 #1).
+    `mark` ties the label to its footnote: "†" for the byte share, so two shapes' footnotes do not both read "*"."""
     from analysis.verdicts import RESOLUTION, relation_of
 
     spreads = spreads or {}
@@ -454,13 +456,18 @@ def _bound_lines(
     listed = ", ".join(map(said, bound_by)) or "none by this estimate"
     rest = ", ".join(said(n) for n in shares if n not in bound_by and n not in undecided)
     basis = share.sentence[share.sentence.index("(estimated") + 1 : -1]  # the verdict's own basis clause
-    lines = [f"  {bound}* (over half the time {what}), {label}{' (p10-p90)' if spreads else ''}: {listed}"]
+    lines = [f"  {bound}{mark} (over half the time {what}), {label}{' (p10-p90)' if spreads else ''}: {listed}"]
     lines += [f"  not {bound}: {rest}"] if rest else []
     # no line for shares whose spread reaches 1: "not told apart from 1 (within 5%)" read as a finding (cr65 05 #1);
     # the shares and their p10-p90 above say it
     if undecided:
         lines += [f"  undecided, the p10-p90 holds half or reaches within {margin} of it: {', '.join(map(said, undecided))}"]
-    return [*lines, f"  * {basis}"]
+    # whether each variant's rounds on the other side of half are the same rounds (cr79 05: "1 of 15" each, unexplained)
+    rs = {n: np.asarray((rounds or {}).get(n, [])) for n in shares if n not in undecided}
+    sides = {tuple(np.flatnonzero((r <= 0.5) if shares[n] > 0.5 else (r > 0.5))) for n, r in rs.items()}
+    if len(rs) > 1 and len(sides) == 1 and sides != {()} and all(r.size for r in rs.values()):
+        lines += ["  the rounds on the other side of half are the same rounds for every variant"]
+    return [*lines, f"  {mark} {basis}"]
 
 
 def _bytes_evidence(pairs: list, allocs: dict[str, float]) -> list[str]:
@@ -1025,7 +1032,8 @@ def _memory_bound(ranking: Ranking, floor: FloorCheck, block: dict[str, Timing],
     # densest line of 05's output)
     basis = (
         f"byte share = alloc_over_input (at least 1) × the {rate}'s time ÷ the variant's time, per round:"
-        " each full-size tensor allocated, written and read once"
+        " each full-size tensor allocated, written and read once; bytes from allocation only (exercise 1 also counts"
+        " them from the source: more bytes, a larger share)"
     )
     triad = f" (spread {block[reference].spread:.2f}; used because the copy failed its check)"
     basis += "" if floor.ok else f", at the triad's rate{triad}"
@@ -1033,6 +1041,13 @@ def _memory_bound(ranking: Ranking, floor: FloorCheck, block: dict[str, Timing],
     share = estimate(subject, shares, "of the time", basis, "a read-only pass (mean), which allocates nothing", 2)
     near_one = {n for n, r in at_rate.items() if not judge_ratio(r).measurable}  # CANNOT_TELL from its bytes' time
     lines = _bound_lines(
-        "memory-bound", subject, shares, share, near_one, spreads, rounds={n: 1 / r.per_round for n, r in at_rate.items()}
+        "memory-bound",
+        subject,
+        shares,
+        share,
+        near_one,
+        spreads,
+        rounds={n: 1 / r.per_round for n, r in at_rate.items()},
+        mark="†",
     )
     return [*(line.removeprefix("  ") for line in lines[:-1]), *held_back, lines[-1].removeprefix("  ")]

@@ -281,18 +281,19 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     assert pairs == [("fused", "naive"), ("compiled", "naive"), ("compiled", "fused")]
     assert lines[1:] == [  # one copy's bytes each; every variant gets a label and its share
         "  farthest: fused 3.60x",  # a line of its own
-        "  memory-bound* (over half the time moving its bytes at the copy's rate, allocation included), byte share (p10-p90):"
+        "  memory-bound† (over half the time moving its bytes at the copy's rate, allocation included), byte share (p10-p90):"
         " compiled 1.00 (1.00-1.00)",
         "  not memory-bound: naive 0.30 (0.30-0.30), fused 0.28 (0.28-0.28)",
-        "  * estimated, not measured: byte share = alloc_over_input (at least 1) × the copy's time ÷ the variant's"
-        " time, per round: each full-size tensor allocated, written and read once; this estimate cannot show a read-only"
+        "  † estimated, not measured: byte share = alloc_over_input (at least 1) × the copy's time ÷ the variant's"
+        " time, per round: each full-size tensor allocated, written and read once; bytes from allocation only (exercise 1"
+        " also counts them from the source: more bytes, a larger share); this estimate cannot show a read-only"
         " pass (mean), which allocates nothing",  # the share's formula, in the footnote
     ]
     # not recorded (neuron may record no allocation): no share, where one copy's would call naive "not memory-bound"
     unrecorded = {**ONE_COPY, ("large", "naive"): math.nan}
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=unrecorded)
     assert "  byte share of naive: withheld, alloc_over_input not recorded" in lines
-    assert lines[3] == "  not memory-bound: fused 0.28 (0.28-0.28)" and lines[-1].startswith("  * estimated")
+    assert lines[3] == "  not memory-bound: fused 0.28 (0.28-0.28)" and lines[-1].startswith("  † estimated")
     assert shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)[2:] == [
         "  byte share of naive, fused, compiled: withheld, alloc_over_input not recorded"
     ]
@@ -330,7 +331,7 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     assert far == f"  farthest: naive 3.30x and fused 3.35x {SAME}"  # a tie at the far end is named, not dropped
     assert (
         "withheld" not in "".join(lines)
-        and "  memory-bound* (over half the time moving its bytes at the copy's rate, allocation included), byte share"
+        and "  memory-bound† (over half the time moving its bytes at the copy's rate, allocation included), byte share"
         " (p10-p90): compiled 0.91 (0.91-0.91)"
         == lines[2]
     )
@@ -343,7 +344,7 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
         "this shape's result is the pairs above (timed in the same rounds; no copy needed)"
     )
     assert lines[1] == (
-        "  memory-bound* (over half the time moving its bytes at the triad's rate), byte share (p10-p90): compiled 0.73 (0.73-0.73)"
+        "  memory-bound† (over half the time moving its bytes at the triad's rate), byte share (p10-p90): compiled 0.73 (0.73-0.73)"
     )
     assert "× the triad's time ÷ the variant's time" in lines[-1]  # the formula, the triad's
     assert (
@@ -441,20 +442,19 @@ def test_05s_takeaway_estimates_the_small_shapes_fixed_part_without_the_copy():
     )
     assert (
         lines[2]
-        == "  overhead-bound* (over half the time a fixed part per call, if the line holds below this call's tokens), fixed share"
-        " (p10-p90): compiled 0.90 (0.90-0.90)"
+        == "  overhead-bound* (over half the time a fixed part per call, if the fit's line holds below this call's tokens),"
+        " fixed share = fixed part ÷ time (p10-p90): compiled 0.90 (0.90-0.90)"
     )
     assert lines[3] == "  not overhead-bound: naive 0.10 (0.10-0.10), fused 0.07 (0.07-0.07)"  # one line per verdict kind
     assert (
-        lines[4].startswith("  * estimated, not measured: time = fixed + per-token × tokens through this call")
+        lines[4].startswith("  * estimated, not measured: the fit's line, time = fixed + per-token × tokens, through this call")
         and "between" not in lines[4]
     )
     ranged = shape_takeaways({"small": ranking}, {"small": small}, {"small": block}, by_tokens, tokens={"small": 8})
-    assert (
-        "through 8 and 64 tokens, per round; fixed part: that line at 0 tokens"
-        "; p10-p90: this block's rounds only (exercise 2's block may fall outside it);"
-        in ranged[4]
-        and ranged[2].startswith("  overhead-bound* (over half the time a fixed part per call, if the line holds below 8 tokens)")
+    assert "through 8 and 64 tokens, per round; fixed part: the line at 0 tokens; p10-p90: this block's rounds only;" in ranged[
+        4
+    ] and ranged[2].startswith(
+        "  overhead-bound* (over half the time a fixed part per call, if the fit's line holds below 8 tokens)"
     )  # the label rests on the line where it is untested: a condition, not a finding (cr76 05 #4)
 
     busy = {n: replace(t, contention=Contention(1.0, 0.5, None, None)) for n, t in by_tokens.items()}
@@ -530,7 +530,7 @@ def test_05s_bound_label_holds_back_a_share_whose_per_round_spread_holds_half():
     )
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=ONE_COPY)
     assert lines[2].startswith(
-        "  memory-bound* (over half the time moving its bytes at the copy's rate, allocation included), byte share (p10-p90):"
+        "  memory-bound† (over half the time moving its bytes at the copy's rate, allocation included), byte share (p10-p90):"
         " compiled 0.91 (0.91-0.91)"
     )
     assert "  undecided, the p10-p90 holds half or reaches within 5% of it: naive 0.49 (0.38-0.67)" in lines
@@ -917,3 +917,19 @@ def test_a_variant_with_slow_rounds_says_so_in_the_ranking_and_an_unresolved_pai
     assert [t.get_text() for t in ax.texts] == ["?3.30x", "?3.60x", "1.20x"]
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     assert "?: cannot tell apart, inconclusive, order unresolved\n(the pair's verdict: the table above)" in legend
+
+
+def test_05s_bound_lines_say_when_every_variant_splits_on_the_same_rounds():
+    """cr79 05: each of three byte shares read "1 of 15 rounds under half", and the page never said whether it was one
+    round for all: a line says so where the rounds are the same, and nothing where they differ."""
+    from analysis.verdicts import estimate
+    from lesson.study import _bound_lines
+
+    same = {n: np.array([0.9, 0.9, 0.4, 0.9]) for n in ("a", "b")}
+    shares = {n: float(np.median(r)) for n, r in same.items()}
+    share = estimate("moving its bytes", shares, "of the time", "a model", "a read-only pass", 2)
+    lines = _bound_lines("memory-bound", "moving its bytes", shares, share, rounds=same, mark="†")
+    assert "  the rounds on the other side of half are the same rounds for every variant" in lines
+    assert lines[0].startswith("  memory-bound† (") and lines[-1].startswith("  † estimated")
+    apart = {"a": same["a"], "b": np.array([0.4, 0.9, 0.9, 0.9])}
+    assert not any("same rounds" in line for line in _bound_lines("memory-bound", "x", shares, share, rounds=apart))
