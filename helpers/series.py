@@ -116,7 +116,7 @@ NOTEBOOKS = (
     NotebookInfo(
         "02_naive_rmsnorm",
         "naive RMSNorm: ops, memory, gaps",
-        "about one compiled program (NEFF) per op and shape; fewer where eager ops are fused (documented, N40)",
+        "about one compiled program (NEFF) per op and shape; fewer where eager ops are fused (expected; the fusion is documented, N40)",
         "kernels on cuda, ATen ops on cpu",
         neuron_facts=("N6", "N9", "N19", "N20", "N22", "N40", "N41"),
     ),

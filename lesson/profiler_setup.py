@@ -316,7 +316,7 @@ def warmup_answer(verdict: Verdict) -> str:
     return f"does the first recorded step read longer without a warm-up? {said}"
 
 
-EXPECTED_SHARE = "expected (explained, not measured): copy_ writes TOKENS x out values, the matmul computes TOKENS x in x out, so op counts give a share of 1/in (out cancels): 4x smaller for Linear 2; a fixed per-call cost of copy_ (not tested) could explain a measured drop below 4x"
+EXPECTED_SHARE = "expected (explained, not measured): copy_ writes TOKENS x out values, the matmul computes TOKENS x in x out, so op counts give a share of 1/in (out cancels): 4x smaller for Linear 2; a fixed per-call cost of copy_ (not tested) would show as a drop below 4x, the ranges' whole span under it"
 
 
 def larger_hidden_answer(

@@ -1033,7 +1033,7 @@ def _memory_bound(ranking: Ranking, floor: FloorCheck, block: dict[str, Timing],
     basis = (
         f"byte share = alloc_over_input (at least 1) × the {rate}'s time ÷ the variant's time, per round:"
         " each full-size tensor allocated, written and read once; bytes from allocation only (exercise 1 also counts"
-        " them from the source: more bytes, a larger share)"
+        " them from the source: more bytes, a share that can pass 1, the copy's own allocation being in its time)"
     )
     triad = f" (spread {block[reference].spread:.2f}; used because the copy failed its check)"
     basis += "" if floor.ok else f", at the triad's rate{triad}"

@@ -286,7 +286,7 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
         "  not memory-bound: naive 0.30 (0.30-0.30), fused 0.28 (0.28-0.28)",
         "  † estimated, not measured: byte share = alloc_over_input (at least 1) × the copy's time ÷ the variant's"
         " time, per round: each full-size tensor allocated, written and read once; bytes from allocation only (exercise 1"
-        " also counts them from the source: more bytes, a larger share); this estimate cannot show a read-only"
+        " also counts them from the source: more bytes, a share that can pass 1, the copy's own allocation being in its time); this estimate cannot show a read-only"
         " pass (mean), which allocates nothing",  # the share's formula, in the footnote
     ]
     # not recorded (neuron may record no allocation): no share, where one copy's would call naive "not memory-bound"
