@@ -129,7 +129,7 @@ class GeneratedKernel:
         """The lines notebook 04 prints."""
         lines = [
             f"Inductor generated {len(self.names)} kernel(s): {', '.join(self.names)}",
-            f"it reads {len(self.reads)} buffer(s) ({', '.join(self.reads)}) and writes {len(self.writes)} "
+            f"it reads {len(self.reads)} input buffer(s) ({', '.join(self.reads)}) and writes {len(self.writes)} "
             f"({', '.join(self.writes)}).",
             "its loops and statements, in order (int64 casts, bounds checks and accumulator set-up left out):",
             *(f"    {line}" for line in self.outline),

@@ -77,7 +77,7 @@ class RecordedSteps:
 def apart_in_time(recorded: Timing, steady: Timing, busy: bool = False) -> str:
     """What this run's two ranges, timed at different moments, can mean, by where they lie (cold reads cr77 01 #3,
     cr78 01: "timed apart" read as the verdict word); busy: nothing."""
-    cost = "The profiler's own cost is measured in 'What the profiler costs'."
+    cost = "The profiler's per-call cost is measured in 'What the profiler costs'; its start-up is not timed."
     if busy:
         return f"A busy block's ranges conclude nothing. {cost}"
     said = "These ranges were timed at different moments, not interleaved"
@@ -316,7 +316,7 @@ def warmup_answer(verdict: Verdict) -> str:
     return f"does the first recorded step read longer without a warm-up? {said}"
 
 
-EXPECTED_SHARE = "expected (explained, not measured): copy_ writes TOKENS x out values, the matmul computes TOKENS x in x out, so op counts give a share of 1/in (out cancels): 4x smaller for Linear 2; a fixed per-call cost of copy_ (not tested) would show as a drop below 4x, the ranges' whole span under it"
+EXPECTED_SHARE = "expected (explained, not measured): copy_ writes TOKENS x out values, the matmul computes TOKENS x in x out, so op counts give a share of 1/in (out cancels): 4x smaller for Linear 2; a fixed per-call cost of copy_ would show as a drop below 4x: the span above wholly under 4"
 
 
 def larger_hidden_answer(

@@ -436,7 +436,7 @@ def recorded_reading_line(table: pd.DataFrame, step: int, together: int, collect
     who = ""  # two ranks, one of them credited: it started earlier, so it waited for the other
     if len(waited) == 2 and (waited > 0).sum() == 1:
         first, other = waited.idxmax(), waited.idxmin()
-        who = f": rank {first} started them {waited[first]:.1f} ms earlier in all, so it waited for rank {other}"
+        who = f": rank {first} started them {waited[first]:.1f} ms earlier in all, so it waited, for rank {other} or another of the job's ranks"
     return (
         f"step {step} [{origin}], one step: a reading, not a verdict: {longer('outside_ms')} the collectives, "
         f"{longer('collective_ms')}; waited_ms counts only the {together} of {collectives} collectives "

@@ -183,7 +183,7 @@ def test_recorded_steps_judges_a_real_cpu_profile_against_a_steady_state(tmp_pat
     assert steps.device_time[0] is False and steps.lines[-1] == steps.device_time[1]
     assert len(steps.lines) == 5 and re.fullmatch(r"recorded steps \(us\): #1 \d+(, #\d \d+){4}", steps.lines[1])
     assert (
-        "above" in steps.lines[2] and "The profiler's own cost is measured in 'What" in steps.lines[3]
+        "above" in steps.lines[2] and "The profiler's per-call cost is measured in 'What" in steps.lines[3]
     )  # a reading, never the cost
     same = Timing("steady state", steps.recorded.samples_us.copy(), 1)  # the same steps: never a measurable gap
     assert (
