@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 import time
 import traceback
@@ -81,10 +82,18 @@ def rank_device(name: str, local_rank: int) -> torch.device:
     return torch.device(name)
 
 
+def _stopped_by_launcher(signum: int, frame: object) -> None:
+    """torchrun stops the other ranks with SIGTERM when one fails; raised here, the stop reaches the error file
+    below like any failure (a rank stopped before gloo reported the closed connection wrote none: 08 then listed one
+    rank where two failed, in one CI run)."""
+    raise SystemExit(f"stopped by its launcher (signal {signum}), as torchrun stops the other ranks when one fails")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     rank = int(os.environ["RANK"])
     out = Path(args.out)
+    signal.signal(signal.SIGTERM, _stopped_by_launcher)
     try:
         torch.set_num_threads(1)  # one core per rank: ranks must not fight over the same cores
         dist.init_process_group(args.backend, timeout=timedelta(seconds=args.timeout_s))
