@@ -108,8 +108,6 @@ def recorded_steps(
         A RecordedSteps: the table's sort key, (captured, why), the recorded steps and the lines to print.
     """
     captured, why = judge_device_time(backend, table, True, neuron)
-    if not backend.has_device_timeline:  # the labels' self rows are host time, not compute (cold read cr79 01)
-        why = f"device time not captured: {backend.name} has no separate device timeline; the CPU columns hold compute and host time (the labels' self rows)."
     per_step = step_summary(trace)["step_us"]
     recorded = Timing("recorded steps", per_step.to_numpy(), 1, contention)
     verdict = judge_timings("recorded steps", recorded, "steady state", steady)
