@@ -202,16 +202,15 @@ def warmup_explanation(verdict: Verdict, backend: Any) -> list[str]:
 
     Returns:
         One line: busy -> why nothing is concluded; otherwise what warm-up steps discard (the profiler's own
-        start-up; on cuda/Trainium also loading and compiling) and why this test cannot tell that from a fresh
-        model's first call (each profile starts both anew).
+        start-up) and that the exercise calls each fresh model once untimed first, so only the profiler's start-up
+        differs (cold read cr81: 01's cell 5 and this line now say the same); on Trainium, that a compile can remain (N20).
     """
     if verdict.kind == "busy":
         return ["why: the machine was busy during the profiles, so they conclude nothing; rerun on a quiet machine"]
-    costs = "the profiler's own start-up" + ("" if backend.name == "cpu" else ", plus loading and compiling")
+    left = " (on Trainium a compile can still land in a profile, N20)" if backend.name == "neuron" else ""
     return [
-        f"why (explained, not measured): warm-up steps discard {costs}; each profile here starts a new profiler"
-        " and a new model, so a longer first step could be the profiler's start-up or the fresh model's first call:"
-        " this test can tell whether it is longer, not which of the two"
+        "why (explained, not measured): warm-up steps discard the profiler's own start-up; each fresh model here"
+        f" had one untimed call before its profile, so its first-call cost stays out and only the profiler's start-up differs{left}"
     ]
 
 
@@ -283,13 +282,15 @@ def documented_neuron_call(backend_name: str) -> str:
         backend_name: this run's backend ("cpu", "cuda").
 
     Returns:
-        Four lines: the label, the import (as lesson/neuron_profiler.py makes it), the documented
-        NeuronConfig, and how torch.profiler takes it.
+        Five lines: the label, the import (as lesson/neuron_profiler.py makes it), the documented
+        NeuronConfig with the optional keywords the series passes where accepted (cold read cr81: without
+        neff_cache_dir no NEFFs reach the profile folder, N14), and how torch.profiler takes it.
     """
     return (
         f"not built on {backend_name}; what Trainium would run (AWS docs, N9; not run here):\n"
         "  from torch_neuronx.profiling import NeuronConfig, NeuronProfiler, ProfileMode\n"
         "  cfg = NeuronConfig(modes=[ProfileMode.DEVICE, ProfileMode.RUNTIME], profile_output_dir=...)  # NEURON_PROFILE 'device' (shown): DEVICE+RUNTIME; 'system': RUNTIME only\n"
+        "  # the series also passes, where accepted: neff_cache_dir=..., max_events_per_nc=MAX_EVENTS_PER_NC, capture_enabled_for_nc=... (N10; N14: without neff_cache_dir no NEFFs in the profile folder)\n"
         "  profile(activities=[CPU, PrivateUse1], experimental_config=cfg, on_trace_ready=NeuronProfiler(cfg).export_trace, ...)"
     )
 
