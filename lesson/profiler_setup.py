@@ -24,7 +24,7 @@ from torch.profiler import profile, schedule
 
 from analysis.contention import Contention, contention_between, read_counters
 from analysis.steps import step_summary
-from analysis.timing import Timing
+from analysis.timing import Timing, p10_p90
 from analysis.verdicts import Verdict, judge_timings, machine_line
 from lesson.neuron_profiler import NeuronProfilerSetup
 from lesson.profiling import judge_device_time
@@ -150,6 +150,9 @@ def cost_takeaway(
         "at most +6%": a p90 is no maximum, cr75). Where a median reads below 1, a last line says that is noise: 01 times with
         `time_interleaved(..., alternate=True)` (cold reads cr72, cr77), and the profiler only adds work. Where both calls are given, a line says the two are not
         judged against each other here (Exercise 2 does: cold read cr76 read the line as "the tiny call pays more").
+        Where not measurable (and not busy), the extra microseconds per call (median, p10-p90) and the bare median are
+        still printed, marked a reading, not a verdict, with a line saying why a range cannot tell (cold read cr81:
+        the intro promises the profiler's cost and the page printed no microseconds).
     """
     parts = []
     for name, verdict in verdicts.items():
@@ -167,7 +170,15 @@ def cost_takeaway(
                 said += f": ratio {spread}, median {shown}"  # the range first: it carries the verdict (cr78 01)
                 if verdict.p90 > 1:  # where the rounds lie, not a bound (cr75); an order statistic: "about", "at or" (cr78)
                     said += f", about 90% of rounds at or under +{_percent(verdict.p90 - 1)} (p90)"
+                if extra_us and name in extra_us and bare_us and name in bare_us:  # the cost in us, always (cr81 01)
+                    low, high = p10_p90(extra_us[name])
+                    said += (
+                        f"\n  a reading, not a verdict: {np.median(extra_us[name]):+,.1f} us per call"
+                        f" (p10-p90 {low:+,.1f} to {high:+,.1f}) on a bare call of {bare_us[name]:,.1f} us"
+                    )
         parts.append(f"{name} call: {said}")
+    if any(not v.measurable and v.kind != "busy" for v in verdicts.values()):  # why "cannot tell" (cr81 01)
+        parts.append("cannot tell: at these call sizes the rounds vary by as much as the profiler's cost")
     if {"lesson", "tiny"} <= verdicts.keys():  # each against 1, not against each other (cr76 01)
         parts.append("tiny against lesson: not judged here (Exercise 2)")
     if any(v.kind != "busy" and v.median < 1 for v in verdicts.values()):  # the profiler only adds work (cr77)
