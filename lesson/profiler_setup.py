@@ -174,11 +174,11 @@ def cost_takeaway(
                     low, high = p10_p90(extra_us[name])
                     said += (
                         f"\n  a reading, not a verdict: {np.median(extra_us[name]):+,.1f} us per call"
-                        f" (p10-p90 {low:+,.1f} to {high:+,.1f}) on a bare call of {bare_us[name]:,.1f} us"
+                        f" (p10-p90 {low:+,.1f} to {high:+,.1f}), bare {bare_us[name]:,.1f} us"
                     )
         parts.append(f"{name} call: {said}")
     if any(not v.measurable and v.kind != "busy" for v in verdicts.values()):  # why "cannot tell" (cr81 01)
-        parts.append("cannot tell: at these call sizes the rounds vary by as much as the profiler's cost")
+        parts.append("cannot tell: the rounds vary by as much as the cost")
     if {"lesson", "tiny"} <= verdicts.keys():  # each against 1, not against each other (cr76 01)
         parts.append("tiny against lesson: not judged here (Exercise 2)")
     if any(v.kind != "busy" and v.median < 1 for v in verdicts.values()):  # the profiler only adds work (cr77)
@@ -301,7 +301,7 @@ def documented_neuron_call(backend_name: str) -> str:
         f"not built on {backend_name}; what Trainium would run (AWS docs, N9; not run here):\n"
         "  from torch_neuronx.profiling import NeuronConfig, NeuronProfiler, ProfileMode\n"
         "  cfg = NeuronConfig(modes=[ProfileMode.DEVICE, ProfileMode.RUNTIME], profile_output_dir=...)  # NEURON_PROFILE 'device' (shown): DEVICE+RUNTIME; 'system': RUNTIME only\n"
-        "  # the series also passes, where accepted: neff_cache_dir=..., max_events_per_nc=MAX_EVENTS_PER_NC, capture_enabled_for_nc=... (N10; N14: without neff_cache_dir no NEFFs in the profile folder)\n"
+        "  # also passed where accepted (N10, N14): neff_cache_dir=..., max_events_per_nc=..., capture_enabled_for_nc=...\n"
         "  profile(activities=[CPU, PrivateUse1], experimental_config=cfg, on_trace_ready=NeuronProfiler(cfg).export_trace, ...)"
     )
 

@@ -117,13 +117,13 @@ def test_cost_takeaway_states_a_ratio_only_where_measurable():
     line = cost_takeaway(verdicts, extra)
     assert line.endswith(
         "\ntiny call: costlier, 1.20x (p10-p90 1.09-1.33), +2.5 us per call"
-        "\ncannot tell: at these call sizes the rounds vary by as much as the profiler's cost"  # why, for the lesson call (cr81)
+        "\ncannot tell: the rounds vary by as much as the cost"  # why, for the lesson call (cr81)
         "\ntiny against lesson: not judged here (Exercise 2)"
     )
     bare_line = cost_takeaway(verdicts, extra, {"lesson": 3000.0, "tiny": 25.04})
     assert "+2.5 us per call on a bare call of 25.0 us\n" in bare_line
     # cr81 01: the inconclusive call's cost in us is printed too, as a reading with its p10-p90 (order statistics)
-    assert "\n  a reading, not a verdict: +5.0 us per call (p10-p90 -141.0 to +12.0) on a bare call of 3,000.0 us\n" in bare_line
+    assert "\n  a reading, not a verdict: +5.0 us per call (p10-p90 -141.0 to +12.0), bare 3,000.0 us\n" in bare_line
     assert "bare" not in line.split("\n", 1)[1].replace("profiled / bare", "") and line.count("us per call") == 1
     busy = dataclasses.replace(verdicts["lesson"], kind="busy")
     assert cost_takeaway({"lesson": busy}, extra).endswith("\nlesson call: busy")  # one call: no clause against the other
