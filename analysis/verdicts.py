@@ -223,6 +223,7 @@ class Verdict:
     direction_word: str = ""  # judge_ratio's own word for the side of 1 ("longer compute"), shown in the table
     within_noise: bool = False  # "no measurable difference" with both sides inside the margin: the noise is the finding
     not_apart: str = ""  # ranges not told apart: how ("one range lies inside the other", "the ranges overlap", ...)
+    reason: str = ""  # judge_ranges' inconclusive verdict: why, from the rule's own numbers (how + the joint span); 02 prints it
     median_is_midpoint: bool = False  # a range verdict's `median` is the midpoint of the subject's p10-p90, not its median
 
     def __str__(self) -> str:
@@ -502,7 +503,13 @@ def judge_ranges(
     else:  # 01's warm-up ranges 3.4-3.7 against 3.1-3.3 ms read "no measurable difference" as "no difference"
         text = f"this run cannot tell {subject} and {reference} apart: {why}: inconclusive, not a finding that they are equal ({shown}, {spread})"
     how = _how_not_apart((a10, a90), (b10, b90))
-    return Verdict(kind="no measurable difference", sentence=text, within_noise=noise, not_apart=how, **fields)
+    # 02's "cannot tell apart, inconclusive (5% margin)" for medians 2.8% apart left the rule off the page (cr81 02 #1)
+    reason = (
+        ""
+        if noise or low <= 0
+        else f"{how}, and together they span {high / low - 1:.1%}, more than the {_margin_percent()}% margin"
+    )
+    return Verdict(kind="no measurable difference", sentence=text, within_noise=noise, not_apart=how, reason=reason, **fields)
 
 
 def _ranges_not_apart(a: tuple[float, float], b: tuple[float, float]) -> tuple[str, tuple[float, float], tuple[float, float]]:

@@ -97,8 +97,11 @@ def test_profiled_mean_line_judges_the_calls_own_range_so_one_slow_step_does_not
     # cr77 02 #1: four calls inside the timer's range and one slow one: a mean of 118,827 read "measurably above"
     assert profiled_mean_line(prof(112_100.0, 108_600.0, 105_800.0, 107_400.0, 160_200.0), timer) == (
         "naive, profiler on: 5 calls, median 108,600 us, min-max 105,800-160,200 us; timer, profiler off: "
-        "p10-p90 106,299-112,195 us: cannot tell apart, inconclusive (5% margin)"
+        "p10-p90 106,299-112,195 us: cannot tell apart, inconclusive: one range lies inside the other, and together they span "
+        "51.4%, more than the 5% margin"  # cr81 02 #1: the rule's numbers on the line
     )
+    apart = profiled_mean_line(prof(*[101_085.0] * 4, 126_427.0), SimpleNamespace(p10_us=98_192.0, p90_us=100_666.0))
+    assert apart.endswith("inconclusive: ranges not 5% apart, and together they span 28.8%, more than the 5% margin")
     assert "us: measurably above" in profiled_mean_line(prof(*[130_000.0] * 5), timer)
     assert "us: measurably below" in profiled_mean_line(prof(*[90_000.0] * 5), timer)
     near = SimpleNamespace(p10_us=99_230.0, p90_us=100_941.0)  # cr75: 99,015 us just under p10 is no finding

@@ -135,6 +135,9 @@ def test_ranges_that_touch_are_not_measurably_apart():
     near = judge_ranges("rank 1 exit", (10.1, 12.0), "rank 0 exit", (8.0, 10.0), unit="ms")  # apart by 1%: not a finding
     assert near.kind == "no measurable difference" and near.word == "inconclusive (ranges not 5% apart)"
     assert "the ranges lie 0.1 ms (1.0%) apart, inside the 5% margin" in str(near)
+    # cr81 02 #1: the inconclusive verdict's reason from the rule's own numbers; the noise verdict has none
+    assert near.reason == "ranges not 5% apart, and together they span 50.0%, more than the 5% margin"
+    assert inside.reason == "" and touching.reason.startswith("the ranges touch, and together they span 50.0%")
     apart = judge_ranges("rank 1 exit", (10.6, 12.0), "rank 0 exit", (8.0, 10.0), unit="ms")
     assert apart.kind == "slower" and "measurably above" in str(apart)
     # 01's exercise 2 (run 20261206T104608Z): ratio ranges 0.005 apart read "measurably above"
