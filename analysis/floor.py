@@ -319,12 +319,15 @@ class Ranking:
         return f"{self.label}, from closest to the copy: {ranked} (median per-round ratio to the copy)"
 
     def table(self) -> Any:
-        """One row per variant in ranking order (the names as given where withheld): its ratio to the copy and p10-p90."""
+        """One row per variant in ranking order (the names as given where withheld): its ratio to the copy and p10-p90,
+        and `not_told_apart_from`: the others in its group of `tiers` (cr81 05: a tie showed only in the sentence below)."""
         import pandas as pd
 
         names = self.order or list(self.over_floor)
+        group = {n: [m for m in t if m != n] for t in self.tiers() for n in t}
         rows = [
-            {"variant": n, "over_copy": r.median, "p10": r.p10, "p90": r.p90} for n, r in ((n, self.over_floor[n]) for n in names)
+            {"variant": n, "over_copy": r.median, "p10": r.p10, "p90": r.p90, "not_told_apart_from": ", ".join(group.get(n, []))}
+            for n, r in ((n, self.over_floor[n]) for n in names)
         ]
         return pd.DataFrame(rows).set_index("variant").round(3)
 

@@ -78,6 +78,8 @@ def test_one_ranking_orders_by_the_ratio_to_the_copy_and_judges_every_pair():
     ranking = rank_over_floor(timings, ["naive", "fused", "compiled"], floor, "large")
     assert ranking.order == ["compiled", "naive", "fused"] and ranking.gate is None
     assert list(ranking.table().index) == ranking.order and ranking.table()["over_copy"].iloc[0] == pytest.approx(1.2)
+    tiers = ranking.tiers()  # each row names the others of its group (cr81 05: the tie beside the rows)
+    assert all(ranking.table().at[n, "not_told_apart_from"] == ", ".join(m for m in t if m != n) for t in tiers for n in t)
     kinds = {(v.subject, v.reference): v.kind for v in ranking.verdicts}
     assert kinds == {("naive", "fused"): "faster", ("naive", "compiled"): "slower", ("fused", "compiled"): "slower"}
     claims = ranking.claims(lambda n: f"{n}_over_copy", lambda a, b: f"{b}_speedup_over_{a}")
