@@ -1036,7 +1036,7 @@ def _memory_bound(ranking: Ranking, floor: FloorCheck, block: dict[str, Timing],
     # densest line of 05's output)
     basis = (
         f"byte share = alloc_over_input (at least 1) × the {rate}'s time ÷ the variant's time, per round:"
-        " each full-size tensor allocated, written and read once. These bytes come from allocation only; exercise 1"
+        " each full-size tensor allocated, written and read once. Bytes from allocation only; exercise 1"
         " counts them from the source, which gives more bytes and a share that can pass 1"
     )  # cr81 05 M2: one unparsable parenthesis split into plain sentences
     if rate == "copy":  # the copy reached about half the triad: "memory-bound" is relative to it, not to peak memory
