@@ -70,7 +70,7 @@ class FloorCheck:
     problems: list[str] = field(default_factory=list)
     memory_bound: bool = True  # whether the bandwidths were compared (see check_floor)
     bytes_moved: int = 0  # read and written by one copy
-    measurements: int = 1  # how many times time_with_floor measured it (a failed floor is measured again)
+    measurements: int = 1  # how many times time_with_floor measured it (a failed floor or slow rounds: measured again)
 
     @property
     def ok(self) -> bool:
@@ -92,7 +92,11 @@ class FloorCheck:
         spread = decimals_apart(self.copy_spread, WIDE_SPREAD)  # 0.249 is not printed as the limit's 0.25
         # "passed its check", not "sound": the check only catches a copy far off the triad (cr72 05 #3); without the
         # bandwidth comparison "passed" read as a byte floor where the copy times a call (cr75 05 #3)
-        which, floor = ("its check", "") if self.memory_bound else ("its spread check", "; no bandwidth check: a per-call floor")
+        which, floor = (
+            ("its check", "")
+            if self.memory_bound
+            else ("its spread check", "; no bandwidth check: the bytes stay in the caches, A3")
+        )
         return f"copy floor passed {which} ({bandwidth}spread {spread}, at most {WIDE_SPREAD} allowed{floor})"
 
     def explain(self, copy_into_over_probe: float | None = None) -> str:
@@ -186,11 +190,13 @@ def time_with_floor(
     **timing: Any,
 ) -> tuple[dict[str, Timing], FloorCheck]:
     """Time `cases` interleaved (analysis.timing.time_interleaved) and check the copy floor on the
-    same rounds; a floor that fails its check is measured again, up to `attempts` times in all.
+    same rounds; a block whose floor fails its check, or where a case has slow rounds (`slow_rounds`), is
+    measured again, up to `attempts` times in all.
 
     Why: every ratio to the copy is only as good as the copy's own timing, and a single disturbed
     block should not withhold a ranking that a second measurement can give; a floor that fails
-    every time stays flagged, and its problems say why.
+    every time stays flagged, and its problems say why. Slow rounds in a variant move every verdict
+    it is in (cr81 05 M1: "rerun this cell" was printed, not done), so they are re-timed too.
 
     Args:
         cases: the callables to time; they must include `copy` and `probe` (a triad_probe).
@@ -206,7 +212,7 @@ def time_with_floor(
     for made in range(1, max(1, attempts) + 1):
         timings = time_interleaved(cases, backend, **timing)
         floor = check_floor(timings[copy], timings[probe], bytes_moved, memory_bound=memory_bound)
-        if floor.ok:
+        if floor.ok and not any(slow_rounds(t) for t in timings.values()):
             break
     return timings, replace(floor, measurements=made)
 
@@ -259,9 +265,9 @@ class Ranking:
     slow: dict[str, int] = field(default_factory=dict)  # name -> its slow rounds (`slow_rounds`), where it has any
 
     def slow_mark(self, name: str) -> str:
-        """ " (2 slow rounds: rerun the timing)" after a name whose rounds include slow ones, else "": its ratios and
+        """ " (from its 2 slow rounds)" after a name whose rounds include slow ones, else "": its ratios and
         verdicts rest on those rounds (cr77 05: only the timing cell's line said so, not the ranking it moved)."""
-        return f" ({self.slow[name]} slow rounds: rerun the timing)" if self.slow.get(name) else ""
+        return f" (from its {self.slow[name]} slow rounds)" if self.slow.get(name) else ""
 
     @property
     def verdicts(self) -> list[Verdict]:
@@ -313,12 +319,15 @@ class Ranking:
         return f"{self.label}, from closest to the copy: {ranked} (median per-round ratio to the copy)"
 
     def table(self) -> Any:
-        """One row per variant in ranking order (the names as given where withheld): its ratio to the copy and p10-p90."""
+        """One row per variant in ranking order (the names as given where withheld): its ratio to the copy and p10-p90,
+        and `not_told_apart_from`: the others in its group of `tiers` (cr81 05: a tie showed only in the sentence below)."""
         import pandas as pd
 
         names = self.order or list(self.over_floor)
+        group = {n: [m for m in t if m != n] for t in self.tiers() for n in t}
         rows = [
-            {"variant": n, "over_copy": r.median, "p10": r.p10, "p90": r.p90} for n, r in ((n, self.over_floor[n]) for n in names)
+            {"variant": n, "over_copy": r.median, "p10": r.p10, "p90": r.p90, "not_told_apart_from": ", ".join(group.get(n, []))}
+            for n, r in ((n, self.over_floor[n]) for n in names)
         ]
         return pd.DataFrame(rows).set_index("variant").round(3)
 

@@ -406,7 +406,8 @@ def quiet_note(machine: str, floor: FloorCheck, block: dict[str, Timing], shape:
             varied[name] = f"{said} ({slow} of {len(t.samples_us)} rounds over {SLOW_ROUND:g}x its median: {where})"
     if not varied:
         return ""
-    return f"; the CPU was quiet, yet {' and '.join(varied.values())} varied (memory traffic or page faults, which CPU waits miss: A3); the verdicts below include those rounds: rerun this cell"
+    timed = f"timed {floor.measurements} times, " if floor.measurements > 1 else ""  # time_with_floor re-times slow rounds
+    return f"; the CPU was quiet, yet {' and '.join(varied.values())} varied (memory traffic or page faults, which CPU waits miss: A3); {timed}the verdicts below include those rounds"
 
 
 def _against_copy(v: Any) -> str:
@@ -430,6 +431,7 @@ def _bound_lines(
     label: str = "byte share",
     rounds: dict[str, np.ndarray] | None = None,
     mark: str = "*",
+    slow: dict[str, int] | None = None,
 ) -> list[str]:
     """A shape's bound read aloud, one line per verdict kind: who is `bound` (over half the time `what`, each
     share as printed, with its per-round p10-p90 where `spreads` has it); who is not (a name in `near_one`,
@@ -439,7 +441,8 @@ def _bound_lines(
     touching half is not apart from it, as in a pair verdict. A share whose `rounds` (per-round shares) fall on both sides
     of half says how many fall on the other side: p10 interpolated into a gap between rounds hid a split (cr74 05 #2). One line each, so no clause's "it" points at another line's names (cr43 05 #4).
     `label` names the kind of share ("byte share", "fixed share"): one unnamed "share" read as the other (cr44 05 #1).
-    `mark` ties the label to its footnote: "†" for the byte share, so two shapes' footnotes do not both read "*"."""
+    `mark` ties the label to its footnote: "†" for the byte share, so two shapes' footnotes do not both read "*".
+    `slow` (`Ranking.slow`): a variant still with slow rounds after the re-timing says its share rests on them (cr81 05 M1)."""
     from analysis.verdicts import RESOLUTION, relation_of
 
     spreads = spreads or {}
@@ -450,7 +453,8 @@ def _bound_lines(
         r = np.asarray((rounds or {}).get(n, []))
         other = int(np.sum(r <= 0.5) if shares[n] > 0.5 else np.sum(r > 0.5)) * (n not in undecided)  # its line says so
         split = f", {other} of {r.size} rounds {'under' if shares[n] > 0.5 else 'over'} half" if other else ""
-        return f"{n} {shares[n]:.2f}" + (f" ({spreads[n][0]:.2f}-{spreads[n][1]:.2f}{split})" if n in spreads else "")
+        rest = f" (from {n}'s slow rounds)" if (slow or {}).get(n) else ""
+        return f"{n} {shares[n]:.2f}" + (f" ({spreads[n][0]:.2f}-{spreads[n][1]:.2f}{split})" if n in spreads else "") + rest
 
     bound_by = [n for n, v in shares.items() if n not in undecided and (n in near_one or round(v, 2) > 0.5)]  # as printed
     listed = ", ".join(map(said, bound_by)) or "none by this estimate"
@@ -1032,9 +1036,11 @@ def _memory_bound(ranking: Ranking, floor: FloorCheck, block: dict[str, Timing],
     # densest line of 05's output)
     basis = (
         f"byte share = alloc_over_input (at least 1) × the {rate}'s time ÷ the variant's time, per round:"
-        " each full-size tensor allocated, written and read once; bytes from allocation only (exercise 1 also counts"
-        " them from the source: more bytes, a share that can pass 1, the copy's own allocation being in its time)"
-    )
+        " each full-size tensor allocated, written and read once. Bytes from allocation only; exercise 1"
+        " counts them from the source, which gives more bytes and a share that can pass 1"
+    )  # cr81 05 M2: one unparsable parenthesis split into plain sentences
+    if rate == "copy":  # the copy reached about half the triad: "memory-bound" is relative to it, not to peak memory
+        basis += f". Memory-bound here means bound like a copy, allocation included (the copy reached {floor.copy_over_probe:.2f}x the triad)"
     triad = f" (spread {block[reference].spread:.2f}; used because the copy failed its check)"
     basis += "" if floor.ok else f", at the triad's rate{triad}"
     subject = f"moving its bytes at the {rate}'s rate" + (", allocation included" if rate == "copy" else "")  # cr72 05 #3
@@ -1049,5 +1055,6 @@ def _memory_bound(ranking: Ranking, floor: FloorCheck, block: dict[str, Timing],
         spreads,
         rounds={n: 1 / r.per_round for n, r in at_rate.items()},
         mark="†",
+        slow=ranking.slow,
     )
     return [*(line.removeprefix("  ") for line in lines[:-1]), *held_back, lines[-1].removeprefix("  ")]

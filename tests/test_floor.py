@@ -78,6 +78,8 @@ def test_one_ranking_orders_by_the_ratio_to_the_copy_and_judges_every_pair():
     ranking = rank_over_floor(timings, ["naive", "fused", "compiled"], floor, "large")
     assert ranking.order == ["compiled", "naive", "fused"] and ranking.gate is None
     assert list(ranking.table().index) == ranking.order and ranking.table()["over_copy"].iloc[0] == pytest.approx(1.2)
+    tiers = ranking.tiers()  # each row names the others of its group (cr81 05: the tie beside the rows)
+    assert all(ranking.table().at[n, "not_told_apart_from"] == ", ".join(m for m in t if m != n) for t in tiers for n in t)
     kinds = {(v.subject, v.reference): v.kind for v in ranking.verdicts}
     assert kinds == {("naive", "fused"): "faster", ("naive", "compiled"): "slower", ("fused", "compiled"): "slower"}
     claims = ranking.claims(lambda n: f"{n}_over_copy", lambda a, b: f"{b}_speedup_over_{a}")
@@ -117,6 +119,22 @@ def test_a_busy_block_ranks_nothing_and_claims_busy():
     order, pair = ranking.claims(lambda n: f"{n}_over_copy", lambda a, b: f"{b}_speedup_over_{a}")
     assert order.relation == "busy" and order.metrics == ("fused_over_copy", "naive_over_copy")
     assert pair.relation == "busy" and pair.metrics == ("fused_speedup_over_naive",)
+
+
+def test_time_with_floor_times_a_block_with_slow_rounds_once_more(monkeypatch):
+    """cr81 05 M1: a variant with slow rounds was flagged "rerun this cell" and not re-timed; now it is, once."""
+    import analysis.floor as floor_module
+
+    slow = interleaved(copy=100.0, **{"triad probe": 60.0})
+    slow["naive"] = Timing("naive", np.array([10.0] * 8 + [25.0] * 2), inner=1)
+    steady = interleaved(copy=100.0, **{"triad probe": 60.0}, naive=10.0)
+    blocks, calls = [slow, steady], []
+    monkeypatch.setattr(floor_module, "time_interleaved", lambda cases, backend, **kw: calls.append(kw) or blocks[len(calls) - 1])
+    timings, floor = floor_module.time_with_floor({}, None, 2_000_000, memory_bound=True)
+    assert len(calls) == 2 and timings is steady and floor.ok and floor.measurements == 2
+    blocks[1], calls[:] = slow, []
+    _, floor = floor_module.time_with_floor({}, None, 2_000_000, memory_bound=True)
+    assert len(calls) == 2 and floor.ok  # still slow after the second: kept, its verdicts marked (Ranking.slow_mark)
 
 
 def test_time_with_floor_measures_a_failed_floor_again_and_keeps_the_last(monkeypatch):
@@ -285,8 +303,9 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
         " compiled 1.00 (1.00-1.00)",
         "  not memory-bound: naive 0.30 (0.30-0.30), fused 0.28 (0.28-0.28)",
         "  † estimated, not measured: byte share = alloc_over_input (at least 1) × the copy's time ÷ the variant's"
-        " time, per round: each full-size tensor allocated, written and read once; bytes from allocation only (exercise 1"
-        " also counts them from the source: more bytes, a share that can pass 1, the copy's own allocation being in its time); this estimate cannot show a read-only"
+        " time, per round: each full-size tensor allocated, written and read once. Bytes from allocation only;"
+        " exercise 1 counts them from the source, which gives more bytes and a share that can pass 1. Memory-bound here"
+        " means bound like a copy, allocation included (the copy reached 0.80x the triad); this estimate cannot show a read-only"
         " pass (mean), which allocates nothing",  # the share's formula, in the footnote
     ]
     # not recorded (neuron may record no allocation): no share, where one copy's would call naive "not memory-bound"
@@ -513,7 +532,7 @@ def test_floor_summary_says_what_was_compared_and_the_verdict():
     small = check_floor(block["copy"], block["triad probe"], 64, memory_bound=False)
     assert (
         small.summary.startswith("copy floor passed its spread check (spread")
-        and small.summary.endswith("allowed; no bandwidth check: a per-call floor)")
+        and small.summary.endswith("allowed; no bandwidth check: the bytes stay in the caches, A3)")
         and "triad" not in small.summary
     )  # no bandwidth at the small shape
     _, failed, _ = takeaway_case(copy=100.0, compiled=110.0, spread=0.6)
@@ -881,13 +900,16 @@ def test_05s_quiet_block_says_which_case_had_slow_rounds():
 
     steady = Timing("copy", np.full(15, 10.0), inner=1)
     naive = Timing("naive", np.array([100.0] * 13 + [243.0] * 2), inner=1)
-    passed, failed = SimpleNamespace(ok=True), SimpleNamespace(ok=False)
+    passed, failed = SimpleNamespace(ok=True, measurements=1), SimpleNamespace(ok=False, measurements=2)
     note = quiet_note("quiet while timing", passed, {"copy": steady, "naive": naive}, "large")
     assert note.startswith('; the CPU was quiet, yet naive (2 of 15 rounds over 1.5x its median: blocks["large"]["naive"]')
-    assert note.endswith("the verdicts below include those rounds: rerun this cell")  # cr74 05 M1: why a pair is inconclusive
+    assert note.endswith("the verdicts below include those rounds")  # cr74 05 M1: why a pair is inconclusive
     assert quiet_note("quiet while timing", passed, {"copy": steady}, "large") == ""
     assert quiet_note("BUSY while timing", failed, {"naive": naive}, "large") == ""  # the busy line says it
     assert "yet the copy varied" in quiet_note("quiet while timing", failed, {"copy": steady}, "large")
+    assert "timed 2 times, the verdicts below" in quiet_note(
+        "quiet while timing", failed, {"copy": steady}, "large"
+    )  # cr81 05 M1
     slow_copy = Timing("copy", np.array([10.0] * 13 + [25.0] * 2), inner=1)  # a failed copy with slow rounds: named once
     once = quiet_note("quiet while timing", failed, {"copy": slow_copy}, "large")
     assert "yet the copy (2 of 15 rounds over 1.5x its median" in once and "copy and" not in once
@@ -910,7 +932,7 @@ def test_a_variant_with_slow_rounds_says_so_in_the_ranking_and_an_unresolved_pai
     floor = check_floor(block["copy"], block["probe"], 2_000_000, memory_bound=True)
     ranking = rank_over_floor(block, ["naive", "fused", "compiled"], floor, "large")
     assert ranking.slow == {"naive": 2} and ranking.tiers() == [["compiled"], ["naive", "fused"]]
-    assert "naive 3.30x (2 slow rounds: rerun the timing) and fused 3.60x (cannot tell apart, inconclusive)" in (
+    assert "naive 3.30x (from its 2 slow rounds) and fused 3.60x (cannot tell apart, inconclusive)" in (
         ranking.sentence_with_ties
     )
     ax = plot_over_copy({"large": ranking}, ["naive", "fused", "compiled"], "SYNTHETIC", tmp_path / "f.png")
