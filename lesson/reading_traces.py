@@ -253,7 +253,7 @@ def host_only_us_line(name: str, small: Any, small_tokens: int, trace: Any, toke
         name: the variant; small, trace: its loaded traces at small_tokens and at tokens rows.
 
     Returns:
-        "naive: host-only 17-26 us at 8 tokens, 123-146 us at 1024 (p10-p90)"
+        "naive: host-only 17-26 us at 8 tokens, 123-146 us at 1024" (p10-p90 over the steps)
     """
     from analysis import p10_p90, step_summary
 
@@ -261,7 +261,7 @@ def host_only_us_line(name: str, small: Any, small_tokens: int, trace: Any, toke
         lo, hi = p10_p90(step_summary(t).eval("step_us - busy_us - idle_total_us").to_numpy())
         return f"{lo:.0f}-{hi:.0f} us"
 
-    return f"{name}: host-only {span(small)} at {small_tokens} tokens, {span(trace)} at {tokens} (p10-p90)"
+    return f"{name}: host-only {span(small)} at {small_tokens} tokens, {span(trace)} at {tokens}"
 
 
 def gap_memory_ops(trace: Any, gap: pd.Series, memory_device_type: int | None = None) -> dict[str, list[str]]:
