@@ -224,10 +224,44 @@ def named_host_line(host_calls: pd.DataFrame, host_only_us: float) -> str:
         host_calls: `compiled_host_events(trace)[1]`; host_only_us: the same step's host-only time.
 
     Returns:
-        "The calls listed total 14 us of this step's 114 us host-only time; the rest is unlabelled."
+        "The calls listed total 14 us of this step's 114 us host-only time; the trace does not attribute
+        the rest (candidates: profiler bookkeeping, Python around the call)." (one line)
     """
     named = float(host_calls["dur_us"].sum())
-    return f"The calls listed total {named:.0f} us of this step's {host_only_us:.0f} us host-only time; the rest is unlabelled."
+    rest = "the trace does not attribute the rest (candidates: profiler bookkeeping, Python around the call)"
+    return f"The calls listed total {named:.0f} us of this step's {host_only_us:.0f} us host-only time; {rest}."
+
+
+def host_only_lines(fx: HostOnlyFactors, caption: str, host_calls: pd.DataFrame, host_only_us: float, counted: bool) -> list[str]:
+    """Notebook 06's lines after the answer (plumbing moved out of the notebook to save reading time):
+    the factors' sentence (`host_only_factors`), the compiled step's caption (`compiled_host_events`)
+    and its named host calls against its host-only time (`named_host_line`); where nothing was
+    counted, the factors are withheld and the named-calls line left out.
+    """
+    from analysis import withheld
+
+    if not counted:
+        return [withheld("the factors", "no device operations counted"), caption]
+    return [fx.share_line, caption, named_host_line(host_calls, host_only_us)]
+
+
+def host_only_us_line(name: str, small: Any, small_tokens: int, trace: Any, tokens: int) -> str:
+    """One variant's host-only time per step at two sizes (Exercise 2), so that a reader sees whether
+    a share rose because the host-only time grew or because the step shrank by more.
+
+    Args:
+        name: the variant; small, trace: its loaded traces at small_tokens and at tokens rows.
+
+    Returns:
+        "naive: host-only 17-26 us at 8 tokens, 123-146 us at 1024" (p10-p90 over the steps)
+    """
+    from analysis import p10_p90, step_summary
+
+    def span(t: Any) -> str:
+        lo, hi = p10_p90(step_summary(t).eval("step_us - busy_us - idle_total_us").to_numpy())
+        return f"{lo:.0f}-{hi:.0f} us"
+
+    return f"{name}: host-only {span(small)} at {small_tokens} tokens, {span(trace)} at {tokens}"
 
 
 def gap_memory_ops(trace: Any, gap: pd.Series, memory_device_type: int | None = None) -> dict[str, list[str]]:

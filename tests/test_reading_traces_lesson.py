@@ -131,7 +131,8 @@ def test_named_host_line_sums_the_listed_calls():
 
     calls = pd.DataFrame({"name": ["a", "b"], "from_step_start_us": [1.0, 5.0], "dur_us": [9.5, 4.8]})
     assert named_host_line(calls, 114.4) == (
-        "The calls listed total 14 us of this step's 114 us host-only time; the rest is unlabelled."
+        "The calls listed total 14 us of this step's 114 us host-only time; the trace does not attribute the rest"
+        " (candidates: profiler bookkeeping, Python around the call)."
     )
 
 
@@ -277,3 +278,14 @@ def test_eager_fusion_lines_judge_both_op_counts():
     one, split = eager_fusion_lines(6, 6)
     assert one.startswith("if mean is one op: op by op") and split.startswith("if mean runs as sum + div_: fused")
     assert all("unknown" in line for line in eager_fusion_lines(None, 6))
+
+
+def test_host_only_lines_withholds_the_factors_where_nothing_was_counted():
+    from lesson.reading_traces import host_only_lines
+
+    calls = pd.DataFrame({"name": ["a"], "from_step_start_us": [1.0], "dur_us": [9.5]})
+    fx = SimpleNamespace(share_line="the factors")
+    assert host_only_lines(fx, "caption", calls, 100.0, counted=True)[:2] == ["the factors", "caption"]
+    assert host_only_lines(fx, "caption", calls, 100.0, counted=True)[2].startswith("The calls listed total 10 us")
+    withheld_lines = host_only_lines(fx, "caption", calls, 100.0, counted=False)
+    assert len(withheld_lines) == 2 and withheld_lines[1] == "caption" and "the factors" in str(withheld_lines[0])
