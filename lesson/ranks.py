@@ -381,14 +381,17 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
             unusual step is no ordinary difference).
 
     Returns:
-        One line: the total wait, the step with the largest wait, and the later starts' and longer
-        computes' shares (ms; a negative start share says the last rank started earlier), then the summed leaving
+        One line: the total wait, the step with the largest wait, and the start gaps' net and longer
+        computes' shares (ms; where start gaps of both signs cancel, their later and earlier sums too), then the summed leaving
         gap where the table has one. Unjudged, so it says it describes this run and is no verdict.
     """
     start = parts["start gap (ms, + = last rank started later)"].sum()
     compute = parts["computed longer by (ms)"].sum()
     most = parts["wait_ms"].idxmax()
-    earlier = " (the last rank started earlier)" if float(_one_decimal(start)) < 0 else ""
+    gaps = parts["start gap (ms, + = last rank started later)"]
+    later, sooner = gaps[gaps > 0].sum(), gaps[gaps < 0].sum()  # a net alone hides gaps that cancel
+    signed = f" (+{_one_decimal(later)} later, {_one_decimal(sooner)} earlier)" if later >= 0.05 and sooner <= -0.05 else ""
+    earlier = " (the last rank started earlier)" if not signed and float(_one_decimal(start)) < 0 else ""
     left = parts[LEFT_LATER].dropna() if LEFT_LATER in parts else pd.Series(dtype=float)
     left_line = (
         f"; the last rank had left the step before's all-reduce {_one_decimal(left.sum())} ms later"
@@ -406,7 +409,7 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
         split = f" ({_one_decimal(per_set.sum())} set as extra work, {_one_decimal(rest.sum())} other compute difference{where})"
     return (
         f"this run's {len(parts)} steps, summed: {_one_decimal(parts['wait_ms'].sum())} ms waited (largest: step {most},"
-        f" {parts.at[most, 'wait_ms']:.2f}), {_one_decimal(start)} ms from later starts{earlier}, {_one_decimal(compute)} ms from the"
+        f" {parts.at[most, 'wait_ms']:.2f}), {_one_decimal(start)} ms net from start gaps{signed or earlier}, {_one_decimal(compute)} ms from the"
         f" last rank's longer compute{split}{left_line}; a description of this run's steps, not a verdict"
     )
 
