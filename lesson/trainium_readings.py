@@ -242,7 +242,8 @@ def spread_line(ratios: pd.DataFrame) -> str:
         computing instructions (56 / 56, 60 / 60): the band", "cut-offs: below
         x0.867 or above x1.124 (x0.912 x 0.95, x1.068 / 0.95: the series' 5% margin, ...)" and "past a cut-off in both dtypes: total_time, ... (at any margin under
         26%); no verdict in either dtype:
-        vector_engine_active_time".
+        vector_engine_active_time (bf16 x0.869, 0.002 inside, fp32 x0.950, 0.083 inside)": each no-verdict ratio
+        with its distance to the nearer cut-off, so a reader sees how near it came (09's cold reader asked).
     """
     from analysis import RESOLUTION, apart_bounds
 
@@ -259,14 +260,21 @@ def spread_line(ratios: pd.DataFrame) -> str:
     widest = f" (at any margin under {math.floor(min(survives) * 100)}%)" if out else ""
     tensor = ", ".join(f"x{float(ratios.at['tensor_engine_active_time', d]):.3f} ({d})" for d in DTYPES)
     counts = ratios.at["tensor_engine_active_time", "computing instructions, fused / baseline (bf16, fp32)"]
+
+    def inside(c: str) -> str:  # a no-verdict counter's distance to its nearer cut-off, per dtype
+        r = {d: float(ratios.at[c, d]) for d in DTYPES}
+        return ", ".join(
+            f"{d} x{v:.3f}, {min(v - below, above - v):.3f} inside" for d, v in r.items() if not against_spread(v, (lo, hi))
+        )
+
     return (
         f"tensor_engine_active_time, fused / baseline: {tensor}, under equal counts of computing instructions"
         f" ({counts}): the band\n"
-        f"cut-offs: below x{below:.3f} or above x{above:.3f} (x{lo:.3f} x {1 - share:g}, x{hi:.3f} / {1 - share:g}: "
-        f"the series' {share:.0%} margin, from cpu runs of notebook 05, not a trn2's)\n"
+        f"cut-offs, from unrounded ratios: below x{below:.3f} or above x{above:.3f} (x{lo:.3f} x {1 - share:g}, "
+        f"x{hi:.3f} / {1 - share:g}: the series' {share:.0%} margin, from cpu runs of notebook 05, not a trn2's)\n"
         f"past a cut-off in both dtypes: {', '.join(out) or 'none'}{widest}; "
-        f"no verdict in either dtype: {', '.join(rest) or 'none'}"
-        + (f"; past a cut-off in one dtype only: {', '.join(mixed)}" if mixed else "")
+        f"no verdict in either dtype: {', '.join(f'{c} ({inside(c)})' for c in rest) or 'none'}"
+        + (f"; past a cut-off in one dtype only: {', '.join(f'{c} ({inside(c)})' for c in mixed)}" if mixed else "")
     )
 
 

@@ -105,14 +105,19 @@ def test_guess_table_reads_directions_from_the_exports(published):
     assert against_spread(cut_low - 1e-9, (lo, hi)) == "below" and against_spread(cut_low + 1e-9, (lo, hi)) == ""
     assert against_spread(cut_high + 1e-9, (lo, hi)) == "above" and against_spread(cut_high - 1e-9, (lo, hi)) == ""
     assert (
-        f"cut-offs: below x{cut_low:.3f} or above x{cut_high:.3f} (x{lo:.3f} x 0.95, x{hi:.3f} / 0.95: the series' 5% margin, "
+        f"cut-offs, from unrounded ratios: below x{cut_low:.3f} or above x{cut_high:.3f} (x{lo:.3f} x 0.95, x{hi:.3f} / 0.95: the series' 5% margin, "
         "from cpu runs of notebook 05, not a trn2's)" in line.splitlines()[1]
     )
     assert len(line.splitlines()) == 3 and line.splitlines()[2].startswith("past a cut-off in both dtypes: ")
     # the vector bf16 ratio and the low cut-off differ at the printed 3 decimals (x0.87 against x0.87 did not)
     assert f"{table.at['vector_engine_active_time', 'bf16']:.3f}" != f"{cut_low:.3f}"
     assert "outside it: total_time, vector" not in line
-    assert line.endswith("no verdict in either dtype: vector_engine_active_time")
+    # each no-verdict ratio with its distance to the nearer cut-off (09's cold reader: x0.869 against x0.867)
+    vb, vf = (table.at["vector_engine_active_time", d] for d in ("bf16", "fp32"))
+    near = (f"{min(v - cut_low, cut_high - v):.3f}" for v in (vb, vf))
+    assert line.endswith(
+        f"no verdict in either dtype: vector_engine_active_time (bf16 x{vb:.3f}, {next(near)} inside, fp32 x{vf:.3f}, {next(near)} inside)"
+    )
     assert "past a cut-off in both dtypes: total_time" in line
     # the widest margin the verdicts survive: each counter past in both dtypes stays past at it, one point more fails one
     widest = int(line.split("(at any margin under ")[1].split("%")[0])
@@ -127,7 +132,8 @@ def test_guess_table_reads_directions_from_the_exports(published):
     mixed = table.copy()
     mixed.at["vector_engine_active_time", "bf16"] = lo * 0.5
     assert spread_line(mixed).endswith(
-        "no verdict in either dtype: none; past a cut-off in one dtype only: vector_engine_active_time"
+        f"no verdict in either dtype: none; past a cut-off in one dtype only: vector_engine_active_time (fp32 x{vf:.3f}, "
+        f"{min(vf - cut_low, cut_high - vf):.3f} inside)"
     )
     assert table.at["vector_engine_active_time", "computing instructions, fused / baseline (bf16, fp32)"] == "16 / 18, 16 / 18"
     assert table.at["hbm_read_bytes", "computing instructions, fused / baseline (bf16, fp32)"] == ""
