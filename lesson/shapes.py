@@ -196,7 +196,7 @@ def rows_computed(steady: list[Verdict], lengths: list[int], buckets: list[int])
         "its padded rows, and its pad and slice on every call"
     )
     counts = found.sentence.rsplit(", ", 1)[0]  # its bare "0.6x" named no direction (cr53)
-    sentence = f"{counts}: real rows are {found.p10:.1f}x of bucketed's"
+    sentence = f"{counts}: real rows are {found.p10:.1f}x of bucketed's, a count of work, not of time"  # cr81
     return replace(found, sentence=f"{sentence}{tail if faster else ''}")
 
 

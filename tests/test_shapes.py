@@ -113,7 +113,9 @@ def test_rows_computed_names_candidate_causes_only_where_a_strategy_ranks_faster
     found = rows_computed(faster, lengths, buckets)
     assert found.kind == "count" and found.median == 163 and found.p10 == 163 / 256
     assert "163 real ones against 256 for bucketed (real + padded)" in found.sentence
-    assert "(real + padded): real rows are 0.6x of bucketed's\n" in found.sentence  # the ratio's direction in words
+    assert (
+        "(real + padded): real rows are 0.6x of bucketed's, a count of work, not of time\n" in found.sentence
+    )  # the ratio's direction in words
     assert "\ncandidate causes" in found.sentence  # its own printed line
     assert "candidate causes of bucketed's slower pass 2 (against dynamic; not separated here)" in found.sentence
     assert "pad and slice" in found.sentence
