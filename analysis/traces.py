@@ -139,10 +139,12 @@ class Trace:
 
 class _EventArgs(msgspec.Struct, gc=False):
     """The `args` fields the series reads: a launch's or device op's correlation id, and a
-    [memory] event's size and device type. Every other field is skipped while decoding."""
+    [memory] event's size, device type and address (-1 where absent). Every other field is
+    skipped while decoding."""
 
     correlation: int = -1
     bytes: int = msgspec.field(default=0, name="Bytes")
+    addr: int = msgspec.field(default=-1, name="Addr")
     device_type: int = msgspec.field(default=0, name="Device Type")
 
 
@@ -299,6 +301,7 @@ def load_trace(path: Path | str, backend: str | None = None) -> Trace:
             "ts": _floats([e.ts for e in memory_events]) - origin,
             "bytes": np.asarray([e.args.bytes for e in memory_events], dtype=np.int64),
             "device_type": np.asarray([e.args.device_type for e in memory_events], dtype=np.int64),
+            "addr": np.asarray([e.args.addr for e in memory_events], dtype=np.int64),
         }
     )
     memory["step"] = _assign_steps(memory["ts"].to_numpy(), steps)

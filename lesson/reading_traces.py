@@ -269,36 +269,29 @@ def gap_memory_ops(trace: Any, gap: pd.Series, memory_device_type: int | None = 
     representative step): a freed block by the last allocation at its address (the trace's
     [memory] events carry it), an allocation by itself; each named by the innermost ATen op then
     running (analysis.allocations.innermost_op): "code outside any op" where none ran, "before the
-    profile" where the address was not allocated in it.
+    profile" where the address was not allocated in it. The addresses come from the trace model
+    (`trace.memory["addr"]`).
 
     Returns:
         {"freed": ["aten::rsqrt"], "allocated": []}
     """
-    import gzip
-    import json
-
     from analysis import representative_step
     from analysis.allocations import innermost_op
 
-    raw = trace.path.read_bytes()
-    events = json.loads(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
-    events = events["traceEvents"] if isinstance(events, dict) else events
-    mem = [
-        e["args"] | {"ts": e["ts"] - trace.origin_us}
-        for e in events
-        if e.get("name") == "[memory]" and "Addr" in e.get("args", {})
-    ]
-    mem = [m for m in mem if memory_device_type is None or m.get("Device Type") == memory_device_type]
+    mem = trace.memory[trace.memory["addr"] != -1]
+    if memory_device_type is not None:
+        mem = mem[mem["device_type"] == memory_device_type]
     start = trace.steps.set_index("step").at[representative_step(trace), "ts"] + gap["start_us"]
-    inside = [m for m in mem if start <= m["ts"] < start + gap["gap_us"]]
+    inside = mem[(mem["ts"] >= start) & (mem["ts"] < start + gap["gap_us"])]
     ops = trace.events[trace.events["cat"] == "cpu_op"]
 
-    def made_by(block: dict) -> str:
-        made = [m for m in mem if m["Addr"] == block["Addr"] and m["Bytes"] > 0 and m["ts"] <= block["ts"]]
-        op = innermost_op(ops, made[-1]["ts"], ("aten::empty",)) if made else "before the profile"
+    def made_by(block: pd.Series) -> str:
+        made = mem[(mem["addr"] == block["addr"]) & (mem["bytes"] > 0) & (mem["ts"] <= block["ts"])]
+        op = innermost_op(ops, made["ts"].iloc[-1], ("aten::empty",)) if len(made) else "before the profile"
         return "code outside any op" if op == "?" else op
 
-    return {"freed": [made_by(m) for m in inside if m["Bytes"] < 0], "allocated": [made_by(m) for m in inside if m["Bytes"] > 0]}
+    rows = [row for _, row in inside.iterrows()]
+    return {"freed": [made_by(r) for r in rows if r["bytes"] < 0], "allocated": [made_by(r) for r in rows if r["bytes"] > 0]}
 
 
 def gap_memory_line(

@@ -236,3 +236,13 @@ def test_contract_neuron_trace_counts_no_device_ops_from_an_unverified_category(
 def test_category_lanes_of_a_cuda_trace(tmp_path):
     lanes = load_trace(synthetic_cuda_trace(tmp_path / "t.json")).category_lanes()
     assert lanes == {"cpu_op": "framework", "cuda_runtime": "runtime", "kernel": "device", "user_annotation": "framework"}
+
+
+def test_memory_events_keep_their_address_so_a_free_finds_its_allocation(naive_trace):
+    # every [memory] event of a cpu profile carries Addr; most frees (negative bytes) find an
+    # allocation at the same address inside the profile (the rest were made before it started)
+    memory = naive_trace.memory
+    assert len(memory) and (memory["addr"] > 0).all()
+    allocated = set(memory.loc[memory["bytes"] > 0, "addr"])
+    frees = memory[memory["bytes"] < 0]
+    assert frees["addr"].isin(allocated).mean() > 0.5
