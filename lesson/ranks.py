@@ -560,14 +560,14 @@ RANK_JOB_FIX = 'run both into one folder: make run ARGS="--notebooks 08 A5", or 
 
 @dataclass
 class RankJob:
-    """The rank job notebook 08 ran in one run folder: every rank's stamps and trace, and the machine's
-    contention while they ran, as 08 wrote them."""
+    """The rank job notebook 08 ran in one run folder: every rank's stamps and trace, and the ranks'
+    contention over their profiled steps, as 08 wrote them."""
 
     folder: Path  # 08's `ranks` folder: rank<N>.json (the stamps) and rank<N>.trace.json
     parameters: dict[str, Any]  # BACKEND, RANKS, ACTIVE, STRAGGLER_RANK: read off what 08 wrote
     steps: pd.DataFrame  # analysis.rank_steps of the folder: one row per rank and recorded step
     traces: dict[int, Trace]
-    contention: Contention  # the machine while 08's ranks ran, as 08's metrics recorded it
+    contention: Contention  # the ranks over their profiled steps, as 08's metrics recorded it (ranks_contention's)
 
 
 def load_rank_job(run_dir: Path, backend: str | None = None) -> RankJob:
