@@ -484,8 +484,8 @@ def straggler_job_metrics(
     says; then the claims its section 4 printed and the figures A5 and the regression checks read.
 
     Args:
-        job: "traces" (rank -> Trace), "active" (ACTIVE), "ranks" (RANKS), "contention" (the launch's
-            Contention), "run" (the launch's result: its `seconds`).
+        job: "traces" (rank -> Trace), "active" (ACTIVE), "ranks" (RANKS), "contention" (the ranks'
+            Contention over their profiled steps, ranks_contention), "run" (the launch's result: its `seconds`).
         straggler: (STRAGGLER_RANK, STRAGGLER_MS) as set; a rank below 0 or no extra work plants none.
         found: "slowest" (the rank found slowest), "others" (the other ranks), "compute_on" and
             "wait_on" (rank -> median ms over the slow steps), "versus" (the PairedRatio of the slowest
