@@ -12,7 +12,8 @@ Relations, over the `value` of each named metric (ratios also carry their per-ro
 - "<": each named metric is smaller than the next (a ranking);
 - "above 1" / "below 1": a paired ratio whose whole p10-p90 lies at least
   analysis.verdicts.RESOLUTION above / below 1 (measurable);
-- "about 1": any other paired ratio (no measurable difference);
+- "about 1": any other paired ratio, on neither side of 1 by the rule: a relation, not a verdict word (the
+  claim's text says which verdict: "no measurable difference" or inconclusive, "cannot tell apart");
 - "overlap": four metrics, two ranges (a's p10, a's p90, b's p10, b's p90) that overlap, touch or lie
   closer than analysis.verdicts.RESOLUTION (`ranges_apart`):
   a pair of figures not measured in pairs that the run cannot tell apart (analysis.verdicts.judge_ranges);
