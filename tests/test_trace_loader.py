@@ -24,7 +24,7 @@ def load_trace_with_json(path, backend=None) -> Trace:
     with opener(path, "rt", encoding="utf-8") as fh:
         raw = json.load(fh)["traceEvents"]
     names, cats, ts, dur, pids, tids, corr = [], [], [], [], [], [], []
-    mem_ts, mem_bytes, mem_dev = [], [], []
+    mem_ts, mem_bytes, mem_dev, mem_addr = [], [], [], []
     flow_id, flow_ph, flow_ts, flow_tid = [], [], [], []
     for e in raw:
         ph = e.get("ph")
@@ -41,6 +41,7 @@ def load_trace_with_json(path, backend=None) -> Trace:
             mem_ts.append(e.get("ts", 0.0))
             mem_bytes.append(e["args"].get("Bytes", 0))
             mem_dev.append(e["args"].get("Device Type", 0))
+            mem_addr.append(e["args"].get("Addr", -1))
         elif ph in ("s", "f") and "id" in e:
             flow_id.append(e["id"])
             flow_ph.append(ph)
@@ -81,6 +82,7 @@ def load_trace_with_json(path, backend=None) -> Trace:
             "ts": np.asarray(mem_ts, dtype=float) - origin,
             "bytes": np.asarray(mem_bytes, dtype=np.int64),
             "device_type": np.asarray(mem_dev, dtype=np.int64),
+            "addr": np.asarray(mem_addr, dtype=np.int64),
         }
     )
     memory["step"] = traces._assign_steps(memory["ts"].to_numpy(), steps)
