@@ -178,7 +178,7 @@ def cost_takeaway(
                     )
         parts.append(f"{name} call: {said}")
     if any(not v.measurable and v.kind != "busy" for v in verdicts.values()):  # why "cannot tell" (cr81 01)
-        parts.append("cannot tell: the rounds vary by as much as the cost")
+        parts.append("cannot tell: the rounds vary more than any cost this run could resolve")  # no cost was measured (cr82)
     if {"lesson", "tiny"} <= verdicts.keys():  # each against 1, not against each other (cr76 01)
         parts.append("tiny against lesson: not judged here (Exercise 2)")
     if any(v.kind != "busy" and v.median < 1 for v in verdicts.values()):  # the profiler only adds work (cr77)
@@ -326,7 +326,7 @@ def warmup_answer(verdict: Verdict) -> str:
     return f"does the first recorded step read longer without a warm-up? {said}"
 
 
-EXPECTED_SHARE = "expected (explained, not measured): copy_ writes TOKENS x out values, the matmul computes TOKENS x in x out, so op counts give a share of 1/in (out cancels): 4x smaller for Linear 2; a fixed per-call cost of copy_ would show as a drop below 4x: the span above wholly under 4"
+EXPECTED_SHARE = "expected (explained, not measured): copy_ writes TOKENS x out values, the matmul computes TOKENS x in x out, so element counts give a share of 1/in (out cancels): 4x smaller for Linear 2"
 
 
 def larger_hidden_answer(
@@ -334,33 +334,44 @@ def larger_hidden_answer(
 ) -> list[str]:
     """Exercise 3's question as asked: would aten::copy_'s share of aten::addmm grow or shrink at a
     larger HIDDEN? Inferred from Linear 2 (4x Linear 1's input features, 1/4 its outputs) against Linear 1, since
-    one run has one HIDDEN; a larger HIDDEN grows both, so the answer leans on op counts' out cancelling (cold read cr72).
+    one run has one HIDDEN; a larger HIDDEN grows both, so the answer leans on element counts' out cancelling (cold read cr72).
     A busy block's readings are not printed: the first line names the busy block and says it is withheld.
 
     Args:
         verdict: the `judge_timings` verdict of Linear 2's share against Linear 1's (a range below reads "faster").
         block: the profile the shares come from, named where it was busy.
         drop: Linear 1's share over Linear 2's, lowest and highest cross ratio of their p10-p90 ranges (p10 over p90,
-            p90 over p10), printed beside the 4x op counts expect (cold reads cr75, cr79: a median ratio the ranges do not decide).
+            p90 over p10), read against the 4x element counts expect (cold reads cr75, cr79, cr82).
 
     Returns:
-        Three lines: the verdict (busy: which block was busy, and that the comparison is withheld); the answer,
+        Three or four lines: the verdict (busy: which block was busy, and that the comparison is withheld); the answer,
         "expected to shrink" / "expected to grow" with what it rests on, "withheld (BUSY)", "withheld" (no copy_), or
-        "this run cannot tell" (inconclusive); and EXPECTED_SHARE, labelled explained, not measured.
+        "this run cannot tell" (inconclusive); EXPECTED_SHARE, labelled explained, not measured; and where measurable
+        and `drop` is given, the drop's span and whether it holds 4, in words (cold read cr82 01: the conditional
+        "would show as a drop below 4x" read as a result).
     """
     trend = {"faster": "expected to shrink", "slower": "expected to grow", "busy": "withheld (BUSY)", "withheld": "withheld"}.get(
         verdict.kind
     )
     lo, hi = drop
-    ratio = f"; Linear 1 over 2 from the ranges: {lo:.2f}-{hi:.2f}, op counts expect 4" if lo == lo else ""
-    how = f" (measured: Linear 2 against 1, the same matmul beside a 4x smaller copy_; a larger HIDDEN, growing both, was not run{ratio})"
+    how = " (from Linear 2 against 1, a stand-in: the same matmul beside a 4x smaller copy_; a larger HIDDEN was not run)"
     how = how if verdict.measurable else ""
     said = (
         f"{block} was BUSY ({verdict.seen}): Linear 2's share against Linear 1's is withheld"
         if verdict.kind == "busy"
         else str(verdict)
     )
-    return [said, f"the share at a larger HIDDEN: {trend or 'this run cannot tell'}{how}", EXPECTED_SHARE]
+    lines = [said, f"the share at a larger HIDDEN: {trend or 'this run cannot tell'}{how}", EXPECTED_SHARE]
+    if verdict.measurable and lo == lo:  # the drop as a result, in words (cold read cr82 01: a condition read as one)
+        where = (
+            "holds 4: this run cannot tell whether copy_ has a fixed per-call cost"
+            if lo <= 4 <= hi
+            else "lies under 4: a fixed per-call cost of copy_ would explain that (explained, not measured)"
+            if hi < 4
+            else "lies above 4: a larger drop than element counts expect"
+        )
+        lines.append(f"Linear 1's share over Linear 2's, from the ranges: {lo:.2f}-{hi:.2f}; the span {where}")
+    return lines
 
 
 def first_recorded_step_us(fn: Callable[[], Any], backend: Any, warmup: int, active: int = 2) -> float:
