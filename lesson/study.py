@@ -452,7 +452,8 @@ def _bound_lines(
     def said(n: str) -> str:
         r = np.asarray((rounds or {}).get(n, []))
         other = int(np.sum(r <= 0.5) if shares[n] > 0.5 else np.sum(r > 0.5)) * (n not in undecided)  # its line says so
-        split = f", {other} of {r.size} rounds {'under' if shares[n] > 0.5 else 'over'} half" if other else ""
+        side = "under" if shares[n] > 0.5 else "over"  # one such round is an outlier, not a split (cr82 05)
+        split = (f", 1 outlier round {side} half" if other == 1 else f", {other} of {r.size} rounds {side} half") if other else ""
         rest = f" (from {n}'s slow rounds)" if (slow or {}).get(n) else ""
         return f"{n} {shares[n]:.2f}" + (f" ({spreads[n][0]:.2f}-{spreads[n][1]:.2f}{split})" if n in spreads else "") + rest
 
@@ -1040,7 +1041,7 @@ def _memory_bound(ranking: Ranking, floor: FloorCheck, block: dict[str, Timing],
         " counts them from the source, which gives more bytes and a share that can pass 1"
     )  # cr81 05 M2: one unparsable parenthesis split into plain sentences
     if rate == "copy":  # the copy reached about half the triad: "memory-bound" is relative to it, not to peak memory
-        basis += f". Memory-bound here means bound like a copy, allocation included (the copy reached {floor.copy_over_probe:.2f}x the triad)"
+        basis += f". Memory-bound here means most of the time is what same-size copies, allocation included, would take (the copy reached {floor.copy_over_probe:.2f}x the triad)"
     triad = f" (spread {block[reference].spread:.2f}; used because the copy failed its check)"
     basis += "" if floor.ok else f", at the triad's rate{triad}"
     subject = f"moving its bytes at the {rate}'s rate" + (", allocation included" if rate == "copy" else "")  # cr72 05 #3

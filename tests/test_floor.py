@@ -305,7 +305,7 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
         "  † estimated, not measured: byte share = alloc_over_input (at least 1) × the copy's time ÷ the variant's"
         " time, per round: each full-size tensor allocated, written and read once. Bytes from allocation only;"
         " exercise 1 counts them from the source, which gives more bytes and a share that can pass 1. Memory-bound here"
-        " means bound like a copy, allocation included (the copy reached 0.80x the triad); this estimate cannot show a read-only"
+        " means most of the time is what same-size copies, allocation included, would take (the copy reached 0.80x the triad); this estimate cannot show a read-only"
         " pass (mean), which allocates nothing",  # the share's formula, in the footnote
     ]
     # not recorded (neuron may record no allocation): no share, where one copy's would call naive "not memory-bound"
@@ -952,6 +952,9 @@ def test_05s_bound_lines_say_when_every_variant_splits_on_the_same_rounds():
     share = estimate("moving its bytes", shares, "of the time", "a model", "a read-only pass", 2)
     lines = _bound_lines("memory-bound", "moving its bytes", shares, share, rounds=same, mark="†")
     assert "  the rounds on the other side of half are the same rounds for every variant" in lines
+    spreads = {n: (0.9, 0.9) for n in same}  # the split prints beside a p10-p90 (a spread not near half)
+    first = _bound_lines("memory-bound", "x", shares, share, spreads=spreads, rounds=same)[0]
+    assert "a 0.90 (0.90-0.90, 1 outlier round under half)" in first  # one round: an outlier, not "1 of 4" (cr82 05)
     assert lines[0].startswith("  memory-bound† (") and lines[-1].startswith("  † estimated")
     apart = {"a": same["a"], "b": np.array([0.4, 0.9, 0.9, 0.9])}
     assert not any("same rounds" in line for line in _bound_lines("memory-bound", "x", shares, share, rounds=apart))
