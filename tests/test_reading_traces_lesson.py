@@ -132,7 +132,7 @@ def test_named_host_line_sums_the_listed_calls():
     calls = pd.DataFrame({"name": ["a", "b"], "from_step_start_us": [1.0, 5.0], "dur_us": [9.5, 4.8]})
     assert named_host_line(calls, 114.4) == (
         "The calls listed total 14 us of this step's 114 us host-only time; the trace does not attribute the rest"
-        " (candidates: profiler bookkeeping, Python around the call)."
+        " (candidates: profiler bookkeeping, Python around the call, freeing the call's tensors)."
     )
 
 
