@@ -132,7 +132,7 @@ def test_named_host_line_sums_the_listed_calls():
     calls = pd.DataFrame({"name": ["a", "b"], "from_step_start_us": [1.0, 5.0], "dur_us": [9.5, 4.8]})
     assert named_host_line(calls, 114.4) == (
         "The calls listed total 14 us of this step's 114 us host-only time; the trace does not attribute the rest"
-        " (candidates: profiler bookkeeping, Python around the call)."
+        " (candidates: profiler bookkeeping, Python around the call, freeing the call's tensors)."
     )
 
 
@@ -289,3 +289,19 @@ def test_host_only_lines_withholds_the_factors_where_nothing_was_counted():
     assert host_only_lines(fx, "caption", calls, 100.0, counted=True)[2].startswith("The calls listed total 10 us")
     withheld_lines = host_only_lines(fx, "caption", calls, 100.0, counted=False)
     assert len(withheld_lines) == 2 and withheld_lines[1] == "caption" and "the factors" in str(withheld_lines[0])
+
+
+def test_host_only_us_line_prints_the_step_beside_the_host_only_time(monkeypatch):
+    """Exercise 2's comment reads a share's rise off both printed ranges: step and host-only time."""
+    import analysis
+    from lesson.reading_traces import host_only_us_line
+
+    def summary(steps):  # SYNTHETIC: 5 steps, host-only = step - busy - idle
+        return pd.DataFrame({"step_us": steps, "busy_us": [s - 30.0 for s in steps], "idle_total_us": [10.0] * 5})
+
+    small = summary([60.0, 62.0, 64.0, 66.0, 70.0])
+    large = summary([4900.0, 5000.0, 5100.0, 5150.0, 5200.0])
+    monkeypatch.setattr(analysis, "step_summary", lambda t: t)
+    assert host_only_us_line("naive", small, 8, large, 1024) == (
+        "naive: host-only 20-20 us of a 60-70 us step at 8 tokens, 20-20 of 4900-5200 us at 1024"
+    )
