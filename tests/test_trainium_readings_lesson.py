@@ -119,12 +119,7 @@ def test_guess_table_reads_directions_from_the_exports(published):
         f"no verdict in either dtype: vector_engine_active_time (bf16 x{vb:.3f}, {next(near)} inside, fp32 x{vf:.3f}, {next(near)} inside)"
     )
     assert "past a cut-off in both dtypes: total_time" in line
-    # the widest margin the verdicts survive: each counter past in both dtypes stays past at it, one point more fails one
-    widest = int(line.split("(at any margin under ")[1].split("%")[0])
-    past = line.splitlines()[2].split(": ")[1].split(" (")[0].split(", ")
-    for m, stays in ((widest / 100, True), ((widest + 1) / 100, False)):
-        cuts = (lo * (1 - m), hi / (1 - m))
-        assert all(not cuts[0] <= table.at[c, d] <= cuts[1] for c in past for d in ("bf16", "fp32")) == stays
+    assert "at any margin" not in line  # cut: the lesson needs only the cut-offs (09's self-paced reader)
     # the recordings carry the profiler's DMA warning: the DMA row's verdict says so
     assert table.at["dma_active_time", "shows"].endswith("(the profiler warns DMA values may be inaccurate: below)")
     assert not table.at["total_time", "shows"].endswith("below)")
