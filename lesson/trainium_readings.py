@@ -404,3 +404,50 @@ def lane_not_all_work(work: dict[str, pd.DataFrame]) -> str:
         f"lanes with no computing instruction in every profile: {lanes}\n"
         f"computing time / lane, range over the profiles: {share_text} (one execution each: a reading)"
     )
+
+
+def engine_opcode_counts(exports: dict[str, Any], engine: str = "scalar") -> str:
+    """One line: an engine's computing instructions by opcode, per profile.
+
+    Why: 09's predict step points at the scalar engine, whose lane shrinks with fusion; the per-engine table gives
+    only the count, so a reader could not see which instructions went (09's cold readers asked).
+
+    Args:
+        exports: profile name -> analysis.neuron_export.NeuronExport.
+        engine: an analysis.ENGINES name.
+
+    Returns:
+        e.g. "scalar computing instructions by opcode: baseline_bf16_s512 ACTIVATE 4, CAST 4, COPY 6; ...".
+    """
+    from analysis.engine_activity import engine_of, opcode_kind
+
+    def counts(e: Any) -> str:
+        ins = e.instructions
+        mine = ins[(ins["engine"].map(engine_of) == engine) & (ins["opcode"].map(opcode_kind) == "computing")]
+        return ", ".join(f"{op} {n}" for op, n in sorted(mine["opcode"].value_counts().items()))
+
+    return f"{engine} computing instructions by opcode: " + "; ".join(f"{name} {counts(e)}" for name, e in exports.items())
+
+
+def per_engine_table(work: dict[str, pd.DataFrame], origin: str) -> Any:
+    """09's per-engine table, styled for display: per profile, each engine's `lane_us` and `computing_us` (one
+    decimal) and `computing (count)`, the number of its computing instructions (whole).
+
+    Why here: building and formatting the table is display plumbing, not the taught step (analysis.engine_work
+    is, and stays in the notebook); moving it freed 09's reading time for plain-words explanations.
+
+    Args:
+        work: profile name -> analysis.engine_work of it.
+        origin: where the profiles come from, for the caption.
+
+    Returns:
+        A pandas Styler with the caption "Per engine: us, and computing instructions (count) [origin]".
+    """
+    cols = ("lane_us", "computing_us", "computing")
+    table = pd.DataFrame({(name, col): work[name][col] for name in work for col in cols}).T
+    table = table.rename(index={"computing": "computing (count)"}, level=1)
+    return (
+        table.style.format("{:,.1f}")
+        .format("{:,.0f}", subset=pd.IndexSlice[pd.IndexSlice[:, "computing (count)"], :])
+        .set_caption(f"Per engine: us, and computing instructions (count) [{origin}]")
+    )
