@@ -14,6 +14,8 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
+from analysis.floor import SLOW_ROUND, slow_rounds
+from analysis.timing import Timing
 from analysis.verdicts import Verdict, estimate, withheld
 
 if TYPE_CHECKING:
@@ -84,6 +86,8 @@ def break_evens(
         NEFF); where it is given, its basis (one line); where the first compile added more cache files
         than the later one, a line naming that as the setup's evidence; and the later compile's
         break-even, withheld, whose subject gives that compile's time and its ratio to the first's.
+        Where naive has slow rounds (`analysis.floor.slow_rounds`), a line after the basis names them:
+        they, not the compiled call's saving, set the range's low end (cr82 04).
         The evidence line names the kinds of the extra files (`ColdCall.added_kinds`), Inductor's
         CPU-feature probes apart from the rest, with the checks their sources define (`ColdCall.probe_names`).
     """
@@ -121,6 +125,14 @@ def break_evens(
             f"its basis: one cold-call sample, less the naive call it replaces, over the {saved_us / 1e3:.1f} ms a warm call"
             f" saves at HIDDEN = {hidden}"  # how a warm call's saving is taken: 04's markdown above it (f73: said once)
         )
+        if isinstance(naive, Timing) and (
+            slow := slow_rounds(naive)
+        ):  # cr82 04: naive's outlier rounds, unseen by the machine line, set the low end
+            lines.append(
+                f"the range's low end: naive took {SLOW_ROUND:g}x its median or more in {slow} of {len(naive.samples_us)} rounds"
+                f" (its p90 is {naive.p90_us / naive.median_us:.1f}x its median); a slow naive round lowers that round's"
+                " ratio over naive, and so can lower the p10 of every such range (A1, section 4)"
+            )
     files = (cold.counts.get("cache files added", 0), after_setup.counts.get("cache files added", 0))
     if files[0] > files[1]:  # cr59: the setup named by its evidence; cr60: what kinds of files the first added beyond the later
         more = Counter(cold.added_kinds)

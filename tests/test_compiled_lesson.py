@@ -266,3 +266,20 @@ def test_a_busy_cold_call_withholds_the_break_even_and_the_later_ratio():
     assert later.kind == "withheld" and "0.067x" not in later.sentence and BUSY_COLD_CALL in later.sentence
     paid_back, *_ = break_evens(ColdCall({"seconds": 9.0}, busy=False), quiet, naive, _verdict("faster", 0.5, 0.75), 4096, 1024)
     assert paid_back.kind == "estimate"  # quiet: the break-even is given
+
+
+def test_naives_slow_rounds_are_named_after_the_basis_and_a_steady_naive_adds_nothing():
+    """cr82 04: naive at 3.4x its median in 2 of 15 rounds set the range's low end beside a quiet machine line."""
+    import numpy as np
+
+    from analysis.timing import Timing
+    from lesson.compiled import break_evens
+
+    cold = ColdCall({"seconds": 9.0}, {})
+    after = ColdCall({"seconds": 0.6}, {})
+    steady = Timing("naive", np.full(15, 80_000.0), 1)
+    assert len(break_evens(cold, after, steady, _verdict("faster"), 4096, 1024)) == 3  # estimate, basis, later
+    slow = Timing("naive", np.array([80_000.0] * 13 + [270_000.0, 272_000.0]), 1)
+    lines = break_evens(cold, after, slow, _verdict("faster"), 4096, 1024)
+    assert lines[2].startswith("the range's low end: naive took 1.5x its median or more in 2 of 15 rounds")
+    assert "(its p90 is 3.4x its median)" in lines[2]
