@@ -406,7 +406,7 @@ def quiet_note(machine: str, floor: FloorCheck, block: dict[str, Timing], shape:
             varied[name] = f"{said} ({slow} of {len(t.samples_us)} rounds over {SLOW_ROUND:g}x its median: {where})"
     if not varied:
         return ""
-    timed = f"timed {floor.measurements} times, " if floor.measurements > 1 else ""  # time_with_floor re-times slow rounds
+    timed = f"timed {floor.measurements} times, " if floor.measurements > 1 else ""  # time_with_floor re-times a failed copy
     return f"; the CPU was quiet, yet {' and '.join(varied.values())} varied (memory traffic or page faults, which CPU waits miss: A3); {timed}the verdicts below include those rounds"
 
 
