@@ -189,7 +189,7 @@ class Contention:
 
         def share(fraction: float, named: bool) -> str:
             """'at most 3% of any of the 3 timed blocks' reads "at most 0%" oddly: 0% holds for each block."""
-            shown = f"{fraction:.0%}"
+            shown = _percent(fraction)
             if not worst_of:
                 return f"{shown} {'of it' if named else f'of {whose} {span}'}"
             each = "each" if shown == "0%" else "any"  # "its" read as this process's (07: one block ran in another)
@@ -228,6 +228,16 @@ class Contention:
             "steal_fraction": _rounded(self.steal_fraction),
             "seen": self.seen(),
         }
+
+
+def _percent(fraction: float) -> str:
+    """A waited fraction in whole percent, or to one decimal where whole percent would put it on the other
+    side of the BUSY rule: 08 printed "quiet ... at most 10%" beside "BUSY when a rank waits 10% or more" for
+    a rank that waited 9.81% of the time (cr83 08 #1)."""
+    shown = f"{fraction:.0%}"
+    if (fraction >= BUSY_WAITED_FRACTION) != (round(fraction, 2) >= BUSY_WAITED_FRACTION):
+        return f"{fraction:.1%}"
+    return shown
 
 
 def _rounded(value: float | None) -> float | None:

@@ -266,9 +266,10 @@ class Ranking:
     slow: dict[str, int] = field(default_factory=dict)  # name -> its slow rounds (`slow_rounds`), where it has any
 
     def slow_mark(self, name: str) -> str:
-        """ " (from its 2 slow rounds)" after a name whose rounds include slow ones, else "": its ratios and
-        verdicts rest on those rounds (cr77 05: only the timing cell's line said so, not the ranking it moved)."""
-        return f" (from its {self.slow[name]} slow rounds)" if self.slow.get(name) else ""
+        """ " (its range includes 2 slow rounds)" after a name whose rounds include slow ones, else "": its
+        ranges and verdicts include those rounds (cr77 05: only the timing cell's line said so, not the ranking it
+        moved); not "from its slow rounds", which read as if the median came from them (cr83 05 #2)."""
+        return f" (its range includes {self.slow[name]} slow rounds)" if self.slow.get(name) else ""
 
     @property
     def verdicts(self) -> list[Verdict]:

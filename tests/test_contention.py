@@ -200,3 +200,11 @@ def test_one_interleaved_timing_is_one_block_however_many_variants_share_it():
     shared = Contention(2.6, 0.0, 0.0, 0.0)
     assert combined([shared, shared, shared]) is shared
     assert combined([shared, Contention(1.0, 0.1, 0.0, 0.0)]).blocks == 2
+
+
+def test_a_wait_just_under_the_busy_rule_is_not_printed_at_the_rule():
+    # cr83 08 #1: 9.81% printed as "10%" beside "quiet" and "BUSY when ... 10% or more"
+    from analysis.contention import _percent
+
+    assert _percent(0.0981) == "9.8%" and _percent(0.0999) == "10.0%"[:0] + f"{0.0999:.1%}"
+    assert _percent(0.10) == "10%" and _percent(0.094) == "9%" and _percent(0.0) == "0%" and _percent(0.23) == "23%"

@@ -928,7 +928,7 @@ def test_a_variant_with_slow_rounds_says_so_in_the_ranking_and_an_unresolved_pai
     floor = check_floor(block["copy"], block["probe"], 2_000_000, memory_bound=True)
     ranking = rank_over_floor(block, ["naive", "fused", "compiled"], floor, "large")
     assert ranking.slow == {"naive": 2} and ranking.tiers() == [["compiled"], ["naive", "fused"]]
-    assert "naive 3.30x (from its 2 slow rounds) and fused 3.60x (cannot tell apart, inconclusive)" in (
+    assert "naive 3.30x (its range includes 2 slow rounds) and fused 3.60x (cannot tell apart, inconclusive)" in (
         ranking.sentence_with_ties
     )
     ax = plot_over_copy({"large": ranking}, ["naive", "fused", "compiled"], "SYNTHETIC", tmp_path / "f.png")
