@@ -123,11 +123,6 @@ def recorded_steps(
     return RecordedSteps(sort_key, (captured, why), recorded, lines)
 
 
-def _percent(share: float) -> str:
-    """A positive share as a percent with the decimals that keep it above zero: 0.0016 reads 0.2%, not 0% (cr77)."""
-    return f"{share:.{0 if share >= 0.005 else 1 if share >= 0.0005 else 2}%}"
-
-
 def cost_takeaway(
     verdicts: dict[str, Verdict], extra_us: dict[str, np.ndarray] | None = None, bare_us: dict[str, float] | None = None
 ) -> str:
@@ -146,8 +141,8 @@ def cost_takeaway(
         A heading line, then a line per call: "WORD, N.NNx (p10-p90 A-B), +D us per call" where the verdict is measurable, else the
         verdict's table word as the table prints it ("cannot tell apart, inconclusive (p10-p90 holds 1)", analysis.verdicts
         CANNOT_TELL: the run's limit, not a property of the call) and the ratio's p10-p90 and median unless the
-        block was busy, and where its p90 is above 1 where the rounds lie ("about 90% of rounds at or under +6% (p90)"; not
-        "at most +6%": a p90 is no maximum, cr75). Where a median reads below 1, a last line says that is noise: 01 times with
+        block was busy; no p90 is stated as a bound there (cr83 01 #2: "about 90% of rounds at or under +8%" read as
+        "costs at most 8%" beside a p10 of 0.81), and a line says which calls this run did not resolve. Where a median reads below 1, a last line says that is noise: 01 times with
         `time_interleaved(..., alternate=True)` (cold reads cr72, cr77), and the profiler only adds work. Where both calls are given, a line says the two are not
         judged against each other here (Exercise 2 does: cold read cr76 read the line as "the tiny call pays more").
         Where not measurable (and not busy), the extra microseconds per call (median, p10-p90) and the bare median are
@@ -168,8 +163,6 @@ def cost_takeaway(
             said = verdict.word  # the table's own words, as every verdict of the series says them
             if verdict.kind != "busy" and not np.isnan(verdict.median):  # a busy block's figures conclude nothing
                 said += f": ratio {spread}, median {shown}"  # the range first: it carries the verdict (cr78 01)
-                if verdict.p90 > 1:  # where the rounds lie, not a bound (cr75); an order statistic: "about", "at or" (cr78)
-                    said += f", about 90% of rounds at or under +{_percent(verdict.p90 - 1)} (p90)"
                 if extra_us and name in extra_us and bare_us and name in bare_us:  # the cost in us, always (cr81 01)
                     low, high = p10_p90(extra_us[name])
                     said += (
@@ -177,8 +170,10 @@ def cost_takeaway(
                         f" (p10-p90 {low:+,.1f} to {high:+,.1f}), bare {bare_us[name]:,.1f} us"
                     )
         parts.append(f"{name} call: {said}")
-    if any(not v.measurable and v.kind != "busy" for v in verdicts.values()):  # why "cannot tell" (cr81 01)
-        parts.append("cannot tell: the rounds vary more than any cost this run could resolve")  # no cost was measured (cr82)
+    unresolved = [name for name, v in verdicts.items() if not v.measurable and v.kind != "busy"]
+    if unresolved:  # why "cannot tell" (cr81 01), and that no cost was found, not a bound (cr82, cr83 01 #2)
+        calls = " or the ".join(f"{name} call" for name in unresolved)
+        parts.append(f"this run did not resolve the profiler's cost on the {calls}: the rounds vary more than that cost")
     if {"lesson", "tiny"} <= verdicts.keys():  # each against 1, not against each other (cr76 01)
         parts.append("tiny against lesson: not judged here (Exercise 2)")
     if any(v.kind != "busy" and v.median < 1 for v in verdicts.values()):  # the profiler only adds work (cr77)
