@@ -105,9 +105,7 @@ def test_cost_takeaway_states_a_ratio_only_where_measurable():
     verdicts = {"lesson": judge_ratio(lesson, "cheaper", "costlier"), "tiny": judge_ratio(tiny, "cheaper", "costlier")}
     line = cost_takeaway(verdicts)
     # the verdict's own decimals: a p90 of 1.048 at two decimals read 1.05, the margin's edge (cr72 05 #1)
-    assert (
-        "\nlesson call: cannot tell apart, inconclusive (p10-p90 holds 1): ratio p10-p90 0.940-1.048, median 1.010\n" in line
-    )
+    assert "\nlesson call: cannot tell apart, inconclusive (p10-p90 holds 1): ratio p10-p90 0.940-1.048, median 1.010\n" in line
     assert "tiny call: costlier, 1.20x (p10-p90 " in line and "us per call" not in line
     assert line.count("x (p10-p90") == 1  # no "N.NNx" stated for the call whose spread crosses 1
     # cold read cr57 item 1: no two medians beside the ratio (they pointed opposite ways); the extra us per call
