@@ -909,6 +909,12 @@ def test_05s_quiet_block_says_which_case_had_slow_rounds():
     slow_copy = Timing("copy", np.array([10.0] * 13 + [25.0] * 2), inner=1)  # a failed copy with slow rounds: named once
     once = quiet_note("quiet while timing", failed, {"copy": slow_copy}, "large")
     assert "yet the copy (2 of 15 rounds over 1.5x its median" in once and "copy and" not in once
+    # one round over 1.5x, above a p90 under it: named, so the share line's "1 outlier round" has its cause (cr83 05 #1)
+    lone = Timing("torch.rms_norm", np.array([100.0] * 14 + [253.0]), inner=1)
+    both = quiet_note("quiet while timing", passed, {"naive": naive, "torch.rms_norm": lone}, "large")
+    assert both.endswith("include those rounds; torch.rms_norm had 1 round over 1.5x its median, above its p90")
+    alone = quiet_note("quiet while timing", passed, {"copy": steady, "torch.rms_norm": lone}, "large")
+    assert alone == "; the CPU was quiet; torch.rms_norm had 1 round over 1.5x its median, above its p90"
 
 
 def test_a_variant_with_slow_rounds_says_so_in_the_ranking_and_an_unresolved_pair_is_marked_not_equal(tmp_path):
