@@ -1050,11 +1050,13 @@ def _memory_bound(ranking: Ranking, floor: FloorCheck, block: dict[str, Timing],
     # densest line of 05's output)
     basis = (
         f"byte share = alloc_over_input (at least 1) × the {rate}'s time ÷ the variant's time, per round:"
-        " each full-size tensor allocated, written and read once. Bytes from allocation only; exercise 1"
-        " counts them from the source, which gives more bytes and a share that can pass 1"
+        " each full-size tensor allocated, written and read once. Exercise 1 counts bytes from the source"
+        " instead: more bytes, a share that can pass 1"
     )  # cr81 05 M2: one unparsable parenthesis split into plain sentences
     if rate == "copy":  # the copy reached about half the triad: "memory-bound" is relative to it, not to peak memory
-        basis += f". Memory-bound here means most of the time is what same-size copies, allocation included, would take (the copy reached {floor.copy_over_probe:.2f}x the triad)"
+        basis += (
+            f". Memory-bound here is relative to the copy, which reached {floor.copy_over_probe:.2f}x the triad"  # cr83 05: cut
+        )
     triad = f" (spread {block[reference].spread:.2f}; used because the copy failed its check)"
     basis += "" if floor.ok else f", at the triad's rate{triad}"
     subject = f"moving its bytes at the {rate}'s rate" + (", allocation included" if rate == "copy" else "")  # cr72 05 #3

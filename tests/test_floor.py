@@ -299,9 +299,9 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
         " compiled 1.00 (1.00-1.00)",
         "  not memory-bound: naive 0.30 (0.30-0.30), fused 0.28 (0.28-0.28)",
         "  † estimated, not measured: byte share = alloc_over_input (at least 1) × the copy's time ÷ the variant's"
-        " time, per round: each full-size tensor allocated, written and read once. Bytes from allocation only;"
-        " exercise 1 counts them from the source, which gives more bytes and a share that can pass 1. Memory-bound here"
-        " means most of the time is what same-size copies, allocation included, would take (the copy reached 0.80x the triad); this estimate cannot show a read-only"
+        " time, per round: each full-size tensor allocated, written and read once. Exercise 1 counts bytes from the"
+        " source instead: more bytes, a share that can pass 1. Memory-bound here is relative to the copy, which reached"
+        " 0.80x the triad; this estimate cannot show a read-only"
         " pass (mean), which allocates nothing",  # the share's formula, in the footnote
     ]
     # not recorded (neuron may record no allocation): no share, where one copy's would call naive "not memory-bound"
