@@ -394,7 +394,8 @@ def shape_takeaways(
 def quiet_note(machine: str, floor: FloorCheck, block: dict[str, Timing], shape: str) -> str:
     """What a quiet block's line adds where something varied anyway: the copy that failed its check, and any case
     whose p90 is over SLOW_ROUND times its median, with how many rounds were that slow and where its samples are
-    (05 called a block "quiet" beside naive at 2.4x its median in 2 of 15 rounds, the figure's longest whisker);
+    (05 called a block "quiet" beside naive at 2.4x its median in 2 of 15 rounds, the figure's longest whisker),
+    then any case with a round that slow above a p90 under it (cr83 05 #1: its share line's "1 outlier round");
     "" where the CPU was busy (the line says so) or nothing varied."""
     if not machine.startswith("quiet"):
         return ""
@@ -404,10 +405,22 @@ def quiet_note(machine: str, floor: FloorCheck, block: dict[str, Timing], shape:
             where = f'blocks["{shape}"]["{name}"].samples_us'
             said = "the copy" if name == "copy" else name  # r76: "the copy and copy (2 of 15 rounds ...)"
             varied[name] = f"{said} ({slow} of {len(t.samples_us)} rounds over {SLOW_ROUND:g}x its median: {where})"
+    # a round over SLOW_ROUND above a p90 under it: named too, so the share line's "1 outlier round" has its cause (cr83 05 #1)
+    lone = [
+        f"{'the copy' if n == 'copy' else n} had {k} round{'s' * (k > 1)} over {SLOW_ROUND:g}x its median, above its p90"
+        for n, t in block.items()
+        if n not in varied and (k := _rounds_over(t))
+    ]
+    also = "".join(f"; {line}" for line in lone)
     if not varied:
-        return ""
+        return f"; the CPU was quiet{also}" if lone else ""
     timed = f"timed {floor.measurements} times, " if floor.measurements > 1 else ""  # time_with_floor re-times a failed copy
-    return f"; the CPU was quiet, yet {' and '.join(varied.values())} varied (memory traffic or page faults, which CPU waits miss: A3); {timed}the verdicts below include those rounds"
+    return f"; the CPU was quiet, yet {' and '.join(varied.values())} varied (memory traffic or page faults, which CPU waits miss: A3); {timed}the verdicts below include those rounds{also}"
+
+
+def _rounds_over(t: Timing) -> int:
+    """How many of `t`'s rounds reach SLOW_ROUND times its median, counted where `slow_rounds` does not count them."""
+    return int((np.asarray(t.samples_us) >= SLOW_ROUND * t.median_us).sum())
 
 
 def _against_copy(v: Any) -> str:
@@ -454,7 +467,7 @@ def _bound_lines(
         other = int(np.sum(r <= 0.5) if shares[n] > 0.5 else np.sum(r > 0.5)) * (n not in undecided)  # its line says so
         side = "under" if shares[n] > 0.5 else "over"  # one such round is an outlier, not a split (cr82 05)
         split = (f", 1 outlier round {side} half" if other == 1 else f", {other} of {r.size} rounds {side} half") if other else ""
-        rest = f" (from {n}'s slow rounds)" if (slow or {}).get(n) else ""
+        rest = f" (its range includes {slow[n]} slow rounds)" if (slow or {}).get(n) else ""  # as Ranking.slow_mark (cr83 05 #2)
         return f"{n} {shares[n]:.2f}" + (f" ({spreads[n][0]:.2f}-{spreads[n][1]:.2f}{split})" if n in spreads else "") + rest
 
     bound_by = [n for n, v in shares.items() if n not in undecided and (n in near_one or round(v, 2) > 0.5)]  # as printed
@@ -1037,11 +1050,13 @@ def _memory_bound(ranking: Ranking, floor: FloorCheck, block: dict[str, Timing],
     # densest line of 05's output)
     basis = (
         f"byte share = alloc_over_input (at least 1) × the {rate}'s time ÷ the variant's time, per round:"
-        " each full-size tensor allocated, written and read once. Bytes from allocation only; exercise 1"
-        " counts them from the source, which gives more bytes and a share that can pass 1"
+        " each full-size tensor allocated, written and read once. Exercise 1 counts bytes from the source"
+        " instead: more bytes, a share that can pass 1"
     )  # cr81 05 M2: one unparsable parenthesis split into plain sentences
     if rate == "copy":  # the copy reached about half the triad: "memory-bound" is relative to it, not to peak memory
-        basis += f". Memory-bound here means most of the time is what same-size copies, allocation included, would take (the copy reached {floor.copy_over_probe:.2f}x the triad)"
+        basis += (
+            f". Memory-bound here is relative to the copy, which reached {floor.copy_over_probe:.2f}x the triad"  # cr83 05: cut
+        )
     triad = f" (spread {block[reference].spread:.2f}; used because the copy failed its check)"
     basis += "" if floor.ok else f", at the triad's rate{triad}"
     subject = f"moving its bytes at the {rate}'s rate" + (", allocation included" if rate == "copy" else "")  # cr72 05 #3

@@ -299,9 +299,9 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
         " compiled 1.00 (1.00-1.00)",
         "  not memory-bound: naive 0.30 (0.30-0.30), fused 0.28 (0.28-0.28)",
         "  † estimated, not measured: byte share = alloc_over_input (at least 1) × the copy's time ÷ the variant's"
-        " time, per round: each full-size tensor allocated, written and read once. Bytes from allocation only;"
-        " exercise 1 counts them from the source, which gives more bytes and a share that can pass 1. Memory-bound here"
-        " means most of the time is what same-size copies, allocation included, would take (the copy reached 0.80x the triad); this estimate cannot show a read-only"
+        " time, per round: each full-size tensor allocated, written and read once. Exercise 1 counts bytes from the"
+        " source instead: more bytes, a share that can pass 1. Memory-bound here is relative to the copy, which reached"
+        " 0.80x the triad; this estimate cannot show a read-only"
         " pass (mean), which allocates nothing",  # the share's formula, in the footnote
     ]
     # not recorded (neuron may record no allocation): no share, where one copy's would call naive "not memory-bound"
@@ -909,6 +909,12 @@ def test_05s_quiet_block_says_which_case_had_slow_rounds():
     slow_copy = Timing("copy", np.array([10.0] * 13 + [25.0] * 2), inner=1)  # a failed copy with slow rounds: named once
     once = quiet_note("quiet while timing", failed, {"copy": slow_copy}, "large")
     assert "yet the copy (2 of 15 rounds over 1.5x its median" in once and "copy and" not in once
+    # one round over 1.5x, above a p90 under it: named, so the share line's "1 outlier round" has its cause (cr83 05 #1)
+    lone = Timing("torch.rms_norm", np.array([100.0] * 14 + [253.0]), inner=1)
+    both = quiet_note("quiet while timing", passed, {"naive": naive, "torch.rms_norm": lone}, "large")
+    assert both.endswith("include those rounds; torch.rms_norm had 1 round over 1.5x its median, above its p90")
+    alone = quiet_note("quiet while timing", passed, {"copy": steady, "torch.rms_norm": lone}, "large")
+    assert alone == "; the CPU was quiet; torch.rms_norm had 1 round over 1.5x its median, above its p90"
 
 
 def test_a_variant_with_slow_rounds_says_so_in_the_ranking_and_an_unresolved_pair_is_marked_not_equal(tmp_path):
