@@ -327,7 +327,7 @@ def gap_memory_line(
     return (
         f"{after} -> {before}, read in a separate {steps}-step memory profile: "
         f"freed {int(freed)} B ({name(freed, 'freed')}); allocated {int(allocated)} B ({name(allocated, 'allocated')})"
-        "\nThese are sizes, not times: they do not say what filled the gap."
+        "\nSizes, not times: this does not say what filled the gap."
     )
 
 

@@ -247,7 +247,7 @@ def test_gap_memory_line_names_each_size_and_the_separate_profile():
         line.splitlines()[0]
         == "aten::pow -> aten::sum, read in a separate 2-step memory profile: freed 0 B (nothing); allocated 4096 B (one value per row)"
     )
-    assert line.splitlines()[1] == "These are sizes, not times: they do not say what filled the gap."
+    assert line.splitlines()[1] == "Sizes, not times: this does not say what filled the gap."
     assert "x's size" in gap_memory_line("a", "b", 16777216, 8, 16777216, 4096, 2)
     assert "a few bytes" in gap_memory_line("a", "b", 0, 8, 16777216, 4096, 2)
     assert "another size" in gap_memory_line("a", "b", 0, 512, 16777216, 4096, 2)
