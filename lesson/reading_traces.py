@@ -150,8 +150,9 @@ class LargestShare:
 
 
 def largest_host_only_share(shares: dict[str, Any], counted: bool) -> LargestShare:
-    """Judge the largest host-only share against the runner-up, and name the answer only where
-    the verdict tells them apart (a range overlap names both; nothing counted withholds it).
+    """Judge the largest host-only share (by median) against the other variant whose range reaches
+    highest (its p90, as the ranges print it), and name the answer only where the verdict tells
+    them apart (a range overlap names both; nothing counted withholds it).
 
     Args:
         shares: variant -> its host-only share (%) per step, as a Timing (at least two variants).
@@ -164,7 +165,9 @@ def largest_host_only_share(shares: dict[str, Any], counted: bool) -> LargestSha
     """
     from analysis import CANNOT_TELL_ALONE, judge_timings, withheld
 
-    *_, reference, subject = sorted(shares, key=lambda n: shares[n].median_us)  # lowest to highest
+    subject = max(shares, key=lambda n: shares[n].median_us)  # the largest median share
+    others = [n for n in shares if n != subject]  # its reference: the other range that reaches highest, as printed
+    reference = max(others, key=lambda n: (shares[n].p90_us, shares[n].median_us))
     if not counted:
         verdict, answer = withheld("the largest host-only share", "no device operations counted to split the step by"), "withheld"
     else:
@@ -310,7 +313,8 @@ def gap_memory_line(
 
     Returns:
         "aten::mul -> aten::mul, read in a separate 2-step memory profile: freed 4096 B (one value
-        per row, made in aten::rsqrt); allocated 0 B (nothing)"
+        per row, made in aten::rsqrt); allocated 0 B (nothing)", then a line saying that sizes do
+        not say what filled the gap.
     """
     sizes = {0: "nothing", x_bytes: "x's size", row_bytes: "one value per row"}
     made_by = made_by or {}
@@ -323,6 +327,7 @@ def gap_memory_line(
     return (
         f"{after} -> {before}, read in a separate {steps}-step memory profile: "
         f"freed {int(freed)} B ({name(freed, 'freed')}); allocated {int(allocated)} B ({name(allocated, 'allocated')})"
+        "\nSizes, not times: this does not say what filled the gap."
     )
 
 

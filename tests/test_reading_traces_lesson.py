@@ -68,6 +68,9 @@ def test_largest_host_only_share_names_only_what_the_ranges_tell_apart():
     crowded = Timing("host only", np.linspace(2, 3, 5), 1, Contention(0.1, 0.5, 0.5, 0.0))  # waited half the block
     busy = largest_host_only_share({"naive": share(1), "torch.compile": crowded}, True)
     assert busy.ranges[1].endswith("(p10-p90) (BUSY)") and not busy.ranges[0].endswith("(BUSY)")
+    wide = {"naive": Timing("host only", np.array([1, 2, 3, 4, 9.5]), 1), "torch.rms_norm": share(3), "torch.compile": share(9)}
+    reach = largest_host_only_share(wide, True)  # naive's median is lower, but its range reaches higher: the reference
+    assert (reach.subject, reach.reference) == ("torch.compile", "naive")
 
 
 def ranges(lo, hi):
@@ -241,15 +244,16 @@ def test_gap_memory_line_names_each_size_and_the_separate_profile():
 
     line = gap_memory_line("aten::pow", "aten::sum", 0, 4096, 16777216, 4096, 2)
     assert (
-        line
+        line.splitlines()[0]
         == "aten::pow -> aten::sum, read in a separate 2-step memory profile: freed 0 B (nothing); allocated 4096 B (one value per row)"
     )
+    assert line.splitlines()[1] == "Sizes, not times: this does not say what filled the gap."
     assert "x's size" in gap_memory_line("a", "b", 16777216, 8, 16777216, 4096, 2)
     assert "a few bytes" in gap_memory_line("a", "b", 0, 8, 16777216, 4096, 2)
     assert "another size" in gap_memory_line("a", "b", 0, 512, 16777216, 4096, 2)
     made_by = {"freed": ["aten::rsqrt"], "allocated": []}
     line = gap_memory_line("aten::mul", "aten::mul", 4096, 0, 16777216, 4096, 2, made_by=made_by)
-    assert line.endswith("freed 4096 B (one value per row, made in aten::rsqrt); allocated 0 B (nothing)")
+    assert line.splitlines()[0].endswith("freed 4096 B (one value per row, made in aten::rsqrt); allocated 0 B (nothing)")
 
 
 def test_gap_memory_ops_names_the_op_that_allocated_each_freed_address(tmp_path):
