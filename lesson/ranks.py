@@ -189,7 +189,8 @@ def ranks_contention(out_dir: Path) -> tuple[Contention | None, str]:
     paths = [p for p in out_dir.glob("rank*.json") if p.name.removeprefix("rank").removesuffix(".json").isdigit()]
     contention = combined([Contention(**json.loads(p.read_text())["contention"]) for p in sorted(paths)])
     line = machine_line({"ranks": contention}, "each rank ran its profiled steps") if contention else ""
-    return contention, line.replace("this process", "a rank")
+    # the combined counters hold one timed block per rank (its profiled steps): the line says so (cr83 08)
+    return contention, line.replace("this process", "a rank").replace(" timed blocks,", " timed blocks (one per rank),")
 
 
 def neuron_torchrun_recipe(ranks: int, script: str = "your_script.py") -> str:
