@@ -190,7 +190,7 @@ def ranks_contention(out_dir: Path) -> tuple[Contention | None, str]:
     contention = combined([Contention(**json.loads(p.read_text())["contention"]) for p in sorted(paths)])
     line = machine_line({"ranks": contention}, "each rank ran its profiled steps") if contention else ""
     # the combined counters hold one timed block per rank (its profiled steps): the line says so (cr83 08)
-    return contention, line.replace("this process", "a rank").replace(" timed blocks,", " timed blocks (one per rank),")
+    return contention, line.replace("this process", "a rank").replace(" timed blocks,", " timed blocks, one per rank,")
 
 
 def neuron_torchrun_recipe(ranks: int, script: str = "your_script.py") -> str:

@@ -532,4 +532,4 @@ def test_ranks_contention_is_the_worst_rank_and_names_a_rank(tmp_path):
     contention, line = ranks_contention(tmp_path)
     assert contention.busy and contention.waited_fraction == 0.4
     assert line.startswith("BUSY") and "a rank waited for a CPU" in line and "this process" not in line
-    assert "of 2 timed blocks (one per rank)," in line
+    assert "of 2 timed blocks, one per rank, which" in line
