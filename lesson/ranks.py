@@ -189,7 +189,8 @@ def ranks_contention(out_dir: Path) -> tuple[Contention | None, str]:
     paths = [p for p in out_dir.glob("rank*.json") if p.name.removeprefix("rank").removesuffix(".json").isdigit()]
     contention = combined([Contention(**json.loads(p.read_text())["contention"]) for p in sorted(paths)])
     line = machine_line({"ranks": contention}, "each rank ran its profiled steps") if contention else ""
-    return contention, line.replace("this process", "a rank")
+    # the combined counters hold one timed block per rank (its profiled steps): the line says so (cr83 08)
+    return contention, line.replace("this process", "a rank").replace(" timed blocks,", " timed blocks, one per rank,")
 
 
 def neuron_torchrun_recipe(ranks: int, script: str = "your_script.py") -> str:
@@ -420,7 +421,7 @@ def recorded_reading_line(table: pd.DataFrame, step: int, together: int, collect
 
     Args:
         table: 08's table of the recorded ranks, indexed by rank, with columns outside_ms and collective_ms
-            (and waited_ms: with two ranks and one credited, the line says that one waited for the other).
+            (and waited_ms: with two ranks and one credited, the line says by this pairing that one is credited the wait).
         step: the recorded step; together: its collectives that ended together on both ranks;
             collectives: all its collectives.
         origin: where the trace was recorded.
@@ -436,10 +437,10 @@ def recorded_reading_line(table: pd.DataFrame, step: int, together: int, collect
         return f"rank {values.idxmax()} longer {'outside' if column == 'outside_ms' else 'inside'}"
 
     waited = table["waited_ms"].round(1) if "waited_ms" in table else pd.Series(dtype=float)
-    who = ""  # two ranks, one of them credited: it started earlier, so it waited for the other
+    who = ""  # two ranks, one of them credited: it started earlier; the pairing is a guess, so "credited", not "waited"
     if len(waited) == 2 and (waited > 0).sum() == 1:
         first, other = waited.idxmax(), waited.idxmin()
-        who = f": rank {first} started them {waited[first]:.1f} ms earlier in all, so it waited, for rank {other} or another of the job's ranks"
+        who = f": by this pairing, rank {first} is credited {waited[first]:.1f} ms of waiting, for rank {other} or another of the job's ranks"
     return (
         f"step {step} [{origin}], one step: a reading, not a verdict: {longer('outside_ms')} the collectives, "
         f"{longer('collective_ms')}; waited_ms counts only the {together} of {collectives} collectives "

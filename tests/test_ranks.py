@@ -406,7 +406,7 @@ def test_recorded_reading_names_who_ran_longer_outside_and_inside_and_what_waite
     assert "no rank longer outside the collectives, rank" in recorded_reading_line(even, 551, 2, 5, "elsewhere")
     waited = recorded_reading_line(table.assign(waited_ms=[3.4, 0.0]), 551, 2, 5, "elsewhere")
     assert waited.endswith(
-        "both ranks: rank 0 started them 3.4 ms earlier in all, so it waited, for rank 1 or another of the job's ranks"
+        "both ranks: by this pairing, rank 0 is credited 3.4 ms of waiting, for rank 1 or another of the job's ranks"
     )
     both = recorded_reading_line(table.assign(waited_ms=[3.4, 0.2]), 551, 2, 5, "elsewhere")
     assert both.endswith("ended together on both ranks")  # each rank waited in some: no single waiter named
@@ -532,3 +532,4 @@ def test_ranks_contention_is_the_worst_rank_and_names_a_rank(tmp_path):
     contention, line = ranks_contention(tmp_path)
     assert contention.busy and contention.waited_fraction == 0.4
     assert line.startswith("BUSY") and "a rank waited for a CPU" in line and "this process" not in line
+    assert "of 2 timed blocks, one per rank, which" in line
