@@ -483,8 +483,8 @@ def burst_transfers(exports: dict[str, Any], name: str = "baseline_bf16_s512") -
     for k, (rows, tensor) in enumerate(zip(bursts, ("scores S", "weights P")), 1):
         stored, loaded = (sum(getattr(r, c) for r in rows) for c in ("hbm_write_bytes", "hbm_read_bytes"))
         want = int(source[source.index.str.startswith(tensor)].sum())
-        fit = "the same bytes" if stored == loaded == want else "NOT the same bytes"
+        same = "=" if stored == loaded == want else "NOT ="
         lines.append(
-            f"{name} burst {k}: stores {listing(rows, 'hbm_write_bytes')}, loads {listing(rows, 'hbm_read_bytes')}: {fit} as {tensor} in the source ({want:,} B)"
+            f"{name} burst {k}: stores {listing(rows, 'hbm_write_bytes')}; loads {listing(rows, 'hbm_read_bytes')}; stored {same} loaded {same} {tensor} in the source, {want:,} B"
         )
     return "\n".join(lines)
