@@ -143,8 +143,8 @@ def guesses_against_counters(exports: dict[str, Any], work: dict[str, pd.DataFra
         the cut-off" (per dtype where they differ), else "no verdict" (`against_spread`: the tensor lane's
         range, cut-offs 5% beyond it; `spread_line` names these rows); an engine row starts
         with its computing instructions ("fewer", "more"), and one whose counts are equal in both kernels
-        (the tensor engine) sets the range: no verdict. A DMA row notes the profiler's warning
-        that DMA values may be inaccurate where an export carries it. `match`: the guess against a
+        (the tensor engine) sets the band: no verdict. A DMA row notes the profiler's warning
+        that DMA values may be inaccurate where an export carries it: the verdict rests on those values (cr83 09 #3). `match`: the guess against a
         direction every dtype shows ("✓"/"✗"), else "no verdict (not 'same')"; "" for an unfilled guess.
     """
     kernels = ("fused", "baseline")
@@ -166,13 +166,13 @@ def guesses_against_counters(exports: dict[str, Any], work: dict[str, pd.DataFra
 
     def time_word(ratio: float) -> str:
         return side.get(
-            against_spread(ratio, spread), "inside the range" if lo <= ratio <= hi else "outside the range, inside the cut-off"
+            against_spread(ratio, spread), "inside the band" if lo <= ratio <= hi else "outside the band, inside the cut-off"
         )
 
     shows, directions = [], []  # directions: the one direction every dtype shows, else "" (for `match`)
     for c in ratios.index:
         if c in counts and all(f == b for f, b in counts[c]):  # the same count: its spread is the yardstick
-            shows.append("same computing instructions: it sets the range; no verdict")
+            shows.append("same computing instructions: it sets the band; no verdict")
             directions.append("")
             continue
         if "bytes" in c:  # counted, not timed: the direction alone
@@ -191,7 +191,7 @@ def guesses_against_counters(exports: dict[str, Any], work: dict[str, pd.DataFra
         if c.startswith("dma_") and any(
             e.warnings.message.str.contains("DMA values may be inaccurate").any() for e in exports.values()
         ):
-            text += " (the profiler warns DMA values may be inaccurate: below)"
+            text += " (on values the profiler warns may be inaccurate: below)"
         shows.append(text)
     ratios["shows"] = shows
     ratios["match"] = [_match(ratios.at[c, "your_guess"], d) for c, d in zip(ratios.index, directions)]
@@ -239,7 +239,7 @@ def spread_line(ratios: pd.DataFrame) -> str:
     Returns:
         e.g. "tensor_engine_active_time, fused / baseline: x1.068 (bf16), x0.912 (fp32), under equal counts of
         computing instructions (56 / 56, 60 / 60): the band", "cut-offs: below
-        x0.867 or above x1.124 (x0.912 x 0.95, x1.068 / 0.95: the series' 5% margin, ...)" and "past a cut-off in both dtypes: total_time, ...; no verdict in either dtype:
+        x0.867 or above x1.124 (x0.912 x 0.95, x1.068 / 0.95: the series' 5% margin, borrowed ...)" and "past a cut-off in both dtypes: total_time, ...; no verdict in either dtype:
         vector_engine_active_time (bf16 x0.869, 0.002 inside, fp32 x0.950, 0.083 inside)": each no-verdict ratio
         with its distance to the nearer cut-off, so a reader sees how near it came (09's cold reader asked).
     """
@@ -266,7 +266,8 @@ def spread_line(ratios: pd.DataFrame) -> str:
         f"tensor_engine_active_time, fused / baseline: {tensor}, under equal counts of computing instructions"
         f" ({counts}): the band\n"
         f"cut-offs, from unrounded ratios: below x{below:.3f} or above x{above:.3f} (x{lo:.3f} x {1 - share:g}, "
-        f"x{hi:.3f} / {1 - share:g}: the series' {share:.0%} margin, from cpu runs of notebook 05, not a trn2's)\n"
+        f"x{hi:.3f} / {1 - share:g}: the series' {share:.0%} margin, borrowed from cpu runs of notebook 05: no trn2 repeat exists,"
+        " so only ratios far past it survive any plausible margin)\n"
         f"past a cut-off in both dtypes: {', '.join(out) or 'none'}; "
         f"no verdict in either dtype: {', '.join(f'{c} ({inside(c)})' for c in rest) or 'none'}"
         + (f"; past a cut-off in one dtype only: {', '.join(f'{c} ({inside(c)})' for c in mixed)}" if mixed else "")
@@ -451,3 +452,39 @@ def per_engine_table(work: dict[str, pd.DataFrame], origin: str) -> Any:
         .format("{:,.0f}", subset=pd.IndexSlice[pd.IndexSlice[:, "computing (count)"], :])
         .set_caption(f"Per engine: us, and computing instructions (count) [{origin}]")
     )
+
+
+def burst_transfers(exports: dict[str, Any], name: str = "baseline_bf16_s512") -> str:
+    """One line per DMA burst of one baseline profile: its HBM store and load instructions (start, bytes).
+
+    Why: 09 said the bursts "fit the round trip of S and P" by eye (cr83 09 #1); the HBM instructions between
+    the first and the last MATMUL show it. A burst is a run of stores followed by loads; it fits a round trip
+    when it loads back the bytes it stored and they equal the source's S (first burst) or P (second) store.
+    """
+    from analysis import attention_hbm_traffic
+
+    e = exports[name]
+    mm = e.instructions.loc[e.instructions["opcode"] == "MATMUL", "start_ns"]
+    hbm = e.hbm_instructions()
+    bursts: list[list[Any]] = []
+    for row in hbm[(hbm["start_ns"] > mm.min()) & (hbm["start_ns"] < mm.max())].itertuples():
+        if row.hbm_write_bytes and (not bursts or bursts[-1][-1].hbm_read_bytes):
+            bursts.append([])
+        bursts[-1].append(row)
+    need = attention_hbm_traffic("baseline", 128, int(name.rsplit("_s", 1)[1]), name.split("_")[1])
+    source = need[need["direction"] == "write"].set_index("tensor")["bytes"]
+
+    def listing(rows: list[Any], col: str) -> str:
+        picked = [r for r in rows if getattr(r, col)]
+        sizes = "/".join(sorted({f"{getattr(r, col):,}" for r in picked}))
+        return f"{len(picked)} x {sizes} B at {', '.join(f'{r.start_ns / 1e3:.1f}' for r in picked)} us"
+
+    lines = []
+    for k, (rows, tensor) in enumerate(zip(bursts, ("scores S", "weights P")), 1):
+        stored, loaded = (sum(getattr(r, c) for r in rows) for c in ("hbm_write_bytes", "hbm_read_bytes"))
+        want = int(source[source.index.str.startswith(tensor)].sum())
+        same = "=" if stored == loaded == want else "NOT ="
+        lines.append(
+            f"{name} burst {k}: stores {listing(rows, 'hbm_write_bytes')}; loads {listing(rows, 'hbm_read_bytes')}; stored {same} loaded {same} {tensor} in the source, {want:,} B"
+        )
+    return "\n".join(lines)

@@ -84,7 +84,7 @@ def test_guess_table_reads_directions_from_the_exports(published):
     assert (table.loc["total_time", ["bf16", "fp32"]] < lo * 0.95).all()
     assert table.at["total_time", "shows"] == "down, past the cut-off"
     assert table.at["tensor_engine_active_time", "shows"].startswith("same computing instructions")
-    assert table.at["tensor_engine_active_time", "shows"].endswith("it sets the range; no verdict")
+    assert table.at["tensor_engine_active_time", "shows"].endswith("it sets the band; no verdict")
     # the vector engine runs fewer computing instructions; its fp32 time lies within the spread: not judged
     assert table.at["vector_engine_active_time", "fp32"] > lo * 0.95
     assert table.at["vector_engine_active_time", "shows"].startswith("fewer computing instructions; time: ")
@@ -106,7 +106,7 @@ def test_guess_table_reads_directions_from_the_exports(published):
     assert against_spread(cut_high + 1e-9, (lo, hi)) == "above" and against_spread(cut_high - 1e-9, (lo, hi)) == ""
     assert (
         f"cut-offs, from unrounded ratios: below x{cut_low:.3f} or above x{cut_high:.3f} (x{lo:.3f} x 0.95, x{hi:.3f} / 0.95: the series' 5% margin, "
-        "from cpu runs of notebook 05, not a trn2's)" in line.splitlines()[1]
+        "borrowed from cpu runs of notebook 05: no trn2 repeat exists" in line.splitlines()[1]
     )
     assert len(line.splitlines()) == 3 and line.splitlines()[2].startswith("past a cut-off in both dtypes: ")
     # the vector bf16 ratio and the low cut-off differ at the printed 3 decimals (x0.87 against x0.87 did not)
@@ -121,7 +121,7 @@ def test_guess_table_reads_directions_from_the_exports(published):
     assert "past a cut-off in both dtypes: total_time" in line
     assert "at any margin" not in line  # cut: the lesson needs only the cut-offs (09's self-paced reader)
     # the recordings carry the profiler's DMA warning: the DMA row's verdict says so
-    assert table.at["dma_active_time", "shows"].endswith("(the profiler warns DMA values may be inaccurate: below)")
+    assert table.at["dma_active_time", "shows"].endswith("(on values the profiler warns may be inaccurate: below)")
     assert not table.at["total_time", "shows"].endswith("below)")
     # a time outside the range in one dtype only is named as such
     mixed = table.copy()
@@ -251,3 +251,17 @@ def test_engine_opcode_counts_and_per_engine_table_agree_with_engine_work():
     table = per_engine_table(work, "here").data
     assert table.loc[("fused_bf16_s512", "computing (count)"), "scalar"] == work["fused_bf16_s512"].at["scalar", "computing"]
     assert "[here]" in per_engine_table(work, "here").caption
+
+
+def test_burst_transfers_lists_each_bursts_stores_and_loads():
+    from analysis import RECORDED_NEURON_DIR, load_exports
+
+    from lesson import burst_transfers
+
+    lines = burst_transfers(load_exports(RECORDED_NEURON_DIR)).splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith(
+        "baseline_bf16_s512 burst 1: stores 2 x 524,288 B at 19.2, 20.0 us; loads 2 x 524,288 B at 22.4, 23.6 us"
+    )
+    assert all("NOT" not in line and line.endswith("in the source, 1,048,576 B") for line in lines)
+    assert "scores S" in lines[0] and "weights P" in lines[1]
