@@ -73,7 +73,7 @@ def orientation(name: str) -> list[str]:
         return []
     lines = [
         f"Run time: {info.cpu_seconds:.1f} s at the default parameters on {CPU_SECONDS_MEASURED_ON} "
-        "(measured by `make run` in that reference run, not in this one; expect more on a busy or slower machine, or for a compiling notebook run on its own, whose compile cache starts cold)"
+        "(measured by `make run` in that reference run, not in this one; expect more on a busy or slower machine)"
         if info.cpu_seconds
         else "Run time: not recorded on the series' CI machine"
     ]
