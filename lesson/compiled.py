@@ -84,7 +84,7 @@ def break_evens(
         captured before, no cache hit and, on neuron, NEFF cache files added; else "this cold call": 04's
         cold-call cell re-run in one kernel loads from the cache, and a pre-warmed NEFF cache serves a
         NEFF); where it is given, its basis (one line); where the first compile added more cache files
-        than the later one, a line naming that as the setup's evidence; and the later compile's
+        than the later one, a line naming the kinds of the extra files (which setup ran, not its cost); and the later compile's
         break-even, withheld, whose subject gives that compile's time and its ratio to the first's.
         Where naive has slow rounds (`analysis.floor.slow_rounds`), a line after the basis names them:
         they, not the compiled call's saving, set the range's low end (cr82 04).
@@ -116,7 +116,7 @@ def break_evens(
         what = (
             f"the process's first compile ({first}, setup included)"
             if first_compile
-            else f"this cold call ({first}; not a first compile: its origin is above)"
+            else f"this cold call ({first}; not a first compile: its origin is below)"
         )
         subject = f"break-even of {what} against naive, in whole warm calls (rounded up)"  # cr78: ceil, said
         calls = math.ceil(extra_us / saved_us)
@@ -141,7 +141,7 @@ def break_evens(
         gloss = _GLOSS | ({_PROBE: f"{_GLOSS[_PROBE][:-1]}; {named})"} if named else {})
         kinds = ", ".join(f"{n} {gloss.get(kind, kind)}" for kind, n in more.most_common() if n > 0)
         lines.append(
-            f"the setup's evidence: the first compile added {files[0]} cache files, the later one {files[1]}"
+            f"which setup ran (not its cost): the first compile added {files[0]} cache files, the later one {files[1]}"
             + (f"; the {files[0] - files[1]} more: {kinds}" if kinds else "")
         )
     # cr73: another shape, later in the process: the ratio must not read as the first compile's setup cost

@@ -56,7 +56,7 @@ def test_break_evens_price_the_first_compile_and_give_the_later_one_only_its_tim
     # cr60: the kinds of the files the first added beyond the later one, only those it added more of
     assert (
         setup
-        == "the setup's evidence: the first compile added 36 cache files, the later one 6; the 30 more: 12 .cpp, 12 .so (compiled code), 3 .py, 3 in locks/ (file locks)"
+        == "which setup ran (not its cost): the first compile added 36 cache files, the later one 6; the 30 more: 12 .cpp, 12 .so (compiled code), 3 .py, 3 in locks/ (file locks)"
     )
     # cr47: a compile at HIDDEN = 1024 over the saving at 4096 answered no real question: only its time and ratio
     assert later.kind == "withheld"
@@ -249,7 +249,7 @@ def test_the_break_even_is_labelled_a_first_compile_only_where_the_counts_say_so
     assert "break-even of the process's first compile (9.0 s, setup included)" in label["first"]
     for name in ("reloaded", "neff_load"):
         assert "first compile (" not in label[name] and "setup included" not in label[name]
-        assert "break-even of this cold call (9.0 s; not a first compile: its origin is above)" in label[name]
+        assert "break-even of this cold call (9.0 s; not a first compile: its origin is below)" in label[name]
 
 
 def test_a_busy_cold_call_withholds_the_break_even_and_the_later_ratio():
