@@ -349,7 +349,7 @@ def larger_hidden_answer(
         verdict.kind
     )
     lo, hi = drop
-    how = " (from Linear 2 against 1, a stand-in: the same matmul beside a 4x smaller copy_; a larger HIDDEN was not run)"
+    how = " (from Linear 2 against 1, a stand-in: a matmul of equal FLOPs (another GEMM shape) beside a 4x smaller copy_; a larger HIDDEN was not run)"
     how = how if verdict.measurable else ""
     said = (
         f"{block} was BUSY ({verdict.seen}): Linear 2's share against Linear 1's is withheld"

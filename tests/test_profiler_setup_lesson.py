@@ -205,8 +205,8 @@ def test_exercise_answers_read_right_for_every_verdict_kind(cpu_backend):
     assert "0.90-0.90" in str(below)  # two decimals: a narrow range does not print as "0.9-0.9"
     # cold read cr72 item 3 / cr74 01 #1: Linear 2 differs from Linear 1 in input features, a larger HIDDEN in both;
     # the answer is an expectation, not a measurement of a larger HIDDEN
-    # cr79 01 #3: it says what Linear 2 against Linear 1 measures (the same matmul, a smaller copy_), not a larger HIDDEN
-    shrink = "expected to shrink (from Linear 2 against 1, a stand-in: the same matmul beside a 4x smaller copy_;"
+    # cr79 01 #3: it says what Linear 2 against Linear 1 measures (an equal-FLOPs matmul, a smaller copy_), not a larger HIDDEN
+    shrink = "expected to shrink (from Linear 2 against 1, a stand-in: a matmul of equal FLOPs (another GEMM shape) beside a 4x smaller copy_;"
     assert larger_hidden_answer(below)[1].startswith("the share at a larger HIDDEN: " + shrink)
     assert larger_hidden_answer(below)[1].endswith("a larger HIDDEN was not run)") and len(larger_hidden_answer(below)) == 3
     # cold reads cr75/cr79/cr82 01: the drop the ranges support (cross ratios), and in words whether the span holds 4
