@@ -130,7 +130,7 @@ def recorded_rmsnorm_path(key: str) -> Path:
 
 def recorded_label(device: str) -> str:
     """The origin every figure and sentence drawn from a TraceLens trace carries."""
-    return f"recorded on {device} by the TraceLens project, not this run"
+    return f"recorded on {device}, shipped by TraceLens, not this run"
 
 
 class _DeviceProperties(msgspec.Struct):

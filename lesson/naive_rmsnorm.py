@@ -35,7 +35,7 @@ def allocation_line(allocs: pd.DataFrame, x: torch.Tensor, ratio: float) -> str:
         One line, e.g. "10 allocations (4 scalars, 3 per-row): 3.00x the input (output + 2 x-sized
         intermediates)": a scalar holds one number (8 bytes at most), a per-row tensor one value per
         row of x (a (tokens x 1) tensor, up to 8 bytes per value); a wider copy adds
-        " + 2.00x in a float32 copy of x² (x-shaped)".
+        " + 2.00x in an allocation the size of a float32 x²" (its contents are not read).
     """
     input_bytes = x.numel() * x.element_size()
     if allocs.empty:
@@ -50,9 +50,9 @@ def allocation_line(allocs: pd.DataFrame, x: torch.Tensor, ratio: float) -> str:
     if len(wider):
         per_element = int(wider.iloc[0] // x.numel())
         dtype = WIDER_DTYPES.get(per_element, f"{per_element}-byte")
-        copies = "a" if len(wider) == 1 else str(len(wider))
+        copies = "an" if len(wider) == 1 else str(len(wider))
         parts += (
-            f" + {wider.sum() / input_bytes:.2f}x in {copies} {dtype} cop{'y' if len(wider) == 1 else 'ies'} of x² (x-shaped)"
+            f" + {wider.sum() / input_bytes:.2f}x in {copies} allocation{'' if len(wider) == 1 else 's'} the size of a {dtype} x²"
         )
     return f"{len(allocs)} allocations ({scalars} scalars, {per_row} per-row): {ratio:.2f}x the input ({parts})"
 

@@ -234,8 +234,8 @@ def test_the_figure_labels_each_panel_with_its_device_and_origin(analysed):
     }
     fig = plot_call_kernels(panels)
     titles = [ax.get_title(loc="left") for ax in fig.axes]
-    assert "recorded on an NVIDIA H100 by the TraceLens project, not this run" in titles[0]
-    assert "recorded on an AMD MI300X by the TraceLens project, not this run" in titles[1]
+    assert "recorded on an NVIDIA H100, shipped by TraceLens, not this run" in titles[0]
+    assert "recorded on an AMD MI300X, shipped by TraceLens, not this run" in titles[1]
     assert titles[0].startswith("8 kernels")
     assert TRACELENS_CAUTION in fig._suptitle.get_text()
     assert " us idle between them" in titles[1]

@@ -156,7 +156,7 @@ def test_allocation_line_adds_up_to_the_ratio_in_float32_and_in_bfloat16(profile
     ratio16 = per_call_summary(bf16, memory_device_type=0)["allocated_bytes_per_call"] / (xb.numel() * 2)
     line16 = allocation_line(allocations_by_op(bf16, memory_device_type=0), xb, ratio16)
     assert line16.endswith(
-        f"{ratio16:.2f}x the input (output + 2 x-sized intermediates + 2.00x in a float32 copy of x² (x-shaped))"
+        f"{ratio16:.2f}x the input (output + 2 x-sized intermediates + 2.00x in an allocation the size of a float32 x²)"
     )
     assert round(ratio16, 1) == 1 + 2 + 2.0  # the parenthesis adds up
     # the (64 x 1) bfloat16 tensors (128 B) are per-row, not scalars; sum's float32 one (256 B) too
