@@ -912,9 +912,11 @@ def test_05s_quiet_block_says_which_case_had_slow_rounds():
     # one round over 1.5x, above a p90 under it: named, so the share line's "1 outlier round" has its cause (cr83 05 #1)
     lone = Timing("torch.rms_norm", np.array([100.0] * 14 + [253.0]), inner=1)
     both = quiet_note("quiet while timing", passed, {"naive": naive, "torch.rms_norm": lone}, "large")
-    assert both.endswith("include those rounds; torch.rms_norm had 1 round over 1.5x its median, above its p90")
+    assert both.endswith(
+        "include those rounds; one round over 1.5x the median, above the p90 (it moves no range), in torch.rms_norm"
+    )
     alone = quiet_note("quiet while timing", passed, {"copy": steady, "torch.rms_norm": lone}, "large")
-    assert alone == "; the CPU was quiet; torch.rms_norm had 1 round over 1.5x its median, above its p90"
+    assert alone == "; the CPU was quiet; one round over 1.5x the median, above the p90 (it moves no range), in torch.rms_norm"
 
 
 def test_a_variant_with_slow_rounds_says_so_in_the_ranking_and_an_unresolved_pair_is_marked_not_equal(tmp_path):
