@@ -962,3 +962,16 @@ def test_05s_bound_lines_say_when_every_variant_splits_on_the_same_rounds():
     assert lines[0].startswith("  memory-bound† (") and lines[-1].startswith("  † estimated")
     apart = {"a": same["a"], "b": np.array([0.4, 0.9, 0.9, 0.9])}
     assert not any("same rounds" in line for line in _bound_lines("memory-bound", "x", shares, share, rounds=apart))
+
+
+def test_a_ranking_claims_no_order_inside_a_group_the_pairs_do_not_tell_apart():
+    # r85: a busy benchmark run "flipped" the claim naive < torch.rms_norm (3.39x, 3.36x), a pair its verdict
+    # could not tell apart: the claims order only names in different groups, whatever the medians inside one
+    from analysis.floor import rank_over_floor
+
+    timings = interleaved(copy=100.0, naive=330.0, fused=331.0, compiled=120.0, probe=60.0)
+    floor = check_floor(timings["copy"], timings["probe"], 2_000_000, memory_bound=True)
+    ranking = rank_over_floor(timings, ["naive", "fused", "compiled"], floor, "large")
+    assert ranking.tiers() == [["compiled"], ["naive", "fused"]]
+    order = [c for c in ranking.claims(lambda n: f"{n}_over_copy", lambda a, b: f"{b}_over_{a}") if c.relation == "<"]
+    assert {c.metrics for c in order} == {("compiled_over_copy", "fused_over_copy"), ("compiled_over_copy", "naive_over_copy")}
