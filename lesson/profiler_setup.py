@@ -177,7 +177,7 @@ def cost_takeaway(
     if {"lesson", "tiny"} <= verdicts.keys():  # each against 1, not against each other (cr76 01)
         parts.append("tiny against lesson: not judged here (Exercise 2)")
     if any(v.kind != "busy" and v.median < 1 for v in verdicts.values()):  # the profiler only adds work (cr77)
-        parts.append("a ratio below 1 is noise, not a negative cost: the order alternates each round")
+        parts.append("a median below 1 lies within the spread, not a negative cost: the order alternates each round")
     return "\n".join(["take-home, the profiler's cost, per-round profiled / bare:", *parts])  # a line per call (cr78 01)
 
 
@@ -208,15 +208,16 @@ def warmup_explanation(verdict: Verdict, backend: Any) -> list[str]:
 
     Returns:
         One line: busy -> why nothing is concluded; otherwise what warm-up steps discard (the profiler's own
-        start-up) and that the exercise calls each fresh model once untimed first, so only the profiler's start-up
-        differs (cold read cr81: 01's cell 5 and this line now say the same); on Trainium, that a compile can remain (N20).
+        start-up) and that the exercise calls each fresh model once untimed first, so its first-call cost stays out
+        (cold read cr81); warm-up steps also run the model, so the two schedules differ in that too (cr85 01 #1); on
+        Trainium, that a compile can remain (N20).
     """
     if verdict.kind == "busy":
         return ["why: the machine was busy during the profiles, so they conclude nothing; rerun on a quiet machine"]
     left = " (on Trainium a compile can still land in a profile, N20)" if backend.name == "neuron" else ""
     return [
         "why (explained, not measured): warm-up steps discard the profiler's own start-up; each fresh model here"
-        f" had one untimed call before its profile, so its first-call cost stays out and only the profiler's start-up differs{left}"
+        f" had one untimed call before its profile, so its first-call cost stays out; warm-up steps also run the model{left}"
     ]
 
 

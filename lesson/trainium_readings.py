@@ -485,6 +485,6 @@ def burst_transfers(exports: dict[str, Any], name: str = "baseline_bf16_s512") -
         want = int(source[source.index.str.startswith(tensor)].sum())
         same = "=" if stored == loaded == want else "NOT ="
         lines.append(
-            f"{name} burst {k}: stores {listing(rows, 'hbm_write_bytes')}; loads {listing(rows, 'hbm_read_bytes')}; stored {same} loaded {same} {tensor} in the source, {want:,} B"
+            f"{name} burst {k} (instruction starts): stores {listing(rows, 'hbm_write_bytes')}; loads {listing(rows, 'hbm_read_bytes')}; stored {same} loaded {same} {tensor} in the source, {want:,} B"
         )
     return "\n".join(lines)

@@ -129,7 +129,7 @@ def test_cost_takeaway_states_a_ratio_only_where_measurable():
     below = PairedRatio("lesson profiled", "lesson bare", np.array([0.80, 0.82, 0.85, 0.88, 0.90]))
     cheaper = cost_takeaway({"lesson": judge_ratio(below, "cheaper", "costlier"), "tiny": verdicts["tiny"]})
     assert cheaper.startswith("take-home, the profiler's cost, per-round profiled / bare:\nlesson call: cheaper, 0.85x")
-    assert cheaper.endswith("\na ratio below 1 is noise, not a negative cost: the order alternates each round")
+    assert cheaper.endswith("\na median below 1 lies within the spread, not a negative cost: the order alternates each round")
     # cr83 01 #2: an inconclusive call states no p90 as a bound; both unresolved calls are named
     both = cost_takeaway({"lesson": verdicts["lesson"], "tiny": verdicts["lesson"]})
     assert "90%" not in both and "on the lesson call or the tiny call: the rounds vary" in both
@@ -232,7 +232,7 @@ def test_exercise_answers_read_right_for_every_verdict_kind(cpu_backend):
     assert close.kind == "no measurable difference" and warmup_explanation(close, cpu_backend)[0].startswith(why)
     assert "the profiler's own start-up" in warmup_explanation(close, cpu_backend)[0]  # what warm-up steps discard
     assert "one untimed call before its profile" in warmup_explanation(close, cpu_backend)[0]  # cr81: as cell 5 says
-    assert "only the profiler's start-up differs" in warmup_explanation(close, cpu_backend)[0]
+    assert "first-call cost stays out; warm-up steps also run the model" in warmup_explanation(close, cpu_backend)[0]
     # one explanation whatever the verdict: seats with different verdicts read the same reason
     assert (
         warmup_explanation(below, cpu_backend) == warmup_explanation(above, cpu_backend) == warmup_explanation(close, cpu_backend)

@@ -261,7 +261,7 @@ def test_burst_transfers_lists_each_bursts_stores_and_loads():
     lines = burst_transfers(load_exports(RECORDED_NEURON_DIR)).splitlines()
     assert len(lines) == 2
     assert lines[0].startswith(
-        "baseline_bf16_s512 burst 1: stores 2 x 524,288 B at 19.2, 20.0 us; loads 2 x 524,288 B at 22.4, 23.6 us"
+        "baseline_bf16_s512 burst 1 (instruction starts): stores 2 x 524,288 B at 19.2, 20.0 us; loads 2 x 524,288 B at 22.4, 23.6 us"
     )
     assert all("NOT" not in line and line.endswith("in the source, 1,048,576 B") for line in lines)
     assert "scores S" in lines[0] and "weights P" in lines[1]
