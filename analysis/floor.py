@@ -25,10 +25,15 @@ PLAUSIBLE_COPY_OVER_PROBE = (0.25, 1.5)  # copy bandwidth / triad bandwidth, at 
 SLOW_ROUND = 1.5  # a round this many times its case's median is a slow one (cr73 05 M1: naive 2.4x in 2 of 15 rounds)
 
 
+def rounds_over_slow(t: Timing) -> int:
+    """How many of `t`'s rounds reach SLOW_ROUND times its median, wherever its p90 lies."""
+    return int((t.samples_us >= SLOW_ROUND * t.median_us).sum())
+
+
 def slow_rounds(t: Timing) -> int:
     """How many of `t`'s rounds are slow (at least SLOW_ROUND times its median), counted only where its p90 is over
     that: a slow round or two inside the p10-p90 moves no verdict."""
-    return int((t.samples_us >= SLOW_ROUND * t.median_us).sum()) if t.p90_us > SLOW_ROUND * t.median_us else 0
+    return rounds_over_slow(t) if t.p90_us > SLOW_ROUND * t.median_us else 0
 
 
 def copy_floor(x: torch.Tensor) -> torch.Tensor:
@@ -70,7 +75,7 @@ class FloorCheck:
     problems: list[str] = field(default_factory=list)
     memory_bound: bool = True  # whether the bandwidths were compared (see check_floor)
     bytes_moved: int = 0  # read and written by one copy
-    measurements: int = 1  # how many times time_with_floor measured it (a failed floor or slow rounds: measured again)
+    measurements: int = 1  # how many times time_with_floor measured it (a failed floor is measured again)
 
     @property
     def ok(self) -> bool:

@@ -142,7 +142,7 @@ def cost_takeaway(
         verdict's table word as the table prints it ("cannot tell apart, inconclusive (p10-p90 holds 1)", analysis.verdicts
         CANNOT_TELL: the run's limit, not a property of the call) and the ratio's p10-p90 and median unless the
         block was busy; no p90 is stated as a bound there (cr83 01 #2: "about 90% of rounds at or under +8%" read as
-        "costs at most 8%" beside a p10 of 0.81), and a line says which calls this run did not resolve. Where a median reads below 1, a last line says that is noise: 01 times with
+        "costs at most 8%" beside a p10 of 0.81), and a line says which calls this run did not resolve. Where a median reads below 1, a last line says it lies within the spread: 01 times with
         `time_interleaved(..., alternate=True)` (cold reads cr72, cr77), and the profiler only adds work. Where both calls are given, a line says the two are not
         judged against each other here (Exercise 2 does: cold read cr76 read the line as "the tiny call pays more").
         Where not measurable (and not busy), the extra microseconds per call (median, p10-p90) and the bare median are

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from analysis.floor import SLOW_ROUND, FloorCheck, Ranking, cannot_tell_group, group_word, slow_rounds
+from analysis.floor import SLOW_ROUND, FloorCheck, Ranking, cannot_tell_group, group_word, rounds_over_slow, slow_rounds
 from analysis.timing import Timing, p10_p90, time_per_call
 from analysis.steps import per_call_summary, step_ops
 from analysis.traces import Trace, load_trace
@@ -408,17 +408,12 @@ def quiet_note(machine: str, floor: FloorCheck, block: dict[str, Timing], shape:
     # a round over SLOW_ROUND above a p90 under it: named too, so the share line's "1 outlier round" has its cause (cr83 05 #1)
     # (above the p90, so one round of 15: the second highest is under it); one clause for all of them: on a
     # noisy VM four such cases made four clauses (r84's run of 05)
-    lone = ["the copy" if n == "copy" else n for n, t in block.items() if n not in varied and _rounds_over(t)]
+    lone = ["the copy" if n == "copy" else n for n, t in block.items() if n not in varied and rounds_over_slow(t)]
     also = f"; one round over {SLOW_ROUND:g}x the median, above the p90 (it moves no range), in {', '.join(lone)}" if lone else ""
     if not varied:
         return f"; the CPU was quiet{also}" if lone else ""
     timed = f"timed {floor.measurements} times, " if floor.measurements > 1 else ""  # time_with_floor re-times a failed copy
     return f"; the CPU was quiet, yet {' and '.join(varied.values())} varied (memory traffic or page faults, which CPU waits miss: A3); {timed}the verdicts below include those rounds{also}"
-
-
-def _rounds_over(t: Timing) -> int:
-    """How many of `t`'s rounds reach SLOW_ROUND times its median, counted where `slow_rounds` does not count them."""
-    return int((np.asarray(t.samples_us) >= SLOW_ROUND * t.median_us).sum())
 
 
 def _against_copy(v: Any) -> str:
@@ -453,7 +448,7 @@ def _bound_lines(
     of half says how many fall on the other side: p10 interpolated into a gap between rounds hid a split (cr74 05 #2). One line each, so no clause's "it" points at another line's names (cr43 05 #4).
     `label` names the kind of share ("byte share", "fixed share"): one unnamed "share" read as the other (cr44 05 #1).
     `mark` ties the label to its footnote: "†" for the byte share, so two shapes' footnotes do not both read "*".
-    `slow` (`Ranking.slow`): a variant still with slow rounds after the re-timing says its share rests on them (cr81 05 M1)."""
+    `slow` (`Ranking.slow`): a variant with slow rounds says its range includes them (cr81 05 M1, cr83 05 #2)."""
     from analysis.verdicts import RESOLUTION, relation_of
 
     spreads = spreads or {}
