@@ -47,7 +47,7 @@ _EXPORTS = {
     " LargestShare largest_host_only_share gap_memory_line gap_memory_ops eager_fusion_lines host_only_lines host_only_us_line",
     "ranks": "RankJob arrival_parts arrival_parts_line last_arrival_lines launch load_rank_job neuron_recipe_lines neuron_torchrun_recipe ranks_contention recorded_job_metrics recorded_reading_line slow_step_wait_line straggler_job_metrics",
     "rmsnorm": "DTYPES call_compiled check_fits_in_memory compile_rmsnorm error_tolerance format_bytes make_inputs "
-    "max_error rmsnorm_fused rmsnorm_naive rmsnorm_reference",
+    "max_error rmsnorm_torch rmsnorm_naive rmsnorm_reference",
     "shapes": "check_stream load_stream make_strategies request_lengths rows_computed run_stream save_stream steady_state_ratios"
     " steady_state_verdicts stream_metrics trainium_compiles eager_call_ops expected_compiles",
     "study": "VariantReport comparison_metrics load_study newer_first quiet_note save_study shape_takeaways study_variant plot_over_copy"

@@ -2,7 +2,7 @@
 
     y = x / sqrt(mean(x^2, last dim) + eps) * weight
 
-`rmsnorm_naive` and `rmsnorm_fused` are written in notebooks 02 and 03, in cells marked
+`rmsnorm_naive` and `rmsnorm_torch` are written in notebooks 02 and 03, in cells marked
 `# @save lesson/rmsnorm.py`: those cells are their source, and tests/test_one_source.py fails if
 the copies here differ. They are here for the notebooks after them, the sweep tool and the tests.
 """
@@ -31,7 +31,7 @@ def rmsnorm_naive(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> t
     return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight
 
 
-def rmsnorm_fused(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
+def rmsnorm_torch(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
     """PyTorch's own op: aten::rms_norm -> aten::_fused_rms_norm (named for that op: on cpu it runs separate ops, nothing fused)."""
     return torch.rms_norm(x, (x.shape[-1],), weight, eps)
 

@@ -73,7 +73,7 @@ class HardwareProbe:
         from torch_neuronx.profiling import NeuronConfig, NeuronProfiler, ProfileMode
 
         from analysis.timing import time_once
-        from lesson.rmsnorm import compile_rmsnorm, make_inputs, rmsnorm_fused, rmsnorm_naive
+        from lesson.rmsnorm import compile_rmsnorm, make_inputs, rmsnorm_torch, rmsnorm_naive
 
         self._runs += 1
         label = f"{self._runs:02d}-{variant}-{'compiled' if compiled else 'eager'}{'-deterministic' if deterministic else ''}"
@@ -90,7 +90,7 @@ class HardwareProbe:
             config, NeuronProfiler(config), kwargs, correlate_passed, out / "neuron", settings.max_events_per_nc
         )
         x, w = make_inputs(TOKENS, HIDDEN, "float32", self.backend, EPS)
-        fn = {"naive": rmsnorm_naive, "torch.rms_norm": rmsnorm_fused}[variant]
+        fn = {"naive": rmsnorm_naive, "torch.rms_norm": rmsnorm_torch}[variant]
         if compiled:
             fn = compile_rmsnorm(fn, self.backend)
         # deterministic mode disables Adaptive Eager Execution (N40): the op-by-op chain, for check N41

@@ -59,14 +59,14 @@ def run_sweep(
     from helpers.backend import select_backend
     from analysis.floor import copy_floor
     from analysis.timing import paired_ratio, time_interleaved
-    from lesson.rmsnorm import call_compiled, compile_rmsnorm, make_inputs, rmsnorm_fused, rmsnorm_naive
+    from lesson.rmsnorm import call_compiled, compile_rmsnorm, make_inputs, rmsnorm_torch, rmsnorm_naive
 
     backend = select_backend(backend_name)
     compiled = compile_rmsnorm(rmsnorm_naive, backend)
     fns = {
         "copy": lambda x, w: copy_floor(x),
         "naive": lambda x, w: rmsnorm_naive(x, w, 1e-6),
-        "torch.rms_norm": lambda x, w: rmsnorm_fused(x, w, 1e-6),
+        "torch.rms_norm": lambda x, w: rmsnorm_torch(x, w, 1e-6),
         "torch.compile": lambda x, w: call_compiled(compiled, x, w, 1e-6),
     }
     rows = []

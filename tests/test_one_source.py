@@ -38,7 +38,7 @@ SAVED = [(nb.stem, *f) for nb in notebook_paths() for f in saved_functions(nb)]
 
 def test_the_lesson_functions_are_written_in_notebooks():
     names = {(module, name) for _, module, name, _ in SAVED}
-    assert {("lesson.rmsnorm", "rmsnorm_naive"), ("lesson.rmsnorm", "rmsnorm_fused")} <= names
+    assert {("lesson.rmsnorm", "rmsnorm_naive"), ("lesson.rmsnorm", "rmsnorm_torch")} <= names
 
 
 @pytest.mark.parametrize("notebook, module, name, source", SAVED, ids=[f"{s[0]}:{s[2]}" for s in SAVED])
