@@ -25,6 +25,7 @@ from torch.profiler import profile, schedule
 from analysis.contention import Contention, contention_between, read_counters
 from analysis.steps import step_summary
 from analysis.timing import Timing, p10_p90
+from analysis.traces import representative_step
 from analysis.verdicts import Verdict, judge_timings, machine_line
 from lesson.neuron_profiler import NeuronProfilerSetup
 from lesson.profiling import judge_device_time
@@ -74,17 +75,19 @@ class RecordedSteps:
     lines: list[str]
 
 
-def apart_in_time(recorded: Timing, steady: Timing, busy: bool = False) -> str:
+def apart_in_time(recorded: Timing, steady: Timing, busy: bool = False, labels_us: float = math.nan) -> str:
     """What this run's two ranges, timed at different moments, can mean, by where they lie (cold reads cr77 01 #3,
-    cr78 01: "timed apart" read as the verdict word); busy: nothing."""
+    cr78 01: "timed apart" read as the verdict word); no cause is named that the run did not measure (cr86 01 #1: the
+    labels' self time, `labels_us` a step, explains a fraction of the gap); busy: nothing."""
     cost = "The profiler's per-call cost is measured in 'What the profiler costs'; its start-up is not timed."
     if busy:
         return f"A busy block's ranges conclude nothing. {cost}"
     said = "These ranges were timed at different moments, not interleaved"
-    if recorded.p10_us > steady.p90_us:  # a recorded step also runs the labels and the profiler's bookkeeping
-        said += ": recorded steps lie above, as each also runs the labels and the profiler's bookkeeping"
-    elif recorded.p90_us < steady.p10_us:  # a recorded step does more, so below is noise between the two blocks
-        said += ": recorded steps lie below, noise between the two blocks, as a recorded step does more work"
+    labels = f"the labels' self time is {labels_us:,.0f} us a step (table); " if labels_us == labels_us else ""
+    if recorded.p10_us > steady.p90_us:
+        said += f": recorded steps read higher here; {labels}this run does not say why"
+    elif recorded.p90_us < steady.p10_us:
+        said += ": recorded steps read lower here, though a recorded step does more work; this run does not say why"
     else:
         said += ", so their overlap does not show that the warm-up steps kept the profiler's start-up out"
     return f"{said}. {cost}"
@@ -111,12 +114,14 @@ def recorded_steps(
     per_step = step_summary(trace)["step_us"]
     recorded = Timing("recorded steps", per_step.to_numpy(), 1, contention)
     verdict = judge_timings("recorded steps", recorded, "steady state", steady)
+    labels = table[table["name"].isin(["mlp_step", "ProfilerStep*"])]["self_cpu_us"]  # the labels' self time, a step
+    labels_us = labels.sum() / len(per_step) if len(labels) and len(per_step) else math.nan
     withheld_line = f"recorded steps {recorded.median_us:,.1f} us vs steady state {steady.median_us:,.1f} us: withheld (BUSY)"
     lines = [
         machine_line({"profile": contention}, "profiling"),
         "recorded steps (us): " + ", ".join(f"#{n} {us:.0f}" for n, us in per_step.items()),  # as the tree names them
         str(verdict) if verdict.kind != "busy" else withheld_line,  # the busy line above already says why
-        apart_in_time(recorded, steady, verdict.kind == "busy"),
+        apart_in_time(recorded, steady, verdict.kind == "busy", labels_us),
         why,
     ]
     sort_key = backend.device_time_sort_key if captured or backend.name == "cpu" else "self_cpu_time_total"
@@ -142,12 +147,12 @@ def cost_takeaway(
         verdict's table word as the table prints it ("cannot tell apart, inconclusive (p10-p90 holds 1)", analysis.verdicts
         CANNOT_TELL: the run's limit, not a property of the call) and the ratio's p10-p90 and median unless the
         block was busy; no p90 is stated as a bound there (cr83 01 #2: "about 90% of rounds at or under +8%" read as
-        "costs at most 8%" beside a p10 of 0.81), and a line says which calls this run did not resolve. Where a median reads below 1, a last line says it lies within the spread: 01 times with
+        "costs at most 8%" beside a p10 of 0.81). Where a median reads below 1, a last line says it lies within the spread: 01 times with
         `time_interleaved(..., alternate=True)` (cold reads cr72, cr77), and the profiler only adds work. Where both calls are given, a line says the two are not
         judged against each other here (Exercise 2 does: cold read cr76 read the line as "the tiny call pays more").
-        Where not measurable (and not busy), the extra microseconds per call (median, p10-p90) and the bare median are
-        still printed, marked a reading, not a verdict, with a line saying why a range cannot tell (cold read cr81:
-        the intro promises the profiler's cost and the page printed no microseconds).
+        Where not measurable (and not busy), the per-call difference in microseconds (median, p10-p90, "(holds 0)" where
+        it does) and the bare median are still printed (cold read cr81: the intro promises the profiler's cost); no line
+        assumes a cost exists (cr86 01 #2-3).
     """
     parts = []
     for name, verdict in verdicts.items():
@@ -165,20 +170,25 @@ def cost_takeaway(
                 said += f": ratio {spread}, median {shown}"  # the range first: it carries the verdict (cr78 01)
                 if extra_us and name in extra_us and bare_us and name in bare_us:  # the cost in us, always (cr81 01)
                     low, high = p10_p90(extra_us[name])
+                    holds = " (holds 0)" if low <= 0 <= high else ""  # cr86 01 #2-3: no cost is assumed
                     said += (
-                        f"\n  a reading, not a verdict: {np.median(extra_us[name]):+,.1f} us per call"
-                        f" (p10-p90 {low:+,.1f} to {high:+,.1f}), bare {bare_us[name]:,.1f} us"
+                        f"\n  per-call difference: median {np.median(extra_us[name]):+,.0f} us,"
+                        f" p10-p90 {low:+,.0f} to {high:+,.0f} us{holds}; bare {bare_us[name]:,.0f} us"
                     )
         parts.append(f"{name} call: {said}")
-    unresolved = [name for name, v in verdicts.items() if not v.measurable and v.kind != "busy"]
-    if unresolved:  # why "cannot tell" (cr81 01), and that no cost was found, not a bound (cr82, cr83 01 #2)
-        calls = " or the ".join(f"{name} call" for name in unresolved)
-        parts.append(f"this run did not resolve the profiler's cost on the {calls}: the rounds vary more than that cost")
     if {"lesson", "tiny"} <= verdicts.keys():  # each against 1, not against each other (cr76 01)
         parts.append("tiny against lesson: not judged here (Exercise 2)")
     if any(v.kind != "busy" and v.median < 1 for v in verdicts.values()):  # the profiler only adds work (cr77)
         parts.append("a median below 1 lies within the spread, not a negative cost: the order alternates each round")
     return "\n".join(["take-home, the profiler's cost, per-round profiled / bare:", *parts])  # a line per call (cr78 01)
+
+
+def _copies(events: pd.DataFrame) -> pd.DataFrame:
+    """Each aten::copy_ with its step, its Linear (1, 2) and its share (%) of the aten::addmm it runs in."""
+    ev = events.sort_values("ts")
+    addmm = ev[ev["name"] == "aten::addmm"].assign(Linear=lambda d: d.groupby("step").cumcount() + 1)
+    copies = pd.merge_asof(ev[ev["name"] == "aten::copy_"], addmm[["ts", "dur", "Linear"]], on="ts", suffixes=("", "_addmm"))
+    return copies.assign(share=100 * copies["dur"] / copies["dur_addmm"])
 
 
 def copy_shares(events: pd.DataFrame) -> dict[int, np.ndarray]:
@@ -191,11 +201,17 @@ def copy_shares(events: pd.DataFrame) -> dict[int, np.ndarray]:
     Returns:
         {1: shares in Linear 1, 2: shares in Linear 2}, in percent; empty arrays where addmm made no copy_.
     """
-    ev = events.sort_values("ts")
-    addmm = ev[ev["name"] == "aten::addmm"].assign(Linear=lambda d: d.groupby("step").cumcount() + 1)
-    copies = pd.merge_asof(ev[ev["name"] == "aten::copy_"], addmm[["ts", "dur", "Linear"]], on="ts", suffixes=("", "_addmm"))
-    share = 100 * copies["dur"] / copies["dur_addmm"]
-    return {n: share[copies["Linear"] == n].to_numpy() for n in (1, 2)}
+    copies = _copies(events)
+    return {n: copies["share"][copies["Linear"] == n].to_numpy() for n in (1, 2)}
+
+
+def tree_copy_share(trace: Any) -> float:
+    """The copy_ share (%) of the call 'Self versus total' prints as a tree: Linear 1 of the recorded step of median
+    length (analysis.representative_step); NaN where that addmm made no copy_. Exercise 3 places it in Linear 1's
+    range (cold read cr86 01 #4: a reader who answered from the tree took its one call for the share)."""
+    copies = _copies(trace.events)
+    found = copies["share"][(copies["Linear"] == 1) & (copies["step"] == representative_step(trace))]
+    return float(found.iloc[0]) if len(found) else math.nan
 
 
 def warmup_explanation(verdict: Verdict, backend: Any) -> list[str]:
@@ -326,7 +342,10 @@ EXPECTED_SHARE = "expected (explained, not measured): copy_ writes TOKENS x out 
 
 
 def larger_hidden_answer(
-    verdict: Verdict, block: str = "the profile of 'The first table'", drop: tuple[float, float] = (math.nan, math.nan)
+    verdict: Verdict,
+    block: str = "the profile of 'The first table'",
+    drop: tuple[float, float] = (math.nan, math.nan),
+    trace: Any = None,
 ) -> list[str]:
     """Exercise 3's question as asked: would aten::copy_'s share of aten::addmm grow or shrink at a
     larger HIDDEN? Inferred from Linear 2 (4x Linear 1's input features, 1/4 its outputs) against Linear 1, since
@@ -338,9 +357,12 @@ def larger_hidden_answer(
         block: the profile the shares come from, named where it was busy.
         drop: Linear 1's share over Linear 2's, lowest and highest cross ratio of their p10-p90 ranges (p10 over p90,
             p90 over p10), read against the 4x element counts expect (cold reads cr75, cr79, cr82).
+        trace: the profile's analysis.traces.Trace: where measurable, a line places the tree's one call (tree_copy_share)
+            in Linear 1's shares, at their high end (one of the top two), low end (bottom two) or inside (cold read cr86 01 #4).
 
     Returns:
-        Three or four lines: the verdict (busy: which block was busy, and that the comparison is withheld); the answer,
+        Three to five lines: the verdict (busy: which block was busy, and that the comparison is withheld); where
+        `trace` is given, the tree's call in Linear 1's range; the answer,
         "expected to shrink" / "expected to grow" with what it rests on, "withheld (BUSY)", "withheld" (no copy_), or
         "this run cannot tell" (inconclusive); EXPECTED_SHARE, labelled explained, not measured; and where measurable
         and `drop` is given, the drop's span and whether it holds 4, in words (cold read cr82 01: the conditional
@@ -350,7 +372,7 @@ def larger_hidden_answer(
         verdict.kind
     )
     lo, hi = drop
-    how = " (from Linear 2 against 1, a stand-in: a matmul of equal FLOPs (another GEMM shape) beside a 4x smaller copy_; a larger HIDDEN was not run)"
+    how = " (a larger HIDDEN was not run; the stand-in: Linear 2 does Linear 1's multiply work with a 4x smaller bias copy)"
     how = how if verdict.measurable else ""
     said = (
         f"{block} was BUSY ({verdict.seen}): Linear 2's share against Linear 1's is withheld"
@@ -358,6 +380,10 @@ def larger_hidden_answer(
         else str(verdict)
     )
     lines = [said, f"the share at a larger HIDDEN: {trend or 'this run cannot tell'}{how}", EXPECTED_SHARE]
+    one, ranked = (tree_copy_share(trace), np.sort(copy_shares(trace.events)[1])) if trace is not None else (math.nan, [])
+    if verdict.measurable and one == one and len(ranked) > 2:
+        end = "at the high end of" if one >= ranked[-2] else "at the low end of" if one <= ranked[1] else "inside"
+        lines.insert(1, f"the tree's one call: {one:.1f} %, {end} Linear 1's range")
     if verdict.measurable and lo == lo:  # the drop as a result, in words (cold read cr82 01: a condition read as one)
         where = (
             "holds 4: this run cannot tell whether copy_ has a fixed per-call cost"
