@@ -266,8 +266,8 @@ def spread_line(ratios: pd.DataFrame) -> str:
         f"tensor_engine_active_time, fused / baseline: {tensor}, under equal counts of computing instructions"
         f" ({counts}): the band\n"
         f"cut-offs, from unrounded ratios: below x{below:.3f} or above x{above:.3f} (x{lo:.3f} x {1 - share:g}, "
-        f"x{hi:.3f} / {1 - share:g}: the series' {share:.0%} margin, borrowed from cpu runs of notebook 05: no trn2 repeat exists,"
-        " so only ratios far past it survive any plausible margin)\n"
+        f"x{hi:.3f} / {1 - share:g}: the series' {share:.0%} margin, borrowed from cpu runs of notebook 05, has no trn2 basis:"
+        " only ratios far past it count)\n"
         f"past a cut-off in both dtypes: {', '.join(out) or 'none'}; "
         f"no verdict in either dtype: {', '.join(f'{c} ({inside(c)})' for c in rest) or 'none'}"
         + (f"; past a cut-off in one dtype only: {', '.join(f'{c} ({inside(c)})' for c in mixed)}" if mixed else "")
@@ -288,20 +288,12 @@ def execution_start(exports: dict[str, Any]) -> pd.DataFrame:
         DataFrame, one row per profile: `first MATMUL (us)`, `first MATMUL / total_time`,
         `first HBM-reading instruction starts (us)`, `DMA packets before the first HBM read, by queue type` (the DMA
         packets that start before that instruction, per queue type: "type: packets", joined by ", "), `computing before
-        MATMUL` (analysis.COMPUTING_OPCODES instructions that start before the first MATMUL); then the lanes' longest
-        opcodes there (`longest opcodes before it, summed over lanes (us)`: the three opcodes with the most time summed over the
-        lanes, semaphore waits left out as the lanes leave them out), the tail after the DMA row's last packet ends
-        (`after the DMA row's last bar (us)`), the computing instructions that start in it (`computing there`) and the
-        lanes' longest opcodes in it (`longest opcodes there, summed over
-        lanes (us)`). Why the opcodes: "a lane is not all work" rests on these bars, and a reader must see what they are;
-        A4 lists every instruction.
+        MATMUL` (analysis.COMPUTING_OPCODES instructions that start before the first MATMUL), the tail after the DMA
+        row's last packet ends (`after the DMA row's last bar (us)`) and the computing instructions that start in it
+        (`computing there`). The bars' opcodes are not printed (A4 lists every instruction): the Neuron docs do not
+        define them (TENSOR_LOAD, DRAIN, ...) and 09's cold reader stopped at them; the lesson needs only that none computes.
     """
     from analysis import COMPUTING_OPCODES
-    from analysis.engine_activity import WAIT_OPCODES
-
-    def longest(rows: pd.DataFrame) -> str:
-        top = rows.groupby("opcode")["duration_ns"].sum().nlargest(3) / 1e3
-        return ", ".join(f"{opcode} {us:.1f}" for opcode, us in top.items())
 
     rows = {}
     for name, e in exports.items():
@@ -310,40 +302,41 @@ def execution_start(exports: dict[str, Any]) -> pd.DataFrame:
         first_read_ns = ins.loc[ins["hbm_read_bytes"] > 0, "start_ns"].min()
         before = ins.loc[ins["start_ns"] < first_matmul_ns, "opcode"]
         queues = e.dma.loc[e.dma["start_ns"] < first_read_ns, "queue_type"].value_counts()
-        lanes, last_dma_ns = ins[~ins["opcode"].isin(WAIT_OPCODES)], e.dma["end_ns"].max()
+        last_dma_ns = e.dma["end_ns"].max()
         rows[name] = {
             "first MATMUL (us)": first_matmul_ns / 1e3,
             "first MATMUL / total_time": first_matmul_ns / e.total_time_ns,
             "first HBM-reading instruction starts (us)": first_read_ns / 1e3,
             "DMA packets before the first HBM read, by queue type": ", ".join(f"{q}: {n}" for q, n in queues.items() if n),
             "computing before MATMUL": int(before.isin(COMPUTING_OPCODES).sum()),
-            "longest opcodes before it, summed over lanes (us)": longest(lanes[lanes["start_ns"] < first_matmul_ns]),
             "after the DMA row's last bar (us)": (e.total_time_ns - last_dma_ns) / 1e3,
             "computing there": int(ins.loc[ins["start_ns"] >= last_dma_ns, "opcode"].isin(COMPUTING_OPCODES).sum()),
-            "longest opcodes there, summed over lanes (us)": longest(lanes[lanes["start_ns"] >= last_dma_ns]),
         }
     return pd.DataFrame(rows).T
 
 
 def after_first_matmul_reading(start: pd.DataFrame) -> str:
     """Two lines linking 09's two findings: the start before the first MATMUL (its span over every
-    profile, and whether it computes anything), and fused / baseline per dtype after it against the
-    whole execution (total_time).
+    profile, and whether it computes anything), and fused / baseline per dtype from the first MATMUL to the
+    DMA row's last bar against the whole execution (total_time).
 
-    Why here: the whole-execution ratio includes the start, which both kernels spend; a reader who
-    sees the two ratios apart has to reconcile them by hand. Computed from the start table alone
-    (total time = first MATMUL / (first MATMUL / total_time)).
+    Why here: the whole-execution ratio includes the start and the tail after the DMA row's last bar, which
+    both kernels spend; a reader who sees the two ratios apart has to reconcile them by hand. The middle
+    stretch leaves out both (09's cold reader: the tail, about 2 us in every profile, dilutes the gain too).
+    Computed from the start table alone (total time = first MATMUL / (first MATMUL / total_time)).
 
     Args:
         start: `execution_start`'s result (rows named "<kernel>_<dtype>_s512").
 
     Returns:
-        Two lines, e.g. "before the first MATMUL (setup, then the first HBM reads): 17.2-18.2 us in every profile, no computing instruction;
-        fused / baseline from the first MATMUL to the end: bf16 x0.52 (37.0 -> 19.1 us), ..." and "over the whole execution
-        (total_time): bf16 x0.67, ...: the time before the first MATMUL dilutes the gain in these profiles (one execution each: a reading)".
+        Two lines, e.g. "before the first MATMUL (setup, then the first HBM reads): 17.2-18.2 us in every profile, no
+        computing instruction; fused / baseline from the first MATMUL to the DMA row's last bar: bf16 x0.49
+        (34.9 -> 17.0 us), ..." and "over the whole execution (total_time): bf16 x0.67, ...: the start and the
+        tail dilute the gain in these profiles (one execution each: a reading)".
     """
     first = start["first MATMUL (us)"].astype(float)
     total = first / start["first MATMUL / total_time"].astype(float)
+    middle = total - first - start["after the DMA row's last bar (us)"].astype(float)
     computing = start["computing before MATMUL"].astype(int)
     span = f"{first.min():.1f}" if f"{first.min():.1f}" == f"{first.max():.1f}" else f"{first.min():.1f}-{first.max():.1f}"
     before = (
@@ -351,25 +344,22 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
         if computing.eq(0).all()
         else "computing instructions in " + ", ".join(computing.index[computing > 0])
     )
-    after_parts, whole_parts, diluted = [], [], []
+    middle_parts, whole_parts, diluted = [], [], []
     for dtype in sorted({name.split("_")[1] for name in start.index}):
         base, fused = (next(n for n in start.index if n.startswith(f"{k}_{dtype}_")) for k in ("baseline", "fused"))
-        after_ratio = (total[fused] - first[fused]) / (total[base] - first[base])
-        whole_ratio = total[fused] / total[base]
-        after_parts.append(
-            f"{dtype} x{after_ratio:.2f} ({total[base] - first[base]:.1f} -> {total[fused] - first[fused]:.1f} us)"
-        )
+        middle_ratio, whole_ratio = middle[fused] / middle[base], total[fused] / total[base]
+        middle_parts.append(f"{dtype} x{middle_ratio:.2f} ({middle[base]:.1f} -> {middle[fused]:.1f} us)")
         whole_parts.append(f"{dtype} x{whole_ratio:.2f}")
-        diluted.append(abs(1 - whole_ratio) < abs(1 - after_ratio))
+        diluted.append(abs(1 - whole_ratio) < abs(1 - middle_ratio))
     link = (
-        "the time before the first MATMUL dilutes the gain in these profiles"
+        "the start and the tail dilute the gain in these profiles"
         if all(diluted)
-        else "the start does not dilute the gain in every dtype"
+        else "they do not dilute the gain in every dtype"
     )
     return (
         f"before the first MATMUL (setup, then the first HBM reads): {span} us in every profile, {before}; "
-        f"fused / baseline from the first MATMUL to the end: "
-        f"{', '.join(after_parts)}\nover the whole execution (total_time): {', '.join(whole_parts)}: {link}"
+        f"fused / baseline from the first MATMUL to the DMA row's last bar: "
+        f"{', '.join(middle_parts)}\nover the whole execution (total_time): {', '.join(whole_parts)}: {link}"
         " (one execution each: a reading)"
     )
 
