@@ -10,7 +10,7 @@ reads profiles and measures); neither imports it. Notebooks import from this one
 - rmsnorm:      the RMSNorm variants (source: notebooks 02 and 03), their float64 reference, inputs and checks
 - naive_rmsnorm: notebook 02's allocation line, gap share line, a recorded call's idle split, the recorded calls' metrics
 - compiled:     notebook 04's generated kernel's writes over the input, beside the measured allocations; its cold call and break-evens
-- changed_ops:  notebook 03's join of two variants' ops (removed, added, changed form, count changed); its label and dispatch rows' own time line
+- changed_ops:  notebook 03's join of two variants' ops (removed, added, changed form, count changed); its label and dispatch rows' own time line; the byte model at the fused rate
 - neuron_profiler: notebook 01's Neuron profiler set-up (NeuronConfig, the exporter, the dropped-events watch), repeated
 - published_metrics: what notebooks 01 to 04 publish (one call each)
 - profiling:    the profiled loop of notebook 01, repeated by the later notebooks
@@ -35,7 +35,7 @@ _EXPORTS = {
     "naive_rmsnorm": "allocation_line call_exceptions gap_share idle_split longest_gap_line op_around profiled_mean_line recorded_call_metrics"
     " stamps_back_to_back",
     "compiled": "BUSY_COLD_CALL KEEP_NEFF break_evens cold_call written_over_input",
-    "changed_ops": "change_line op_changes own_time_line",
+    "changed_ops": "change_line fused_rate_line op_changes own_time_line",
     "neuron_profiler": "NeuronProfilerSetup accepts_keyword neuron_profiler_setup op_by_op",
     "published_metrics": "compile_metrics fused_metrics naive_call_metrics setup_metrics",
     "profiling": "ProfileResult judge_device_time profile_steps",

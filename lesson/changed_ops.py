@@ -1,4 +1,5 @@
-"""Notebook 03's join of two variants' ops: which were removed, added, changed form or count.
+"""Notebook 03's join of two variants' ops: which were removed, added, changed form or count; its
+byte model's line at the recorded fused rate.
 
 Why: the lesson cell should show the joined table and one line, not the bookkeeping that sorts
 each op into a kind of change.
@@ -77,3 +78,34 @@ def own_time_line(table: pd.DataFrame, call: str, own_rows: list[str], steps: in
     subject = f"{call}'s CPU time per call (mean of the profiled steps), with its children"
     # counted sets a count against a reference; here the part is inside the whole, so only the first half is said
     return counted(subject, call_us, "us", "its own rows", own_us, part).sentence.rsplit(" against ", 1)[0]
+
+
+def fused_rate_line(priced: pd.DataFrame, fused_call: pd.Series) -> str:
+    """The fused minimum priced at the only recorded fused rate, against each device's naive kernels.
+
+    Why: the byte model's headline assumes a fused kernel reaches the naive kernels' rate; the
+    recorded fused rate is far lower, and the reader should not have to redo the comparison to see
+    whether the saving survives it. The lesson cell prints this line, not the lookups behind it.
+
+    Args:
+        priced: `analysis.fused_comparison` per device, one column each ("an NVIDIA H100", ...).
+        fused_call: one row of the recorded fused calls' `call_table` (its `x_dtype`, `x_shape`).
+
+    Returns:
+        "at the only fused rate recorded (MI300X, <dtype>, <shape>: R GB/s) the minimum would take
+        about M us, against naive A us on <device> and B us on <device>: " then "this trace cannot say
+        fusion saves time at this shape" unless M is below every device's naive time ("by this model
+        fusion saves time at this shape even at that rate"; an estimate, not a measurement).
+    """
+    rate = priced.loc["fused_gb_per_s"].iloc[0]  # one recorded rate: the same in every column
+    at_rate = priced.loc["fused_min_at_fused_rate_us"].iloc[0]  # one Qwen2 shape: the same minimum bytes
+    naive = priced.loc["naive_kernel_us"]
+    against = " and ".join(f"{us:.0f} us on {device}" for device, us in naive.items())
+    saves = bool((naive > at_rate).all())
+    said = (
+        "by this model fusion saves time at this shape even at that rate"
+        if saves
+        else "this trace cannot say fusion saves time at this shape"
+    )
+    recorded = f"MI300X, {fused_call.x_dtype}, {fused_call.x_shape}: {rate:.0f} GB/s"
+    return f"at the only fused rate recorded ({recorded}) the minimum would take about {at_rate:.0f} us, against naive {against}: {said}"
