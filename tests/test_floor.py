@@ -994,7 +994,7 @@ def test_05s_takeaways_say_a_pair_of_equal_ops_and_allocation_has_an_unmeasured_
         SimpleNamespace(subject="compiled", reference="fused", kind="cannot tell apart"),
     ]
     ops = {("small", "naive"): 7, ("small", "fused"): 7, ("small", "compiled"): 1}
-    allocs = {("small", "naive"): 3.0, ("small", "fused"): 3.0, ("small", "compiled"): 1.0}
+    allocs = {("small", "naive"): 3.0037, ("small", "fused"): 3.0027, ("small", "compiled"): 1.0}  # r86's, as the table rounds
     assert _same_work(pairs, "small", ops, allocs) == [
         "  fused faster than naive at the same device_ops (7) and alloc_over_input (3.0): cause not measured here"
     ]
