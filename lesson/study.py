@@ -290,6 +290,8 @@ def shape_takeaways(
     scale: int = 8,
     alloc_over_input: dict[tuple[str, str], float] | None = None,
     tokens: dict[str, int] | None = None,
+    ops: dict[tuple[str, str], float] | None = None,
+    reports: dict[tuple[str, str], Any] | None = None,
 ) -> list[str]:
     """Notebook 05's result in words, one block per shape, built only from the run's verdicts.
 
@@ -317,6 +319,10 @@ def shape_takeaways(
         by_tokens: the fit's block, or None where it was not timed; scale: its token multiple.
         alloc_over_input: (shape, variant) -> bytes allocated per call over the input's (`VariantReport.row`).
         tokens: shape -> its token count, so the fit's basis names the range it holds for.
+        ops: (shape, variant) -> `device_ops`; with `alloc_over_input`, a measured pair of equal ops and
+            allocation gets a line saying its cause is not measured (`_same_work`).
+        reports: (shape, variant) -> its VariantReport, whose `row()` fills `alloc_over_input` and `ops` (the
+            notebook's one call instead of two dict-building lines: plumbing, not the lesson).
 
     Returns:
         The lines to print, one verdict each.
@@ -324,6 +330,10 @@ def shape_takeaways(
     from analysis.timing import paired_ratio
     from analysis.verdicts import estimate, judge_ratio, ratio_bound, withheld
 
+    if reports:
+        rows = {key: r.row() for key, r in reports.items()}
+        alloc_over_input = {key: row["alloc_over_input"] for key, row in rows.items()}
+        ops = {key: row["device_ops"] for key, row in rows.items()}
     lines = []
     for s, ranking in rankings.items():
         names = list(ranking.over_floor)
@@ -346,6 +356,7 @@ def shape_takeaways(
             ]
             if len(tiers) > 1:  # a line of its own: one clause per line
                 lines += [f"  farthest: {ranking.tier_phrase(tiers[-1])}"]
+        lines += _same_work(newer_first(ranking, blocks[s]), s, ops or {}, alloc_over_input or {})
         if floors[s].memory_bound:
             allocs = {n: (alloc_over_input or {}).get((s, n), math.nan) for n in names}
             lines += [f"  {line}" for line in _memory_bound(ranking, floors[s], blocks[s], allocs)]
@@ -369,8 +380,8 @@ def shape_takeaways(
         held = "below this call's tokens"
         if tokens and s in tokens:
             basis = (
-                f"the fit's line, time = fixed + per-token × tokens, through {tokens[s]} and {scale * tokens[s]} tokens, per round;"
-                f" fixed part: the line at 0 tokens; {rounds_only}"
+                f"the fit's line, time = fixed + per-token × tokens, through {tokens[s]} and {scale * tokens[s]} tokens only"
+                f" (exercise 2 tests it above), per round; fixed part: the line at 0 tokens; {rounds_only}"
             )
             held = f"below {tokens[s]} tokens"
         share = estimate("the fixed part per call", shares, "of the time", basis, "what that part is", 2)
@@ -389,6 +400,23 @@ def shape_takeaways(
     # the headlines of every shape first, the estimates' footnotes after: 05's block read as too dense to read aloud (cr73 05 M4)
     notes = [line for line in lines if line.startswith(("  * ", "  † "))]
     return [line for line in lines if line not in notes] + notes
+
+
+def _same_work(pairs: list, shape: str, ops: dict, allocs: dict) -> list[str]:
+    """One line per measured pair (faster or slower) whose two variants have the same `device_ops` and
+    `alloc_over_input`: a difference these columns do not explain, said so (cr86 05 M1: torch.rms_norm 0.82x
+    naive at 7 ops and 3.0 each read as "the fused one wins"; on cpu it runs ATen ops like naive's)."""
+    out = []
+    for v in pairs:
+        a, b = (shape, v.subject), (shape, v.reference)
+        same = ops.get(a) is not None and ops.get(a) == ops.get(b)  # allocations as the table rounds them: 3.0037, 3.0027
+        same = same and a in allocs and b in allocs and round(allocs[a], 2) == round(allocs[b], 2)
+        if v.kind in ("faster", "slower") and same:
+            out.append(
+                f"  {v.subject} {v.kind} than {v.reference} at the same device_ops ({ops[a]:g}) and alloc_over_input"
+                f" ({allocs[a]:.1f}): cause not measured here"
+            )
+    return out
 
 
 def quiet_note(machine: str, floor: FloorCheck, block: dict[str, Timing], shape: str) -> str:
@@ -458,10 +486,13 @@ def _bound_lines(
     def said(n: str) -> str:
         r = np.asarray((rounds or {}).get(n, []))
         other = int(np.sum(r <= 0.5) if shares[n] > 0.5 else np.sum(r > 0.5)) * (n not in undecided)  # its line says so
-        side = "under" if shares[n] > 0.5 else "over"  # one such round is an outlier, not a split (cr82 05)
-        split = (f", 1 outlier round {side} half" if other == 1 else f", {other} of {r.size} rounds {side} half") if other else ""
-        rest = f" (its range includes {slow[n]} slow rounds)" if (slow or {}).get(n) else ""  # as Ranking.slow_mark (cr83 05 #2)
-        return f"{n} {shares[n]:.2f}" + (f" ({spreads[n][0]:.2f}-{spreads[n][1]:.2f}{split})" if n in spreads else "") + rest
+        side = "under" if shares[n] > 0.5 else "over"
+        # one qualifier per name, in plain words: "(0.57-0.90, 1 outlier round under half) (its range includes 2 slow
+        # rounds)" stopped readers (cr86 05 M3); slow rounds, as Ranking.slow_mark (cr83 05 #2), explain the range first
+        split = f"; {other} of {r.size} rounds {side} 0.5" if other else ""
+        if (slow or {}).get(n):
+            split = f"; its range includes {slow[n]} slow rounds"
+        return f"{n} {shares[n]:.2f}" + (f" ({spreads[n][0]:.2f}-{spreads[n][1]:.2f}{split})" if n in spreads else "")
 
     bound_by = [n for n, v in shares.items() if n not in undecided and (n in near_one or round(v, 2) > 0.5)]  # as printed
     listed = ", ".join(map(said, bound_by)) or "none by this estimate"

@@ -466,10 +466,12 @@ def test_05s_takeaway_estimates_the_small_shapes_fixed_part_without_the_copy():
         and "between" not in lines[4]
     )
     ranged = shape_takeaways({"small": ranking}, {"small": small}, {"small": block}, by_tokens, tokens={"small": 8})
-    assert "through 8 and 64 tokens, per round; fixed part: the line at 0 tokens; p10-p90: this block's rounds only;" in ranged[
-        4
-    ] and ranged[2].startswith(
-        "  overhead-bound* (over half the time a fixed part per call, if the fit's line holds below 8 tokens)"
+    assert (
+        "through 8 and 64 tokens only (exercise 2 tests it above), per round; fixed part: the line at 0 tokens; p10-p90:"
+        in ranged[4]
+        and ranged[2].startswith(
+            "  overhead-bound* (over half the time a fixed part per call, if the fit's line holds below 8 tokens)"
+        )
     )  # the label rests on the line where it is untested: a condition, not a finding (cr76 05 #4)
 
     busy = {n: replace(t, contention=Contention(1.0, 0.5, None, None)) for n, t in by_tokens.items()}
@@ -958,7 +960,9 @@ def test_05s_bound_lines_say_when_every_variant_splits_on_the_same_rounds():
     assert "  the rounds on the other side of half are the same rounds for every variant" in lines
     spreads = {n: (0.9, 0.9) for n in same}  # the split prints beside a p10-p90 (a spread not near half)
     first = _bound_lines("memory-bound", "x", shares, share, spreads=spreads, rounds=same)[0]
-    assert "a 0.90 (0.90-0.90, 1 outlier round under half)" in first  # one round: an outlier, not "1 of 4" (cr82 05)
+    assert "a 0.90 (0.90-0.90; 1 of 4 rounds under 0.5)" in first  # plain words, no "outlier ... half" (cr86 05 M3)
+    slow = _bound_lines("memory-bound", "x", shares, share, spreads=spreads, rounds=same, slow={"a": 2})[0]
+    assert "a 0.90 (0.90-0.90; its range includes 2 slow rounds)," in slow  # one qualifier per name (cr86 05 M3)
     assert lines[0].startswith("  memory-bound† (") and lines[-1].startswith("  † estimated")
     apart = {"a": same["a"], "b": np.array([0.4, 0.9, 0.9, 0.9])}
     assert not any("same rounds" in line for line in _bound_lines("memory-bound", "x", shares, share, rounds=apart))
@@ -975,3 +979,24 @@ def test_a_ranking_claims_no_order_inside_a_group_the_pairs_do_not_tell_apart():
     assert ranking.tiers() == [["compiled"], ["naive", "fused"]]
     order = [c for c in ranking.claims(lambda n: f"{n}_over_copy", lambda a, b: f"{b}_over_{a}") if c.relation == "<"]
     assert {c.metrics for c in order} == {("compiled_over_copy", "fused_over_copy"), ("compiled_over_copy", "naive_over_copy")}
+
+
+def test_05s_takeaways_say_a_pair_of_equal_ops_and_allocation_has_an_unmeasured_cause():
+    """cr86 05 M1: torch.rms_norm 0.82x naive at the small shape, both at 7 device_ops and 3.0x allocation, read as "the
+    fused one wins": a measured pair with equal columns says its cause is not measured; a pair that differs says nothing."""
+    from types import SimpleNamespace
+
+    from lesson.study import _same_work
+
+    pairs = [
+        SimpleNamespace(subject="fused", reference="naive", kind="faster"),
+        SimpleNamespace(subject="compiled", reference="naive", kind="slower"),
+        SimpleNamespace(subject="compiled", reference="fused", kind="cannot tell apart"),
+    ]
+    ops = {("small", "naive"): 7, ("small", "fused"): 7, ("small", "compiled"): 1}
+    allocs = {("small", "naive"): 3.0037, ("small", "fused"): 3.0027, ("small", "compiled"): 1.0}  # r86's, as the table rounds
+    assert _same_work(pairs, "small", ops, allocs) == [
+        "  fused faster than naive at the same device_ops (7) and alloc_over_input (3.0): cause not measured here"
+    ]
+    assert _same_work(pairs, "small", ops, {**allocs, ("small", "fused"): 1.0}) == []
+    assert _same_work(pairs, "small", {}, allocs) == []  # no ops counted (neuron): no claim
