@@ -58,7 +58,8 @@ def allocation_line(allocs: pd.DataFrame, x: torch.Tensor, ratio: float) -> str:
 
 
 def gap_share(steps: pd.DataFrame, step: int | None = None) -> tuple[float, str]:
-    """The idle gaps' share of a step's length (busy + idle time), median over the recorded steps.
+    """The idle gaps' share of the ops' span in a step (busy + idle time between its ops: from the
+    first op's start to the last op's end, not the whole step), median over the recorded steps.
     The step the gaps table shows is printed beside the median: the step of median length need
     not be the step of median gaps, and a reader who adds the table must find its own figure.
 
@@ -69,7 +70,7 @@ def gap_share(steps: pd.DataFrame, step: int | None = None) -> tuple[float, str]
     Returns:
         (the median share, NaN where the backend's ops are not counted; the lines to print under the
         gaps table: the shown step's gaps and share beside the median, then `judge_steps`' verdict on
-        whether the ops held most of every step's length).
+        whether the ops held most of the ops' span in every step).
     """
     from analysis.verdicts import judge_steps
 
@@ -77,12 +78,10 @@ def gap_share(steps: pd.DataFrame, step: int | None = None) -> tuple[float, str]
     share = float(shares.median())
     if math.isnan(share):
         return share, "gaps: not counted on this backend (its ops are not in the trace; notebook 06 reads its profile)"
-    most = judge_steps(
-        "the ops, not the gaps between them, held most of the step's length", int((shares < 0.5).sum()), len(steps)
-    )
-    median = f"{share:.1%} of the step's length (median over {len(steps)} recorded steps)"
+    most = judge_steps("the ops, not the gaps between them, held most of their span", int((shares < 0.5).sum()), len(steps))
+    median = f"{share:.1%} of the ops' span (median over {len(steps)} recorded steps)"
     if step is not None and step in shares.index:
-        median = f"this step: {steps.at[step, 'idle_total_us']:.1f} us, {shares[step]:.1%} of its length; median over {len(steps)} steps: {share:.1%}"
+        median = f"this step: {steps.at[step, 'idle_total_us']:.1f} us, {shares[step]:.1%} of the ops' span; median over {len(steps)} steps: {share:.1%}"
     return share, f"gaps: {median}\n{most.sentence}"
 
 
