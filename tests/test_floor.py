@@ -704,6 +704,13 @@ def test_05s_exercise_1_answer_judges_both_byte_models_ranked_withheld_and_from_
     )
     assert lines[3].endswith(apart)  # 3.3 / 3.0 = 1.10: apart, and each side said
     assert lines[4:] == [f"Verdict (this run, ratio to the copy): naive's time: {apart}"]
+    # an inconclusive reading beside slow rounds says they widen the range (cr87 05 #5: 3.38 against 3.5 read as "matches")
+    from analysis.timing import PairedRatio
+
+    wide = PairedRatio("naive", "copy", np.array([3.4] * 13 + [7.8] * 2))
+    slowed = replace(ranked, over_floor={**ranked.over_floor, "naive": wide}, slow={"naive": 2})
+    assert copies_answer(ops[ops.op != "pow"], slowed, 3.0, tmp_path).endswith("(2 slow rounds widen the range)")
+    assert "widen" not in copies_answer(ops, replace(ranked, slow={"naive": 2}), 3.0, tmp_path)  # apart: not said
     block, _, _ = takeaway_case(copy=100.0, compiled=110.0)
     both = copies_answer(ops, ranked, 3.0, tmp_path, block, "compiled").split(
         "\n"
