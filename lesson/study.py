@@ -292,6 +292,7 @@ def shape_takeaways(
     tokens: dict[str, int] | None = None,
     ops: dict[tuple[str, str], float] | None = None,
     reports: dict[tuple[str, str], Any] | None = None,
+    notes: bool = True,
 ) -> list[str]:
     """Notebook 05's result in words, one block per shape, built only from the run's verdicts.
 
@@ -323,6 +324,7 @@ def shape_takeaways(
             allocation gets a line saying its cause is not measured (`_same_work`).
         reports: (shape, variant) -> its VariantReport, whose `row()` fills `alloc_over_input` and `ops` (the
             notebook's one call instead of two dict-building lines: plumbing, not the lesson).
+        notes: False leaves out the "*" and "†" footnotes (05 explains them in markdown after the output).
 
     Returns:
         The lines to print, one verdict each.
@@ -381,7 +383,8 @@ def shape_takeaways(
         if tokens and s in tokens:
             basis = (
                 f"the fit's line, time = fixed + per-token × tokens, through {tokens[s]} and {scale * tokens[s]} tokens only"
-                f" (exercise 2 tests it above), per round; fixed part: the line at 0 tokens; {rounds_only}"
+                f" (tested beyond {scale * tokens[s]} tokens in exercise 2, below; the label holds only between the measured shapes), per round;"
+                f" fixed part: the line at 0 tokens; {rounds_only}"
             )
             held = f"below {tokens[s]} tokens"
         share = estimate("the fixed part per call", shares, "of the time", basis, "what that part is", 2)
@@ -398,8 +401,9 @@ def shape_takeaways(
             rounds=per_round,
         )
     # the headlines of every shape first, the estimates' footnotes after: 05's block read as too dense to read aloud (cr73 05 M4)
-    notes = [line for line in lines if line.startswith(("  * ", "  † "))]
-    return [line for line in lines if line not in notes] + notes
+    # notes=False: the notebook explains * and † in markdown after the output (cr87 05 M1)
+    footnotes = [line for line in lines if line.startswith(("  * ", "  † "))]
+    return [line for line in lines if line not in footnotes] + footnotes * notes
 
 
 def _same_work(pairs: list, shape: str, ops: dict, allocs: dict) -> list[str]:
@@ -441,7 +445,7 @@ def quiet_note(machine: str, floor: FloorCheck, block: dict[str, Timing], shape:
     if not varied:
         return f"; the CPU was quiet{also}" if lone else ""
     timed = f"timed {floor.measurements} times, " if floor.measurements > 1 else ""  # time_with_floor re-times a failed copy
-    return f"; the CPU was quiet, yet {' and '.join(varied.values())} varied (memory traffic or page faults, which CPU waits miss: A3); {timed}the verdicts below include those rounds{also}"
+    return f"; the CPU was quiet, yet {' and '.join(varied.values())} varied (cause not measured here; candidates: memory traffic, page faults, A3); {timed}the verdicts below include those rounds{also}"
 
 
 def _against_copy(v: Any) -> str:
@@ -503,7 +507,9 @@ def _bound_lines(
     # no line for shares whose spread reaches 1: "not told apart from 1 (within 5%)" read as a finding (cr65 05 #1);
     # the shares and their p10-p90 above say it
     if undecided:
-        lines += [f"  undecided, the p10-p90 holds half or reaches within {margin} of it: {', '.join(map(said, undecided))}"]
+        lines += [
+            f"  cannot tell apart from 0.5 (p10-p90 holds 0.5 or reaches within {margin} of it): {', '.join(map(said, undecided))}"
+        ]
     # whether each variant's rounds on the other side of half are the same rounds (cr79 05: "1 of 15" each, unexplained)
     rs = {n: np.asarray((rounds or {}).get(n, [])) for n in shares if n not in undecided}
     sides = {tuple(np.flatnonzero((r <= 0.5) if shares[n] > 0.5 else (r > 0.5))) for n, r in rs.items()}
@@ -683,6 +689,8 @@ def copies_answer(
         follows = ": the time cannot say which count it follows" if len(told) > 1 else ""
         whose = "reference run, not this run" if name.startswith("reference") else name.split(" (")[0]
         verdict = f"Verdict ({whose}): naive's time: {said}{follows}"  # the margin is in its row
+        if whose == "this run, ratio to the copy" and "inconclusive" in said and (slow := ranking.slow.get("naive")):
+            verdict += f" ({slow} slow rounds widen the range)"  # an inconclusive 3.38 vs 3.5 read as "matches" (cr87 05 #5)
     else:
         verdict = f"Verdict: this run cannot say ({'; '.join(missing)})"
     gap = [f"this run: no reading ({'; '.join(missing)})"] if readings and not readings[0][0].startswith("this run") else []
@@ -1078,9 +1086,7 @@ def _memory_bound(ranking: Ranking, floor: FloorCheck, block: dict[str, Timing],
         " instead: more bytes, a share that can pass 1"
     )  # cr81 05 M2: one unparsable parenthesis split into plain sentences
     if rate == "copy":  # the copy reached about half the triad: "memory-bound" is relative to it, not to peak memory
-        basis += (
-            f". Memory-bound here is relative to the copy, which reached {floor.copy_over_probe:.2f}x the triad"  # cr83 05: cut
-        )
+        basis += f". Memory-bound here means near an allocating copy's time; that copy reached {floor.copy_over_probe:.2f}x the triad"  # cr87 05 #4
     triad = f" (spread {block[reference].spread:.2f}; used because the copy failed its check)"
     basis += "" if floor.ok else f", at the triad's rate{triad}"
     subject = f"moving its bytes at the {rate}'s rate" + (", allocation included" if rate == "copy" else "")  # cr72 05 #3
