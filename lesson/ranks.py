@@ -292,8 +292,9 @@ def slow_step_wait_line(waits: pd.DataFrame, slowest: int, straggler_ms: float) 
     Why the start is in it: a wait is the gap between two arrivals, and each arrival is a start plus
     a compute, so the others can wait longer than the extra work where the straggler also started
     its steps later (A5 section 2 reads why). That lag is printed as a count and a per-step range, since a
-    median alone hides lags of both signs (the count names its threshold, 0.1 ms as printed: a lag printed as 0.0 is not later), and only where the
-    wait exceeds the extra work and the median lag is positive.
+    median alone hides lags of both signs; the count compares the unrounded lags with its threshold (0.1 ms) and the
+    range prints 0.01 ms, so a lag of 0.05 is shown and not counted (cold read r87: a rounded count read 0.054 as 0.1).
+    Printed only where the wait exceeds the extra work and the median lag is positive.
 
     Args:
         waits: rows of analysis.collective_waits (rank, step, straggling, start, wait_ms).
@@ -313,8 +314,8 @@ def slow_step_wait_line(waits: pd.DataFrame, slowest: int, straggler_ms: float) 
     line = f"slow steps (medians): {who} waited {wait:.1f} ms (rank {slowest} was set to add {straggler_ms:g} ms)"
     line += f", rank {slowest} itself {own:.1f} ms"
     if straggler_ms > 0 and wait > straggler_ms and lags.median() > 0:
-        low, high = _one_decimal(lags.min()), _one_decimal(lags.max())
-        line += f"; rank {slowest} started 0.1 ms or more later in {(lags.round(1) >= 0.1).sum()} of {len(lags)}, start gap per step (+ = rank {slowest} later) {low} to {high} ms"
+        low, high = f"{lags.min():.2f}", f"{lags.max():.2f}"
+        line += f"; rank {slowest}'s step started 0.1 ms or more later in {(lags >= 0.1).sum()} of {len(lags)}, step-start gaps (+ = rank {slowest} later) {low} to {high} ms"
     return line
 
 
@@ -355,7 +356,7 @@ def arrival_parts(waits: pd.DataFrame, steps: Any = None) -> pd.DataFrame:
                 "arrived last": int(last["rank"]),
                 "arrived first": int(first["rank"]),
                 "wait_ms": first["wait_ms"],
-                "start gap (ms, + = last rank started later)": last["start"] - first["start"],
+                "step-start gap (ms, + = last rank started later)": last["start"] - first["start"],
                 "computed longer by (ms)": last["compute_ms"] - first["compute_ms"],
                 LEFT_LATER: (left.at[before.max(), last["rank"]] - left.at[before.max(), first["rank"]])
                 if len(before)
@@ -371,7 +372,7 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
 
     Why sums, not a count of steps: a step where one part was larger by 0.1 ms would count as much as
     one where it was larger by 4 ms; the sums add up to the total wait, so they say where the time went.
-    The leaving gap is printed beside the start gap because it is the later start's cause where the two agree
+    The leaving gap is printed beside the step-start gap because it is the later start's cause where the two agree
     (a rank starts its next step as it leaves the all-reduce); the line states both sums, not a verdict.
 
     Args:
@@ -382,14 +383,14 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
             unusual step is no ordinary difference).
 
     Returns:
-        One line: the total wait, the step with the largest wait, and the start gaps' net and longer
+        One line: the total wait, the step with the largest wait, and the step-start gaps' net and longer
         computes' shares (ms; where start gaps of both signs cancel, their later and earlier sums too), then the summed leaving
         gap where the table has one. Unjudged, so it says it describes this run and is no verdict.
     """
-    start = parts["start gap (ms, + = last rank started later)"].sum()
+    start = parts["step-start gap (ms, + = last rank started later)"].sum()
     compute = parts["computed longer by (ms)"].sum()
     most = parts["wait_ms"].idxmax()
-    gaps = parts["start gap (ms, + = last rank started later)"]
+    gaps = parts["step-start gap (ms, + = last rank started later)"]
     later, sooner = gaps[gaps > 0].sum(), gaps[gaps < 0].sum()  # a net alone hides gaps that cancel
     signed = f" (+{_one_decimal(later)} later, {_one_decimal(sooner)} earlier)" if later >= 0.05 and sooner <= -0.05 else ""
     earlier = " (the last rank started earlier)" if not signed and float(_one_decimal(start)) < 0 else ""
@@ -410,7 +411,7 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
         split = f" ({_one_decimal(per_set.sum())} set as extra work, {_one_decimal(rest.sum())} other compute difference{where})"
     return (
         f"this run's {len(parts)} steps, summed: {_one_decimal(parts['wait_ms'].sum())} ms waited (largest: step {most},"
-        f" {parts.at[most, 'wait_ms']:.2f}), {_one_decimal(start)} ms net from start gaps{signed or earlier}, {_one_decimal(compute)} ms from the"
+        f" {parts.at[most, 'wait_ms']:.2f}), {_one_decimal(start)} ms net from step-start gaps{signed or earlier}, {_one_decimal(compute)} ms from the"
         f" last rank's longer compute{split}{left_line}; a description of this run's steps, not a verdict"
     )
 

@@ -138,17 +138,17 @@ def test_slow_step_wait_line_names_the_later_start_only_where_the_wait_exceeds_t
     line = slow_step_wait_line(collective_waits(late), slowest=1, straggler_ms=3)
     assert line == (
         "slow steps (medians): rank 0 waited 5.0 ms (rank 1 was set to add 3 ms), rank 1 itself 0.0 ms;"
-        " rank 1 started 0.1 ms or more later in 5 of 5, start gap per step (+ = rank 1 later) 1.0 to 1.0 ms"
+        " rank 1's step started 0.1 ms or more later in 5 of 5, step-start gaps (+ = rank 1 later) 1.00 to 1.00 ms"
     )
     early, level = (late["rank"] == 1) & (late["step"] == 1), (late["rank"] == 1) & (late["step"] == 3)
-    mixed = late.assign(  # one slow step where rank 1 started 0.5 ms earlier, one 0.02 ms later (printed 0.0: not later)
-        start=late["start"].mask(early, -0.5).mask(level, 0.02),
-        compute_end=late["compute_end"].mask(early, 8.5).mask(level, 8.02),
+    mixed = late.assign(  # one slow step where rank 1 started 0.5 ms earlier, one 0.06 ms later (under 0.1 unrounded)
+        start=late["start"].mask(early, -0.5).mask(level, 0.06),
+        compute_end=late["compute_end"].mask(early, 8.5).mask(level, 8.06),
     )
     assert slow_step_wait_line(
         collective_waits(mixed), slowest=1, straggler_ms=3
     ).endswith(
-        "; rank 1 started 0.1 ms or more later in 3 of 5, start gap per step (+ = rank 1 later) -0.5 to 1.0 ms"  # the lags' count and range, not their median alone
+        "; rank 1's step started 0.1 ms or more later in 3 of 5, step-start gaps (+ = rank 1 later) -0.50 to 1.00 ms"  # the lags' count and range, not their median alone
     )
     covered = slow_step_wait_line(collective_waits(late), slowest=1, straggler_ms=5)  # the wait does not exceed it
     assert covered.endswith("rank 0 waited 5.0 ms (rank 1 was set to add 5 ms), rank 1 itself 0.0 ms")
@@ -473,15 +473,15 @@ def test_arrival_parts_split_each_wait_into_the_later_start_and_the_longer_compu
     assert parts["arrived last"].tolist() == [1, 0]
     assert parts["arrived first"].tolist() == [0, 1]
     assert parts["wait_ms"].tolist() == pytest.approx([1.0, 3.0])
-    assert parts["start gap (ms, + = last rank started later)"].tolist() == pytest.approx([2.0, -1.0])
+    assert parts["step-start gap (ms, + = last rank started later)"].tolist() == pytest.approx([2.0, -1.0])
     assert parts["computed longer by (ms)"].tolist() == pytest.approx([-1.0, 4.0])
-    added = parts["start gap (ms, + = last rank started later)"] + parts["computed longer by (ms)"]
+    added = parts["step-start gap (ms, + = last rank started later)"] + parts["computed longer by (ms)"]
     assert added.tolist() == pytest.approx(parts["wait_ms"].tolist())
     # the step before: step 1's last rank (0) left step 0's all-reduce 1.5 ms before its first rank (1); step 0 has none
     assert parts["left the step before later by (ms)"].iloc[1] == pytest.approx(-1.5)
     assert parts["left the step before later by (ms)"].isna().iloc[0]
     assert arrival_parts_line(parts) == (
-        "this run's 2 steps, summed: 4.0 ms waited (largest: step 1, 3.00), 1.0 ms net from start gaps (+2.0 later, -1.0 earlier), 3.0 ms from the last"
+        "this run's 2 steps, summed: 4.0 ms waited (largest: step 1, 3.00), 1.0 ms net from step-start gaps (+2.0 later, -1.0 earlier), 3.0 ms from the last"
         " rank's longer compute; the last rank had left the step before's all-reduce -1.5 ms later over 1 of them"
         " (the rest had no profiled step before);"
         " a description of this run's steps, not a verdict"
@@ -489,12 +489,12 @@ def test_arrival_parts_split_each_wait_into_the_later_start_and_the_longer_compu
     only = arrival_parts(collective_waits(steps), steps=[1])  # the split steps chosen; the step before still read
     assert only.index.tolist() == [1] and only["left the step before later by (ms)"].iloc[0] == pytest.approx(-1.5)
     assert "the step before" not in arrival_parts_line(parts.drop(columns="left the step before later by (ms)"))
-    behind = parts.assign(**{"start gap (ms, + = last rank started later)": [-2.0, -1.0]})
-    assert "-3.0 ms net from start gaps (the last rank started earlier)," in arrival_parts_line(behind)
+    behind = parts.assign(**{"step-start gap (ms, + = last rank started later)": [-2.0, -1.0]})
+    assert "-3.0 ms net from step-start gaps (the last rank started earlier)," in arrival_parts_line(behind)
     tiny = parts.iloc[:1].assign(
-        wait_ms=0.06, **{"start gap (ms, + = last rank started later)": -0.04, "computed longer by (ms)": 0.1}
+        wait_ms=0.06, **{"step-start gap (ms, + = last rank started later)": -0.04, "computed longer by (ms)": 0.1}
     )
-    assert "0.0 ms net from start gaps, " in arrival_parts_line(tiny)  # -0.04 prints 0.0, not -0.0, and no "earlier"
+    assert "0.0 ms net from step-start gaps, " in arrival_parts_line(tiny)  # -0.04 prints 0.0, not -0.0, and no "earlier"
 
 
 def test_arrival_parts_line_splits_the_compute_share_into_the_work_set_and_the_rest():
@@ -504,7 +504,7 @@ def test_arrival_parts_line_splits_the_compute_share_into_the_work_set_and_the_r
             "arrived last": [1, 0],
             "arrived first": [0, 1],
             "wait_ms": [1.0, 3.0],
-            "start gap (ms, + = last rank started later)": [2.0, -1.0],
+            "step-start gap (ms, + = last rank started later)": [2.0, -1.0],
             "computed longer by (ms)": [-1.0, 4.0],
         },
         index=pd.Index([0, 1], name="step"),
