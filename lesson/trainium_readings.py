@@ -266,8 +266,7 @@ def spread_line(ratios: pd.DataFrame) -> str:
         f"tensor_engine_active_time, fused / baseline: {tensor}, under equal counts of computing instructions"
         f" ({counts}): the band\n"
         f"cut-offs, from unrounded ratios: below x{below:.3f} or above x{above:.3f} (x{lo:.3f} x {1 - share:g}, "
-        f"x{hi:.3f} / {1 - share:g}: the series' {share:.0%} margin, borrowed from cpu runs of notebook 05, has no trn2 basis:"
-        " only ratios far past it count)\n"
+        f"x{hi:.3f} / {1 - share:g}: the series' {share:.0%} margin, borrowed from cpu runs of notebook 05, has no trn2 basis)\n"
         f"past a cut-off in both dtypes: {', '.join(out) or 'none'}; "
         f"no verdict in either dtype: {', '.join(f'{c} ({inside(c)})' for c in rest) or 'none'}"
         + (f"; past a cut-off in one dtype only: {', '.join(f'{c} ({inside(c)})' for c in mixed)}" if mixed else "")
@@ -398,26 +397,39 @@ def lane_not_all_work(work: dict[str, pd.DataFrame]) -> str:
 
 
 def engine_opcode_counts(exports: dict[str, Any], engine: str = "scalar") -> str:
-    """One line: an engine's computing instructions by opcode, per profile.
+    """One line: per dtype, how fusion changed an engine's computing instructions, opcode by opcode.
 
-    Why: 09's predict step points at the scalar engine, whose lane shrinks with fusion; the per-engine table gives
-    only the count, so a reader could not see which instructions went (09's cold readers asked).
+    Why: 09's predict step asks about the scalar lane, which shrinks with fusion; the per-engine table gives only
+    the count, and 09's cold readers (r87) had to subtract two lists to see which opcodes went. The line prints
+    the changed opcodes as "baseline->fused" and names the unchanged ones, so it never points at an opcode that
+    stayed. Which source lines the removed instructions come from, the profile does not say.
 
     Args:
-        exports: profile name -> analysis.neuron_export.NeuronExport.
+        exports: profile name -> analysis.neuron_export.NeuronExport, named "<kernel>_<dtype>_s<seqlen>".
         engine: an analysis.ENGINES name.
 
     Returns:
-        e.g. "scalar computing instructions by opcode: baseline_bf16_s512 ACTIVATE 4, CAST 4, COPY 6; ...".
+        e.g. "scalar computing instructions, baseline->fused: bf16 CAST 4->1, COPY 6->3 (ACTIVATE 4 in both); fp32 ...".
     """
     from analysis.engine_activity import engine_of, opcode_kind
 
-    def counts(e: Any) -> str:
+    def counts(e: Any) -> dict[str, int]:
         ins = e.instructions
         mine = ins[(ins["engine"].map(engine_of) == engine) & (ins["opcode"].map(opcode_kind) == "computing")]
-        return ", ".join(f"{op} {n}" for op, n in sorted(mine["opcode"].value_counts().items()))
+        return {str(op): int(n) for op, n in mine["opcode"].value_counts().items()}
 
-    return f"{engine} computing instructions by opcode: " + "; ".join(f"{name} {counts(e)}" for name, e in exports.items())
+    parts = []
+    for name in sorted(n for n in exports if n.startswith("baseline_")):
+        dtype = name.split("_")[1]
+        fused_name = name.replace("baseline_", "fused_", 1)
+        if fused_name not in exports:
+            continue
+        base, fused = counts(exports[name]), counts(exports[fused_name])
+        ops = sorted(set(base) | set(fused))
+        changed = ", ".join(f"{op} {base.get(op, 0)}->{fused.get(op, 0)}" for op in ops if base.get(op, 0) != fused.get(op, 0))
+        same = ", ".join(f"{op} {base[op]}" for op in ops if op in fused and base[op] == fused[op])
+        parts.append(f"{dtype} {changed or 'no change'}" + (f" ({same} in both)" if same else ""))
+    return f"{engine} computing instructions, baseline->fused: " + "; ".join(parts)
 
 
 def per_engine_table(work: dict[str, pd.DataFrame], origin: str) -> Any:
