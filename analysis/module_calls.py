@@ -659,7 +659,8 @@ def fused_comparison(naive_calls: pd.DataFrame, fused_kernels: pd.DataFrame) -> 
         naive_calls: `call_table(...)` of the naive calls.
         fused_kernels: `call_kernels(...)` of the fused calls.
     Returns:
-        `fused_gb_per_s` (the fused kernel's rate), `fused_bytes` and `fused_kernel_us` (its bytes
+        `fused_gb_per_s` (the fused kernels' median rate; `fused_rates`, how many it is the median
+        of; `fused_gb_per_s_low`/`_high`, their range), `fused_bytes` and `fused_kernel_us` (its bytes
         and time), `naive_kernel_us` (a naive call's kernel time as recorded), `naive_gb_per_s`
         (its bytes over its kernel time), `naive_at_fused_rate_us` (its bytes at the fused rate),
         `fused_min_at_fused_rate_us` and `fused_min_at_naive_rate_us` (the fused minimum of the
@@ -670,6 +671,9 @@ def fused_comparison(naive_calls: pd.DataFrame, fused_kernels: pd.DataFrame) -> 
     naive_rate = float((naive_calls["bytes"] / naive_calls["kernel_us"]).median() / 1e3)
     return {
         "fused_gb_per_s": rate,
+        "fused_rates": float(fused_kernels["gb_per_s"].notna().sum()),
+        "fused_gb_per_s_low": float(fused_kernels["gb_per_s"].min()),
+        "fused_gb_per_s_high": float(fused_kernels["gb_per_s"].max()),
         "fused_bytes": float(fused_kernels["bytes"].median()),
         "fused_kernel_us": float(fused_kernels["device_us"].median()),
         "naive_kernel_us": float(naive_calls["kernel_us"].median()),

@@ -83,11 +83,11 @@ def break_evens(
         or withheld; labelled the process's first compile only where `cold`'s counts allow it: no graph
         captured before, no cache hit and, on neuron, NEFF cache files added; else "this cold call": 04's
         cold-call cell re-run in one kernel loads from the cache, and a pre-warmed NEFF cache serves a
-        NEFF); where it is given, its basis (one line); where the first compile added more cache files
+        NEFF); where it is given, its basis (one line, after the slow-rounds line if any); where the first compile added more cache files
         than the later one, a line naming the kinds of the extra files (which setup ran, not its cost); and the later compile's
         break-even, withheld, whose subject gives that compile's time and its ratio to the first's.
-        Where naive has slow rounds (`analysis.floor.slow_rounds`), a line after the basis names them:
-        they, not the compiled call's saving, set the range's low end (cr82 04).
+        Where naive has slow rounds (`analysis.floor.slow_rounds`), one short line right after the
+        break-even names them: they can set the range's low end (cr82 04; cr87: next to the range).
         The evidence line names the kinds of the extra files (`ColdCall.added_kinds`), Inductor's
         CPU-feature probes apart from the rest, with the checks their sources define (`ColdCall.probe_names`).
     """
@@ -121,18 +121,17 @@ def break_evens(
         subject = f"break-even of {what} against naive, in whole warm calls (rounded up)"  # cr78: ceil, said
         calls = math.ceil(extra_us / saved_us)
         lines.append(estimate(subject, {"this run": calls}, "", spread, "a compile loaded from the cache"))
+        ranged = 0 < verdict.p90 < 1  # "its low end" needs the range on the line above
+        if ranged and isinstance(naive, Timing) and (slow := slow_rounds(naive)):
+            # cr82 04: naive's outlier rounds, unseen by the machine line, set the low end; cr87: one short line, next to the range
+            lines.append(
+                f"its low end: {slow} of {len(naive.samples_us)} naive rounds took {SLOW_ROUND:g}x naive's median or more,"
+                " which can lower the p10 (A1, section 4)"
+            )
         lines.append(
             f"its basis: one cold-call sample, less the naive call it replaces, over the {saved_us / 1e3:.1f} ms a warm call"
             f" saves at HIDDEN = {hidden}"  # how a warm call's saving is taken: 04's markdown above it (f73: said once)
         )
-        if isinstance(naive, Timing) and (
-            slow := slow_rounds(naive)
-        ):  # cr82 04: naive's outlier rounds, unseen by the machine line, set the low end
-            lines.append(
-                f"the range's low end: naive took {SLOW_ROUND:g}x its median or more in {slow} of {len(naive.samples_us)} rounds"
-                f" (its p90 is {naive.p90_us / naive.median_us:.1f}x its median); a slow naive round lowers that round's"
-                " ratio over naive, and so can lower the p10 of every such range (A1, section 4)"
-            )
     files = (cold.counts.get("cache files added", 0), after_setup.counts.get("cache files added", 0))
     if files[0] > files[1]:  # cr59: the setup named by its evidence; cr60: what kinds of files the first added beyond the later
         more = Counter(cold.added_kinds)

@@ -55,16 +55,30 @@ def test_own_time_line_gives_the_part_inside_the_whole_per_step():
     assert alone.endswith("(of which 15 us, 3.0%, is its label's self CPU time)")  # no dispatch row present: none named
 
 
-def test_fused_rate_line_states_both_numbers_and_says_so_only_below_every_naive_time():
+def test_fused_rate_line_names_the_median_and_its_range_and_says_longer_where_it_is():
     from lesson.changed_ops import fused_rate_line
 
     call = pd.Series({"x_dtype": "float32", "x_shape": "8x16x32x32"})
-    rows = ["fused_gb_per_s", "fused_min_at_fused_rate_us", "naive_kernel_us"]
-    mixed = pd.DataFrame({"an NVIDIA H100": [247.0, 148.0, 150.5], "an AMD MI300X": [247.0, 148.0, 116.6]}, index=rows)
+    rows = [
+        "fused_gb_per_s",
+        "fused_rates",
+        "fused_gb_per_s_low",
+        "fused_gb_per_s_high",
+        "fused_min_at_fused_rate_us",
+        "naive_kernel_us",
+    ]
+    mixed = pd.DataFrame(
+        {"an NVIDIA H100": [247.0, 6, 190.5, 255.3, 148.0, 150.5], "an AMD MI300X": [247.0, 6, 190.5, 255.3, 148.0, 116.6]},
+        index=rows,
+    )
     line = fused_rate_line(mixed, call)
-    assert "(MI300X, float32, 8x16x32x32: 247 GB/s)" in line and "about 148 us" in line
+    assert "the median of the 6 recorded fused calls' gb_per_s (MI300X, float32, 8x16x32x32: 247 GB/s, range 190-255)" in line
+    assert "a one-pass kernel's minimum would take about 148 us" in line
     assert "against naive 150 us on an NVIDIA H100 and 117 us on an AMD MI300X" in line
-    assert line.endswith("this trace cannot say fusion saves time at this shape")
+    assert line.endswith(": longer than the naive kernels on an AMD MI300X")
     both = mixed.copy()
     both.loc["naive_kernel_us"] = [200.0, 190.0]
     assert fused_rate_line(both, call).endswith("even at that rate")
+    equal = mixed.copy()
+    equal.loc["naive_kernel_us"] = [148.0, 190.0]  # neither longer nor shorter everywhere
+    assert fused_rate_line(equal, call).endswith("this trace cannot say fusion saves time at this shape")

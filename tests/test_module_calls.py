@@ -183,6 +183,8 @@ def test_the_fused_call_is_one_kernel_launched_by_fused_rms_norm_near_the_minimu
     naive_calls = analysed["mi300x_qwen"][2]
     compared = fused_comparison(naive_calls, kernels)
     one = naive_calls.iloc[0]  # every naive call has the same bytes: the medians are any call's
+    assert compared["fused_rates"] == kernels["gb_per_s"].notna().sum()  # the median of these, and their range:
+    assert compared["fused_gb_per_s_low"] <= compared["fused_gb_per_s"] <= compared["fused_gb_per_s_high"]
     assert compared["naive_at_fused_rate_us"] == pytest.approx(one["bytes"] / rate / 1e3)
     assert compared["fused_min_at_fused_rate_us"] == pytest.approx(one["min_bytes"] / rate / 1e3)
     naive_rate = statistics.median(naive_calls["bytes"] / naive_calls["kernel_us"]) / 1e3
