@@ -16,14 +16,14 @@ from analysis.verdicts import judge_ratio, judge_timings
 from analysis.traces import load_trace
 from lesson.profiler_setup import (
     WatchedBlock,
-    apart_in_time,
     copy_shares,
     cost_takeaway,
     first_recorded_step_us,
     larger_hidden_answer,
     tree_copy_share,
-    warmup_answer,
+    readings_line,
     recorded_steps,
+    warmup_answer,
     warmup_explanation,
 )
 from lesson.published_metrics import setup_metrics
@@ -186,25 +186,20 @@ def test_recorded_steps_judges_a_real_cpu_profile_against_a_steady_state(tmp_pat
                 model(x)
             prof.step()
     prof.export_chrome_trace(str(tmp_path / "t.json"))
-    steady = Timing("steady state", np.linspace(0.01, 0.02, 15), 1)  # far below any real step: measurably slower
+    steady = Timing("steady state", np.linspace(0.01, 0.02, 15), 1)  # far below any real step: still no verdict
     steps = recorded_steps(key_averages_frame(prof), load_trace(tmp_path / "t.json"), steady, None, cpu_backend)
     assert len(steps.recorded.samples_us) == 5 and (steps.recorded.samples_us > 0).all()
     assert steps.sort_key == "self_cpu_time_total"  # cpu: the device is the CPU
     assert steps.device_time[0] is False and steps.lines[-1] == steps.device_time[1]
-    assert len(steps.lines) == 5 and re.fullmatch(r"recorded steps \(us\): #1 \d+(, #\d \d+){4}", steps.lines[1])
-    assert (
-        "above" in steps.lines[2] and "The profiler's per-call cost is measured in 'What" in steps.lines[3]
-    )  # a reading, never the cost
-    same = Timing("steady state", steps.recorded.samples_us.copy(), 1)  # the same steps: never a measurable gap
-    assert (
-        "cannot tell"
-        in recorded_steps(key_averages_frame(prof), load_trace(tmp_path / "t.json"), same, None, cpu_backend).lines[2]
-    )
-    busy = Contention(1.0, 0.5, 0.5, 0.0)  # cold read cr60 item 6: the busy block said once, the comparison withheld
-    lines = recorded_steps(key_averages_frame(prof), load_trace(tmp_path / "t.json"), same, busy, cpu_backend).lines
+    assert len(steps.lines) == 4 and re.fullmatch(r"recorded steps \(us\): #1 \d+(, #\d \d+){4}", steps.lines[1])
+    # cold read cr87 01 #2: two blocks timed at different moments are readings, never a verdict word
+    assert steps.lines[2].startswith("readings, timed at different moments and not compared here: recorded steps ")
+    assert not any(w in steps.lines[2] for w in ("measurably", "above", "below", "cannot tell", "higher", "lower"))
+    busy = Contention(1.0, 0.5, 0.5, 0.0)  # cold read cr60 item 6: the busy block said once, the readings withheld
+    lines = recorded_steps(key_averages_frame(prof), load_trace(tmp_path / "t.json"), steady, busy, cpu_backend).lines
     assert lines[0].startswith("BUSY:") and lines[2].endswith(": withheld (BUSY)") and "busy" not in lines[2]
     # cold read cr79 01 #1: on cpu the CPU columns also hold host time, the labels' self rows
-    assert lines[4].endswith("the CPU columns hold compute and host time (the labels' self rows).")
+    assert lines[3].endswith("the CPU columns hold compute and host time (the labels' self rows).")
 
 
 def test_exercise_answers_read_right_for_every_verdict_kind(cpu_backend):
@@ -350,16 +345,8 @@ def test_queue_takeaway_gives_a_share_only_for_a_measurable_gap():
         assert "none from this run" in line and "%" not in line.replace("5% apart", "")
 
 
-def test_apart_in_time_says_what_this_runs_ranges_show():
-    # run /tmp/coldrun77: every recorded step above the steady p90; the line had explained only an overlap (cr77 01 #3)
+def test_readings_line_prints_both_ranges_and_no_verdict():
     steady = Timing("steady state", np.array([4165.0, 4244.0, 4300.0, 4485.6]), 1, None)
-    above = apart_in_time(Timing("recorded steps", np.array([5016.0, 4511.0, 5344.0, 4609.0, 4685.0]), 1, None), steady)
-    assert "recorded steps read higher here; this run does not say why" in above and "at different moments" in above
-    assert "labels" not in above  # cr86 01 #1: no unmeasured cause; the labels' self time only where given
-    labelled = apart_in_time(Timing("recorded steps", np.array([5016.0, 4511.0, 5344.0]), 1, None), steady, labels_us=157.2)
-    assert "read higher here; the labels' self time is 157 us a step (table); this run does not say why" in labelled
-    assert "their overlap does not show" in apart_in_time(Timing("r", np.array([4200.0, 4400.0, 4600.0]), 1, None), steady)
-    assert "read lower here, though a recorded step does more work; this run does not say why" in apart_in_time(
-        Timing("r", np.array([3000.0, 3100.0, 3200.0]), 1, None), steady
-    )
-    assert "conclude nothing" in apart_in_time(Timing("r", np.array([3000.0, 3100.0]), 1, None), steady, busy=True)
+    line = readings_line(Timing("recorded steps", np.array([5016.0, 4511.0, 5344.0, 4609.0, 4685.0]), 1, None), steady)
+    assert "not compared here" in line and "'What the profiler costs' (paired rounds)" in line
+    assert "us, steady state 4,1" in line and "above" not in line and "measurably" not in line
