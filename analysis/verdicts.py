@@ -608,9 +608,11 @@ MIN_RANGE_SAMPLES = 5
 def _reading(
     subject: str, a: tuple[float, float], reference: str, b: tuple[float, float], unit: str, f: str, name: str, n: int
 ) -> str:
-    """The sentence of a comparison withheld for want of samples: where the subject lies, not a verdict."""
+    """The sentence of a comparison withheld for want of samples: where the subject lies, not a verdict (higher/lower than, not the verdict words above/below: cold read r87 01)."""
     (a10, a90), (b10, b90) = a, b
-    where = "above" if a10 > b90 else "below" if a90 < b10 else "inside" if b10 <= a10 and a90 <= b90 else "overlapping"
+    where = (
+        "higher than" if a10 > b90 else "lower than" if a90 < b10 else "inside" if b10 <= a10 and a90 <= b90 else "overlapping"
+    )
     read = f"{a10:{f}}" if a10 == a90 else f"{a10:{f}}-{a90:{f}}"
     return (
         f"{subject} read {read} {unit}, {where} the p10-p90 of {reference} ({b10:{f}}-{b90:{f}} {unit}): {name} is "

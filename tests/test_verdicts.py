@@ -196,7 +196,7 @@ def test_a_reading_of_fewer_samples_than_a_range_needs_is_not_a_verdict():
     others = Timing("others", np.array([4929.6, 4736.1, 4567.5, 4594.5, 4736.6]), 1)
     first = judge_timings("first recorded step", Timing("first", np.array([4986.9]), 1), "the other steps", others)
     assert first.kind == "withheld" and not first.measurable and "measurably" not in str(first)
-    assert "read 4,986.9 us, above the p10-p90 of the other steps" in str(first) and "one reading" in str(first)
+    assert "read 4,986.9 us, higher than the p10-p90 of the other steps" in str(first) and "one reading" in str(first)
     assert first.row()["verdict"] == "withheld" and "too few" in first.row()["figure"]
     few = Timing("few", np.array([1.0, 2.0, 3.0, 4.0][: MIN_RANGE_SAMPLES - 1]), 1)
     assert judge_timings("a", others, "b", few).kind == "withheld"  # the reference's side counts too
@@ -320,7 +320,7 @@ def test_ranges_of_too_few_samples_are_a_reading_not_a_verdict():
 
     few = judge_ranges("on", (6.9, 8.1), "off", (3.9, 5.2), "ms", counts=(3, 3))
     assert few.kind == "withheld" and not few.measurable and "measurably" not in str(few)
-    assert str(few).startswith("on read 6.9-8.1 ms, above the p10-p90 of off (3.9-5.2 ms): on is 3 readings")
+    assert str(few).startswith("on read 6.9-8.1 ms, higher than the p10-p90 of off (3.9-5.2 ms): on is 3 readings")
     row = few.row()
     assert row["verdict"] == "withheld" and row["figure"] == "subject's p10-p90 midpoint (ms), too few samples"
     assert row["value"] == pytest.approx(7.5) and few.relation == "about 1"
