@@ -135,8 +135,10 @@ def timings_markdown() -> str:
     rows.append(f"| **sum of the notebooks** | **{total:.1f}** | | |")
     rows += [
         "",
+        # the 00 sentence: cold reads r85 and r87 (00) saw two reference-run figures for one column
         f"cpu: {CPU_SECONDS_MEASURED_ON}, the committed cpu reference run (docs/reference-runs/): its README lists "
-        "the same times beside each executed notebook. cuda and Trainium: no run of this project has timed them; "
+        "the same times beside each executed notebook. Notebook 00's plan in any run quotes the reference run "
+        "committed when that run started, so the committed run's own 00 quotes the run before it. cuda and Trainium: no run of this project has timed them; "
         "`make run` on one writes the column's numbers to its run folder's `status.json`.",
     ]
     return "\n".join(rows)
