@@ -15,6 +15,8 @@ from analysis.timing import PairedRatio, Timing
 from analysis.verdicts import judge_ratio, judge_timings
 from analysis.traces import load_trace
 from lesson.profiler_setup import (
+    EXPECTED_SHARE,
+    drop_span_words,
     WatchedBlock,
     copy_shares,
     cost_takeaway,
@@ -216,10 +218,10 @@ def test_exercise_answers_read_right_for_every_verdict_kind(cpu_backend):
     # cold reads cr75/cr79/cr82 01: the drop the ranges support (cross ratios), and in words whether the span holds 4
     said = larger_hidden_answer(below, drop=(1.41, 5.66))[3]
     assert said == (
-        "Linear 1's share over Linear 2's, from the ranges: 1.41-5.66;"
-        " the span holds 4: this run cannot tell whether copy_ has a fixed per-call cost"
+        "Linear 1's share over Linear 2's, from the ranges: 1.41-5.66; the span excludes 1 and holds 4:"
+        " copy_'s cost is not purely fixed per call; whether part of it is, this run cannot tell"
     )
-    assert "lies under 4" in larger_hidden_answer(below, drop=(1.60, 3.07))[3]
+    assert "lies between 1 and 4" in larger_hidden_answer(below, drop=(1.60, 3.07))[3]
     assert "lies above 4" in larger_hidden_answer(below, drop=(4.2, 6.0))[3]
     assert "would show" not in larger_hidden_answer(below)[2] and "op counts" not in larger_hidden_answer(below)[2]
     assert "expected to grow" in larger_hidden_answer(above)[1]
@@ -348,5 +350,17 @@ def test_queue_takeaway_gives_a_share_only_for_a_measurable_gap():
 def test_readings_line_prints_both_ranges_and_no_verdict():
     steady = Timing("steady state", np.array([4165.0, 4244.0, 4300.0, 4485.6]), 1, None)
     line = readings_line(Timing("recorded steps", np.array([5016.0, 4511.0, 5344.0, 4609.0, 4685.0]), 1, None), steady)
-    assert "not compared here" in line and "'What the profiler costs' (paired rounds)" in line
+    assert "not compared here" in line and line.endswith(
+        "judged in 'What the profiler costs'"
+    )  # cr88: no term before it is taught
     assert "us, steady state 4,1" in line and "above" not in line and "measurably" not in line
+
+
+def test_drop_span_says_what_it_rules_out():
+    """Cold read cr88 01 #2: a purely fixed copy_ cost gives 1, one scaling with elements 4; the words follow the span."""
+    assert drop_span_words(1.21, 32.89).startswith("excludes 1 and holds 4: copy_'s cost is not purely fixed")  # r88's span
+    assert drop_span_words(0.8, 5.0).startswith("holds 1 and 4: this run cannot tell")
+    assert drop_span_words(0.7, 3.0).startswith("holds 1 and excludes 4: a copy_ cost fixed per call fits")
+    assert drop_span_words(1.5, 3.0).startswith("lies between 1 and 4: neither a purely fixed")
+    assert drop_span_words(4.5, 9.0).startswith("lies above 4") and drop_span_words(0.2, 0.9).startswith("lies under 1")
+    assert "not equal it" not in EXPECTED_SHARE and "fixed per call would leave it equal (1x)" in EXPECTED_SHARE
