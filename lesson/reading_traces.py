@@ -189,8 +189,8 @@ def compiled_host_events(trace: Any) -> tuple[str, pd.DataFrame]:
         trace: a loaded trace of a torch.compile'd call (analysis.load_trace).
 
     Returns:
-        (caption naming the step, where the graph call runs in it and the step's time before and
-        after it (where no listed call comes after, it says so), or saying that the step has
+        (caption naming the step and its time before and after the graph call (where no listed
+        call comes after, it says so), or saying that the step has
         no compiled-graph call or no framework call outside it; DataFrame with columns name,
         from_step_start_us, dur_us, sorted by start, calls nested in a listed one left out).
     """
@@ -216,10 +216,7 @@ def compiled_host_events(trace: Any) -> tuple[str, pd.DataFrame]:
     table = outside.assign(from_step_start_us=outside["ts"] - step_ts, dur_us=outside["dur"])[columns].reset_index(drop=True)
     step_end = step_ts + float(trace.steps.set_index("step")["dur"][step])
     after = "" if (table["from_step_start_us"] >= end - step_ts).any() else ", no call traced after"
-    where = (
-        f"graph call +{start - step_ts:.0f} to +{end - step_ts:.0f} us of a {step_end - step_ts:.0f} us step:"
-        f" {start - step_ts:.0f} us before it, {step_end - end:.0f} us after it{after}"
-    )
+    where = f"{start - step_ts:.0f} us before the graph call, {step_end - end:.0f} us after it{after}"
     if table.empty:
         return f"step {step} ({where}): no framework call outside it in this trace", table
     return f"Host calls outside the compiled graph in step {step} ({where})", table
