@@ -189,7 +189,8 @@ def compiled_host_events(trace: Any) -> tuple[str, pd.DataFrame]:
         trace: a loaded trace of a torch.compile'd call (analysis.load_trace).
 
     Returns:
-        (caption naming the step and where the graph call runs in it, or saying that the step has
+        (caption naming the step and its time before and after the graph call (where no listed
+        call comes after, it says so), or saying that the step has
         no compiled-graph call or no framework call outside it; DataFrame with columns name,
         from_step_start_us, dur_us, sorted by start, calls nested in a listed one left out).
     """
@@ -213,7 +214,9 @@ def compiled_host_events(trace: Any) -> tuple[str, pd.DataFrame]:
     outside = outside[pd.Series(keep, index=outside.index, dtype=bool)]
     step_ts = float(trace.steps.set_index("step")["ts"][step])
     table = outside.assign(from_step_start_us=outside["ts"] - step_ts, dur_us=outside["dur"])[columns].reset_index(drop=True)
-    where = f"the graph call runs from +{start - step_ts:.0f} to +{end - step_ts:.0f} us"
+    step_end = step_ts + float(trace.steps.set_index("step")["dur"][step])
+    after = "" if (table["from_step_start_us"] >= end - step_ts).any() else ", no call traced after"
+    where = f"{start - step_ts:.0f} us before the graph call, {step_end - end:.0f} us after it{after}"
     if table.empty:
         return f"step {step} ({where}): no framework call outside it in this trace", table
     return f"Host calls outside the compiled graph in step {step} ({where})", table
@@ -341,35 +344,29 @@ def eager_fusion_lines(executions_per_call: float | None, source_ops: int) -> li
 
 
 def recorded_rmsnorm_takeaway(table: pd.DataFrame) -> str:
-    """One line under the recorded RMSNorm table: a naive call's kernels against a fused call's on
-    the same device, the MI300X (analysis.verdicts.counted: counts, no timing), and its bytes over a
-    fused pass's, with their origin.
+    """One line under the recorded RMSNorm table: a naive call's kernels and a fused call's on the
+    same device, the MI300X, as counts only (the fused call is another model's shape and dtype, so
+    no ratio), and the naive call's bytes over a fused pass's over its own x, with their origin.
 
     Args:
         table: `recorded_rmsnorms()`.
 
     Returns:
         "Recorded on an AMD MI300X by the TraceLens project, not this run (H100 naive: the same). One Qwen2RMSNorm
-        call (naive's ops plus two casts): 8 kernels against 1 for a fused call, 8.0x. Its bytes, counted from shapes (not timed), are
-        9.0x a computed fused pass over the same x." (one idea a sentence); the H100 aside only where
-        that row's kernels and bytes equal the MI300X naive row's.
+        call (naive's ops plus two casts): 8 kernels; a fused call of another model: 1. Its bytes, counted from
+        shapes (not timed), are 9.0x a computed fused pass over the same x." (one idea a sentence); the H100
+        aside only where that row's kernels and bytes equal the MI300X naive row's.
     """
-    from analysis import counted
-
     naive, fused = table.loc[f"MI300X, {RECORDED_QWEN}"], table.loc["MI300X, fused (torch.nn.RMSNorm)"]
-    kernels = counted(
-        "one Qwen2RMSNorm call (naive's ops plus two casts)",
-        naive["kernels_per_call"],
-        "kernels",
-        "a fused call",
-        fused["kernels_per_call"],
+    kernels = (
+        f"One Qwen2RMSNorm call (naive's ops plus two casts): {naive['kernels_per_call']:.0f} kernels;"
+        f" a fused call of another model: {fused['kernels_per_call']:.0f}"
     )
     bytes_ = f"Its bytes, counted from shapes (not timed), are {naive['bytes_ratio']:.1f}x a computed fused pass over the same x."
     columns = ["kernels_per_call", "bytes_ratio"]
     h100_same = table.loc[f"H100, {RECORDED_QWEN}", columns].round(1).equals(naive[columns].round(1))
     origin = "Recorded on an AMD MI300X by the TraceLens project, not this run" + (" (H100 naive: the same)" if h100_same else "")
-    line = str(kernels)
-    return f"{origin}. {line[0].upper()}{line[1:]}. {bytes_}"
+    return f"{origin}. {kernels}. {bytes_}"
 
 
 def _longest_untraced(calls: pd.DataFrame, gap_us: float) -> tuple[float, float]:

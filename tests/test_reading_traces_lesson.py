@@ -37,7 +37,8 @@ def test_recorded_rmsnorms_counts_kernels_and_bytes():
         and "not timed" in line
     )
     mi300x = table.loc["MI300X, naive (Qwen2RMSNorm)"]  # the line pairs the same device's naive and fused calls
-    assert "8 kernels against 1 for a fused call, 8.0x. Its bytes" in line  # two sentences
+    assert "8 kernels; a fused call of another model: 1. Its bytes" in line  # counts only: another model's shape, no ratio
+    assert "x. Its" not in line and "against" not in line
     assert line.endswith(f"are {mi300x['bytes_ratio']:.1f}x a computed fused pass over the same x.")
     other = table.copy()
     other.loc["H100, naive (Qwen2RMSNorm)", "kernels_per_call"] = 9  # a differing H100 row drops the aside
@@ -162,9 +163,11 @@ def test_compiled_host_events_lists_the_calls_outside_the_graph():
         ("epilogue", 965.0, 970.0),
     ]
     caption, table = compiled_host_events(compiled_trace(calls))
-    assert caption == "Host calls outside the compiled graph in step 3 (the graph call runs from +60 to +860 us)"
+    assert caption == "Host calls outside the compiled graph in step 3 (60 us before the graph call, 40 us after it)"
     assert list(table["name"]) == ["TorchDynamo Cache Lookup", "Pregraph bytecode", "epilogue"]
     assert list(table["from_step_start_us"]) == [20.0, 45.0, 865.0] and list(table["dur_us"]) == [10.0, 2.0, 5.0]
+    caption, _ = compiled_host_events(compiled_trace(calls[:-1]))  # nothing after the graph: it says so
+    assert caption.endswith("40 us after it, no call traced after)")
     caption, table = compiled_host_events(compiled_trace([("aten::mul", 200.0, 300.0)]))  # eager: no graph call
     assert table.empty and caption == "step 3: no compiled-graph call (## Call CompiledFxGraph) in this trace"
     caption, table = compiled_host_events(compiled_trace([("## Call CompiledFxGraph abc", 100.0, 1000.0)]))
