@@ -392,7 +392,7 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
     compute = parts["computed longer by (ms)"].sum()
     gaps = parts["step-start gap (ms, + = last rank started later)"]
     later, sooner = gaps[gaps > 0].sum(), gaps[gaps < 0].sum()  # a net alone hides gaps that cancel
-    signed = f" (net: {_one_decimal(later)} later, {_one_decimal(-sooner)} earlier)" if later >= 0.05 and sooner <= -0.05 else ""
+    signed = f" ({_one_decimal(later)} later, {_one_decimal(-sooner)} earlier)" if later >= 0.05 and sooner <= -0.05 else ""
     net = float(_one_decimal(start))
     earlier = " (the last rank started earlier)" if not signed and net < 0 else ""
     left = parts[LEFT_LATER].dropna() if LEFT_LATER in parts else pd.Series(dtype=float)
@@ -414,10 +414,9 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
     last = parts["arrived last"].value_counts()
     return (
         f"rank {last.idxmax()} arrived last on {last.max()} of {len(parts)} steps; the first to arrive waited"
-        f" {parts['wait_ms'].median():.2f} ms at the median step. Why, summed over the steps:"
-        f" {_one_decimal(parts['wait_ms'].sum())} ms waited = {_one_decimal(compute)} ms from the last rank's longer"
-        f" compute{split} {'-' if net < 0 else '+'} {_one_decimal(abs(start))} ms from step-start gaps{signed or earlier}"
-        f"{left_line}; this run's steps, not a verdict"
+        f" {parts['wait_ms'].median():.2f} ms at the median step. Why, summed: {_one_decimal(parts['wait_ms'].sum())} ms"
+        f" waited = {_one_decimal(compute)} ms longer compute by the last rank{split} {'-' if net < 0 else '+'}"
+        f" {_one_decimal(abs(start))} ms step-start gaps{signed or earlier}{left_line}; not a verdict"
     )
 
 
