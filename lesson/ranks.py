@@ -383,20 +383,22 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
             unusual step is no ordinary difference).
 
     Returns:
-        One line: the total wait, the step with the largest wait, and the step-start gaps' net and longer
-        computes' shares (ms; where start gaps of both signs cancel, their later and earlier sums too), then the summed leaving
-        gap where the table has one. Unjudged, so it says it describes this run and is no verdict.
+        One line: the plain answer first (which rank arrived last most often, the median wait), then the total wait as
+        the longer computes' share plus the step-start gaps' net (ms; where start gaps of both signs cancel, their later
+        and earlier sums too), then the summed leaving gap, as "earlier" or "later" with no sign, where the table has
+        one. Unjudged, so it says it describes this run and is no verdict.
     """
     start = parts["step-start gap (ms, + = last rank started later)"].sum()
     compute = parts["computed longer by (ms)"].sum()
-    most = parts["wait_ms"].idxmax()
     gaps = parts["step-start gap (ms, + = last rank started later)"]
     later, sooner = gaps[gaps > 0].sum(), gaps[gaps < 0].sum()  # a net alone hides gaps that cancel
-    signed = f" (+{_one_decimal(later)} later, {_one_decimal(sooner)} earlier)" if later >= 0.05 and sooner <= -0.05 else ""
-    earlier = " (the last rank started earlier)" if not signed and float(_one_decimal(start)) < 0 else ""
+    signed = f" ({_one_decimal(later)} later, {_one_decimal(-sooner)} earlier)" if later >= 0.05 and sooner <= -0.05 else ""
+    net = float(_one_decimal(start))
+    earlier = " (the last rank started earlier)" if not signed and net < 0 else ""
     left = parts[LEFT_LATER].dropna() if LEFT_LATER in parts else pd.Series(dtype=float)
     left_line = (
-        f"; the last rank had left the step before's all-reduce {_one_decimal(left.sum())} ms later"
+        f"; it had left the step before's all-reduce {_one_decimal(abs(left.sum()))} ms"
+        f" {'earlier' if float(_one_decimal(left.sum())) < 0 else 'later'}"
         + (f" over {len(left)} of them (the rest had no profiled step before)" if len(left) < len(parts) else " in all")
         if len(left)
         else ""
@@ -409,10 +411,12 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
         big = (rest * (1 if rest.sum() >= 0 else -1)).idxmax()  # the step holding most of it, if one does
         where = f", {_one_decimal(rest[big])} of it in step {big}" if abs(rest[big]) > abs(rest.sum()) / 2 > 0.05 else ""
         split = f" ({_one_decimal(per_set.sum())} set as extra work, {_one_decimal(rest.sum())} other compute difference{where})"
+    last = parts["arrived last"].value_counts()
     return (
-        f"this run's {len(parts)} steps, summed: {_one_decimal(parts['wait_ms'].sum())} ms waited (largest: step {most},"
-        f" {parts.at[most, 'wait_ms']:.2f}), {_one_decimal(start)} ms net from step-start gaps{signed or earlier}, {_one_decimal(compute)} ms from the"
-        f" last rank's longer compute{split}{left_line}; a description of this run's steps, not a verdict"
+        f"rank {last.idxmax()} arrived last on {last.max()} of {len(parts)} steps; the first to arrive waited"
+        f" {parts['wait_ms'].median():.2f} ms at the median step. Why, summed: {_one_decimal(parts['wait_ms'].sum())} ms"
+        f" waited = {_one_decimal(compute)} ms longer compute by the last rank{split} {'-' if net < 0 else '+'}"
+        f" {_one_decimal(abs(start))} ms step-start gaps{signed or earlier}{left_line}; not a verdict"
     )
 
 

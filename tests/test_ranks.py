@@ -481,20 +481,19 @@ def test_arrival_parts_split_each_wait_into_the_later_start_and_the_longer_compu
     assert parts["left the step before later by (ms)"].iloc[1] == pytest.approx(-1.5)
     assert parts["left the step before later by (ms)"].isna().iloc[0]
     assert arrival_parts_line(parts) == (
-        "this run's 2 steps, summed: 4.0 ms waited (largest: step 1, 3.00), 1.0 ms net from step-start gaps (+2.0 later, -1.0 earlier), 3.0 ms from the last"
-        " rank's longer compute; the last rank had left the step before's all-reduce -1.5 ms later over 1 of them"
-        " (the rest had no profiled step before);"
-        " a description of this run's steps, not a verdict"
+        "rank 1 arrived last on 1 of 2 steps; the first to arrive waited 2.00 ms at the median step. Why, summed: 4.0 ms"
+        " waited = 3.0 ms longer compute by the last rank + 1.0 ms step-start gaps (2.0 later, 1.0 earlier); it had left"
+        " the step before's all-reduce 1.5 ms earlier over 1 of them (the rest had no profiled step before); not a verdict"
     )
     only = arrival_parts(collective_waits(steps), steps=[1])  # the split steps chosen; the step before still read
     assert only.index.tolist() == [1] and only["left the step before later by (ms)"].iloc[0] == pytest.approx(-1.5)
     assert "the step before" not in arrival_parts_line(parts.drop(columns="left the step before later by (ms)"))
     behind = parts.assign(**{"step-start gap (ms, + = last rank started later)": [-2.0, -1.0]})
-    assert "-3.0 ms net from step-start gaps (the last rank started earlier)," in arrival_parts_line(behind)
+    assert "- 3.0 ms step-start gaps (the last rank started earlier);" in arrival_parts_line(behind)
     tiny = parts.iloc[:1].assign(
         wait_ms=0.06, **{"step-start gap (ms, + = last rank started later)": -0.04, "computed longer by (ms)": 0.1}
     )
-    assert "0.0 ms net from step-start gaps, " in arrival_parts_line(tiny)  # -0.04 prints 0.0, not -0.0, and no "earlier"
+    assert "+ 0.0 ms step-start gaps; " in arrival_parts_line(tiny)  # -0.04 prints 0.0, not -0.0, and no "earlier"
 
 
 def test_arrival_parts_line_splits_the_compute_share_into_the_work_set_and_the_rest():
@@ -511,12 +510,12 @@ def test_arrival_parts_line_splits_the_compute_share_into_the_work_set_and_the_r
     )
     both = arrival_parts_line(parts, (1, 1.0))  # the rest: -2.0 in step 0, 5.0 in step 1, which holds most of 3.0
     assert (
-        "3.0 ms from the last rank's longer compute (0.0 set as extra work, 3.0 other compute difference, 5.0 of it in step 1)"
+        "3.0 ms longer compute by the last rank (0.0 set as extra work, 3.0 other compute difference, 5.0 of it in step 1)"
         in both
     )
     one = arrival_parts_line(parts.iloc[:1], (1, 1.0))  # the straggler last: its 1 ms set, and -2.0 the rest
     assert (
-        "-1.0 ms from the last rank's longer compute (1.0 set as extra work, -2.0 other compute difference, -2.0 of it in step 0)"
+        "-1.0 ms longer compute by the last rank (1.0 set as extra work, -2.0 other compute difference, -2.0 of it in step 0)"
         in one
     )
     spread = parts.assign(**{"computed longer by (ms)": [2.0, 0.0]})  # the rest 1.0 and 1.0: no step holds most
