@@ -156,14 +156,14 @@ def slow_rounds_line(timings: dict[str, Timing], *names: str) -> str:
         timings: `time_interleaved`'s result; names: the variants to count, the first the ratios' denominator.
 
     Returns:
-        "slow rounds (1.5x their variant's median or more): naive 2 of 15, ...; a slow naive round lowers its
-        round's ratio over naive, so such rounds can set a p10".
+        "slow rounds (1.5x their variant's median or more): naive 2 of 15, ...; a slow naive round lowers that
+        round's ratio over naive and can set a p10".
     """
     counts = ", ".join(f"{n} {rounds_over_slow(timings[n])} of {len(timings[n].samples_us)}" for n in names)
     first = names[0]
     return (
         f"slow rounds ({SLOW_ROUND:g}x their variant's median or more): {counts}; a slow {first} round lowers"
-        f" its round's ratio over {first}, so such rounds can set a p10"
+        f" that round's ratio over {first} and can set a p10"
     )
 
 
