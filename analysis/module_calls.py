@@ -665,7 +665,8 @@ def fused_comparison(naive_calls: pd.DataFrame, fused_kernels: pd.DataFrame) -> 
         (its bytes over its kernel time), `naive_at_fused_rate_us` (its bytes at the fused rate),
         `fused_min_at_fused_rate_us` and `fused_min_at_naive_rate_us` (the fused minimum of the
         naive shape at either rate: what one fused kernel would take there, on that assumption),
-        `saved_at_naive_rate_us` (the naive call's kernel time less the latter).
+        `saved_at_naive_rate_us` (the naive call's kernel time less the latter), `fused_min_mb` (that
+        minimum: read x and the weight, write y).
     """
     rate = fused_rate(fused_kernels)
     naive_rate = float((naive_calls["bytes"] / naive_calls["kernel_us"]).median() / 1e3)
@@ -684,6 +685,7 @@ def fused_comparison(naive_calls: pd.DataFrame, fused_kernels: pd.DataFrame) -> 
         "saved_at_naive_rate_us": float(
             naive_calls["kernel_us"].median() - naive_calls["min_bytes"].median() / (naive_rate * 1e3)
         ),
+        "fused_min_mb": float(naive_calls["min_bytes"].median() / 1e6),
     }
 
 

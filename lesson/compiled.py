@@ -14,7 +14,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from analysis.floor import SLOW_ROUND, slow_rounds
+from analysis.floor import SLOW_ROUND, rounds_over_slow
 from analysis.timing import Timing
 from analysis.verdicts import Verdict, estimate, withheld
 
@@ -83,11 +83,11 @@ def break_evens(
         or withheld; labelled the process's first compile only where `cold`'s counts allow it: no graph
         captured before, no cache hit and, on neuron, NEFF cache files added; else "this cold call": 04's
         cold-call cell re-run in one kernel loads from the cache, and a pre-warmed NEFF cache serves a
-        NEFF); where it is given, its basis (one line, after the slow-rounds line if any); where the first compile added more cache files
+        NEFF); where it is given, its basis (one line); where the first compile added more cache files
         than the later one, a line naming the kinds of the extra files (which setup ran, not its cost); and the later compile's
         break-even, withheld, whose subject gives that compile's time and its ratio to the first's.
-        Where naive has slow rounds (`analysis.floor.slow_rounds`), one short line right after the
-        break-even names them: they can set the range's low end (cr82 04; cr87: next to the range).
+        Naive's slow rounds, which can set the range's low end, are `slow_rounds_line`'s, printed under
+        the verdicts the range comes from (cr88 04: not only beside the break-even).
         The evidence line names the kinds of the extra files (`ColdCall.added_kinds`), Inductor's
         CPU-feature probes apart from the rest, with the checks their sources define (`ColdCall.probe_names`).
     """
@@ -121,13 +121,6 @@ def break_evens(
         subject = f"break-even of {what} against naive, in whole warm calls (rounded up)"  # cr78: ceil, said
         calls = math.ceil(extra_us / saved_us)
         lines.append(estimate(subject, {"this run": calls}, "", spread, "a compile loaded from the cache"))
-        ranged = 0 < verdict.p90 < 1  # "its low end" needs the range on the line above
-        if ranged and isinstance(naive, Timing) and (slow := slow_rounds(naive)):
-            # cr82 04: naive's outlier rounds, unseen by the machine line, set the low end; cr87: one short line, next to the range
-            lines.append(
-                f"its low end: {slow} of {len(naive.samples_us)} naive rounds took {SLOW_ROUND:g}x naive's median or more,"
-                " which can lower the p10 (A1, section 4)"
-            )
         lines.append(
             f"its basis: one cold-call sample, less the naive call it replaces, over the {saved_us / 1e3:.1f} ms a warm call"
             f" saves at HIDDEN = {hidden}"  # how a warm call's saving is taken: 04's markdown above it (f73: said once)
@@ -150,6 +143,28 @@ def break_evens(
     else:
         reason = verdict.sentence if verdict.kind != "faster" else f"the saving at HIDDEN = {new_hidden} was not timed"
     return [*lines, withheld(later_subject + "; its break-even", reason)]
+
+
+def slow_rounds_line(timings: dict[str, Timing], *names: str) -> str:
+    """How many rounds of each named variant took SLOW_ROUND times its median or more, and what such a round does.
+
+    Why: interleaving cancels only a slow moment that hits every variant of a round; a round slow for one
+    variant moves that round's ratio, and a few slow naive rounds set the p10 of a ratio over naive (cr82, cr88:
+    03 and 04 print the verdict's range without what set its low end). One line, under the verdicts.
+
+    Args:
+        timings: `time_interleaved`'s result; names: the variants to count, the first the ratios' denominator.
+
+    Returns:
+        "slow rounds (1.5x their variant's median or more): naive 2 of 15, ...; a slow naive round lowers that
+        round's ratio over naive and can set a p10".
+    """
+    counts = ", ".join(f"{n} {rounds_over_slow(timings[n])} of {len(timings[n].samples_us)}" for n in names)
+    first = names[0]
+    return (
+        f"slow rounds ({SLOW_ROUND:g}x their variant's median or more): {counts}; a slow {first} round lowers"
+        f" that round's ratio over {first} and can set a p10"
+    )
 
 
 # cr61: kinds a reader may not know; f72: the first compile's extra files were mostly these probes, not compiled kernels

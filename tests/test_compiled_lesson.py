@@ -268,21 +268,19 @@ def test_a_busy_cold_call_withholds_the_break_even_and_the_later_ratio():
     assert paid_back.kind == "estimate"  # quiet: the break-even is given
 
 
-def test_naives_slow_rounds_are_named_right_after_the_break_even_and_a_steady_naive_adds_nothing():
-    """cr82 04: naive at 3.4x its median in 2 of 15 rounds set the range's low end beside a quiet machine line."""
+def test_slow_rounds_are_counted_per_variant_under_the_verdicts_and_no_longer_beside_the_break_even():
+    """cr82 04: naive at 3.4x its median in 2 of 15 rounds set the range's low end; cr88 03/04: one line, under the verdicts."""
     import numpy as np
 
     from analysis.timing import Timing
-    from lesson.compiled import break_evens
+    from lesson.compiled import break_evens, slow_rounds_line
 
     cold = ColdCall({"seconds": 9.0}, {})
     after = ColdCall({"seconds": 0.6}, {})
-    steady = Timing("naive", np.full(15, 80_000.0), 1)
-    assert len(break_evens(cold, after, steady, _verdict("faster"), 4096, 1024)) == 3  # estimate, basis, later
+    steady = Timing("fused", np.full(15, 80_000.0), 1)
     slow = Timing("naive", np.array([80_000.0] * 13 + [270_000.0, 272_000.0]), 1)
-    assert len(break_evens(cold, after, slow, _verdict("faster"), 4096, 1024)) == 3  # no range printed: no "its low end"
-    lines = break_evens(cold, after, slow, _verdict("faster", 0.3, 0.4), 4096, 1024)
-    assert (
-        lines[1] == "its low end: 2 of 15 naive rounds took 1.5x naive's median or more, which can lower the p10 (A1, section 4)"
-    )
-    assert lines[2].startswith("its basis:")  # cr87 04: the caveat next to the range it qualifies
+    assert len(break_evens(cold, after, slow, _verdict("faster", 0.3, 0.4), 4096, 1024)) == 3  # estimate, basis, later
+    line = slow_rounds_line({"naive": slow, "fused": steady}, "naive", "fused")
+    assert line.startswith("slow rounds (1.5x their variant's median or more): naive 2 of 15, fused 0 of 15; ")
+    assert line.endswith("a slow naive round lowers that round's ratio over naive and can set a p10")
+    assert "fused" not in slow_rounds_line({"naive": slow, "fused": steady}, "naive")
