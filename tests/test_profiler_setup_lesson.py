@@ -200,8 +200,8 @@ def test_recorded_steps_judges_a_real_cpu_profile_against_a_steady_state(tmp_pat
     busy = Contention(1.0, 0.5, 0.5, 0.0)  # cold read cr60 item 6: the busy block said once, the readings withheld
     lines = recorded_steps(key_averages_frame(prof), load_trace(tmp_path / "t.json"), steady, busy, cpu_backend).lines
     assert lines[0].startswith("BUSY:") and lines[2].endswith(": withheld (BUSY)") and "busy" not in lines[2]
-    # cold read cr79 01 #1: on cpu the CPU columns also hold host time, the labels' self rows
-    assert lines[3].endswith("the CPU columns hold compute and host time (the labels' self rows).")
+    # cold reads cr79 01 #1, cr88 02 M1: on cpu ops' rows hold compute time, a label's Self CPU host time outside its ops
+    assert lines[3].endswith("timeline: ops' rows hold compute time; a label's Self CPU is host time outside its ops.")
 
 
 def test_exercise_answers_read_right_for_every_verdict_kind(cpu_backend):
