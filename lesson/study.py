@@ -383,8 +383,8 @@ def shape_takeaways(
         if tokens and s in tokens:
             basis = (
                 f"the fit's line, time = fixed + per-token × tokens, through {tokens[s]} and {scale * tokens[s]} tokens only"
-                f" (tested beyond {scale * tokens[s]} tokens in exercise 2, below; the label holds only between the measured shapes), per round;"
-                f" fixed part: the line at 0 tokens; {rounds_only}"
+                f", per round; fixed part: the line extrapolated to 0 tokens, where nothing is measured"
+                f" (exercise 2 tests the line beyond {scale * tokens[s]} tokens); {rounds_only}"
             )
             held = f"below {tokens[s]} tokens"
         share = estimate("the fixed part per call", shares, "of the time", basis, "what that part is", 2)
@@ -428,7 +428,8 @@ def quiet_note(machine: str, floor: FloorCheck, block: dict[str, Timing], shape:
     whose p90 is over SLOW_ROUND times its median, with how many rounds were that slow and where its samples are
     (05 called a block "quiet" beside naive at 2.4x its median in 2 of 15 rounds, the figure's longest whisker),
     then any case with a round that slow above a p90 under it (cr83 05 #1: its share line's "1 outlier round");
-    "" where the CPU was busy (the line says so) or nothing varied."""
+    "" where the CPU was busy (the line says so) or nothing varied. Each as its own indented line ending in a period,
+    after the block's line (which the caller ends with a period)."""
     if not machine.startswith("quiet"):
         return ""
     varied = {} if floor.ok else {"copy": "the copy"}  # by case name: a failed copy with slow rounds is named once
@@ -440,12 +441,18 @@ def quiet_note(machine: str, floor: FloorCheck, block: dict[str, Timing], shape:
     # a round over SLOW_ROUND above a p90 under it: named too, so the share line's "1 outlier round" has its cause (cr83 05 #1)
     # (above the p90, so one round of 15: the second highest is under it); one clause for all of them: on a
     # noisy VM four such cases made four clauses (r84's run of 05)
+    # one short sentence a line, each ending with a period: one ~600-character line read as cut off (cr88 05 M1)
     lone = ["the copy" if n == "copy" else n for n, t in block.items() if n not in varied and rounds_over_slow(t)]
-    also = f"; one round over {SLOW_ROUND:g}x the median, above the p90 (it moves no range), in {', '.join(lone)}" if lone else ""
+    also = f"\n  One round over {SLOW_ROUND:g}x its median, above its p90 (it moves no range): {', '.join(lone)}." if lone else ""
     if not varied:
-        return f"; the CPU was quiet{also}" if lone else ""
-    timed = f"timed {floor.measurements} times, " if floor.measurements > 1 else ""  # time_with_floor re-times a failed copy
-    return f"; the CPU was quiet, yet {' and '.join(varied.values())} varied (cause not measured here; candidates: memory traffic, page faults, A3); {timed}the verdicts below include those rounds{also}"
+        return f"\n  The CPU was quiet.{also}" if lone else ""
+    timed = (
+        f"The copy was timed {floor.measurements} times; the" if floor.measurements > 1 else "The"
+    )  # time_with_floor re-times a failed copy
+    return (
+        f"\n  The CPU was quiet, yet {' and '.join(varied.values())} varied."
+        f"\n  Cause not measured here; candidates: memory traffic, page faults (A3).\n  {timed} verdicts below include those rounds.{also}"
+    )
 
 
 def _against_copy(v: Any) -> str:
@@ -456,7 +463,9 @@ def _against_copy(v: Any) -> str:
         return ""
     if v.kind != "no measurable difference":
         return f": {v.word}"  # a reading of too few rounds
-    return f": {v.short_word}"
+    return (
+        f": {CANNOT_TELL} from the copy, inconclusive" if v.short_word == CANNOT_TELL_ALONE else f": {v.short_word}"
+    )  # its target named (cr88 05)
 
 
 def _bound_lines(
@@ -963,6 +972,11 @@ def plot_over_copy(rankings: dict[str, Ranking], names: list[str], title: str, p
     tie_words = {r.tier_word(t): None for r in drawn.values() for t in r.tiers() if len(t) > 1}  # the pairs' own words
     marks = {w: "≈" if w == NO_DIFFERENCE else "?" for w in tie_words}
     tied = {s: {n: marks[r.tier_word(t)] for t in r.tiers() if len(t) > 1 for n in t} for s, r in drawn.items()}
+    # a bar the verdict does not tell apart from the copy (its whisker enters the band) is marked as the shape line
+    # says it: "1.10x" beside "cannot tell apart from the copy" read as a finding (cr88 05 #5)
+    near = {s: {n: _copy_mark(r.over_floor[n]) for n in names if _copy_mark(r.over_floor[n])} for s, r in drawn.items()}
+    for s in drawn:
+        tied[s] = {n: "?" if "?" in (tied[s].get(n), near[s].get(n)) else tied[s].get(n) or near[s][n] for n in tied[s] | near[s]}
     for bars, (s, r) in zip(
         [c for c in ax.containers if type(c).__name__ == "BarContainer"], drawn.items()
     ):  # bars, not whiskers
@@ -988,6 +1002,11 @@ def plot_over_copy(rankings: dict[str, Ranking], names: list[str], title: str, p
         unresolved = ", order unresolved" if mark == "?" else ""
         handles.insert(2, plt.Line2D([], [], ls="none"))
         labels.insert(2, f"{mark}: {group_word(words)}{unresolved}\n(the pair's verdict: the table above)")
+    for mark in dict.fromkeys(m for ns in near.values() for m in ns.values()):  # against the copy: its own entry
+        handles.insert(2, plt.Line2D([], [], ls="none"))
+        labels.insert(
+            2, f"{mark} (whisker in the band): {CANNOT_TELL + ' from the copy, inconclusive' if mark == '?' else NO_DIFFERENCE}"
+        )
     ax.set_title(title)
     if paired:  # below the notes: beside the axes it covered the pairs panel's labels (cr58 05 #2)
         below = -0.2 - 0.06 * len(notes)
@@ -998,6 +1017,17 @@ def plot_over_copy(rankings: dict[str, Ranking], names: list[str], title: str, p
         ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=9)
     fig.savefig(path, bbox_inches="tight")
     return ax
+
+
+def _copy_mark(ratio: Any) -> str:
+    """A bar's mark against the copy: "?" where its p10-p90 enters the verdicts' band around 1 without lying inside it
+    (CANNOT_TELL), "≈" where it lies inside (NO_DIFFERENCE), "" where the verdict is measurable (a busy ratio is not drawn)."""
+    from analysis.verdicts import judge_ratio
+
+    v = judge_ratio(ratio)
+    if v.measurable or v.kind != "no measurable difference":
+        return ""
+    return "≈" if v.short_word == NO_DIFFERENCE else "?"
 
 
 def _plot_pairs(ax: Any, ranking: Ranking, colour: str, resolution: float) -> None:
