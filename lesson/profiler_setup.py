@@ -138,9 +138,11 @@ def cost_takeaway(
         "costs at most 8%" beside a p10 of 0.81). Where a median reads below 1, a last line says it lies within the spread: 01 times with
         `time_interleaved(..., alternate=True)` (cold reads cr72, cr77), and the profiler only adds work. Where both calls are given, a line says the two are not
         judged against each other here (Exercise 2 does: cold read cr76 read the line as "the tiny call pays more").
-        Where not measurable (and not busy), the per-call difference in microseconds (median, p10-p90, "(holds 0)" where
-        it does) and the bare median are still printed (cold read cr81: the intro promises the profiler's cost); no line
-        assumes a cost exists (cr86 01 #2-3).
+        Where not measurable (and not busy), the per-call difference in microseconds (median, p10-p90) and the bare
+        median are still printed (cold read cr81: the intro promises the profiler's cost); no line assumes a cost exists
+        (cr86 01 #2-3). Where its p10-p90 holds 0, the line leads with that, and with "too noisy to see a cost of the
+        tiny call's size" where the spread is wider than the tiny call's median extra (cr89 01 #2: "+81 us" beside
+        "+8.3 us" read as 10x).
     """
     parts = []
     for name, verdict in verdicts.items():
@@ -158,11 +160,15 @@ def cost_takeaway(
                 said += f": ratio {spread}, median {shown}"  # the range first: it carries the verdict (cr78 01)
                 if extra_us and name in extra_us and bare_us and name in bare_us:  # the cost in us, always (cr81 01)
                     low, high = p10_p90(extra_us[name])
-                    holds = " (holds 0)" if low <= 0 <= high else ""  # cr86 01 #2-3: no cost is assumed
-                    said += (
-                        f"\n  per-call difference: median {np.median(extra_us[name]):+,.0f} us,"
-                        f" p10-p90 {low:+,.0f} to {high:+,.0f} us{holds}; bare {bare_us[name]:,.0f} us"
-                    )
+                    spread_us = f"p10-p90 {low:+,.0f} to {high:+,.0f} us"
+                    median_us = f"median {np.median(extra_us[name]):+,.0f} us"
+                    if low <= 0 <= high:  # cr86 01 #2-3: no cost is assumed; cr89 01 #2: the zero leads, not the median
+                        tiny = abs(np.median(extra_us["tiny"])) if name != "tiny" and "tiny" in extra_us else math.inf
+                        noisy = ": too noisy to see a cost of the tiny call's size" if high - low > tiny else ""
+                        said += f"\n  per-call difference holds 0{noisy}: {spread_us}, {median_us}"
+                    else:
+                        said += f"\n  per-call difference: {median_us}, {spread_us}"
+                    said += f"; bare {bare_us[name]:,.0f} us"
         parts.append(f"{name} call: {said}")
     if {"lesson", "tiny"} <= verdicts.keys():  # each against 1, not against each other (cr76 01)
         parts.append("tiny against lesson: not judged here (Exercise 2)")
@@ -213,15 +219,17 @@ def warmup_explanation(verdict: Verdict, backend: Any) -> list[str]:
     Returns:
         One line: busy -> why nothing is concluded; otherwise what warm-up steps discard (the profiler's own
         start-up) and that the exercise calls each fresh model once untimed first, so its first-call cost stays out
-        (cold read cr81); warm-up steps also run the model, so the two schedules differ in that too (cr85 01 #1); on
+        (cold read cr81); warm-up steps also run the model, so this run cannot say which of the two shortens a first
+        recorded step (cr85 01 #1, cr89 01 #1); on
         Trainium, that a compile can remain (N20).
     """
     if verdict.kind == "busy":
         return ["why: the machine was busy during the profiles, so they conclude nothing; rerun on a quiet machine"]
     left = " (on Trainium a compile can still land in a profile, N20)" if backend.name == "neuron" else ""
     return [
-        "why (explained, not measured): warm-up steps discard the profiler's own start-up; each fresh model here"
-        f" had one untimed call before its profile, so its first-call cost stays out; warm-up steps also run the model{left}"
+        "why (explained, not measured): warm-up steps discard the profiler's own start-up but also run the model, so"
+        " this run cannot say which shortens a first recorded step; each fresh model had one untimed call before its profile,"
+        f" so its first-call cost stays out{left}"
     ]
 
 
