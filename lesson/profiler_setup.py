@@ -227,8 +227,8 @@ def warmup_explanation(verdict: Verdict, backend: Any) -> list[str]:
         return ["why: the machine was busy during the profiles, so they conclude nothing; rerun on a quiet machine"]
     left = " (on Trainium a compile can still land in a profile, N20)" if backend.name == "neuron" else ""
     return [
-        "why (explained, not measured): warm-up steps discard the profiler's own start-up but also run the model, so"
-        " this run cannot say which shortens a first recorded step; each fresh model had one untimed call before its profile,"
+        "why (explained, not measured): warm-up steps discard the profiler's own start-up but also run the model:"
+        " this run cannot say which shortens the first step; each fresh model had one untimed call before its profile,"
         f" so its first-call cost stays out{left}"
     ]
 

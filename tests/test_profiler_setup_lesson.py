@@ -245,7 +245,7 @@ def test_exercise_answers_read_right_for_every_verdict_kind(cpu_backend):
     assert "the profiler's own start-up" in warmup_explanation(close, cpu_backend)[0]  # what warm-up steps discard
     assert "one untimed call before its profile" in warmup_explanation(close, cpu_backend)[0]  # cr81: as cell 5 says
     # cr89 01 #1: the warm-up's two effects are not separated by this run
-    assert "also run the model, so this run cannot say which shortens" in warmup_explanation(close, cpu_backend)[0]
+    assert "also run the model: this run cannot say which shortens the first step" in warmup_explanation(close, cpu_backend)[0]
     # one explanation whatever the verdict: seats with different verdicts read the same reason
     assert (
         warmup_explanation(below, cpu_backend) == warmup_explanation(above, cpu_backend) == warmup_explanation(close, cpu_backend)
