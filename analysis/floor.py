@@ -100,7 +100,10 @@ class FloorCheck:
         which, floor = (
             ("its check", "")
             if self.memory_bound
-            else ("its spread check", "; no bandwidth check: the bytes stay in the caches, A3")
+            else (
+                "its spread check",
+                "; no bandwidth check: the bytes are expected to stay in the caches (not measured here), A3",
+            )
         )
         return f"copy floor passed {which} ({bandwidth}spread {spread}, at most {WIDE_SPREAD} allowed{floor})"
 
@@ -311,9 +314,13 @@ class Ranking:
         return group_word([verdicts[frozenset(p)].short_word for p in zip(tier, tier[1:]) if frozenset(p) in verdicts])
 
     def tier_phrase(self, tier: list[str], ratios: bool = True) -> str:
-        """A group of `tiers` in words, each name with its ratio to the copy (`ratios`), the group's word after it."""
-        shown = [(f"{n} {self.over_floor[n].median:.2f}x" if ratios else n) + self.slow_mark(n) for n in tier]
-        return cannot_tell_group(shown, self.tier_word(tier))
+        """A group of `tiers` in words, each name with its ratio to the copy (`ratios`), the group's word after it.
+        In a group the slow rounds join that word, by name: one parenthetical, no "its" that could mean either (cr89 05)."""
+        shown = [f"{n} {self.over_floor[n].median:.2f}x" if ratios else n for n in tier]
+        if len(tier) < 2:
+            return "".join(shown) + "".join(self.slow_mark(n) for n in tier)
+        slow = "".join(f"; {n}'s range includes {self.slow[n]} slow rounds" for n in tier if self.slow.get(n))
+        return cannot_tell_group(shown, self.tier_word(tier) + slow)
 
     @property
     def sentence_with_ties(self) -> str:
