@@ -260,7 +260,7 @@ def host_only_us_line(name: str, small: Any, small_tokens: int, trace: Any, toke
 
     Returns:
         "naive: host-only 17-26 us of a 60-75 us step at 8 tokens, 123-146 of 4890-5210 us at 1024;
-        medians, 1024 over 8 tokens: host-only 6.2x, step 77.0x" (p10-p90 over the steps, then the ratios
+        medians, 1024 over 8: host-only 6.2x, step 77.0x" (p10-p90 over the steps, then the ratios
         of the medians: host-only time can change with size too, not only the step)
     """
     from analysis import p10_p90, step_summary
@@ -274,7 +274,7 @@ def host_only_us_line(name: str, small: Any, small_tokens: int, trace: Any, toke
 
     host = "step_us - busy_us - idle_total_us"
     at_small = f"host-only {span(small, host)} us of a {span(small, 'step_us')} us step at {small_tokens} tokens"
-    medians = f"medians, {tokens} over {small_tokens} tokens: host-only {ratio(host)}, step {ratio('step_us')}"
+    medians = f"medians, {tokens} over {small_tokens}: host-only {ratio(host)}, step {ratio('step_us')}"
     return f"{name}: {at_small}, {span(trace, host)} of {span(trace, 'step_us')} us at {tokens}; {medians}"
 
 

@@ -311,5 +311,5 @@ def test_host_only_us_line_prints_the_step_beside_the_host_only_time(monkeypatch
     monkeypatch.setattr(analysis, "step_summary", lambda t: t)
     assert host_only_us_line("naive", small, 8, large, 1024) == (
         "naive: host-only 20-20 us of a 60-70 us step at 8 tokens, 20-20 of 4900-5200 us at 1024;"
-        " medians, 1024 over 8 tokens: host-only 1.0x, step 79.7x"
+        " medians, 1024 over 8: host-only 1.0x, step 79.7x"
     )
