@@ -259,8 +259,9 @@ def host_only_us_line(name: str, small: Any, small_tokens: int, trace: Any, toke
         name: the variant; small, trace: its loaded traces at small_tokens and at tokens rows.
 
     Returns:
-        "naive: host-only 17-26 us of a 60-75 us step at 8 tokens, 123-146 of 4890-5210 us at 1024"
-        (p10-p90 over the steps)
+        "naive: host-only 17-26 us of a 60-75 us step at 8 tokens, 123-146 of 4890-5210 us at 1024;
+        medians, 1024 over 8: host-only 6.2x, step 77.0x" (p10-p90 over the steps, then the ratios
+        of the medians: host-only time can change with size too, not only the step)
     """
     from analysis import p10_p90, step_summary
 
@@ -268,9 +269,13 @@ def host_only_us_line(name: str, small: Any, small_tokens: int, trace: Any, toke
         lo, hi = p10_p90(step_summary(t).eval(column).to_numpy())
         return f"{lo:.0f}-{hi:.0f}"
 
+    def ratio(column: str) -> str:  # median at tokens over median at small_tokens
+        return f"{step_summary(trace).eval(column).median() / step_summary(small).eval(column).median():.1f}x"
+
     host = "step_us - busy_us - idle_total_us"
     at_small = f"host-only {span(small, host)} us of a {span(small, 'step_us')} us step at {small_tokens} tokens"
-    return f"{name}: {at_small}, {span(trace, host)} of {span(trace, 'step_us')} us at {tokens}"
+    medians = f"medians, {tokens} over {small_tokens}: host-only {ratio(host)}, step {ratio('step_us')}"
+    return f"{name}: {at_small}, {span(trace, host)} of {span(trace, 'step_us')} us at {tokens}; {medians}"
 
 
 def gap_memory_ops(trace: Any, gap: pd.Series, memory_device_type: int | None = None) -> dict[str, list[str]]:
@@ -353,16 +358,17 @@ def recorded_rmsnorm_takeaway(table: pd.DataFrame) -> str:
 
     Returns:
         "Recorded on an AMD MI300X by the TraceLens project, not this run (H100 naive: the same). One Qwen2RMSNorm
-        call (naive's ops plus two casts): 8 kernels; a fused call of another model: 1. Its bytes, counted from
-        shapes (not timed), are 9.0x a computed fused pass over the same x." (one idea a sentence); the H100
+        call (naive's ops plus two casts): 8 kernels and, counted from shapes (not timed), 9.0x the bytes of a
+        computed fused pass over the same x. A fused call of another model: 1 kernel." (the naive call's bytes
+        in its own sentence, so no "its" can point at the fused call); the H100
         aside only where that row's kernels and bytes equal the MI300X naive row's.
     """
     naive, fused = table.loc[f"MI300X, {RECORDED_QWEN}"], table.loc["MI300X, fused (torch.nn.RMSNorm)"]
     kernels = (
-        f"One Qwen2RMSNorm call (naive's ops plus two casts): {naive['kernels_per_call']:.0f} kernels;"
-        f" a fused call of another model: {fused['kernels_per_call']:.0f}"
+        f"One Qwen2RMSNorm call (naive's ops plus two casts): {naive['kernels_per_call']:.0f} kernels and, counted from"
+        f" shapes (not timed), {naive['bytes_ratio']:.1f}x the bytes of a computed fused pass over the same x"
     )
-    bytes_ = f"Its bytes, counted from shapes (not timed), are {naive['bytes_ratio']:.1f}x a computed fused pass over the same x."
+    bytes_ = f"A fused call of another model: {fused['kernels_per_call']:.0f} kernel."
     columns = ["kernels_per_call", "bytes_ratio"]
     h100_same = table.loc[f"H100, {RECORDED_QWEN}", columns].round(1).equals(naive[columns].round(1))
     origin = "Recorded on an AMD MI300X by the TraceLens project, not this run" + (" (H100 naive: the same)" if h100_same else "")
@@ -394,7 +400,8 @@ def largest_gap_host_calls(trace: Any) -> tuple[str, pd.DataFrame]:
         trace: a loaded trace with a device lane (analysis.load_trace or load_recorded).
 
     Returns:
-        (caption naming the gap's two ops, short kernel names (a copy's direction spelled out), and its length, the
+        (caption naming the gap's two ops, short kernel names (a copy's direction spelled out), its length and its
+        start from the step's start (plot_timeline's axis, so a reader can find the rows on the figure), the
         longest stretch of it no host call covers (where one of 1 us or more occurs), and what a negative
         from_gap_start_us means where one occurs; DataFrame with
         columns name, lane, from_gap_start_us, dur_us, sorted by start), or an empty table
@@ -417,7 +424,7 @@ def largest_gap_host_calls(trace: Any) -> tuple[str, pd.DataFrame]:
     calls = inside.assign(from_gap_start_us=inside["ts"] - start, dur_us=inside["dur"]).sort_values("ts")[columns]
     copies = {"Memcpy DtoH": "Memcpy DtoH (device to host)", "Memcpy HtoD": "Memcpy HtoD (host to device)"}
     after, before = (copies.get(short_kernel_name(gap[k]), short_kernel_name(gap[k])) for k in ("after", "before"))
-    caption = f"Host calls in the largest gap ({after} -> {before}, {gap['gap_us']:.0f} us)"
+    caption = f"Host calls in the largest gap ({after} -> {before}, {gap['gap_us']:.0f} us from {gap['start_us']:.0f} us on the figure's axis)"
     quiet = _longest_untraced(calls, float(gap["gap_us"]))
     if quiet[1] - quiet[0] >= 1:  # 1 us: the resolution
         caption += f"; the host traced nothing from +{quiet[0]:.0f} to +{quiet[1]:.0f} us"
