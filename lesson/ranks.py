@@ -250,6 +250,8 @@ def last_arrival_lines(waits: pd.DataFrame, slowest: int, ranks: int) -> list[st
     last at least ceil(n/R) times by counting alone, so a probability of 1 there would read like a
     finding; the line says so instead. Where one rank was last in every step, the line says the
     chance cannot be smaller with this many steps, so 0.06 over 5 steps is not read as "not significant".
+    Otherwise a chance at or above the series' rule (ArrivalOrder.explained_by_chance) is marked "not a finding"
+    in the same line, so "rank 0 in 4 of 5" is not read as rank 0 arriving last (cr89 08).
 
     Args:
         waits: rows of analysis.collective_waits (rank, step, straggling, compute_end).
@@ -268,7 +270,9 @@ def last_arrival_lines(waits: pd.DataFrame, slowest: int, ranks: int) -> list[st
         chance = chance_some_rank_last(order.steps, ranks, count)
         often = f"all {order.steps}" if count == order.steps else f"{count} or more of {order.steps}"
         line = f"probability that chance alone makes some rank last in {often}: {chance:.2f}"
-        return line + (f"; {order.steps} steps cannot give less" if count == order.steps else "")
+        if count == order.steps:
+            return line + f"; {order.steps} steps cannot give less"
+        return line + ("; not a finding" if order.explained_by_chance else "")  # the series' rule: analysis.rank_view
 
     on, off = arrival_order(waits[waits["straggling"]], ranks), arrival_order(waits[~waits["straggling"]], ranks)
     slow = on.last_counts.get(slowest, 0)
