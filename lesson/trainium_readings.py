@@ -329,8 +329,8 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
     Returns:
         Two lines, e.g. "before the first MATMUL (setup, then the first HBM reads): 17.2-18.2 us in every profile, no
         computing instruction; fused / baseline from the first MATMUL to the DMA row's last bar: bf16 x0.49
-        (34.9 -> 17.0 us), ..." and "over the whole execution (total_time): bf16 x0.67, ...: the start and the
-        tail dilute the gain in these profiles (one execution each: a reading)".
+        (34.9 -> 17.0 us), ..., if the start and the tail do not recur per call (...)" and "over the whole execution (total_time): bf16 x0.67, ...: the start and the
+        tail dilute the gain in these profiles".
     """
     first = start["first MATMUL (us)"].astype(float)
     total = first / start["first MATMUL / total_time"].astype(float)
@@ -359,7 +359,6 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
         f"fused / baseline from the first MATMUL to the DMA row's last bar: "
         f"{', '.join(middle_parts)}, if the start and the tail do not recur per call (one-execution profiles cannot show)"
         f"\nover the whole execution (total_time): {', '.join(whole_parts)}: {link}"
-        " (one execution each: a reading)"
     )
 
 
@@ -376,7 +375,7 @@ def start_tail_opcodes(exports: dict[str, Any], name: str = "baseline_bf16_s512"
 
     Returns:
         e.g. "baseline_bf16_s512's other opcodes (count; not documented in the notes): before the first MATMUL
-        DRAIN 88, EVENT_SEMAPHORE 75, SET_ORDERING_MODE 20; in the tail DRAIN 16, EVENT_SEMAPHORE 12, ...".
+        DRAIN 88, EVENT_SEMAPHORE 75, SET_ORDERING_MODE 20; in the tail DRAIN 16, EVENT_SEMAPHORE 12, EVENT_SEMAPHORE_RANGE_CLEAR 5".
     """
     from analysis import COMPUTING_OPCODES
 
