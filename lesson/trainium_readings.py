@@ -289,8 +289,7 @@ def execution_start(exports: dict[str, Any]) -> pd.DataFrame:
         packets that start before that instruction, per queue type: "type: packets", joined by ", "), `computing before
         MATMUL` (analysis.COMPUTING_OPCODES instructions that start before the first MATMUL), the tail after the DMA
         row's last packet ends (`after the DMA row's last bar (us)`) and the computing instructions that start in it
-        (`computing there`). The bars' opcodes are not printed (A4 lists every instruction): the Neuron docs do not
-        define them (TENSOR_LOAD, DRAIN, ...) and 09's cold reader stopped at them; the lesson needs only that none computes.
+        (`computing there`). The bars' opcodes are named by `start_tail_opcodes`, one line, not in this table.
     """
     from analysis import COMPUTING_OPCODES
 
@@ -330,8 +329,8 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
     Returns:
         Two lines, e.g. "before the first MATMUL (setup, then the first HBM reads): 17.2-18.2 us in every profile, no
         computing instruction; fused / baseline from the first MATMUL to the DMA row's last bar: bf16 x0.49
-        (34.9 -> 17.0 us), ..." and "over the whole execution (total_time): bf16 x0.67, ...: the start and the
-        tail dilute the gain in these profiles (one execution each: a reading)".
+        (34.9 -> 17.0 us), ..., if the start and the tail do not recur per call (...)" and "over the whole execution (total_time): bf16 x0.67, ...: the start and the
+        tail dilute the gain in these profiles".
     """
     first = start["first MATMUL (us)"].astype(float)
     total = first / start["first MATMUL / total_time"].astype(float)
@@ -358,9 +357,37 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
     return (
         f"before the first MATMUL (setup, then the first HBM reads): {span} us in every profile, {before}; "
         f"fused / baseline from the first MATMUL to the DMA row's last bar: "
-        f"{', '.join(middle_parts)}\nover the whole execution (total_time): {', '.join(whole_parts)}: {link}"
-        " (one execution each: a reading)"
+        f"{', '.join(middle_parts)}, if the start and the tail do not recur per call (one-execution profiles cannot show)"
+        f"\nover the whole execution (total_time): {', '.join(whole_parts)}: {link}"
     )
+
+
+def start_tail_opcodes(exports: dict[str, Any], name: str = "baseline_bf16_s512", top: int = 3) -> str:
+    """One line: the most frequent non-computing opcodes of one profile before its first MATMUL and in its tail.
+
+    Why here: 09 says the start's and the tail's bars are "other opcodes"; its cold readers (r89) asked which.
+    The notes do not document these opcodes, so the line names and counts them and says so; it reads no meaning in.
+
+    Args:
+        exports: profile name -> its NeuronExport (analysis.load_exports).
+        name: the profile to read.
+        top: how many opcodes per stretch.
+
+    Returns:
+        e.g. "baseline_bf16_s512's other opcodes (count; not documented in the notes): before the first MATMUL
+        DRAIN 88, EVENT_SEMAPHORE 75, SET_ORDERING_MODE 20; in the tail DRAIN 16, EVENT_SEMAPHORE 12, EVENT_SEMAPHORE_RANGE_CLEAR 5".
+    """
+    from analysis import COMPUTING_OPCODES
+
+    e = exports[name]
+    ins = e.instructions[~e.instructions["opcode"].isin(COMPUTING_OPCODES)]
+    first_matmul_ns = e.instructions.loc[e.instructions["opcode"] == "MATMUL", "start_ns"].min()
+
+    def most(mask: Any) -> str:
+        return ", ".join(f"{op} {n}" for op, n in ins.loc[mask, "opcode"].value_counts().head(top).items())
+
+    before, tail = most(ins["start_ns"] < first_matmul_ns), most(ins["start_ns"] >= e.dma["end_ns"].max())
+    return f"{name}'s other opcodes (count; not documented in the notes): before the first MATMUL {before}; in the tail {tail}"
 
 
 def lane_not_all_work(work: dict[str, pd.DataFrame]) -> str:

@@ -21,6 +21,7 @@ from lesson.trainium_readings import (
     after_first_matmul_reading,
     lane_not_all_work,
     guesses_against_counters,
+    start_tail_opcodes,
     same_work_spread,
     spread_line,
 )
@@ -164,7 +165,7 @@ def test_execution_start_reads_each_export():
         assert row["DMA packets before the first HBM read, by queue type"] == ", ".join(
             f"{q}: {n}" for q, n in early["queue_type"].value_counts().items()
         )
-        # the bars' opcodes (TENSOR_LOAD, DRAIN, ...) are not printed: the Neuron docs do not define them
+        # the bars' opcodes are not in the table: start_tail_opcodes names them in one line
         assert not any("longest opcodes" in c for c in start.columns)
         assert row["after the DMA row's last bar (us)"] == pytest.approx((e.total_time_ns - e.dma["end_ns"].max()) / 1e3)
         assert 1.5 < row["after the DMA row's last bar (us)"] < 2.5  # the tail 09's cold readers saw in the figure
@@ -192,8 +193,9 @@ def test_after_first_matmul_reading_links_the_start_to_total_time():
         assert f"{dtype} x{whole_ratio:.2f}" in line
         assert middle_ratio < whole_ratio < 1  # the shared start and tail dilute the gain in total_time
     assert f"{min(firsts):.1f}-{max(firsts):.1f} us in every profile, no computing instruction" in line
+    assert "if the start and the tail do not recur per call (one-execution profiles cannot show)" in line.splitlines()[0]
     assert "the start and the tail dilute the gain" in line and "housekeeping" not in line
-    assert line.endswith("(one execution each: a reading)") and len(line.splitlines()) == 2  # one idea a line
+    assert line.endswith("dilute the gain in these profiles") and len(line.splitlines()) == 2  # one idea a line
     # a profile with a computing instruction before its first MATMUL is named, not hidden
     start.loc["fused_fp32_s512", "computing before MATMUL"] = 3
     assert "computing instructions in fused_fp32_s512" in after_first_matmul_reading(start)
@@ -268,3 +270,18 @@ def test_burst_transfers_lists_each_bursts_stores_and_loads():
     )
     assert all("NOT" not in line and line.endswith("in the source, 1,048,576 B") for line in lines)
     assert "scores S" in lines[0] and "weights P" in lines[1]
+
+
+def test_start_tail_opcodes_names_the_non_computing_bars():
+    exports = load_exports(RECORDED_NEURON_DIR)
+    line = start_tail_opcodes(exports)
+    e = exports["baseline_bf16_s512"]
+    ins = e.instructions[~e.instructions["opcode"].isin(COMPUTING_OPCODES)]
+    first_matmul_ns = e.instructions.loc[e.instructions["opcode"] == "MATMUL", "start_ns"].min()
+    before = ins.loc[ins["start_ns"] < first_matmul_ns, "opcode"].value_counts()
+    tail = ins.loc[ins["start_ns"] >= e.dma["end_ns"].max(), "opcode"].value_counts()
+    assert f"before the first MATMUL {before.index[0]} {before.iloc[0]}," in line
+    assert f"in the tail {tail.index[0]} {tail.iloc[0]}," in line
+    assert "not documented in the notes" in line and len(line.splitlines()) == 1
+    named = [w for part in line.split(": ", 1)[1].split("; ") for w in part.split() if w.isupper()]
+    assert named and not set(named) & set(COMPUTING_OPCODES) - {"MATMUL"}  # only the other opcodes ("first MATMUL" aside)
