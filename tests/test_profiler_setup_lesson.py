@@ -174,7 +174,7 @@ def test_first_recorded_step_keeps_a_one_off_cost_only_without_warmup(cpu_backen
     calls = []
 
     def step():  # a one-off cost on the first call only, as a fresh model's first call has
-        time.sleep(0.03 if not calls else 0.001)
+        time.sleep(0.3 if not calls else 0.001)  # 300x apart: a loaded machine cannot close the gap
         calls.append(1)
 
     with warnings.catch_warnings():
@@ -182,7 +182,7 @@ def test_first_recorded_step_keeps_a_one_off_cost_only_without_warmup(cpu_backen
         no_warmup = first_recorded_step_us(step, cpu_backend, warmup=0)
         calls.clear()
         warmed = first_recorded_step_us(step, cpu_backend, warmup=1)
-    assert no_warmup >= 30_000 > warmed >= 1_000
+    assert no_warmup >= 300_000 > warmed >= 1_000
 
 
 def test_recorded_steps_judges_a_real_cpu_profile_against_a_steady_state(tmp_path, cpu_backend):
