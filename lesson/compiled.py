@@ -157,13 +157,15 @@ def slow_rounds_line(timings: dict[str, Timing], *names: str) -> str:
 
     Returns:
         "slow rounds (1.5x their variant's median or more): naive 2 of 15, ...; a slow naive round lowers that
-        round's ratio over naive and can set a p10".
+        round's ratio over naive and can set the p10 of each ratio over naive; a quiet machine line rules out
+        CPU waits only" (cr89 04: a quiet line beside slow rounds left their cause open).
     """
     counts = ", ".join(f"{n} {rounds_over_slow(timings[n])} of {len(timings[n].samples_us)}" for n in names)
     first = names[0]
     return (
         f"slow rounds ({SLOW_ROUND:g}x their variant's median or more): {counts}; a slow {first} round lowers"
-        f" that round's ratio over {first} and can set a p10"
+        f" that round's ratio over {first} and can set the p10 of each ratio over {first};"
+        " a quiet machine line rules out CPU waits only"
     )
 
 

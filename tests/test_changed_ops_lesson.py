@@ -55,29 +55,38 @@ def test_own_time_line_gives_the_part_inside_the_whole_per_step():
     assert alone.endswith("(of which 15 us, 3.0%, is its label's self CPU time)")  # no dispatch row present: none named
 
 
-def test_fused_rate_line_gives_the_other_end_with_what_each_device_saves_or_loses_and_checks_nothing():
+def test_fused_rate_line_gives_the_second_rate_and_the_range_it_cannot_narrow():
     """cr88 03: the far smaller fused calls' rate is the byte model's other end, not a check of its headline."""
     from lesson.changed_ops import fused_rate_line
 
     call = pd.Series({"x_dtype": "float32", "x_shape": "8x16x32x32"})
     rows = ["fused_gb_per_s", "fused_rates", "fused_gb_per_s_low", "fused_gb_per_s_high", "fused_min_at_fused_rate_us"]
-    rows += ["naive_kernel_us", "fused_min_mb", "fused_bytes"]
+    rows += ["naive_kernel_us", "fused_min_mb", "fused_bytes", "saved_at_naive_rate_us"]
     mixed = pd.DataFrame(
         {
-            "an NVIDIA H100": [247.0, 6, 190.5, 255.3, 148.0, 150.5, 36.6, 1.05e6],
-            "an AMD MI300X": [247.0, 6, 190.5, 255.3, 148.0, 116.6, 36.6, 1.05e6],
+            "an NVIDIA H100": [247.0, 6, 190.5, 255.3, 148.0, 150.5, 36.6, 1.05e6, 133.8],
+            "an AMD MI300X": [247.0, 6, 190.5, 255.3, 148.0, 116.6, 36.6, 1.05e6, 103.7],
         },
         index=rows,
     )
     line = fused_rate_line(mixed, call)
     assert line.startswith(
-        "at the rate of the 6 small recorded fused calls (median 247 GB/s, range 190-255; MI300X, float32, 8x16x32x32, 35x fewer bytes)"
+        "at the rate of the 6 small recorded fused calls (MI300X, float32, 8x16x32x32, 35x fewer bytes; median 247 GB/s, range 190-255): about 148 us\n"
     )
     assert (
-        "it would take about 148 us: about none saved on an NVIDIA H100 (naive 150 us), a loss of about 31 us on an AMD MI300X (naive 117 us)"
+        "across the two rates: an NVIDIA H100 2 to 134 us, an AMD MI300X -31 to 104 us: an estimate this page cannot narrow (inconclusive)"
         in line
-    )
-    assert line.endswith("; which rate a one-pass kernel of this size reaches, no trace here shows") and "check" not in line
+    )  # cr89: the range
+    assert line.endswith("neither rate is shown to hold here") and "check" not in line
     both = mixed.copy()
     both.loc["naive_kernel_us"] = [200.0, 190.0]
-    assert "saves about 52 us on an NVIDIA H100 (naive 200 us), saves about 42 us" in fused_rate_line(both, call)
+    assert "an NVIDIA H100 52 to 134 us, an AMD MI300X 42 to 104 us" in fused_rate_line(both, call)
+
+
+def test_priced_table_names_its_rows_in_plain_words():
+    """cr89 03: the displayed rows were the metric keys, defined nowhere on the page."""
+    from lesson.changed_ops import PRICED_ROWS, priced_table
+
+    priced = pd.DataFrame({"an NVIDIA H100": dict.fromkeys(PRICED_ROWS, 1.04), "an AMD MI300X": dict.fromkeys(PRICED_ROWS, 2.0)})
+    shown = priced_table(priced)
+    assert list(shown.index) == list(PRICED_ROWS.values()) and shown.iloc[0, 0] == 1.0
