@@ -164,7 +164,15 @@ def test_copy_shares_on_a_real_cpu_profile(tmp_path):
     assert tree_copy_share(trace) in shares[1]
     below = judge_timings("Linear 2", Timing("a", np.full(5, 0.9), 1), "Linear 1", Timing("b", np.full(5, 2.8), 1), "%", 2)
     placed = larger_hidden_answer(below, trace=trace)[1]
-    assert placed.startswith(f"the tree's one call: {tree_copy_share(trace):.1f} %, ") and placed.endswith(" Linear 1's range")
+    assert placed.startswith(f"the tree's one call: {tree_copy_share(trace):.2f} %, ") and placed.endswith(
+        " Linear 1's 3 readings"
+    )
+    # cr90 01 #2: "2.6 %, at the high end" beside a range "2.40-2.57 %": its place among the readings, named
+    ranked = np.sort(shares[1])
+    where = {ranked[0]: "the lowest of", ranked[-1]: "the highest of"}.get(
+        tree_copy_share(trace), "between the lowest and highest of"
+    )
+    assert f" %, {where} Linear 1's 3 readings" in placed
 
 
 def test_first_recorded_step_keeps_a_one_off_cost_only_without_warmup(cpu_backend):
@@ -224,11 +232,11 @@ def test_exercise_answers_read_right_for_every_verdict_kind(cpu_backend):
     # cold reads cr75/cr79/cr82 01: the drop the ranges support (cross ratios), and in words whether the span holds 4
     said = larger_hidden_answer(below, drop=(1.41, 5.66))[3]
     assert said == (
-        "Linear 1's share over Linear 2's, from the ranges: 1.41-5.66; the span excludes 1 and holds 4:"
-        " copy_'s cost is not purely fixed per call; whether part of it is, this run cannot tell"
+        "Linear 1's share over Linear 2's, from the ranges: 1.41-5.66; the span is apart from 1, reaches within 5% of 4:"
+        " copy_'s cost is not purely fixed; cannot tell from a purely scaling cost (4x)"
     )
-    assert "lies between 1 and 4" in larger_hidden_answer(below, drop=(1.60, 3.07))[3]
-    assert "lies above 4" in larger_hidden_answer(below, drop=(4.2, 6.0))[3]
+    assert "lies between 1 and 4, apart from both" in larger_hidden_answer(below, drop=(1.60, 3.07))[3]
+    assert "lies above 4" in larger_hidden_answer(below, drop=(4.3, 6.0))[3]  # 4.2: within 5% of 4, no longer "above"
     assert "would show" not in larger_hidden_answer(below)[2] and "op counts" not in larger_hidden_answer(below)[2]
     assert "expected to grow" in larger_hidden_answer(above)[1]
     assert larger_hidden_answer(close)[1] == "the share at a larger HIDDEN: this run cannot tell"
@@ -242,14 +250,16 @@ def test_exercise_answers_read_right_for_every_verdict_kind(cpu_backend):
     assert said[1] == "the share at a larger HIDDEN: withheld (BUSY)" and said[2].startswith("expected (explained, not measured)")
     why = "why (explained, not measured):"
     assert close.kind == "no measurable difference" and warmup_explanation(close, cpu_backend)[0].startswith(why)
-    assert "the profiler's own start-up" in warmup_explanation(close, cpu_backend)[0]  # what warm-up steps discard
     assert "one untimed call before its profile" in warmup_explanation(close, cpu_backend)[0]  # cr81: as cell 5 says
-    # cr89 01 #1: the warm-up's two effects are not separated by this run
-    assert "also run the model: this run cannot say which shortens the first step" in warmup_explanation(close, cpu_backend)[0]
-    # one explanation whatever the verdict: seats with different verdicts read the same reason
-    assert (
-        warmup_explanation(below, cpu_backend) == warmup_explanation(above, cpu_backend) == warmup_explanation(close, cpu_backend)
-    )
+    # cr90 01 #3: on a verdict that does not show warm-up shortening the step, no "which shortens"
+    assert "whether warm-up shortens the first step is not shown here;" in warmup_explanation(close, cpu_backend)[0]
+    slower = next(v for v in (below, above) if v.kind == "slower")  # warmup=0 measurably longer
+    faster = next(v for v in (below, above) if v.kind == "faster")
+    # cr89 01 #1: where it does, the warm-up's two effects are not separated by this run
+    assert "also run the model: this run cannot say which shortens the first step" in warmup_explanation(slower, cpu_backend)[0]
+    assert "the profiler's own start-up" in warmup_explanation(slower, cpu_backend)[0]  # what warm-up steps discard
+    assert warmup_explanation(faster, cpu_backend) == warmup_explanation(close, cpu_backend)
+    assert "which" not in warmup_explanation(close, cpu_backend)[0]
     # cold read 35's exercise 1: overlapping ranges ~12% apart at the medians read "inconclusive": still an answer and a why
     warm0 = Timing("a", np.array([3470.2, 3500.0, 3600.0, 3700.0, 3790.7]), 1)
     warm3 = Timing("b", np.array([3060.4, 3100.0, 3200.0, 3400.0, 3492.0]), 1)
@@ -367,9 +377,18 @@ def test_readings_line_prints_both_ranges_and_no_verdict():
 
 def test_drop_span_says_what_it_rules_out():
     """Cold read cr88 01 #2: a purely fixed copy_ cost gives 1, one scaling with elements 4; the words follow the span."""
-    assert drop_span_words(1.21, 32.89).startswith("excludes 1 and holds 4: copy_'s cost is not purely fixed")  # r88's span
-    assert drop_span_words(0.8, 5.0).startswith("holds 1 and 4: this run cannot tell")
-    assert drop_span_words(0.7, 3.0).startswith("holds 1 and excludes 4: a copy_ cost fixed per call fits")
-    assert drop_span_words(1.5, 3.0).startswith("lies between 1 and 4: neither a purely fixed")
+    scaling = (
+        "is apart from 1, reaches within 5% of 4: copy_'s cost is not purely fixed; cannot tell from a purely scaling cost (4x)"
+    )
+    assert drop_span_words(1.21, 32.89) == scaling  # r88's span, holding 4
+    assert drop_span_words(2.66, 3.802) == scaling  # cr90 01 #1: r90's 2.66-3.80, 0.198 under 4 (< 5% of 4)
+    assert drop_span_words(0.8, 5.0).startswith("reaches within 5% of 1 and 4: this run cannot tell")
+    assert drop_span_words(0.97, 3.97).startswith(
+        "reaches within 5% of 1 and 4: this run cannot tell"
+    )  # near both, holding neither
+    fixed = "reaches within 5% of 1, is apart from 4: cannot tell from a purely fixed cost (1x)"
+    assert drop_span_words(0.7, 3.0).startswith(fixed) and drop_span_words(1.04, 3.0).startswith(fixed)  # 1.04: near 1, above it
+    assert drop_span_words(1.5, 3.0).startswith("lies between 1 and 4, apart from both: neither a purely fixed")
+    assert "a mix fits" in drop_span_words(1.06, 3.79) and "a mix fits" not in drop_span_words(1.04, 3.79)
     assert drop_span_words(4.5, 9.0).startswith("lies above 4") and drop_span_words(0.2, 0.9).startswith("lies under 1")
     assert "not equal it" not in EXPECTED_SHARE and "fixed per call would leave it equal (1x)" in EXPECTED_SHARE
