@@ -120,7 +120,7 @@ def profiled_mean_line(prof, timing, label: str = "naive") -> str:
     Returns:
         e.g. "naive, profiler on: 5 calls, median 108,553 us, min-max 105,812-160,190 us; timer, profiler
         off: p10-p90 106,299-112,195 us: cannot tell apart, inconclusive: one range lies inside the other, and together
-        they span 51.4%, more than the 5% margin"; a line saying so
+        they span 51.4%, more than the 5% margin; this run does not say whether profiling changed the call's time"; a line saying so
         where the label was not recorded.
     """
     from torch.autograd import DeviceType
@@ -135,6 +135,8 @@ def profiled_mean_line(prof, timing, label: str = "naive") -> str:
     sides = {"slower": "measurably above", "faster": "measurably below", "withheld": "too few calls for a verdict"}
     word = sides.get(verdict.kind) or (NO_DIFFERENCE if verdict.within_noise else CANNOT_TELL_ALONE)
     why = f": {verdict.reason}" if verdict.reason else f" ({_margin_percent()}% margin)"  # the rule's numbers (cr81 02 #1)
+    if word == CANNOT_TELL_ALONE:  # cr90 02: non-overlapping ranges under the margin read as a finding without this
+        why += "; this run does not say whether profiling changed the call's time"
     return (
         f"{label}, profiler on: {len(calls)} calls, median {median:,.0f} us, min-max {low:,.0f}-{high:,.0f} us; timer, "
         f"profiler off: p10-p90 {timing.p10_us:,.0f}-{timing.p90_us:,.0f} us: {word}{why}"
