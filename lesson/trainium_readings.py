@@ -329,8 +329,8 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
     Returns:
         Two lines, e.g. "before the first MATMUL (setup, then the first instruction declaring HBM bytes): 17.2-18.2 us
         in every profile, no computing instruction; fused / baseline from the first MATMUL to the DMA row's last bar
-        (a bound: without the start and the tail): bf16 x0.49 (34.9 -> 17.0 us), ..." and "per call (total_time of
-        the 2nd execution, N37): bf16 x0.67, ...: the start and the tail dilute the gain in these profiles".
+        (a bound: without the start and the tail): bf16 x0.49 (34.9 -> 17.0 us), ..." and "per call (total_time):
+        bf16 x0.67, ...: the start and the tail dilute the gain in these profiles".
         The profiled call is the 2nd execution (N37: the first carries the one-time warm-up), so the start is not
         first-call warm-up; whether it recurs on every call, one profile cannot show: total_time is the per-call
         figure, the middle ratio a bound (09's cold reader, r90).
@@ -361,7 +361,7 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
         f"before the first MATMUL (setup, then the first instruction declaring HBM bytes): {span} us in every profile, "
         f"{before}; fused / baseline from the first MATMUL to the DMA row's last bar (a bound: without the start and "
         f"the tail): {', '.join(middle_parts)}"
-        f"\nper call (total_time of the 2nd execution, N37): {', '.join(whole_parts)}: {link}"
+        f"\nper call (total_time): {', '.join(whole_parts)}: {link}"
     )
 
 

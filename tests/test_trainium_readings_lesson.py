@@ -195,7 +195,7 @@ def test_after_first_matmul_reading_links_the_start_to_total_time():
         assert middle_ratio < whole_ratio < 1  # the shared start and tail dilute the gain in total_time
     assert f"{min(firsts):.1f}-{max(firsts):.1f} us in every profile, no computing instruction" in line
     assert "last bar (a bound: without the start and the tail)" in line.splitlines()[0]
-    assert line.splitlines()[1].startswith("per call (total_time of the 2nd execution, N37)")  # N37: not warm-up
+    assert line.splitlines()[1].startswith("per call (total_time):")  # the 2nd execution (N37): not warm-up
     assert "first instruction declaring HBM bytes" in line and "HBM reads" not in line  # no claim past the evidence
     assert "the start and the tail dilute the gain" in line and "housekeeping" not in line
     assert line.endswith("dilute the gain in these profiles") and len(line.splitlines()) == 2  # one idea a line
