@@ -327,10 +327,13 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
         start: `execution_start`'s result (rows named "<kernel>_<dtype>_s512").
 
     Returns:
-        Two lines, e.g. "before the first MATMUL (setup, then the first HBM reads): 17.2-18.2 us in every profile, no
-        computing instruction; fused / baseline from the first MATMUL to the DMA row's last bar: bf16 x0.49
-        (34.9 -> 17.0 us), ..., if the start and the tail do not recur per call (...)" and "over the whole execution (total_time): bf16 x0.67, ...: the start and the
-        tail dilute the gain in these profiles".
+        Two lines, e.g. "before the first MATMUL (setup, then the first instruction declaring HBM bytes): 17.2-18.2 us
+        in every profile, no computing instruction; fused / baseline from the first MATMUL to the DMA row's last bar
+        (a bound: without the start and the tail): bf16 x0.49 (34.9 -> 17.0 us), ..." and "per call (total_time):
+        bf16 x0.67, ...: the start and the tail dilute the gain in these profiles".
+        The profiled call is the 2nd execution (N37: the first carries the one-time warm-up), so the start is not
+        first-call warm-up; whether it recurs on every call, one profile cannot show: total_time is the per-call
+        figure, the middle ratio a bound (09's cold reader, r90).
     """
     first = start["first MATMUL (us)"].astype(float)
     total = first / start["first MATMUL / total_time"].astype(float)
@@ -355,18 +358,20 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
         else "they do not dilute the gain in every dtype"
     )
     return (
-        f"before the first MATMUL (setup, then the first HBM reads): {span} us in every profile, {before}; "
-        f"fused / baseline from the first MATMUL to the DMA row's last bar: "
-        f"{', '.join(middle_parts)}, if the start and the tail do not recur per call (one-execution profiles cannot show)"
-        f"\nover the whole execution (total_time): {', '.join(whole_parts)}: {link}"
+        f"before the first MATMUL (setup, then the first instruction declaring HBM bytes): {span} us in every profile, "
+        f"{before}; fused / baseline from the first MATMUL to the DMA row's last bar (a bound: without the start and "
+        f"the tail): {', '.join(middle_parts)}"
+        f"\nper call (total_time): {', '.join(whole_parts)}: {link}"
     )
 
 
 def start_tail_opcodes(exports: dict[str, Any], name: str = "baseline_bf16_s512", top: int = 3) -> str:
-    """One line: the most frequent non-computing opcodes of one profile before its first MATMUL and in its tail.
+    """One line: the most frequent opcodes drawn as bars (neither computing nor waits) of one profile before its
+    first MATMUL and in its tail.
 
     Why here: 09 says the start's and the tail's bars are "other opcodes"; its cold readers (r89) asked which.
-    The notes do not document these opcodes, so the line names and counts them and says so; it reads no meaning in.
+    The line names and counts them; it reads no meaning in. The waits (analysis.WAIT_OPCODES) are left out
+    because the bars leave them out (r90's cold reader).
 
     Args:
         exports: profile name -> its NeuronExport (analysis.load_exports).
@@ -374,20 +379,20 @@ def start_tail_opcodes(exports: dict[str, Any], name: str = "baseline_bf16_s512"
         top: how many opcodes per stretch.
 
     Returns:
-        e.g. "baseline_bf16_s512's other opcodes (count; not documented in the notes): before the first MATMUL
-        DRAIN 88, EVENT_SEMAPHORE 75, SET_ORDERING_MODE 20; in the tail DRAIN 16, EVENT_SEMAPHORE 12, EVENT_SEMAPHORE_RANGE_CLEAR 5".
+        e.g. "baseline_bf16_s512's bar opcodes (count): before the first MATMUL DRAIN 88, SET_ORDERING_MODE 20, ...;
+        in the tail DRAIN 16, EVENT_SEMAPHORE_RANGE_CLEAR 5, ...".
     """
-    from analysis import COMPUTING_OPCODES
+    from analysis import COMPUTING_OPCODES, WAIT_OPCODES
 
     e = exports[name]
-    ins = e.instructions[~e.instructions["opcode"].isin(COMPUTING_OPCODES)]
+    ins = e.instructions[~e.instructions["opcode"].isin(COMPUTING_OPCODES | WAIT_OPCODES)]
     first_matmul_ns = e.instructions.loc[e.instructions["opcode"] == "MATMUL", "start_ns"].min()
 
     def most(mask: Any) -> str:
         return ", ".join(f"{op} {n}" for op, n in ins.loc[mask, "opcode"].value_counts().head(top).items())
 
     before, tail = most(ins["start_ns"] < first_matmul_ns), most(ins["start_ns"] >= e.dma["end_ns"].max())
-    return f"{name}'s other opcodes (count; not documented in the notes): before the first MATMUL {before}; in the tail {tail}"
+    return f"{name}'s bar opcodes (count): before the first MATMUL {before}; in the tail {tail}"
 
 
 def lane_not_all_work(work: dict[str, pd.DataFrame]) -> str:
