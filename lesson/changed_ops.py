@@ -80,24 +80,25 @@ def own_time_line(table: pd.DataFrame, call: str, own_rows: list[str], steps: in
     return counted(subject, call_us, "us", "its own rows", own_us, part).sentence.rsplit(" against ", 1)[0]
 
 
-def fused_rate_line(priced: pd.DataFrame, fused_call: pd.Series) -> str:
-    """A one-pass kernel's minimum priced at the recorded fused calls' median rate, and the range both rates give.
+def fused_rate_line(priced: pd.DataFrame, fused_call: pd.Series, saving: object) -> str:
+    """The range across the byte model's two rates first, then the saving at the naive rate, then the fused rate.
 
     Why: the byte model's headline assumes a one-pass kernel reaches the naive kernels' rate; the recorded
     fused calls are far smaller and far slower, so their rate is no check of the headline, only a second rate;
-    neither is shown to hold for a kernel of the Qwen2 size (cr89 03: "ends" and "which one" claimed more),
-    so the result is the range across the two, which this page cannot narrow. Short lines (cr89: one line of
-    480 characters). The lesson cell prints these lines, not the lookups behind them.
+    neither is shown to hold for a kernel of the Qwen2 size (cr89 03), so the result is the range across the
+    two. cr90 03: the range comes first (a headline of "about 134 us" read as a finding); the fused-rate line
+    is a one-pass kernel's time, not a third saving; the fused rate is an MI300X rate applied to both devices.
 
     Args:
         priced: `analysis.fused_comparison` per device, one column each ("an NVIDIA H100", ...).
         fused_call: one row of the recorded fused calls' `call_table` (its `x_dtype`, `x_shape`).
+        saving: the saving at the naive rate (`verdicts.estimate`), printed between the two.
 
     Returns:
-        two lines: "at the rate of the N small recorded fused calls (MI300X, <dtype>, <shape>, Kx fewer bytes;
-        median R GB/s, range L-H): about M us", then "saving per call across the two rates: <device> L to H us,
-        ...: an estimate this page cannot narrow (inconclusive); neither rate is shown to hold here" (the amount
-        at the fused-call rate is printed, not "none", cr89).
+        three lines: "saving per call across the two rates below (the fused one an MI300X rate, applied to both):
+        <device> L to H us, ...: inconclusive, neither rate is shown to hold here", the saving, then "at the rate
+        of the N small recorded fused calls (MI300X, <dtype>, <shape>, Kx fewer bytes; median R GB/s, range
+        L-H): a one-pass kernel would take about M us".
     """
     first = priced.iloc[:, 0]  # the recorded rates and the Qwen2 shape's minimum: the same in every column
     at_rate = first["fused_min_at_fused_rate_us"]
@@ -110,9 +111,9 @@ def fused_rate_line(priced: pd.DataFrame, fused_call: pd.Series) -> str:
         f"median {first['fused_gb_per_s']:.0f} GB/s, range {first['fused_gb_per_s_low']:.0f}-{first['fused_gb_per_s_high']:.0f}"
     )
     recorded = f"MI300X, {fused_call.x_dtype}, {fused_call.x_shape}, {fewer:.0f}x fewer bytes; {rates}"
-    at = f"at the rate of the {first['fused_rates']:.0f} small recorded fused calls ({recorded}): about {at_rate:.0f} us"
-    span = f"saving per call across the two rates: {', '.join(spans)}"
-    return f"{at}\n{span}: an estimate this page cannot narrow (inconclusive); neither rate is shown to hold here"
+    at = f"at the rate of the {first['fused_rates']:.0f} small recorded fused calls ({recorded}): a one-pass kernel would take about {at_rate:.0f} us"
+    span = f"saving per call across the two rates below (the fused one an MI300X rate, applied to both): {', '.join(spans)}"
+    return f"{span}: inconclusive, neither rate is shown to hold here\n{saving}\n{at}"
 
 
 PRICED_ROWS = {

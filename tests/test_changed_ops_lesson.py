@@ -69,18 +69,19 @@ def test_fused_rate_line_gives_the_second_rate_and_the_range_it_cannot_narrow():
         },
         index=rows,
     )
-    line = fused_rate_line(mixed, call)
+    line = fused_rate_line(mixed, call, "SAVING")
     assert line.startswith(
-        "at the rate of the 6 small recorded fused calls (MI300X, float32, 8x16x32x32, 35x fewer bytes; median 247 GB/s, range 190-255): about 148 us\n"
-    )
-    assert (
-        "across the two rates: an NVIDIA H100 2 to 134 us, an AMD MI300X -31 to 104 us: an estimate this page cannot narrow (inconclusive)"
-        in line
-    )  # cr89: the range
-    assert line.endswith("neither rate is shown to hold here") and "check" not in line
+        "saving per call across the two rates below (the fused one an MI300X rate, applied to both):"
+        " an NVIDIA H100 2 to 134 us, an AMD MI300X -31 to 104 us: inconclusive, neither rate is shown to hold here\nSAVING\n"
+    )  # cr90: the range first, and the fused rate named as the MI300X's
+    assert line.endswith(
+        "at the rate of the 6 small recorded fused calls (MI300X, float32, 8x16x32x32, 35x fewer bytes; median 247 GB/s,"
+        " range 190-255): a one-pass kernel would take about 148 us"
+    )  # cr90: a kernel's time, not a third saving
+    assert "check" not in line
     both = mixed.copy()
     both.loc["naive_kernel_us"] = [200.0, 190.0]
-    assert "an NVIDIA H100 52 to 134 us, an AMD MI300X 42 to 104 us" in fused_rate_line(both, call)
+    assert "an NVIDIA H100 52 to 134 us, an AMD MI300X 42 to 104 us" in fused_rate_line(both, call, "")
 
 
 def test_priced_table_names_its_rows_in_plain_words():
