@@ -288,7 +288,13 @@ def check_05_compare_variants(m, out):
                 "torch.rms_norm": "large_rms_norm_over_copy",
                 "torch.compile": "large_compile_over_copy",
             }
-            assert large[0]["metrics"][0] == first[value(m, "best_large_variant")]
+            ranking = [c for c in large if c["metrics"][0].endswith("_over_copy")]
+            lefts = {c["metrics"][0] for c in ranking}
+            rights = {name for c in ranking for name in c["metrics"][1:]}
+            # the best sits in the lowest group: below another in some claim, above none (one claim over the whole
+            # order, or one per pair across consecutive groups, where the lowest group may hold a tie)
+            best = first[value(m, "best_large_variant")]
+            assert best in lefts and best not in rights, (best, ranking)
     else:
         assert value(m, "best_large_variant") is None
     if BACKEND != "cuda":  # a CPU and torch-neuronx report none (a cuda torch may not either: the note says why)
