@@ -141,9 +141,9 @@ def cost_takeaway(
         judged against each other here (Exercise 2 does: cold read cr76 read the line as "the tiny call pays more").
         Where not measurable (and not busy), the per-call difference in microseconds (median, p10-p90) and the bare
         median are still printed (cold read cr81: the intro promises the profiler's cost); no line assumes a cost exists
-        (cr86 01 #2-3). Where its p10-p90 holds 0, the line leads with that, and with "too noisy to see a cost of the
-        tiny call's size" where the spread is wider than the tiny call's median extra (cr89 01 #2: "+81 us" beside
-        "+8.3 us" read as 10x).
+        (cr86 01 #2-3). Where its p10-p90 holds 0, the line leads with that, and with "too noisy to see a cost of about
+        N us, the tiny call's" (its median extra; cr91 01 #2) where the spread is wider than
+        that extra (cr89 01 #2: "+81 us" beside "+8.3 us" read as 10x).
     """
     parts = []
     for name, verdict in verdicts.items():
@@ -165,7 +165,7 @@ def cost_takeaway(
                     median_us = f"median {np.median(extra_us[name]):+,.0f} us"
                     if low <= 0 <= high:  # cr86 01 #2-3: no cost is assumed; cr89 01 #2: the zero leads, not the median
                         tiny = abs(np.median(extra_us["tiny"])) if name != "tiny" and "tiny" in extra_us else math.inf
-                        noisy = ": too noisy to see a cost of the tiny call's size" if high - low > tiny else ""
+                        noisy = f": too noisy to see a cost of about {tiny:,.1f} us, the tiny call's" if high - low > tiny else ""
                         said += f"\n  per-call difference holds 0{noisy}: {spread_us}, {median_us}"
                     else:
                         said += f"\n  per-call difference: {median_us}, {spread_us}"
@@ -409,14 +409,20 @@ def drop_span_words(lo: float, hi: float) -> str:
     # by the series' rule for ranges (analysis.ranges_apart), a span "near" 1 or 4 where it is not apart from it
     fixed, scales = (not ranges_apart((lo, hi), (v, v)) for v in (1.0, 4.0))
     near = f"reaches within {100 * (verdict_rules.RESOLUTION - 1):.0f}% of"  # read at call time, as ranges_apart does
+
+    def near_or_holds(v: int) -> str:  # cr91 01 #1: "reaches within 5% of" only for an edge just outside the value
+        return f"holds {v}" if lo <= v <= hi else f"{near} {v}"
+
     if fixed and scales:
-        return f"{near} 1 and 4: this run cannot tell a fixed copy_ cost from one that scales with elements"
+        held = [v for v in (1, 4) if lo <= v <= hi]
+        both = f"{near} 1 and 4" if not held else "holds 1 and 4" if len(held) == 2 else f"{near_or_holds(1)}, {near_or_holds(4)}"
+        return f"{both}: this run cannot tell a fixed copy_ cost from one that scales with elements"
     if scales:
-        return f"is apart from 1, {near} 4: copy_'s cost is not purely fixed; cannot tell from a purely scaling cost (4x)"
-    if fixed:
         return (
-            f"{near} 1, is apart from 4: cannot tell from a purely fixed cost (1x); one scaling with elements alone does not fit"
+            f"is apart from 1, {near_or_holds(4)}: copy_'s cost is not purely fixed; cannot tell from a purely scaling cost (4x)"
         )
+    if fixed:
+        return f"{near_or_holds(1)}, is apart from 4: cannot tell from a purely fixed cost (1x); one scaling with elements alone does not fit"
     if 1 < lo and hi < 4:
         return "lies between 1 and 4, apart from both: neither a purely fixed nor a purely scaling copy_ cost; a mix fits (explained, not measured)"
     return "lies above 4: a larger drop than element counts expect" if lo > 4 else "lies under 1: neither cost model gives that"

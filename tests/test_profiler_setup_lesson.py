@@ -124,7 +124,7 @@ def test_cost_takeaway_states_a_ratio_only_where_measurable():
     # cr81 01: the inconclusive call's cost in us is printed too, with its p10-p90 (order statistics); cr86 01 #2-3:
     # "(holds 0)" where it does, and no "not a verdict" on the 15 rounds that give the ratio its verdict
     # cr89 01 #2: the zero leads; "too noisy" only where the spread is wider than the tiny call's extra
-    noisy = "\n  per-call difference holds 0: too noisy to see a cost of the tiny call's size: p10-p90 -141 to +12 us, median +5 us; bare 3,000 us\n"
+    noisy = "\n  per-call difference holds 0: too noisy to see a cost of about 2.5 us, the tiny call's: p10-p90 -141 to +12 us, median +5 us; bare 3,000 us\n"
     assert noisy in bare_line
     wide_tiny = {**extra, "tiny": extra["tiny"] + 500}
     assert "per-call difference holds 0: p10-p90 -141 to +12 us" in cost_takeaway(
@@ -232,7 +232,7 @@ def test_exercise_answers_read_right_for_every_verdict_kind(cpu_backend):
     # cold reads cr75/cr79/cr82 01: the drop the ranges support (cross ratios), and in words whether the span holds 4
     said = larger_hidden_answer(below, drop=(1.41, 5.66))[3]
     assert said == (
-        "Linear 1's share over Linear 2's, from the ranges: 1.41-5.66; the span is apart from 1, reaches within 5% of 4:"
+        "Linear 1's share over Linear 2's, from the ranges: 1.41-5.66; the span is apart from 1, holds 4:"
         " copy_'s cost is not purely fixed; cannot tell from a purely scaling cost (4x)"
     )
     assert "lies between 1 and 4, apart from both" in larger_hidden_answer(below, drop=(1.60, 3.07))[3]
@@ -377,17 +377,19 @@ def test_readings_line_prints_both_ranges_and_no_verdict():
 
 def test_drop_span_says_what_it_rules_out():
     """Cold read cr88 01 #2: a purely fixed copy_ cost gives 1, one scaling with elements 4; the words follow the span."""
-    scaling = (
-        "is apart from 1, reaches within 5% of 4: copy_'s cost is not purely fixed; cannot tell from a purely scaling cost (4x)"
-    )
-    assert drop_span_words(1.21, 32.89) == scaling  # r88's span, holding 4
-    assert drop_span_words(2.66, 3.802) == scaling  # cr90 01 #1: r90's 2.66-3.80, 0.198 under 4 (< 5% of 4)
-    assert drop_span_words(0.8, 5.0).startswith("reaches within 5% of 1 and 4: this run cannot tell")
-    assert drop_span_words(0.97, 3.97).startswith(
+    scaling = "is apart from 1, {} 4: copy_'s cost is not purely fixed; cannot tell from a purely scaling cost (4x)"
+    # cr91 01 #1: a span holding the value "holds" it; "reaches within 5% of" only for an edge just outside it
+    assert drop_span_words(1.21, 32.89) == scaling.format("holds")  # r88's span, holding 4
+    assert drop_span_words(1.96, 37.05) == scaling.format("holds")  # r91's span
+    assert drop_span_words(2.66, 3.802) == scaling.format("reaches within 5% of")  # cr90 01 #1: 0.198 under 4 (< 5% of 4)
+    assert drop_span_words(0.8, 5.0).startswith("holds 1 and 4: this run cannot tell")
+    assert drop_span_words(0.97, 3.97).startswith("holds 1, reaches within 5% of 4: this run cannot tell")
+    assert drop_span_words(1.04, 3.9).startswith(
         "reaches within 5% of 1 and 4: this run cannot tell"
     )  # near both, holding neither
-    fixed = "reaches within 5% of 1, is apart from 4: cannot tell from a purely fixed cost (1x)"
-    assert drop_span_words(0.7, 3.0).startswith(fixed) and drop_span_words(1.04, 3.0).startswith(fixed)  # 1.04: near 1, above it
+    fixed = "{} 1, is apart from 4: cannot tell from a purely fixed cost (1x)"
+    assert drop_span_words(0.7, 3.0).startswith(fixed.format("holds"))
+    assert drop_span_words(1.04, 3.0).startswith(fixed.format("reaches within 5% of"))  # 1.04: near 1, above it
     assert drop_span_words(1.5, 3.0).startswith("lies between 1 and 4, apart from both: neither a purely fixed")
     assert "a mix fits" in drop_span_words(1.06, 3.79) and "a mix fits" not in drop_span_words(1.04, 3.79)
     assert drop_span_words(4.5, 9.0).startswith("lies above 4") and drop_span_words(0.2, 0.9).startswith("lies under 1")
