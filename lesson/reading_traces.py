@@ -260,22 +260,28 @@ def host_only_us_line(name: str, small: Any, small_tokens: int, trace: Any, toke
 
     Returns:
         "naive: host-only 17-26 us of a 60-75 us step at 8 tokens, 123-146 of 4890-5210 us at 1024;
-        medians, 1024 over 8: host-only 6.2x, step 77.0x" (p10-p90 over the steps, then the ratios
-        of the medians: host-only time can change with size too, not only the step)
+        medians, 1024 over 8: host-only 6.2x, step 77.0x; host-only time also grows with tokens: ..."
+        (p10-p90 over the steps, then the ratios of the medians; the last sentence only where the
+        host-only ranges lie apart by analysis.ranges_apart: a reader of 15-27 against 122-151 us kept
+        "host-only = a fixed per-call cost" while the cause was said only in a code comment, cr91 06 C)
     """
-    from analysis import p10_p90, step_summary
+    from analysis import p10_p90, ranges_apart, step_summary
 
-    def span(t: Any, column: str) -> str:
-        lo, hi = p10_p90(step_summary(t).eval(column).to_numpy())
-        return f"{lo:.0f}-{hi:.0f}"
+    def span(t: Any, column: str) -> tuple[float, float]:
+        return p10_p90(step_summary(t).eval(column).to_numpy())
+
+    def text(r: tuple[float, float]) -> str:
+        return f"{r[0]:.0f}-{r[1]:.0f}"
 
     def ratio(column: str) -> str:  # median at tokens over median at small_tokens
         return f"{step_summary(trace).eval(column).median() / step_summary(small).eval(column).median():.1f}x"
 
     host = "step_us - busy_us - idle_total_us"
-    at_small = f"host-only {span(small, host)} us of a {span(small, 'step_us')} us step at {small_tokens} tokens"
+    at_small = f"host-only {text(span(small, host))} us of a {text(span(small, 'step_us'))} us step at {small_tokens} tokens"
     medians = f"medians, {tokens} over {small_tokens}: host-only {ratio(host)}, step {ratio('step_us')}"
-    return f"{name}: {at_small}, {span(trace, host)} of {span(trace, 'step_us')} us at {tokens}; {medians}"
+    grows = ranges_apart(span(trace, host), span(small, host)) == "above"
+    also = "; host-only time also grows with tokens: not only a fixed per-call cost; cause not measured" if grows else ""
+    return f"{name}: {at_small}, {text(span(trace, host))} of {text(span(trace, 'step_us'))} us at {tokens}; {medians}{also}"
 
 
 def gap_memory_ops(trace: Any, gap: pd.Series, memory_device_type: int | None = None) -> dict[str, list[str]]:

@@ -313,3 +313,7 @@ def test_host_only_us_line_prints_the_step_beside_the_host_only_time(monkeypatch
         "naive: host-only 20-20 us of a 60-70 us step at 8 tokens, 20-20 of 4900-5200 us at 1024;"
         " medians, 1024 over 8: host-only 1.0x, step 79.7x"
     )
+    grown = summary([4900.0, 5000.0, 5100.0, 5150.0, 5200.0]).assign(busy_us=lambda t: t["step_us"] - 150.0)
+    assert host_only_us_line("naive", small, 8, grown, 1024).endswith(
+        "host-only 7.0x, step 79.7x; host-only time also grows with tokens: not only a fixed per-call cost; cause not measured"
+    )
