@@ -194,11 +194,12 @@ def test_after_first_matmul_reading_links_the_start_to_total_time():
         assert f"{dtype} x{whole_ratio:.2f}" in line
         assert middle_ratio < whole_ratio < 1  # the shared start and tail dilute the gain in total_time
     assert f"{min(firsts):.1f}-{max(firsts):.1f} us in every profile, no computing instruction" in line
-    assert "last bar (a bound: without the start and the tail)" in line.splitlines()[0]
+    assert "last bar (without the start, where the inputs' loads begin, and the tail)" in line.splitlines()[0]
     assert line.splitlines()[1].startswith("per call (total_time):")  # the 2nd execution (N37): not warm-up
     assert "first instruction declaring HBM bytes" in line and "HBM reads" not in line  # no claim past the evidence
     assert "the start and the tail dilute the gain" in line and "housekeeping" not in line
-    assert line.endswith("dilute the gain in these profiles") and len(line.splitlines()) == 2  # one idea a line
+    assert "dilute the gain in these profiles; if they cost both kernels the same every call" in line
+    assert line.endswith("the per-call ratio lies between the stretch's and 1") and len(line.splitlines()) == 2
     # a profile with a computing instruction before its first MATMUL is named, not hidden
     start.loc["fused_fp32_s512", "computing before MATMUL"] = 3
     assert "computing instructions in fused_fp32_s512" in after_first_matmul_reading(start)
