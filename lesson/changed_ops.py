@@ -98,7 +98,7 @@ def fused_rate_line(priced: pd.DataFrame, fused_call: pd.Series, saving: object)
         three lines: "saving per call across the two rates below (the fused one an MI300X rate, applied to both):
         <device> L to H us, ...: inconclusive, neither rate is shown to hold here", the saving, then "at the rate
         of the N small recorded fused calls (MI300X, <dtype>, <shape>, Kx fewer bytes; median R GB/s, range
-        L-H): a one-pass kernel would take about M us".
+        L-H): a one-pass kernel: about M us (estimated)".
     """
     first = priced.iloc[:, 0]  # the recorded rates and the Qwen2 shape's minimum: the same in every column
     at_rate = first["fused_min_at_fused_rate_us"]
@@ -111,7 +111,7 @@ def fused_rate_line(priced: pd.DataFrame, fused_call: pd.Series, saving: object)
         f"median {first['fused_gb_per_s']:.0f} GB/s, range {first['fused_gb_per_s_low']:.0f}-{first['fused_gb_per_s_high']:.0f}"
     )
     recorded = f"MI300X, {fused_call.x_dtype}, {fused_call.x_shape}, {fewer:.0f}x fewer bytes; {rates}"
-    at = f"at the rate of the {first['fused_rates']:.0f} small recorded fused calls ({recorded}): a one-pass kernel would take about {at_rate:.0f} us"
+    at = f"at the rate of the {first['fused_rates']:.0f} small recorded fused calls ({recorded}): a one-pass kernel: about {at_rate:.0f} us (estimated)"
     span = f"saving per call across the two rates below (the fused one an MI300X rate, applied to both): {', '.join(spans)}"
     return f"{span}: inconclusive, neither rate is shown to hold here\n{saving}\n{at}"
 

@@ -86,7 +86,7 @@ def break_evens(
         NEFF); where it is given, its basis (one line); where the first compile added more cache files
         than the later one, a line naming the kinds of the extra files (which setup ran, not its cost); and the later compile's
         break-even, withheld, whose subject gives that compile's time and its ratio to the first's.
-        Naive's slow rounds, which can set the range's low end, are `slow_rounds_line`'s, printed under
+        Slow rounds, which can set either end of the range, are `slow_rounds_line`'s, printed under
         the verdicts the range comes from (cr88 04: not only beside the break-even).
         The evidence line names the kinds of the extra files (`ColdCall.added_kinds`), Inductor's
         CPU-feature probes apart from the rest, with the checks their sources define (`ColdCall.probe_names`).
@@ -156,16 +156,14 @@ def slow_rounds_line(timings: dict[str, Timing], *names: str) -> str:
         timings: `time_interleaved`'s result; names: the variants to count, the first the ratios' denominator.
 
     Returns:
-        "slow rounds (1.5x their variant's median or more): naive 2 of 15, ...; a slow naive round lowers that
-        round's ratio over naive and can set the p10 of each ratio over naive; a quiet machine line rules out
-        CPU waits only" (cr89 04: a quiet line beside slow rounds left their cause open).
+        "slow rounds (1.5x their variant's median or more): naive 2 of 15, ...; a round slow for one variant
+        moves its ratios and can set their p10 or p90; a quiet machine line rules out CPU waits only" (cr89 04: a
+        quiet line beside slow rounds left their cause open; cr91 04: a slow compile round set a p90, not a p10).
     """
     counts = ", ".join(f"{n} {rounds_over_slow(timings[n])} of {len(timings[n].samples_us)}" for n in names)
-    first = names[0]
     return (
-        f"slow rounds ({SLOW_ROUND:g}x their variant's median or more): {counts}; a slow {first} round lowers"
-        f" that round's ratio over {first} and can set the p10 of each ratio over {first};"
-        " a quiet machine line rules out CPU waits only"
+        f"slow rounds ({SLOW_ROUND:g}x their variant's median or more): {counts}; a round slow for one variant"
+        " moves its ratios and can set their p10 or p90; a quiet machine line rules out CPU waits only"
     )
 
 

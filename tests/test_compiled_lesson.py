@@ -282,5 +282,5 @@ def test_slow_rounds_are_counted_per_variant_under_the_verdicts_and_no_longer_be
     assert len(break_evens(cold, after, slow, _verdict("faster", 0.3, 0.4), 4096, 1024)) == 3  # estimate, basis, later
     line = slow_rounds_line({"naive": slow, "fused": steady}, "naive", "fused")
     assert line.startswith("slow rounds (1.5x their variant's median or more): naive 2 of 15, fused 0 of 15; ")
-    assert line.endswith("over naive and can set the p10 of each ratio over naive; a quiet machine line rules out CPU waits only")
+    assert line.endswith("moves its ratios and can set their p10 or p90; a quiet machine line rules out CPU waits only")
     assert "fused" not in slow_rounds_line({"naive": slow, "fused": steady}, "naive")
