@@ -141,8 +141,8 @@ def cost_takeaway(
         judged against each other here (Exercise 2 does: cold read cr76 read the line as "the tiny call pays more").
         Where not measurable (and not busy), the per-call difference in microseconds (median, p10-p90) and the bare
         median are still printed (cold read cr81: the intro promises the profiler's cost); no line assumes a cost exists
-        (cr86 01 #2-3). Where its p10-p90 holds 0, the line leads with that, and with "too noisy to see a cost of about
-        N us, the tiny call's" (its median extra; cr91 01 #2) where the spread is wider than
+        (cr86 01 #2-3). Where its p10-p90 holds 0, the line leads with that, and with "too noisy to see a difference the size
+        of the tiny call's median (+N us)" (cr91 01 #2; cr92: a reading, not a cost) where the spread is wider than
         that extra (cr89 01 #2: "+81 us" beside "+8.3 us" read as 10x).
     """
     parts = []
@@ -164,8 +164,10 @@ def cost_takeaway(
                     spread_us = f"p10-p90 {low:+,.0f} to {high:+,.0f} us"
                     median_us = f"median {np.median(extra_us[name]):+,.0f} us"
                     if low <= 0 <= high:  # cr86 01 #2-3: no cost is assumed; cr89 01 #2: the zero leads, not the median
-                        tiny = abs(np.median(extra_us["tiny"])) if name != "tiny" and "tiny" in extra_us else math.inf
-                        noisy = f": too noisy to see a cost of about {tiny:,.1f} us, the tiny call's" if high - low > tiny else ""
+                        tiny = np.median(extra_us["tiny"]) if name != "tiny" and "tiny" in extra_us else math.inf
+                        # a difference, not a cost: the tiny call's own reading may be inconclusive (cr92 01 c1)
+                        noisy = f": too noisy to see a difference the size of the tiny call's median ({tiny:+,.1f} us)"
+                        noisy = noisy if high - low > abs(tiny) else ""
                         said += f"\n  per-call difference holds 0{noisy}: {spread_us}, {median_us}"
                     else:
                         said += f"\n  per-call difference: {median_us}, {spread_us}"

@@ -124,7 +124,7 @@ def test_cost_takeaway_states_a_ratio_only_where_measurable():
     # cr81 01: the inconclusive call's cost in us is printed too, with its p10-p90 (order statistics); cr86 01 #2-3:
     # "(holds 0)" where it does, and no "not a verdict" on the 15 rounds that give the ratio its verdict
     # cr89 01 #2: the zero leads; "too noisy" only where the spread is wider than the tiny call's extra
-    noisy = "\n  per-call difference holds 0: too noisy to see a cost of about 2.5 us, the tiny call's: p10-p90 -141 to +12 us, median +5 us; bare 3,000 us\n"
+    noisy = "\n  per-call difference holds 0: too noisy to see a difference the size of the tiny call's median (+2.5 us): p10-p90 -141 to +12 us, median +5 us; bare 3,000 us\n"
     assert noisy in bare_line
     wide_tiny = {**extra, "tiny": extra["tiny"] + 500}
     assert "per-call difference holds 0: p10-p90 -141 to +12 us" in cost_takeaway(
