@@ -274,10 +274,11 @@ class Ranking:
     slow: dict[str, int] = field(default_factory=dict)  # name -> its slow rounds (`slow_rounds`), where it has any
 
     def slow_mark(self, name: str) -> str:
-        """ " (its range includes 2 slow rounds)" after a name whose rounds include slow ones, else "": its
+        """ " (2 slow rounds set one end of its range)" after a name whose rounds include slow ones, else "": its
         ranges and verdicts include those rounds (cr77 05: only the timing cell's line said so, not the ranking it
-        moved); not "from its slow rounds", which read as if the median came from them (cr83 05 #2)."""
-        return f" (its range includes {self.slow[name]} slow rounds)" if self.slow.get(name) else ""
+        moved); not "from its slow rounds", which read as if the median came from them (cr83 05 #2); not "its range includes
+        them": `slow_rounds` counts them only where they reach the p90, at the range's end (cr92 05 #2)."""
+        return f" ({self.slow[name]} slow rounds set one end of its range)" if self.slow.get(name) else ""
 
     @property
     def verdicts(self) -> list[Verdict]:
@@ -319,7 +320,7 @@ class Ranking:
         shown = [f"{n} {self.over_floor[n].median:.2f}x" if ratios else n for n in tier]
         if len(tier) < 2:
             return "".join(shown) + "".join(self.slow_mark(n) for n in tier)
-        slow = "".join(f"; {n}'s range includes {self.slow[n]} slow rounds" for n in tier if self.slow.get(n))
+        slow = "".join(f"; {self.slow[n]} slow rounds set one end of {n}'s range" for n in tier if self.slow.get(n))
         return cannot_tell_group(shown, self.tier_word(tier) + slow)
 
     @property

@@ -387,7 +387,7 @@ def shape_takeaways(
                 f" (exercise 2 tests torch.compile's line beyond {scale * tokens[s]} tokens); {rounds_only}"
             )
             # estimated, and untested for the other variants: the label read past its evidence (cr91 05 #1)
-            held = f"below {tokens[s]} tokens; estimated: exercise 2 tests only torch.compile's line"
+            held = f"below {tokens[s]} tokens; estimated: exercise 2 tests only torch.compile's line, above {scale * tokens[s]} tokens"
         share = estimate("the fixed part per call", shares, "of the time", basis, "what that part is", 2)
         took = ", ".join(f"{n} {np.median(r.per_round):.2f}x" for n, r in growth.items())  # no line: measured, per round
         # the model-free ratios first, the fit's estimate second (cr45 05 #12)
@@ -494,7 +494,7 @@ def _bound_lines(
     of half says how many fall on the other side: p10 interpolated into a gap between rounds hid a split (cr74 05 #2). One line each, so no clause's "it" points at another line's names (cr43 05 #4).
     `label` names the kind of share ("byte share", "fixed share"): one unnamed "share" read as the other (cr44 05 #1).
     `mark` ties the label to its footnote: "†" for the byte share, so two shapes' footnotes do not both read "*".
-    `slow` (`Ranking.slow`): a variant with slow rounds says its range includes them (cr81 05 M1, cr83 05 #2)."""
+    `slow` (`Ranking.slow`): a variant with slow rounds says they set one end of its range (cr81 05 M1, cr92 05 #2)."""
     from analysis.verdicts import RESOLUTION, relation_of
 
     spreads = spreads or {}
@@ -509,7 +509,7 @@ def _bound_lines(
         # rounds)" stopped readers (cr86 05 M3); slow rounds, as Ranking.slow_mark (cr83 05 #2), explain the range first
         split = f"; {other} of {r.size} rounds {side} 0.5" if other else ""
         if (slow or {}).get(n):
-            split = f"; its range includes {slow[n]} slow rounds"
+            split = f"; {slow[n]} slow rounds set one end of its range"  # they reach p10 or p90 (cr92 05 #2)
         return f"{n} {shares[n]:.2f}" + (f" ({spreads[n][0]:.2f}-{spreads[n][1]:.2f}{split})" if n in spreads else "")
 
     bound_by = [n for n, v in shares.items() if n not in undecided and (n in near_one or round(v, 2) > 0.5)]  # as printed
@@ -528,7 +528,9 @@ def _bound_lines(
     rs = {n: np.asarray((rounds or {}).get(n, [])) for n in shares if n not in undecided}
     sides = {tuple(np.flatnonzero((r <= 0.5) if shares[n] > 0.5 else (r > 0.5))) for n, r in rs.items()}
     if len(rs) > 1 and len(sides) == 1 and sides != {()} and all(r.size for r in rs.values()):
-        lines += ["  the rounds on the other side of half are the same rounds for every variant"]
+        # by name and round: "for every variant" read as naive too, whose slow rounds were others (cr92 05 #1)
+        names = ", ".join(list(rs)[:-1]) + f" and {list(rs)[-1]}"
+        lines += [f"  the rounds on the other side of half are the same for {names}: round {', '.join(map(str, *sides))}"]
     return [*lines, f"  {mark} {basis}"]
 
 

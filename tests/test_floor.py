@@ -476,7 +476,7 @@ def test_05s_takeaway_estimates_the_small_shapes_fixed_part_without_the_copy():
         in ranged[4]
         and ranged[2].startswith(
             "  overhead-bound* (over half the time a fixed part per call, if the fit's line holds below 8 tokens;"
-            " estimated: exercise 2 tests only torch.compile's line)"
+            " estimated: exercise 2 tests only torch.compile's line, above 64 tokens)"
         )
     )  # the label rests on the line where it is untested: a condition, not a finding (cr76 05 #4)
 
@@ -955,7 +955,7 @@ def test_a_variant_with_slow_rounds_says_so_in_the_ranking_and_an_unresolved_pai
     floor = check_floor(block["copy"], block["probe"], 2_000_000, memory_bound=True)
     ranking = rank_over_floor(block, ["naive", "fused", "compiled"], floor, "large")
     assert ranking.slow == {"naive": 2} and ranking.tiers() == [["compiled"], ["naive", "fused"]]
-    assert "naive 3.30x and fused 3.60x (cannot tell apart, inconclusive; naive's range includes 2 slow rounds)" in (
+    assert "naive 3.30x and fused 3.60x (cannot tell apart, inconclusive; 2 slow rounds set one end of naive's range)" in (
         ranking.sentence_with_ties
     )
     ax = plot_over_copy({"large": ranking}, ["naive", "fused", "compiled"], "SYNTHETIC", tmp_path / "f.png")
@@ -974,12 +974,12 @@ def test_05s_bound_lines_say_when_every_variant_splits_on_the_same_rounds():
     shares = {n: float(np.median(r)) for n, r in same.items()}
     share = estimate("moving its bytes", shares, "of the time", "a model", "a read-only pass", 2)
     lines = _bound_lines("memory-bound", "moving its bytes", shares, share, rounds=same, mark="†")
-    assert "  the rounds on the other side of half are the same rounds for every variant" in lines
+    assert "  the rounds on the other side of half are the same for a and b: round 2" in lines  # by name (cr92 05 #1)
     spreads = {n: (0.9, 0.9) for n in same}  # the split prints beside a p10-p90 (a spread not near half)
     first = _bound_lines("memory-bound", "x", shares, share, spreads=spreads, rounds=same)[0]
     assert "a 0.90 (0.90-0.90; 1 of 4 rounds under 0.5)" in first  # plain words, no "outlier ... half" (cr86 05 M3)
     slow = _bound_lines("memory-bound", "x", shares, share, spreads=spreads, rounds=same, slow={"a": 2})[0]
-    assert "a 0.90 (0.90-0.90; its range includes 2 slow rounds)," in slow  # one qualifier per name (cr86 05 M3)
+    assert "a 0.90 (0.90-0.90; 2 slow rounds set one end of its range)," in slow  # one qualifier per name (cr86 05 M3)
     assert lines[0].startswith("  memory-bound† (") and lines[-1].startswith("  † estimated")
     apart = {"a": same["a"], "b": np.array([0.4, 0.9, 0.9, 0.9])}
     assert not any("same rounds" in line for line in _bound_lines("memory-bound", "x", shares, share, rounds=apart))
