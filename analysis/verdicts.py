@@ -295,14 +295,14 @@ class Verdict:
         ranges overlap)", never a bare negative (`kind`, which claims record, stays as it is)."""
         if self.kind == "no measurable difference":  # never read as a negative finding
             if self.form == "ranges" and self.within_noise:
-                return f"no measurable difference (ranges within {_margin_percent()}% of each other)"
+                return f"no measurable difference (ranges within {margin_percent()}% of each other)"
             if self.form == "ranges":
-                return f"inconclusive ({self.not_apart or f'ranges not {_margin_percent()}% apart'})"
+                return f"inconclusive ({self.not_apart or f'ranges not {margin_percent()}% apart'})"
             # "p10-p90", not "spread": 05's glossary gives "spread" as (p90 - p10) / median too (cr72 05)
             if self.within_noise:
-                return f"{self.short_word} (p10-p90 within {_margin_percent()}% of 1)"
+                return f"{self.short_word} (p10-p90 within {margin_percent()}% of 1)"
             if _within_resolution(self.p10, self.p90):
-                return f"{self.short_word} (p10-p90 reaches within {_margin_percent()}% of 1)"
+                return f"{self.short_word} (p10-p90 reaches within {margin_percent()}% of 1)"
             return f"{self.short_word} (p10-p90 holds 1)"
         if self.form == "ranges":
             return {"slower": "higher", "faster": "lower"}.get(self.kind, self.kind)
@@ -369,7 +369,7 @@ def _percent(value: float) -> str:
     return decimals_apart(value, 0.0) if value != 0 and float(text) == 0 else text
 
 
-def _margin_percent() -> str:
+def margin_percent() -> str:
     """RESOLUTION as the margin every verdict sentence names ("5"); read at call time, as tests may change it."""
     return _percent((RESOLUTION - 1) * 100)
 
@@ -427,7 +427,7 @@ def _judge(
     if relation == "about 1":
         if _within_resolution(p10, p90):
             side = "above" if p10 >= 1 else "below"  # one side of 1, too near it for this run to rank them
-            allowed = f"the p10-p90 lies {side} 1 but reaches within {_margin_percent()}% of it"
+            allowed = f"the p10-p90 lies {side} 1 but reaches within {margin_percent()}% of it"
         else:
             allowed = _allowed(p10, p90, faster, slower, pairing)
         # the reason first, and "no measurable difference" only for a spread inside the margin on both sides: beside
@@ -436,7 +436,7 @@ def _judge(
         noise = about_one(p10, p90) == NO_DIFFERENCE
         if noise:
             # not "cannot tell apart", the inconclusive verdict's words (glossary "verdict words"; cr75 03)
-            text = f"no measurable difference between {num} and {den}: the whole p10-p90 lies within {_margin_percent()}% of 1 ({figures_shown})"
+            text = f"no measurable difference between {num} and {den}: the whole p10-p90 lies within {margin_percent()}% of 1 ({figures_shown})"
         else:
             text = f"this run cannot tell {num} and {den} apart: {allowed} ({figures_shown}): inconclusive, not a finding that they cost the same"
         return Verdict(kind="no measurable difference", sentence=text, within_noise=noise, **fields)
@@ -507,7 +507,7 @@ def judge_ranges(
     reason = (
         ""
         if noise or low <= 0
-        else f"{how}, and together they span {high / low - 1:.1%}, more than the {_margin_percent()}% margin"
+        else f"{how}, and together they span {high / low - 1:.1%}, more than the {margin_percent()}% margin"
     )
     return Verdict(kind="no measurable difference", sentence=text, within_noise=noise, not_apart=how, reason=reason, **fields)
 
@@ -525,7 +525,7 @@ def _how_not_apart(a: tuple[float, float], b: tuple[float, float]) -> str:
     if (a[0] >= b[0] and a[1] <= b[1]) or (b[0] >= a[0] and b[1] <= a[1]):
         return "one range lies inside the other"
     how = _ranges_not_apart(a, b)[0]
-    return f"ranges not {_margin_percent()}% apart" if how == "gap" else f"the ranges {how}"
+    return f"ranges not {margin_percent()}% apart" if how == "gap" else f"the ranges {how}"
 
 
 def _why_not_apart(a: tuple[float, float], b: tuple[float, float], unit: str, f: str) -> str:
@@ -538,7 +538,7 @@ def _why_not_apart(a: tuple[float, float], b: tuple[float, float], unit: str, f:
     larger = max(abs(high[0]), abs(low[1]))
     gap = high[0] - low[1]
     # the share is of the larger nearest end; 01's reader lost the thread in "0.3% of 3,079.5 us (the larger of ...)"
-    return f"the ranges lie {gap:{f}} {unit} ({gap / larger:.1%}) apart, inside the {_margin_percent()}% margin"
+    return f"the ranges lie {gap:{f}} {unit} ({gap / larger:.1%}) apart, inside the {margin_percent()}% margin"
 
 
 def _decimals_for(a: tuple[float, float], b: tuple[float, float], decimals: int) -> int:

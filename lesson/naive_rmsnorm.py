@@ -125,7 +125,7 @@ def profiled_mean_line(prof, timing, label: str = "naive") -> str:
     """
     from torch.autograd import DeviceType
 
-    from analysis.verdicts import CANNOT_TELL_ALONE, NO_DIFFERENCE, _margin_percent, _samples, judge_ranges
+    from analysis.verdicts import CANNOT_TELL_ALONE, NO_DIFFERENCE, margin_percent, _samples, judge_ranges
 
     calls = [e.cpu_time_total for e in prof.events() if e.name == label and e.device_type == DeviceType.CPU]
     if not calls:
@@ -134,7 +134,7 @@ def profiled_mean_line(prof, timing, label: str = "naive") -> str:
     verdict = judge_ranges(label, (low, high), "timer", (timing.p10_us, timing.p90_us), counts=(len(calls), _samples(timing)))
     sides = {"slower": "measurably above", "faster": "measurably below", "withheld": "too few calls for a verdict"}
     word = sides.get(verdict.kind) or (NO_DIFFERENCE if verdict.within_noise else CANNOT_TELL_ALONE)
-    why = f": {verdict.reason}" if verdict.reason else f" ({_margin_percent()}% margin)"  # the rule's numbers (cr81 02 #1)
+    why = f": {verdict.reason}" if verdict.reason else f" ({margin_percent()}% margin)"  # the rule's numbers (cr81 02 #1)
     if word == CANNOT_TELL_ALONE:  # cr90 02: non-overlapping ranges under the margin read as a finding without this
         why += "; this run does not say whether profiling changed the call's time"
     return (

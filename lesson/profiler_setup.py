@@ -410,7 +410,7 @@ def drop_span_words(lo: float, hi: float) -> str:
     # cr90 01 #1: 2.66-3.80 read "between 1 and 4 ... a mix fits" though 3.80 lies within 5% of 4: each end is judged
     # by the series' rule for ranges (analysis.ranges_apart), a span "near" 1 or 4 where it is not apart from it
     fixed, scales = (not ranges_apart((lo, hi), (v, v)) for v in (1.0, 4.0))
-    near = f"reaches within {100 * (verdict_rules.RESOLUTION - 1):.0f}% of"  # read at call time, as ranges_apart does
+    near = f"reaches within {verdict_rules.margin_percent()}% of"  # read at call time, as ranges_apart does
 
     def near_or_holds(v: int) -> str:  # cr91 01 #1: "reaches within 5% of" only for an edge just outside the value
         return f"holds {v}" if lo <= v <= hi else f"{near} {v}"
