@@ -118,7 +118,10 @@ def recorded_steps(
 
 
 def cost_takeaway(
-    verdicts: dict[str, Verdict], extra_us: dict[str, np.ndarray] | None = None, bare_us: dict[str, float] | None = None
+    verdicts: dict[str, Verdict],
+    extra_us: dict[str, np.ndarray] | None = None,
+    bare_us: dict[str, float] | None = None,
+    steady_us: dict[str, tuple[float, float]] | None = None,
 ) -> str:
     """The profiler's cost, a line per call size, from its `judge_ratio` verdicts and the same rounds:
     the per-round ratio's median and p10-p90, and where measurable the extra microseconds per call (the
@@ -130,6 +133,9 @@ def cost_takeaway(
         extra_us: call name -> per-round profiled minus bare microseconds per call, or None.
         bare_us: call name -> the bare call's median microseconds, printed beside its extra us (what the
             extra is read against), or None.
+        steady_us: call name -> the unprofiled steady p10-p90 (us) of 'The workload, cold and warm', or None. Where the
+            bare median lies outside it, the bare reading says the machine read differently then, so the gap between
+            the recorded steps and the steady range is not the profiler's cost (cold read cr93 01 #2).
 
     Returns:
         A heading line, then a line per call: "WORD, N.NNx (p10-p90 A-B), +D us per call" where the verdict is measurable, else the
@@ -171,13 +177,20 @@ def cost_takeaway(
                         said += f"\n  per-call difference holds 0{noisy}: {spread_us}, {median_us}"
                     else:
                         said += f"\n  per-call difference: {median_us}, {spread_us}"
-                    said += f"; bare {bare_us[name]:,.0f} us"
+                    said += f"; bare {bare_us[name]:,.0f} us" + _bare_moved(bare_us[name], (steady_us or {}).get(name))
         parts.append(f"{name} call: {said}")
     if {"lesson", "tiny"} <= verdicts.keys():  # each against 1, not against each other (cr76 01)
         parts.append("tiny against lesson: not judged here (Exercise 2)")
     if any(v.kind != "busy" and v.median < 1 for v in verdicts.values()):  # the profiler only adds work (cr77)
         parts.append("a median below 1 lies within the spread, not a negative cost: the order alternates each round")
     return "\n".join(["take-home, the profiler's cost, per-round profiled / bare:", *parts])  # a line per call (cr78 01)
+
+
+def _bare_moved(bare: float, steady: tuple[float, float] | None) -> str:
+    """The clause after the bare median where it lies outside the steady range (cr93 01 #2), else ""."""
+    if steady is None or steady[0] <= bare <= steady[1]:
+        return ""
+    return ", outside the steady range: the machine read differently at that moment: the recorded-vs-steady gap is not the profiler's cost"
 
 
 def _copies(events: pd.DataFrame) -> pd.DataFrame:
@@ -342,7 +355,7 @@ def warmup_answer(verdict: Verdict) -> str:
     return f"does the first recorded step read longer without a warm-up? {said}"
 
 
-EXPECTED_SHARE = "expected (explained, not measured): copy_ writes TOKENS x out values, the matmul computes TOKENS x in x out, so element counts make the share scale as 1/in (out cancels): 4x smaller for Linear 2; a cost fixed per call would leave it equal (1x)"
+EXPECTED_SHARE = "expected (explained, not measured): copy_ writes TOKENS x out values, the matmul computes TOKENS x in x out, so the share scales as 1/in (out cancels)"
 
 
 def larger_hidden_answer(
@@ -398,7 +411,10 @@ def larger_hidden_answer(
         lines.insert(1, f"the tree's one call: {one:.{decimals}f} %, {end} Linear 1's {len(ranked)} readings")
     if verdict.measurable and lo == lo:  # the drop as a result, in words (cold read cr82 01: a condition read as one)
         where = drop_span_words(lo, hi)
-        lines.append(f"Linear 1's share over Linear 2's, from the ranges: {lo:.2f}-{hi:.2f}; the span {where}")
+        lines.append(
+            "Linear 1's share over Linear 2's: a fixed cost per call gives 1, a cost per element gives 4;"
+            f" the widest ratio these ranges allow, {lo:.2f}-{hi:.2f}, {where}"
+        )
     return lines
 
 
@@ -406,28 +422,27 @@ def drop_span_words(lo: float, hi: float) -> str:
     """What the span of Linear 1's share over Linear 2's rules out: a copy_ cost purely fixed per call gives 1
     (both Linears do the same multiply work), one that scales with elements gives 4 (cold read cr88 01 #2:
     "holds 4" alone said less than the numbers show). The span is near 1 or 4 where analysis.ranges_apart does not
-    set it apart from that value (the series' 5% rule). Returns the words after "the span "."""
+    set it apart from that value (the series' 5% rule). Returns the words after "the widest ratio these ranges allow, A-B, "
+    (cr93 01 #3: the cross ratio of the ranges' ends is no p10-p90, and is named for what it is)."""
     # cr90 01 #1: 2.66-3.80 read "between 1 and 4 ... a mix fits" though 3.80 lies within 5% of 4: each end is judged
     # by the series' rule for ranges (analysis.ranges_apart), a span "near" 1 or 4 where it is not apart from it
     fixed, scales = (not ranges_apart((lo, hi), (v, v)) for v in (1.0, 4.0))
     near = f"reaches within {verdict_rules.margin_percent()}% of"  # read at call time, as ranges_apart does
 
-    def near_or_holds(v: int) -> str:  # cr91 01 #1: "reaches within 5% of" only for an edge just outside the value
-        return f"holds {v}" if lo <= v <= hi else f"{near} {v}"
+    def includes(v: int) -> str:  # cr91 01 #1: "reaches within 5% of" only for an edge just outside the value
+        return f"includes {v}" if lo <= v <= hi else f"{near} {v}"
 
     if fixed and scales:
         held = [v for v in (1, 4) if lo <= v <= hi]
-        both = f"{near} 1 and 4" if not held else "holds 1 and 4" if len(held) == 2 else f"{near_or_holds(1)}, {near_or_holds(4)}"
-        return f"{both}: this run cannot tell a fixed copy_ cost from one that scales with elements"
+        both = f"{near} 1 and 4" if not held else "includes 1 and 4" if len(held) == 2 else f"{includes(1)}, {includes(4)}"
+        return f"{both}: this run cannot tell a fixed copy_ cost from a cost per element"
     if scales:
-        return (
-            f"is apart from 1, {near_or_holds(4)}: copy_'s cost is not purely fixed; cannot tell from a purely scaling cost (4x)"
-        )
+        return f"excludes 1, {includes(4)}: copy_'s cost is not purely fixed; cannot tell it from a cost per element"
     if fixed:
-        return f"{near_or_holds(1)}, is apart from 4: cannot tell from a purely fixed cost (1x); one scaling with elements alone does not fit"
+        return f"{includes(1)}, excludes 4: cannot tell it from a fixed cost; a cost per element alone does not fit"
     if 1 < lo and hi < 4:
-        return "lies between 1 and 4, apart from both: neither a purely fixed nor a purely scaling copy_ cost; a mix fits (explained, not measured)"
-    return "lies above 4: a larger drop than element counts expect" if lo > 4 else "lies under 1: neither cost model gives that"
+        return "excludes 1 and 4: neither a purely fixed cost nor a cost per element; a mix fits (explained, not measured)"
+    return "lies above 4: a larger drop than element counts expect" if lo > 4 else "lies under 1: neither cost gives that"
 
 
 def first_recorded_step_us(fn: Callable[[], Any], backend: Any, warmup: int, active: int = 2) -> float:

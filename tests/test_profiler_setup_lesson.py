@@ -131,6 +131,10 @@ def test_cost_takeaway_states_a_ratio_only_where_measurable():
         verdicts, wide_tiny, {"lesson": 3000.0, "tiny": 25.04}
     )
     assert "not a verdict" not in bare_line and "more than that cost" not in bare_line
+    # cr93 01 #2: a bare median outside the steady range says the recorded-vs-steady gap is not the profiler's cost
+    moved = "bare 3,000 us, outside the steady range: the machine read differently at that moment"
+    assert moved in cost_takeaway(verdicts, extra, {"lesson": 3000.0, "tiny": 25.04}, {"lesson": (2500.0, 2900.0)})
+    assert "outside" not in cost_takeaway(verdicts, extra, {"lesson": 3000.0, "tiny": 25.04}, {"lesson": (2900.0, 3100.0)})
     positive = cost_takeaway(verdicts, {"lesson": np.array([1.0, 2.0, 5.0, 9.0, 12.0])}, {"lesson": 3000.0})
     assert "p10-p90 +1 to +12 us; bare" in positive
     assert "bare" not in line.split("\n", 1)[1].replace("profiled / bare", "") and line.count("us per call") == 1
@@ -232,10 +236,10 @@ def test_exercise_answers_read_right_for_every_verdict_kind(cpu_backend):
     # cold reads cr75/cr79/cr82 01: the drop the ranges support (cross ratios), and in words whether the span holds 4
     said = larger_hidden_answer(below, drop=(1.41, 5.66))[3]
     assert said == (
-        "Linear 1's share over Linear 2's, from the ranges: 1.41-5.66; the span is apart from 1, holds 4:"
-        " copy_'s cost is not purely fixed; cannot tell from a purely scaling cost (4x)"
+        "Linear 1's share over Linear 2's: a fixed cost per call gives 1, a cost per element gives 4; the widest ratio"
+        " these ranges allow, 1.41-5.66, excludes 1, includes 4: copy_'s cost is not purely fixed; cannot tell it from a cost per element"
     )
-    assert "lies between 1 and 4, apart from both" in larger_hidden_answer(below, drop=(1.60, 3.07))[3]
+    assert "excludes 1 and 4: neither" in larger_hidden_answer(below, drop=(1.60, 3.07))[3]
     assert "lies above 4" in larger_hidden_answer(below, drop=(4.3, 6.0))[3]  # 4.2: within 5% of 4, no longer "above"
     assert "would show" not in larger_hidden_answer(below)[2] and "op counts" not in larger_hidden_answer(below)[2]
     assert "expected to grow" in larger_hidden_answer(above)[1]
@@ -377,20 +381,20 @@ def test_readings_line_prints_both_ranges_and_no_verdict():
 
 def test_drop_span_says_what_it_rules_out():
     """Cold read cr88 01 #2: a purely fixed copy_ cost gives 1, one scaling with elements 4; the words follow the span."""
-    scaling = "is apart from 1, {} 4: copy_'s cost is not purely fixed; cannot tell from a purely scaling cost (4x)"
+    scaling = "excludes 1, {} 4: copy_'s cost is not purely fixed; cannot tell it from a cost per element"
     # cr91 01 #1: a span holding the value "holds" it; "reaches within 5% of" only for an edge just outside it
-    assert drop_span_words(1.21, 32.89) == scaling.format("holds")  # r88's span, holding 4
-    assert drop_span_words(1.96, 37.05) == scaling.format("holds")  # r91's span
+    assert drop_span_words(1.21, 32.89) == scaling.format("includes")  # r88's span, holding 4
+    assert drop_span_words(1.96, 37.05) == scaling.format("includes")  # r91's span
     assert drop_span_words(2.66, 3.802) == scaling.format("reaches within 5% of")  # cr90 01 #1: 0.198 under 4 (< 5% of 4)
-    assert drop_span_words(0.8, 5.0).startswith("holds 1 and 4: this run cannot tell")
-    assert drop_span_words(0.97, 3.97).startswith("holds 1, reaches within 5% of 4: this run cannot tell")
+    assert drop_span_words(0.8, 5.0).startswith("includes 1 and 4: this run cannot tell")
+    assert drop_span_words(0.97, 3.97).startswith("includes 1, reaches within 5% of 4: this run cannot tell")
     assert drop_span_words(1.04, 3.9).startswith(
         "reaches within 5% of 1 and 4: this run cannot tell"
     )  # near both, holding neither
-    fixed = "{} 1, is apart from 4: cannot tell from a purely fixed cost (1x)"
-    assert drop_span_words(0.7, 3.0).startswith(fixed.format("holds"))
+    fixed = "{} 1, excludes 4: cannot tell it from a fixed cost"
+    assert drop_span_words(0.7, 3.0).startswith(fixed.format("includes"))
     assert drop_span_words(1.04, 3.0).startswith(fixed.format("reaches within 5% of"))  # 1.04: near 1, above it
-    assert drop_span_words(1.5, 3.0).startswith("lies between 1 and 4, apart from both: neither a purely fixed")
+    assert drop_span_words(1.5, 3.0).startswith("excludes 1 and 4: neither a purely fixed")
     assert "a mix fits" in drop_span_words(1.06, 3.79) and "a mix fits" not in drop_span_words(1.04, 3.79)
     assert drop_span_words(4.5, 9.0).startswith("lies above 4") and drop_span_words(0.2, 0.9).startswith("lies under 1")
-    assert "not equal it" not in EXPECTED_SHARE and "fixed per call would leave it equal (1x)" in EXPECTED_SHARE
+    assert "not equal it" not in EXPECTED_SHARE and "1/in (out cancels)" in EXPECTED_SHARE
