@@ -60,8 +60,8 @@ def allocation_line(allocs: pd.DataFrame, x: torch.Tensor, ratio: float) -> str:
 def gap_share(steps: pd.DataFrame, step: int | None = None) -> tuple[float, str]:
     """The idle gaps' share of the ops' span in a step (busy + idle time between its ops: from the
     first op's start to the last op's end, not the whole step), median over the recorded steps.
-    The step the gaps table shows is printed beside the median: the step of median length need
-    not be the step of median gaps, and a reader who adds the table must find its own figure.
+    The printed line states the shares' range over the steps (the result: how large the gaps were in
+    every step), then the step the gaps table shows, so a reader who adds the table finds its figure.
 
     Args:
         steps: `analysis.step_summary` of the profile (one row per recorded step).
@@ -69,7 +69,7 @@ def gap_share(steps: pd.DataFrame, step: int | None = None) -> tuple[float, str]
 
     Returns:
         (the median share, NaN where the backend's ops are not counted; the lines to print under the
-        gaps table: the shown step's gaps and share beside the median, then `judge_steps`' verdict on
+        gaps table: the steps' range of shares and the shown step's gaps, then `judge_steps`' verdict on
         whether the ops held most of the ops' span in every step).
     """
     from analysis.verdicts import judge_steps
@@ -79,10 +79,11 @@ def gap_share(steps: pd.DataFrame, step: int | None = None) -> tuple[float, str]
     if math.isnan(share):
         return share, "gaps: not counted on this backend (its ops are not in the trace; notebook 06 reads its profile)"
     most = judge_steps("the ops, not the gaps between them, held most of their span", int((shares < 0.5).sum()), len(steps))
-    median = f"{share:.1%} of the ops' span (median over {len(steps)} recorded steps)"
-    if step is not None and step in shares.index:
-        median = f"this step: {steps.at[step, 'idle_total_us']:.1f} us, {shares[step]:.1%} of the ops' span; median over {len(steps)} steps: {share:.1%}"
-    return share, f"gaps: {median}\n{most.sentence}"
+    low, high = f"{shares.min():.1%}", f"{shares.max():.1%}"
+    line = f"gaps: {low if low == high else f'{low[:-1]}-{high}'} of the ops' span in each of the {len(steps)} steps"
+    if step is not None and step in shares.index:  # the table's step, for a reader who adds its gaps
+        line += f"; the table's step: {steps.at[step, 'idle_total_us']:.1f} us, {shares[step]:.1%}"
+    return share, f"{line}\n{most.sentence}"
 
 
 def longest_gap_line(gaps: pd.DataFrame) -> str:
