@@ -361,7 +361,7 @@ def shape_takeaways(
         lines += _same_work(newer_first(ranking, blocks[s]), s, ops or {}, alloc_over_input or {})
         if floors[s].memory_bound:
             allocs = {n: (alloc_over_input or {}).get((s, n), math.nan) for n in names}
-            lines += [f"  {line}" for line in _memory_bound(ranking, floors[s], blocks[s], allocs)]
+            lines += [f"  {line}" for line in _memory_bound(ranking, floors[s], blocks[s], allocs, brief=not notes)]
             continue
         if by_tokens is None:
             lines += [f"  {withheld('overhead-bound', 'the fixed + per-token fit was not timed')}"]
@@ -398,8 +398,9 @@ def shape_takeaways(
             shares,
             share,
             spreads=spreads,
-            label="fixed share = fixed part ÷ time",  # defined where first printed (cr79 05)
+            label="fixed share = fixed part ÷ time" if notes else "fixed share",  # defined where first printed (cr79 05)
             rounds=per_round,
+            brief=not notes,
         )
     # the headlines of every shape first, the estimates' footnotes after: 05's block read as too dense to read aloud (cr73 05 M4)
     # notes=False: the notebook explains * and † in markdown after the output (cr87 05 M1)
@@ -484,6 +485,7 @@ def _bound_lines(
     rounds: dict[str, np.ndarray] | None = None,
     mark: str = "*",
     slow: dict[str, int] | None = None,
+    brief: bool = False,
 ) -> list[str]:
     """A shape's bound read aloud, one line per verdict kind: who is `bound` (over half the time `what`, each
     share as printed, with its per-round p10-p90 where `spreads` has it); who is not (a name in `near_one`,
@@ -494,7 +496,9 @@ def _bound_lines(
     of half says how many fall on the other side: p10 interpolated into a gap between rounds hid a split (cr74 05 #2). One line each, so no clause's "it" points at another line's names (cr43 05 #4).
     `label` names the kind of share ("byte share", "fixed share"): one unnamed "share" read as the other (cr44 05 #1).
     `mark` ties the label to its footnote: "†" for the byte share, so two shapes' footnotes do not both read "*".
-    `slow` (`Ranking.slow`): a variant with slow rounds says they set one end of its range (cr81 05 M1, cr92 05 #2)."""
+    `slow` (`Ranking.slow`): a variant with slow rounds says they set one end of its range (cr81 05 M1, cr92 05 #2).
+    `brief`: the label's definition (`what`) and the 0.5 rule's wording left to the notebook's footnotes, one short
+    line per label (cr93 05 M4: "overhead-bound* (over half ...; estimated: ...), fixed share = ..." stopped a room)."""
     from analysis.verdicts import RESOLUTION, relation_of
 
     spreads = spreads or {}
@@ -516,14 +520,14 @@ def _bound_lines(
     listed = ", ".join(map(said, bound_by)) or "none by this estimate"
     rest = ", ".join(said(n) for n in shares if n not in bound_by and n not in undecided)
     basis = share.sentence[share.sentence.index("(estimated") + 1 : -1]  # the verdict's own basis clause
-    lines = [f"  {bound}{mark} (over half the time {what}), {label}{' (p10-p90)' if spreads else ''}: {listed}"]
+    defined = "" if brief else f" (over half the time {what})"
+    lines = [f"  {bound}{mark}{defined}, {label}{' (p10-p90)' if spreads else ''}: {listed}"]
     lines += [f"  not {bound}: {rest}"] if rest else []
     # no line for shares whose spread reaches 1: "not told apart from 1 (within 5%)" read as a finding (cr65 05 #1);
     # the shares and their p10-p90 above say it
     if undecided:
-        lines += [
-            f"  cannot tell apart from 0.5 (p10-p90 holds 0.5 or reaches within {margin} of it): {', '.join(map(said, undecided))}"
-        ]
+        rule = "" if brief else f" (p10-p90 holds 0.5 or reaches within {margin} of it)"
+        lines += [f"  cannot tell apart from 0.5{rule}: {', '.join(map(said, undecided))}"]
     # whether each variant's rounds on the other side of half are the same rounds (cr79 05: "1 of 15" each, unexplained)
     rs = {n: np.asarray((rounds or {}).get(n, [])) for n in shares if n not in undecided}
     sides = {tuple(np.flatnonzero((r <= 0.5) if shares[n] > 0.5 else (r > 0.5))) for n, r in rs.items()}
@@ -577,7 +581,7 @@ def line_test_answer(by_count: dict[str, Timing], over_line: np.ndarray, fixed_u
         then the share, the line at 0 tokens (or why it is withheld).
     """
     from analysis.timing import PairedRatio
-    from analysis.verdicts import estimate, judge_ratio, withheld
+    from analysis.verdicts import _allowed, estimate, judge_ratio, withheld
 
     (n1, t1), (n8, _), (n64, _) = ((n, timing.samples_us[: len(over_line)]) for n, timing in by_count.items())
     fit = judge_ratio(
@@ -589,8 +593,16 @@ def line_test_answer(by_count: dict[str, Timing], over_line: np.ndarray, fixed_u
     else:  # untested below n1 either way: the takeaway's "overhead-bound" is a condition, not a finding (cr78 05 #4)
         untested = f'Nothing below {n1} is tested: the label in "This run in words" holds only if the line holds there'
         grows = "faster" if fit.median > 1 else "slower"
+        below, above = int(np.sum(over_line < 1)), int(np.sum(over_line > 1))
+        if fit.p10 < 1 < fit.p90:  # the counts, not "some ... others": 2 of 15 below read as a balance (cr93 05 #1)
+            counted = f"{below} of {over_line.size} rounds below 1, {above} above"
+            fit = replace(
+                fit, sentence=fit.sentence.replace(_allowed(fit.p10, fit.p90, "below", "above").split(", with ")[1], counted)
+            )
+        # a yes/no question answered "cannot tell apart" read as "yes" (cr93 05 M1): inconclusive is neither
+        answer = fit.word.capitalize() if fit.within_noise else "Not shown either way (inconclusive)"
         said = (
-            f"{fit}\nDoes the line predict {n64}? {fit.word.capitalize()}.\n{untested}"  # the word of the verdict above
+            f"{fit}\nDoes the line predict {n64}? {answer}.\n{untested}"  # the word of the verdict above
             if not fit.measurable
             else f"No: {n64} takes {fit.median:.2f}x the line's prediction (p10-p90 {fit.p10:.2f}-{fit.p90:.2f}): between {n8} and"
             f" {n64} time grows {grows} than the line.\nThe line does not extend to {n64}. {untested}"
@@ -790,13 +802,16 @@ def _against_counts(p10: float, p90: float, models: dict[str, float]) -> tuple[l
     said = "; ".join(f"{word} from the {' or '.join(ws)} count{inconclusive.get(word, '')}" for word, ws in grouped.items())
     # "within the margin of the p10-p90" read as "no measurable difference" for 3.33-3.44 against 3.5 (cr75 05 #1):
     # each count the rule does not set apart by its margin only gets its band, at the decimals that place the p10-p90
-    parts, verb = [], ""
+    parts, verb, whole = [], "", ""
     for w in [w for w in told if not p10 <= models[w] <= p90]:
-        said_now = "lies within" if words[w] == NO_DIFFERENCE else "reaches past"
+        # "reaches past the band" said why not "no measurable difference", not why not "below" (cr93 05 #2): the side too
+        side = f"lies {'below' if p90 < models[w] else 'above'} {models[w]:g} but reaches into"
+        said_now = "lies within" if words[w] == NO_DIFFERENCE else side
         band = f" {(RESOLUTION - 1) * 100:g}% band" if not parts else ""
+        whole = ("" if said_now == "lies within" else "whole ") if not parts else whole  # the first count's verb
         parts.append(f"{'' if said_now == verb else said_now + ' '}the {w} count's{band} {_band_text(models[w], p10, p90)}")
         verb = said_now
-    margin = f" (the p10-p90 {' and '.join(parts)})" if parts else ""
+    margin = f" (the {whole}p10-p90 {' and '.join(parts)})" if parts else ""
     apart = [f"{r.split()[0]} the {w} count{why.get((w, r), '')}" for w, r in relations.items() if r != "about 1"]  # cr64 05 #2
     rest = " and ".join(apart)
     if not told:  # apart from every count: each side said
@@ -1086,8 +1101,11 @@ def newer_first(ranking: Ranking, block: dict[str, Timing]) -> list:
     return [judge_ratio(paired_ratio(block, v.reference, v.subject)) for v in ranking.pairs]
 
 
-def _memory_bound(ranking: Ranking, floor: FloorCheck, block: dict[str, Timing], allocs: dict[str, float]) -> list[str]:
-    """The bound at a memory-bound shape (see shape_takeaways): an estimate and a label for every variant, or nothing where busy."""
+def _memory_bound(
+    ranking: Ranking, floor: FloorCheck, block: dict[str, Timing], allocs: dict[str, float], brief: bool = False
+) -> list[str]:
+    """The bound at a memory-bound shape (see shape_takeaways): an estimate and a label for every variant, or nothing where
+    busy; `brief` as `_bound_lines`'."""
     from analysis.timing import paired_ratio
     from analysis.verdicts import estimate, judge_ratio, withheld
 
@@ -1141,5 +1159,6 @@ def _memory_bound(ranking: Ranking, floor: FloorCheck, block: dict[str, Timing],
         rounds={n: 1 / r.per_round for n, r in at_rate.items()},
         mark="†",
         slow=ranking.slow,
+        brief=brief,
     )
     return [*(line.removeprefix("  ") for line in lines[:-1]), *held_back, lines[-1].removeprefix("  ")]

@@ -312,7 +312,8 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     no_notes = shape_takeaways(
         {"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=unrecorded, notes=False
     )
-    assert no_notes == lines[:-1]  # 05 explains the footnotes in markdown (cr87 05 M1)
+    # 05 explains the footnotes in markdown (cr87 05 M1), the labels' definitions too: one short line each (cr93 05 M4)
+    assert no_notes == [lines[0], lines[1], "  memory-bound†, byte share (p10-p90): compiled 1.00 (1.00-1.00)", *lines[3:-1]]
     assert shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)[2:] == [
         "  byte share of naive, fused, compiled: withheld, alloc_over_input not recorded"
     ]
@@ -737,7 +738,7 @@ def test_05s_exercise_1_answer_judges_both_byte_models_ranked_withheld_and_from_
     assert ref[5] == (  # 3.1 / 3.0 = 1.03: within the margin, which the verdict names
         "Verdict (reference run, not this run): naive's time: cannot tell apart from the allocation count, inconclusive; below the source count (it counts the read-only mean as half a copy, which may cost less)"
     ) and ref[3].endswith(
-        "(the p10-p90 reaches past the allocation count's 5% band 2.86-3.15); below the source count (it counts the read-only mean as half a copy, which may cost less)"
+        "(the whole p10-p90 lies above 3 but reaches into the allocation count's 5% band 2.86-3.15); below the source count (it counts the read-only mean as half a copy, which may cost less)"
     )  # the margin, in its row
     assert ref[6].startswith("** recorded on 2026-12-06") and ref[6].endswith("not this run")
     pair = copies_answer(ops, failed, 3.0, tmp_path, block, "compiled").split("\n")  # the reference has no compiled ratio
@@ -843,6 +844,13 @@ def test_05s_line_test_answer_says_the_miss_and_the_share_as_an_extrapolation():
     held = answer(56.0).split("\n")
     assert held[1] == "Does the line predict 512 tokens? No measurable difference (p10-p90 within 5% of 1)."
     assert held[2].startswith("Nothing below 8 tokens is tested")  # untested either way (cr78 05 #4)
+    # a range that straddles 1: the counts, not "some rounds below and others above", and the yes/no question answered
+    # "not shown either way", never "cannot tell apart", which read as "yes" (cr93 05 #1, M1)
+    by_count = interleaved(**{"8 tokens": 20.0, "64 tokens": 24.0, "512 tokens": 56.0})
+    n = len(by_count["8 tokens"].samples_us)
+    straddle = line_test_answer(by_count, np.array([0.9, 0.95, 0.98] + [1.8] * (n - 3)), np.full(n, 19.0)).split("\n")
+    assert f"with 3 of {n} rounds below 1, {n - 3} above (median" in straddle[0] and "some rounds" not in straddle[0]
+    assert straddle[1] == "Does the line predict 512 tokens? Not shown either way (inconclusive)."
     busy = answer(100.0, Contention(1.0, 0.5, None, None)).split("\n")
     assert busy[1] == "Does the line predict 512 tokens? This run cannot say." and "withheld" in busy[2]
 
@@ -858,15 +866,19 @@ def test_05s_exercise_1_word_against_a_count_is_the_rules_word():
     told, _, verdict = _against_counts(3.1, 3.38, {"source": 3.5, "allocation": 3.0})
     assert told == ["source", "allocation"] and verdict == "cannot tell apart from the source or allocation count, inconclusive"
     # the band beside the word, its edges and the p10-p90 at the decimals that place them (cr75 05 #1: 3.33-3.44
-    # "within the margin" of 3.5 read as "no measurable difference"; its p10 3.332 lies below the band's 3.333)
+    # "within the margin" of 3.5 read as "no measurable difference"; its p10 3.332 lies below the band's 3.333), and the
+    # side it lies on: "reaches past the band" said why not "no measurable difference", not why not "below" (cr93 05 #2)
     _, row, _ = _against_counts(3.332, 3.44, {"source": 3.5})
     assert (
         row
-        == "cannot tell apart from the source count, inconclusive (the p10-p90 reaches past the source count's 5% band 3.333-3.68)"
+        == "cannot tell apart from the source count, inconclusive (the whole p10-p90 lies below 3.5 but reaches into the source count's 5% band 3.333-3.68)"
     )
     assert copies_spread(3.332, 3.44, {"source": 3.5}) == "p10-p90 3.332-3.44"
     _, row, _ = _against_counts(3.1, 3.38, {"source": 3.5, "allocation": 3.0})
-    assert row.endswith("(the p10-p90 reaches past the source count's 5% band 3.33-3.68 and the allocation count's 2.86-3.15)")
+    assert row.endswith(
+        "(the whole p10-p90 lies below 3.5 but reaches into the source count's 5% band 3.33-3.68"
+        " and lies above 3 but reaches into the allocation count's 2.86-3.15)"
+    )
     _, _, verdict = _against_counts(3.4, 3.6, {"source": 3.5, "allocation": 3.3})
     assert verdict == "no measurable difference from the source count; cannot tell apart from the allocation count, inconclusive"
 
