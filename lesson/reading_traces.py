@@ -409,11 +409,12 @@ def largest_gap_host_calls(trace: Any) -> tuple[str, pd.DataFrame]:
         (caption naming the gap's two ops, short kernel names (a copy's direction spelled out), its length and its
         start from the step's start (plot_timeline's axis, so a reader can find the rows on the figure), the
         longest stretch of it no host call covers (where one of 1 us or more occurs), and what a negative
-        from_gap_start_us means where one occurs; DataFrame with
+        from_gap_start_us means where one occurs, and the gap's cause (idle_gaps: "launched late" when the
+        next launch began only after the device went idle); DataFrame with
         columns name, lane, from_gap_start_us, dur_us, sorted by start), or an empty table
         where the step has no gap.
     """
-    from analysis import gap_table, representative_step, short_kernel_name
+    from analysis import gap_table, idle_gaps, representative_step, short_kernel_name
 
     step = representative_step(trace)
     gaps = gap_table(trace, step)
@@ -436,6 +437,8 @@ def largest_gap_host_calls(trace: Any) -> tuple[str, pd.DataFrame]:
         caption += f"; the host traced nothing from +{quiet[0]:.0f} to +{quiet[1]:.0f} us"
     if (calls["from_gap_start_us"] < 0).any():  # a call already running when the device went idle
         caption += "; negative from_gap_start_us: began before the gap"
+    causes = idle_gaps(trace, step)  # the same gaps; its cause column compares the next launch with the gap's start
+    caption += f"; cause: {causes.nlargest(1, 'gap_us')['cause'].iloc[0]} (glossary)"
     return caption, calls.reset_index(drop=True)
 
 

@@ -231,6 +231,7 @@ def test_largest_gap_host_calls_finds_the_sync_in_the_recorded_gap():
     assert (calls["from_gap_start_us"] < 100).all() and "ProfilerStep#100" not in names
     assert (calls["from_gap_start_us"] < 0).any() and "; negative from_gap_start_us: began before the gap" in caption
     assert "; the host traced nothing from +20 to +80 us;" in caption  # is_nonzero returns at +20, the next call starts at +80
+    assert caption.endswith("; cause: launched late (glossary)")  # the next launch (+90) began after the device went idle
 
 
 def test_longest_untraced_stretch_counts_nested_calls_once_and_the_gap_end():
