@@ -230,7 +230,7 @@ def neuron_recipe_lines(ranks: int) -> list[str]:
     return [
         f"Trainium's documented recipe (docs/NEURON_NOTES.md N30; not run here): {neuron_torchrun_recipe(ranks)}",
         "  env -u NEURON_RT_VISIBLE_CORES: unset it; if inherited, every rank lands on that one core. In a workshop seat,"
-        f" never: the {ranks} ranks would take NeuronCores 0-{ranks - 1}, other seats' cores (docs/INSTRUCTOR_GUIDE.md).",
+        f" never: the {ranks} ranks would take NeuronCores 0-{ranks - 1}, other seats' cores: the instructor runs it after class, or with those seats stopped (docs/INSTRUCTOR_GUIDE.md).",
         f'  NEURON_RT_NUM_CORES={ranks}: "NeuronCores required by the process", inherited by every rank ({ranks} per rank or'
         " for the job: UNVERIFIED); NEURON_RT_VIRTUAL_CORE_SIZE=2: in the vendor's example, not in its variable reference"
         " (UNVERIFIED).",

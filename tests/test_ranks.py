@@ -183,6 +183,7 @@ def test_neuron_recipe_lines_explain_the_neuron_parts_and_warn_a_seat_on_every_b
     assert neuron_torchrun_recipe(2) in lines[0]
     unset = next(line for line in lines[1:] if "env -u NEURON_RT_VISIBLE_CORES" in line)  # the part a seat must change
     assert "In a workshop seat, never: the 2 ranks would take NeuronCores 0-1, other seats' cores" in unset
+    assert "the instructor runs it after class, or with those seats stopped" in unset  # what a seat does instead (cr93 08)
     runtime = next(line for line in lines[1:] if "NEURON_RT_NUM_CORES" in line)
     assert '"NeuronCores required by the process"' in runtime  # the configuration guide's words (N30)
     assert "(2 per rank or for the job: UNVERIFIED)" in runtime  # the guide does not say which, under torchrun
