@@ -450,8 +450,8 @@ def recorded_reading_line(table: pd.DataFrame, step: int, together: int, collect
     waited = table["waited_ms"].round(1) if "waited_ms" in table else pd.Series(dtype=float)
     who = ""  # two ranks, one of them credited: it started earlier; the pairing is a guess, so "credited", not "waited"
     if len(waited) == 2 and (waited > 0).sum() == 1:
-        first, other = waited.idxmax(), waited.idxmin()
-        who = f": by this pairing, rank {first} is credited {waited[first]:.1f} ms of waiting, for rank {other} or another of the job's ranks"
+        first = waited.idxmax()
+        who = f": by this pairing, rank {first} is credited {waited[first]:.1f} ms of waiting"
     return (
         f"step {step} [{origin}], one step: a reading, not a verdict: {longer('outside_ms')} the collectives, "
         f"{longer('collective_ms')}; waited_ms counts only the {together} of {collectives} collectives "
