@@ -230,7 +230,7 @@ def neuron_recipe_lines(ranks: int) -> list[str]:
     return [
         f"Trainium's documented recipe (docs/NEURON_NOTES.md N30; not run here): {neuron_torchrun_recipe(ranks)}",
         "  env -u NEURON_RT_VISIBLE_CORES: unset it; if inherited, every rank lands on that one core. In a workshop seat,"
-        f" never: the {ranks} ranks would take NeuronCores 0-{ranks - 1}, other seats' cores (docs/INSTRUCTOR_GUIDE.md).",
+        f" never: the {ranks} ranks would take NeuronCores 0-{ranks - 1}, other seats' cores: the instructor runs it after class, or with those seats stopped (docs/INSTRUCTOR_GUIDE.md).",
         f'  NEURON_RT_NUM_CORES={ranks}: "NeuronCores required by the process", inherited by every rank ({ranks} per rank or'
         " for the job: UNVERIFIED); NEURON_RT_VIRTUAL_CORE_SIZE=2: in the vendor's example, not in its variable reference"
         " (UNVERIFIED).",
@@ -296,8 +296,9 @@ def slow_step_wait_line(waits: pd.DataFrame, slowest: int, straggler_ms: float) 
     Why the start is in it: a wait is the gap between two arrivals, and each arrival is a start plus
     a compute, so the others can wait longer than the extra work where the straggler also started
     its steps later (A5 section 2 reads why). That lag is printed as a count and a per-step range, since a
-    median alone hides lags of both signs; the count compares the unrounded lags with its threshold (0.1 ms) and the
-    range prints 0.01 ms, so a lag of 0.05 is shown and not counted (cold read r87: a rounded count read 0.054 as 0.1).
+    median alone hides lags of both signs; the count takes the lags as the range prints them (0.01 ms) and counts
+    those above 0.1 ms, so a printed 0.10 is never counted and a printed 0.11 always is (cold read r93: an unrounded
+    0.0996 printed as 0.10 beside "0.1 ms or more in 0")
     Printed only where the wait exceeds the extra work and the median lag is positive.
 
     Args:
@@ -318,8 +319,9 @@ def slow_step_wait_line(waits: pd.DataFrame, slowest: int, straggler_ms: float) 
     line = f"slow steps (medians): {who} waited {wait:.1f} ms (rank {slowest} was set to add {straggler_ms:g} ms)"
     line += f", rank {slowest} itself {own:.1f} ms"
     if straggler_ms > 0 and wait > straggler_ms and lags.median() > 0:
-        low, high = f"{lags.min():.2f}", f"{lags.max():.2f}"
-        line += f"; rank {slowest}'s step started 0.1 ms or more later in {(lags >= 0.1).sum()} of {len(lags)}, step-start gaps (+ = rank {slowest} later) {low} to {high} ms"
+        shown = lags.round(2)  # as printed, so the count and the range agree
+        low, high = f"{shown.min():.2f}", f"{shown.max():.2f}"
+        line += f"; rank {slowest}'s step started more than 0.1 ms later in {(shown > 0.1).sum()} of {len(lags)}, step-start gaps (+ = rank {slowest} later) {low} to {high} ms"
     return line
 
 
@@ -448,8 +450,8 @@ def recorded_reading_line(table: pd.DataFrame, step: int, together: int, collect
     waited = table["waited_ms"].round(1) if "waited_ms" in table else pd.Series(dtype=float)
     who = ""  # two ranks, one of them credited: it started earlier; the pairing is a guess, so "credited", not "waited"
     if len(waited) == 2 and (waited > 0).sum() == 1:
-        first, other = waited.idxmax(), waited.idxmin()
-        who = f": by this pairing, rank {first} is credited {waited[first]:.1f} ms of waiting, for rank {other} or another of the job's ranks"
+        first = waited.idxmax()
+        who = f": by this pairing, rank {first} is credited {waited[first]:.1f} ms of waiting"
     return (
         f"step {step} [{origin}], one step: a reading, not a verdict: {longer('outside_ms')} the collectives, "
         f"{longer('collective_ms')}; waited_ms counts only the {together} of {collectives} collectives "
