@@ -222,7 +222,7 @@ def same_work_spread(ratios: pd.DataFrame) -> tuple[float, float]:
 
 
 def spread_line(ratios: pd.DataFrame) -> str:
-    """Three lines, in the words of 09's rule: what the range is (tensor_engine_active_time's fused /
+    """Two lines, in the words of 09's rule: what the range is (tensor_engine_active_time's fused /
     baseline per dtype, beside the computing-instruction counts, equal in both kernels: the stand-in for noise (the band),
     assumed, not measured); the cut-offs and how each is computed (analysis.apart_bounds: the low end x0.95,
     the high end /0.95, and where the 5% comes from); which time ratios lie past a cut-off in both dtypes,
@@ -237,11 +237,11 @@ def spread_line(ratios: pd.DataFrame) -> str:
         ratios: `guesses_against_counters`' table (its computing-instructions column: the tensor row's counts).
 
     Returns:
-        e.g. "tensor_engine_active_time, fused / baseline: x1.068 (bf16), x0.912 (fp32), under equal counts of
-        computing instructions (56 / 56, 60 / 60): the band", "cut-offs: below
-        x0.867 or above x1.124 (x0.912 x 0.95, x1.068 / 0.95: the series' 5% margin, borrowed ...)" and "past a cut-off in both dtypes: total_time, ...; no verdict in either dtype:
-        vector_engine_active_time (bf16 x0.869, 0.002 inside, fp32 x0.950, 0.083 inside)": each no-verdict ratio
-        with its distance to the nearer cut-off, so a reader sees how near it came (09's cold reader asked).
+        Two lines: the rule worked with its numbers (r93: six bullets of rule in 09's markdown stopped every reader),
+        e.g. "the band: the same tensor work (56 / 56, 60 / 60 computing instructions) moved the tensor lane
+        x0.912-x1.068; widened by 5% (...): only moves below x0.867 or above x1.124 count", and "past a cut-off in
+        both dtypes: total_time, ...; no verdict in either dtype: vector_engine_active_time (bf16 x0.869 misses by
+        0.002, fp32 x0.913 misses by 0.047)": each no-verdict ratio with its distance to the nearer cut-off.
     """
     from analysis import RESOLUTION, apart_bounds
 
@@ -253,20 +253,18 @@ def spread_line(ratios: pd.DataFrame) -> str:
     out = [c for c, n in outside.items() if n == len(DTYPES)]
     rest = [c for c, n in outside.items() if n == 0]
     mixed = [c for c, n in outside.items() if 0 < n < len(DTYPES)]
-    tensor = ", ".join(f"x{float(ratios.at['tensor_engine_active_time', d]):.3f} ({d})" for d in DTYPES)
     counts = ratios.at["tensor_engine_active_time", "computing instructions, fused / baseline (bf16, fp32)"]
 
     def inside(c: str) -> str:  # a no-verdict counter's distance to its nearer cut-off, per dtype
         r = {d: float(ratios.at[c, d]) for d in DTYPES}
         return ", ".join(
-            f"{d} x{v:.3f}, {min(v - below, above - v):.3f} inside" for d, v in r.items() if not against_spread(v, (lo, hi))
+            f"{d} x{v:.3f} misses by {min(v - below, above - v):.3f}" for d, v in r.items() if not against_spread(v, (lo, hi))
         )
 
     return (
-        f"tensor_engine_active_time, fused / baseline: {tensor}, under equal counts of computing instructions"
-        f" ({counts}): the band\n"
-        f"cut-offs, from unrounded ratios: below x{below:.3f} or above x{above:.3f} (x{lo:.3f} x {1 - share:g}, "
-        f"x{hi:.3f} / {1 - share:g}: the series' {share:.0%} margin, borrowed from cpu runs of notebook 05, has no trn2 basis)\n"
+        f"the band: the same tensor work ({counts} computing instructions) moved the tensor lane x{lo:.3f}-x{hi:.3f}; "
+        f"widened by {share:.0%} (the series' margin, from cpu runs of notebook 05, no trn2 basis): only moves below x{below:.3f} "
+        f"or above x{above:.3f} count\n"
         f"past a cut-off in both dtypes: {', '.join(out) or 'none'}; "
         f"no verdict in either dtype: {', '.join(f'{c} ({inside(c)})' for c in rest) or 'none'}"
         + (f"; past a cut-off in one dtype only: {', '.join(f'{c} ({inside(c)})' for c in mixed)}" if mixed else "")
@@ -327,12 +325,12 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
         start: `execution_start`'s result (rows named "<kernel>_<dtype>_s512").
 
     Returns:
-        Two lines, e.g. "before the first MATMUL (setup, then the first instruction declaring HBM bytes): 17.2-18.2 us
-        in every profile, no computing instruction; fused / baseline from the first MATMUL to the DMA row's last bar
-        (without the start, where the inputs' loads begin, and the tail): bf16 x0.49 (34.9 -> 17.0 us), ..." and "per call
-        (total_time): bf16 x0.67, ...: the start and the tail dilute the gain in these profiles; if they cost both
-        kernels the same every call, the per-call ratio lies between the stretch's and 1" (the direction of the
-        bound, 09's cold reader r91: x0.49 alone read as "fusion halves the time").
+        Two lines, e.g. "the start (before the first MATMUL: setup, then the first HBM-reading instruction): 17.2-18.2 us
+        in every profile, no computing instruction; fused / baseline in the compute window (first MATMUL to the DMA
+        row's last bar): bf16 x0.49 (34.9 -> 17.0 us), ..." and "per call (total_time, start and tail included): bf16
+        x0.67, ...; if the start and the tail recur every call, expect about the per-call ratio; if once, the gain
+        approaches the compute window's (x0.49, x0.49); one profile cannot tell which" (r93: "between the stretch's
+        and 1" stopped every reader; the window has one name, "compute window", everywhere in 09).
         The profiled call is the 2nd execution (N37: the first carries the one-time warm-up), so the start is not
         first-call warm-up; whether it recurs on every call, one profile cannot show: total_time is the per-call
         figure, the middle ratio a bound on it (09's cold reader, r90).
@@ -347,26 +345,19 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
         if computing.eq(0).all()
         else "computing instructions in " + ", ".join(computing.index[computing > 0])
     )
-    middle_parts, whole_parts, diluted = [], [], []
+    middle_parts, whole_parts, middle_ratios = [], [], []
     for dtype in sorted({name.split("_")[1] for name in start.index}):
         base, fused = (next(n for n in start.index if n.startswith(f"{k}_{dtype}_")) for k in ("baseline", "fused"))
         middle_ratio, whole_ratio = middle[fused] / middle[base], total[fused] / total[base]
         middle_parts.append(f"{dtype} x{middle_ratio:.2f} ({middle[base]:.1f} -> {middle[fused]:.1f} us)")
         whole_parts.append(f"{dtype} x{whole_ratio:.2f}")
-        diluted.append(abs(1 - whole_ratio) < abs(1 - middle_ratio))
-    link = (
-        "the start and the tail dilute the gain in these profiles"
-        if all(diluted)
-        else "they do not dilute the gain in every dtype"
-    )
-    loads_first = (start["first HBM-reading instruction starts (us)"].astype(float) < first).all()
-    left_out = "the start, where the inputs' loads begin," if loads_first else "the start"
+        middle_ratios.append(f"x{middle_ratio:.2f}")
     return (
-        f"before the first MATMUL (setup, then the first instruction declaring HBM bytes): {span} us in every profile, "
-        f"{before}; fused / baseline from the first MATMUL to the DMA row's last bar (without {left_out} and "
-        f"the tail): {', '.join(middle_parts)}"
-        f"\nper call (total_time): {', '.join(whole_parts)}: {link}; if they cost both kernels the same every call, "
-        "the per-call ratio lies between the stretch's and 1"
+        f"the start (before the first MATMUL: setup, then the first HBM-reading instruction): {span} us in every profile, "
+        f"{before}; fused / baseline in the compute window (first MATMUL to the DMA row's last bar): {', '.join(middle_parts)}"
+        f"\nper call (total_time, start and tail included): {', '.join(whole_parts)}; if the start and the tail recur every "
+        f"call, expect about the per-call ratio; if once, the gain approaches the compute window's ({', '.join(middle_ratios)}); "
+        "one profile cannot tell which"
     )
 
 
@@ -524,6 +515,6 @@ def burst_transfers(exports: dict[str, Any], name: str = "baseline_bf16_s512") -
         want = int(source[source.index.str.startswith(tensor)].sum())
         same = "=" if stored == loaded == want else "NOT ="
         lines.append(
-            f"{name} burst {k} (instruction starts): stores {listing(rows, 'hbm_write_bytes')}; loads {listing(rows, 'hbm_read_bytes')}; stored {same} loaded {same} {tensor} in the source, {want:,} B"
+            f"{name} burst {k}, {tensor} by time order (instruction starts): stores {listing(rows, 'hbm_write_bytes')}; loads {listing(rows, 'hbm_read_bytes')}; stored {same} loaded {same} its source bytes, {want:,} B"
         )
     return "\n".join(lines)
