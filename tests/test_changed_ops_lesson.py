@@ -72,7 +72,7 @@ def test_fused_rate_line_gives_the_second_rate_and_the_range_it_cannot_narrow():
     line = fused_rate_line(mixed, call, "SAVING")
     assert line.startswith(
         "saving per call across the two rates below (the fused one an MI300X rate, applied to both):"
-        " an NVIDIA H100 2 to 134 us, an AMD MI300X -31 to 104 us: inconclusive, neither rate is shown to hold here\nSAVING\n"
+        " an NVIDIA H100 2 to 134 us, an AMD MI300X -31 to 104 us: inconclusive, neither rate is shown to hold here\nupper end of the range: SAVING\n"
     )  # cr90: the range first, and the fused rate named as the MI300X's
     assert line.endswith(
         "at the rate of the 6 small recorded fused calls (MI300X, float32, 8x16x32x32, 35x fewer bytes; median 247 GB/s,"
@@ -82,6 +82,9 @@ def test_fused_rate_line_gives_the_second_rate_and_the_range_it_cannot_narrow():
     both = mixed.copy()
     both.loc["naive_kernel_us"] = [200.0, 190.0]
     assert "an NVIDIA H100 52 to 134 us, an AMD MI300X 42 to 104 us" in fused_rate_line(both, call, "")
+    low = mixed.copy()
+    low.loc["saved_at_naive_rate_us"] = [-50.0, -50.0]  # cr93: the saving line names the end of the range it is
+    assert "\nlower end of the range: SAVING\n" in fused_rate_line(low, call, "SAVING")
 
 
 def test_priced_table_names_its_rows_in_plain_words():
@@ -90,4 +93,5 @@ def test_priced_table_names_its_rows_in_plain_words():
 
     priced = pd.DataFrame({"an NVIDIA H100": dict.fromkeys(PRICED_ROWS, 1.04), "an AMD MI300X": dict.fromkeys(PRICED_ROWS, 2.0)})
     shown = priced_table(priced)
-    assert list(shown.index) == list(PRICED_ROWS.values()) and shown.iloc[0, 0] == 1.0
+    assert list(shown.index) == [*PRICED_ROWS.values(), "saved, fused rate (us)"] and shown.iloc[0, 0] == 1.0
+    assert shown.loc["saved, fused rate (us)"].tolist() == [0.0, 0.0]  # cr93: both ends of the range get a saved row
