@@ -14,7 +14,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from analysis.floor import SLOW_ROUND, rounds_over_slow
+from analysis.floor import SLOW_ROUND, rounds_over_slow, slow_rounds
 from analysis.timing import Timing
 from analysis.verdicts import Verdict, estimate, withheld
 
@@ -49,13 +49,18 @@ def _duration(seconds: float) -> str:
 
 
 # why break_evens and 04's exercise 2 withhold what they would draw from a busy cold call (ColdCall.busy)
-# 04 on neuron, cr78: TorchNeuron deletes each graph's compile artifacts unless told before torch loads (N43)
-KEEP_NEFF = "its NEFF and StableHLO are kept only if the kernel started with TORCH_NEURONX_PRESERVE_COMPILATION_ARTIFACTS=1 (N43)"
+# 04 on neuron, cr78: TorchNeuron deletes each graph's compile artifacts unless told before torch loads (N43);
+# cr93 04: the NEFF itself stays in the NEFF cache (N43, as 04's markdown says); cr93 04 MAJOR: the listing's place on neuron
+KEEP_NEFF = (
+    "its NEFF stays in the NEFF cache; the copy under TORCH_NEURONX_DEBUG_DIR, its StableHLO and neuronx-cc's working"
+    " files stay only if the kernel started with TORCH_NEURONX_PRESERVE_COMPILATION_ARTIFACTS=1 (N43); what ran: the"
+    " cpu reference run's listing (docs/reference-runs/README.md, 04), and a NEFF's device view in notebook 09"
+)
 BUSY_COLD_CALL = "a cold call's block was BUSY (its machine line above): one sample, nothing to conclude"
 
 
 def break_evens(
-    cold: ColdCall, after_setup: ColdCall, naive: Any, verdict: Any, hidden: int, new_hidden: int
+    cold: ColdCall, after_setup: ColdCall, naive: Any, verdict: Any, hidden: int, new_hidden: int, compiled: Any = None
 ) -> list[Verdict | str]:
     """How many warm calls pay the process's first compile back against naive, its basis, what the
     cache files say about setup, and how long a later compile took: one idea a line (cr59).
@@ -77,6 +82,8 @@ def break_evens(
             its median (p10, p90 for the range); the first break-even is given only where its kind
             is "faster", else withheld with its sentence.
         hidden: the timed shape's HIDDEN; new_hidden: the HIDDEN the later compile was timed at.
+        compiled: the compiled variant's interleaved Timing, or None: with `naive`, where one variant's slow
+            rounds set an end of the calls' range (`_set_by_slow_rounds`), the range says so (cr93 04 #2).
 
     Returns:
         The first compile's break-even (an estimate in whole calls, rounded up,
@@ -109,6 +116,7 @@ def break_evens(
             fewest, most = (math.ceil(extra_us / (naive.median_us * (1 - r))) for r in (verdict.p10, verdict.p90))
             # cr77: the range is the warm ratio's alone; the cold call is one sample (its basis line)
             spread = f"{fewest:,.0f}-{most:,.0f} calls from the per-round ratio's p10-p90 alone"
+            spread += _set_by_slow_rounds(verdict, naive, compiled)
         # f73: the label follows the counts: re-run in the same kernel (or on a filled cache), the cold call is no first compile
         counts = cold.counts
         first_compile = not (counts.get("graphs captured before", 0) or counts.get("cache_hits", 0))
@@ -143,6 +151,26 @@ def break_evens(
     else:
         reason = verdict.sentence if verdict.kind != "faster" else f"the saving at HIDDEN = {new_hidden} was not timed"
     return [*lines, withheld(later_subject + "; its break-even", reason)]
+
+
+def _set_by_slow_rounds(verdict: Any, naive: Any, compiled: Any) -> str:
+    """Returns ", its low end set by naive's 2 slow rounds" where they set it, else "" (and the same for the compiled
+    variant's at the high end).
+
+    Why: cr93 04 #2: the calls' low end came from two rounds in which only naive ran about 2.5x slow, yet read
+    as the compile saving's spread. A slow naive round lowers that round's compiled / naive ratio (more saved,
+    fewer calls); a slow compiled round raises it. An end is named only where that variant has slow rounds
+    (`analysis.floor.slow_rounds`: its p90 is SLOW_ROUND times its median or more) and the ratio's end is as far
+    from its median as one such round moves it."""
+    ends = [
+        (end, name, n)
+        for end, name, timing, beyond in (
+            ("low", "naive", naive, verdict.p10 * SLOW_ROUND <= verdict.median),
+            ("high", "the compiled variant", compiled, verdict.p90 >= SLOW_ROUND * verdict.median),
+        )
+        if timing is not None and beyond and hasattr(timing, "samples_us") and (n := slow_rounds(timing))
+    ]
+    return "".join(f", its {end} end set by {name}'s {n} slow round{'s' * (n > 1)}" for end, name, n in ends)
 
 
 def slow_rounds_line(timings: dict[str, Timing], *names: str) -> str:

@@ -284,3 +284,35 @@ def test_slow_rounds_are_counted_per_variant_under_the_verdicts_and_no_longer_be
     assert line.startswith("slow rounds (1.5x their variant's median or more): naive 2 of 15, fused 0 of 15; ")
     assert line.endswith("moves its ratios and can set their p10 or p90; a quiet machine line rules out CPU waits only")
     assert "fused" not in slow_rounds_line({"naive": slow, "fused": steady}, "naive")
+
+
+def test_keep_neff_says_the_neff_stays_in_the_neff_cache_as_n43_does():
+    """cr93 04 #1: the printed line said the NEFF was kept only with PRESERVE=1, against 04's markdown and N43."""
+    from lesson.compiled import KEEP_NEFF
+
+    assert KEEP_NEFF.startswith("its NEFF stays in the NEFF cache;")
+    assert "NEFF and StableHLO are kept only" not in KEEP_NEFF
+    assert "StableHLO" in KEEP_NEFF and "TORCH_NEURONX_PRESERVE_COMPILATION_ARTIFACTS=1" in KEEP_NEFF
+    assert "docs/reference-runs/README.md" in KEEP_NEFF and "notebook 09" in KEEP_NEFF  # cr93 04: the listing's place
+
+
+def test_the_break_even_range_names_the_slow_rounds_that_set_its_end():
+    """cr93 04 #2: 122-158 calls, whose low end came from two rounds in which only naive ran about 2.5x slow."""
+    import numpy as np
+
+    from analysis.timing import Timing
+    from lesson.compiled import break_evens
+
+    def timing(samples):
+        return Timing("t", np.asarray(samples, dtype=float), 1)
+
+    naive = timing([100_000.0] * 13 + [250_000.0] * 2)
+    quiet = timing([32_000.0] * 15)
+    verdict = _verdict("faster", p10=0.13, p90=0.33, median=0.32)
+    paid_back, *_ = break_evens(ColdCall({"seconds": 10.6}), ColdCall({"seconds": 1.0}), naive, verdict, 4096, 1024, quiet)
+    assert "calls from the per-round ratio's p10-p90 alone, its low end set by naive's 2 slow rounds;" in paid_back.sentence
+    assert "high end" not in paid_back.sentence
+    # no slow round, or a p10 no farther from the median than spread: nothing named
+    for n, v in ((naive, _verdict("faster", p10=0.3, p90=0.33, median=0.32)), (quiet, verdict)):
+        paid_back, *_ = break_evens(ColdCall({"seconds": 10.6}), ColdCall({"seconds": 1.0}), n, v, 4096, 1024, quiet)
+        assert "slow round" not in paid_back.sentence
