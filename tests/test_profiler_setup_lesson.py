@@ -124,20 +124,25 @@ def test_cost_takeaway_states_a_ratio_only_where_measurable():
     # cr81 01: the inconclusive call's cost in us is printed too, with its p10-p90 (order statistics); cr86 01 #2-3:
     # "(holds 0)" where it does, and no "not a verdict" on the 15 rounds that give the ratio its verdict
     # cr89 01 #2: the zero leads; "too noisy" only where the spread is wider than the tiny call's extra
-    noisy = "\n  per-call difference holds 0: too noisy to see a difference the size of the tiny call's median (+2.5 us): p10-p90 -141 to +12 us, median +5 us; bare 3,000 us\n"
+    noisy = (
+        "\n  per-call difference holds 0: p10-p90 -141.0 to +12.0 us, median +5.0 us"
+        "\n  too noisy to see a difference the size of the tiny call's median (+2.5 us)"
+        "\n  bare median 3,000 us\n"
+    )  # cr94 01 #2: short lines, one precision
     assert noisy in bare_line
     wide_tiny = {**extra, "tiny": extra["tiny"] + 500}
-    assert "per-call difference holds 0: p10-p90 -141 to +12 us" in cost_takeaway(
-        verdicts, wide_tiny, {"lesson": 3000.0, "tiny": 25.04}
-    )
+    wide = cost_takeaway(verdicts, wide_tiny, {"lesson": 3000.0, "tiny": 25.04})
+    assert "per-call difference holds 0: p10-p90 -141.0 to +12.0 us" in wide and "too noisy" not in wide
     assert "not a verdict" not in bare_line and "more than that cost" not in bare_line
-    # cr93 01 #2: a bare median outside the steady range says the recorded-vs-steady gap is not the profiler's cost
-    moved = "bare 3,000 us, outside the steady range: the machine read differently at that moment"
+    # cr93 01 #2, cr94 01 c1: a bare median outside the steady range: the gap cannot be laid on the profiler, no more
+    moved = "bare median 3,000 us, outside the steady range, so this run cannot lay the recorded-vs-steady gap on the profiler"
     assert moved in cost_takeaway(verdicts, extra, {"lesson": 3000.0, "tiny": 25.04}, {"lesson": (2500.0, 2900.0)})
     assert "outside" not in cost_takeaway(verdicts, extra, {"lesson": 3000.0, "tiny": 25.04}, {"lesson": (2900.0, 3100.0)})
     positive = cost_takeaway(verdicts, {"lesson": np.array([1.0, 2.0, 5.0, 9.0, 12.0])}, {"lesson": 3000.0})
-    assert "p10-p90 +1 to +12 us; bare" in positive
+    # cr94 01 #1: a difference clear of 0 under an inconclusive ratio carries that verdict, not a cost
+    assert "p10-p90 +1.0 to +12.0 us, median +5.0 us (the ratio's verdict applies: inconclusive)\n  bare median" in positive
     assert "bare" not in line.split("\n", 1)[1].replace("profiled / bare", "") and line.count("us per call") == 1
+    assert all(len(row.split()) <= 25 for row in bare_line.splitlines())  # cr94 01 #2: no line past about 25 words
     busy = dataclasses.replace(verdicts["lesson"], kind="busy")
     assert cost_takeaway({"lesson": busy}, extra).endswith("\nlesson call: busy")  # one call: no clause against the other
     # cold reads cr72, cr77: a median below 1 is noise, not a negative cost (01 alternates the order each round)
