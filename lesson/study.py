@@ -457,7 +457,7 @@ def quiet_note(machine: str, floor: FloorCheck, block: dict[str, Timing], shape:
     )  # time_with_floor re-times a failed copy
     return (
         f"\n  The CPU was quiet, yet {' and '.join(varied.values())} varied."
-        f"\n  Cause not measured here; candidates: memory traffic, page faults (A3).\n  {timed} verdicts below include those rounds.{also}"
+        f"\n  Cause not measured here; candidates: memory traffic, page faults (A3).\n  {timed} verdicts below include those rounds: where one is inconclusive, rerun the cell, or raise REPEATS, for a verdict.{also}"
     )
 
 
@@ -514,6 +514,9 @@ def _bound_lines(
         split = f"; {other} of {r.size} rounds {side} 0.5" if other else ""
         if (slow or {}).get(n):
             split = f"; {slow[n]} slow rounds set one end of its range"  # they reach p10 or p90 (cr92 05 #2)
+            # withheld beside a labelled variant of the same median: the slow rounds are why (cr94 05 M1)
+            same = [m for m in bound_by if n in undecided and f"{shares[m]:.2f}" == f"{shares[n]:.2f}"]
+            split = f"; as {same[0]}'s median, but its range's end is set by {slow[n]} slow rounds" if same else split
         return f"{n} {shares[n]:.2f}" + (f" ({spreads[n][0]:.2f}-{spreads[n][1]:.2f}{split})" if n in spreads else "")
 
     bound_by = [n for n, v in shares.items() if n not in undecided and (n in near_one or round(v, 2) > 0.5)]  # as printed
@@ -528,13 +531,6 @@ def _bound_lines(
     if undecided:
         rule = "" if brief else f" (p10-p90 holds 0.5 or reaches within {margin} of it)"
         lines += [f"  cannot tell apart from 0.5{rule}: {', '.join(map(said, undecided))}"]
-    # whether each variant's rounds on the other side of half are the same rounds (cr79 05: "1 of 15" each, unexplained)
-    rs = {n: np.asarray((rounds or {}).get(n, [])) for n in shares if n not in undecided}
-    sides = {tuple(np.flatnonzero((r <= 0.5) if shares[n] > 0.5 else (r > 0.5))) for n, r in rs.items()}
-    if len(rs) > 1 and len(sides) == 1 and sides != {()} and all(r.size for r in rs.values()):
-        # by name and round: "for every variant" read as naive too, whose slow rounds were others (cr92 05 #1)
-        names = ", ".join(list(rs)[:-1]) + f" and {list(rs)[-1]}"
-        lines += [f"  the rounds on the other side of half are the same for {names}: round {', '.join(map(str, *sides))}"]
     return [*lines, f"  {mark} {basis}"]
 
 
@@ -1000,7 +996,8 @@ def plot_over_copy(rankings: dict[str, Ranking], names: list[str], title: str, p
     # says it: "1.10x" beside "cannot tell apart from the copy" read as a finding (cr88 05 #5)
     near = {s: {n: _copy_mark(r.over_floor[n]) for n in names if _copy_mark(r.over_floor[n])} for s, r in drawn.items()}
     for s in drawn:
-        tied[s] = {n: "?" if "?" in (tied[s].get(n), near[s].get(n)) else tied[s].get(n) or near[s][n] for n in tied[s] | near[s]}
+        # both marks where both hold: "◇" (against the copy) is not "?" (an unresolved order; cr94 05: one "?", two meanings)
+        tied[s] = {n: "".join(dict.fromkeys(m for m in (tied[s].get(n), near[s].get(n)) if m)) for n in tied[s] | near[s]}
     for bars, (s, r) in zip(
         [c for c in ax.containers if type(c).__name__ == "BarContainer"], drawn.items()
     ):  # bars, not whiskers
@@ -1029,7 +1026,7 @@ def plot_over_copy(rankings: dict[str, Ranking], names: list[str], title: str, p
     for mark in dict.fromkeys(m for ns in near.values() for m in ns.values()):  # against the copy: its own entry
         handles.insert(2, plt.Line2D([], [], ls="none"))
         labels.insert(
-            2, f"{mark} (whisker in the band): {CANNOT_TELL + ' from the copy, inconclusive' if mark == '?' else NO_DIFFERENCE}"
+            2, f"{mark} (whisker in the band): {CANNOT_TELL + ' from the copy, inconclusive' if mark == '◇' else NO_DIFFERENCE}"
         )
     ax.set_title(title)
     if paired:  # below the notes: beside the axes it covered the pairs panel's labels (cr58 05 #2)
@@ -1044,14 +1041,14 @@ def plot_over_copy(rankings: dict[str, Ranking], names: list[str], title: str, p
 
 
 def _copy_mark(ratio: Any) -> str:
-    """A bar's mark against the copy: "?" where its p10-p90 enters the verdicts' band around 1 without lying inside it
+    """A bar's mark against the copy: "◇" where its p10-p90 enters the verdicts' band around 1 without lying inside it
     (CANNOT_TELL), "≈" where it lies inside (NO_DIFFERENCE), "" where the verdict is measurable (a busy ratio is not drawn)."""
     from analysis.verdicts import judge_ratio
 
     v = judge_ratio(ratio)
     if v.measurable or v.kind != "no measurable difference":
         return ""
-    return "≈" if v.short_word == NO_DIFFERENCE else "?"
+    return "≈" if v.short_word == NO_DIFFERENCE else "◇"
 
 
 def _plot_pairs(ax: Any, ranking: Ranking, colour: str, resolution: float) -> None:

@@ -928,7 +928,9 @@ def test_05s_quiet_block_says_which_case_had_slow_rounds():
     passed, failed = SimpleNamespace(ok=True, measurements=1), SimpleNamespace(ok=False, measurements=2)
     note = quiet_note("quiet while timing", passed, {"copy": steady, "naive": naive}, "large")
     assert note.startswith('\n  The CPU was quiet, yet naive (2 of 15 rounds over 1.5x its median: blocks["large"]["naive"]')
-    assert note.endswith("\n  The verdicts below include those rounds.")  # cr74 05 M1: why a pair is inconclusive
+    assert note.endswith(
+        "\n  The verdicts below include those rounds: where one is inconclusive, rerun the cell, or raise REPEATS, for a verdict."
+    )  # cr74 05 M1: why a pair is inconclusive
     assert "\n  Cause not measured here; candidates: memory traffic, page faults (A3).\n" in note  # cr87 05 #2
     assert all(line.endswith(".") for line in note.splitlines()[1:])  # short lines, each a sentence (cr88 05 M1)
     assert quiet_note("quiet while timing", passed, {"copy": steady}, "large") == ""
@@ -944,7 +946,7 @@ def test_05s_quiet_block_says_which_case_had_slow_rounds():
     lone = Timing("torch.rms_norm", np.array([100.0] * 14 + [253.0]), inner=1)
     both = quiet_note("quiet while timing", passed, {"naive": naive, "torch.rms_norm": lone}, "large")
     assert both.endswith(
-        "include those rounds.\n  One round over 1.5x its median, outside its p10-p90, so no verdict changes: torch.rms_norm."
+        "include those rounds: where one is inconclusive, rerun the cell, or raise REPEATS, for a verdict.\n  One round over 1.5x its median, outside its p10-p90, so no verdict changes: torch.rms_norm."
     )
     alone = quiet_note("quiet while timing", passed, {"copy": steady, "torch.rms_norm": lone}, "large")
     assert alone == "\n  One round over 1.5x its median, outside its p10-p90, so no verdict changes: torch.rms_norm."
@@ -976,9 +978,9 @@ def test_a_variant_with_slow_rounds_says_so_in_the_ranking_and_an_unresolved_pai
     assert "?: cannot tell apart, inconclusive, order unresolved\n(the pair's verdict: the table above)" in legend
 
 
-def test_05s_bound_lines_say_when_every_variant_splits_on_the_same_rounds():
-    """cr79 05: each of three byte shares read "1 of 15 rounds under half", and the page never said whether it was one
-    round for all: a line says so where the rounds are the same, and nothing where they differ."""
+def test_05s_bound_lines_split_rounds_per_name_and_say_why_a_label_is_withheld():
+    """cr79 05: "1 of 15 rounds under half" per share; cr94 05 M3: the line naming the shared round said nothing of
+    what it implied, so it is gone; cr94 05 M1: a withheld share at a labelled one's median says slow rounds are why."""
     from analysis.verdicts import estimate
     from lesson.study import _bound_lines
 
@@ -986,7 +988,12 @@ def test_05s_bound_lines_say_when_every_variant_splits_on_the_same_rounds():
     shares = {n: float(np.median(r)) for n, r in same.items()}
     share = estimate("moving its bytes", shares, "of the time", "a model", "a read-only pass", 2)
     lines = _bound_lines("memory-bound", "moving its bytes", shares, share, rounds=same, mark="†")
-    assert "  the rounds on the other side of half are the same for a and b: round 2" in lines  # by name (cr92 05 #1)
+    assert not any("other side of half" in line for line in lines)  # cr94 05 M3
+    wide = {"a": (0.9, 0.9), "b": (0.3, 0.9)}  # b's range holds 0.5: withheld, at a's median
+    withheld = _bound_lines("memory-bound", "x", shares, share, spreads=wide, rounds=same, slow={"b": 2}, brief=True)
+    assert (
+        "  cannot tell apart from 0.5: b 0.90 (0.30-0.90; as a's median, but its range's end is set by 2 slow rounds)" in withheld
+    )
     spreads = {n: (0.9, 0.9) for n in same}  # the split prints beside a p10-p90 (a spread not near half)
     first = _bound_lines("memory-bound", "x", shares, share, spreads=spreads, rounds=same)[0]
     assert "a 0.90 (0.90-0.90; 1 of 4 rounds under 0.5)" in first  # plain words, no "outlier ... half" (cr86 05 M3)
@@ -1046,6 +1053,6 @@ def test_a_bar_whose_whisker_enters_the_band_around_the_copy_is_marked(tmp_path)
     ranking = rank_over_floor(block, ["naive", "fused", "compiled"], floor, "large")
     ax = plot_over_copy({"large": ranking}, ["naive", "fused", "compiled"], "SYNTHETIC [measured on cpu]", tmp_path / "f.png")
     labels = [t.get_text() for t in ax.texts]
-    assert labels[2].startswith("?1.") and not labels[0].startswith(("?", "≈")), labels
+    assert labels[2].startswith("◇1.") and not labels[0].startswith(("?", "◇", "≈")), labels
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert any(t.startswith("? (whisker in the band)") for t in legend), legend
+    assert any(t.startswith("◇ (whisker in the band)") for t in legend), legend  # not "?" (cr94 05)
