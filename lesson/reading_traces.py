@@ -251,6 +251,18 @@ def host_only_lines(fx: HostOnlyFactors, caption: str, host_calls: pd.DataFrame,
     return [fx.share_line, caption, named_host_line(host_calls, host_only_us)]
 
 
+def drawn_step_table(split: pd.DataFrame, traces: dict[str, Any]) -> pd.DataFrame:
+    """Notebook 06's drawn-step table as shown (plumbing moved out of the notebook): rounded, counts as
+    integers, and, where no trace has a device lane (cpu), step_summary's `device_ops` / `idle_gaps`
+    shown as `compute_ops` / `gaps`, the names the page and its figure use there (a reader met three
+    names for one thing, cr94 06 M3); `split` itself keeps step_summary's names.
+    """
+    table = split.round(1).astype({"device_ops": "Int64", "idle_gaps": "Int64"})
+    if any(t.has_device_lane for t in traces.values()):
+        return table
+    return table.rename(columns={"device_ops": "compute_ops", "idle_gaps": "gaps"})
+
+
 def host_only_us_line(name: str, small: Any, small_tokens: int, trace: Any, tokens: int) -> str:
     """One variant's host-only time per step at two sizes (Exercise 2), so that a reader sees whether
     a share rose because the host-only time grew or because the step shrank by more.

@@ -14,6 +14,7 @@ from analysis import contention_between, judge_timings, launches, read_counters,
 from lesson.profiling import profile_steps
 from lesson.reading_traces import (
     HostOnlyFactors,
+    drawn_step_table,
     host_only_factors,
     largest_host_only_share,
     reading_traces_metrics,
@@ -318,3 +319,12 @@ def test_host_only_us_line_prints_the_step_beside_the_host_only_time(monkeypatch
     assert host_only_us_line("naive", small, 8, grown, 1024).endswith(
         "host-only 7.0x, step 79.7x; host-only time also grows with tokens: not only a fixed per-call cost; cause not measured"
     )
+
+
+def test_drawn_step_table_uses_the_cpu_names_only_without_a_device_lane():
+    split = pd.DataFrame({"step_us": [10.04], "device_ops": [7.0], "busy_us": [8.0], "idle_gaps": [6.0]}, index=["naive"])
+    cpu = drawn_step_table(split, {"naive": SimpleNamespace(has_device_lane=False)})
+    assert list(cpu.columns) == ["step_us", "compute_ops", "busy_us", "gaps"] and cpu.loc["naive", "compute_ops"] == 7
+    assert cpu.loc["naive", "step_us"] == 10.0 and "device_ops" in split  # rounded for display; split keeps its names
+    cuda = drawn_step_table(split, {"naive": SimpleNamespace(has_device_lane=True)})
+    assert list(cuda.columns) == ["step_us", "device_ops", "busy_us", "idle_gaps"]  # device operations keep their name
