@@ -385,7 +385,8 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
         parts: the table of `arrival_parts`.
         extra: (straggler rank, its extra work per step in ms), for steps that all had extra work: the compute
             share is then split into the work set (the straggler arriving last adds it, arriving first takes it
-            away) and the rest, the other compute difference, naming the step that holds more than half of it (one
+            away) and the rest, the other compute difference: where its steps differ in sign, as a net of the longer
+            and the shorter sums (a part can exceed a net); else naming the step that holds more than half of it (one
             unusual step is no ordinary difference).
 
     Returns:
@@ -414,8 +415,11 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
         rank, ms = extra
         per_set = ms * ((parts["arrived last"] == rank).astype(float) - (parts["arrived first"] == rank).astype(float))
         rest = parts["computed longer by (ms)"] - per_set  # per step, the compute difference beside the work set
+        more, less = rest[rest > 0].sum(), rest[rest < 0].sum()  # parts of both signs: a part can exceed the net
         big = (rest * (1 if rest.sum() >= 0 else -1)).idxmax()  # the step holding most of it, if one does
         where = f", {_one_decimal(rest[big])} of it in step {big}" if abs(rest[big]) > abs(rest.sum()) / 2 > 0.05 else ""
+        if more >= 0.05 and less <= -0.05:
+            where = f", net of {_one_decimal(more)} longer and {_one_decimal(-less)} shorter"
         split = f" ({_one_decimal(per_set.sum())} set as extra work, {_one_decimal(rest.sum())} other compute difference{where})"
     last = parts["arrived last"].value_counts()
     return (

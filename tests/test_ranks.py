@@ -510,11 +510,11 @@ def test_arrival_parts_line_splits_the_compute_share_into_the_work_set_and_the_r
         },
         index=pd.Index([0, 1], name="step"),
     )
-    both = arrival_parts_line(parts, (1, 1.0))  # the rest: -2.0 in step 0, 5.0 in step 1, which holds most of 3.0
-    assert (
-        "3.0 ms longer compute by the last rank (0.0 set as extra work, 3.0 other compute difference, 5.0 of it in step 1)"
-        in both
-    )
+    both = arrival_parts_line(parts, (1, 1.0))  # the rest: -2.0 in step 0, 5.0 in step 1: a part over the net 3.0
+    assert "(0.0 set as extra work, 3.0 other compute difference, net of 5.0 longer and 2.0 shorter)" in both
+    assert "of it in step" not in both
+    same = parts.assign(**{"computed longer by (ms)": [1.0, 2.0]})  # the rest 0.0 and 3.0: one sign, step 1 most
+    assert "(0.0 set as extra work, 3.0 other compute difference, 3.0 of it in step 1)" in arrival_parts_line(same, (1, 1.0))
     one = arrival_parts_line(parts.iloc[:1], (1, 1.0))  # the straggler last: its 1 ms set, and -2.0 the rest
     assert (
         "-1.0 ms longer compute by the last rank (1.0 set as extra work, -2.0 other compute difference, -2.0 of it in step 0)"
