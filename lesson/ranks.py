@@ -250,8 +250,9 @@ def last_arrival_lines(waits: pd.DataFrame, slowest: int, ranks: int) -> list[st
     last at least ceil(n/R) times by counting alone, so a probability of 1 there would read like a
     finding; the line says so instead. Where one rank was last in every step, the line says the
     chance cannot be smaller with this many steps, so 0.06 over 5 steps is not read as "not significant".
-    Otherwise a chance at or above the series' rule (ArrivalOrder.explained_by_chance) is marked "not a finding"
-    in the same line, so "rank 0 in 4 of 5" is not read as rank 0 arriving last (cr89 08).
+    Every printed chance is marked "a reading, not a finding": it takes the steps as independent draws, and they are
+    not (a step after a slow one can start late, which Exercise 2 splits out), so even a small chance does not show
+    a rank is slow without extra work (cr94 08; cr89 08: "rank 0 in 4 of 5" is not read as rank 0 arriving last).
 
     Args:
         waits: rows of analysis.collective_waits (rank, step, straggling, compute_end).
@@ -271,8 +272,8 @@ def last_arrival_lines(waits: pd.DataFrame, slowest: int, ranks: int) -> list[st
         often = f"all {order.steps}" if count == order.steps else f"{count} or more of {order.steps}"
         line = f"probability that chance alone makes some rank last in {often}: {chance:.2f}"
         if count == order.steps:
-            return line + f"; {order.steps} steps cannot give less"
-        return line + ("; not a finding" if order.explained_by_chance else "")  # the series' rule: analysis.rank_view
+            line += f"; {order.steps} steps cannot give less"
+        return line + "; a reading, not a finding: a step after a slow one can start late (Exercise 2)"
 
     on, off = arrival_order(waits[waits["straggling"]], ranks), arrival_order(waits[~waits["straggling"]], ranks)
     slow = on.last_counts.get(slowest, 0)
