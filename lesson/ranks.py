@@ -250,8 +250,9 @@ def last_arrival_lines(waits: pd.DataFrame, slowest: int, ranks: int) -> list[st
     last at least ceil(n/R) times by counting alone, so a probability of 1 there would read like a
     finding; the line says so instead. Where one rank was last in every step, the line says the
     chance cannot be smaller with this many steps, so 0.06 over 5 steps is not read as "not significant".
-    Otherwise a chance at or above the series' rule (ArrivalOrder.explained_by_chance) is marked "not a finding"
-    in the same line, so "rank 0 in 4 of 5" is not read as rank 0 arriving last (cr89 08).
+    Every printed chance is marked "a reading, not a finding": it takes the steps as independent draws, and they are
+    not (a step after a slow one can start late, which Exercise 2 splits out), so even a small chance does not show
+    a rank is slow without extra work (cr94 08; cr89 08: "rank 0 in 4 of 5" is not read as rank 0 arriving last).
 
     Args:
         waits: rows of analysis.collective_waits (rank, step, straggling, compute_end).
@@ -271,8 +272,8 @@ def last_arrival_lines(waits: pd.DataFrame, slowest: int, ranks: int) -> list[st
         often = f"all {order.steps}" if count == order.steps else f"{count} or more of {order.steps}"
         line = f"probability that chance alone makes some rank last in {often}: {chance:.2f}"
         if count == order.steps:
-            return line + f"; {order.steps} steps cannot give less"
-        return line + ("; not a finding" if order.explained_by_chance else "")  # the series' rule: analysis.rank_view
+            line += f"; {order.steps} steps cannot give less"
+        return line + "; a reading, not a finding: a step after a slow one can start late (Exercise 2)"
 
     on, off = arrival_order(waits[waits["straggling"]], ranks), arrival_order(waits[~waits["straggling"]], ranks)
     slow = on.last_counts.get(slowest, 0)
@@ -385,7 +386,8 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
         parts: the table of `arrival_parts`.
         extra: (straggler rank, its extra work per step in ms), for steps that all had extra work: the compute
             share is then split into the work set (the straggler arriving last adds it, arriving first takes it
-            away) and the rest, the other compute difference, naming the step that holds more than half of it (one
+            away) and the rest, the other compute difference: where its steps differ in sign, as a net of the longer
+            and the shorter sums (a part can exceed a net); else naming the step that holds more than half of it (one
             unusual step is no ordinary difference).
 
     Returns:
@@ -414,8 +416,11 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
         rank, ms = extra
         per_set = ms * ((parts["arrived last"] == rank).astype(float) - (parts["arrived first"] == rank).astype(float))
         rest = parts["computed longer by (ms)"] - per_set  # per step, the compute difference beside the work set
+        more, less = rest[rest > 0].sum(), rest[rest < 0].sum()  # parts of both signs: a part can exceed the net
         big = (rest * (1 if rest.sum() >= 0 else -1)).idxmax()  # the step holding most of it, if one does
         where = f", {_one_decimal(rest[big])} of it in step {big}" if abs(rest[big]) > abs(rest.sum()) / 2 > 0.05 else ""
+        if more >= 0.05 and less <= -0.05:
+            where = f", net of {_one_decimal(more)} longer and {_one_decimal(-less)} shorter"
         split = f" ({_one_decimal(per_set.sum())} set as extra work, {_one_decimal(rest.sum())} other compute difference{where})"
     last = parts["arrived last"].value_counts()
     return (

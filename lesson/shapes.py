@@ -251,6 +251,26 @@ def trainium_compiles(
     return estimate("neuronx-cc compiles to expect on Trainium", expected, "", basis, cannot_show)
 
 
+def new_process_label(backend_name: str, misses: int) -> str:
+    """What 07 section 6's verdict says the new process's first calls held, beside its name.
+
+    On cpu and cuda, Inductor's disk cache counts hits and misses: with no miss, each first call captured its
+    graph and loaded the compiled code. On neuron no Inductor runs (N26): its counters read 0 whatever the NEFF
+    cache held, so a zero there proves no cache load, and the label says the loads are not counted
+    (the NEFF file count before and after the new process is the check there).
+
+    Args:
+        backend_name: the run's backend ("cpu", "cuda", "neuron").
+        misses: the new process's Inductor cache misses, summed over the strategies.
+
+    Returns:
+        A parenthesis to append to the name, with its leading space, or "" where misses leave it open.
+    """
+    if backend_name == "neuron":
+        return " (cache loads not counted on neuron: see the NEFF line)"
+    return " (capture + cache load)" if misses == 0 else ""
+
+
 def stream_metrics(
     summary: pd.DataFrame,
     second: pd.DataFrame,

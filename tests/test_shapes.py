@@ -15,7 +15,7 @@ from helpers.errors import ParameterError, SeriesError
 from helpers.params import check_parameters
 from lesson.rmsnorm import rmsnorm_naive
 from lesson.shapes import bucketed_call, check_stream, load_stream, request_lengths, save_stream, steady_state_ratios
-from lesson.shapes import rows_computed, steady_state_verdicts, stream_metrics, trainium_compiles
+from lesson.shapes import new_process_label, rows_computed, steady_state_verdicts, stream_metrics, trainium_compiles
 from series_tools.run_series import select_notebooks
 
 
@@ -184,3 +184,10 @@ def test_stream_metrics_check_the_strategies_then_publish_07s_numbers():
         stream_metrics(summary, second, errors | {"dynamic": float("nan")}, torch.float32, None, [], **checked)
     with pytest.raises(AssertionError, match="more graphs than it has buckets"):
         stream_metrics(summary.assign(compiles=[8, 2, 5]), second, errors, torch.float32, None, [], **checked)
+
+
+def test_new_process_label_says_cache_loads_only_where_inductor_counts_them():
+    """Neuron runs no Inductor (N26): its zero misses say nothing, so the label never claims a cache load there (cr94 07)."""
+    assert new_process_label("cpu", 0) == " (capture + cache load)"
+    assert new_process_label("cuda", 2) == ""  # a miss: some first calls compiled
+    assert "not counted" in new_process_label("neuron", 0) and "cache load)" not in new_process_label("neuron", 0)
