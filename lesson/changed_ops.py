@@ -7,8 +7,11 @@ each op into a kind of change.
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
+from analysis.floor import SLOW_ROUND, rounds_over_slow
+from analysis.timing import PairedRatio, Timing
 from analysis.verdicts import counted
 
 CHANGES = ("removed", "added", "changed form", "count changed")
@@ -78,6 +81,36 @@ def own_time_line(table: pd.DataFrame, call: str, own_rows: list[str], steps: in
     subject = f"{call}'s CPU time per call (mean of the profiled steps), with its children"
     # counted sets a count against a reference; here the part is inside the whole, so only the first half is said
     return counted(subject, call_us, "us", "its own rows", own_us, part).sentence.rsplit(" against ", 1)[0]
+
+
+def ratio_ends_line(timings: dict[str, Timing], ratio: PairedRatio) -> str:
+    """The paired ratio's median to 3 digits, each variant's slow rounds, which of them set the p10 or p90, and the medians.
+
+    Why (cr94 03 M3): the verdict printed "1.00" beside two near-equal medians, read as "they cost the same", while
+    a p90 of 1.75 came from the subject's 2 slow rounds alone; 04 prints its ratio to 3 digits. One line under the
+    verdict says what set each end of its range (counts as `analysis.floor.rounds_over_slow`, as 04's slow-rounds line).
+
+    Args:
+        timings: `time_interleaved`'s result; ratio: `paired_ratio(timings, numerator, denominator)`.
+
+    Returns:
+        "median per-round A / B 0.996; slow rounds (1.5x their variant's median or more): A 2 of 15, B 0 of 15; p10
+        from no slow round, p90 from a round slow for A; medians (not judged): B 103,266 us, A 103,257 us".
+    """
+    names = (ratio.numerator, ratio.denominator)
+    rounds = ratio.per_round
+    slow = {n: timings[n].samples_us[: len(rounds)] >= SLOW_ROUND * timings[n].median_us for n in names}
+    ends = []
+    for end, value in (("p10", ratio.p10), ("p90", ratio.p90)):
+        i = int(np.flatnonzero(rounds == value)[0])  # the series' p10 and p90 are samples (analysis.timing.p10_p90)
+        whose = [n for n in names if slow[n][i]]
+        ends.append(f"{end} from {'a round slow for ' + ' and '.join(whose) if whose else 'no slow round'}")
+    counts = ", ".join(f"{n} {rounds_over_slow(timings[n])} of {len(timings[n].samples_us)}" for n in names)
+    medians = ", ".join(f"{n} {t.median_us:,.0f} us" for n, t in timings.items())
+    return (
+        f"median per-round {names[0]} / {names[1]} {ratio.median:.3f}; slow rounds ({SLOW_ROUND:g}x their variant's"
+        f" median or more): {counts}; {', '.join(ends)}; medians (not judged): {medians}"
+    )
 
 
 def fused_rate_line(priced: pd.DataFrame, fused_call: pd.Series, saving: object) -> str:

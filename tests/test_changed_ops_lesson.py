@@ -95,3 +95,19 @@ def test_priced_table_names_its_rows_in_plain_words():
     shown = priced_table(priced)
     assert list(shown.index) == [*PRICED_ROWS.values(), "saved, fused rate (us)"] and shown.iloc[0, 0] == 1.0
     assert shown.loc["saved, fused rate (us)"].tolist() == [0.0, 0.0]  # cr93: both ends of the range get a saved row
+
+
+def test_ratio_ends_line_says_which_slow_rounds_set_the_range():
+    import numpy as np
+
+    from analysis.timing import Timing, paired_ratio
+    from lesson.changed_ops import ratio_ends_line
+
+    naive = np.full(15, 100.0)
+    fused = np.array([100.0 - i * 0.1 for i in range(13)] + [170.0, 180.0])  # its 2 slow rounds: the top two ratios
+    timings = {"naive": Timing("naive", naive, 1), "torch.rms_norm": Timing("torch.rms_norm", fused, 1)}
+    line = ratio_ends_line(timings, paired_ratio(timings, "torch.rms_norm", "naive"))
+    assert line.startswith("median per-round torch.rms_norm / naive 0.995;")
+    assert "torch.rms_norm 2 of 15, naive 0 of 15" in line
+    assert "p10 from no slow round, p90 from a round slow for torch.rms_norm;" in line
+    assert line.endswith("medians (not judged): naive 100 us, torch.rms_norm 100 us")
