@@ -121,7 +121,6 @@ def cost_takeaway(
     verdicts: dict[str, Verdict],
     extra_us: dict[str, np.ndarray] | None = None,
     bare_us: dict[str, float] | None = None,
-    steady_us: dict[str, tuple[float, float]] | None = None,
 ) -> str:
     """The profiler's cost, a line per call size, from its `judge_ratio` verdicts and the same rounds:
     the per-round ratio's median and p10-p90, and where measurable the extra microseconds per call (the
@@ -133,9 +132,6 @@ def cost_takeaway(
         extra_us: call name -> per-round profiled minus bare microseconds per call, or None.
         bare_us: call name -> the bare call's median microseconds, printed beside its extra us (what the
             extra is read against), or None.
-        steady_us: call name -> the unprofiled steady p10-p90 (us) of 'The workload, cold and warm', or None. Where the
-            bare median lies outside it, this run cannot lay the gap between the recorded steps and the steady range
-            on the profiler (cold reads cr93 01 #2, cr94 01 c1: no more than that).
 
     Returns:
         A heading line, then a line per call: "WORD, N.NNx (p10-p90 A-B), +D us per call" where the verdict is measurable, else the
@@ -148,9 +144,10 @@ def cost_takeaway(
         Where not measurable (and not busy), the per-call difference in microseconds (median, p10-p90) and the bare
         median are still printed, each on its own short line (cold read cr81: the intro promises the profiler's cost; cr94 01
         #2: five chained clauses stopped the reader); no line assumes a cost exists (cr86 01 #2-3). Where its p10-p90 holds
-        0, the line leads with that, and a line "too noisy to see a difference the size of the tiny call's median (+N us)"
-        follows (cr91 01 #2; cr92: a reading, not a cost) where the spread is wider than that extra (cr89 01 #2); where it
-        excludes 0, "(the ratio's verdict applies: inconclusive)" ends it (cr94 01 #1: read as "costs 5 us a call").
+        0, the line leads with that (no yardstick from the other call: cr95 01 c1 read an inconclusive tiny figure used as
+        one); where it excludes 0, "(the ratio's verdict applies: inconclusive)" ends it (cr94 01 #1: read as "costs 5 us
+        a call"). The bare median is printed alone: the recorded steps and the steady range are readings 01 does not
+        compare (cr95 01 #2).
     """
     parts = []
     for name, verdict in verdicts.items():
@@ -171,30 +168,17 @@ def cost_takeaway(
                     # one precision for every per-call difference (cr94 01: "+5.5 us" beside "+5 us")
                     figures = f"p10-p90 {low:+,.1f} to {high:+,.1f} us, median {np.median(extra_us[name]):+,.1f} us"
                     if low <= 0 <= high:  # cr86 01 #2-3: no cost is assumed; cr89 01 #2: the zero leads, not the median
-                        tiny = np.median(extra_us["tiny"]) if name != "tiny" and "tiny" in extra_us else math.inf
                         said += f"\n  per-call difference holds 0: {figures}"
-                        if high - low > abs(tiny):  # a difference, not a cost: the tiny call's reading (cr92 01 c1)
-                            said += f"\n  too noisy to see a difference the size of the tiny call's median ({tiny:+,.1f} us)"
                     else:  # cr94 01 #1: a range clear of 0 under an inconclusive ratio is not a cost
                         applies = "inconclusive" if "inconclusive" in verdict.word else verdict.word
                         said += f"\n  per-call difference: {figures} (the ratio's verdict applies: {applies})"
-                    said += f"\n  bare median {bare_us[name]:,.0f} us" + _bare_moved(bare_us[name], (steady_us or {}).get(name))
+                    said += f"\n  bare median {bare_us[name]:,.0f} us"
         parts.append(f"{name} call: {said}")
     if {"lesson", "tiny"} <= verdicts.keys():  # each against 1, not against each other (cr76 01)
         parts.append("tiny against lesson: not judged here (Exercise 2)")
     if any(v.kind != "busy" and v.median < 1 for v in verdicts.values()):  # the profiler only adds work (cr77)
         parts.append("a median below 1 lies within the spread, not a negative cost: the order alternates each round")
     return "\n".join(["take-home, the profiler's cost, per-round profiled / bare:", *parts])  # a line per call (cr78 01)
-
-
-def _bare_moved(bare: float, steady: tuple[float, float] | None) -> str:
-    """The clause after the bare median where it lies outside the steady range (cr93 01 #2), else "".
-
-    Only what the run shows: the gap cannot be laid on the profiler; the run does not say why the bare median moved."""
-    if steady is None or steady[0] <= bare <= steady[1]:
-        return ""
-    # cr94 01 c1: the bare samples sat between profiled ones, and the ratio's range may hold a cost as large as the gap
-    return ", outside the steady range, so this run cannot lay the recorded-vs-steady gap on the profiler"
 
 
 def _copies(events: pd.DataFrame) -> pd.DataFrame:
