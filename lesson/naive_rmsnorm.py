@@ -16,26 +16,29 @@ if TYPE_CHECKING:
     import torch
 
 
-# Bytes per element -> the dtype a copy of x wider than x is in (bfloat16 `sum` on cpu adds in float32).
+# Bytes per element -> the dtype of a full tensor wider than x (expected: bfloat16 `sum` on cpu adds in float32).
 WIDER_DTYPES = {4: "float32", 8: "float64"}
 
 
-def allocation_line(allocs: pd.DataFrame, x: torch.Tensor, ratio: float) -> str:
+def allocation_line(allocs: pd.DataFrame, x: torch.Tensor, ratio: float, made_in: str = "") -> str:
     """One call's allocations against the input, with a parenthesis that adds up to the ratio: the
-    output, the x-sized intermediates and the copies of x² in a wider dtype, so that the line stays
-    true in every dtype (exercise 1 reruns it in bfloat16, where `sum` adds in a float32 copy of
-    x.pow(2), not of x).
+    output, the x-sized intermediates and any full tensor (one value per element of x) in a wider
+    dtype, so that the line stays true in every dtype (exercise 1 reruns it in bfloat16). The line
+    states only the size and the op running at the allocation: what the wider tensor holds, and that
+    `sum` adds in float32, are not read from the trace, so that is said as an expectation (cr95 02 #1).
 
     Args:
         allocs: `analysis.allocations_by_op` of one step (one call), `bytes` per allocation.
         x: the input tensor (its bytes and element count).
         ratio: the allocated bytes per call over x's bytes (`analysis.per_call_summary`).
+        made_in: the op running when the (first) wider tensor was allocated (`lesson.op_around`); "" omits it.
 
     Returns:
         One line, e.g. "10 allocations (4 scalars, 3 per-row): 3.00x the input (output + 2 x-sized
         intermediates)": a scalar holds one number (8 bytes at most), a per-row tensor one value per
         row of x (a (tokens x 1) tensor, up to 8 bytes per value); a wider copy adds
-        " + 2.00x in an allocation the size of a float32 x²" (its contents are not read).
+        " + 2.00x in a float32-sized full tensor made inside aten::sum, as expected if sum adds in
+        float32" (the op and the expectation only where `made_in` is given, the expectation only for `sum`).
     """
     input_bytes = x.numel() * x.element_size()
     if allocs.empty:
@@ -50,10 +53,10 @@ def allocation_line(allocs: pd.DataFrame, x: torch.Tensor, ratio: float) -> str:
     if len(wider):
         per_element = int(wider.iloc[0] // x.numel())
         dtype = WIDER_DTYPES.get(per_element, f"{per_element}-byte")
-        copies = "an" if len(wider) == 1 else str(len(wider))
-        parts += (
-            f" + {wider.sum() / input_bytes:.2f}x in {copies} allocation{'' if len(wider) == 1 else 's'} the size of a {dtype} x²"
-        )
+        copies = "a" if len(wider) == 1 else str(len(wider))
+        parts += f" + {wider.sum() / input_bytes:.2f}x in {copies} {dtype}-sized full tensor{'' if len(wider) == 1 else 's'}"
+        parts += f" made inside {made_in}" if made_in else ""
+        parts += f", as expected if sum adds in {dtype}" if made_in == "aten::sum" else ""
     return f"{len(allocs)} allocations ({scalars} scalars, {per_row} per-row): {ratio:.2f}x the input ({parts})"
 
 
@@ -88,14 +91,16 @@ def gap_share(steps: pd.DataFrame, step: int | None = None) -> tuple[float, str]
 
 def longest_gap_line(gaps: pd.DataFrame) -> str:
     """The longest gap between two ops, read from its own row, with what was freed in it (from the
-    same row), so that the reader need not find that row in the table.
+    same row), so that the reader need not find that row in the table. The line says the two only
+    coincide: a free during a gap is not shown to be its cause (cr95 02 minor).
 
     Args:
         gaps: `analysis.gap_table` of one step (columns after, before, gap_us; freed_bytes where
             the trace has memory events).
 
     Returns:
-        e.g. "longest gap: aten::div_ -> aten::add, 316.5 us; freed in it: 128.0 MiB"; a line saying
+        e.g. "longest gap: aten::div_ -> aten::add, 316.5 us; freed in it: 128.0 MiB (they coincide;
+        not shown as the cause)"; a line saying
         there was none where the step had fewer than two ops.
     """
     from lesson.rmsnorm import format_bytes
@@ -103,7 +108,8 @@ def longest_gap_line(gaps: pd.DataFrame) -> str:
     if gaps.empty:
         return "longest gap: none (fewer than two ops in the step)"
     row = gaps.loc[gaps["gap_us"].idxmax()]
-    freed = f"; freed in it: {format_bytes(row['freed_bytes'])}" if "freed_bytes" in row else ""
+    hedge = " (they coincide; not shown as the cause)"
+    freed = f"; freed in it: {format_bytes(row['freed_bytes'])}{hedge}" if "freed_bytes" in row else ""
     return f"longest gap: {row['after']} -> {row['before']}, {row['gap_us']:.1f} us{freed}"
 
 

@@ -68,9 +68,13 @@ def test_longest_gap_line_reads_the_longest_gaps_own_row():
             "freed_bytes": [0, 2**27],
         }
     )
-    assert longest_gap_line(gaps) == "longest gap: aten::div_ -> aten::add, 316.5 us; freed in it: 128.0 MiB"
     assert (
-        longest_gap_line(gaps.assign(gap_us=[400.0, 316.5])) == "longest gap: aten::pow -> aten::sum, 400.0 us; freed in it: 0 B"
+        longest_gap_line(gaps)
+        == "longest gap: aten::div_ -> aten::add, 316.5 us; freed in it: 128.0 MiB (they coincide; not shown as the cause)"
+    )
+    assert (
+        longest_gap_line(gaps.assign(gap_us=[400.0, 316.5]))
+        == "longest gap: aten::pow -> aten::sum, 400.0 us; freed in it: 0 B (they coincide; not shown as the cause)"
     )
     assert longest_gap_line(gaps.drop(columns="freed_bytes")) == "longest gap: aten::div_ -> aten::add, 316.5 us"
     assert longest_gap_line(gaps.iloc[:0]).startswith("longest gap: none")
@@ -152,9 +156,10 @@ def test_allocation_line_adds_up_to_the_ratio_in_float32_and_in_bfloat16(profile
     bf16 = load_trace(run.trace_path)
     ratio16 = per_call_summary(bf16, memory_device_type=0)["allocated_bytes_per_call"] / (xb.numel() * 2)
     line16 = allocation_line(allocations_by_op(bf16, memory_device_type=0), xb, ratio16)
-    assert line16.endswith(
-        f"{ratio16:.2f}x the input (output + 2 x-sized intermediates + 2.00x in an allocation the size of a float32 x²)"
-    )
+    assert line16.endswith(f"{ratio16:.2f}x the input (output + 2 x-sized intermediates + 2.00x in a float32-sized full tensor)")
+    made = allocation_line(allocations_by_op(bf16, memory_device_type=0), xb, ratio16, "aten::sum")
+    assert made.endswith("full tensor made inside aten::sum, as expected if sum adds in float32)")  # cr95 02 #1
+    assert "expected" not in allocation_line(allocations_by_op(bf16, memory_device_type=0), xb, ratio16, "aten::mean")
     assert round(ratio16, 1) == 1 + 2 + 2.0  # the parenthesis adds up
     # the (64 x 1) bfloat16 tensors (128 B) are per-row, not scalars; sum's float32 one (256 B) too
     assert line16.startswith("12 allocations (4 scalars, 4 per-row): ")
