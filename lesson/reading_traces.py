@@ -80,7 +80,7 @@ class HostOnlyFactors:
 
         extremes = f"with {self.n_steps} steps, p10-p90 = lowest to highest" if 0 < self.n_steps <= 10 else "p10-p90"
         return (
-            f"; from {self.reference}'s step {span(r['step'])} us and host-only {span(r['host-only'])} us,"
+            f"; from {self.reference}'s step {span(r['step'])} and host-only {span(r['host-only'])} us,"
             f" {self.subject}'s {span(s['step'])} and {span(s['host-only'])} us ({extremes})"
         )
 
@@ -321,7 +321,7 @@ def host_only_us_line(name: str, small: Any, small_tokens: int, trace: Any, toke
     at_small = f"host-only {text(span(small, host))} us of a {text(span(small, 'step_us'))} us step at {small_tokens} tokens"
     medians = f"medians, {tokens} over {small_tokens}: host-only {ratio(host)}, step {ratio('step_us')}"
     grows = ranges_apart(span(trace, host), span(small, host)) == "above"
-    also = "; host-only time also grows with tokens: not only a fixed per-call cost; cause not measured" if grows else ""
+    also = "; host-only time also grows with tokens: not only a per-call cost" if grows else ""
     return f"{name}: {at_small}, {text(span(trace, host))} of {text(span(trace, 'step_us'))} us at {tokens}; {medians}{also}"
 
 

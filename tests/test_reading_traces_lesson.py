@@ -199,7 +199,7 @@ def test_factors_and_metrics_on_real_profiles(cpu_traces):
     line = fx.share_line  # cr95 06 M2: the line names itself and prints the ranges it is built from
     assert line.startswith("Factors:") and line.count("with 5 steps, p10-p90 = lowest to highest") == 1
     span = fx.spans["naive"]["step"]
-    assert f"naive's step {span[0]:.0f}-{span[1]:.0f} us" in line and fx.n_steps == 5
+    assert f"naive's step {span[0]:.0f}-{span[1]:.0f} and host-only" in line and fx.n_steps == 5
     assert fx.step.p10_us == span[0] / fx.spans["torch.compile"]["step"][1]  # the factor is built from the printed ranges
     summary = {n: step_summary(t).eval("host_only_us = step_us - busy_us - idle_total_us") for n, t in cpu_traces.items()}
     steps = {n: s["step_us"].median() for n, s in summary.items()}
@@ -322,7 +322,7 @@ def test_host_only_us_line_prints_the_step_beside_the_host_only_time(monkeypatch
     )
     grown = summary([4900.0, 5000.0, 5100.0, 5150.0, 5200.0]).assign(busy_us=lambda t: t["step_us"] - 150.0)
     assert host_only_us_line("naive", small, 8, grown, 1024).endswith(
-        "host-only 7.0x, step 79.7x; host-only time also grows with tokens: not only a fixed per-call cost; cause not measured"
+        "host-only 7.0x, step 79.7x; host-only time also grows with tokens: not only a per-call cost"
     )
 
 
