@@ -65,6 +65,24 @@ class HostOnlyFactors:
     busy: Any
     verdict: Any
     share: Any = None
+    spans: dict[str, dict[str, tuple[float, float]]] | None = None  # variant -> {"step"/"host-only": p10-p90 in us}
+    n_steps: int = 0  # steps per variant; 0 where the two differ
+
+    def _spans_text(self) -> str:
+        """The ranges the factors are built from (cr95 06 M2: the host-only ranges first appeared in Exercise 2),
+        and, where p10 and p90 are the extreme steps (floor(0.1 (n-1)) = 0, analysis.p10_p90), that fact."""
+        if not self.spans:
+            return ""
+        r, s = (self.spans[n] for n in (self.reference, self.subject))
+
+        def span(x: tuple[float, float]) -> str:
+            return f"{x[0]:.0f}-{x[1]:.0f}"
+
+        extremes = f"with {self.n_steps} steps, p10-p90 = lowest to highest" if 0 < self.n_steps <= 10 else "p10-p90"
+        return (
+            f"; from {self.reference}'s step {span(r['step'])} and host-only {span(r['host-only'])} us,"
+            f" {self.subject}'s {span(s['step'])} and {span(s['host-only'])} us ({extremes})"
+        )
 
     @property
     def share_line(self) -> str:
@@ -72,14 +90,14 @@ class HostOnlyFactors:
         verdict); a busy or withheld verdict is printed as it is, concluding nothing."""
         s, r, kind = self.subject, self.reference, getattr(self.verdict, "kind", None)
         if kind not in ("slower", "faster", "no measurable difference"):
-            return f"step factor ({r}'s step / {s}'s) against host-only factor ({s}'s / {r}'s): {self.verdict}"
+            return f"Factors: step factor ({r}'s step / {s}'s) against host-only factor ({s}'s / {r}'s): {self.verdict}{self._spans_text()}"
         step, host = _times(self.step, "shorter", "longer"), _times(self.host_only, "longer", "shorter")
         said = {
             "slower": f"{s}'s profiled step is {step} and its host-only time {host}: its share is higher {_why(self.host_only, 'step is shorter', 'a shorter host-only time')}",
             "faster": f"{s}'s host-only time is {host} and its profiled step {step}: its share is higher {_why(self.step, 'host-only time is longer', 'a longer step')}",
         }
         facts = f"{s}'s profiled step is {step} and its host-only time {host}: this run cannot tell which explains more of the higher share"
-        return f"Against {r} (p10-p90), {said.get(kind, facts)}"
+        return f"Factors: against {r}, {said.get(kind, facts)}{self._spans_text()}"
 
 
 def _why(other: SimpleNamespace, cause: str, against: str) -> str:
@@ -131,7 +149,18 @@ def host_only_factors(traces: dict[str, Any], contention: dict[str, Any], subjec
     host = _factor(s[subject]["host_only_us"], s[reference]["host_only_us"], busy)
     verdict = judge_timings("step factor", step, "host-only factor", host, "x", 2)
     share = _factor(s[subject].eval("host_only_us / step_us"), s[reference].eval("host_only_us / step_us"), busy)
-    return HostOnlyFactors(subject, reference, step, host, busy, verdict, share)
+    spans = {n: {"step": p10_p90(s[n]["step_us"]), "host-only": p10_p90(s[n]["host_only_us"])} for n in s}
+    return HostOnlyFactors(
+        subject,
+        reference,
+        step,
+        host,
+        busy,
+        verdict,
+        share,
+        spans,
+        len(s[subject]) if len(s[subject]) == len(s[reference]) else 0,
+    )
 
 
 @dataclass
@@ -292,7 +321,7 @@ def host_only_us_line(name: str, small: Any, small_tokens: int, trace: Any, toke
     at_small = f"host-only {text(span(small, host))} us of a {text(span(small, 'step_us'))} us step at {small_tokens} tokens"
     medians = f"medians, {tokens} over {small_tokens}: host-only {ratio(host)}, step {ratio('step_us')}"
     grows = ranges_apart(span(trace, host), span(small, host)) == "above"
-    also = "; host-only time also grows with tokens: not only a fixed per-call cost; cause not measured" if grows else ""
+    also = "; host-only time also grows with tokens: not only a per-call cost" if grows else ""
     return f"{name}: {at_small}, {text(span(trace, host))} of {text(span(trace, 'step_us'))} us at {tokens}; {medians}{also}"
 
 

@@ -87,7 +87,7 @@ def factors(step, host):
 def test_share_line_reads_the_factors_and_names_the_larger():
     fx = factors(ranges(2.9, 3.1), ranges(1.4, 2.0))
     assert fx.share_line == (
-        "Against torch.rms_norm (p10-p90), torch.compile's profiled step is 2.90-3.10x shorter and its host-only time"
+        "Factors: against torch.rms_norm, torch.compile's profiled step is 2.90-3.10x shorter and its host-only time"
         " 1.40-2.00x longer: its share is higher mostly because its step is shorter"
     )
     fx.verdict = judge_timings("step factor", fx.step, "host-only factor", ranges(4.0, 5.0), "x")
@@ -127,7 +127,7 @@ def test_share_line_gives_each_factor_the_rules_word():
 
     busy = SimpleNamespace(p10_us=2.9, p90_us=3.1, median_us=3.0, contention=Contention(0.1, 0.5, 0.5, 0.0))
     fx.verdict = judge_timings("step factor", busy, "host-only factor", ranges(1.4, 2.0), "x")
-    assert fx.share_line.startswith("step factor (torch.rms_norm's step / torch.compile's) against host-only factor")
+    assert fx.share_line.startswith("Factors: step factor (torch.rms_norm's step / torch.compile's) against host-only factor")
     assert fx.share_line.endswith("concludes nothing") and "explains" not in fx.share_line
 
 
@@ -196,6 +196,11 @@ def test_factors_and_metrics_on_real_profiles(cpu_traces):
     fx = host_only_factors(cpu_traces, contention, "torch.compile", "naive")
     assert (fx.subject, fx.reference) == ("torch.compile", "naive") and fx.verdict.kind in KINDS  # busy too, on a crowded machine
     assert fx.host_only.p10_us <= fx.host_only.p90_us  # one direction: the subject's host-only time over the reference's
+    line = fx.share_line  # cr95 06 M2: the line names itself and prints the ranges it is built from
+    assert line.startswith("Factors:") and line.count("with 5 steps, p10-p90 = lowest to highest") == 1
+    span = fx.spans["naive"]["step"]
+    assert f"naive's step {span[0]:.0f}-{span[1]:.0f} and host-only" in line and fx.n_steps == 5
+    assert fx.step.p10_us == span[0] / fx.spans["torch.compile"]["step"][1]  # the factor is built from the printed ranges
     summary = {n: step_summary(t).eval("host_only_us = step_us - busy_us - idle_total_us") for n, t in cpu_traces.items()}
     steps = {n: s["step_us"].median() for n, s in summary.items()}
     assert fx.step.p10_us <= steps["naive"] / steps["torch.compile"] <= fx.step.p90_us
@@ -317,7 +322,7 @@ def test_host_only_us_line_prints_the_step_beside_the_host_only_time(monkeypatch
     )
     grown = summary([4900.0, 5000.0, 5100.0, 5150.0, 5200.0]).assign(busy_us=lambda t: t["step_us"] - 150.0)
     assert host_only_us_line("naive", small, 8, grown, 1024).endswith(
-        "host-only 7.0x, step 79.7x; host-only time also grows with tokens: not only a fixed per-call cost; cause not measured"
+        "host-only 7.0x, step 79.7x; host-only time also grows with tokens: not only a per-call cost"
     )
 
 
