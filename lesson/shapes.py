@@ -178,7 +178,7 @@ def show_verdicts(verdicts: list[Verdict]) -> None:
 
     from analysis.verdicts import verdict_table
 
-    with pd.option_context("display.max_colwidth", None, "display.width", 200):
+    with pd.option_context("display.max_colwidth", None, "display.max_columns", None, "display.width", 200):
         display(verdict_table(verdicts))
 
 
