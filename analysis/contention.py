@@ -24,6 +24,7 @@ Standard library only: the notebooks' plumbing and the command-line tools both r
 
 from __future__ import annotations
 
+import math
 import os
 import time
 import dataclasses
@@ -199,7 +200,8 @@ class Contention:
                 if named
                 else f"of {whose} time in {each} of {self.blocks} timed blocks, which lasted up to {span}"
             )
-            return f"{'' if shown == '0%' else 'at most '}{shown} {blocks}"  # no parentheses inside the machine line's own
+            bound = shown if shown == "0%" else f"at most {_percent(fraction, up=True)}"  # a bound never rounds down
+            return f"{bound} {blocks}"  # no parentheses inside the machine line's own
 
         other = ""
         if self.other_process is not None:
@@ -230,14 +232,17 @@ class Contention:
         }
 
 
-def _percent(fraction: float) -> str:
+def _percent(fraction: float, up: bool = False) -> str:
     """A waited fraction in whole percent, or to one decimal where whole percent would put it on the other
     side of the BUSY rule: 08 printed "quiet ... at most 10%" beside "BUSY when a rank waits 10% or more" for
-    a rank that waited 9.81% of the time (cr83 08 #1)."""
-    shown = f"{fraction:.0%}"
-    if (fraction >= BUSY_WAITED_FRACTION) != (round(fraction, 2) >= BUSY_WAITED_FRACTION):
-        return f"{fraction:.1%}"
-    return shown
+    a rank that waited 9.81% of the time (cr83 08 #1). `up`: a bound ("at most"), rounded up, never down
+    (cr95 08: "at most 5%" for 5.45%)."""
+    for places in (0, 1, 2):
+        scaled = fraction * 100 * 10**places
+        value = (math.ceil(scaled - 1e-9) if up else round(scaled)) / 10**places
+        if (fraction >= BUSY_WAITED_FRACTION) == (value / 100 >= BUSY_WAITED_FRACTION):
+            return f"{value:.{places}f}%"
+    return f"{value:.2f}%"
 
 
 def _rounded(value: float | None) -> float | None:

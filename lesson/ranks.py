@@ -380,7 +380,8 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
     Why sums, not a count of steps: a step where one part was larger by 0.1 ms would count as much as
     one where it was larger by 4 ms; the sums add up to the total wait, so they say where the time went.
     The leaving gap is printed beside the step-start gap because it is the later start's cause where the two agree
-    (a rank starts its next step as it leaves the all-reduce); the line states both sums, not a verdict.
+    (a rank starts its next step shortly after it leaves the all-reduce); the line states both sums, not a verdict.
+    Each part is rounded before the sum, so the printed parts add up to the printed total.
 
     Args:
         parts: the table of `arrival_parts`.
@@ -401,7 +402,9 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
     gaps = parts["step-start gap (ms, + = last rank started later)"]
     later, sooner = gaps[gaps > 0].sum(), gaps[gaps < 0].sum()  # a net alone hides gaps that cancel
     signed = f" ({_one_decimal(later)} later, {_one_decimal(-sooner)} earlier)" if later >= 0.05 and sooner <= -0.05 else ""
-    net = float(_one_decimal(start))
+    # the printed parts add up to the printed total (cr95 08: "1.7 ms waited = 0.4 ... + 1.4 ..."): round, then sum
+    net = float(_one_decimal(later)) - float(_one_decimal(-sooner)) if signed else float(_one_decimal(start))
+    shown_compute = float(_one_decimal(compute))
     earlier = " (the last rank started earlier)" if not signed and net < 0 else ""
     left = parts[LEFT_LATER].dropna() if LEFT_LATER in parts else pd.Series(dtype=float)
     left_line = (
@@ -422,12 +425,13 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
         if more >= 0.05 and less <= -0.05:
             where = f", net of {_one_decimal(more)} longer and {_one_decimal(-less)} shorter"
         split = f" ({_one_decimal(per_set.sum())} set as extra work, {_one_decimal(rest.sum())} other compute difference{where})"
+        shown_compute = float(_one_decimal(per_set.sum())) + float(_one_decimal(rest.sum()))
     last = parts["arrived last"].value_counts()
     return (
         f"rank {last.idxmax()} arrived last on {last.max()} of {len(parts)} steps; the first to arrive waited"
-        f" {parts['wait_ms'].median():.2f} ms at the median step. Why, summed: {_one_decimal(parts['wait_ms'].sum())} ms"
-        f" waited = {_one_decimal(compute)} ms longer compute by the last rank{split} {'-' if net < 0 else '+'}"
-        f" {_one_decimal(abs(start))} ms step-start gaps{signed or earlier}{left_line}; not a verdict"
+        f" {parts['wait_ms'].median():.2f} ms at the median step. Why, summed: {_one_decimal(shown_compute + net)} ms"
+        f" waited = {_one_decimal(shown_compute)} ms longer compute by the last rank{split} {'-' if net < 0 else '+'}"
+        f" {_one_decimal(abs(net))} ms step-start gaps{signed or earlier}{left_line}; not a verdict"
     )
 
 

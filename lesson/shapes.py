@@ -171,6 +171,17 @@ def steady_state_verdicts(ratios: list[PairedRatio]) -> list[Verdict]:
     return [judge_ratio(r, faster, slower) for r, (faster, slower) in zip(ratios, words)]
 
 
+def show_verdicts(verdicts: list[Verdict]) -> None:
+    """Display analysis.verdicts.verdict_table with every cell whole: pandas cut 07's verdict column off
+    mid-reason ("inconclusive (p10-p90 reach..."), hiding the reason a reader most needs (cr95 07)."""
+    from IPython.display import display
+
+    from analysis.verdicts import verdict_table
+
+    with pd.option_context("display.max_colwidth", None, "display.max_columns", None, "display.width", 200):
+        display(verdict_table(verdicts))
+
+
 def rows_computed(steady: list[Verdict], lengths: list[int], buckets: list[int]) -> Verdict:
     """The rows one pass computes, real against bucketed's real + padded: one of two candidate
     causes of each verdict against bucketed, named as such (on a second line) only where it ranks the other strategy faster.

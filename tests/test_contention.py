@@ -206,5 +206,11 @@ def test_a_wait_just_under_the_busy_rule_is_not_printed_at_the_rule():
     # cr83 08 #1: 9.81% printed as "10%" beside "quiet" and "BUSY when ... 10% or more"
     from analysis.contention import _percent
 
-    assert _percent(0.0981) == "9.8%" and _percent(0.0999) == "10.0%"[:0] + f"{0.0999:.1%}"
+    assert _percent(0.0981) == "9.8%" and _percent(0.0999) == "9.99%"
     assert _percent(0.10) == "10%" and _percent(0.094) == "9%" and _percent(0.0) == "0%" and _percent(0.23) == "23%"
+    # cr95 08: "at most 5%" for a rank that waited 5.45%: a bound rounds up, and stays on its side of the rule
+    assert _percent(0.0545, up=True) == "6%" and _percent(0.05, up=True) == "5%" and _percent(0.0981, up=True) == "9.9%"
+    assert (
+        "at most 6% of the time in any"
+        in combined([Contention(0.2, 0.0545, None, None), Contention(0.1, 0.01, None, None)]).seen()
+    )

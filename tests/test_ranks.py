@@ -497,6 +497,11 @@ def test_arrival_parts_split_each_wait_into_the_later_start_and_the_longer_compu
         wait_ms=0.06, **{"step-start gap (ms, + = last rank started later)": -0.04, "computed longer by (ms)": 0.1}
     )
     assert "+ 0.0 ms step-start gaps; " in arrival_parts_line(tiny)  # -0.04 prints 0.0, not -0.0, and no "earlier"
+    # cr95 08: the run's off steps printed "1.7 ms waited = 0.4 ... + 1.4 ...": the parts, rounded, add up as printed
+    run = parts.iloc[:1].assign(
+        wait_ms=1.74, **{"step-start gap (ms, + = last rank started later)": 1.35, "computed longer by (ms)": 0.39}
+    )
+    assert "1.8 ms waited = 0.4 ms longer compute by the last rank + 1.4 ms step-start gaps" in arrival_parts_line(run)
 
 
 def test_arrival_parts_line_splits_the_compute_share_into_the_work_set_and_the_rest():

@@ -191,3 +191,22 @@ def test_new_process_label_says_cache_loads_only_where_inductor_counts_them():
     assert new_process_label("cpu", 0) == " (capture + cache load)"
     assert new_process_label("cuda", 2) == ""  # a miss: some first calls compiled
     assert "not counted" in new_process_label("neuron", 0) and "cache load)" not in new_process_label("neuron", 0)
+
+
+def test_show_verdicts_shows_every_verdict_whole(capsys):
+    """cr95 07: the verdict column was cut at "inconclusive (p10-p90 reach...", hiding the reason."""
+    import numpy as np
+
+    from analysis.contention import Contention
+    from analysis.timing import PairedRatio
+    from lesson.shapes import show_verdicts, steady_state_verdicts
+
+    ratio = PairedRatio(
+        "static (29/40 calls eager)",
+        "dynamic",
+        np.array([1.01, 1.2, 1.4, 1.6, 2.0] * 8),
+        "request",
+        Contention(1.0, 0.0, 0.0, None),
+    )
+    show_verdicts(steady_state_verdicts([ratio]))
+    assert "inconclusive (p10-p90 reaches within 5% of 1)" in capsys.readouterr().out
