@@ -240,3 +240,47 @@ def plot_cumulative_calls(ax, calls, pass_starts_at: int) -> None:
     ax.set_ylabel("cumulative time (s)")
     ax.set_ylim(bottom=0)  # from zero: a raised floor made the strategies' totals look further apart (07's reader)
     ax.legend(loc="upper left", bbox_to_anchor=(0.55, 0.85), title="a marker: a call that compiled", title_fontsize=9)
+
+
+def draw_lanes(exports, cases, pair, origin: str, d_head: int):
+    """Notebook 09's device view: per profile of `pair`, one row per engine lane and the DMA row beneath, on one
+    time axis, with the first MATMUL (dashed: the start ends), the DMA row's last bar (dotted: the tail starts)
+    and the end of the execution (solid).
+
+    Why here: about 20 lines of matplotlib that 09's readers skipped (r96 moved them out; what 09 teaches is
+    reading the lanes, not drawing them). The tail's line answers r95's cold reader (nothing marked it).
+
+    Args:
+        exports: profile name -> its NeuronExport (analysis.load_exports).
+        cases: profile name -> analysis.recorded_case of it (`kernel`, `dtype` for the titles).
+        pair: the profile names to draw, one panel each.
+        origin: where the profiles come from, for the title.
+        d_head: the head dimension, for the title.
+
+    Returns:
+        The matplotlib Figure.
+    """
+    import matplotlib.pyplot as plt
+
+    from .neuron_export import ENGINES, merged_intervals
+
+    lanes = (*ENGINES, "DMA")
+    fig, axes = plt.subplots(len(pair), 1, figsize=(11, 5.5), sharex=True)
+    for ax, name in zip(axes, pair):
+        e = exports[name]
+        for row, lane in enumerate(lanes):
+            table = e.dma if lane == "DMA" else e.engine_intervals[e.engine_intervals["engine"] == lane]
+            bars = [(s / 1e3, (t - s) / 1e3) for s, t in merged_intervals(table["start_ns"], table["end_ns"])]
+            ax.broken_barh(bars, (row - 0.4, 0.8), color=OKABE_ITO[row])
+        first_matmul_ns = e.instructions.loc[e.instructions["opcode"] == "MATMUL", "start_ns"].min()
+        ax.axvline(first_matmul_ns / 1e3, color="black", linestyle="--", label="first MATMUL (the start ends)")
+        ax.axvline(e.dma["end_ns"].max() / 1e3, color="black", linestyle=":", label="DMA row's last bar ends (the tail starts)")
+        ax.axvline(e.total_time_ns / 1e3, color="black", linewidth=1, label="end of execution")
+        ax.set_yticks(range(len(lanes)), lanes)
+        ax.invert_yaxis()
+        ax.set_title(f"{cases[name]['kernel']} ({cases[name]['dtype']})", fontsize=10)
+    axes[-1].legend(loc="center right", fontsize=8)  # the fused kernel ends early: room there
+    axes[-1].set_xlabel("time since the start of the execution (us)")
+    fig.suptitle(f"Engine lanes and DMA, attention d_head {d_head}, seq 512  [{origin}]", fontsize=10)
+    fig.tight_layout()
+    return fig

@@ -84,13 +84,14 @@ def against_spread(ratio: float, spread: tuple[float, float]) -> str:
     return ranges_apart((ratio, ratio), spread)
 
 
-def device_view_claims(metrics: dict[str, Any]) -> tuple[dict[str, Any], pd.DataFrame]:
+def device_view_claims(metrics: dict[str, Any], band: bool = False) -> tuple[dict[str, Any], pd.DataFrame]:
     """The readings 09 states from its published figures: per profile, the engine that spent the
     longest in computing instructions; per dtype, fused below baseline in HBM bytes, and in total time
     where its ratio lies outside the tensor lane's range under the same computing-instruction count (`against_spread`).
 
     Args:
         metrics: `device_view_metrics`' result.
+        band: add the total-time verdicts of the stand-in rule (A4 only since r96: 09 states times as readings).
 
     Returns:
         ({"claims": metric}, every reading, ready for `session.publish`; DataFrame with columns reading
@@ -110,7 +111,7 @@ def device_view_claims(metrics: dict[str, Any]) -> tuple[dict[str, Any], pd.Data
         fused, base = f"fused_{dtype}", f"baseline_{dtype}"
         claims.append(Claim("<", (f"{fused}_hbm_bytes", f"{base}_hbm_bytes"), f"{dtype}: fused below baseline in hbm_bytes"))
         ratio = metrics[f"{fused}_total_us"]["value"] / metrics[f"{base}_total_us"]["value"]
-        if against_spread(ratio, spread) == "below":  # the rule of the guess table: outside the same-work spread
+        if band and against_spread(ratio, spread) == "below":  # the rule of A4's guess table: outside the same-work spread
             text = f"{dtype}: fused below baseline in total_us, past the cut-off (one execution each: a reading)"
             claims.append(Claim("<", (f"{fused}_total_us", f"{base}_total_us"), text))
     shown = {m: f"{metrics[m]['value']:,.{0 if 'bytes' in m else 1}f} {metrics[m]['unit']}" for c in claims for m in c.metrics}
@@ -122,6 +123,38 @@ def device_view_claims(metrics: dict[str, Any]) -> tuple[dict[str, Any], pd.Data
     )
     published = {"claims": metric([c.record() for c in claims], "claims", "the conclusions above (analysis.claims)")}
     return published, table
+
+
+def counter_readings(exports: dict[str, Any], guesses: dict[str, str]) -> pd.DataFrame:
+    """09's predict-then-check table: per guessed counter, fused / baseline in each dtype, the learner's guess,
+    the direction each ratio shows, and the guess against it. No rule: a time from one execution each is a
+    reading (the stand-in rule that judges them, `guesses_against_counters`, is A4's since r96).
+
+    Args:
+        exports: profile name ("baseline_bf16_s512", ...) -> its NeuronExport (analysis.load_exports).
+        guesses: counter name -> the learner's "down", "up", "same" or "?".
+
+    Returns:
+        DataFrame, one row per counter: `bf16`, `fp32` (fused / baseline), `your_guess`, `shows` ("down", "up" or
+        "same"; per dtype where they differ) and `match` ("✓"/"✗" against a direction both dtypes show, "dtypes
+        differ" where they do not, "" for an unfilled guess).
+    """
+    ratios = pd.DataFrame(
+        {
+            d: {c: exports[f"fused_{d}_s512"].counter(c) / exports[f"baseline_{d}_s512"].counter(c) for c in guesses}
+            for d in DTYPES
+        }
+    ).assign(your_guess=pd.Series(guesses))
+    shows, match = [], []
+    for c in ratios.index:
+        words = {d: "down" if ratios.at[c, d] < 1 else "up" if ratios.at[c, d] > 1 else "same" for d in DTYPES}
+        one = len(set(words.values())) == 1
+        shows.append(words["bf16"] if one else ", ".join(f"{w} in {d}" for d, w in words.items()))
+        guess = ratios.at[c, "your_guess"]
+        match.append(
+            "" if guess not in ("down", "up", "same") else ("✓" if guess == words["bf16"] else "✗") if one else "dtypes differ"
+        )
+    return ratios.assign(shows=shows, match=match)
 
 
 def guesses_against_counters(exports: dict[str, Any], work: dict[str, pd.DataFrame], guesses: dict[str, str]) -> pd.DataFrame:
@@ -272,7 +305,7 @@ def spread_line(ratios: pd.DataFrame) -> str:
     )
 
 
-def execution_start(exports: dict[str, Any]) -> pd.DataFrame:
+def execution_start(exports: dict[str, Any], detail: bool = True) -> pd.DataFrame:
     """09's evidence for what fills each execution's start: the time before the first MATMUL, when the
     first instruction that reads HBM starts, which DMA queue types move before it, and which opcodes run.
 
@@ -289,6 +322,8 @@ def execution_start(exports: dict[str, Any]) -> pd.DataFrame:
         MATMUL` (analysis.COMPUTING_OPCODES instructions that start before the first MATMUL), the tail after the DMA
         row's last packet ends (`after the DMA row's last bar (us)`) and the computing instructions that start in it
         (`computing there`). The bars' opcodes are named by `start_tail_opcodes`, one line, not in this table.
+        With `detail=False` (09's table) the two setup columns (first HBM read, DMA queue types) are left out:
+        09 reads the start and the tail; the setup inside the start is A4's (r95's cold reader could not place them).
     """
     from analysis import COMPUTING_OPCODES
 
@@ -309,11 +344,14 @@ def execution_start(exports: dict[str, Any]) -> pd.DataFrame:
             "after the DMA row's last bar (us)": (e.total_time_ns - last_dma_ns) / 1e3,
             "computing there": int(ins.loc[ins["start_ns"] >= last_dma_ns, "opcode"].isin(COMPUTING_OPCODES).sum()),
         }
-    return pd.DataFrame(rows).T
+    table = pd.DataFrame(rows).T
+    setup = ["first HBM-reading instruction starts (us)", "DMA packets before the first HBM read, by queue type"]
+    return table if detail else table.drop(columns=setup)
 
 
-def after_first_matmul_reading(start: pd.DataFrame) -> str:
-    """Two lines linking 09's two findings: the start before the first MATMUL (its span over every
+def per_call_bounds(start: pd.DataFrame) -> str:
+    """A4's refinement of 09's per-call reading (moved from 09 in r96: its cold readers could not follow the
+    three hypotheses). Two lines linking 09's two findings: the start before the first MATMUL (its span over every
     profile, and whether it computes anything), and fused / baseline per dtype from the first MATMUL to the
     DMA row's last bar against the whole execution (total_time).
 
@@ -361,6 +399,35 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
         f"{before}; fused / baseline in the compute window (first MATMUL to the DMA row's last bar): {', '.join(middle_parts)}"
         f"\nper call, if all recurs (total_time): {', '.join(whole_parts)}; setup and tail once: {', '.join(once_parts)}; "
         f"only the compute window per call: {', '.join(middle_ratios)}; one profile cannot tell which"
+    )
+
+
+def after_first_matmul_reading(start: pd.DataFrame) -> str:
+    """09's one line of time readings: fused / baseline per dtype in total_time (the per-call figure: one
+    execution each) and in the compute window (first MATMUL to the DMA row's last bar, which leaves out the
+    start and the tail both kernels spend).
+
+    Why two readings only: r93-r95's cold readers stopped at the three-hypothesis line (`per_call_bounds`,
+    now in A4). Computed from the start table alone (total time = first MATMUL / (first MATMUL / total_time)).
+
+    Args:
+        start: `execution_start`'s result (rows named "<kernel>_<dtype>_s512").
+
+    Returns:
+        e.g. "fused / baseline, one execution each (readings, not verdicts): per call (total_time): bf16 x0.67,
+        fp32 x0.65; compute window: bf16 x0.49 (34.9 -> 17.0 us), fp32 x0.49 (38.4 -> 18.8 us)".
+    """
+    first = start["first MATMUL (us)"].astype(float)
+    total = first / start["first MATMUL / total_time"].astype(float)
+    middle = total - first - start["after the DMA row's last bar (us)"].astype(float)
+    whole_parts, middle_parts = [], []
+    for dtype in sorted({name.split("_")[1] for name in start.index}):
+        base, fused = (next(n for n in start.index if n.startswith(f"{k}_{dtype}_")) for k in ("baseline", "fused"))
+        whole_parts.append(f"{dtype} x{total[fused] / total[base]:.2f}")
+        middle_parts.append(f"{dtype} x{middle[fused] / middle[base]:.2f} ({middle[base]:.1f} -> {middle[fused]:.1f} us)")
+    return (
+        f"fused / baseline, one execution each (readings, not verdicts): per call (total_time): {', '.join(whole_parts)}; "
+        f"compute window: {', '.join(middle_parts)}"
     )
 
 

@@ -20,6 +20,8 @@ from lesson.trainium_readings import (
     device_view_metrics,
     execution_start,
     after_first_matmul_reading,
+    counter_readings,
+    per_call_bounds,
     lane_not_all_work,
     guesses_against_counters,
     start_tail_opcodes,
@@ -61,8 +63,11 @@ def test_figures_come_from_the_exports(published):
 
 def test_claims_hold_on_the_recordings(published):
     _, m = published
-    claims, table = device_view_claims(m)
+    claims, table = device_view_claims(m, band=True)  # A4's table: the stand-in rule's time verdicts included
     records = claims["claims"]["value"]
+    # 09 (r96): times are readings there, so its claims hold no cut-off verdict
+    plain = device_view_claims(m)[0]["claims"]["value"]
+    assert len(plain) == 6 and not any("cut-off" in r["text"] for r in plain) and check_claims(plain, m) == []
     assert len(records) == 8  # 4 longest-engine readings, 2 dtypes x (bytes, time outside the tensor lane's spread)
     assert sum("past the cut-off (one execution each: a reading)" in r["text"] for r in records) == 2
     assert check_claims(records, m) == []  # every reading holds on the published figures
@@ -174,10 +179,38 @@ def test_execution_start_reads_each_export():
         assert row["computing there"] == 0  # and the table shows it, as 09's "what to notice" reads it off
 
 
-def test_after_first_matmul_reading_links_the_start_to_total_time():
+def test_after_first_matmul_reading_prints_two_readings():
+    exports = load_exports(RECORDED_NEURON_DIR)
+    start = execution_start(exports, detail=False)  # 09's short table carries what the line needs
+    assert "first HBM-reading instruction starts (us)" not in start.columns
+    line = after_first_matmul_reading(start)
+    assert line.startswith("fused / baseline, one execution each (readings, not verdicts): per call (total_time): bf16 x")
+    for dtype in ("bf16", "fp32"):
+        b, f = (exports[f"{k}_{dtype}_s512"] for k in ("baseline", "fused"))
+        assert f"{dtype} x{f.total_time_ns / b.total_time_ns:.2f}" in line.split("; compute window: ")[0]
+        first = {k: e.instructions.loc[e.instructions["opcode"] == "MATMUL", "start_ns"].min() for k, e in (("b", b), ("f", f))}
+        window = {"b": b.dma["end_ns"].max() - first["b"], "f": f.dma["end_ns"].max() - first["f"]}
+        assert f"{dtype} x{window['f'] / window['b']:.2f} ({window['b'] / 1e3:.1f} -> {window['f'] / 1e3:.1f} us)" in line
+    assert len(line.splitlines()) == 1 and "setup and tail once" not in line  # the three cases are A4's (per_call_bounds)
+
+
+def test_counter_readings_shows_directions_without_a_rule(published):
+    exports, _ = published
+    table = counter_readings(exports, {"total_time": "down", "hbm_write_bytes": "up", "tensor_engine_active_time": "?"})
+    assert table.at["total_time", "shows"] == "down" and table.at["total_time", "match"] == "✓"
+    assert table.at["hbm_write_bytes", "match"] == "✗"
+    assert table.at["tensor_engine_active_time", "shows"] == "up in bf16, down in fp32"  # x1.068, x0.912
+    assert table.at["tensor_engine_active_time", "match"] == ""
+    assert (
+        counter_readings(exports, {"tensor_engine_active_time": "up"}).at["tensor_engine_active_time", "match"] == "dtypes differ"
+    )
+    assert "cut-off" not in " ".join(table["shows"]) and "verdict" not in " ".join(table["shows"])
+
+
+def test_per_call_bounds_links_the_start_to_total_time():
     exports = load_exports(RECORDED_NEURON_DIR)
     start = execution_start(exports)
-    line = after_first_matmul_reading(start)
+    line = per_call_bounds(start)
     firsts = []
     for dtype in ("bf16", "fp32"):
         middle, total, once = {}, {}, {}
@@ -207,7 +240,7 @@ def test_after_first_matmul_reading_links_the_start_to_total_time():
     assert line.endswith("one profile cannot tell which") and len(line.splitlines()) == 2
     # a profile with a computing instruction before its first MATMUL is named, not hidden
     start.loc["fused_fp32_s512", "computing before MATMUL"] = 3
-    assert "computing instructions in fused_fp32_s512" in after_first_matmul_reading(start)
+    assert "computing instructions in fused_fp32_s512" in per_call_bounds(start)
 
 
 def test_lane_not_all_work_names_idle_lanes_and_each_lanes_computing_share():
