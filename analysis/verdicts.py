@@ -351,9 +351,7 @@ def _round(value: float) -> float:
     return round(value, 3) if isinstance(value, float) and math.isfinite(value) else value
 
 
-def _allowed(
-    p10: float, p90: float, faster: str, slower: str, pairing: str = "round", per_round: Any = None
-) -> str:
+def _allowed(p10: float, p90: float, faster: str, slower: str, pairing: str = "round", per_round: Any = None) -> str:
     """What a spread that holds 1.0 says, in words: the honest end of "no measurable difference".
 
     It names the rounds (or steps), not the variants, and no percentages: "between 41% faster and 1%
