@@ -183,7 +183,7 @@ def slow_rounds_line(timings: dict[str, Timing], *names: str, pair: PairedRatio 
 
     Args:
         timings: `time_interleaved`'s result; names: the variants to count, the first the ratios' denominator.
-        pair: a paired ratio whose median (3 digits) and range ends to name, as 03's `ratio_ends_line` does
+        pair: a paired ratio whose range ends to name, as 03's `ratio_ends_line` does
             (cr95 04: 03's "no measurable difference" and 04's "cannot tell apart" on one pair, with no reason).
 
     Returns:
@@ -192,7 +192,7 @@ def slow_rounds_line(timings: dict[str, Timing], *names: str, pair: PairedRatio 
         quiet line beside slow rounds left their cause open; cr91 04: a slow compile round set a p90, not a p10).
     """
     counts = ", ".join(f"{n} {rounds_over_slow(timings[n])} of {len(timings[n].samples_us)}" for n in names)
-    ends = "" if pair is None else f"; {pair.numerator} / {pair.denominator} {pair.median:.3f}, {ratio_ends(timings, pair)}"
+    ends = "" if pair is None else f"; {pair.numerator} / {pair.denominator}: {ratio_ends(timings, pair)}"
     return (
         f"slow rounds ({SLOW_ROUND:g}x their variant's median or more): {counts}{ends}; a round slow for one variant"
         " moves its ratios and can set their p10 or p90; a quiet machine line rules out CPU waits only"
