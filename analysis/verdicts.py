@@ -351,15 +351,22 @@ def _round(value: float) -> float:
     return round(value, 3) if isinstance(value, float) and math.isfinite(value) else value
 
 
-def _allowed(p10: float, p90: float, faster: str, slower: str, pairing: str = "round") -> str:
+def _allowed(p10: float, p90: float, faster: str, slower: str, pairing: str = "round", per_round: Any = None) -> str:
     """What a spread that holds 1.0 says, in words: the honest end of "no measurable difference".
 
     It names the rounds (or steps), not the variants, and no percentages: "between 41% faster and 1%
     slower" beside a measured "1.69x faster" read as two sizes of one effect (07), and a p10 below 1
-    read as one variant being cheaper. A range that holds 1 is noise in both directions.
+    read as one variant being cheaper. Given the per-round ratios it counts each side ("with 2 of 15
+    rounds faster, 13 slower"): "some faster and others slower" read as a balance where 2 of 15 set the
+    p10 (cr95 04 #2; the count 05's line test prints, lesson.study.line_test_answer).
     """
     if p10 < 1 < p90:
-        return f"the p10-p90 holds 1, with some {pairing}s {faster} and others {slower}"
+        if per_round is None:
+            return f"the p10-p90 holds 1, with some {pairing}s {faster} and others {slower}"
+        values = [float(value) for value in per_round]
+        below, above = sum(value < 1 for value in values), sum(value > 1 for value in values)
+        side = f"{faster} 1" if faster == "below" else faster  # "below" alone names no reference
+        return f"the p10-p90 holds 1, with {below} of {len(values)} {pairing}s {side}, {above} {slower}"
     return "the p10-p90 touches 1"
 
 
@@ -384,8 +391,8 @@ def judge_ratio(ratio: Any, faster: str = "faster", slower: str = "slower") -> V
 
     Returns:
         A Verdict whose sentence is one line: "A took 2.00x the time of B: slower
-        (per-round p10-p90 1.95-2.05)" (below 1: "A took 0.50x the time of B: 2.00x faster (...)"), "this run cannot tell A and B apart: the p10-p90 holds 1, with some rounds
-        faster and others slower (...): inconclusive, not a finding that they cost the same" (a spread that
+        (per-round p10-p90 1.95-2.05)" (below 1: "A took 0.50x the time of B: 2.00x faster (...)"), "this run cannot tell A and B apart: the p10-p90 holds 1, with 2 of 15 rounds
+        faster, 13 slower (...): inconclusive, not a finding that they cost the same" (a spread that
         reaches past the 5% margin) or "no measurable difference between A and B: the whole p10-p90 lies within
         5% of 1 (...)" (as `judge_ranges` words ranges inside the margin; 08's "cannot rank rank 1 against
         rank 0" stumbled), or "not measurable here: the machine was busy (...)".
@@ -400,7 +407,7 @@ def judge_ratio(ratio: Any, faster: str = "faster", slower: str = "slower") -> V
     rounds = getattr(ratio, "per_round", None)
     if busy_seen is None and rounds is not None and len(rounds) < MIN_RANGE_SAMPLES:
         return _too_few_rounds(ratio.numerator, ratio.denominator, figures, pairing, len(rounds))
-    return _judge(ratio.numerator, ratio.denominator, figures, pairing, busy_seen, faster, slower)
+    return _judge(ratio.numerator, ratio.denominator, figures, pairing, busy_seen, faster, slower, rounds)
 
 
 def _too_few_rounds(num: str, den: str, figures: tuple[float, float, float], pairing: str, n: int) -> Verdict:
@@ -415,7 +422,14 @@ def _too_few_rounds(num: str, den: str, figures: tuple[float, float, float], pai
 
 
 def _judge(
-    num: str, den: str, figures: tuple[float, float, float], pairing: str, busy_seen: str | None, faster: str, slower: str
+    num: str,
+    den: str,
+    figures: tuple[float, float, float],
+    pairing: str,
+    busy_seen: str | None,
+    faster: str,
+    slower: str,
+    rounds: Any = None,
 ) -> Verdict:
     med, p10, p90 = figures
     shown, spread = _ratio_figures(med, p10, p90, pairing)
@@ -429,7 +443,7 @@ def _judge(
             side = "above" if p10 >= 1 else "below"  # one side of 1, too near it for this run to rank them
             allowed = f"the p10-p90 lies {side} 1 but reaches within {margin_percent()}% of it"
         else:
-            allowed = _allowed(p10, p90, faster, slower, pairing)
+            allowed = _allowed(p10, p90, faster, slower, pairing, rounds)
         # the reason first, and "no measurable difference" only for a spread inside the margin on both sides: beside
         # a wide spread (07's 0.91-1.86, median 1.28) or one that clears 1 (04's 1.04-1.11) it read as "they cost the same"
         figures_shown = f"median {_per(pairing)} {num} / {den} = {shown}, {spread}"

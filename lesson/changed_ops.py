@@ -98,6 +98,21 @@ def ratio_ends_line(timings: dict[str, Timing], ratio: PairedRatio) -> str:
         from no slow round, p90 from a round slow for A; medians (not judged): B 103,266 us, A 103,257 us".
     """
     names = (ratio.numerator, ratio.denominator)
+    counts = ", ".join(f"{n} {rounds_over_slow(timings[n])} of {len(timings[n].samples_us)}" for n in names)
+    medians = ", ".join(f"{n} {t.median_us:,.0f} us" for n, t in timings.items())
+    return (
+        f"median per-round {names[0]} / {names[1]} {ratio.median:.3f}; slow rounds ({SLOW_ROUND:g}x their variant's"
+        f" median or more): {counts}; {ratio_ends(timings, ratio)}; medians (not judged): {medians}"
+    )
+
+
+def ratio_ends(timings: dict[str, Timing], ratio: PairedRatio) -> str:
+    """Which round set each end of a paired ratio's range: "p10 from a round slow for naive, p90 from no slow round".
+
+    Why: `ratio_ends_line`'s core, also printed by 04's slow-rounds line (`lesson.compiled.slow_rounds_line`) for
+    03's pair, so that 03's "no measurable difference" and 04's "cannot tell apart" show their reason (cr95 04 M).
+    """
+    names = (ratio.numerator, ratio.denominator)
     rounds = ratio.per_round
     slow = {n: timings[n].samples_us[: len(rounds)] >= SLOW_ROUND * timings[n].median_us for n in names}
     ends = []
@@ -105,12 +120,7 @@ def ratio_ends_line(timings: dict[str, Timing], ratio: PairedRatio) -> str:
         i = int(np.flatnonzero(rounds == value)[0])  # the series' p10 and p90 are samples (analysis.timing.p10_p90)
         whose = [n for n in names if slow[n][i]]
         ends.append(f"{end} from {'a round slow for ' + ' and '.join(whose) if whose else 'no slow round'}")
-    counts = ", ".join(f"{n} {rounds_over_slow(timings[n])} of {len(timings[n].samples_us)}" for n in names)
-    medians = ", ".join(f"{n} {t.median_us:,.0f} us" for n, t in timings.items())
-    return (
-        f"median per-round {names[0]} / {names[1]} {ratio.median:.3f}; slow rounds ({SLOW_ROUND:g}x their variant's"
-        f" median or more): {counts}; {', '.join(ends)}; medians (not judged): {medians}"
-    )
+    return ", ".join(ends)
 
 
 def fused_rate_line(priced: pd.DataFrame, fused_call: pd.Series, saving: object) -> str:

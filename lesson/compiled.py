@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from analysis.floor import SLOW_ROUND, rounds_over_slow, slow_rounds
-from analysis.timing import Timing
+from analysis.timing import PairedRatio, Timing
 from analysis.verdicts import Verdict, estimate, withheld
+from lesson.changed_ops import ratio_ends
 
 if TYPE_CHECKING:
     import torch
@@ -173,7 +174,7 @@ def _set_by_slow_rounds(verdict: Any, naive: Any, compiled: Any) -> str:
     return "".join(f", its {end} end set by {name}'s {n} slow round{'s' * (n > 1)}" for end, name, n in ends)
 
 
-def slow_rounds_line(timings: dict[str, Timing], *names: str) -> str:
+def slow_rounds_line(timings: dict[str, Timing], *names: str, pair: PairedRatio | None = None) -> str:
     """How many rounds of each named variant took SLOW_ROUND times its median or more, and what such a round does.
 
     Why: interleaving cancels only a slow moment that hits every variant of a round; a round slow for one
@@ -182,6 +183,8 @@ def slow_rounds_line(timings: dict[str, Timing], *names: str) -> str:
 
     Args:
         timings: `time_interleaved`'s result; names: the variants to count, the first the ratios' denominator.
+        pair: a paired ratio whose range ends to name, as 03's `ratio_ends_line` does
+            (cr95 04: 03's "no measurable difference" and 04's "cannot tell apart" on one pair, with no reason).
 
     Returns:
         "slow rounds (1.5x their variant's median or more): naive 2 of 15, ...; a round slow for one variant
@@ -189,8 +192,9 @@ def slow_rounds_line(timings: dict[str, Timing], *names: str) -> str:
         quiet line beside slow rounds left their cause open; cr91 04: a slow compile round set a p90, not a p10).
     """
     counts = ", ".join(f"{n} {rounds_over_slow(timings[n])} of {len(timings[n].samples_us)}" for n in names)
+    ends = "" if pair is None else f"; {pair.numerator} / {pair.denominator}: {ratio_ends(timings, pair)}"
     return (
-        f"slow rounds ({SLOW_ROUND:g}x their variant's median or more): {counts}; a round slow for one variant"
+        f"slow rounds ({SLOW_ROUND:g}x their variant's median or more): {counts}{ends}; a round slow for one variant"
         " moves its ratios and can set their p10 or p90; a quiet machine line rules out CPU waits only"
     )
 

@@ -284,6 +284,12 @@ def test_slow_rounds_are_counted_per_variant_under_the_verdicts_and_no_longer_be
     assert line.startswith("slow rounds (1.5x their variant's median or more): naive 2 of 15, fused 0 of 15; ")
     assert line.endswith("moves its ratios and can set their p10 or p90; a quiet machine line rules out CPU waits only")
     assert "fused" not in slow_rounds_line({"naive": slow, "fused": steady}, "naive")
+    # cr95 04: the rms/naive pair's ends named, as 03's ratio_ends_line does
+    from analysis.timing import paired_ratio
+
+    both = {"naive": slow, "fused": steady}
+    named = slow_rounds_line(both, "naive", "fused", pair=paired_ratio(both, "fused", "naive"))
+    assert "; fused / naive: p10 from a round slow for naive, p90 from no slow round; a round slow" in named
 
 
 def test_keep_neff_says_the_neff_stays_in_the_neff_cache_as_n43_does():
