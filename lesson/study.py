@@ -315,7 +315,7 @@ def shape_takeaways(
     Args:
         rankings: shape -> its Ranking (`rank_over_floor`); floors: shape -> its FloorCheck.
         blocks: shape -> its interleaved timings (the copy and "triad probe" included).
-        by_tokens: the fit's block, or None where it was not timed; scale: its token multiple.
+        by_tokens: the growth block (each variant at 1x and `scale` times the tokens), or None where it was not timed; scale: its token multiple.
         alloc_over_input: (shape, variant) -> bytes allocated per call over the input's (`VariantReport.row`).
         ops: (shape, variant) -> `device_ops`; with `alloc_over_input`, a measured pair of equal ops and
             allocation gets a line saying its cause is not measured (`_same_work`).
