@@ -289,7 +289,6 @@ def shape_takeaways(
     by_tokens: dict[str, Timing] | None,
     scale: int = 8,
     alloc_over_input: dict[tuple[str, str], float] | None = None,
-    tokens: dict[str, int] | None = None,
     ops: dict[tuple[str, str], float] | None = None,
     reports: dict[tuple[str, str], Any] | None = None,
     notes: bool = True,
@@ -309,17 +308,15 @@ def shape_takeaways(
       full-size tensor it allocates is written and read about once) at the copy's rate (the triad's where
       the copy failed its check), per round; memory-bound where that share is over half, else 'not
       memory-bound', so no variant is left without a label (05's exercise 1 judges naive on the same bytes);
-    - at any other shape: an estimate of each variant's fixed part per call, from a fit time = fixed +
-      per-token x tokens through its call and one `scale` times the tokens timed in one block
-      (`by_tokens`, names `name` and `name x{scale}`); it needs no copy, so a failed floor leaves it
-      standing; overhead-bound where the fixed part is the larger part. A busy block concludes nothing.
+    - at any other shape: how much longer each variant took at `scale` times the tokens, timed in one block
+      (`by_tokens`, names `name` and `name x{scale}`), and the label from it (`_growth_lines`); it needs no copy,
+      so a failed floor leaves it standing. A busy block concludes nothing.
 
     Args:
         rankings: shape -> its Ranking (`rank_over_floor`); floors: shape -> its FloorCheck.
         blocks: shape -> its interleaved timings (the copy and "triad probe" included).
-        by_tokens: the fit's block, or None where it was not timed; scale: its token multiple.
+        by_tokens: the growth block (each variant at 1x and `scale` times the tokens), or None where it was not timed; scale: its token multiple.
         alloc_over_input: (shape, variant) -> bytes allocated per call over the input's (`VariantReport.row`).
-        tokens: shape -> its token count, so the fit's basis names the range it holds for.
         ops: (shape, variant) -> `device_ops`; with `alloc_over_input`, a measured pair of equal ops and
             allocation gets a line saying its cause is not measured (`_same_work`).
         reports: (shape, variant) -> its VariantReport, whose `row()` fills `alloc_over_input` and `ops` (the
@@ -330,7 +327,7 @@ def shape_takeaways(
         The lines to print, one verdict each.
     """
     from analysis.timing import paired_ratio
-    from analysis.verdicts import estimate, judge_ratio, ratio_bound, withheld
+    from analysis.verdicts import judge_ratio, ratio_bound, withheld
 
     if reports:
         rows = {key: r.row() for key, r in reports.items()}
@@ -371,41 +368,37 @@ def shape_takeaways(
         if busy:
             lines += [f"  {busy}"]
             continue
-        per_round = {n: 1 - (r.per_round - 1) / (scale - 1) for n, r in growth.items()}  # that round's fixed part over its time
-        # the point value is the median of the same per-round shares as its p10-p90, so exercise 2's (8 - growth) / 7
-        # reproduces it (a median of the fixed parts over the median time printed 0.76 beside 0.77, cr73 05 #1)
-        shares = {n: float(np.median(v)) for n, v in per_round.items()}
-        spreads = {n: p10_p90(v) for n, v in per_round.items()}  # cr57 05 #3
-        # its p10-p90 is this block's rounds only, not the estimate's precision: ex.2's block read 0.97 beside 0.92-0.95 (cr77 05 #3)
-        rounds_only = "p10-p90: this block's rounds only"  # ex.2's block may fall outside it (its own cell says so)
-        basis = f"the fit's line, time = fixed + per-token × tokens, through this call and one {scale} times its tokens, per round; {rounds_only}"
-        held = "below this call's tokens"
-        if tokens and s in tokens:
-            basis = (
-                f"the fit's line, time = fixed + per-token × tokens, through {tokens[s]} and {scale * tokens[s]} tokens only"
-                f", per round; fixed part: the line extrapolated to 0 tokens, where nothing is measured"
-                f" (exercise 2 tests torch.compile's line beyond {scale * tokens[s]} tokens); {rounds_only}"
-            )
-            # estimated, and untested for the other variants: the label read past its evidence (cr91 05 #1)
-            held = f"below {tokens[s]} tokens; estimated: exercise 2 tests only torch.compile's line, above {scale * tokens[s]} tokens"
-        share = estimate("the fixed part per call", shares, "of the time", basis, "what that part is", 2)
-        took = ", ".join(f"{n} {np.median(r.per_round):.2f}x" for n, r in growth.items())  # no line: measured, per round
-        # the model-free ratios first, the fit's estimate second (cr45 05 #12)
-        lines += [f"  measured: {scale}x the tokens took {took} the time per round ({scale}x if all of it grew with tokens)"]
-        lines += _bound_lines(
-            "overhead-bound",
-            f"a fixed part per call, if the fit's line holds {held}",  # untested there: a condition, not a finding (cr76 05 #4)
-            shares,
-            share,
-            spreads=spreads,
-            label="fixed share = fixed part ÷ time" if notes else "fixed share",  # defined where first printed (cr79 05)
-            rounds=per_round,
-            brief=not notes,
-        )
+        lines += _growth_lines(growth, scale, notes)
     # the headlines of every shape first, the estimates' footnotes after: 05's block read as too dense to read aloud (cr73 05 M4)
     # notes=False: the notebook explains * and † in markdown after the output (cr87 05 M1)
     footnotes = [line for line in lines if line.startswith(("  * ", "  † "))]
     return [line for line in lines if line not in footnotes] + footnotes * notes
+
+
+def _growth_lines(growth: dict[str, Any], scale: int, notes: bool) -> list[str]:
+    """The small shape's label from the measured growth alone: `scale` times the tokens took measurably under
+    half of `scale` times the time (each variant's per-round ratio over scale / 2, judged by the ratio rule), so
+    more than half of the small call's time did not grow with its tokens, where the part that grows grows at least
+    in proportion to them. Why: the label rested on a fixed share read from a line at 0 tokens, where nothing is
+    measured (cr93-cr95 05 M1); a range that reaches scale / 2 is "cannot tell" and gets no label, and one
+    measurably above it is not shown overhead-bound by this test (the growth alone bounds the fixed part from below only)."""
+    from analysis.verdicts import judge_ratio
+
+    half = scale / 2
+    judged = {n: judge_ratio(replace(r, per_round=r.per_round / half)) for n, r in growth.items()}
+    took = ", ".join(f"{n} {r.median:.2f}x ({r.p10:.2f}-{r.p90:.2f})" for n, r in growth.items())
+    lines = [f"  measured: {scale}x the tokens took {took} the time (per-round median, p10-p90)"]
+    groups = {
+        f"overhead-bound* (under {half:g}x)": [n for n, v in judged.items() if v.kind == "faster"],
+        f"cannot tell (the p10-p90 reaches {half:g}x)": [n for n, v in judged.items() if v.kind not in ("faster", "slower")],
+        f"not shown overhead-bound ({half:g}x or more)": [n for n, v in judged.items() if v.kind == "slower"],
+    }
+    lines += [f"  {label}: {', '.join(names)}" for label, names in groups.items() if names]
+    rule = (
+        f"  * overhead-bound: {scale:g}x the tokens took measurably under {half:g}x the time, so more than half of the small"
+        " call's time did not grow with its tokens (if the part that grows grows at least in proportion to them)"
+    )
+    return lines + [rule] * notes
 
 
 def _same_work(pairs: list, shape: str, ops: dict, allocs: dict) -> list[str]:
@@ -560,59 +553,47 @@ def _bytes_evidence(pairs: list, allocs: dict[str, float]) -> list[str]:
     return [f"time against bytes allocated, by the pairs: {said}: {word}"]
 
 
-def line_test_answer(by_count: dict[str, Timing], over_line: np.ndarray, fixed_us: np.ndarray) -> str:
+def line_test_answer(by_count: dict[str, Timing], over_line: np.ndarray) -> str:
     """05's exercise 2 verdict, from the arithmetic the solution cell writes: does the line through the two
-    smaller token counts predict the largest, and the fixed part's share of the smallest call (an estimate).
+    smaller token counts predict the largest, with the three medians it rests on.
 
     Why here: the cell keeps the arithmetic a student can write; the verdict rule (busy, cannot tell apart,
-    an upward or downward miss) is the series' plumbing.
+    an upward or downward miss) is the series' plumbing. It says nothing of the takeaway's label, which rests on the
+    measured growth alone (cr95 05 #2: "the label holds only if the line holds there" read the label as this line's).
 
     Args:
         by_count: the block timed at three token counts ("8 tokens", "64 tokens", "512 tokens"), in order.
         over_line: per round, the largest count's time over the line's prediction (9 t8 - 8 t1).
-        fixed_us: per round, the line's value at 0 tokens ((8 t1 - t8) / 7).
 
     Returns:
-        The line test's verdict (where the line misses, a second line: the takeaway's fixed share rests on the smaller two counts only),
-        then the share, the line at 0 tokens (or why it is withheld).
+        The three medians (the times the line is drawn through, cr95 05 #3), then the line test's verdict and the
+        answer to the yes/no question ("not shown either way" where inconclusive).
     """
     from analysis.timing import PairedRatio
-    from analysis.verdicts import _allowed, estimate, judge_ratio, withheld
+    from analysis.verdicts import _allowed, judge_ratio
 
-    (n1, t1), (n8, _), (n64, _) = ((n, timing.samples_us[: len(over_line)]) for n, timing in by_count.items())
+    (n1, _), (n8, _), (n64, _) = by_count.items()
+    medians = "medians: " + ", ".join(f"{n} {t.median_us:.1f} us" for n, t in by_count.items())
     fit = judge_ratio(
         PairedRatio(n64, f"the line through {n1} and {n8}", over_line, contention=by_count[n1].contention), "below", "above"
     )
-    busy = fit.kind in ("busy", "withheld")
-    if busy:
-        said = f"{fit}\nDoes the line predict {n64}? This run cannot say"
-    else:  # untested below n1 either way: the takeaway's "overhead-bound" is a condition, not a finding (cr78 05 #4)
-        untested = f'Nothing below {n1} is tested: the label in "This run in words" holds only if the line holds there'
+    if fit.kind in ("busy", "withheld"):
+        return f"{medians}\n{fit}\nDoes the line predict {n64}? This run cannot say."
+    if fit.measurable:
         grows = "faster" if fit.median > 1 else "slower"
-        below, above = int(np.sum(over_line < 1)), int(np.sum(over_line > 1))
-        if fit.p10 < 1 < fit.p90:  # the counts, not "some ... others": 2 of 15 below read as a balance (cr93 05 #1)
-            counted = f"{below} of {over_line.size} rounds below 1, {above} above"
-            fit = replace(
-                fit, sentence=fit.sentence.replace(_allowed(fit.p10, fit.p90, "below", "above").split(", with ")[1], counted)
-            )
-        # a yes/no question answered "cannot tell apart" read as "yes" (cr93 05 M1): inconclusive is neither
-        answer = fit.word.capitalize() if fit.within_noise else "Not shown either way (inconclusive)"
-        said = (
-            f"{fit}\nDoes the line predict {n64}? {answer}.\n{untested}"  # the word of the verdict above
-            if not fit.measurable
-            else f"No: {n64} takes {fit.median:.2f}x the line's prediction (p10-p90 {fit.p10:.2f}-{fit.p90:.2f}): between {n8} and"
-            f" {n64} time grows {grows} than the line.\nThe line does not extend to {n64}. {untested}"
+        return (
+            f"{medians}\nNo: {n64} takes {fit.median:.2f}x the line's prediction (p10-p90 {fit.p10:.2f}-{fit.p90:.2f}):"
+            f" between {n8} and {n64} time grows {grows} than the line."
         )
-    shares = fixed_us / t1  # per round, as the takeaway's: a ratio of medians read as its figure (cr78 05 #2)
-    fixed = float(np.median(shares))
-    if busy or fixed <= 0:
-        share = withheld("the fixed part's share", "the line concludes nothing" if busy else "no fixed part fits")
-    else:
-        lo, hi = p10_p90(shares)
-        basis = 'the line above at 0 tokens, an extrapolation, in another block than "This run in words"'
-        unit = f"of its time (per-round p10-p90 {lo:.2f}-{hi:.2f})"
-        share = estimate(f"the fixed part's share of the {n1} call", {"this run": fixed}, unit, basis, "its cause", 2)
-    return f"{said}.\n{share}"
+    below, above = int(np.sum(over_line < 1)), int(np.sum(over_line > 1))
+    if fit.p10 < 1 < fit.p90:  # the counts, not "some ... others": 2 of 15 below read as a balance (cr93 05 #1)
+        counted = f"{below} of {over_line.size} rounds below 1, {above} above"
+        fit = replace(
+            fit, sentence=fit.sentence.replace(_allowed(fit.p10, fit.p90, "below", "above").split(", with ")[1], counted)
+        )
+    # a yes/no question answered "cannot tell apart" read as "yes" (cr93 05 M1): inconclusive is neither
+    answer = fit.word.capitalize() if fit.within_noise else "Not shown either way (inconclusive)"
+    return f"{medians}\n{fit}\nDoes the line predict {n64}? {answer}."
 
 
 def reference_reading(reference_dir: Path | None = None, backend: str = "cpu") -> tuple[dict, str]:
