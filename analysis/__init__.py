@@ -50,7 +50,7 @@ _EXPORTS = {
     "engine_activity": "COMPUTING_OPCODES CONTROL_OPCODES WAIT_OPCODES engine_of engine_work opcode_kind",
     "device_view": "annotation_window busy_summary device_work host_ops_during host_vs_device host_waits idle_gaps "
     "launches short_kernel_name",
-    "figures": "IDLE_ALPHA MEANING_COLORS OKABE_ITO backend_title plot_cumulative_calls plot_rank_steps plot_timeline",
+    "figures": "IDLE_ALPHA MEANING_COLORS OKABE_ITO backend_title draw_lanes plot_cumulative_calls plot_rank_steps plot_timeline",
     "floor": "WIDE_SPREAD Ranking bytes_per_op check_floor copy_floor floor_probes nominal_memory_gb_per_s cannot_tell_group rank_over_floor time_with_floor triad_probe",
     "host": "address_layout free_page_reporting_kib",
     "hta_view": "run_hta side_by_side",
