@@ -12,8 +12,10 @@ Relations, over the `value` of each named metric (ratios also carry their per-ro
 - "<": each named metric is smaller than the next (a ranking);
 - "above 1" / "below 1": a paired ratio whose whole p10-p90 lies at least
   analysis.verdicts.RESOLUTION above / below 1 (measurable);
-- "about 1": any other paired ratio, on neither side of 1 by the rule: a relation, not a verdict word (the
-  claim's text says which verdict: "no measurable difference" or inconclusive, "cannot tell apart");
+- "inconclusive": a paired ratio on neither side of 1 whose p10-p90 reaches past the margin or clears 1
+  within it (the verdict "cannot tell apart, inconclusive"): not a finding that the two cost the same;
+- "about 1": a paired ratio on neither side of 1 (a verdict's claim records it only for "no measurable
+  difference", a p10-p90 inside the margin; runs before cr96 recorded it for inconclusive ratios too);
 - "overlap": four metrics, two ranges (a's p10, a's p90, b's p10, b's p90) that overlap, touch or lie
   closer than analysis.verdicts.RESOLUTION (`ranges_apart`):
   a pair of figures not measured in pairs that the run cannot tell apart (analysis.verdicts.judge_ranges);
@@ -26,7 +28,7 @@ from __future__ import annotations
 from typing import Any
 
 from .contention import is_busy
-from .verdicts import RELATIONS, Claim, ranges_apart
+from .verdicts import CANNOT_TELL, RELATIONS, Claim, about_one, ranges_apart
 from .verdicts import relation_of as ratio_relation
 
 __all__ = ["RELATIONS", "Claim", "check_claims", "ratio_relation"]
@@ -49,6 +51,8 @@ def _holds(relation: str, entries: list[dict[str, Any]]) -> bool:
         a10, a90, b10, b90 = values
         return not ranges_apart((a10, a90), (b10, b90))
     (entry,) = entries
+    if relation == "inconclusive":
+        return about_one(entry["p10"], entry["p90"]) == CANNOT_TELL
     return ratio_relation(entry["p10"], entry["p90"]) == relation
 
 

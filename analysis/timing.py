@@ -146,7 +146,7 @@ class PairedRatio:
 
     @property
     def relation(self) -> str:
-        """What the ratio supports, for a claim (analysis.claims): "busy", "above 1", "below 1" or "about 1"."""
+        """What the ratio supports, for a claim (analysis.claims): "busy", "above 1", "below 1", "about 1" or "inconclusive"."""
         return judge_ratio(self).relation
 
     def describe(self, faster: str = "faster", slower: str = "slower") -> str:

@@ -38,7 +38,7 @@ from typing import Any, Iterable
 
 from .contention import BUSY_WAITED_FRACTION, Contention, combined
 
-RELATIONS = ("min", "max", "<", "above 1", "below 1", "about 1", "overlap", "busy")
+RELATIONS = ("min", "max", "<", "above 1", "below 1", "about 1", "inconclusive", "overlap", "busy")
 
 
 @dataclass(frozen=True)
@@ -260,6 +260,8 @@ class Verdict:
             return "busy"
         if self.kind == "withheld" and self.form == "ratio" and math.isfinite(self.p10) and math.isfinite(self.p90):
             return relation_of(self.p10, self.p90)
+        if self.kind == "no measurable difference" and self.form == "ratio" and not self.within_noise:
+            return "inconclusive"  # cr96 01: "about 1" beside "inconclusive, not a finding" read as a finding
         return {"slower": "above 1", "faster": "below 1"}.get(self.kind, "about 1")
 
     def claim(self, *metrics: str) -> Claim:

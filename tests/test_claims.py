@@ -1,8 +1,11 @@
 """Claims: a conclusion is checked against the metrics it cites, and a wrong one is caught."""
 
+import numpy as np
 import pytest
 
 from analysis.claims import Claim, check_claims, ratio_relation
+from analysis.timing import PairedRatio
+from analysis.verdicts import judge_ratio
 
 METRICS = {  # as notebook 05 publishes them (values from a cpu run)
     "large_naive_over_copy": {"value": 3.26, "unit": "ratio", "p10": 3.2, "p90": 3.3},
@@ -57,3 +60,13 @@ def test_an_overlap_claim_holds_only_where_the_published_ranges_overlap_or_touch
     apart = Claim("overlap", ("a10", "a90", "c10", "b90"), "cannot tell a and c apart").record()
     near = Claim("overlap", ("a10", "a90", "d10", "b90"), "cannot tell a and d apart").record()  # 3% apart: within the margin
     assert check_claims([touching, near], metrics) == [] and len(check_claims([apart], metrics)) == 1
+
+
+def test_an_inconclusive_ratio_records_inconclusive_not_about_1():
+    """01 published "about 1" beside "inconclusive, not a finding that they cost the same" (cr96 01 #4)."""
+    wide = {"r": {"value": 1.08, "unit": "ratio", "p10": 1.01, "p90": 1.13}}
+    verdict = judge_ratio(PairedRatio("a", "b", np.array([1.01] * 2 + [1.08] * 6 + [1.13] * 2)))
+    assert verdict.relation == "inconclusive" and check_claims([verdict.claim("r").record()], wide) == []
+    inside = {"r": {"value": 1.0, "unit": "ratio", "p10": 0.99, "p90": 1.02}}
+    assert check_claims([Claim("inconclusive", ("r",), "cannot tell").record()], inside)  # inside the margin: a finding
+    assert check_claims([Claim("inconclusive", ("r",), "cannot tell").record()], {"r": {**wide["r"], "p10": 1.06}})
