@@ -21,6 +21,7 @@ from lesson.profiler_setup import (
     copy_shares,
     cost_takeaway,
     first_recorded_step_us,
+    first_recorded_steps,
     larger_hidden_answer,
     tree_copy_share,
     readings_line,
@@ -194,6 +195,19 @@ def test_first_recorded_step_keeps_a_one_off_cost_only_without_warmup(cpu_backen
         calls.clear()
         warmed = first_recorded_step_us(step, cpu_backend, warmup=1)
     assert no_warmup >= 300_000 > warmed >= 1_000
+
+
+def test_first_recorded_steps_profiles_fresh_models_per_warmup(cpu_backend):
+    """Exercise 1's loop in one call (cr96 01 C): each model is fresh and called once before its profile."""
+    made = []
+
+    def make():
+        made.append(torch.nn.Linear(8, 8))
+        return made[-1]
+
+    no_warmup, warmed = first_recorded_steps(make, torch.randn(2, 8), cpu_backend, (0, 1), profiles=2)
+    assert len(made) == 4 and no_warmup.label == "first step, warmup=0" and warmed.label == "first step, warmup=1"
+    assert no_warmup.samples_us.size == warmed.samples_us.size == 2 and no_warmup.contention is warmed.contention
 
 
 def test_recorded_steps_judges_a_real_cpu_profile_against_a_steady_state(tmp_path, cpu_backend):
