@@ -827,7 +827,7 @@ def test_05s_line_test_answer_says_the_miss_with_its_medians_and_never_the_label
     missed = answer(100.0).split("\n")
     assert missed[0] == "medians: 8 tokens 20.0 us, 64 tokens 24.0 us, 512 tokens 100.0 us"
     assert missed[1] == (
-        "No: 512 tokens takes 1.79x the line's prediction (p10-p90 1.79-1.79): between 64 tokens and 512 tokens time grows"
+        "No: 512 tokens takes 1.79x the line's prediction (median per-round ratio, p10-p90 1.79-1.79): between 64 tokens and 512 tokens time grows"
         " faster than the line."
     )
     assert len(missed) == 2
