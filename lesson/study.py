@@ -1117,7 +1117,7 @@ def _memory_bound(
     # the share's formula here, in the footnote, not in the bound's line (cr60 05 #6 asked for it; there it made the
     # densest line of 05's output)
     basis = (
-        f"byte share = alloc_over_input (at least 1) × the {rate}'s time ÷ the variant's time, per round:"
+        f"byte share = alloc_over_input (at least 1) × the {rate}'s time ÷ the variant's time, per round, a lower bound:"
         " each full-size tensor allocated, written and read once. Exercise 1 counts bytes from the source"
         " instead: more bytes, a share that can pass 1"
     )  # cr81 05 M2: one unparsable parenthesis split into plain sentences

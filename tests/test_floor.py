@@ -299,7 +299,7 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
         " compiled 1.00 (1.00-1.00)",
         "  not memory-bound: naive 0.30 (0.30-0.30), fused 0.28 (0.28-0.28)",
         "  † estimated, not measured: byte share = alloc_over_input (at least 1) × the copy's time ÷ the variant's"
-        " time, per round: each full-size tensor allocated, written and read once. Exercise 1 counts bytes from the"
+        " time, per round, a lower bound: each full-size tensor allocated, written and read once. Exercise 1 counts bytes from the"
         " source instead: more bytes, a share that can pass 1. Memory-bound here means near an allocating copy's time;"
         " that copy reached 0.80x the triad; this estimate cannot show a read-only"
         " pass (mean), which allocates nothing",  # the share's formula, in the footnote
