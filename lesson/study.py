@@ -566,7 +566,8 @@ def line_test_answer(by_count: dict[str, Timing], over_line: np.ndarray) -> str:
         over_line: per round, the largest count's time over the line's prediction (9 t8 - 8 t1).
 
     Returns:
-        The three medians (the times the line is drawn through, cr95 05 #3), then the line test's verdict and the
+        The three medians (the times the line is drawn through, cr95 05 #3), then the line test's verdict (a median of
+        per-round ratios, said so: the ratio of the medians differs, cr96 05 #1) and the
         answer to the yes/no question ("not shown either way" where inconclusive).
     """
     from analysis.timing import PairedRatio
@@ -582,7 +583,7 @@ def line_test_answer(by_count: dict[str, Timing], over_line: np.ndarray) -> str:
     if fit.measurable:
         grows = "faster" if fit.median > 1 else "slower"
         return (
-            f"{medians}\nNo: {n64} takes {fit.median:.2f}x the line's prediction (p10-p90 {fit.p10:.2f}-{fit.p90:.2f}):"
+            f"{medians}\nNo: {n64} takes {fit.median:.2f}x the line's prediction (median per-round ratio, p10-p90 {fit.p10:.2f}-{fit.p90:.2f}):"
             f" between {n8} and {n64} time grows {grows} than the line."
         )
     below, above = int(np.sum(over_line < 1)), int(np.sum(over_line > 1))
@@ -1116,7 +1117,7 @@ def _memory_bound(
     # the share's formula here, in the footnote, not in the bound's line (cr60 05 #6 asked for it; there it made the
     # densest line of 05's output)
     basis = (
-        f"byte share = alloc_over_input (at least 1) × the {rate}'s time ÷ the variant's time, per round:"
+        f"byte share = alloc_over_input (at least 1) × the {rate}'s time ÷ the variant's time, per round, a lower bound:"
         " each full-size tensor allocated, written and read once. Exercise 1 counts bytes from the source"
         " instead: more bytes, a share that can pass 1"
     )  # cr81 05 M2: one unparsable parenthesis split into plain sentences

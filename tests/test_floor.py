@@ -299,7 +299,7 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
         " compiled 1.00 (1.00-1.00)",
         "  not memory-bound: naive 0.30 (0.30-0.30), fused 0.28 (0.28-0.28)",
         "  † estimated, not measured: byte share = alloc_over_input (at least 1) × the copy's time ÷ the variant's"
-        " time, per round: each full-size tensor allocated, written and read once. Exercise 1 counts bytes from the"
+        " time, per round, a lower bound: each full-size tensor allocated, written and read once. Exercise 1 counts bytes from the"
         " source instead: more bytes, a share that can pass 1. Memory-bound here means near an allocating copy's time;"
         " that copy reached 0.80x the triad; this estimate cannot show a read-only"
         " pass (mean), which allocates nothing",  # the share's formula, in the footnote
@@ -827,7 +827,7 @@ def test_05s_line_test_answer_says_the_miss_with_its_medians_and_never_the_label
     missed = answer(100.0).split("\n")
     assert missed[0] == "medians: 8 tokens 20.0 us, 64 tokens 24.0 us, 512 tokens 100.0 us"
     assert missed[1] == (
-        "No: 512 tokens takes 1.79x the line's prediction (p10-p90 1.79-1.79): between 64 tokens and 512 tokens time grows"
+        "No: 512 tokens takes 1.79x the line's prediction (median per-round ratio, p10-p90 1.79-1.79): between 64 tokens and 512 tokens time grows"
         " faster than the line."
     )
     assert len(missed) == 2
