@@ -435,6 +435,25 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
     )
 
 
+def recorded_kernel_lines(table: pd.DataFrame, step: int, origin: str) -> list[str]:
+    """08's two counts of the recorded job's kernel time, outside and inside the collectives: each line
+    leads with "one step, a reading:", as one step of one job is no verdict (a cold reader took them for one).
+
+    Args:
+        table: indexed by rank, with columns outside_ms and collective_ms (summed kernel times, not wall time,
+            rounded as the table beside them prints them).
+        step: the recorded step; origin: where the trace was recorded.
+    """
+    from analysis.verdicts import counted
+
+    lines = []
+    for column, what in (("outside_ms", "non-collective"), ("collective_ms", "collective")):
+        more, less = table[column].idxmax(), table[column].idxmin()
+        label = f"one step, a reading: rank {more}, {what} kernel time in step {step} [{origin}]"
+        lines.append(str(counted(label, table.at[more, column], "ms", f"rank {less}", table.at[less, column], decimals=1)))
+    return lines
+
+
 def recorded_reading_line(table: pd.DataFrame, step: int, together: int, collectives: int, origin: str) -> str:
     """08's closing reading of the recorded job: one step cannot be judged, so the line names which rank
     ran longer outside the collectives and which longer inside, and what waited_ms leaves out.

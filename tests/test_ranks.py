@@ -540,3 +540,15 @@ def test_ranks_contention_is_the_worst_rank_and_names_a_rank(tmp_path):
     assert contention.busy and contention.waited_fraction == 0.4
     assert line.startswith("BUSY") and "a rank waited for a CPU" in line and "this process" not in line
     assert "of 2 timed blocks, one per rank, which" in line
+
+
+def test_recorded_kernel_lines_lead_with_one_step_a_reading():
+    from lesson.ranks import recorded_kernel_lines
+
+    table = pd.DataFrame({"outside_ms": [106.3, 135.6], "collective_ms": [195.3, 168.0]}, index=[0, 1])
+    outside, inside = recorded_kernel_lines(table, 551, "elsewhere")
+    assert (
+        outside
+        == "one step, a reading: rank 1, non-collective kernel time in step 551 [elsewhere]: 135.6 ms against 106.3 for rank 0, 1.3x"
+    )
+    assert inside.startswith("one step, a reading: rank 0, collective kernel time") and inside.endswith("168.0 for rank 1, 1.2x")
