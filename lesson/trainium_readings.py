@@ -127,30 +127,50 @@ def device_view_claims(metrics: dict[str, Any], band: bool = False) -> tuple[dic
 
 def counter_readings(exports: dict[str, Any], guesses: dict[str, str]) -> pd.DataFrame:
     """09's predict-then-check table: per guessed counter, fused / baseline in each dtype, the learner's guess,
-    the direction each ratio shows, and the guess against it. No rule: a time from one execution each is a
-    reading (the stand-in rule that judges them, `guesses_against_counters`, is A4's since r96).
+    what the row shows, and the guess against it. Only the bytes rows are graded: instructions declare them, so
+    their direction is a count. A time from one execution each is a reading (r96's cold reader: ✓/✗ on a time
+    row read as a verdict); the stand-in rule that judges times, `guesses_against_counters`, is A4's.
+    The tensor lane's row is always added: its computing instructions are the same in both kernels (checked
+    here), so its move is what a time moves by with unchanged work, the yardstick the other time rows are read against.
 
     Args:
         exports: profile name ("baseline_bf16_s512", ...) -> its NeuronExport (analysis.load_exports).
         guesses: counter name -> the learner's "down", "up", "same" or "?".
 
     Returns:
-        DataFrame, one row per counter: `bf16`, `fp32` (fused / baseline), `your_guess`, `shows` ("down", "up" or
-        "same"; per dtype where they differ) and `match` ("✓"/"✗" against a direction both dtypes show, "dtypes
-        differ" where they do not, "" for an unfilled guess).
+        DataFrame, one row per counter plus `tensor_engine_active_time`: `bf16`, `fp32` (fused / baseline),
+        `your_guess`, `shows` (bytes rows: "down", "up" or "same", per dtype where they differ; time rows:
+        "reading, no verdict", the DMA row with the profiler's warning where an export carries it) and `match`
+        ("✓"/"✗" on a bytes row both dtypes agree on, "dtypes differ" where not; "" on time rows and unfilled guesses).
     """
+    from analysis import engine_work
+
+    rows = {**guesses, "tensor_engine_active_time": guesses.get("tensor_engine_active_time", "")}
     ratios = pd.DataFrame(
-        {
-            d: {c: exports[f"fused_{d}_s512"].counter(c) / exports[f"baseline_{d}_s512"].counter(c) for c in guesses}
-            for d in DTYPES
-        }
-    ).assign(your_guess=pd.Series(guesses))
+        {d: {c: exports[f"fused_{d}_s512"].counter(c) / exports[f"baseline_{d}_s512"].counter(c) for c in rows} for d in DTYPES}
+    ).assign(your_guess=pd.Series(rows))
+    counts = {
+        f"{k}_{d}_s512": engine_work(exports[f"{k}_{d}_s512"]).at["tensor", "computing"]
+        for k in ("baseline", "fused")
+        for d in DTYPES
+    }
+    same_work = all(counts[f"baseline_{d}_s512"] == counts[f"fused_{d}_s512"] for d in DTYPES)
+    warned = any(e.warnings.message.str.contains("DMA values may be inaccurate").any() for e in exports.values())
     shows, match = [], []
     for c in ratios.index:
+        guess = ratios.at[c, "your_guess"]
+        if "bytes" not in c:  # a time: one execution each, so a reading
+            text = "reading, no verdict"
+            if c == "tensor_engine_active_time":
+                text = ("yardstick, same" if same_work else "not a yardstick: different") + f" computing instructions; {text}"
+            if c.startswith("dma_") and warned:
+                text += " (the profiler warns DMA values may be inaccurate)"
+            shows.append(text)
+            match.append("")
+            continue
         words = {d: "down" if ratios.at[c, d] < 1 else "up" if ratios.at[c, d] > 1 else "same" for d in DTYPES}
         one = len(set(words.values())) == 1
         shows.append(words["bf16"] if one else ", ".join(f"{w} in {d}" for d, w in words.items()))
-        guess = ratios.at[c, "your_guess"]
         match.append(
             "" if guess not in ("down", "up", "same") else ("✓" if guess == words["bf16"] else "✗") if one else "dtypes differ"
         )
