@@ -95,7 +95,8 @@ def ratio_ends_line(timings: dict[str, Timing], ratio: PairedRatio) -> str:
 
     Returns:
         "median per-round A / B 0.996; slow rounds (1.5x their variant's median or more): A 2 of 15, B 0 of 15; p10
-        from no slow round, p90 from a round slow for A; medians (not judged): B 103,266 us, A 103,257 us".
+        from a round where B took 1.04x its median (under 1.5x), p90 from a round slow for A; medians (not judged):
+        B 103,266 us, A 103,257 us".
     """
     names = (ratio.numerator, ratio.denominator)
     counts = ", ".join(f"{n} {rounds_over_slow(timings[n])} of {len(timings[n].samples_us)}" for n in names)
@@ -111,15 +112,19 @@ def ratio_ends(timings: dict[str, Timing], ratio: PairedRatio) -> str:
 
     Why: `ratio_ends_line`'s core, also printed by 04's slow-rounds line (`lesson.compiled.slow_rounds_line`) for
     03's pair, so that 03's "no measurable difference" and 04's "cannot tell apart" show their reason (cr95 04 M).
+    Where no slow round sets an end, it names the variant furthest from its median in that round, with its factor
+    (cr96 04: a round at 1.23x, under the cut, set a p10 of 0.82 that "from no slow round" left unexplained).
     """
     names = (ratio.numerator, ratio.denominator)
     rounds = ratio.per_round
-    slow = {n: timings[n].samples_us[: len(rounds)] >= SLOW_ROUND * timings[n].median_us for n in names}
+    factor = {n: timings[n].samples_us[: len(rounds)] / timings[n].median_us for n in names}
     ends = []
     for end, value in (("p10", ratio.p10), ("p90", ratio.p90)):
         i = int(np.flatnonzero(rounds == value)[0])  # the series' p10 and p90 are samples (analysis.timing.p10_p90)
-        whose = [n for n in names if slow[n][i]]
-        ends.append(f"{end} from {'a round slow for ' + ' and '.join(whose) if whose else 'no slow round'}")
+        whose = [n for n in names if factor[n][i] >= SLOW_ROUND]
+        far = max(names, key=lambda n: abs(np.log(factor[n][i])))  # the variant that moved this round's ratio most
+        under = f"a round where {far} took {factor[far][i]:.2f}x its median (under {SLOW_ROUND:g}x)"
+        ends.append(f"{end} from {'a round slow for ' + ' and '.join(whose) if whose else under}")
     return ", ".join(ends)
 
 

@@ -188,15 +188,19 @@ def slow_rounds_line(timings: dict[str, Timing], *names: str, pair: PairedRatio 
 
     Returns:
         "slow rounds (1.5x their variant's median or more): naive 2 of 15, ...; a round slow for one variant
-        moves its ratios and can set their p10 or p90; a quiet machine line rules out CPU waits only" (cr89 04: a
+        moves its ratios and can set their p10 or p90; a quiet machine line rules out CPU waits only" (the "moves"
+        clause only without `pair`, whose named ends say it: cr96 04; cr89 04: a
         quiet line beside slow rounds left their cause open; cr91 04: a slow compile round set a p90, not a p10).
     """
     counts = ", ".join(f"{n} {rounds_over_slow(timings[n])} of {len(timings[n].samples_us)}" for n in names)
     ends = "" if pair is None else f"; {pair.numerator} / {pair.denominator}: {ratio_ends(timings, pair)}"
     return (
-        f"slow rounds ({SLOW_ROUND:g}x their variant's median or more): {counts}{ends}; a round slow for one variant"
-        " moves its ratios and can set their p10 or p90; a quiet machine line rules out CPU waits only"
+        f"slow rounds ({SLOW_ROUND:g}x their variant's median or more): {counts}{ends or MOVES}; a quiet machine line"
+        " rules out CPU waits only"
     )
+
+
+MOVES = "; a round slow for one variant moves its ratios and can set their p10 or p90"  # said only where no ends are named
 
 
 # cr61: kinds a reader may not know; f72: the first compile's extra files were mostly these probes, not compiled kernels

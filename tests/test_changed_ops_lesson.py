@@ -109,5 +109,11 @@ def test_ratio_ends_line_says_which_slow_rounds_set_the_range():
     line = ratio_ends_line(timings, paired_ratio(timings, "torch.rms_norm", "naive"))
     assert line.startswith("median per-round torch.rms_norm / naive 0.995;")
     assert "torch.rms_norm 2 of 15, naive 0 of 15" in line
-    assert "p10 from no slow round, p90 from a round slow for torch.rms_norm;" in line
+    # cr96 04: an end no slow round sets names the round's furthest variant and its factor
+    assert "p10 from a round where torch.rms_norm took 0.99x its median (under 1.5x), p90 from a round slow" in line
     assert line.endswith("medians (not judged): naive 100 us, torch.rms_norm 100 us")
+    naive[3:5] = [123.0, 124.0]  # cr96 04: naive rounds under the cut; the second lowest ratio (p10 of 15) is 1.23x
+    timings["naive"] = Timing("naive", naive, 1)
+    assert "p10 from a round where naive took 1.23x its median (under 1.5x)" in ratio_ends_line(
+        timings, paired_ratio(timings, "torch.rms_norm", "naive")
+    )
