@@ -282,6 +282,20 @@ def new_process_label(backend_name: str, misses: int) -> str:
     return " (capture + cache load)" if misses == 0 else ""
 
 
+def first_calls_totals(here_s: float, there_s: float, label: str) -> str:
+    """07 section 6's sums of the graphs' first calls in each process: one line, kept out of the notebook (plumbing).
+
+    Named "first calls", never "compiles": in the new process they may load from the cache instead (cr96 07).
+    The sums are not judged; the per-call ranges are, in the verdict below them.
+
+    Args:
+        here_s: this process's pass-1 compiling calls, summed, in seconds.
+        there_s: the new process's first calls, summed, in seconds.
+        label: new_process_label's parenthesis for the new process ("" where misses leave it open).
+    """
+    return f"the graphs' first calls: {here_s:.2f} s here, {there_s:.2f} s in the new process{label}"
+
+
 def stream_metrics(
     summary: pd.DataFrame,
     second: pd.DataFrame,

@@ -15,7 +15,14 @@ from helpers.errors import ParameterError, SeriesError
 from helpers.params import check_parameters
 from lesson.rmsnorm import rmsnorm_naive
 from lesson.shapes import bucketed_call, check_stream, load_stream, request_lengths, save_stream, steady_state_ratios
-from lesson.shapes import new_process_label, rows_computed, steady_state_verdicts, stream_metrics, trainium_compiles
+from lesson.shapes import (
+    first_calls_totals,
+    new_process_label,
+    rows_computed,
+    steady_state_verdicts,
+    stream_metrics,
+    trainium_compiles,
+)
 from series_tools.run_series import select_notebooks
 
 
@@ -191,6 +198,14 @@ def test_new_process_label_says_cache_loads_only_where_inductor_counts_them():
     assert new_process_label("cpu", 0) == " (capture + cache load)"
     assert new_process_label("cuda", 2) == ""  # a miss: some first calls compiled
     assert "not counted" in new_process_label("neuron", 0) and "cache load)" not in new_process_label("neuron", 0)
+
+
+def test_first_calls_totals_never_says_the_new_process_built_graphs():
+    """cr96 07 #3: "new graphs' first calls" named loaded graphs as built; the line names first calls and the label says how."""
+    line = first_calls_totals(10.454, 0.833, new_process_label("cpu", 0))
+    assert line == "the graphs' first calls: 10.45 s here, 0.83 s in the new process (capture + cache load)"
+    assert "new graph" not in line and "compil" not in line
+    assert first_calls_totals(1.0, 2.0, new_process_label("cuda", 3)).endswith("2.00 s in the new process")  # a miss: no claim
 
 
 def test_show_verdicts_shows_every_verdict_whole(capsys):
