@@ -146,7 +146,7 @@ def cost_takeaway(
         #2: five chained clauses stopped the reader); no line assumes a cost exists (cr86 01 #2-3). Where its p10-p90 holds
         0, the line leads with that (no yardstick from the other call: cr95 01 c1 read an inconclusive tiny figure used as
         one); where it excludes 0, "(the ratio's verdict applies: inconclusive)" ends it (cr94 01 #1: read as "costs 5 us
-        a call"). The bare median is printed alone: the recorded steps and the steady range are readings 01 does not
+        a call"). The bare median says it was timed at another moment than the steady range (cr97 01); the recorded steps and the steady range are readings 01 does not
         compare (cr95 01 #2).
     """
     parts = []
@@ -172,7 +172,7 @@ def cost_takeaway(
                     else:  # cr94 01 #1: a range clear of 0 under an inconclusive ratio is not a cost
                         applies = "inconclusive" if "inconclusive" in verdict.word else verdict.word
                         said += f"\n  per-call difference: {figures} (the ratio's verdict applies: {applies})"
-                    said += f"\n  bare median {bare_us[name]:,.0f} us"
+                    said += f"\n  bare median {bare_us[name]:,.0f} us (timed at another moment than the steady range)"
         parts.append(f"{name} call: {said}")
     if {"lesson", "tiny"} <= verdicts.keys():  # each against 1, not against each other (cr76 01)
         parts.append("tiny against lesson: not judged here (Exercise 2)")
@@ -343,7 +343,12 @@ def warmup_answer(verdict: Verdict) -> str:
     return f"does the first recorded step read longer without a warm-up? {said}"
 
 
-EXPECTED_SHARE = "expected (explained, not measured): copy_ writes TOKENS x out values, the matmul computes TOKENS x in x out, so the share scales as 1/in (out cancels)"
+# cr97 01 #2: "scales as 1/in" is the cost-per-element model, which the run's own ratio line may rule out
+EXPECTED_SHARE = (
+    "expected (explained, not measured): the share shrinks as HIDDEN grows: as 1/in if the copy costs per element,"
+    " faster if per call"
+)
+RATIO_DECIDES = "; the ratio below decides between them, or says it cannot"  # only where the ratio line is printed
 
 
 def larger_hidden_answer(
@@ -355,7 +360,8 @@ def larger_hidden_answer(
 ) -> list[str]:
     """Exercise 3's question as asked: would aten::copy_'s share of aten::addmm grow or shrink at a
     larger HIDDEN? Inferred from Linear 2 (4x Linear 1's input features, 1/4 its outputs) against Linear 1, since
-    one run has one HIDDEN; a larger HIDDEN grows both, so the answer leans on element counts' out cancelling (cold read cr72).
+    one run has one HIDDEN; EXPECTED_SHARE says how the share shrinks under each cost model, and the drop line says
+    which this run's ranges allow (cold reads cr72, cr97 01 #2).
     A busy block's readings are not printed: the first line names the busy block and says it is withheld.
 
     Args:
@@ -371,7 +377,8 @@ def larger_hidden_answer(
         Three to five lines: the verdict (busy: which block was busy, and that the comparison is withheld); where
         `trace` is given, the tree's call in Linear 1's range; the answer,
         "expected to shrink" / "expected to grow" with what it rests on, "withheld (BUSY)", "withheld" (no copy_), or
-        "this run cannot tell" (inconclusive); EXPECTED_SHARE, labelled explained, not measured; and where measurable
+        "this run cannot tell" (inconclusive); EXPECTED_SHARE, labelled explained, not measured (pointing to the
+        drop line below where it is printed); and where measurable
         and `drop` is given, the drop's span and whether it holds 4, in words (cold read cr82 01: the conditional
         "would show as a drop below 4x" read as a result).
     """
@@ -386,7 +393,8 @@ def larger_hidden_answer(
         if verdict.kind == "busy"
         else str(verdict)
     )
-    lines = [said, f"the share at a larger HIDDEN: {trend or 'this run cannot tell'}{how}", EXPECTED_SHARE]
+    expected = EXPECTED_SHARE + (RATIO_DECIDES if verdict.measurable and lo == lo else "")
+    lines = [said, f"the share at a larger HIDDEN: {trend or 'this run cannot tell'}{how}", expected]
     one, ranked = (tree_copy_share(trace), np.sort(copy_shares(trace.events)[1])) if trace is not None else (math.nan, [])
     if verdict.measurable and one == one and len(ranked) > 2:  # cr90 01 #2: "2.6 %, at the high end" beside "2.40-2.57 %"
         end = (
