@@ -85,7 +85,7 @@ def gap_share(steps: pd.DataFrame, step: int | None = None) -> tuple[float, str]
     low, high = f"{shares.min():.1%}", f"{shares.max():.1%}"
     line = f"gaps: {low if low == high else f'{low[:-1]}-{high}'} of the ops' span in each of the {len(steps)} steps"
     if step is not None and step in shares.index:  # the table's step, for a reader who adds its gaps
-        line += f"; the table's step: {steps.at[step, 'idle_total_us']:.1f} us, {shares[step]:.1%}"
+        line += f"; the table's step: gaps total {steps.at[step, 'idle_total_us']:.1f} us, {shares[step]:.1%} of its ops' span"
     return share, f"{line}\n{most.sentence}"
 
 

@@ -38,7 +38,10 @@ def test_gap_share_prints_the_shown_steps_gaps_beside_the_median():
     steps = pd.DataFrame({"idle_total_us": [10.0, 1.0, 2.0], "busy_us": [90.0, 99.0, 98.0]}, index=[4, 5, 6])
     share, line = gap_share(steps, step=4)
     assert share == pytest.approx(0.02)  # the median stays the steps' median, not the shown step's
-    assert line.split("\n")[0] == "gaps: 1.0-10.0% of the ops' span in each of the 3 steps; the table's step: 10.0 us, 10.0%"
+    assert (
+        line.split("\n")[0]
+        == "gaps: 1.0-10.0% of the ops' span in each of the 3 steps; the table's step: gaps total 10.0 us, 10.0% of its ops' span"
+    )
     assert gap_share(steps, step=9)[1].split("\n")[0].endswith("in each of the 3 steps")  # a step not recorded: the range only
 
 
