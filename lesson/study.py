@@ -582,9 +582,14 @@ def line_test_answer(by_count: dict[str, Timing], over_line: np.ndarray) -> str:
         return f"{medians}\n{fit}\nDoes the line predict {n64}? This run cannot say."
     if fit.measurable:
         grows = "faster" if fit.median > 1 else "slower"
+        # "faster than the line" read as doubt on the overhead-bound bound, with no cause offered (cr97 05 M2)
+        bound = (
+            f"; the * bound allows faster-than-proportional growth, so it stands; not measured:"
+            f" the {n64.replace(' tokens', '-token')} input may not stay in the cache"
+        )
         return (
             f"{medians}\nNo: {n64} takes {fit.median:.2f}x the line's prediction (median per-round ratio, p10-p90 {fit.p10:.2f}-{fit.p90:.2f}):"
-            f" between {n8} and {n64} time grows {grows} than the line."
+            f" between {n8} and {n64} time grows {grows} than the line{bound if fit.median > 1 else ''}."
         )
     below, above = int(np.sum(over_line < 1)), int(np.sum(over_line > 1))
     if fit.p10 < 1 < fit.p90:  # the counts, not "some ... others": 2 of 15 below read as a balance (cr93 05 #1)
@@ -687,7 +692,8 @@ def copies_answer(
     if recorded := metrics.get("large_naive_over_copy"):  # the reference run publishes no rounds: its p10-p90 scales alike
         counts = _against_counts(recorded["p10"], recorded["p90"], models)
         readings.append(("reference run (recorded**)", recorded["value"], recorded["p10"], recorded["p90"], *counts))
-    rows = [(f"by {w}", f"{c:.1f}", "", "") for w, c in models.items()]  # a byte count: its name says so
+    ends = tuple(e for _, _, lo, hi, *_ in readings for e in (lo, hi))
+    rows = [(f"by {w}", _count_text(c, ends), "", "") for w, c in models.items()]  # as its verdict prints it
     rows += [(n, f"{m:.2f}", copies_spread(lo, hi, models), row) for n, m, lo, hi, _, row, _ in readings]
     width = max(len(row[0]) for row in rows)
     table = [f"  {n:<{width}}  {v:>5}  {spread:<19}  {said}".rstrip() for n, v, spread, said in rows]
@@ -771,7 +777,11 @@ def _against_counts(p10: float, p90: float, models: dict[str, float]) -> tuple[l
     """
     from analysis.verdicts import RESOLUTION, about_one, relation_of
 
-    why = {("source", "below 1"): " (it counts the read-only mean as half a copy, which may cost less)"}  # cr69 05 #1
+    # a range below the source count: the reader asked how naive beats "the floor" (cr69 05 #1, cr97 05 M1)
+    cheaper = (
+        "prices mean's read at half a copy, which may cost less: a copy also allocates (A3, What allocating the output costs)"
+    )
+    why = {("source", "below 1"): f" (it {cheaper})"}
     relations = {w: relation_of(p10 / c, p90 / c) for w, c in models.items()}
     told = [w for w, r in relations.items() if r == "about 1"]
     words = {w: about_one(p10 / models[w], p90 / models[w]) for w in told}
@@ -783,18 +793,26 @@ def _against_counts(p10: float, p90: float, models: dict[str, float]) -> tuple[l
     parts, verb, whole = [], "", ""
     for w in [w for w in told if not p10 <= models[w] <= p90]:
         # "reaches past the band" said why not "no measurable difference", not why not "below" (cr93 05 #2): the side too
-        side = f"lies {'below' if p90 < models[w] else 'above'} {models[w]:g} but reaches into"
+        side = f"lies {'below' if p90 < models[w] else 'above'} {_count_text(models[w], (p10, p90))} but reaches into"
         said_now = "lies within" if words[w] == NO_DIFFERENCE else side
         band = f" {(RESOLUTION - 1) * 100:g}% band" if not parts else ""
         whole = ("" if said_now == "lies within" else "whole ") if not parts else whole  # the first count's verb
         parts.append(f"{'' if said_now == verb else said_now + ' '}the {w} count's{band} {_band_text(models[w], p10, p90)}")
         verb = said_now
-    margin = f" (the {whole}p10-p90 {' and '.join(parts)})" if parts else ""
+    below = "source" in told and p90 < models["source"]  # inside its band but below it: the same cause (cr97 05 M1)
+    margin = f" (the {whole}p10-p90 {' and '.join(parts)}{'; the source count ' + cheaper if below else ''})" if parts else ""
     apart = [f"{r.split()[0]} the {w} count{why.get((w, r), '')}" for w, r in relations.items() if r != "about 1"]  # cr64 05 #2
     rest = " and ".join(apart)
     if not told:  # apart from every count: each side said
         return told, rest, rest
     return told, said + margin + (f"; {rest}" if rest else ""), said + (f"; {rest}" if rest else "")
+
+
+def _count_text(count: float, ends: tuple[float, ...]) -> str:
+    """A byte count as its table row and its verdict print it: one decimal (3.5 for 3.50079, the per-row tensors'
+    bytes included), more only where a p10 or p90 in `ends` lies between the two (cr97 05 #2: 3.50079 beside 3.5)."""
+    short = f"{count:.1f}"
+    return short if not any(min(count, float(short)) <= e <= max(count, float(short)) for e in ends) else f"{count:g}"
 
 
 def _band_text(count: float, p10: float, p90: float) -> str:
