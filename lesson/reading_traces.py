@@ -268,7 +268,7 @@ def named_host_line(host_calls: pd.DataFrame, host_only_us: float, steps_host_on
     named, n = float(host_calls["dur_us"].sum()), len(steps_host_only_us)
     above = sum(v > host_only_us for v in steps_host_only_us)
     rank = {0: "largest", n - 1: "smallest"}.get(above, f"number {above + 1} from the largest")
-    ranked = f" ({rank} of the {n} steps; the Factors line compares them)" if n > 1 else ""
+    ranked = f" ({rank} of the {n}; the Factors line compares)" if n > 1 else ""
     rest = "the trace does not attribute the rest (candidates: profiler bookkeeping, Python around the call, freeing the call's tensors)"
     return f"The calls listed total {named:.0f} us of this step's {host_only_us:.0f} us host-only time{ranked}; {rest}."
 

@@ -309,9 +309,9 @@ def test_host_only_lines_ranks_the_drawn_step_and_withholds_where_nothing_was_co
     monkeypatch.setattr(analysis, "representative_step", lambda t: 3)
     lines = host_only_lines(fx, "caption", calls, "trace", counted=True)
     assert lines[:2] == ["the factors", "caption"]
-    assert lines[2].startswith("The calls listed total 10 us of this step's 10 us host-only time (largest of the 5 steps;")
+    assert lines[2].startswith("The calls listed total 10 us of this step's 10 us host-only time (largest of the 5;")
     monkeypatch.setattr(analysis, "representative_step", lambda t: 5)
-    assert "(number 3 from the largest of the 5 steps;" in host_only_lines(fx, "caption", calls, "trace", counted=True)[2]
+    assert "(number 3 from the largest of the 5;" in host_only_lines(fx, "caption", calls, "trace", counted=True)[2]
     withheld_lines = host_only_lines(fx, "caption", calls, "trace", counted=False)
     assert len(withheld_lines) == 2 and withheld_lines[1] == "caption" and "the factors" in str(withheld_lines[0])
 
