@@ -8,6 +8,7 @@ the notebook printed, and tests/test_notebooks.py reads the same metric names.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
@@ -251,33 +252,41 @@ def compiled_host_events(trace: Any) -> tuple[str, pd.DataFrame]:
     return f"Host calls outside the compiled graph in step {step} ({where})", table
 
 
-def named_host_line(host_calls: pd.DataFrame, host_only_us: float) -> str:
+def named_host_line(host_calls: pd.DataFrame, host_only_us: float, steps_host_only_us: Sequence[float] = ()) -> str:
     """The compiled step's named host calls (`compiled_host_events`) against its host-only time: the
     trace names part of it; the rest, like the other variants' host-only time, carries no label.
 
     Args:
-        host_calls: `compiled_host_events(trace)[1]`; host_only_us: the same step's host-only time.
+        host_calls: `compiled_host_events(trace)[1]`; host_only_us: the same step's host-only time;
+        steps_host_only_us: every profiled step's, to rank the drawn one (its drawn step can hold the largest,
+        which read as compile adding host time, cr97 06).
 
     Returns:
         "The calls listed total 14 us of this step's 114 us host-only time; the trace does not attribute
         the rest (candidates: profiler bookkeeping, Python around the call, freeing the call's tensors)." (one line)
     """
-    named = float(host_calls["dur_us"].sum())
+    named, n = float(host_calls["dur_us"].sum()), len(steps_host_only_us)
+    above = sum(v > host_only_us for v in steps_host_only_us)
+    rank = {0: "largest", n - 1: "smallest"}.get(above, f"number {above + 1} from the largest")
+    ranked = f" ({rank} of the {n}; the Factors line compares)" if n > 1 else ""
     rest = "the trace does not attribute the rest (candidates: profiler bookkeeping, Python around the call, freeing the call's tensors)"
-    return f"The calls listed total {named:.0f} us of this step's {host_only_us:.0f} us host-only time; {rest}."
+    return f"The calls listed total {named:.0f} us of this step's {host_only_us:.0f} us host-only time{ranked}; {rest}."
 
 
-def host_only_lines(fx: HostOnlyFactors, caption: str, host_calls: pd.DataFrame, host_only_us: float, counted: bool) -> list[str]:
+def host_only_lines(fx: HostOnlyFactors, caption: str, host_calls: pd.DataFrame, trace: Any, counted: bool) -> list[str]:
     """Notebook 06's lines after the answer (plumbing moved out of the notebook to save reading time):
     the factors' sentence (`host_only_factors`), the compiled step's caption (`compiled_host_events`)
-    and its named host calls against its host-only time (`named_host_line`); where nothing was
-    counted, the factors are withheld and the named-calls line left out.
+    and its named host calls against the drawn step's host-only time, ranked among the compiled
+    `trace`'s steps (`named_host_line`); where nothing was counted, the factors are withheld and the
+    named-calls line left out.
     """
-    from analysis import withheld
+    from analysis import representative_step, step_summary, withheld
 
     if not counted:
         return [withheld("the factors", "no device operations counted"), caption]
-    return [fx.share_line, caption, named_host_line(host_calls, host_only_us)]
+    host_only = step_summary(trace).eval("step_us - busy_us - idle_total_us")
+    drawn = float(host_only.loc[representative_step(trace)])
+    return [fx.share_line, caption, named_host_line(host_calls, drawn, list(host_only))]
 
 
 def drawn_step_table(split: pd.DataFrame, traces: dict[str, Any]) -> pd.DataFrame:
@@ -386,13 +395,25 @@ def gap_memory_line(
     )
 
 
-def eager_fusion_lines(executions_per_call: float | None, source_ops: int) -> list[str]:
-    """The fusion verdict (analysis.eager_fusion_verdict) for the naive profile's NEFF executions per
-    call, against its source ops with `mean` as one op and as `sum` + `div_` (Exercise 3, N40)."""
+def eager_fusion_lines(total: int | None, active: int, scheduled: int, source_ops: int, by_hand: int | None = None) -> list[str]:
+    """The naive profile's exported NEFF executions (`total`) divided by `ACTIVE` and by all scheduled
+    steps (which steps the profile holds is UNVERIFIED), and the fusion verdict
+    (analysis.eager_fusion_verdict) against its source ops with `mean` as one op and as `sum` + `div_`
+    (Exercise 3, N40) only where `by_hand`, a by-hand count of one `ProfilerStep#`, equals one of the
+    divisions: a division alone gives no verdict (cr97 06: 7 ops read as 12.6 over ACTIVE)."""
     from analysis import eager_fusion_verdict
 
     how = {source_ops: "if mean is one op", source_ops + 1: "if mean runs as sum + div_"}
-    return [f"{said}: {eager_fusion_verdict(executions_per_call, ops)}" for ops, said in how.items()]
+    if total is None:
+        return [f"{said}: {eager_fusion_verdict(None, ops)}" for ops, said in how.items()]
+    counts = (
+        f"naive's exported /neuron_hw/ events: {total}; per step: {total / active:.1f} over ACTIVE ({active}),"
+        f" {total / scheduled:.1f} over all {scheduled} scheduled steps"
+    )
+    if by_hand is None or by_hand * active != total and by_hand * scheduled != total:
+        why = "no by_hand count of one ProfilerStep#" if by_hand is None else f"by_hand={by_hand} matches neither"
+        return [counts, f"No fusion verdict ({why}): a division alone cannot say which steps the profile holds"]
+    return [counts, *(f"{said}: {eager_fusion_verdict(by_hand, ops)}" for ops, said in how.items())]
 
 
 def recorded_rmsnorm_takeaway(table: pd.DataFrame) -> str:

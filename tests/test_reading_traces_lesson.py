@@ -286,22 +286,33 @@ def test_gap_memory_ops_names_the_op_that_allocated_each_freed_address(tmp_path)
     assert made[("aten::rsqrt", "aten::mul")]["freed"] == ["aten::add"]
 
 
-def test_eager_fusion_lines_judge_both_op_counts():
+def test_eager_fusion_lines_judge_only_a_by_hand_count_that_matches_a_division():
     from lesson.reading_traces import eager_fusion_lines
 
-    one, split = eager_fusion_lines(6, 6)
-    assert one.startswith("if mean is one op: op by op") and split.startswith("if mean runs as sum + div_: fused")
-    assert all("unknown" in line for line in eager_fusion_lines(None, 6))
+    counts, held = eager_fusion_lines(63, 5, 9, 6)  # SYNTHETIC: 7 per step over all 9 steps, 12.6 over ACTIVE
+    assert counts == "naive's exported /neuron_hw/ events: 63; per step: 12.6 over ACTIVE (5), 7.0 over all 9 scheduled steps"
+    assert held.startswith("No fusion verdict (no by_hand count") and "fused" not in held
+    assert "matches neither" in eager_fusion_lines(63, 5, 9, 6, by_hand=6)[1]
+    _, one, split = eager_fusion_lines(63, 5, 9, 6, by_hand=7)
+    assert one.startswith("if mean is one op: more executions") and split.startswith("if mean runs as sum + div_: op by op")
+    assert all("unknown" in line for line in eager_fusion_lines(None, 5, 9, 6))
 
 
-def test_host_only_lines_withholds_the_factors_where_nothing_was_counted():
+def test_host_only_lines_ranks_the_drawn_step_and_withholds_where_nothing_was_counted(monkeypatch):
+    import analysis
     from lesson.reading_traces import host_only_lines
 
     calls = pd.DataFrame({"name": ["a"], "from_step_start_us": [1.0], "dur_us": [9.5]})
     fx = SimpleNamespace(share_line="the factors")
-    assert host_only_lines(fx, "caption", calls, 100.0, counted=True)[:2] == ["the factors", "caption"]
-    assert host_only_lines(fx, "caption", calls, 100.0, counted=True)[2].startswith("The calls listed total 10 us")
-    withheld_lines = host_only_lines(fx, "caption", calls, 100.0, counted=False)
+    steps = pd.DataFrame({"step_us": [100.0] * 5, "busy_us": [90.0] * 5, "idle_total_us": [0, 2, 4, 6, 8.0]}, index=range(3, 8))
+    monkeypatch.setattr(analysis, "step_summary", lambda t: steps)  # SYNTHETIC: host-only 10, 8, 6, 4, 2 us
+    monkeypatch.setattr(analysis, "representative_step", lambda t: 3)
+    lines = host_only_lines(fx, "caption", calls, "trace", counted=True)
+    assert lines[:2] == ["the factors", "caption"]
+    assert lines[2].startswith("The calls listed total 10 us of this step's 10 us host-only time (largest of the 5;")
+    monkeypatch.setattr(analysis, "representative_step", lambda t: 5)
+    assert "(number 3 from the largest of the 5;" in host_only_lines(fx, "caption", calls, "trace", counted=True)[2]
+    withheld_lines = host_only_lines(fx, "caption", calls, "trace", counted=False)
     assert len(withheld_lines) == 2 and withheld_lines[1] == "caption" and "the factors" in str(withheld_lines[0])
 
 
