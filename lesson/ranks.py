@@ -381,7 +381,8 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
     one where it was larger by 4 ms; the sums add up to the total wait, so they say where the time went.
     The leaving gap is printed beside the step-start gap because it is the later start's cause where the two agree
     (a rank starts its next step shortly after it leaves the all-reduce); the line states both sums, not a verdict.
-    Each part is rounded before the sum, so the printed parts add up to the printed total.
+    Every figure is its own sum rounded (cr97 08: a total built from rounded parts printed 9.5 for 9.44 ms); where the
+    rounded parts do not add up to the rounded total, the line says "parts rounded".
 
     Args:
         parts: the table of `arrival_parts`.
@@ -402,9 +403,9 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
     gaps = parts["step-start gap (ms, + = last rank started later)"]
     later, sooner = gaps[gaps > 0].sum(), gaps[gaps < 0].sum()  # a net alone hides gaps that cancel
     signed = f" ({_one_decimal(later)} later, {_one_decimal(-sooner)} earlier)" if later >= 0.05 and sooner <= -0.05 else ""
-    # the printed parts add up to the printed total (cr95 08: "1.7 ms waited = 0.4 ... + 1.4 ..."): round, then sum
-    net = float(_one_decimal(later)) - float(_one_decimal(-sooner)) if signed else float(_one_decimal(start))
-    shown_compute = float(_one_decimal(compute))
+    net, shown_compute = float(_one_decimal(start)), float(_one_decimal(compute))  # each sum rounded, not rebuilt
+    sums = [(net + shown_compute, compute + start)]  # (rounded parts added, the true total): where they differ, say so
+    sums += [(float(_one_decimal(later)) - float(_one_decimal(-sooner)), start)] if signed else []
     earlier = " (the last rank started earlier)" if not signed and net < 0 else ""
     left = parts[LEFT_LATER].dropna() if LEFT_LATER in parts else pd.Series(dtype=float)
     left_line = (
@@ -425,13 +426,14 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
         if more >= 0.05 and less <= -0.05:
             where = f", net of {_one_decimal(more)} longer and {_one_decimal(-less)} shorter"
         split = f" ({_one_decimal(per_set.sum())} set as extra work, {_one_decimal(rest.sum())} other compute difference{where})"
-        shown_compute = float(_one_decimal(per_set.sum())) + float(_one_decimal(rest.sum()))
+        sums.append((float(_one_decimal(per_set.sum())) + float(_one_decimal(rest.sum())), compute))
     last = parts["arrived last"].value_counts()
+    rounded = ", parts rounded" if any(_one_decimal(a) != _one_decimal(b) for a, b in sums) else ""
     return (
         f"rank {last.idxmax()} arrived last on {last.max()} of {len(parts)} steps; the first to arrive waited"
-        f" {parts['wait_ms'].median():.2f} ms at the median step. Why, summed: {_one_decimal(shown_compute + net)} ms"
+        f" {parts['wait_ms'].median():.2f} ms at the median step. Why, summed: {_one_decimal(compute + start)} ms"
         f" waited = {_one_decimal(shown_compute)} ms longer compute by the last rank{split} {'-' if net < 0 else '+'}"
-        f" {_one_decimal(abs(net))} ms step-start gaps{signed or earlier}{left_line}; not a verdict"
+        f" {_one_decimal(abs(net))} ms step-start gaps{signed or earlier}{rounded}{left_line}; not a verdict"
     )
 
 
@@ -456,11 +458,11 @@ def recorded_kernel_lines(table: pd.DataFrame, step: int, origin: str) -> list[s
 
 def recorded_reading_line(table: pd.DataFrame, step: int, together: int, collectives: int, origin: str) -> str:
     """08's closing reading of the recorded job: one step cannot be judged, so the line names which rank
-    ran longer outside the collectives and which longer inside, and what waited_ms leaves out.
+    ran longer outside the collectives and which longer inside, and what credited_wait_ms leaves out.
 
     Args:
         table: 08's table of the recorded ranks, indexed by rank, with columns outside_ms and collective_ms
-            (and waited_ms: with two ranks and one credited, the line says by this pairing that one is credited the wait).
+            (and credited_wait_ms: with two ranks and one credited, the line says by this pairing that one is credited the wait).
         step: the recorded step; together: its collectives that ended together on both ranks;
             collectives: all its collectives.
         origin: where the trace was recorded.
@@ -475,14 +477,14 @@ def recorded_reading_line(table: pd.DataFrame, step: int, together: int, collect
             return f"no rank longer {'outside' if column == 'outside_ms' else 'inside'}"
         return f"rank {values.idxmax()} longer {'outside' if column == 'outside_ms' else 'inside'}"
 
-    waited = table["waited_ms"].round(1) if "waited_ms" in table else pd.Series(dtype=float)
+    waited = table["credited_wait_ms"].round(1) if "credited_wait_ms" in table else pd.Series(dtype=float)
     who = ""  # two ranks, one of them credited: it started earlier; the pairing is a guess, so "credited", not "waited"
     if len(waited) == 2 and (waited > 0).sum() == 1:
         first = waited.idxmax()
         who = f": by this pairing, rank {first} is credited {waited[first]:.1f} ms of waiting"
     return (
         f"step {step} [{origin}], one step: a reading, not a verdict: {longer('outside_ms')} the collectives, "
-        f"{longer('collective_ms')}; waited_ms counts only the {together} of {collectives} collectives "
+        f"{longer('collective_ms')}; credited_wait_ms counts only the {together} of {collectives} collectives "
         f"that ended together on both ranks{who}"
     )
 
@@ -493,7 +495,7 @@ def recorded_job_metrics(table: pd.DataFrame, step: int, collectives_together: i
 
     Args:
         table: 08's table of the recorded ranks, indexed by rank, with columns kernel_ms, collective_ms
-            and waited_ms (the wait over the collectives that ended together on both ranks).
+            and credited_wait_ms (the wait credited over the collectives that ended together on both ranks).
         step: the recorded step the table covers.
         collectives_together: how many of its collectives ended together on both ranks.
         origin: where the trace was recorded ("recorded on NVIDIA A100 GPUs by the HTA project, not this run").
@@ -509,7 +511,8 @@ def recorded_job_metrics(table: pd.DataFrame, step: int, collectives_together: i
     }
     together = f"step {step}'s collectives that ended together, {origin}"
     metrics |= {
-        f"recorded_rank{r}_collective_wait_ms": metric(float(table.at[r, "waited_ms"]), "ms", together) for r in table.index
+        f"recorded_rank{r}_collective_wait_ms": metric(float(table.at[r, "credited_wait_ms"]), "ms", together)
+        for r in table.index
     }
     metrics["recorded_collectives_together"] = metric(int(collectives_together), "collectives", f"step {step}, {origin}")
     return metrics

@@ -385,7 +385,7 @@ def test_recorded_job_metrics_keep_every_published_name_and_its_origin():
     from lesson.ranks import recorded_job_metrics
 
     table = pd.DataFrame(
-        {"kernel_ms": [410.2, 398.7], "collective_ms": [195.3, 168.0], "waited_ms": [3.4, 0.0]},
+        {"kernel_ms": [410.2, 398.7], "collective_ms": [195.3, 168.0], "credited_wait_ms": [3.4, 0.0]},
         index=pd.Index([0, 1], name="rank"),
     )
     metrics = recorded_job_metrics(table, step=551, collectives_together=2, origin="recorded elsewhere, not this run")
@@ -399,7 +399,7 @@ def test_recorded_job_metrics_keep_every_published_name_and_its_origin():
     assert all("not this run" in m["note"] for m in metrics.values())
 
 
-def test_recorded_reading_names_who_ran_longer_outside_and_inside_and_what_waited_ms_counts():
+def test_recorded_reading_names_who_ran_longer_outside_and_inside_and_what_credited_wait_ms_counts():
     from lesson.ranks import recorded_reading_line
 
     table = pd.DataFrame({"outside_ms": [106.3, 135.5], "collective_ms": [195.3, 168.0]}, index=[0, 1])
@@ -409,9 +409,9 @@ def test_recorded_reading_names_who_ran_longer_outside_and_inside_and_what_waite
     assert "only the 2 of 5 collectives that ended together" in line
     even = table.assign(outside_ms=[120.0, 120.0])
     assert "no rank longer outside the collectives, rank" in recorded_reading_line(even, 551, 2, 5, "elsewhere")
-    waited = recorded_reading_line(table.assign(waited_ms=[3.4, 0.0]), 551, 2, 5, "elsewhere")
+    waited = recorded_reading_line(table.assign(credited_wait_ms=[3.4, 0.0]), 551, 2, 5, "elsewhere")
     assert waited.endswith("both ranks: by this pairing, rank 0 is credited 3.4 ms of waiting")
-    both = recorded_reading_line(table.assign(waited_ms=[3.4, 0.2]), 551, 2, 5, "elsewhere")
+    both = recorded_reading_line(table.assign(credited_wait_ms=[3.4, 0.2]), 551, 2, 5, "elsewhere")
     assert both.endswith("ended together on both ranks")  # each rank waited in some: no single waiter named
 
 
@@ -497,11 +497,13 @@ def test_arrival_parts_split_each_wait_into_the_later_start_and_the_longer_compu
         wait_ms=0.06, **{"step-start gap (ms, + = last rank started later)": -0.04, "computed longer by (ms)": 0.1}
     )
     assert "+ 0.0 ms step-start gaps; " in arrival_parts_line(tiny)  # -0.04 prints 0.0, not -0.0, and no "earlier"
-    # cr95 08: the run's off steps printed "1.7 ms waited = 0.4 ... + 1.4 ...": the parts, rounded, add up as printed
+    # cr97 08: a total built from rounded parts printed 9.5 for 9.44 ms: the true total, and "parts rounded" where they differ
     run = parts.iloc[:1].assign(
         wait_ms=1.74, **{"step-start gap (ms, + = last rank started later)": 1.35, "computed longer by (ms)": 0.39}
     )
-    assert "1.8 ms waited = 0.4 ms longer compute by the last rank + 1.4 ms step-start gaps" in arrival_parts_line(run)
+    line = arrival_parts_line(run)
+    assert "1.7 ms waited = 0.4 ms longer compute by the last rank + 1.4 ms step-start gaps, parts rounded;" in line
+    assert ", parts rounded" not in arrival_parts_line(parts)  # 4.0 = 3.0 + 1.0 and 1.0 = 2.0 - 1.0: no note
 
 
 def test_arrival_parts_line_splits_the_compute_share_into_the_work_set_and_the_rest():
