@@ -242,7 +242,7 @@ def plot_cumulative_calls(ax, calls, pass_starts_at: int) -> None:
     ax.legend(loc="upper left", bbox_to_anchor=(0.55, 0.85), title="a marker: a call that compiled", title_fontsize=9)
 
 
-def draw_lanes(exports, cases, pair, origin: str, d_head: int):
+def draw_lanes(exports, cases, pair, origin: str, d_head: int, bursts=None):
     """Notebook 09's device view: per profile of `pair`, one row per engine lane and the DMA row beneath, on one
     time axis, with the first MATMUL (dashed: the start ends), the DMA row's last bar (dotted: the tail starts)
     and the end of the execution (solid).
@@ -256,6 +256,8 @@ def draw_lanes(exports, cases, pair, origin: str, d_head: int):
         pair: the profile names to draw, one panel each.
         origin: where the profiles come from, for the title.
         d_head: the head dimension, for the title.
+        bursts: optional profile name -> [(label, start_us, end_us)] (lesson.burst_spans), shaded and labelled
+            on that panel (cr97's cold reader: the figure marked no burst).
 
     Returns:
         The matplotlib Figure.
@@ -276,6 +278,9 @@ def draw_lanes(exports, cases, pair, origin: str, d_head: int):
         ax.axvline(first_matmul_ns / 1e3, color="black", linestyle="--", label="first MATMUL (the start ends)")
         ax.axvline(e.dma["end_ns"].max() / 1e3, color="black", linestyle=":", label="DMA row's last bar ends (the tail starts)")
         ax.axvline(e.total_time_ns / 1e3, color="black", linewidth=1, label="end of execution")
+        for label, lo, hi in (bursts or {}).get(name, []):
+            ax.axvspan(lo, hi, color="grey", alpha=0.15, zorder=0)
+            ax.text((lo + hi) / 2, -0.5, f"burst {label}", ha="center", va="bottom", fontsize=8)
         ax.set_yticks(range(len(lanes)), lanes)
         ax.invert_yaxis()
         ax.set_title(f"{cases[name]['kernel']} ({cases[name]['dtype']})", fontsize=10)

@@ -574,16 +574,12 @@ def per_engine_table(work: dict[str, pd.DataFrame], origin: str) -> Any:
     )
 
 
-def burst_transfers(exports: dict[str, Any], name: str = "baseline_bf16_s512") -> str:
-    """One line per DMA burst of one baseline profile: its HBM store and load instructions (start, bytes).
+def _bursts(e: Any) -> tuple[list[list[Any]], list[tuple[float, float]]]:
+    """A profile's bursts: runs of HBM stores then loads between its first and last MATMUL, and each burst's DMA
+    bar span (us): the merged DMA bars that start between its first instruction and the next burst's (or the
+    last MATMUL), so that matching a burst to its bars by time can be checked (cr97 09 #5)."""
+    from analysis.neuron_export import merged_intervals
 
-    Why: 09 said the bursts "fit the round trip of S and P" by eye (cr83 09 #1); the HBM instructions between
-    the first and the last MATMUL show it. A burst is a run of stores followed by loads; it fits a round trip
-    when it loads back the bytes it stored and they equal the source's S (first burst) or P (second) store.
-    """
-    from analysis import attention_hbm_traffic
-
-    e = exports[name]
     mm = e.instructions.loc[e.instructions["opcode"] == "MATMUL", "start_ns"]
     hbm = e.hbm_instructions()
     bursts: list[list[Any]] = []
@@ -591,6 +587,33 @@ def burst_transfers(exports: dict[str, Any], name: str = "baseline_bf16_s512") -
         if row.hbm_write_bytes and (not bursts or bursts[-1][-1].hbm_read_bytes):
             bursts.append([])
         bursts[-1].append(row)
+    edges = [rows[0].start_ns for rows in bursts] + [mm.max()]
+    bars = merged_intervals(e.dma["start_ns"], e.dma["end_ns"])
+    spans = []
+    for lo, hi in zip(edges, edges[1:]):
+        inside = [(s, t) for s, t in bars if lo <= s < hi]
+        spans.append((inside[0][0] / 1e3, max(t for _, t in inside) / 1e3) if inside else (float("nan"), float("nan")))
+    return bursts, spans
+
+
+def burst_spans(exports: dict[str, Any], name: str = "baseline_bf16_s512") -> dict[str, list[tuple[str, float, float]]]:
+    """{name: [(label, start_us, end_us), ...]}: each burst's DMA bar span, labelled S then P by time order, for
+    analysis.draw_lanes to shade (cr97 09 M2: the figure marked no burst)."""
+    return {name: [(label, *span) for label, span in zip("SP", _bursts(exports[name])[1])]}
+
+
+def burst_transfers(exports: dict[str, Any], name: str = "baseline_bf16_s512") -> str:
+    """One line per DMA burst of one baseline profile: its HBM store and load instructions (start, bytes) and
+    the span of its DMA bars.
+
+    Why: 09 said the bursts "fit the round trip of S and P" by eye (cr83 09 #1); the HBM instructions between
+    the first and the last MATMUL show it. A burst is a run of stores followed by loads; it fits a round trip
+    when it loads back the bytes it stored and they equal the source's S (first burst) or P (second) store.
+    The bar span lets a reader check the match by time (cr97 09 #5).
+    """
+    from analysis import attention_hbm_traffic
+
+    bursts, spans = _bursts(exports[name])
     need = attention_hbm_traffic("baseline", 128, int(name.rsplit("_s", 1)[1]), name.split("_")[1])
     source = need[need["direction"] == "write"].set_index("tensor")["bytes"]
 
@@ -600,11 +623,11 @@ def burst_transfers(exports: dict[str, Any], name: str = "baseline_bf16_s512") -
         return f"{len(picked)} x {sizes} B at {', '.join(f'{r.start_ns / 1e3:.1f}' for r in picked)} us"
 
     lines = []
-    for k, (rows, tensor) in enumerate(zip(bursts, ("scores S", "weights P")), 1):
+    for k, (rows, tensor, (lo, hi)) in enumerate(zip(bursts, ("scores S", "weights P"), spans), 1):
         stored, loaded = (sum(getattr(r, c) for r in rows) for c in ("hbm_write_bytes", "hbm_read_bytes"))
         want = int(source[source.index.str.startswith(tensor)].sum())
         same = "=" if stored == loaded == want else "NOT ="
         lines.append(
-            f"{name} burst {k}, {tensor} by time order (instruction starts): stores {listing(rows, 'hbm_write_bytes')}; loads {listing(rows, 'hbm_read_bytes')}; stored {same} loaded {same} its source bytes, {want:,} B"
+            f"{name} burst {k}, {tensor} by time order (instruction starts): stores {listing(rows, 'hbm_write_bytes')}; loads {listing(rows, 'hbm_read_bytes')}; its DMA bars {lo:.1f}-{hi:.1f} us; stored {same} loaded {same} its source bytes, {want:,} B"
         )
     return "\n".join(lines)

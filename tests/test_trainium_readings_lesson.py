@@ -313,6 +313,21 @@ def test_burst_transfers_lists_each_bursts_stores_and_loads():
     )
     assert all("NOT" not in line and line.endswith("its source bytes, 1,048,576 B") for line in lines)
     assert "weights P by time order" in lines[1]  # the bytes cannot tell S from P (r93)
+    # each burst's DMA bar span, so the match by time can be checked (cr97 09 #5)
+    assert "; its DMA bars 20.5-28.3 us;" in lines[0] and "; its DMA bars 36.0-43.7 us;" in lines[1]
+
+
+def test_burst_spans_label_each_burst_inside_the_compute_window():
+    from analysis import RECORDED_NEURON_DIR, load_exports
+
+    from lesson import burst_spans
+
+    exports = load_exports(RECORDED_NEURON_DIR)
+    spans = burst_spans(exports)["baseline_bf16_s512"]
+    assert [label for label, _, _ in spans] == ["S", "P"]
+    e = exports["baseline_bf16_s512"]
+    first_mm = e.instructions.loc[e.instructions["opcode"] == "MATMUL", "start_ns"].min() / 1e3
+    assert first_mm < spans[0][1] < spans[0][2] < spans[1][1] < spans[1][2] < e.dma["end_ns"].max() / 1e3
 
 
 def test_start_tail_opcodes_names_the_non_computing_bars():
