@@ -116,8 +116,9 @@ def break_evens(
         if 0 < verdict.p90 < 1:  # 04's "about 162" hid a spread of about 100-180: the saving moves with the paired ratio
             fewest, most = (math.ceil(extra_us / (naive.median_us * (1 - r))) for r in (verdict.p10, verdict.p90))
             # cr77: the range is the warm ratio's alone; the cold call is one sample (its basis line)
+            # cr97: 161-164 read as the uncertainty; the one cold-call sample's unknown spread is said beside it
             spread = f"{fewest:,.0f}-{most:,.0f} calls from the per-round ratio's p10-p90 alone"
-            spread += _set_by_slow_rounds(verdict, naive, compiled)
+            spread += _set_by_slow_rounds(verdict, naive, compiled) + " (the cold call is one sample; its spread is unknown)"
         # f73: the label follows the counts: re-run in the same kernel (or on a filled cache), the cold call is no first compile
         counts = cold.counts
         first_compile = not (counts.get("graphs captured before", 0) or counts.get("cache_hits", 0))

@@ -95,6 +95,8 @@ def test_break_even_prints_the_range_the_paired_ratios_spread_gives():
         ColdCall({"seconds": 9.0}), ColdCall({"seconds": 0.6}), naive, _verdict("faster", 0.5, 0.75), 4096, 1024
     )
     assert "223-446 calls from the per-round ratio's p10-p90 alone" in paid_back.sentence  # 8.92 s over 40 ms and over 20 ms
+    # cr97: the range is the warm ratio's; the cold call's own spread is unknown, said beside it
+    assert "p10-p90 alone (the cold call is one sample; its spread is unknown)" in paid_back.sentence
 
 
 def test_break_even_takes_its_saving_from_the_paired_ratios_median_so_it_sits_inside_its_range():
@@ -319,7 +321,10 @@ def test_the_break_even_range_names_the_slow_rounds_that_set_its_end():
     quiet = timing([32_000.0] * 15)
     verdict = _verdict("faster", p10=0.13, p90=0.33, median=0.32)
     paid_back, *_ = break_evens(ColdCall({"seconds": 10.6}), ColdCall({"seconds": 1.0}), naive, verdict, 4096, 1024, quiet)
-    assert "calls from the per-round ratio's p10-p90 alone, its low end set by naive's 2 slow rounds;" in paid_back.sentence
+    assert (
+        "calls from the per-round ratio's p10-p90 alone, its low end set by naive's 2 slow rounds (the cold call"
+        in paid_back.sentence
+    )
     assert "high end" not in paid_back.sentence
     # no slow round, or a p10 no farther from the median than spread: nothing named
     for n, v in ((naive, _verdict("faster", p10=0.3, p90=0.33, median=0.32)), (quiet, verdict)):
