@@ -154,6 +154,18 @@ def steady_state_ratios(
     return ratios, eager
 
 
+def eager_calls_line(eager: pd.Series, calls: int) -> str:
+    """The line naming how many of static's pass-2 calls ran eagerly (eager: steady_state_ratios' second value).
+
+    Why: a cold reader took the count for an observation; it is counted from the lengths with no
+    compiled graph, and the line says so.
+    """
+    return (
+        f"static's pass 2: {len(eager)} of {calls} calls ({eager.nunique()} lengths) ran eagerly, "
+        "counted from the lengths with no compiled graph"
+    )
+
+
 def steady_state_verdicts(ratios: list[PairedRatio]) -> list[Verdict]:
     """Judge each pair of `steady_state_ratios` with words that name the faster strategy.
 

@@ -16,6 +16,7 @@ from helpers.params import check_parameters
 from lesson.rmsnorm import rmsnorm_naive
 from lesson.shapes import bucketed_call, check_stream, load_stream, request_lengths, save_stream, steady_state_ratios
 from lesson.shapes import (
+    eager_calls_line,
     first_calls_totals,
     new_process_label,
     rows_computed,
@@ -225,3 +226,8 @@ def test_show_verdicts_shows_every_verdict_whole(capsys):
     )
     show_verdicts(steady_state_verdicts([ratio]))
     assert "inconclusive (p10-p90 reaches within 5% of 1)" in capsys.readouterr().out
+
+
+def test_eager_calls_line_says_the_count_comes_from_lengths_without_a_graph():
+    line = eager_calls_line(pd.Series([9, 13, 9]), 40)
+    assert line == "static's pass 2: 3 of 40 calls (2 lengths) ran eagerly, counted from the lengths with no compiled graph"
