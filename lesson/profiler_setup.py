@@ -24,7 +24,7 @@ from torch.profiler import profile, schedule
 
 from analysis.contention import Contention, contention_between, read_counters
 from analysis.steps import step_summary
-from analysis.timing import Timing, p10_p90
+from analysis.timing import Timing
 from analysis.traces import representative_step
 from analysis import verdicts as verdict_rules
 from analysis.verdicts import Verdict, judge_timings, machine_line, ranges_apart
@@ -120,34 +120,28 @@ def recorded_steps(
 def cost_takeaway(
     verdicts: dict[str, Verdict],
     extra_us: dict[str, np.ndarray] | None = None,
-    bare_us: dict[str, float] | None = None,
+    ops: dict[str, int] | None = None,
 ) -> str:
     """The profiler's cost, a line per call size, from its `judge_ratio` verdicts and the same rounds:
     the per-round ratio's median and p10-p90, and where measurable the extra microseconds per call (the
-    median of the per-round differences). Never the two medians apart: the median of per-round ratios is
-    not the ratio of two medians, and 01's reader saw them point opposite ways (cold read cr57 item 1).
+    median of the per-round differences) and, given the call's recorded ops, that extra per recorded op.
+    Never the two medians apart: the median of per-round ratios is not the ratio of two medians (cr57 item 1).
 
     Args:
         verdicts: call name ("lesson", "tiny") -> the `judge_ratio` verdict of profiled over bare.
         extra_us: call name -> per-round profiled minus bare microseconds per call, or None.
-        bare_us: call name -> the bare call's median microseconds, printed beside its extra us (what the
-            extra is read against), or None.
+        ops: call name -> ops the profiler records in one call (`recorded_ops`), or None.
 
     Returns:
-        A heading line, then a line per call: "WORD, N.NNx (p10-p90 A-B), +D us per call" where the verdict is measurable, else the
-        verdict's table word as the table prints it ("cannot tell apart, inconclusive (p10-p90 holds 1)", analysis.verdicts
+        A heading line, then a line per call: "WORD, N.NNx (p10-p90 A-B), +D us per call, about E us per
+        recorded op (M ops)" where the verdict is measurable, else the verdict's table word (analysis.verdicts
         CANNOT_TELL: the run's limit, not a property of the call) and the ratio's p10-p90 and median unless the
-        block was busy; no p90 is stated as a bound there (cr83 01 #2: "about 90% of rounds at or under +8%" read as
-        "costs at most 8%" beside a p10 of 0.81). Where a median reads below 1, a last line says it lies within the spread: 01 times with
-        `time_interleaved(..., alternate=True)` (cold reads cr72, cr77), and the profiler only adds work. Where both calls are given, a line says the two are not
-        judged against each other here (Exercise 2 does: cold read cr76 read the line as "the tiny call pays more").
-        Where not measurable (and not busy), the per-call difference in microseconds (median, p10-p90) and the bare
-        median are still printed, each on its own short line (cold read cr81: the intro promises the profiler's cost; cr94 01
-        #2: five chained clauses stopped the reader); no line assumes a cost exists (cr86 01 #2-3). Where its p10-p90 holds
-        0, the line leads with that (no yardstick from the other call: cr95 01 c1 read an inconclusive tiny figure used as
-        one); where it excludes 0, "(the ratio's verdict applies: inconclusive)" ends it (cr94 01 #1: read as "costs 5 us
-        a call"). The bare median says it was timed at another moment than the steady range (cr97 01); the recorded steps and the steady range are readings 01 does not
-        compare (cr95 01 #2).
+        block was busy, and no per-call difference in us: cr98 01 read a range above 0 under "inconclusive" as a
+        finding (cr94 01 and cr95 01 had read such lines as a cost too); the ratio line with its verdict is the
+        result. No p90 is stated as a bound (cr83 01 #2). Where a median reads below 1, a last line says it lies
+        within the spread: 01 times with `time_interleaved(..., alternate=True)` (cr72, cr77), and the profiler
+        only adds work. Where both calls are given, a line says the two are not judged against each other here
+        (Exercise 2 does: cr76).
     """
     parts = []
     for name, verdict in verdicts.items():
@@ -156,29 +150,29 @@ def cost_takeaway(
         if verdict.measurable:
             said = f"{verdict.word}, {shown}x ({spread})"  # the verdict's word: 01 prints this line alone
             if extra_us and name in extra_us:
-                said += f", {np.median(extra_us[name]):+,.1f} us per call"
-                if bare_us and name in bare_us:
-                    said += f" on a bare call of {bare_us[name]:,.1f} us"
+                extra = float(np.median(extra_us[name]))
+                said += f", {extra:+,.1f} us per call"
+                if ops and ops.get(name):  # cr98 01 c1: per call of ~21 ops read as per op; say both
+                    said += f", about {extra / ops[name]:.2f} us per recorded op ({ops[name]} ops)"
         else:
             said = verdict.word  # the table's own words, as every verdict of the series says them
             if verdict.kind != "busy" and not np.isnan(verdict.median):  # a busy block's figures conclude nothing
                 said += f": ratio {spread}, median {shown}"  # the range first: it carries the verdict (cr78 01)
-                if extra_us and name in extra_us and bare_us and name in bare_us:  # the cost in us, always (cr81 01)
-                    low, high = p10_p90(extra_us[name])
-                    # one precision for every per-call difference (cr94 01: "+5.5 us" beside "+5 us")
-                    figures = f"p10-p90 {low:+,.1f} to {high:+,.1f} us, median {np.median(extra_us[name]):+,.1f} us"
-                    if low <= 0 <= high:  # cr86 01 #2-3: no cost is assumed; cr89 01 #2: the zero leads, not the median
-                        said += f"\n  per-call difference holds 0: {figures}"
-                    else:  # cr94 01 #1: a range clear of 0 under an inconclusive ratio is not a cost
-                        applies = "inconclusive" if "inconclusive" in verdict.word else verdict.word
-                        said += f"\n  per-call difference: {figures} (the ratio's verdict applies: {applies})"
-                    said += f"\n  bare median {bare_us[name]:,.0f} us (timed at another moment than the steady range)"
         parts.append(f"{name} call: {said}")
     if {"lesson", "tiny"} <= verdicts.keys():  # each against 1, not against each other (cr76 01)
         parts.append("tiny against lesson: not judged here (Exercise 2)")
     if any(v.kind != "busy" and v.median < 1 for v in verdicts.values()):  # the profiler only adds work (cr77)
         parts.append("a median below 1 lies within the spread, not a negative cost: the order alternates each round")
     return "\n".join(["take-home, the profiler's cost, per-round profiled / bare:", *parts])  # a line per call (cr78 01)
+
+
+def recorded_ops(fn: Callable[[], Any], activities: Any) -> int:
+    """How many ops the profiler records in one call of `fn` (one warm call first, then one profiled):
+    01 divides the tiny call's extra microseconds by it, a cost per recorded op (cr98 01 c1)."""
+    fn()
+    with profile(activities=list(activities)) as prof:
+        fn()
+    return len(prof.events())
 
 
 def _copies(events: pd.DataFrame) -> pd.DataFrame:
