@@ -321,9 +321,19 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=allocs)
     assert lines[2].endswith("included), byte share (p10-p90): naive 0.91 (0.91-0.91), compiled 1.00 (1.00-1.00)")  # 3 x 0.30
     assert lines[3] == "  not memory-bound: fused 0.28 (0.28-0.28)"
-    assert (
-        len(lines) == 5
-    )  # the ranking's two lines, one per verdict kind, then the footnote (no "apart from 1" line: cr65 05 #1)
+    # the ranking's two lines, one per verdict kind, the bytes line, then the footnote (no "apart from 1" line: cr65 05 #1)
+    assert len(lines) == 6
+    # time against the bytes written, in words (cr98 05 M1): fused allocates one copy yet takes 3.6 copies' time
+    assert lines[4] == (
+        "  time (copy-times, medians) does not follow the bytes written: compiled 1.00 and fused 3.60 with 1.0 allocated;"
+        " naive 3.30 with 3.0 allocated"
+    )
+    allocs[("large", "fused")] = 3.0
+    assert "  time (copy-times, medians) follows the bytes written: compiled 1.00 with 1.0 allocated;" in [
+        line[: len("  time (copy-times, medians) follows the bytes written: compiled 1.00 with 1.0 allocated;")]
+        for line in shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=allocs)
+    ]
+    allocs[("large", "fused")] = 1.0
     allocs[("large", "naive")] = 3.3  # naive's time is 3.3 copies' time: the rule cannot tell its share apart from 1
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=allocs)
     assert lines[2].endswith("byte share (p10-p90): naive 1.00 (1.00-1.00), compiled 1.00 (1.00-1.00)")
@@ -717,6 +727,10 @@ def test_05s_exercise_1_answer_judges_both_byte_models_ranked_withheld_and_from_
         "the pair (this run, measured): naive takes 3.00 compiled calls (p10-p90 3.00-3.00)",
         "compiled is 1.10x the copy (this run, p10-p90 1.10-1.10): measurably slower than one copy, so the pair counts compiled calls, not copies",
     ]
+    edge_block, _, edge = takeaway_case(copy=100.0, compiled=105.5)  # p10 1.055 against the 1.05 edge (cr98 05 #1)
+    assert "measurably slower than one copy (at the margin's edge: may read differently on another run), so" in (
+        copies_answer(ops, edge, 3.0, tmp_path, edge_block, "compiled")
+    )
     _, _, failed = takeaway_case(copy=100.0, compiled=110.0, spread=0.6)
     assert copies_answer(ops, failed, 3.0, tmp_path).endswith("\nVerdict: this run cannot say (the copy failed its check)")
     run = tmp_path / "cpu-test-2026-12-06"
@@ -826,7 +840,7 @@ def test_05s_line_test_answer_says_the_miss_with_its_medians_and_never_the_label
     assert missed[0] == "medians: 8 tokens 20.0 us, 64 tokens 24.0 us, 512 tokens 100.0 us"
     assert missed[1] == (
         "No: 512 tokens takes 1.79x the line's prediction (median per-round ratio, p10-p90 1.79-1.79): between 64 tokens and 512 tokens time grows"
-        " faster than the line; the * bound allows faster-than-proportional growth, so it stands; not measured:"
+        " faster than the line; the * bound allows faster-than-proportional growth, so the small shape's overhead-bound* labels still hold; not measured:"
         " the 512-token input may not stay in the cache."  # tied to the overhead-bound bound, a cause offered (cr97 05 M2)
     )
     assert len(missed) == 2
