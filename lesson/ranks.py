@@ -373,14 +373,37 @@ def arrival_parts(waits: pd.DataFrame, steps: Any = None) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("step")
 
 
+def _waits_by_rank(parts: pd.DataFrame) -> str:
+    """Each waiting rank's summed wait, and the step holding more than half of it with the late rank's leaving gap.
+
+    Why not "rank X arrived last on N steps": on steps without extra work the last rank changes from step to step, and one
+    step can hold nearly all the waiting (cr98 08: rank 0 "arrived last" on 3 of 5 steps, yet waited 4.0 of its 4.2 ms at
+    one step, where rank 1 had left the step before's all-reduce 4.1 ms later); the sums say who waited, and where.
+    """
+    said = []
+    top = parts.groupby("arrived first")["wait_ms"].sum().idxmax()  # the step named for the rank that waited most
+    for rank, waits in parts.groupby("arrived first")["wait_ms"]:
+        step = waits.idxmax()
+        clause = f"rank {rank} waited {_one_decimal(waits.sum())} ms"
+        if rank == top and waits[step] > waits.sum() / 2 and len(waits) > 1:
+            clause += f", {_one_decimal(waits[step])} at step {step}"
+            gap = parts.at[step, LEFT_LATER] if LEFT_LATER in parts else float("nan")
+            if gap == gap and abs(gap) >= 0.05:  # not NaN: the step had a profiled step before
+                late = parts.at[step, "arrived last"]
+                clause += f", where rank {late} left step {step - 1}'s all-reduce {_one_decimal(abs(gap))} ms {'later' if gap > 0 else 'earlier'}"
+        said.append(clause)
+    return "; ".join(said)
+
+
 def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = None) -> str:
     """Which part made up the waiting, in milliseconds summed over the steps of `arrival_parts`, and how much
     later the last rank had left the step before's all-reduce, summed the same way.
 
     Why sums, not a count of steps: a step where one part was larger by 0.1 ms would count as much as
     one where it was larger by 4 ms; the sums add up to the total wait, so they say where the time went.
-    The leaving gap is printed beside the step-start gap because it is the later start's cause where the two agree
-    (a rank starts its next step shortly after it leaves the all-reduce); the line states both sums, not a verdict.
+    Without `extra` (steps with no work set), the plain answer is each rank's summed wait and the step holding most of
+    it, with how much later the late rank had left the step before's all-reduce (`_waits_by_rank`): the later start's
+    cause where the two agree (a rank starts its next step shortly after it leaves the all-reduce); not a verdict.
     Every figure is its own sum rounded (cr97 08: a total built from rounded parts printed 9.5 for 9.44 ms); where the
     rounded parts do not add up to the rounded total, the line says "parts rounded".
 
@@ -393,10 +416,9 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
             unusual step is no ordinary difference).
 
     Returns:
-        One line: the plain answer first (which rank arrived last most often, the median wait), then the total wait as
+        One line: the plain answer first (with `extra`, which rank arrived last most often and the median wait), then the total wait as
         the longer computes' share plus the step-start gaps' net (ms; where start gaps of both signs cancel, their later
-        and earlier sums too), then the summed leaving gap, as "earlier" or "later" with no sign, where the table has
-        one. Unjudged, so it says it describes this run and is no verdict.
+        and earlier sums too). Unjudged, so it says it describes this run and is no verdict.
     """
     start = parts["step-start gap (ms, + = last rank started later)"].sum()
     compute = parts["computed longer by (ms)"].sum()
@@ -407,14 +429,6 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
     sums = [(net + shown_compute, compute + start)]  # (rounded parts added, the true total): where they differ, say so
     sums += [(float(_one_decimal(later)) - float(_one_decimal(-sooner)), start)] if signed else []
     earlier = " (the last rank started earlier)" if not signed and net < 0 else ""
-    left = parts[LEFT_LATER].dropna() if LEFT_LATER in parts else pd.Series(dtype=float)
-    left_line = (
-        f"; it had left the step before's all-reduce {_one_decimal(abs(left.sum()))} ms"
-        f" {'earlier' if float(_one_decimal(left.sum())) < 0 else 'later'}"
-        + (f" over {len(left)} of them (the rest had no profiled step before)" if len(left) < len(parts) else " in all")
-        if len(left)
-        else ""
-    )
     split = ""
     if extra is not None:
         rank, ms = extra
@@ -429,11 +443,16 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
         sums.append((float(_one_decimal(per_set.sum())) + float(_one_decimal(rest.sum())), compute))
     last = parts["arrived last"].value_counts()
     rounded = ", parts rounded" if any(_one_decimal(a) != _one_decimal(b) for a, b in sums) else ""
-    return (
+    opener = (
         f"rank {last.idxmax()} arrived last on {last.max()} of {len(parts)} steps; the first to arrive waited"
-        f" {parts['wait_ms'].median():.2f} ms at the median step. Why, summed: {_one_decimal(compute + start)} ms"
+        f" {parts['wait_ms'].median():.2f} ms at the median step"
+        if extra is not None
+        else _waits_by_rank(parts)
+    )
+    return (
+        f"{opener}. Why, summed: {_one_decimal(compute + start)} ms"
         f" waited = {_one_decimal(shown_compute)} ms longer compute by the last rank{split} {'-' if net < 0 else '+'}"
-        f" {_one_decimal(abs(net))} ms step-start gaps{signed or earlier}{rounded}{left_line}; not a verdict"
+        f" {_one_decimal(abs(net))} ms step-start gaps{signed or earlier}{rounded}; not a verdict"
     )
 
 

@@ -483,10 +483,13 @@ def test_arrival_parts_split_each_wait_into_the_later_start_and_the_longer_compu
     # the step before: step 1's last rank (0) left step 0's all-reduce 1.5 ms before its first rank (1); step 0 has none
     assert parts["left the step before later by (ms)"].iloc[1] == pytest.approx(-1.5)
     assert parts["left the step before later by (ms)"].isna().iloc[0]
-    assert arrival_parts_line(parts) == (
-        "rank 1 arrived last on 1 of 2 steps; the first to arrive waited 2.00 ms at the median step. Why, summed: 4.0 ms"
-        " waited = 3.0 ms longer compute by the last rank + 1.0 ms step-start gaps (2.0 later, 1.0 earlier); it had left"
-        " the step before's all-reduce 1.5 ms earlier over 1 of them (the rest had no profiled step before); not a verdict"
+    assert arrival_parts_line(parts) == (  # cr98 08: who waited, summed per rank (not who arrived last most often)
+        "rank 0 waited 1.0 ms; rank 1 waited 3.0 ms. Why, summed: 4.0 ms"
+        " waited = 3.0 ms longer compute by the last rank + 1.0 ms step-start gaps (2.0 later, 1.0 earlier); not a verdict"
+    )
+    twice = pd.concat([parts, parts.iloc[[1]].assign(wait_ms=0.5).rename(index={1: 2})])  # rank 1: 3.0 of 3.5 at step 1
+    assert arrival_parts_line(twice).startswith(
+        "rank 0 waited 1.0 ms; rank 1 waited 3.5 ms, 3.0 at step 1, where rank 0 left step 0's all-reduce 1.5 ms earlier."
     )
     only = arrival_parts(collective_waits(steps), steps=[1])  # the split steps chosen; the step before still read
     assert only.index.tolist() == [1] and only["left the step before later by (ms)"].iloc[0] == pytest.approx(-1.5)
