@@ -244,6 +244,7 @@ def explorer_commands(
     if ntff.endswith("_exec_2.ntff"):  # the file capture wrote, passed in place of the name given to it
         ntff = ntff.removesuffix("_exec_2.ntff") + ".ntff"
     ntff_2 = ntff.replace(".ntff", "_exec_2.ntff") if ntff.endswith(".ntff") else ntff
+    stem = Path(neff).stem  # the export's folder and file name, as load_exports reads them
     folder = {}
     if profile_dir is not None:
         d = str(profile_dir)
@@ -262,8 +263,10 @@ def explorer_commands(
         "capture": f"neuron-explorer capture -n {neff} -s {ntff} --profile-nth-exec=2 --enable-dge-notifs   # writes {ntff_2} (N37)",
         "one_pair": f"neuron-explorer view -n {neff} -s {ntff_2}   # opens one NEFF and the NTFF captured from it in the viewer",
         "summary_pair": f"neuron-explorer view --output-format summary-json --output-file summary.json -n {neff} -s {ntff_2}",
+        # written where analysis.load_exports' default glob (*/*_profile_full.json*) finds it: load_exports(".")
+        # (cr98 09: profile.json, the earlier name, was not found by it)
         "json_pair": (
-            f"neuron-explorer view --output-format json --output-file profile.json -n {neff} -s {ntff_2}"
+            f"mkdir -p {stem} && neuron-explorer view --output-format json --output-file {stem}/{stem}_profile_full.json -n {neff} -s {ntff_2}"
             "   # the full JSON export: supported through Neuron 2.33, unmaintained from 2.34 (N36); load_exports is untried on it"
         ),
         "schema": "neuron-explorer view --show-profile-schema   # the Parquet tables and fields of this Explorer version",

@@ -130,8 +130,8 @@ def counter_readings(exports: dict[str, Any], guesses: dict[str, str]) -> pd.Dat
     what the row shows, and the guess against it. Only the bytes rows are graded: instructions declare them, so
     their direction is a count. A time from one execution each is a reading (r96's cold reader: ✓/✗ on a time
     row read as a verdict); the stand-in rule that judges times, `guesses_against_counters`, is A4's.
-    The tensor lane's row is always added: its computing instructions are the same in both kernels (checked
-    here), so its move is what a time moves by with unchanged work, the yardstick the other time rows are read against.
+    The tensor lane's row is always added: its computing-instruction counts are the same in both kernels (checked
+    here), so its move is what a time moves by with unchanged counts, the yardstick the other time rows are read against.
 
     Args:
         exports: profile name ("baseline_bf16_s512", ...) -> its NeuronExport (analysis.load_exports).
@@ -162,7 +162,9 @@ def counter_readings(exports: dict[str, Any], guesses: dict[str, str]) -> pd.Dat
         if "bytes" not in c:  # a time: one execution each, so a reading
             text = "reading, no verdict"
             if c == "tensor_engine_active_time":
-                text = ("yardstick, same" if same_work else "not a yardstick: different") + f" computing instructions; {text}"
+                text = (
+                    "yardstick, same" if same_work else "not a yardstick: different"
+                ) + f" computing-instruction counts; {text}"
             if c.startswith("dma_") and warned:
                 text += " (the profiler warns DMA values may be inaccurate)"
             shows.append(text)
@@ -274,6 +276,52 @@ def same_work_spread(ratios: pd.DataFrame) -> tuple[float, float]:
     return min(tensor), max(tensor)
 
 
+def _rule_parts(ratios: pd.DataFrame) -> tuple[Any, ...]:
+    """The stand-in rule's pieces, shared by `spread_line` (A4) and `stand_in_line` (09), so both print one rule:
+    the tensor range, its cut-offs (analysis.apart_bounds), the time rows past a cut-off in every dtype, in none,
+    in some, and a function giving a no-verdict row's distance to its nearer cut-off per dtype."""
+    from analysis import apart_bounds
+
+    lo, hi = same_work_spread(ratios)
+    below, above = apart_bounds((lo, hi))  # the rule's own cut-offs for one ratio against the range
+    times = [c for c in ratios.index if "bytes" not in c and c != "tensor_engine_active_time"]
+    outside = {c: sum(bool(against_spread(float(ratios.at[c, d]), (lo, hi))) for d in DTYPES) for c in times}
+    out = [c for c, n in outside.items() if n == len(DTYPES)]
+    rest = [c for c, n in outside.items() if n == 0]
+    mixed = [c for c, n in outside.items() if 0 < n < len(DTYPES)]
+
+    def inside(c: str) -> str:  # a no-verdict counter's distance to its nearer cut-off, per dtype
+        r = {d: float(ratios.at[c, d]) for d in DTYPES}
+        return ", ".join(
+            f"{d} x{v:.3f} misses by {min(v - below, above - v):.3f}" for d, v in r.items() if not against_spread(v, (lo, hi))
+        )
+
+    return (lo, hi), (below, above), out, rest, mixed, inside
+
+
+def stand_in_line(exports: dict[str, Any], work: dict[str, pd.DataFrame], guesses: dict[str, str]) -> str:
+    """One line under 09's guess table: what A4's stand-in rule concludes about the time rows, computed by the
+    same functions A4 uses (`guesses_against_counters`, `_rule_parts`). Why: cr98's readers, every read, took the
+    tensor range itself as the band and read vector bf16 as moved, which the rule does not conclude.
+
+    Args:
+        exports, work: as for `guesses_against_counters`.
+        guesses: counter name -> guess; the scalar lane's time is added, as A4 does.
+
+    Returns:
+        e.g. "A4's stand-in rule (equal instruction counts taken as equal work): tensor range x0.912-x1.068,
+        cut-offs x0.867/x1.124; past them in both dtypes: total_time, ...; no verdict: vector_engine_active_time
+        (bf16 x0.869 misses by 0.002, ...)".
+    """
+    ratios = guesses_against_counters(exports, work, {**guesses, "scalar_engine_active_time": "?"})
+    (lo, hi), (below, above), out, rest, mixed, inside = _rule_parts(ratios)
+    return (
+        f"A4's stand-in rule (equal instruction counts taken as equal work): tensor range x{lo:.3f}-x{hi:.3f}, "
+        f"cut-offs x{below:.3f}/x{above:.3f}; past them in both dtypes: {', '.join(out) or 'none'}"
+        + "".join(f"; {c}: no verdict ({inside(c)})" for c in rest + mixed)
+    )
+
+
 def spread_line(ratios: pd.DataFrame) -> str:
     """Two lines, in the words of 09's rule: what the range is (tensor_engine_active_time's fused /
     baseline per dtype, beside the computing-instruction counts, equal in both kernels: the stand-in for noise (the band),
@@ -297,24 +345,11 @@ def spread_line(ratios: pd.DataFrame) -> str:
         both dtypes: total_time, ...; no verdict in either dtype: vector_engine_active_time (bf16 x0.869 misses by
         0.002, fp32 x0.913 misses by 0.047)": each no-verdict ratio with its distance to the nearer cut-off.
     """
-    from analysis import RESOLUTION, apart_bounds
+    from analysis import RESOLUTION
 
-    lo, hi = same_work_spread(ratios)
-    below, above = apart_bounds((lo, hi))  # the rule's own cut-offs for one ratio against the range
+    (lo, hi), (below, above), out, rest, mixed, inside = _rule_parts(ratios)
     share = RESOLUTION - 1
-    times = [c for c in ratios.index if "bytes" not in c and c != "tensor_engine_active_time"]
-    outside = {c: sum(bool(against_spread(float(ratios.at[c, d]), (lo, hi))) for d in DTYPES) for c in times}
-    out = [c for c, n in outside.items() if n == len(DTYPES)]
-    rest = [c for c, n in outside.items() if n == 0]
-    mixed = [c for c, n in outside.items() if 0 < n < len(DTYPES)]
     counts = ratios.at["tensor_engine_active_time", "computing instructions, fused / baseline (bf16, fp32)"]
-
-    def inside(c: str) -> str:  # a no-verdict counter's distance to its nearer cut-off, per dtype
-        r = {d: float(ratios.at[c, d]) for d in DTYPES}
-        return ", ".join(
-            f"{d} x{v:.3f} misses by {min(v - below, above - v):.3f}" for d, v in r.items() if not against_spread(v, (lo, hi))
-        )
-
     return (
         f"the band: the same instruction counts ({counts} computing instructions) moved the tensor lane x{lo:.3f}-x{hi:.3f}; "
         f"cut-offs: low x{1 - share:.2f}, high /{1 - share:.2f} (the series' margin, from cpu runs of notebook 05, no trn2 basis): "
@@ -562,15 +597,20 @@ def per_engine_table(work: dict[str, pd.DataFrame], origin: str) -> Any:
         origin: where the profiles come from, for the caption.
 
     Returns:
-        A pandas Styler with the caption "Per engine: us, and computing instructions (count) [origin]".
+        A pandas Styler with the caption "Per engine: us, and computing instructions (count; computing opcodes:
+        ACTIVATE, ...) [origin]": the opcode list moved from a print in 09 (r99: 09's sentence-building share).
     """
+    from analysis import COMPUTING_OPCODES
+
     cols = ("lane_us", "computing_us", "computing")
     table = pd.DataFrame({(name, col): work[name][col] for name in work for col in cols}).T
     table = table.rename(index={"computing": "computing (count)"}, level=1)
     return (
         table.style.format("{:,.1f}")
         .format("{:,.0f}", subset=pd.IndexSlice[pd.IndexSlice[:, "computing (count)"], :])
-        .set_caption(f"Per engine: us, and computing instructions (count) [{origin}]")
+        .set_caption(
+            f"Per engine: us, and computing instructions (count; computing opcodes: {', '.join(sorted(COMPUTING_OPCODES))}) [{origin}]"
+        )
     )
 
 

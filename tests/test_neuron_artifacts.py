@@ -183,14 +183,16 @@ def test_contract_explorer_commands_are_neuron_explorer_only():
         and pair_only["capture"].startswith("neuron-explorer capture -n k.neff")
     )
     c = explorer_commands("/data/prof", neff="k.neff", ntff="k.ntff")
-    commands = [v for k, v in c.items() if k not in ("vscode", "first_look", "install", "path", "tunnel")]
+    commands = [v for k, v in c.items() if k not in ("vscode", "first_look", "install", "path", "tunnel", "json_pair")]
     assert all(v.startswith("neuron-explorer ") for v in commands), commands
     assert not any("neuron-profile" in v for v in c.values())
     assert c["capture"].startswith("neuron-explorer capture -n k.neff -s k.ntff --profile-nth-exec=2 --enable-dge-notifs")
     assert "k_exec_2.ntff" in c["capture"] and c["one_pair"].startswith("neuron-explorer view -n k.neff -s k_exec_2.ntff")
     assert c["summary_json"].startswith("neuron-explorer view -d /data/prof --output-format summary-json --output-file ")
     assert c["parquet"].startswith("neuron-explorer view -d /data/prof --output-format parquet --output-file ")
-    assert c["json_pair"].startswith("neuron-explorer view --output-format json --output-file profile.json -n k.neff")
+    assert c["json_pair"].startswith(
+        "mkdir -p k && neuron-explorer view --output-format json --output-file k/k_profile_full.json -n k.neff"
+    )
     assert c["schema"].startswith("neuron-explorer view --show-profile-schema")
     assert "Summary" in c["first_look"]
     # cold read 41 (09): a reader who passes the file capture wrote must not get "k_exec_2_exec_2.ntff"
@@ -344,3 +346,18 @@ def test_contract_system_event_cores_count_runtime_and_device_events_by_nc_idx()
     )
     assert system_event_cores(system_events_to_lanes(table)) == {0: 2, 3: 1}
     assert system_event_cores(system_events_to_lanes(table.drop(columns="nc_idx"))) == {}
+
+
+def test_json_pair_writes_where_load_exports_finds_it(tmp_path):
+    """cr98 09: json_pair wrote profile.json, which load_exports' default glob never finds."""
+    import gzip
+    import shlex
+
+    from analysis import load_exports
+
+    command = explorer_commands(neff="my_kernel.neff", ntff="profile.ntff")["json_pair"].split("   #")[0]
+    target = tmp_path / shlex.split(command)[shlex.split(command).index("--output-file") + 1]
+    target.parent.mkdir(parents=True)
+    recorded = REPO_ROOT / "data/recorded-neuron/baseline_bf16_s512/baseline_exec_2_profile_full.json.gz"
+    target.write_bytes(gzip.decompress(recorded.read_bytes()))
+    assert list(load_exports(tmp_path)) == ["my_kernel"]

@@ -202,9 +202,9 @@ def test_counter_readings_grades_bytes_rows_only(published):
     assert table.at["total_time", "shows"] == "reading, no verdict" and table.at["total_time", "match"] == ""
     assert table.at["dma_active_time", "shows"].endswith("(the profiler warns DMA values may be inaccurate)")
     assert table.at["dma_active_time", "match"] == ""
-    # the tensor lane is added as the yardstick: same computing instructions in both kernels
+    # the tensor lane is added as the yardstick: equal computing-instruction counts (cr98 09: counts, not the same instructions)
     row = table.loc["tensor_engine_active_time"]
-    assert row["shows"] == "yardstick, same computing instructions; reading, no verdict" and row["match"] == ""
+    assert row["shows"] == "yardstick, same computing-instruction counts; reading, no verdict" and row["match"] == ""
     assert "cut-off" not in " ".join(table["shows"])
 
 
@@ -344,3 +344,20 @@ def test_start_tail_opcodes_names_the_non_computing_bars():
     assert not any(f" {op} " in line for op in WAIT_OPCODES)  # the bars leave the waits out, so does the line
     named = [w for part in line.split(": ", 1)[1].split("; ") for w in part.split() if w.isupper()]
     assert named and not set(named) & set(COMPUTING_OPCODES) - {"MATMUL"}  # only the other opcodes ("first MATMUL" aside)
+
+
+def test_stand_in_line_states_a4s_rule_by_a4s_functions(published):
+    """cr98 09 (every read): the rule's conclusion printed under 09's table, from the very functions A4 prints."""
+    from analysis import engine_work
+    from lesson import guesses_against_counters, spread_line, stand_in_line
+
+    exports, _ = published
+    work = {name: engine_work(e) for name, e in exports.items()}
+    guesses = dict.fromkeys(("total_time", "hbm_read_bytes", "dma_active_time", "vector_engine_active_time"), "?")
+    line = stand_in_line(exports, work, guesses)
+    a4 = spread_line(guesses_against_counters(exports, work, {**guesses, "scalar_engine_active_time": "?"}))
+    assert line.startswith("A4's stand-in rule (equal instruction counts taken as equal work): tensor range x")
+    cut_offs = a4.split("only moves below ")[1].split(" count")[0].split(" or above ")
+    assert f"cut-offs {cut_offs[0]}/{cut_offs[1]}" in line
+    assert a4.split("past a cut-off in both dtypes: ")[1].split(";")[0] in line
+    assert "\n" not in line
