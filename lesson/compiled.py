@@ -196,12 +196,12 @@ def beside_03(out_dir: str | Path, here: Verdict) -> str:
     if "busy" in (then.kind, here.kind):
         relation = "a busy block judges nothing"
     elif then.word == here.word:
-        relation = "they agree"
+        relation = "the same verdict"
     elif "inconclusive" in (then.relation, here.relation):
         relation = "an inconclusive block disagrees with neither"
     else:
         relation = "they disagree: this run does not settle which holds"
-    return f"03's block: {then.word}; this block: {here.word}: {relation}"
+    return f"03's verdict: {then.word}; here: {here.word}: {relation}"
 
 
 def slow_rounds_line(timings: dict[str, Timing], *names: str, pair: PairedRatio | None = None) -> str:

@@ -346,4 +346,4 @@ def test_beside_03_reads_03s_published_verdict(tmp_path):
     (tmp_path / "03_fused_rms_norm").mkdir()
     write_metrics(tmp_path / "03_fused_rms_norm", "03_fused_rms_norm", "cpu", {"fused_over_naive": entry})
     line = beside_03(tmp_path / "04_torch_compile", here)
-    assert line.startswith("03's block: cannot tell apart") and line.endswith("an inconclusive block disagrees with neither")
+    assert line.startswith("03's verdict: cannot tell apart") and line.endswith("an inconclusive block disagrees with neither")
