@@ -359,7 +359,7 @@ def _allowed(p10: float, p90: float, faster: str, slower: str, pairing: str = "r
     It names the rounds (or steps), not the variants, and no percentages: "between 41% faster and 1%
     slower" beside a measured "1.69x faster" read as two sizes of one effect (07), and a p10 below 1
     read as one variant being cheaper. Given the per-round ratios it counts each side ("with 2 of 15
-    rounds faster, 13 slower"): "some faster and others slower" read as a balance where 2 of 15 set the
+    rounds below 1, 13 above"): "some faster and others slower" read as a balance where 2 of 15 set the
     p10 (cr95 04 #2; the count 05's line test prints, lesson.study.line_test_answer).
     """
     if p10 < 1 < p90:
@@ -367,8 +367,8 @@ def _allowed(p10: float, p90: float, faster: str, slower: str, pairing: str = "r
             return f"the p10-p90 holds 1, with some {pairing}s {faster} and others {slower}"
         values = [float(value) for value in per_round]
         below, above = sum(value < 1 for value in values), sum(value > 1 for value in values)
-        side = f"{faster} 1" if faster == "below" else faster  # "below" alone names no reference
-        return f"the p10-p90 holds 1, with {below} of {len(values)} {pairing}s {side}, {above} {slower}"
+        # the sides of 1, not the verdict words: "faster" means a gap beyond the margin (cr98 03 #2)
+        return f"the p10-p90 holds 1, with {below} of {len(values)} {pairing}s below 1, {above} above"
     return "the p10-p90 touches 1"
 
 
@@ -394,7 +394,7 @@ def judge_ratio(ratio: Any, faster: str = "faster", slower: str = "slower") -> V
     Returns:
         A Verdict whose sentence is one line: "A took 2.00x the time of B: slower
         (per-round p10-p90 1.95-2.05)" (below 1: "A took 0.50x the time of B: 2.00x faster (...)"), "this run cannot tell A and B apart: the p10-p90 holds 1, with 2 of 15 rounds
-        faster, 13 slower (...): inconclusive, not a finding that they cost the same" (a spread that
+        below 1, 13 above (...): inconclusive, not a finding that they cost the same" (a spread that
         reaches past the 5% margin) or "no measurable difference between A and B: the whole p10-p90 lies within
         5% of 1 (...)" (as `judge_ranges` words ranges inside the margin; 08's "cannot rank rank 1 against
         rank 0" stumbled), or "not measurable here: the machine was busy (...)".

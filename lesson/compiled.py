@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from analysis.floor import SLOW_ROUND, rounds_over_slow, slow_rounds
 from analysis.timing import PairedRatio, Timing
-from analysis.verdicts import Verdict, estimate, withheld
+from analysis.verdicts import Verdict, estimate, judge_ratio, withheld
+from helpers.metrics import METRICS_FILE, read_metrics
 from lesson.changed_ops import ratio_ends
 
 if TYPE_CHECKING:
@@ -173,6 +174,34 @@ def _set_by_slow_rounds(verdict: Any, naive: Any, compiled: Any) -> str:
         if timing is not None and beyond and hasattr(timing, "samples_us") and (n := slow_rounds(timing))
     ]
     return "".join(f", its {end} end set by {name}'s {n} slow round{'s' * (n > 1)}" for end, name, n in ends)
+
+
+def beside_03(out_dir: str | Path, here: Verdict) -> str:
+    """03's published verdict on torch.rms_norm / naive beside this block's, and whether they disagree.
+
+    Why: 03 and 04 each time the pair once; the page said "where the two disagree" without saying
+    whether they did (cr98 04 M1). An inconclusive block disagrees with neither; the lesson cell
+    prints this line, not the metrics reading behind it.
+
+    Args:
+        out_dir: this notebook's output folder; 03's is its sibling in the same run folder.
+        here: this block's verdict on torch.rms_norm / naive.
+    """
+    path = Path(out_dir).parent / "03_fused_rms_norm" / METRICS_FILE
+    if not path.exists():
+        return "03's verdict on the pair: not in this run folder (03 did not run here)"
+    m = read_metrics(path)["notebooks"]["03_fused_rms_norm"]["fused_over_naive"]
+    pair = dataclasses.make_dataclass("Ratio", ["numerator", "denominator", "median", "p10", "p90"])
+    then = judge_ratio(pair("torch.rms_norm", "naive", m["value"], m["p10"], m["p90"]))
+    if "busy" in (then.kind, here.kind):
+        relation = "a busy block judges nothing"
+    elif then.word == here.word:
+        relation = "the same verdict"
+    elif "inconclusive" in (then.relation, here.relation):
+        relation = "an inconclusive block disagrees with neither"
+    else:
+        relation = "they disagree: this run does not settle which holds"
+    return f"03's verdict: {then.word}; here: {here.word}: {relation}"
 
 
 def slow_rounds_line(timings: dict[str, Timing], *names: str, pair: PairedRatio | None = None) -> str:

@@ -330,3 +330,20 @@ def test_the_break_even_range_names_the_slow_rounds_that_set_its_end():
     for n, v in ((naive, _verdict("faster", p10=0.3, p90=0.33, median=0.32)), (quiet, verdict)):
         paid_back, *_ = break_evens(ColdCall({"seconds": 10.6}), ColdCall({"seconds": 1.0}), n, v, 4096, 1024, quiet)
         assert "slow round" not in paid_back.sentence
+
+
+def test_beside_03_reads_03s_published_verdict(tmp_path):
+    """cr98 04 M1: the page said "where the two disagree" without saying whether they did; an inconclusive block disagrees with neither."""
+    from types import SimpleNamespace
+
+    from analysis.verdicts import judge_ratio
+    from helpers.metrics import write_metrics
+    from lesson.compiled import beside_03
+
+    here = judge_ratio(SimpleNamespace(numerator="torch.rms_norm", denominator="naive", median=0.994, p10=0.953, p90=1.02))
+    assert beside_03(tmp_path / "04_torch_compile", here).endswith("(03 did not run here)")
+    entry = {"unit": "ratio", "value": 0.995, "p10": 0.878, "p90": 1.07, "of": "torch.rms_norm / naive", "note": "per-round"}
+    (tmp_path / "03_fused_rms_norm").mkdir()
+    write_metrics(tmp_path / "03_fused_rms_norm", "03_fused_rms_norm", "cpu", {"fused_over_naive": entry})
+    line = beside_03(tmp_path / "04_torch_compile", here)
+    assert line.startswith("03's verdict: cannot tell apart") and line.endswith("an inconclusive block disagrees with neither")

@@ -83,7 +83,7 @@ def test_an_inconclusive_ratio_is_never_a_negative_finding():
         "no measurable difference" not in verdict.sentence and verdict.word == "cannot tell apart, inconclusive (p10-p90 holds 1)"
     )
     below, above = int(np.sum(ratio.per_round < 1)), int(np.sum(ratio.per_round > 1))  # counted, not "some ... others"
-    assert f"the p10-p90 holds 1, with {below} of {ratio.per_round.size} rounds faster, {above} slower" in verdict.sentence
+    assert f"the p10-p90 holds 1, with {below} of {ratio.per_round.size} rounds below 1, {above} above" in verdict.sentence
     assert not any(phrase in verdict.sentence for phrase in NEGATIVE_FINDINGS)
     assert verdict.relation == "inconclusive"  # the record says what the sentence says (cr96 01 #4)
 
@@ -380,7 +380,7 @@ def test_a_spread_that_holds_1_is_said_without_sizes():
     two sizes for one kind of effect. A spread that holds 1 now says only which way its rounds went."""
     verdict = judge_ratio(PairedRatio("a", "b", np.array([0.94] * 2 + [0.97] * 6 + [1.001] * 2)))
     # counted (cr95 04 #2: "some faster and others slower" read as a balance where 2 of 15 set the p10)
-    assert "the p10-p90 holds 1, with 8 of 10 rounds faster, 2 slower" in str(verdict) and "%" not in str(verdict)
+    assert "the p10-p90 holds 1, with 8 of 10 rounds below 1, 2 above" in str(verdict) and "%" not in str(verdict)
     exact = judge_ratio(PairedRatio("a", "b", np.array([1.0] * 5 + [1.2] * 5)))
     assert "the p10-p90 touches 1" in str(exact)
 
