@@ -124,6 +124,14 @@ def test_cost_takeaway_states_a_ratio_only_where_measurable():
     ops_line = cost_takeaway(verdicts, extra, {"tiny": 20})
     # cr98 01 c1: "per call of those ops" read as per op; the line gives both, with the op count
     assert "+2.5 us per call, about 0.12 us per recorded op (20 ops)\n" in ops_line
+    # cr99 01 MAJOR 1: the tiny call's bare time, and the lesson call's expected cost at that per-op cost
+    expected = cost_takeaway(verdicts, extra, {"tiny": 20, "lesson": 30}, {"tiny": 10.0, "lesson": 400.0})
+    assert (
+        "(20 ops)\ntiny call bare: about 10.0 us per call\nlesson call, expected from that per-op cost: about 3.8 us" in expected
+    )
+    assert "(30 ops x 0.12 us), 0.9% of its bare time: below what this run resolves\n" in expected
+    assert "not below" in cost_takeaway(verdicts, extra, {"tiny": 20, "lesson": 30}, {"tiny": 10.0, "lesson": 40.0})
+    assert all(len(row.split()) <= 25 for row in expected.splitlines())
     # cr98 01 MAJOR: an inconclusive ratio prints no per-call difference in us (cr98 read a range above 0 under
     # "inconclusive" as a finding; cr94/cr95 had too): the ratio line with its verdict is the result
     positive = cost_takeaway(verdicts, {"lesson": np.array([1.0, 2.0, 5.0, 9.0, 12.0])})
@@ -402,6 +410,7 @@ def test_drop_span_says_what_it_rules_out():
     assert drop_span_words(0.7, 3.0).startswith(fixed.format("includes"))
     assert drop_span_words(1.04, 3.0).startswith(fixed.format("reaches within 5% of"))  # 1.04: near 1, above it
     assert drop_span_words(1.5, 3.0).startswith("excludes 1 and 4: neither a purely fixed")
+    assert drop_span_words(1.07, 6.16).startswith("narrowly excludes 1, includes 4")  # cr99 01 #3: clears 1.05 by 0.02
     assert "a mix fits" in drop_span_words(1.06, 3.79) and "a mix fits" not in drop_span_words(1.04, 3.79)
     assert drop_span_words(4.5, 9.0).startswith("lies above 4") and drop_span_words(0.2, 0.9).startswith("lies under 1")
     assert "not equal it" not in EXPECTED_SHARE and "out cancels" not in EXPECTED_SHARE  # cr97 01 #2: no single model
