@@ -378,7 +378,7 @@ def shape_takeaways(
 
 def _bytes_line(ranking: Ranking, allocs: dict[str, float]) -> list[str]:
     """One line tying each variant's time to the copy (`over_floor` median) to its `alloc_over_input`, variants of
-    equal allocation (as the table rounds it) grouped, and whether the time follows the bytes written: each group's
+    equal allocation (as the table rounds it) grouped, and whether the time is ordered as the bytes written: each group's
     medians all above those of the group that allocates less (medians only, said so). Why: the large shape's lesson
     was never said in words (cr98 05 M1). [] where an allocation is missing or all allocations are equal."""
     if not allocs or any(math.isnan(a) for a in allocs.values()):
@@ -391,9 +391,9 @@ def _bytes_line(ranking: Ranking, allocs: dict[str, float]) -> list[str]:
     follows = all(max(med[n] for n in lo) < min(med[n] for n in hi) for lo, hi in zip(ordered, ordered[1:]))
     if len(ordered) < 2:
         return []
-    said = "follows" if follows else "does not follow"
+    said = "is ordered as" if follows else "is not ordered as"
     parts = [f"{' and '.join(f'{n} {med[n]:.2f}' for n in ns)} with {a:.1f} allocated" for a, ns in sorted(groups.items())]
-    return [f"  time (copy-times, medians) {said} the bytes written: {'; '.join(parts)}"]
+    return [f"  time (copies' time, medians) {said} the bytes written: {'; '.join(parts)}"]
 
 
 def _growth_lines(growth: dict[str, Any], scale: int, notes: bool) -> list[str]:
@@ -605,7 +605,7 @@ def line_test_answer(by_count: dict[str, Timing], over_line: np.ndarray) -> str:
         grows = "faster" if fit.median > 1 else "slower"
         # "faster than the line" read as doubt on the overhead-bound bound, with no cause offered (cr97 05 M2)
         bound = (
-            f"; the * bound allows faster-than-proportional growth, so the small shape's overhead-bound* labels still hold; not measured:"
+            f"; the * bound allows faster-than-proportional growth, so, for torch.compile, the line's failure does not contradict its overhead-bound* label; not measured:"
             f" the {n64.replace(' tokens', '-token')} input may not stay in the cache"
         )
         return (
