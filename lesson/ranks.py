@@ -251,7 +251,8 @@ def last_arrival_lines(waits: pd.DataFrame, slowest: int, ranks: int) -> list[st
     finding; the line says so instead. Where one rank was last in every step, the line says the
     chance cannot be smaller with this many steps, so 0.06 over 5 steps is not read as "not significant".
     Every printed chance is marked "a reading, not a finding": it takes the steps as independent draws, and they are
-    not (a step after a slow one can start late, which Exercise 2 splits out), so even a small chance does not show
+    not (a step after a slow one can start late, or a rank compute slightly longer: cr99 08 found both on the off steps;
+    Exercise 2 splits them out), so even a small chance does not show
     a rank is slow without extra work (cr94 08; cr89 08: "rank 0 in 4 of 5" is not read as rank 0 arriving last).
 
     Args:
@@ -273,7 +274,10 @@ def last_arrival_lines(waits: pd.DataFrame, slowest: int, ranks: int) -> list[st
         line = f"probability that chance alone makes some rank last in {often}: {chance:.2f}"
         if count == order.steps:
             line += f"; {order.steps} steps cannot give less"
-        return line + "; a reading, not a finding: a step after a slow one can start late (Exercise 2)"
+        return (
+            line
+            + "; a reading, not a finding: a step after a slow one can start late, or a rank compute slightly longer (Exercise 2)"
+        )
 
     on, off = arrival_order(waits[waits["straggling"]], ranks), arrival_order(waits[~waits["straggling"]], ranks)
     slow = on.last_counts.get(slowest, 0)
@@ -418,7 +422,9 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
     Returns:
         One line: the plain answer first (with `extra`, which rank arrived last most often and the median wait), then the total wait as
         the longer computes' share plus the step-start gaps' net (ms; where start gaps of both signs cancel, their later
-        and earlier sums too). Unjudged, so it says it describes this run and is no verdict.
+        and earlier sums too). Without `extra` it opens "in all, over the N off steps" (cr99 08: a sum read as one step's wait).
+        Unjudged: it ends "not a verdict", or, where one part's sum of one sign reaches the larger net, that the steps
+        cannot say which part is larger.
     """
     start = parts["step-start gap (ms, + = last rank started later)"].sum()
     compute = parts["computed longer by (ms)"].sum()
@@ -441,18 +447,24 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
             where = f", net of {_one_decimal(more)} longer and {_one_decimal(-less)} shorter"
         split = f" ({_one_decimal(per_set.sum())} set as extra work, {_one_decimal(rest.sum())} other compute difference{where})"
         sums.append((float(_one_decimal(per_set.sum())) + float(_one_decimal(rest.sum())), compute))
+    # cr99 08: parts netted over steps hide which is larger (+4.0 compute, -3.8 gap in one step) where the other part's
+    # gross sum of one sign reaches the larger net: then the line says the steps cannot tell which part is larger
+    small = "step-start gap (ms, + = last rank started later)" if abs(start) < abs(compute) else "computed longer by (ms)"
+    gross = max(parts[small].clip(lower=0).sum(), -parts[small].clip(upper=0).sum())
+    undecided = gross >= max(abs(start), abs(compute)) > 0
     last = parts["arrived last"].value_counts()
     rounded = ", parts rounded" if any(_one_decimal(a) != _one_decimal(b) for a, b in sums) else ""
     opener = (
         f"rank {last.idxmax()} arrived last on {last.max()} of {len(parts)} steps; the first to arrive waited"
         f" {parts['wait_ms'].median():.2f} ms at the median step"
         if extra is not None
-        else _waits_by_rank(parts)
+        else f"in all, over the {len(parts)} off steps, " + _waits_by_rank(parts)
     )
+    ending = f"netted over the steps: which part is larger, {len(parts)} steps cannot say" if undecided else "not a verdict"
     return (
-        f"{opener}. Why, summed: {_one_decimal(compute + start)} ms"
-        f" waited = {_one_decimal(shown_compute)} ms longer compute by the last rank{split} {'-' if net < 0 else '+'}"
-        f" {_one_decimal(abs(net))} ms step-start gaps{signed or earlier}{rounded}; not a verdict"
+        f"{opener}. Why: {_one_decimal(compute + start)} ms"
+        f" waited = {_one_decimal(shown_compute)} ms last rank's longer compute{split} {'-' if net < 0 else '+'}"
+        f" {_one_decimal(abs(net))} ms step-start gaps{signed or earlier}{rounded}; {ending}"
     )
 
 
