@@ -310,15 +310,16 @@ def stand_in_line(exports: dict[str, Any], work: dict[str, pd.DataFrame], guesse
 
     Returns:
         e.g. "A4's stand-in rule (equal instruction counts taken as equal work): tensor range x0.912-x1.068,
-        cut-offs x0.867/x1.124; past them in both dtypes: total_time, ...; no verdict: vector_engine_active_time
+        cut-offs x0.867/x1.124; outside the cut-offs in both dtypes (a stand-in, not a verdict):
+        total_time, ...; no verdict: vector_engine_active_time
         (bf16 x0.869 misses by 0.002, ...)".
     """
     ratios = guesses_against_counters(exports, work, {**guesses, "scalar_engine_active_time": "?"})
     (lo, hi), (below, above), out, rest, mixed, inside = _rule_parts(ratios)
     return (
         f"A4's stand-in rule (equal instruction counts taken as equal work): tensor range x{lo:.3f}-x{hi:.3f}, "
-        f"cut-offs x{below:.3f}/x{above:.3f}; past them in both dtypes: {', '.join(out) or 'none'}"
-        + "".join(f"; {c}: no verdict ({inside(c)})" for c in rest + mixed)
+        f"cut-offs x{below:.3f}/x{above:.3f}; outside the cut-offs in both dtypes (a stand-in, not a verdict): "
+        f"{', '.join(out) or 'none'}" + "".join(f"; {c}: no verdict ({inside(c)})" for c in rest + mixed)
     )
 
 

@@ -361,3 +361,5 @@ def test_stand_in_line_states_a4s_rule_by_a4s_functions(published):
     assert f"cut-offs {cut_offs[0]}/{cut_offs[1]}" in line
     assert a4.split("past a cut-off in both dtypes: ")[1].split(";")[0] in line
     assert "\n" not in line
+    # cr99 09: the table calls these rows "reading, no verdict": the line must not read as one
+    assert "outside the cut-offs in both dtypes (a stand-in, not a verdict): " in line and "past them" not in line
