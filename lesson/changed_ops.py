@@ -137,6 +137,7 @@ def fused_rate_line(priced: pd.DataFrame, fused_call: pd.Series, saving: object)
     two. cr90 03: the range comes first (a headline of "about 134 us" read as a finding); the fused-rate line
     is a one-pass kernel's time, not a third saving; the fused rate is an MI300X rate applied to both devices.
     cr93 03: the saving line, read alone, looked like a finding: it now opens with the end of the range it is.
+    cr99 03: still read as the saving: the notebook's subject is a condition ("if a one-pass kernel ran at ...").
 
     Args:
         priced: `analysis.fused_comparison` per device, one column each ("an NVIDIA H100", ...).
