@@ -18,7 +18,7 @@ import random
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 import pandas as pd
 import torch
@@ -294,18 +294,20 @@ def new_process_label(backend_name: str, misses: int) -> str:
     return " (capture + cache load)" if misses == 0 else ""
 
 
-def first_calls_totals(here_s: float, there_s: float, label: str) -> str:
+def first_calls_totals(here_s: Iterable[float], there_s: Iterable[float], label: str) -> str:
     """07 section 6's sums of the graphs' first calls in each process: one line, kept out of the notebook (plumbing).
 
     Named "first calls", never "compiles": in the new process they may load from the cache instead (cr96 07).
-    The sums are not judged; the per-call ranges are, in the verdict below them.
+    The sums are not judged; the per-call ranges are, in the verdict below them. Each sum adds the per-strategy
+    values rounded as the table above shows them (2 decimals), so the printed sum is the table's column sum (cr99 07).
 
     Args:
-        here_s: this process's pass-1 compiling calls, summed, in seconds.
-        there_s: the new process's first calls, summed, in seconds.
+        here_s: this process's pass-1 compiling calls, in seconds, one value per strategy.
+        there_s: the new process's first calls, in seconds, one value per strategy.
         label: new_process_label's parenthesis for the new process ("" where misses leave it open).
     """
-    return f"the graphs' first calls: {here_s:.2f} s here, {there_s:.2f} s in the new process{label}"
+    here, there = (sum(round(float(v), 2) for v in values) for values in (here_s, there_s))
+    return f"the graphs' first calls: {here:.2f} s here, {there:.2f} s in the new process{label}"
 
 
 def stream_metrics(

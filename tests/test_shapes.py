@@ -203,10 +203,18 @@ def test_new_process_label_says_cache_loads_only_where_inductor_counts_them():
 
 def test_first_calls_totals_never_says_the_new_process_built_graphs():
     """cr96 07 #3: "new graphs' first calls" named loaded graphs as built; the line names first calls and the label says how."""
-    line = first_calls_totals(10.454, 0.833, new_process_label("cpu", 0))
+    line = first_calls_totals([10.454], [0.833], new_process_label("cpu", 0))
     assert line == "the graphs' first calls: 10.45 s here, 0.83 s in the new process (capture + cache load)"
     assert "new graph" not in line and "compil" not in line
-    assert first_calls_totals(1.0, 2.0, new_process_label("cuda", 3)).endswith("2.00 s in the new process")  # a miss: no claim
+    assert first_calls_totals([1.0], [2.0], new_process_label("cuda", 3)).endswith(
+        "2.00 s in the new process"
+    )  # a miss: no claim
+
+
+def test_first_calls_totals_add_the_rounded_table_values():
+    """cr99 07 #2: 6.37+1.73+3.00 printed as 11.11; the sums now add the values as the table rounds them."""
+    line = first_calls_totals([6.374, 1.734, 3.004], [0.456, 0.354, 0.144], "")
+    assert line == "the graphs' first calls: 11.10 s here, 0.95 s in the new process"
 
 
 def test_show_verdicts_shows_every_verdict_whole(capsys):
