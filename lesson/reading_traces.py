@@ -19,6 +19,7 @@ from analysis.timing import p10_p90
 
 # The recorded naive rows' model module (TraceLens traces of Qwen1.5-0.5B).
 RECORDED_QWEN = "naive (Qwen2RMSNorm)"
+DRAWN_CAPTION = "One drawn step each, not compared: the Factors line below compares all steps"
 
 
 def recorded_rmsnorms() -> pd.DataFrame:
@@ -81,7 +82,7 @@ class HostOnlyFactors:
 
         extremes = f"with {self.n_steps} steps, p10-p90 = lowest to highest" if 0 < self.n_steps <= 10 else "p10-p90"
         return (
-            f"; from {self.reference}'s step {span(r['step'])} and host-only {span(r['host-only'])} us,"
+            f"\nFrom {self.reference}'s step {span(r['step'])} and host-only {span(r['host-only'])} us,"
             f" {self.subject}'s {span(s['step'])} and {span(s['host-only'])} us ({extremes})"
         )
 
@@ -267,10 +268,11 @@ def named_host_line(host_calls: pd.DataFrame, host_only_us: float, steps_host_on
     """
     named, n = float(host_calls["dur_us"].sum()), len(steps_host_only_us)
     above = sum(v > host_only_us for v in steps_host_only_us)
-    rank = {0: "largest", n - 1: "smallest"}.get(above, f"number {above + 1} from the largest")
-    ranked = f" ({rank} of the {n}; the Factors line compares)" if n > 1 else ""
-    rest = "the trace does not attribute the rest (candidates: profiler bookkeeping, Python around the call, freeing the call's tensors)"
-    return f"The calls listed total {named:.0f} us of this step's {host_only_us:.0f} us host-only time{ranked}; {rest}."
+    k = above + 1
+    rank = {0: "largest", n - 1: "smallest"}.get(above, f"{k}{ {2: 'nd', 3: 'rd'}.get(k, 'th') } largest")
+    ranked = f" ({rank} of the {n} steps)" if n > 1 else ""  # short lines (cr99 06 M1)
+    rest = "The trace does not attribute the rest (candidates: profiler bookkeeping, Python around the call, freeing the call's tensors)"
+    return f"The calls listed total {named:.0f} us of this step's {host_only_us:.0f} us host-only time{ranked}.\n{rest}."
 
 
 def host_only_lines(fx: HostOnlyFactors, caption: str, host_calls: pd.DataFrame, trace: Any, counted: bool) -> list[str]:
@@ -293,12 +295,13 @@ def drawn_step_table(split: pd.DataFrame, traces: dict[str, Any]) -> pd.DataFram
     """Notebook 06's drawn-step table as shown (plumbing moved out of the notebook): rounded, counts as
     integers, and, where no trace has a device lane (cpu), step_summary's `device_ops` / `idle_gaps`
     shown as `compute_ops` / `gaps`, the names the page and its figure use there (a reader met three
-    names for one thing, cr94 06 M3); `split` itself keeps step_summary's names.
+    names for one thing, cr94 06 M3); `split` itself keeps step_summary's names. Returns a Styler
+    captioned DRAWN_CAPTION: one step per variant is not a comparison (cr99 06).
     """
     table = split.round(1).astype({"device_ops": "Int64", "idle_gaps": "Int64"})
-    if any(t.has_device_lane for t in traces.values()):
-        return table
-    return table.rename(columns={"device_ops": "compute_ops", "idle_gaps": "gaps"})
+    if not any(t.has_device_lane for t in traces.values()):
+        table = table.rename(columns={"device_ops": "compute_ops", "idle_gaps": "gaps"})
+    return table.style.format(precision=1).set_caption(DRAWN_CAPTION)  # the caption where it prints (cr99 06)
 
 
 def host_only_us_line(name: str, small: Any, small_tokens: int, trace: Any, tokens: int) -> str:
@@ -414,6 +417,18 @@ def eager_fusion_lines(total: int | None, active: int, scheduled: int, source_op
         why = "no by_hand count of one ProfilerStep#" if by_hand is None else f"by_hand={by_hand} matches neither"
         return [counts, f"No fusion verdict ({why}): a division alone cannot say which steps the profile holds"]
     return [counts, *(f"{said}: {eager_fusion_verdict(by_hand, ops)}" for ops, said in how.items())]
+
+
+def recorded_rmsnorm_table(table: pd.DataFrame) -> Any:
+    """`recorded_rmsnorms()` as notebook 06 shows it (plumbing moved out of the notebook): captioned, and the fused
+    row's `bytes_ratio` marked "(by definition)", since a fused pass is the ratio's denominator (cr99 06: it read as
+    a finding); the frame itself keeps the number for the metrics."""
+    shown = table[["x", "calls", "kernels_per_call", "bytes_ratio"]].astype({"bytes_ratio": object})
+    for label in shown.index:
+        v = float(table.loc[label, "bytes_ratio"])
+        shown.loc[label, "bytes_ratio"] = f"{v:.1f}" + (" (by definition)" if "fused" in label and f"{v:.1f}" == "1.0" else "")
+    caption = "RMSNorm calls recorded by TraceLens on an H100 and an MI300X, not this run"
+    return shown.style.format(precision=1).set_caption(caption)
 
 
 def recorded_rmsnorm_takeaway(table: pd.DataFrame) -> str:

@@ -19,9 +19,16 @@ from lesson.reading_traces import (
     largest_host_only_share,
     reading_traces_metrics,
     recorded_rmsnorm_takeaway,
+    recorded_rmsnorm_table,
     recorded_rmsnorms,
 )
 from lesson.rmsnorm import rmsnorm_naive
+
+
+def test_recorded_rmsnorm_table_marks_the_fused_ratio_by_definition():
+    shown = recorded_rmsnorm_table(recorded_rmsnorms()).data  # cr99 06: the fused 1.0 read as a finding
+    assert shown.loc["MI300X, fused (torch.nn.RMSNorm)", "bytes_ratio"] == "1.0 (by definition)"
+    assert shown.loc["MI300X, naive (Qwen2RMSNorm)", "bytes_ratio"] == "9.0"
 
 
 def test_recorded_rmsnorms_counts_kernels_and_bytes():
@@ -136,9 +143,10 @@ def test_named_host_line_sums_the_listed_calls():
 
     calls = pd.DataFrame({"name": ["a", "b"], "from_step_start_us": [1.0, 5.0], "dur_us": [9.5, 4.8]})
     assert named_host_line(calls, 114.4) == (
-        "The calls listed total 14 us of this step's 114 us host-only time; the trace does not attribute the rest"
+        "The calls listed total 14 us of this step's 114 us host-only time.\nThe trace does not attribute the rest"
         " (candidates: profiler bookkeeping, Python around the call, freeing the call's tensors)."
     )
+    assert "(2nd largest of the 5 steps).\n" in named_host_line(calls, 114.4, [1, 200, 114.4, 2, 3])  # short lines (cr99 06)
 
 
 def compiled_trace(names_spans):
@@ -309,9 +317,9 @@ def test_host_only_lines_ranks_the_drawn_step_and_withholds_where_nothing_was_co
     monkeypatch.setattr(analysis, "representative_step", lambda t: 3)
     lines = host_only_lines(fx, "caption", calls, "trace", counted=True)
     assert lines[:2] == ["the factors", "caption"]
-    assert lines[2].startswith("The calls listed total 10 us of this step's 10 us host-only time (largest of the 5;")
+    assert lines[2].startswith("The calls listed total 10 us of this step's 10 us host-only time (largest of the 5 steps).\n")
     monkeypatch.setattr(analysis, "representative_step", lambda t: 5)
-    assert "(number 3 from the largest of the 5;" in host_only_lines(fx, "caption", calls, "trace", counted=True)[2]
+    assert "(3rd largest of the 5 steps)" in host_only_lines(fx, "caption", calls, "trace", counted=True)[2]
     withheld_lines = host_only_lines(fx, "caption", calls, "trace", counted=False)
     assert len(withheld_lines) == 2 and withheld_lines[1] == "caption" and "the factors" in str(withheld_lines[0])
 
@@ -339,8 +347,10 @@ def test_host_only_us_line_prints_the_step_beside_the_host_only_time(monkeypatch
 
 def test_drawn_step_table_uses_the_cpu_names_only_without_a_device_lane():
     split = pd.DataFrame({"step_us": [10.04], "device_ops": [7.0], "busy_us": [8.0], "idle_gaps": [6.0]}, index=["naive"])
-    cpu = drawn_step_table(split, {"naive": SimpleNamespace(has_device_lane=False)})
+    shown = drawn_step_table(split, {"naive": SimpleNamespace(has_device_lane=False)})
+    assert shown.caption.startswith("One drawn step each, not compared")  # where it prints (cr99 06)
+    cpu = shown.data
     assert list(cpu.columns) == ["step_us", "compute_ops", "busy_us", "gaps"] and cpu.loc["naive", "compute_ops"] == 7
     assert cpu.loc["naive", "step_us"] == 10.0 and "device_ops" in split  # rounded for display; split keeps its names
-    cuda = drawn_step_table(split, {"naive": SimpleNamespace(has_device_lane=True)})
+    cuda = drawn_step_table(split, {"naive": SimpleNamespace(has_device_lane=True)}).data
     assert list(cuda.columns) == ["step_us", "device_ops", "busy_us", "idle_gaps"]  # device operations keep their name
