@@ -295,13 +295,14 @@ def drawn_step_table(split: pd.DataFrame, traces: dict[str, Any]) -> pd.DataFram
     """Notebook 06's drawn-step table as shown (plumbing moved out of the notebook): rounded, counts as
     integers, and, where no trace has a device lane (cpu), step_summary's `device_ops` / `idle_gaps`
     shown as `compute_ops` / `gaps`, the names the page and its figure use there (a reader met three
-    names for one thing, cr94 06 M3); `split` itself keeps step_summary's names. Returns a Styler
-    captioned DRAWN_CAPTION: one step per variant is not a comparison (cr99 06).
+    names for one thing, cr94 06 M3); `split` itself keeps step_summary's names. The index is named
+    DRAWN_CAPTION: one step per variant is not a comparison (cr99 06). A plain DataFrame, not a captioned
+    Styler, so the table's text stays in the run copy's plain output that reading_time.py counts.
     """
     table = split.round(1).astype({"device_ops": "Int64", "idle_gaps": "Int64"})
     if not any(t.has_device_lane for t in traces.values()):
         table = table.rename(columns={"device_ops": "compute_ops", "idle_gaps": "gaps"})
-    return table.style.format(precision=1).set_caption(DRAWN_CAPTION)  # the caption where it prints (cr99 06)
+    return table.rename_axis(DRAWN_CAPTION)  # the caption where it prints (cr99 06)
 
 
 def host_only_us_line(name: str, small: Any, small_tokens: int, trace: Any, tokens: int) -> str:
