@@ -35,7 +35,7 @@ _EXPORTS = {
     "naive_rmsnorm": "allocation_line call_exceptions gap_share idle_split longest_gap_line op_around profiled_mean_line recorded_call_metrics"
     " stamps_back_to_back",
     "compiled": "BUSY_COLD_CALL KEEP_NEFF beside_03 break_evens cold_call slow_rounds_line written_over_input",
-    "changed_ops": "change_line fused_rate_line op_changes own_time_line priced_table ratio_ends_line",
+    "changed_ops": "change_line fused_rate_line op_changes own_time_line priced_table ratio_ends ratio_ends_line",
     "neuron_profiler": "NeuronProfilerSetup accepts_keyword neuron_profiler_setup op_by_op",
     "published_metrics": "compile_metrics fused_metrics naive_call_metrics setup_metrics",
     "profiling": "ProfileResult judge_device_time profile_steps",
