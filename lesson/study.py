@@ -592,7 +592,7 @@ def line_test_answer(by_count: dict[str, Timing], over_line: np.ndarray) -> str:
         answer to the yes/no question ("not shown either way" where inconclusive).
     """
     from analysis.timing import PairedRatio
-    from analysis.verdicts import _allowed, judge_ratio
+    from analysis.verdicts import judge_ratio
 
     (n1, _), (n8, _), (n64, _) = by_count.items()
     medians = "medians: " + ", ".join(f"{n} {t.median_us:.1f} us" for n, t in by_count.items())
@@ -612,12 +612,7 @@ def line_test_answer(by_count: dict[str, Timing], over_line: np.ndarray) -> str:
             f"{medians}\nNo: {n64} takes {fit.median:.2f}x the line's prediction (median per-round ratio, p10-p90 {fit.p10:.2f}-{fit.p90:.2f}):"
             f" between {n8} and {n64} time grows {grows} than the line{bound if fit.median > 1 else ''}."
         )
-    below, above = int(np.sum(over_line < 1)), int(np.sum(over_line > 1))
-    if fit.p10 < 1 < fit.p90:  # the counts, not "some ... others": 2 of 15 below read as a balance (cr93 05 #1)
-        counted = f"{below} of {over_line.size} rounds below 1, {above} above"
-        fit = replace(
-            fit, sentence=fit.sentence.replace(_allowed(fit.p10, fit.p90, "below", "above").split(", with ")[1], counted)
-        )
+    # a range that holds 1 counts its rounds on each side: judge_ratio's own words (cr93 05 #1, cr95 04 #2)
     # a yes/no question answered "cannot tell apart" read as "yes" (cr93 05 M1): inconclusive is neither
     answer = fit.word.capitalize() if fit.within_noise else "Not shown either way (inconclusive)"
     return f"{medians}\n{fit}\nDoes the line predict {n64}? {answer}."
