@@ -58,11 +58,13 @@ def start(name: str, namespace: dict[str, Any]) -> Any:
     from .kernel_check import check_kernel
     from .neuron_runtime import configure_neuron_runtime
     from .params import check_parameters, notebook_parameters
+    from .plotting import tables_as_text
 
     # before torch is imported: helpers.environment.ALLOCATOR_SETTINGS, helpers.neuron_runtime
     configure_allocator()
     quiet_profiler_log()
     check_kernel()  # also makes IPython show a SeriesError as its message and fix
+    tables_as_text()  # a styled table's words reach plain-text readers (and reading_time.py) too
     parameters = check_parameters(notebook_parameters(namespace))
     configure_neuron_runtime(parameters)
     from .notebook import start_session
