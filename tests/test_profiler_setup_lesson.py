@@ -129,8 +129,22 @@ def test_cost_takeaway_states_a_ratio_only_where_measurable():
     assert (
         "(20 ops)\ntiny call bare: about 10.0 us per call\nlesson call, expected from that per-op cost: about 3.8 us" in expected
     )
-    assert "(30 ops x 0.12 us), 0.9% of its bare time: below what this run resolves\n" in expected
-    assert "not below" in cost_takeaway(verdicts, extra, {"tiny": 20, "lesson": 30}, {"tiny": 10.0, "lesson": 40.0})
+    # cr100 01 c1: the expected ratio set against the lesson call's measured p10-p90, both branches
+    assert "(30 ops x 0.12 us), ratio about 1.009\nmeasured p10-p90 0.940-1.048 holds it\n" in expected
+    below = cost_takeaway(verdicts, extra, {"tiny": 20, "lesson": 30}, {"tiny": 10.0, "lesson": 40.0})
+    assert "ratio about 1.094\nmeasured p10-p90 0.940-1.048 lies below it: the per-op cost does not account" in below
+    high = PairedRatio("lesson profiled", "lesson bare", np.array([1.02, 1.10, 1.18, 1.22, 1.28]))
+    above = cost_takeaway(
+        {**verdicts, "lesson": judge_ratio(high, "cheaper", "costlier")},
+        extra,
+        {"tiny": 20, "lesson": 30},
+        {"tiny": 10.0, "lesson": 400.0},
+    )
+    assert (
+        "\nmeasured p10-p90 1.02-1.28 lies above it: the per-op cost does not account for the lesson call's measured cost (this run cannot say what does)\n"
+        in above
+    )
+    assert "resolves" not in above + below + expected and all(len(row.split()) <= 25 for row in above.splitlines())
     assert all(len(row.split()) <= 25 for row in expected.splitlines())
     # cr98 01 MAJOR: an inconclusive ratio prints no per-call difference in us (cr98 read a range above 0 under
     # "inconclusive" as a finding; cr94/cr95 had too): the ratio line with its verdict is the result
