@@ -125,9 +125,10 @@ def profiled_mean_line(prof, timing, label: str = "naive") -> str:
         label: the `record_function` label of one call.
 
     Returns:
-        e.g. "naive, profiler on: 5 calls, median 108,553 us, min-max 105,812-160,190 us; timer, profiler
-        off: p10-p90 106,299-112,195 us: cannot tell apart, inconclusive: one range lies inside the other, and together
-        they span 51.4%, more than the 5% margin; this run does not say whether profiling changed the call's time"; a line saying so
+        three lines, e.g. "naive, profiler on: 5 calls, median 108,553 us, p10-p90 (of 5: min-max) 105,812-160,190 us",
+        "timer, profiler off: p10-p90 106,299-112,195 us", "cannot tell apart, inconclusive: one range lies inside the
+        other, and together they span 51.4%, more than the 5% margin" (then, when inconclusive, a line saying the
+        medians' difference is no finding); a line saying so
         where the label was not recorded.
     """
     from torch.autograd import DeviceType
@@ -142,12 +143,48 @@ def profiled_mean_line(prof, timing, label: str = "naive") -> str:
     sides = {"slower": "measurably above", "faster": "measurably below", "withheld": "too few calls for a verdict"}
     word = sides.get(verdict.kind) or (NO_DIFFERENCE if verdict.within_noise else CANNOT_TELL_ALONE)
     why = f": {verdict.reason}" if verdict.reason else f" ({margin_percent()}% margin)"  # the rule's numbers (cr81 02 #1)
-    if word == CANNOT_TELL_ALONE:  # cr90 02: non-overlapping ranges under the margin read as a finding without this
-        why += "; this run does not say whether profiling changed the call's time"
+    if word == CANNOT_TELL_ALONE:  # cr90, cr100 02: differing medians above this read as a finding without this
+        why += "\nthe medians differ, but the ranges decide: no finding on profiling's cost"
+    spread = "p10-p90 (of 5: min-max)" if len(calls) == 5 else "min-max"  # the glossary's p10-p90 of 5: one name (cr100 02)
     return (
-        f"{label}, profiler on: {len(calls)} calls, median {median:,.0f} us, min-max {low:,.0f}-{high:,.0f} us; timer, "
-        f"profiler off: p10-p90 {timing.p10_us:,.0f}-{timing.p90_us:,.0f} us: {word}{why}"
+        f"{label}, profiler on: {len(calls)} calls, median {median:,.0f} us, {spread} {low:,.0f}-{high:,.0f} us\n"
+        f"timer, profiler off: p10-p90 {timing.p10_us:,.0f}-{timing.p90_us:,.0f} us\n{word}{why}"
     )
+
+
+def recorded_kernel_table(recorded: dict, unread: list) -> tuple[pd.DataFrame, str, pd.DataFrame]:
+    """02's per-kernel table of the two recorded calls (H100, MI300X). Why here: it is display code
+    (labels, GiB/s conversion, the idle star) that would stall a workshop seat (cr100 02); the lesson
+    is the table, read in the notebook.
+
+    Args:
+        recorded: {device: (kernels, calls)} for the H100 then the MI300X (`analysis.call_kernels`, `call_table`).
+        unread: the devices whose kernels are stamped back to back (`stamps_back_to_back`): idle not read.
+
+    Returns:
+        (the H100's `analysis.kernels_by_op` rows, used by exercise 2; the note to print above the table;
+        the table: MiB, then each device's median device_us and bytes / time in GiB/s (shape bytes, not
+        measured traffic), rows labelled by what each op does; a star marks the MI300X columns when unread).
+    """
+    from analysis import kernels_by_op
+
+    (h100, _), (mi300x, _) = recorded.values()
+    note = [f"*{d}: kernels stamped back to back: its times may include idle" for d in unread]
+    per_kernel, on_mi300x = kernels_by_op(h100), kernels_by_op(mi300x)
+    # what each op does, in the call's order in the trace; both copy_ move the same bytes, so the casts are
+    # labelled by position only (Qwen2RMSNorm casts to fp32 first)
+    what = ["to fp32", "x**2", "mean", "+eps", "rsqrt", "x*r", "to bf16", "*weight"]
+    gib = 1e9 / 2**30  # gb_per_s counts 10^9 bytes/s: shown in GiB/s, the page's binary units
+    times = {
+        "MiB": per_kernel["bytes"] / 2**20,
+        "h100_us": per_kernel["device_us"],
+        "h100_gib_per_s": per_kernel["gb_per_s"] * gib,
+    }
+    star = "*" if list(recorded)[1] in unread else ""  # marks the columns whose times may include idle
+    times.update({f"mi300x_us{star}": on_mi300x["device_us"], f"mi300x_gib_per_s{star}": on_mi300x["gb_per_s"] * gib})
+    labels = per_kernel["op"].str.removeprefix("aten::") + [f" ({w})" for w in what]
+    table = pd.DataFrame(times).set_index(labels).rename_axis("op").round(2)
+    return per_kernel, "\n".join(["per kernel, medians over the calls", *note]), table
 
 
 # The ops a dtype copy runs as (its allocation happens inside them): not the op that asked for it.
