@@ -448,6 +448,7 @@ def quiet_note(machine: str, floor: FloorCheck, block: dict[str, Timing], shape:
     after the block's line (which the caller ends with a period)."""
     if not machine.startswith("quiet"):
         return ""
+    common, shared = _shared_slow_round(block)
     varied = {} if floor.ok else {"copy": "the copy"}  # by case name: a failed copy with slow rounds is named once
     for name, t in block.items():
         if slow := slow_rounds(t):
@@ -458,21 +459,37 @@ def quiet_note(machine: str, floor: FloorCheck, block: dict[str, Timing], shape:
     # (above the p90, so one round of 15: the second highest is under it); one clause for all of them: on a
     # noisy VM four such cases made four clauses (r84's run of 05)
     # one short sentence a line, each ending with a period: one ~600-character line read as cut off (cr88 05 M1)
-    lone = ["the copy" if n == "copy" else n for n, t in block.items() if n not in varied and rounds_over_slow(t)]
+    # a case slow only in the shared round is said by that round's line (cr100 05 #2)
+    lone = ["the copy" if n == "copy" else n for n, t in block.items() if n not in varied and rounds_over_slow(t) > (n in shared)]
     also = (
         f"\n  One round over {SLOW_ROUND:g}x its median, outside its p10-p90, so no verdict changes: {', '.join(lone)}."
         if lone
         else ""
     )
-    if not varied:
-        return also  # the block's line already says quiet (cr91 05 M3)
+    if not varied:  # the block's line already says quiet (cr91 05 M3)
+        return f"{common}; cause not measured.{also}" if common else also
     timed = (
         f"The copy was timed {floor.measurements} times; the" if floor.measurements > 1 else "The"
     )  # time_with_floor re-times a failed copy
     return (
-        f"\n  The CPU was quiet, yet {' and '.join(varied.values())} varied."
+        f"{common + '.' if common else ''}\n  The CPU was quiet, yet {' and '.join(varied.values())} varied."
         f"\n  Cause not measured here; candidates: memory traffic, page faults (A3).\n  {timed} verdicts below include those rounds: where one is inconclusive, rerun the cell, or raise REPEATS, for a verdict.{also}"
     )
+
+
+def _shared_slow_round(block: dict[str, Timing]) -> tuple[str, set[str]]:
+    """The round (sample index) over SLOW_ROUND times its case's median in most of the block's cases, at least three,
+    as a line without its period, with the cases it names; ("", set()) where none. Why: naming one variant as "varied"
+    hid that round 0 was slow in every case but the copy (cr100 05 #2). time_with_floor times every case in the same rounds."""
+    slow = {c: t.samples_us >= SLOW_ROUND * t.median_us for c, t in block.items()}
+    counts = np.sum(list(slow.values()), axis=0) if slow else np.zeros(0)
+    if not counts.size or counts.max() < max(3, len(slow) // 2 + 1):
+        return "", set()
+    r = int(np.argmax(counts))
+    named = {c for c, s in slow.items() if s[r]}
+    left = ["the copy" if c == "copy" else c for c in slow if c not in named]
+    but = f" but {' and '.join(left)}" if left else ""
+    return f"\n  Round {r}{' (the first)' * (r == 0)} took over {SLOW_ROUND:g}x its median in every case{but}", named
 
 
 def _against_copy(v: Any) -> str:

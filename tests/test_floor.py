@@ -963,6 +963,36 @@ def test_05s_quiet_block_says_which_case_had_slow_rounds():
     assert alone == "\n  One round over 1.5x its median, outside its p10-p90, so no verdict changes: torch.rms_norm."
 
 
+def test_05s_quiet_note_names_a_round_slow_in_most_cases_not_one_variant():
+    """cr100 05 #2: round 0 was 1.7-4x its median in every case but the copy, yet the note named torch.rms_norm as
+    "varied" and listed the rest as lone slow rounds. A round slow in most cases (three at least) is said once, by
+    its index; a case slow only in it is not listed again. SYNTHETIC rounds."""
+    from types import SimpleNamespace
+
+    from lesson.study import quiet_note
+
+    def first_slow(name: str, also: int | None = None) -> Timing:
+        s = np.full(15, 100.0)
+        s[0] = 300.0
+        if also is not None:
+            s[also] = 250.0
+        return Timing(name, s, inner=1)
+
+    block = {"copy": Timing("copy", np.full(15, 10.0), inner=1), "naive": first_slow("naive")}
+    block |= {"torch.compile": first_slow("torch.compile"), "triad probe": first_slow("triad probe")}
+    passed = SimpleNamespace(ok=True, measurements=1)
+    assert quiet_note("quiet while timing", passed, block, "large") == (
+        "\n  Round 0 (the first) took over 1.5x its median in every case but the copy; cause not measured."
+    )
+    note = quiet_note("quiet while timing", passed, block | {"torch.rms_norm": first_slow("torch.rms_norm", 11)}, "large")
+    assert note.startswith(
+        "\n  Round 0 (the first) took over 1.5x its median in every case but the copy.\n  The CPU was quiet, yet torch.rms_norm (2 of 15"
+    )
+    assert "One round" not in note
+    two = {"copy": block["copy"], "naive": block["naive"], "torch.compile": block["torch.compile"]}
+    assert "Round 0" not in quiet_note("quiet while timing", passed, two, "large")  # 2 of 3: three cases at least
+
+
 def test_a_variant_with_slow_rounds_says_so_in_the_ranking_and_an_unresolved_pair_is_marked_not_equal(tmp_path):
     """cr77 05: 2 slow naive rounds moved the ranking and its takeaway, yet only the timing cell's line said so;
     the figure's "≈3.39x" beside an inconclusive pair read as equal. SYNTHETIC rounds."""
