@@ -529,7 +529,9 @@ def _bound_lines(
     `mark` ties the label to its footnote: "†" for the byte share, so two shapes' footnotes do not both read "*".
     `slow` (`Ranking.slow`): a variant with slow rounds says they set one end of its range (cr81 05 M1, cr92 05 #2).
     `brief`: the label's definition (`what`) and the 0.5 rule's wording left to the notebook's footnotes, one short
-    line per label (cr93 05 M4: "overhead-bound* (over half ...; estimated: ...), fixed share = ..." stopped a room)."""
+    line per label (cr93 05 M4: "overhead-bound* (over half ...; estimated: ...), fixed share = ..." stopped a room);
+    the shares one variant a line, then each label with its names only, as 05's overhead lines (cr100 05 M1: a line
+    of 17 numbers never said which variants were memory-bound)."""
     from analysis.verdicts import RESOLUTION, relation_of
 
     spreads = spreads or {}
@@ -554,14 +556,20 @@ def _bound_lines(
     listed = ", ".join(map(said, bound_by)) or "none by this estimate"
     rest = ", ".join(said(n) for n in shares if n not in bound_by and n not in undecided)
     basis = share.sentence[share.sentence.index("(estimated") + 1 : -1]  # the verdict's own basis clause
-    defined = "" if brief else f" (over half the time {what})"
-    lines = [f"  {bound}{mark}{defined}, {label}{' (p10-p90)' if spreads else ''}: {listed}"]
+    if brief:  # the shares first, one variant a line, then the labels by name, as the overhead lines (cr100 05 M1)
+        lines = [f"  {label}{' (median, p10-p90)' if spreads else ''}:", *(f"    {said(n)}" for n in shares)]
+        lines += [f"  {bound}{mark} (over 0.5): {', '.join(bound_by) or 'none by this estimate'}"]
+        lines += [f"  not {bound}: {', '.join(n for n in shares if n not in bound_by and n not in undecided)}"] if rest else []
+        lines += [f"  cannot tell apart from 0.5: {', '.join(undecided)}"] if undecided else []
+        return [*lines, f"  {mark} {basis}"]
+    lines = [f"  {bound}{mark} (over half the time {what}), {label}{' (p10-p90)' if spreads else ''}: {listed}"]
     lines += [f"  not {bound}: {rest}"] if rest else []
     # no line for shares whose spread reaches 1: "not told apart from 1 (within 5%)" read as a finding (cr65 05 #1);
     # the shares and their p10-p90 above say it
     if undecided:
-        rule = "" if brief else f" (p10-p90 holds 0.5 or reaches within {margin} of it)"
-        lines += [f"  cannot tell apart from 0.5{rule}: {', '.join(map(said, undecided))}"]
+        lines += [
+            f"  cannot tell apart from 0.5 (p10-p90 holds 0.5 or reaches within {margin} of it): {', '.join(map(said, undecided))}"
+        ]
     return [*lines, f"  {mark} {basis}"]
 
 

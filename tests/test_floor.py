@@ -313,7 +313,10 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
         {"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=unrecorded, notes=False
     )
     # 05 explains the footnotes in markdown (cr87 05 M1), the labels' definitions too: one short line each (cr93 05 M4)
-    assert no_notes == [lines[0], lines[1], "  memory-bound†, byte share (p10-p90): compiled 1.00 (1.00-1.00)", *lines[3:-1]]
+    # the shares one a line, then each label by name, as the overhead lines (cr100 05 M1)
+    shares = ["  byte share (median, p10-p90):", "    fused 0.28 (0.28-0.28)", "    compiled 1.00 (1.00-1.00)"]
+    labels = ["  memory-bound† (over 0.5): compiled", "  not memory-bound: fused"]
+    assert no_notes == [lines[0], lines[1], *shares, *labels, lines[4]]
     assert shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)[2:] == [
         "  byte share of naive, fused, compiled: withheld, alloc_over_input not recorded"
     ]
@@ -1032,9 +1035,13 @@ def test_05s_bound_lines_split_rounds_per_name_and_say_why_a_label_is_withheld()
     assert not any("other side of half" in line for line in lines)  # cr94 05 M3
     wide = {"a": (0.9, 0.9), "b": (0.3, 0.9)}  # b's range holds 0.5: withheld, at a's median
     withheld = _bound_lines("memory-bound", "x", shares, share, spreads=wide, rounds=same, slow={"b": 2}, brief=True)
-    assert (
-        "  cannot tell apart from 0.5: b 0.90 (0.30-0.90; as a's median, but its range's end is set by 2 slow rounds)" in withheld
-    )
+    assert withheld[:5] == [  # brief (05): the shares one a line, then the labels by name (cr100 05 M1)
+        "  byte share (median, p10-p90):",
+        "    a 0.90 (0.90-0.90; 1 of 4 rounds under 0.5)",
+        "    b 0.90 (0.30-0.90; as a's median, but its range's end is set by 2 slow rounds)",
+        "  memory-bound* (over 0.5): a",
+        "  cannot tell apart from 0.5: b",
+    ]
     spreads = {n: (0.9, 0.9) for n in same}  # the split prints beside a p10-p90 (a spread not near half)
     first = _bound_lines("memory-bound", "x", shares, share, spreads=spreads, rounds=same)[0]
     assert "a 0.90 (0.90-0.90; 1 of 4 rounds under 0.5)" in first  # plain words, no "outlier ... half" (cr86 05 M3)
