@@ -945,7 +945,9 @@ def test_05s_quiet_block_says_which_case_had_slow_rounds():
     naive = Timing("naive", np.array([100.0] * 13 + [243.0] * 2), inner=1)
     passed, failed = SimpleNamespace(ok=True, measurements=1), SimpleNamespace(ok=False, measurements=2)
     note = quiet_note("quiet while timing", passed, {"copy": steady, "naive": naive}, "large")
-    assert note.startswith('\n  The CPU was quiet, yet naive (2 of 15 rounds over 1.5x its median: blocks["large"]["naive"]')
+    assert note.startswith(  # grouped by count: four cases made four long clauses (r101)
+        '\n  The CPU was quiet, yet some rounds took over 1.5x their case\'s median: 2 of 15 in naive (samples: blocks["large"][case]'
+    )
     assert note.endswith(
         "\n  The verdicts below include those rounds: where one is inconclusive, rerun the cell, or raise REPEATS, for a verdict."
     )  # cr74 05 M1: why a pair is inconclusive
@@ -959,7 +961,7 @@ def test_05s_quiet_block_says_which_case_had_slow_rounds():
     )  # cr81 05 M1
     slow_copy = Timing("copy", np.array([10.0] * 13 + [25.0] * 2), inner=1)  # a failed copy with slow rounds: named once
     once = quiet_note("quiet while timing", failed, {"copy": slow_copy}, "large")
-    assert "yet the copy (2 of 15 rounds over 1.5x its median" in once and "copy and" not in once
+    assert "yet the copy varied and" not in once and "median: 2 of 15 in the copy (samples" in once  # named once
     # one round over 1.5x, above a p90 under it: named, so the share line's "1 outlier round" has its cause (cr83 05 #1)
     lone = Timing("torch.rms_norm", np.array([100.0] * 14 + [253.0]), inner=1)
     both = quiet_note("quiet while timing", passed, {"naive": naive, "torch.rms_norm": lone}, "large")
@@ -992,9 +994,18 @@ def test_05s_quiet_note_names_a_round_slow_in_most_cases_not_one_variant():
         "\n  Round 0 (the first) took over 1.5x its median in every case but the copy; cause not measured."
     )
     note = quiet_note("quiet while timing", passed, block | {"torch.rms_norm": first_slow("torch.rms_norm", 11)}, "large")
-    assert note.startswith(
-        "\n  Round 0 (the first) took over 1.5x its median in every case but the copy.\n  The CPU was quiet, yet torch.rms_norm (2 of 15"
+    assert note.startswith(  # its round 11, not the shared round again
+        "\n  Round 0 (the first) took over 1.5x its median in every case but the copy.\n  The CPU was quiet, yet other rounds"
+        " took over 1.5x their case's median: 1 of 15 in torch.rms_norm (samples:"
     )
+    # two shared rounds, one line each; a case slow in them only is not named again (r101's run: rounds 5 and 10)
+    both = {n: Timing(n, np.array([100.0] * 5 + [300.0] + [100.0] * 4 + [300.0] + [100.0] * 4), inner=1) for n in "abc"}
+    two_rounds = quiet_note("quiet while timing", passed, {"copy": block["copy"], **both}, "large").split("\n  ")
+    assert two_rounds[1:3] == [
+        "Round 5 took over 1.5x its median in every case but the copy.",
+        "Round 10 took over 1.5x its median in every case but the copy.",
+    ]
+    assert "yet" not in "".join(two_rounds) and two_rounds[3].startswith("Cause not measured here")  # p90 moved
     assert "One round" not in note
     two = {"copy": block["copy"], "naive": block["naive"], "torch.compile": block["torch.compile"]}
     assert "Round 0" not in quiet_note("quiet while timing", passed, two, "large")  # 2 of 3: three cases at least
