@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from analysis.floor import SLOW_ROUND, FloorCheck, Ranking, cannot_tell_group, group_word, rounds_over_slow, slow_rounds
+from analysis.floor import SLOW_ROUND, FloorCheck, Ranking, cannot_tell_group, group_word, slow_rounds
 from analysis.timing import Timing, p10_p90, time_per_call
 from analysis.steps import per_call_summary, step_ops
 from analysis.traces import Trace, load_trace
@@ -440,39 +440,72 @@ def _same_work(pairs: list, shape: str, ops: dict, allocs: dict) -> list[str]:
 
 
 def quiet_note(machine: str, floor: FloorCheck, block: dict[str, Timing], shape: str) -> str:
-    """What a quiet block's line adds where something varied anyway: the copy that failed its check, and any case
-    whose p90 is over SLOW_ROUND times its median, with how many rounds were that slow and where its samples are
-    (05 called a block "quiet" beside naive at 2.4x its median in 2 of 15 rounds, the figure's longest whisker),
-    then any case with a round that slow above a p90 under it (cr83 05 #1: its share line's "1 outlier round");
-    "" where the CPU was busy (the line says so) or nothing varied. Each as its own indented line ending in a period,
-    after the block's line (which the caller ends with a period)."""
+    """What a quiet block's line adds where something varied anyway, each as its own short indented line ending in a
+    period, after the block's line (which the caller ends with a period); "" where the CPU was busy (the line says so)
+    or nothing varied:
+    - each round slow (over SLOW_ROUND times its case's median) in most cases, by its index (`_shared_slow_rounds`):
+      naming one variant as "varied" hid that round 0 was slow in every case but the copy (cr100 05 #2);
+    - the copy that failed its check, and the cases whose p90 is over SLOW_ROUND times their median, grouped by how
+      many of their rounds were that slow outside the shared rounds, with where their samples are (05 called a block
+      "quiet" beside naive at 2.4x its median in 2 of 15 rounds, cr73 05 M1), then why a verdict may be inconclusive;
+    - any case with such a round above a p90 under it, outside the shared rounds (cr83 05 #1: its share line's
+      "1 outlier round"), in one clause: on a noisy VM four such cases made four (r84's run of 05)."""
     if not machine.startswith("quiet"):
         return ""
-    varied = {} if floor.ok else {"copy": "the copy"}  # by case name: a failed copy with slow rounds is named once
-    for name, t in block.items():
-        if slow := slow_rounds(t):
-            where = f'blocks["{shape}"]["{name}"].samples_us'
-            said = "the copy" if name == "copy" else name  # r76: "the copy and copy (2 of 15 rounds ...)"
-            varied[name] = f"{said} ({slow} of {len(t.samples_us)} rounds over {SLOW_ROUND:g}x its median: {where})"
-    # a round over SLOW_ROUND above a p90 under it: named too, so the share line's "1 outlier round" has its cause (cr83 05 #1)
-    # (above the p90, so one round of 15: the second highest is under it); one clause for all of them: on a
-    # noisy VM four such cases made four clauses (r84's run of 05)
-    # one short sentence a line, each ending with a period: one ~600-character line read as cut off (cr88 05 M1)
-    lone = ["the copy" if n == "copy" else n for n, t in block.items() if n not in varied and rounds_over_slow(t)]
-    also = (
-        f"\n  One round over {SLOW_ROUND:g}x its median, outside its p10-p90, so no verdict changes: {', '.join(lone)}."
+    shared = _shared_slow_rounds(block)
+    lines = [
+        f"Round {r}{' (the first)' * (r == 0)} took over {SLOW_ROUND:g}x its median in every case{_but(block, named)}."
+        for r, named in shared.items()
+    ]
+    slow = {n: t.samples_us >= SLOW_ROUND * t.median_us for n, t in block.items()}
+    other = {n: int(np.delete(s, list(shared)).sum()) for n, s in slow.items()}  # slow rounds no shared line names
+    varied = [n for n, t in block.items() if slow_rounds(t) or (n == "copy" and not floor.ok)]
+    said = {n: "the copy" if n == "copy" else n for n in block}  # r76: "the copy and copy (2 of 15 rounds ...)"
+    groups: dict[int, list[str]] = {}
+    for n in (n for n in varied if other[n]):  # a case slow in the shared rounds only: their lines say it
+        groups.setdefault(other[n], []).append(said[n])
+    more = "other" if shared else "some"
+    clauses = ["the copy varied"] if not floor.ok and not other.get("copy") else []  # a failed check, however it varied
+    if groups:
+        counts = "; ".join(f"{k} of {len(slow[varied[0]])} in {', '.join(ns)}" for k, ns in groups.items())
+        clauses += [
+            f'{more} rounds took over {SLOW_ROUND:g}x their case\'s median: {counts} (samples: blocks["{shape}"][case].samples_us)'
+        ]
+    lines += [f"The CPU was quiet, yet {' and '.join(clauses)}."] if clauses else []
+    if varied:
+        timed = (
+            f"The copy was timed {floor.measurements} times; the" if floor.measurements > 1 else "The"
+        )  # a failed copy is re-timed
+        lines += [
+            "Cause not measured here; candidates: memory traffic, page faults (A3).",
+            f"{timed} verdicts below include those rounds: where one is inconclusive, rerun the cell, or raise REPEATS, for a verdict.",
+        ]
+    elif lines:
+        lines[-1] = lines[-1].removesuffix(".") + "; cause not measured."
+    lone = {said[n]: other[n] for n in block if n not in varied and other[n]}  # above its p90, so no verdict moves
+    lines += (
+        [
+            f"{'One round' if max(lone.values()) == 1 else 'Rounds'} over {SLOW_ROUND:g}x its median, outside its p10-p90, so no verdict changes: {', '.join(lone)}."
+        ]
         if lone
-        else ""
+        else []
     )
-    if not varied:
-        return also  # the block's line already says quiet (cr91 05 M3)
-    timed = (
-        f"The copy was timed {floor.measurements} times; the" if floor.measurements > 1 else "The"
-    )  # time_with_floor re-times a failed copy
-    return (
-        f"\n  The CPU was quiet, yet {' and '.join(varied.values())} varied."
-        f"\n  Cause not measured here; candidates: memory traffic, page faults (A3).\n  {timed} verdicts below include those rounds: where one is inconclusive, rerun the cell, or raise REPEATS, for a verdict.{also}"
-    )
+    return "".join(f"\n  {line}" for line in lines)
+
+
+def _but(block: dict[str, Timing], named: set[str]) -> str:
+    """ " but the copy and naive": the block's cases not in `named`, or ""."""
+    left = ["the copy" if n == "copy" else n for n in block if n not in named]
+    return f" but {' and '.join(left)}" if left else ""
+
+
+def _shared_slow_rounds(block: dict[str, Timing]) -> dict[int, set[str]]:
+    """Each round (sample index) over SLOW_ROUND times its case's median in most of the block's cases, three at least,
+    with the cases slow in it. time_with_floor times every case in the same rounds."""
+    slow = {n: t.samples_us >= SLOW_ROUND * t.median_us for n, t in block.items()}
+    counts = np.sum(list(slow.values()), axis=0) if slow else np.zeros(0)
+    most = max(3, len(slow) // 2 + 1)
+    return {int(r): {n for n, s in slow.items() if s[r]} for r in np.flatnonzero(counts >= most)}
 
 
 def _against_copy(v: Any) -> str:
@@ -512,7 +545,9 @@ def _bound_lines(
     `mark` ties the label to its footnote: "†" for the byte share, so two shapes' footnotes do not both read "*".
     `slow` (`Ranking.slow`): a variant with slow rounds says they set one end of its range (cr81 05 M1, cr92 05 #2).
     `brief`: the label's definition (`what`) and the 0.5 rule's wording left to the notebook's footnotes, one short
-    line per label (cr93 05 M4: "overhead-bound* (over half ...; estimated: ...), fixed share = ..." stopped a room)."""
+    line per label (cr93 05 M4: "overhead-bound* (over half ...; estimated: ...), fixed share = ..." stopped a room);
+    the shares one variant a line, then each label with its names only, as 05's overhead lines (cr100 05 M1: a line
+    of 17 numbers never said which variants were memory-bound)."""
     from analysis.verdicts import RESOLUTION, relation_of
 
     spreads = spreads or {}
@@ -537,14 +572,20 @@ def _bound_lines(
     listed = ", ".join(map(said, bound_by)) or "none by this estimate"
     rest = ", ".join(said(n) for n in shares if n not in bound_by and n not in undecided)
     basis = share.sentence[share.sentence.index("(estimated") + 1 : -1]  # the verdict's own basis clause
-    defined = "" if brief else f" (over half the time {what})"
-    lines = [f"  {bound}{mark}{defined}, {label}{' (p10-p90)' if spreads else ''}: {listed}"]
+    if brief:  # the shares first, one variant a line, then the labels by name, as the overhead lines (cr100 05 M1)
+        lines = [f"  {label}{' (median, p10-p90)' if spreads else ''}:", *(f"    {said(n)}" for n in shares)]
+        lines += [f"  {bound}{mark} (over 0.5): {', '.join(bound_by) or 'none by this estimate'}"]
+        lines += [f"  not {bound}: {', '.join(n for n in shares if n not in bound_by and n not in undecided)}"] if rest else []
+        lines += [f"  cannot tell apart from 0.5: {', '.join(undecided)}"] if undecided else []
+        return [*lines, f"  {mark} {basis}"]
+    lines = [f"  {bound}{mark} (over half the time {what}), {label}{' (p10-p90)' if spreads else ''}: {listed}"]
     lines += [f"  not {bound}: {rest}"] if rest else []
     # no line for shares whose spread reaches 1: "not told apart from 1 (within 5%)" read as a finding (cr65 05 #1);
     # the shares and their p10-p90 above say it
     if undecided:
-        rule = "" if brief else f" (p10-p90 holds 0.5 or reaches within {margin} of it)"
-        lines += [f"  cannot tell apart from 0.5{rule}: {', '.join(map(said, undecided))}"]
+        lines += [
+            f"  cannot tell apart from 0.5 (p10-p90 holds 0.5 or reaches within {margin} of it): {', '.join(map(said, undecided))}"
+        ]
     return [*lines, f"  {mark} {basis}"]
 
 
@@ -604,13 +645,14 @@ def line_test_answer(by_count: dict[str, Timing], over_line: np.ndarray) -> str:
     if fit.measurable:
         grows = "faster" if fit.median > 1 else "slower"
         # "faster than the line" read as doubt on the overhead-bound bound, with no cause offered (cr97 05 M2)
+        # one short sentence a line: the one ~60-word line was 05's densest (cr100 05, r101 self-paced clarity)
         bound = (
-            f"; the * bound allows faster-than-proportional growth, so, for torch.compile, the line's failure does not contradict its overhead-bound* label; not measured:"
-            f" the {n64.replace(' tokens', '-token')} input may not stay in the cache"
+            ".\nThat does not contradict torch.compile's overhead-bound* label: * allows faster-than-proportional growth."
+            f"\nNot measured: whether the {n64.replace(' tokens', '-token')} input stays in the cache"
         )
         return (
-            f"{medians}\nNo: {n64} takes {fit.median:.2f}x the line's prediction (median per-round ratio, p10-p90 {fit.p10:.2f}-{fit.p90:.2f}):"
-            f" between {n8} and {n64} time grows {grows} than the line{bound if fit.median > 1 else ''}."
+            f"{medians}\nNo: {n64} takes {fit.median:.2f}x the line's prediction (median per-round ratio, p10-p90 {fit.p10:.2f}-{fit.p90:.2f})."
+            f"\nBetween {n8.removesuffix(' tokens')} and {n64}, time grows {grows} than the line{bound if fit.median > 1 else ''}."
         )
     # a range that holds 1 counts its rounds on each side: judge_ratio's own words (cr93 05 #1, cr95 04 #2)
     # a yes/no question answered "cannot tell apart" read as "yes" (cr93 05 M1): inconclusive is neither
