@@ -99,7 +99,22 @@ class HostOnlyFactors:
             "faster": f"{s}'s host-only time is {host} and its profiled step {step}: its share is higher {_why(self.step, 'host-only time is longer', 'a longer step')}",
         }
         facts = f"{s}'s profiled step is {step} and its host-only time {host}: this run cannot tell which explains more of the higher share"
-        return f"Factors: against {r}, {said.get(kind, facts)}{self._spans_text()}"
+        return f"Factors: against {r}, {said.get(kind, facts)}{self._reason(kind)}{self._spans_text()}"
+
+    def _reason(self, kind: str) -> str:
+        """Why the verdict placed one factor above the other, from the printed ends (cr100 06 #2: "mainly because
+        its step is shorter" beside an inconclusive host-only factor left the reason off the page); left out where
+        the weaker factor prints inverted ("x shorter"), whose ends would not match the printed ones."""
+        from analysis import relation_of
+
+        big, small, names = (
+            (self.step, self.host_only, ("step", "host-only"))
+            if kind == "slower"
+            else (self.host_only, self.step, ("host-only", "step"))
+        )
+        if kind not in ("slower", "faster") or relation_of(small.p10_us, small.p90_us) == "below 1":
+            return ""
+        return f" (smallest {names[0]} factor {big.p10_us:.2f} > largest {names[1]} factor {small.p90_us:.2f})"
 
 
 def _why(other: SimpleNamespace, cause: str, against: str) -> str:
@@ -246,7 +261,8 @@ def compiled_host_events(trace: Any) -> tuple[str, pd.DataFrame]:
     step_ts = float(trace.steps.set_index("step")["ts"][step])
     table = outside.assign(from_step_start_us=outside["ts"] - step_ts, dur_us=outside["dur"])[columns].reset_index(drop=True)
     step_end = step_ts + float(trace.steps.set_index("step")["dur"][step])
-    after = "" if (table["from_step_start_us"] >= end - step_ts).any() else ", no call traced after"
+    # nothing starts after the graph: only the labels enclosing it (the step's own, the compiled region) run on (cr100 06 #1)
+    after = "" if (table["from_step_start_us"] >= end - step_ts).any() else ", with only enclosing labels"
     where = f"{start - step_ts:.0f} us before the graph call, {step_end - end:.0f} us after it{after}"
     if table.empty:
         return f"step {step} ({where}): no framework call outside it in this trace", table
@@ -314,12 +330,12 @@ def host_only_us_line(name: str, small: Any, small_tokens: int, trace: Any, toke
 
     Returns:
         "naive: host-only 17-26 us of a 60-75 us step at 8 tokens, 123-146 of 4890-5210 us at 1024;
-        medians, 1024 over 8: host-only 6.2x, step 77.0x; host-only time also grows with tokens: ..."
-        (p10-p90 over the steps, then the ratios of the medians; the last sentence only where the
-        host-only ranges lie apart by analysis.ranges_apart: a reader of 15-27 against 122-151 us kept
+        then on a second line "medians, 1024 over 8: host-only 6.2x, step 77.0x; host-only time also grows with tokens: ..."
+        (p10-p90 over the steps, then the ratios of the medians; the host-only ratio and the last sentence only where the
+        host-only ranges lie apart by analysis.judge_ranges, else "host-only time: inconclusive (the ranges overlap)": a reader of 15-27 against 122-151 us kept
         "host-only = a fixed per-call cost" while the cause was said only in a code comment, cr91 06 C)
     """
-    from analysis import p10_p90, ranges_apart, step_summary
+    from analysis import judge_ranges, p10_p90, step_summary
 
     def span(t: Any, column: str) -> tuple[float, float]:
         return p10_p90(step_summary(t).eval(column).to_numpy())
@@ -332,10 +348,13 @@ def host_only_us_line(name: str, small: Any, small_tokens: int, trace: Any, toke
 
     host = "step_us - busy_us - idle_total_us"
     at_small = f"host-only {text(span(small, host))} us of a {text(span(small, 'step_us'))} us step at {small_tokens} tokens"
-    medians = f"medians, {tokens} over {small_tokens}: host-only {ratio(host)}, step {ratio('step_us')}"
-    grows = ranges_apart(span(trace, host), span(small, host)) == "above"
-    also = "; host-only time also grows with tokens: not only a per-call cost" if grows else ""
-    return f"{name}: {at_small}, {text(span(trace, host))} of {text(span(trace, 'step_us'))} us at {tokens}; {medians}{also}"
+    verdict = judge_ranges(f"host-only at {tokens}", span(trace, host), f"at {small_tokens}", span(small, host))
+    if verdict.kind == "slower":  # a host-only ratio only where the ranges lie apart (cr100 06 M1: a bare 2.2x read as a finding)
+        medians = f"medians, {tokens} over {small_tokens}: host-only {ratio(host)}, step {ratio('step_us')}"
+        also = "; host-only time also grows with tokens: not only a per-call cost"
+    else:
+        medians, also = f"median step, {tokens} over {small_tokens}: {ratio('step_us')}", f"; host-only time: {verdict.word}"
+    return f"{name}: {at_small}, {text(span(trace, host))} of {text(span(trace, 'step_us'))} us at {tokens}\n{medians}{also}"
 
 
 def gap_memory_ops(trace: Any, gap: pd.Series, memory_device_type: int | None = None) -> dict[str, list[str]]:

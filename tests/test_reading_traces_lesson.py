@@ -96,12 +96,13 @@ def test_share_line_reads_the_factors_and_names_the_larger():
     assert fx.share_line == (
         "Factors: against torch.rms_norm, torch.compile's profiled step is 2.90-3.10x shorter and its host-only time"
         " 1.40-2.00x longer: its share is higher mostly because its step is shorter"
+        " (smallest step factor 2.90 > largest host-only factor 2.00)"  # cr100 06 #2: the reason, from the printed ends
     )
     fx.verdict = judge_timings("step factor", fx.step, "host-only factor", ranges(4.0, 5.0), "x")
     fx.host_only = ranges(4.0, 5.0)
     assert fx.share_line.endswith(
         "torch.compile's host-only time is 4.00-5.00x longer and its profiled step 2.90-3.10x shorter:"
-        " its share is higher mostly because its host-only time is longer"
+        " its share is higher mostly because its host-only time is longer (smallest host-only factor 4.00 > largest step factor 3.10)"
     )
     fx.verdict, fx.host_only = judge_timings("step factor", fx.step, "host-only factor", ranges(2.8, 3.2), "x"), ranges(2.8, 3.2)
     assert fx.share_line.endswith("this run cannot tell which explains more of the higher share")  # inconclusive, not equal
@@ -118,7 +119,7 @@ def test_share_line_gives_each_factor_the_rules_word():
     fx = factors(ranges(3.83, 5.11), ranges(0.44, 0.99))
     assert fx.share_line.endswith(
         "step is 3.83-5.11x shorter and its host-only time 0.44-0.99x as long (cannot tell apart, inconclusive):"
-        " its share is higher mainly because its step is shorter"
+        " its share is higher mainly because its step is shorter (smallest step factor 3.83 > largest host-only factor 0.99)"
     )
     fx = factors(ranges(3.83, 5.11), ranges(0.44, 0.90))  # measurably shorter: it lowers the share
     assert fx.share_line.endswith(
@@ -176,7 +177,7 @@ def test_compiled_host_events_lists_the_calls_outside_the_graph():
     assert list(table["name"]) == ["TorchDynamo Cache Lookup", "Pregraph bytecode", "epilogue"]
     assert list(table["from_step_start_us"]) == [20.0, 45.0, 865.0] and list(table["dur_us"]) == [10.0, 2.0, 5.0]
     caption, _ = compiled_host_events(compiled_trace(calls[:-1]))  # nothing after the graph: it says so
-    assert caption.endswith("40 us after it, no call traced after)")
+    assert caption.endswith("40 us after it, with only enclosing labels)")  # cr100 06 #1
     caption, table = compiled_host_events(compiled_trace([("aten::mul", 200.0, 300.0)]))  # eager: no graph call
     assert table.empty and caption == "step 3: no compiled-graph call (## Call CompiledFxGraph) in this trace"
     caption, table = compiled_host_events(compiled_trace([("## Call CompiledFxGraph abc", 100.0, 1000.0)]))
@@ -336,9 +337,9 @@ def test_host_only_us_line_prints_the_step_beside_the_host_only_time(monkeypatch
     large = summary([4900.0, 5000.0, 5100.0, 5150.0, 5200.0])
     monkeypatch.setattr(analysis, "step_summary", lambda t: t)
     assert host_only_us_line("naive", small, 8, large, 1024) == (
-        "naive: host-only 20-20 us of a 60-70 us step at 8 tokens, 20-20 of 4900-5200 us at 1024;"
-        " medians, 1024 over 8: host-only 1.0x, step 79.7x"
-    )
+        "naive: host-only 20-20 us of a 60-70 us step at 8 tokens, 20-20 of 4900-5200 us at 1024\n"
+        "median step, 1024 over 8: 79.7x; host-only time: no measurable difference (ranges within 5% of each other)"
+    )  # cr100 06 M1: no bare host-only ratio where the ranges are not apart
     grown = summary([4900.0, 5000.0, 5100.0, 5150.0, 5200.0]).assign(busy_us=lambda t: t["step_us"] - 150.0)
     assert host_only_us_line("naive", small, 8, grown, 1024).endswith(
         "host-only 7.0x, step 79.7x; host-only time also grows with tokens: not only a per-call cost"
