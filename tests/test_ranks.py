@@ -485,7 +485,7 @@ def test_arrival_parts_split_each_wait_into_the_later_start_and_the_longer_compu
     assert parts["left the step before later by (ms)"].isna().iloc[0]
     assert arrival_parts_line(parts) == (  # cr98 08: who waited, summed per rank (not who arrived last most often)
         "in all, over the 2 off steps, rank 0 waited 1.0 ms; rank 1 waited 3.0 ms. Why: 4.0 ms waited = 3.0 ms last"
-        " rank's longer compute + 1.0 ms step-start gaps (2.0 later, 1.0 earlier); not a verdict"
+        " rank's longer compute (net: shorter on 1 of 2 steps) + 1.0 ms step-start gaps (2.0 later, 1.0 earlier); not a verdict"
     )
     twice = pd.concat([parts, parts.iloc[[1]].assign(wait_ms=0.5).rename(index={1: 2})])  # rank 1: 3.0 of 3.5 at step 1
     assert arrival_parts_line(twice).startswith(
@@ -549,6 +549,11 @@ def test_ranks_contention_is_the_worst_rank_and_names_a_rank(tmp_path):
     assert contention.busy and contention.waited_fraction == 0.4
     assert line.startswith("BUSY") and "a rank waited for a CPU" in line and "this process" not in line
     assert "of 2 timed blocks, one per rank, which" in line
+    for rank, waited in ((0, 0.01), (1, 0.09)):  # cr100 08: quiet 1 point below the limit prints the margin
+        (tmp_path / f"rank{rank}.json").write_text(
+            json.dumps({"rank": rank, "contention": vars(Contention(0.2, waited, 0.05, 0.0))})
+        )
+    assert ranks_contention(tmp_path)[1].endswith("; near the limit: at most 9% of the 10%")
 
 
 def test_recorded_kernel_lines_lead_with_one_step_a_reading():
