@@ -68,19 +68,21 @@ def own_time_line(table: pd.DataFrame, call: str, own_rows: list[str], steps: in
         steps: how many profiled steps the table sums (the mean per call divides by it).
 
     Returns:
-        "<call>'s CPU time per call (mean of the profiled steps), with its children: N us (of which
-        M us, P%, is its label and dispatch rows' self CPU time)" ("its label's" where only the call's
-        row is in the table), from `analysis.verdicts.counted`.
+        "<call>'s CPU time per call, with its children: N us (the mean of every profiled step; time only
+        with the timer)" and an indented second line "of which its label and dispatch rows' self CPU
+        time: M us, P%" ("its label's" where only the call's row is in the table); two short lines, not
+        one long one (cr100 03 M1: the mean differs from the tree's one step and from the timer).
     """
     rows = table.set_index("name")
     own = rows.index.isin(own_rows)
     own_us = rows.loc[own, "self_cpu_us"].sum() / steps
     call_us = rows.at[call, "cpu_total_us"] / steps
     whose = "label and dispatch rows'" if own.sum() > 1 else "label's"  # naive has no dispatch row: not named
-    part = f"of which {own_us:,.0f} us, {own_us / call_us:.1%}, is its {whose} self CPU time"
-    subject = f"{call}'s CPU time per call (mean of the profiled steps), with its children"
+    steps_said = "the mean of every profiled step; time only with the timer"  # cr100 03 M1: the tree shows one step
+    subject = f"{call}'s CPU time per call, with its children"
     # counted sets a count against a reference; here the part is inside the whole, so only the first half is said
-    return counted(subject, call_us, "us", "its own rows", own_us, part).sentence.rsplit(" against ", 1)[0]
+    whole = counted(subject, call_us, "us", "its own rows", own_us, steps_said).sentence.rsplit(" against ", 1)[0]
+    return f"{whole}\n  of which its {whose} self CPU time: {own_us:,.0f} us, {own_us / call_us:.1%}"
 
 
 def ratio_ends_line(timings: dict[str, Timing], ratio: PairedRatio) -> str:

@@ -48,11 +48,12 @@ def test_own_time_line_gives_the_part_inside_the_whole_per_step():
     )
     line = own_time_line(table, "torch.rms_norm", ["torch.rms_norm", "aten::rms_norm"], steps=2)
     assert line == (
-        "torch.rms_norm's CPU time per call (mean of the profiled steps), with its children: 500 us"
-        " (of which 20 us, 4.0%, is its label and dispatch rows' self CPU time)"
+        "torch.rms_norm's CPU time per call, with its children: 500 us"
+        " (the mean of every profiled step; time only with the timer)"
+        "\n  of which its label and dispatch rows' self CPU time: 20 us, 4.0%"
     )
     alone = own_time_line(table, "torch.rms_norm", ["torch.rms_norm", "aten::_fused_rms_norm"], steps=2)
-    assert alone.endswith("(of which 15 us, 3.0%, is its label's self CPU time)")  # no dispatch row present: none named
+    assert alone.endswith("of which its label's self CPU time: 15 us, 3.0%")  # no dispatch row present: none named
 
 
 def test_fused_rate_line_gives_the_second_rate_and_the_range_it_cannot_narrow():
