@@ -48,7 +48,7 @@ _EXPORTS = {
     "ranks": "RankJob arrival_parts arrival_parts_line last_arrival_lines launch load_rank_job neuron_recipe_lines neuron_torchrun_recipe ranks_contention recorded_job_metrics recorded_kernel_lines recorded_reading_line slow_step_wait_line straggler_job_metrics",
     "rmsnorm": "DTYPES call_compiled check_fits_in_memory compile_rmsnorm error_tolerance format_bytes make_inputs "
     "max_error rmsnorm_torch rmsnorm_naive rmsnorm_reference",
-    "shapes": "check_stream eager_calls_line first_calls_totals load_stream make_strategies new_process_label request_lengths rows_computed run_stream save_stream steady_state_ratios"
+    "shapes": "SAME_NAMES cache_table check_stream eager_calls_line load_stream make_strategies new_process_label request_lengths rows_computed run_stream save_stream steady_state_ratios"
     " steady_state_verdicts show_verdicts stream_metrics trainium_compiles eager_call_ops expected_compiles",
     "study": "VariantReport comparison_metrics load_study newer_first quiet_note save_study shape_takeaways study_variant plot_over_copy"
     " predict_answer"

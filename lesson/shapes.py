@@ -18,7 +18,7 @@ import random
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 import pandas as pd
 import torch
@@ -294,20 +294,24 @@ def new_process_label(backend_name: str, misses: int) -> str:
     return " (capture + cache load)" if misses == 0 else ""
 
 
-def first_calls_totals(here_s: Iterable[float], there_s: Iterable[float], label: str) -> str:
-    """07 section 6's sums of the graphs' first calls in each process: one line, kept out of the notebook (plumbing).
+SAME_NAMES = {"compiles": "graphs", "compile_s": "first-calls s", "cache_hits": "hits", "cache_misses": "misses"}
+"""07's column names, one per quantity in both processes (cr100 07: "compiles"/"graphs", "compile_s"/"first calls s"
+named one thing twice). "first-calls s", never "compile s": in the new process a first call may load instead."""
 
-    Named "first calls", never "compiles": in the new process they may load from the cache instead (cr96 07).
-    The sums are not judged; the per-call ranges are, in the verdict below them. Each sum adds the per-strategy
-    values rounded as the table above shows them (2 decimals), so the printed sum is the table's column sum (cr99 07).
+
+def cache_table(summary: pd.DataFrame, second: pd.DataFrame) -> pd.DataFrame:
+    """07 section 6's table: one row per strategy and process, SAME_NAMES' columns (plumbing, kept out of the notebook).
+
+    One long table, not two side by side: the wide one wrapped into stacked blocks (cr100 07).
 
     Args:
-        here_s: this process's pass-1 compiling calls, in seconds, one value per strategy.
-        there_s: the new process's first calls, in seconds, one value per strategy.
-        label: new_process_label's parenthesis for the new process ("" where misses leave it open).
+        summary: stream_summary's table for this process; second: the new process's, same strategies as index.
     """
-    here, there = (sum(round(float(v), 2) for v in values) for values in (here_s, there_s))
-    return f"the graphs' first calls: {here:.2f} s here, {there:.2f} s in the new process{label}"
+    sides = {"this process": summary, "new process": second}
+    table = pd.concat({side: t[list(SAME_NAMES)].astype(float) for side, t in sides.items()}, names=["process", "strategy"])
+    table = table.swaplevel().loc[list(summary.index)].rename(columns=SAME_NAMES)
+    counts = [c for c in table.columns if c != "first-calls s"]
+    return table.astype(dict.fromkeys(counts, int)).round(2)
 
 
 def stream_metrics(

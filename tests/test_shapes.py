@@ -17,7 +17,7 @@ from lesson.rmsnorm import rmsnorm_naive
 from lesson.shapes import bucketed_call, check_stream, load_stream, request_lengths, save_stream, steady_state_ratios
 from lesson.shapes import (
     eager_calls_line,
-    first_calls_totals,
+    cache_table,
     new_process_label,
     rows_computed,
     steady_state_verdicts,
@@ -201,20 +201,20 @@ def test_new_process_label_says_cache_loads_only_where_inductor_counts_them():
     assert "not counted" in new_process_label("neuron", 0) and "cache load)" not in new_process_label("neuron", 0)
 
 
-def test_first_calls_totals_never_says_the_new_process_built_graphs():
-    """cr96 07 #3: "new graphs' first calls" named loaded graphs as built; the line names first calls and the label says how."""
-    line = first_calls_totals([10.454], [0.833], new_process_label("cpu", 0))
-    assert line == "the graphs' first calls: 10.45 s here, 0.83 s in the new process (capture + cache load)"
-    assert "new graph" not in line and "compil" not in line
-    assert first_calls_totals([1.0], [2.0], new_process_label("cuda", 3)).endswith(
-        "2.00 s in the new process"
-    )  # a miss: no claim
-
-
-def test_first_calls_totals_add_the_rounded_table_values():
-    """cr99 07 #2: 6.37+1.73+3.00 printed as 11.11; the sums now add the values as the table rounds them."""
-    line = first_calls_totals([6.374, 1.734, 3.004], [0.456, 0.354, 0.144], "")
-    assert line == "the graphs' first calls: 11.10 s here, 0.95 s in the new process"
+def test_cache_table_is_long_with_one_name_per_column():
+    """cr100 07: the wide table wrapped into stacked blocks and renamed columns between processes."""
+    here = pd.DataFrame(
+        {"compiles": [8, 2], "compile_s": [7.704, 2.25], "cache_hits": [0, 0], "cache_misses": [8, 2]},
+        index=["static", "dynamic"],
+    )
+    there = pd.DataFrame(
+        {"compiles": [8, 2], "compile_s": [0.57, 0.42], "cache_hits": [8, 2], "cache_misses": [0, 0]},
+        index=["dynamic", "static"][::-1],
+    )
+    table = cache_table(here, there.astype(object))
+    assert list(table.columns) == ["graphs", "first-calls s", "hits", "misses"]
+    assert list(table.index) == [(s, p) for s in ("static", "dynamic") for p in ("this process", "new process")]
+    assert table.loc[("static", "this process"), "first-calls s"] == 7.7 and table["hits"].dtype == int
 
 
 def test_show_verdicts_shows_every_verdict_whole(capsys):
