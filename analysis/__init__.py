@@ -62,7 +62,7 @@ _EXPORTS = {
     "rank_view": "TOGETHER_US arrival_order chance_some_rank_last collective_kernel_waits collective_waits rank_kernel_time rank_steps",
     "recorded": "ALEXNET_FORWARD RECORDED_ORIGIN load_recorded recorded_path",
     "timing": "PairedRatio Timing busy_processes p10_p90 paired_ratio time_interleaved time_once time_per_call",
-    "verdicts": "CANNOT_TELL CANNOT_TELL_ALONE MIN_RANGE_SAMPLES Verdict apart_bounds counted decimals_apart estimate ratio_bound judge_ranges judge_ratio judge_steps judge_timings machine_line margin_percent ranges_apart relation_of RESOLUTION "
+    "verdicts": "CANNOT_TELL CANNOT_TELL_ALONE EDGE MIN_RANGE_SAMPLES Verdict apart_bounds counted cut_off_miss decimals_apart estimate ratio_bound judge_ranges judge_ratio judge_steps judge_timings machine_line margin_percent ranges_apart relation_of RESOLUTION "
     "verdict_table withheld",
     "traces": "Trace load_trace representative_step",
     "steps": "gap_table launch_latency per_call_summary step_ops step_summary",

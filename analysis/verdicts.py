@@ -150,6 +150,25 @@ def apart_bounds(reference_range: tuple[float, float]) -> tuple[float, float]:
     return low * (1 - share), high / (1 - share)
 
 
+# A reading within this distance of a cut-off (apart_bounds) is "at the edge": a margin one point wider or
+# narrower would flip it, so its miss is no evidence either way (cr100 09: "misses by 0.002" read as a finding).
+EDGE = 0.01
+
+
+def cut_off_miss(value: float, cut_offs: tuple[float, float]) -> str:
+    """How far a reading inside the cut-offs (`apart_bounds`) stays from the nearer one, in words.
+
+    Args:
+        value: the reading, between the two cut-offs.
+        cut_offs: (below, above) from `apart_bounds`.
+
+    Returns:
+        "at the edge: not evidence either way" within EDGE of a cut-off, else e.g. "misses by 0.047".
+    """
+    miss = min(value - cut_offs[0], cut_offs[1] - value)
+    return "at the edge: not evidence either way" if miss < EDGE else f"misses by {miss:.3f}"
+
+
 def ratio_bound(value: float, median: float | None = None) -> str:
     """A ratio's p10 or p90 printed with the decimals that place it against 1.0, the band's edges
     (RESOLUTION, 1/RESOLUTION) and the median beside it: a p10 of 1.0497 beside "no measurable

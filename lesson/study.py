@@ -543,7 +543,7 @@ def _bound_lines(
     of half says how many fall on the other side: p10 interpolated into a gap between rounds hid a split (cr74 05 #2). One line each, so no clause's "it" points at another line's names (cr43 05 #4).
     `label` names the kind of share ("byte share", "fixed share"): one unnamed "share" read as the other (cr44 05 #1).
     `mark` ties the label to its footnote: "†" for the byte share, so two shapes' footnotes do not both read "*".
-    `slow` (`Ranking.slow`): a variant with slow rounds says they set one end of its range (cr81 05 M1, cr92 05 #2).
+    `slow` (`Ranking.slow`): a variant whose time had slow rounds says how many (cr81 05 M1; not that they set an end of the share's range: cr100 05 #1).
     `brief`: the label's definition (`what`) and the 0.5 rule's wording left to the notebook's footnotes, one short
     line per label (cr93 05 M4: "overhead-bound* (over half ...; estimated: ...), fixed share = ..." stopped a room);
     the shares one variant a line, then each label with its names only, as 05's overhead lines (cr100 05 M1: a line
@@ -562,10 +562,12 @@ def _bound_lines(
         # rounds)" stopped readers (cr86 05 M3); slow rounds, as Ranking.slow_mark (cr83 05 #2), explain the range first
         split = f"; {other} of {r.size} rounds {side} 0.5" if other else ""
         if (slow or {}).get(n):
-            split = f"; {slow[n]} slow rounds set one end of its range"  # they reach p10 or p90 (cr92 05 #2)
+            # its time's slow rounds, not "set one end of its range": a share is a ratio to the copy, whose rounds
+            # may be slow too (cr100 05 #1: both slow rounds of a pair lay outside its p10-p90)
+            split = f"; its time had {slow[n]} slow rounds"
             # withheld beside a labelled variant of the same median: the slow rounds are why (cr94 05 M1)
             same = [m for m in bound_by if n in undecided and f"{shares[m]:.2f}" == f"{shares[n]:.2f}"]
-            split = f"; as {same[0]}'s median, but its range's end is set by {slow[n]} slow rounds" if same else split
+            split = f"; as {same[0]}'s median, but its time had {slow[n]} slow rounds" if same else split
         return f"{n} {shares[n]:.2f}" + (f" ({spreads[n][0]:.2f}-{spreads[n][1]:.2f}{split})" if n in spreads else "")
 
     bound_by = [n for n, v in shares.items() if n not in undecided and (n in near_one or round(v, 2) > 0.5)]  # as printed

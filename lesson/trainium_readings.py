@@ -276,17 +276,11 @@ def same_work_spread(ratios: pd.DataFrame) -> tuple[float, float]:
     return min(tensor), max(tensor)
 
 
-# A no-verdict ratio this close to a cut-off is "at the edge": the cut-offs rest on a margin with no trn2 basis
-# (spread_line), so a miss that a margin one point wider or narrower would flip is no evidence either way (cr100 09:
-# "misses by 0.002" read as a finding).
-EDGE_MISS = 0.01
-
-
 def _rule_parts(ratios: pd.DataFrame) -> tuple[Any, ...]:
     """The stand-in rule's pieces, shared by `spread_line` (A4) and `stand_in_line` (09), so both print one rule:
     the tensor range, its cut-offs (analysis.apart_bounds), the time rows past a cut-off in every dtype, in none,
     in some, and a function giving a no-verdict row's distance to its nearer cut-off per dtype."""
-    from analysis import apart_bounds
+    from analysis import apart_bounds, cut_off_miss
 
     lo, hi = same_work_spread(ratios)
     below, above = apart_bounds((lo, hi))  # the rule's own cut-offs for one ratio against the range
@@ -298,11 +292,7 @@ def _rule_parts(ratios: pd.DataFrame) -> tuple[Any, ...]:
 
     def inside(c: str) -> str:  # a no-verdict counter's distance to its nearer cut-off, per dtype
         r = {d: float(ratios.at[c, d]) for d in DTYPES if not against_spread(float(ratios.at[c, d]), (lo, hi))}
-        miss = {d: min(v - below, above - v) for d, v in r.items()}
-        return "; ".join(
-            f"{d} x{v:.3f} " + ("at the edge: not evidence either way" if miss[d] < EDGE_MISS else f"misses by {miss[d]:.3f}")
-            for d, v in r.items()
-        )
+        return "; ".join(f"{d} x{v:.3f} {cut_off_miss(v, (below, above))}" for d, v in r.items())
 
     return (lo, hi), (below, above), out, rest, mixed, inside
 

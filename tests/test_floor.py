@@ -1053,7 +1053,7 @@ def test_05s_bound_lines_split_rounds_per_name_and_say_why_a_label_is_withheld()
     assert withheld[:5] == [  # brief (05): the shares one a line, then the labels by name (cr100 05 M1)
         "  byte share (median, p10-p90):",
         "    a 0.90 (0.90-0.90; 1 of 4 rounds under 0.5)",
-        "    b 0.90 (0.30-0.90; as a's median, but its range's end is set by 2 slow rounds)",
+        "    b 0.90 (0.30-0.90; as a's median, but its time had 2 slow rounds)",
         "  memory-bound* (over 0.5): a",
         "  cannot tell apart from 0.5: b",
     ]
@@ -1061,7 +1061,7 @@ def test_05s_bound_lines_split_rounds_per_name_and_say_why_a_label_is_withheld()
     first = _bound_lines("memory-bound", "x", shares, share, spreads=spreads, rounds=same)[0]
     assert "a 0.90 (0.90-0.90; 1 of 4 rounds under 0.5)" in first  # plain words, no "outlier ... half" (cr86 05 M3)
     slow = _bound_lines("memory-bound", "x", shares, share, spreads=spreads, rounds=same, slow={"a": 2})[0]
-    assert "a 0.90 (0.90-0.90; 2 slow rounds set one end of its range)," in slow  # one qualifier per name (cr86 05 M3)
+    assert "a 0.90 (0.90-0.90; its time had 2 slow rounds)," in slow  # one qualifier per name (cr86 05 M3)
     assert lines[0].startswith("  memory-bound† (") and lines[-1].startswith("  † estimated")
     apart = {"a": same["a"], "b": np.array([0.4, 0.9, 0.9, 0.9])}
     assert not any("same rounds" in line for line in _bound_lines("memory-bound", "x", shares, share, rounds=apart))

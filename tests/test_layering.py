@@ -185,14 +185,15 @@ def test_the_cycle_check_finds_a_cycle():
 
 
 def test_the_architecture_pages_size_sentence_holds():
-    """docs/ARCHITECTURE.md says analysis/ is the largest of the three libraries and lesson/ the second."""
+    """docs/ARCHITECTURE.md says analysis/ and lesson/ are the two large libraries, each over three times helpers/."""
     root = Path(__file__).resolve().parents[1]
     lines = {
         pkg: sum(len(p.read_text().splitlines()) for p in (root / pkg).glob("*.py")) for pkg in ("analysis", "helpers", "lesson")
     }
-    assert lines["analysis"] > lines["lesson"] > lines["helpers"], lines
+    assert min(lines["analysis"], lines["lesson"]) > 3 * lines["helpers"], lines
     assert (
-        "`analysis/` is the largest of the three libraries (`lesson/`, second," in (root / "docs" / "ARCHITECTURE.md").read_text()
+        "`analysis/` and `lesson/` are the two large libraries, each over three times `helpers/`"
+        in (root / "docs" / "ARCHITECTURE.md").read_text()
     )
 
 

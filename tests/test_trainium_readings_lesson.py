@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 from analysis import (
+    EDGE,
     COMPUTING_OPCODES,
     RECORDED_NEURON_DIR,
     attention_hbm_traffic,
@@ -15,7 +16,6 @@ from analysis import (
     WAIT_OPCODES,
 )
 from lesson.trainium_readings import (
-    EDGE_MISS,
     against_spread,
     device_view_claims,
     device_view_metrics,
@@ -121,7 +121,7 @@ def test_guess_table_reads_directions_from_the_exports(published):
     assert "outside it: total_time, vector" not in line
     # each no-verdict ratio with its distance to the nearer cut-off (09's cold reader: x0.869 against x0.867)
     vb, vf = (table.at["vector_engine_active_time", d] for d in ("bf16", "fp32"))
-    assert vb - cut_low < EDGE_MISS <= vf - cut_low  # a miss of 0.002 is at the edge, one of 0.047 is not (cr100 09)
+    assert vb - cut_low < EDGE <= vf - cut_low  # a miss of 0.002 is at the edge, one of 0.047 is not (cr100 09)
     assert line.endswith(
         f"no verdict in either dtype: vector_engine_active_time (bf16 x{vb:.3f} at the edge: not evidence either way; "
         f"fp32 x{vf:.3f} misses by {min(vf - cut_low, cut_high - vf):.3f})"

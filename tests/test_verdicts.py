@@ -157,6 +157,16 @@ def test_apart_bounds_are_where_ranges_apart_flips_for_one_reading():
         assert ranges_apart((beyond, beyond), reference) == side and ranges_apart((short, short), reference) == ""
 
 
+def test_cut_off_miss_calls_a_reading_within_edge_of_a_cut_off_no_evidence():
+    """cr100 09: "vector bf16 x0.869 misses by 0.002" read as a finding, where a margin a point wider flips it."""
+    from analysis.verdicts import EDGE, cut_off_miss
+
+    cut_offs = (0.867, 1.124)
+    assert cut_off_miss(0.869, cut_offs) == "at the edge: not evidence either way"
+    assert cut_off_miss(1.120, cut_offs) == "at the edge: not evidence either way"
+    assert cut_off_miss(0.867 + EDGE + 0.037, cut_offs) == "misses by 0.047"
+
+
 def test_timings_from_separate_blocks_compare_by_range_and_a_busy_block_concludes_nothing():
     """01 read a 1-thread block that waited 50% beside 'leaving one CPU free absorbs one other process':
     a condition timed in its own block is judged against the quiet block by ranges, and a busy block by nothing."""
