@@ -119,7 +119,7 @@ def test_cost_takeaway_states_a_ratio_only_where_measurable():
     line = cost_takeaway(verdicts, extra)
     assert line.endswith(
         "\ntiny call: costlier, 1.20x (p10-p90 1.09-1.33), +2.5 us per call"
-        "\ntiny against lesson: not judged here (Exercise 2)"  # cr86 01 #2: no line assumes an unresolved cost exists
+        "\nthe two calls' ranges lie closer than the 5% margin: this run does not say the tiny call's ratio is larger (Exercise 2)"  # cr101 01 M2
     )
     ops_line = cost_takeaway(verdicts, extra, {"tiny": 20})
     # cr98 01 c1: "per call of those ops" read as per op; the line gives both, with the op count
@@ -129,11 +129,21 @@ def test_cost_takeaway_states_a_ratio_only_where_measurable():
     assert (
         "(20 ops)\ntiny call bare: about 10.0 us per call\nlesson call, expected from that per-op cost: about 3.8 us" in expected
     )
-    # cr100 01 c1: the expected ratio set against the lesson call's measured p10-p90, both branches
-    assert "(30 ops x 0.12 us), ratio about 1.009\nmeasured p10-p90 0.940-1.048 holds it\n" in expected
-    below = cost_takeaway(verdicts, extra, {"tiny": 20, "lesson": 30}, {"tiny": 10.0, "lesson": 40.0})
-    assert "ratio about 1.094\nmeasured p10-p90 0.940-1.048 lies below it: the per-op cost does not account" in below
-    high = PairedRatio("lesson profiled", "lesson bare", np.array([1.02, 1.10, 1.18, 1.22, 1.28]))
+    # cr101 01 c1: the expected ratio set against the lesson call's measured p10-p90 by the 5% rule, not containment
+    inconclusive = "\nmeasured p10-p90 0.940-1.048: cannot tell whether that per-op cost accounts for the lesson call's cost (inconclusive)\n"
+    assert "(30 ops x 0.12 us), ratio about 1.009" + inconclusive in expected
+    below = cost_takeaway(verdicts, extra, {"tiny": 20, "lesson": 30}, {"tiny": 10.0, "lesson": 25.0})
+    assert "ratio about 1.150\nmeasured p10-p90 0.940-1.048 lies below it (5% margin): that per-op cost does not account" in below
+    # cr101 01 c1's run: 1.02-1.31 against 1.003 lies 1.6% above it, within the margin: not apart
+    near = PairedRatio("lesson profiled", "lesson bare", np.array([1.02, 1.10, 1.18, 1.22, 1.31]))
+    near_line = cost_takeaway(
+        {**verdicts, "lesson": judge_ratio(near, "cheaper", "costlier")},
+        extra,
+        {"tiny": 20, "lesson": 1},
+        {"tiny": 10.0, "lesson": 40.0},
+    )
+    assert "ratio about 1.003\nmeasured p10-p90 1.02-1.31: cannot tell whether" in near_line and "lies above" not in near_line
+    high = PairedRatio("lesson profiled", "lesson bare", np.array([1.08, 1.10, 1.18, 1.22, 1.28]))
     above = cost_takeaway(
         {**verdicts, "lesson": judge_ratio(high, "cheaper", "costlier")},
         extra,
@@ -141,8 +151,8 @@ def test_cost_takeaway_states_a_ratio_only_where_measurable():
         {"tiny": 10.0, "lesson": 400.0},
     )
     assert (
-        "\nmeasured p10-p90 1.02-1.28 lies above it: the per-op cost does not account for the lesson call's measured cost (this run cannot say what does)\n"
-        in above
+        "\nmeasured p10-p90 1.08-1.28 lies above it (5% margin): that per-op cost does not account for the lesson call's cost; "
+        "this run cannot say what does\n" in above
     )
     assert "resolves" not in above + below + expected and all(len(row.split()) <= 25 for row in above.splitlines())
     assert all(len(row.split()) <= 25 for row in expected.splitlines())
@@ -162,6 +172,12 @@ def test_cost_takeaway_states_a_ratio_only_where_measurable():
     # cr83 01 #2: an inconclusive call states no p90 as a bound; both unresolved calls are named
     both = cost_takeaway({"lesson": verdicts["lesson"], "tiny": verdicts["lesson"]})
     assert "90%" not in both and both.count("cannot tell apart, inconclusive") == 2
+    # cr101 01 M2: the two calls' line follows the ranges' verdict; apart, it says which is larger
+    apart = cost_takeaway({"lesson": judge_ratio(below, "cheaper", "costlier"), "tiny": verdicts["tiny"]})
+    assert "\nthe two calls' ranges overlap: this run does not say" in cost_takeaway(
+        {"lesson": verdicts["lesson"], "tiny": verdicts["lesson"]}
+    )
+    assert "\nthe two calls' ranges are apart: the tiny call's ratio is larger (Exercise 2)\n" in apart
 
 
 def test_copy_shares_on_a_real_cpu_profile(tmp_path):
