@@ -128,10 +128,15 @@ class Backend:
 
     def describe_rows(self) -> list[tuple[str, Any, str]]:
         """`describe()` as (row, value, what it is) rows: the table notebook 00 shows a learner (the
-        Neuron settings folded into one row off Trainium)."""
+        Neuron settings folded into one row off Trainium, whose value says so plainly: cr101 00 c1 read
+        "(recorded in environment.json; ...)" as a value the table should have shown)."""
         from .environment import record_rows
 
-        return record_rows(self.describe(), folded=() if self.name == "neuron" else ("neuron_settings",))
+        if self.name == "neuron":
+            return record_rows(self.describe())
+        rows = record_rows(self.describe(), folded=("neuron_settings",))
+        plain = f"not applied on {self.name}; values in environment.json"
+        return [(row, plain if row == "neuron_settings" else value, meaning) for row, value, meaning in rows]
 
 
 def neuron_status() -> tuple[bool, str]:

@@ -74,9 +74,7 @@ def test_every_row_of_the_environment_table_says_what_it_is(cpu_backend):
     rows = cpu_backend.describe_rows()
     assert [name for name, _, meaning in rows if not meaning] == []
     assert {name for name, _, _ in rows} >= set(cpu_backend.describe()) - {"allocator_settings", "heap_settings"}
-    assert [value for name, value, _ in rows if name == "neuron_settings"] == [
-        "(recorded in environment.json; applied on Trainium only)"
-    ]
+    assert [value for name, value, _ in rows if name == "neuron_settings"] == ["not applied on cpu; values in environment.json"]
     nested = record_rows({"neuron_settings": {"profile": "device", "environment": {"NEURON_RT_VISIBLE_CORES": "0"}}})
     assert [(name, value) for name, value, _ in nested] == [
         ("neuron_settings.profile", "device"),
