@@ -142,6 +142,8 @@ def profiled_mean_line(prof, timing, label: str = "naive") -> str:
     verdict = judge_ranges(label, (low, high), "timer", (timing.p10_us, timing.p90_us), counts=(len(calls), _samples(timing)))
     sides = {"slower": "measurably above", "faster": "measurably below", "withheld": "too few calls for a verdict"}
     word = sides.get(verdict.kind) or (NO_DIFFERENCE if verdict.within_noise else CANNOT_TELL_ALONE)
+    if word == NO_DIFFERENCE:  # scoped: 5 profiled calls of this size, not "profiling is free" (cr101 02)
+        word += " for this call"
     why = f": {verdict.reason}" if verdict.reason else f" ({margin_percent()}% margin)"  # the rule's numbers (cr81 02 #1)
     if word == CANNOT_TELL_ALONE:  # cr90, cr100 02: differing medians above this read as a finding without this
         why += "\nthe medians differ, but the ranges decide: no finding on profiling's cost"
@@ -184,7 +186,8 @@ def recorded_kernel_table(recorded: dict, unread: list) -> tuple[pd.DataFrame, s
     times.update({f"mi300x_us{star}": on_mi300x["device_us"], f"mi300x_gib_per_s{star}": on_mi300x["gb_per_s"] * gib})
     labels = per_kernel["op"].str.removeprefix("aten::") + [f" ({w})" for w in what]
     table = pd.DataFrame(times).set_index(labels).rename_axis("op").round(2)
-    return per_kernel, "\n".join(["per kernel, medians over the calls", *note]), table
+    # the devices side by side read as a ranking without the caution repeated here (cr101 02)
+    return per_kernel, "\n".join(["per-kernel medians over the calls; do not rank the devices", *note]), table
 
 
 # The ops a dtype copy runs as (its allocation happens inside them): not the op that asked for it.

@@ -111,7 +111,7 @@ def test_profiled_mean_line_judges_the_calls_own_range_so_one_slow_step_does_not
     assert "us\nmeasurably above" in profiled_mean_line(prof(*[130_000.0] * 5), timer)
     assert "us\nmeasurably below" in profiled_mean_line(prof(*[90_000.0] * 5), timer)
     near = SimpleNamespace(p10_us=99_230.0, p90_us=100_941.0)  # cr75: 99,015 us just under p10 is no finding
-    assert "us\nno measurable difference" in profiled_mean_line(prof(*[99_015.0] * 5), near)
+    assert "us\nno measurable difference for this call (5% margin)" in profiled_mean_line(prof(*[99_015.0] * 5), near)
     assert "the medians differ" not in profiled_mean_line(prof(*[99_015.0] * 5), near)
     assert "us\ntoo few calls for a verdict" in profiled_mean_line(prof(130_000.0, 131_000.0), timer)
     assert profiled_mean_line(prof(), timer) == "naive: not in the profile's events()"
