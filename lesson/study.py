@@ -1244,5 +1244,7 @@ def _memory_bound(
     if brief:  # one worked share from this run's numbers, beside the shares (cr101 05 M2)
         n = "naive" if "naive" in ratios else max(copies, key=copies.get)
         worked = copies[n] / ratios[n].median
-        lines.insert(0, f"  byte share = allocated ÷ time over the {rate}'s; {n}: {copies[n]:.1f} ÷ {ratios[n].median:.2f} = {worked:.2f}")
+        lines.insert(
+            0, f"  byte share = allocated ÷ time over the {rate}'s; {n}: {copies[n]:.1f} ÷ {ratios[n].median:.2f} = {worked:.2f}"
+        )
     return [*(line.removeprefix("  ") for line in lines[:-1]), *held_back, lines[-1].removeprefix("  ")]

@@ -338,7 +338,11 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     )
     allocs[("large", "fused")] = 3.0
     assert "  time (median per-round ratio to the copy) is ordered as the bytes allocated: compiled 1.00 with 1.0 allocated;" in [
-        line[: len("  time (median per-round ratio to the copy) is ordered as the bytes allocated: compiled 1.00 with 1.0 allocated;")]
+        line[
+            : len(
+                "  time (median per-round ratio to the copy) is ordered as the bytes allocated: compiled 1.00 with 1.0 allocated;"
+            )
+        ]
         for line in shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=allocs)
     ]
     allocs[("large", "fused")] = 1.0
