@@ -945,7 +945,8 @@ def _with_ties(line: str, metrics: dict, shape: str) -> str:
 
 def recap(takeaways: list[str]) -> list[str]:
     """One line per shape for 05's Summary, cut from `shape_takeaways`' lines (no new verdict): the shape's headline
-    and its bound labels, parentheses dropped. Why: the Summary only pointed at the output (cr101 05 M4)."""
+    and its bound labels (not a withheld bound's reason: too long for a recap), parentheses dropped. Why: the Summary
+    only pointed at the output (cr101 05 M4)."""
     import re
 
     lines: list[str] = []
@@ -953,7 +954,7 @@ def recap(takeaways: list[str]) -> list[str]:
         text = re.sub(r" \([^()]*\)", "", line.strip())
         if not line.startswith(" "):
             lines.append(text)
-        elif lines and ("bound" in text.split(":")[0] or text.startswith("cannot tell")):
+        elif lines and ("-bound" in text.split(":")[0] or text.startswith("cannot tell")):
             lines[-1] += f"; {text}"
     return lines
 

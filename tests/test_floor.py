@@ -1149,3 +1149,5 @@ def test_05s_recap_is_one_line_per_shape_cut_from_the_takeaways():
         "small 8x1024: closest to the copy: a, 8.97x the copy's time; overhead-bound*: a, c",
         "large 8192x4096: closest to the copy: c, 1.12x the copy's time; memory-bound†: a, c",
     ]
+    busy = ["large: the ranking against the copy is withheld (above); rerun", "  bound not estimated: the byte shares need"]
+    assert recap(busy) == ["large: the ranking against the copy is withheld; rerun"]
