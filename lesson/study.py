@@ -378,7 +378,7 @@ def shape_takeaways(
 
 def _bytes_line(ranking: Ranking, allocs: dict[str, float]) -> list[str]:
     """One line tying each variant's time to the copy (`over_floor` median) to its `alloc_over_input`, variants of
-    equal allocation (as the table rounds it) grouped, and whether the time is ordered as the bytes written: each group's
+    equal allocation (as the table rounds it) grouped, and whether the time is ordered as the bytes allocated: each group's
     medians all above those of the group that allocates less (medians only, said so). Why: the large shape's lesson
     was never said in words (cr98 05 M1). [] where an allocation is missing or all allocations are equal."""
     if not allocs or any(math.isnan(a) for a in allocs.values()):
@@ -393,7 +393,8 @@ def _bytes_line(ranking: Ranking, allocs: dict[str, float]) -> list[str]:
         return []
     said = "is ordered as" if follows else "is not ordered as"
     parts = [f"{' and '.join(f'{n} {med[n]:.2f}' for n in ns)} with {a:.1f} allocated" for a, ns in sorted(groups.items())]
-    return [f"  time (copies' time, medians) {said} the bytes written: {'; '.join(parts)}"]
+    # "medians" read as a ratio of medians, "written" as not `alloc_over_input` (cr101 05 #1)
+    return [f"  time (median per-round ratio to the copy) {said} the bytes allocated: {'; '.join(parts)}"]
 
 
 def _growth_lines(growth: dict[str, Any], scale: int, notes: bool) -> list[str]:
@@ -942,8 +943,27 @@ def _with_ties(line: str, metrics: dict, shape: str) -> str:
     )
 
 
+def recap(takeaways: list[str]) -> list[str]:
+    """One line per shape for 05's Summary, cut from `shape_takeaways`' lines (no new verdict): the shape's headline
+    and its bound labels (not a withheld bound's reason: too long for a recap), parentheses dropped. Why: the Summary
+    only pointed at the output (cr101 05 M4)."""
+    import re
+
+    lines: list[str] = []
+    for line in takeaways:
+        text = re.sub(r" \([^()]*\)", "", line.strip())
+        if not line.startswith(" "):
+            lines.append(text)
+        elif lines and ("-bound" in text.split(":")[0] or text.startswith("cannot tell")):
+            lines[-1] += f"; {text}"
+    return lines
+
+
 def predict_answer(
-    rankings: dict[str, Ranking], name: str = "torch.compile", blocks: dict[str, dict[str, Timing]] | None = None
+    rankings: dict[str, Ranking],
+    name: str = "torch.compile",
+    blocks: dict[str, dict[str, Timing]] | None = None,
+    takeaways: list[str] | None = None,
 ) -> str:
     """05's "Predict first" answered from the run: which variant is fastest at each shape, and whether `name` is at both.
 
@@ -959,7 +979,8 @@ def predict_answer(
     Returns:
         One line: "Predict first, fastest at each shape: small 8x1024: torch.rms_norm (by the ranking);
         large 8192x4096: torch.compile (by the pairs; its ratio to the copy withheld): torch.compile is
-        fastest at one shape of 2" (or "at both", "at neither", "this run cannot say whether it is at both").
+        fastest at one shape of 2" (or "at both", "at neither", "this run cannot say whether it is at both"),
+        after `recap(takeaways)`'s lines where `takeaways` is given.
     """
     places, firsts = [], []
     for s, ranking in rankings.items():
@@ -996,7 +1017,7 @@ def predict_answer(
         )
     else:
         answer = f"{name} is fastest at none" if not won and None not in firsts else f"{name} is not fastest at every shape"
-    return f"Predict first, fastest at each shape: {'; '.join(places)}: {answer}"
+    return "\n".join([*recap(takeaways or []), f"Predict first, fastest at each shape: {'; '.join(places)}: {answer}"])
 
 
 _FLIP = {"faster": "slower", "slower": "faster"}  # a pair verdict read from its reference's side
@@ -1221,4 +1242,10 @@ def _memory_bound(
         slow=ranking.slow,
         brief=brief,
     )
+    if brief:  # one worked share from this run's numbers, beside the shares (cr101 05 M2)
+        n = "naive" if "naive" in ratios else max(copies, key=copies.get)
+        worked = copies[n] / ratios[n].median
+        lines.insert(
+            0, f"  byte share = allocated ÷ time over the {rate}'s; {n}: {copies[n]:.1f} ÷ {ratios[n].median:.2f} = {worked:.2f}"
+        )
     return [*(line.removeprefix("  ") for line in lines[:-1]), *held_back, lines[-1].removeprefix("  ")]

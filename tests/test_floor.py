@@ -314,9 +314,14 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     )
     # 05 explains the footnotes in markdown (cr87 05 M1), the labels' definitions too: one short line each (cr93 05 M4)
     # the shares one a line, then each label by name, as the overhead lines (cr100 05 M1)
-    shares = ["  byte share (median, p10-p90):", "    fused 0.28 (0.28-0.28)", "    compiled 1.00 (1.00-1.00)"]
+    # one worked share from the run's numbers, before the shares (cr101 05 M2); naive's where recorded
+    worked = "  byte share = allocated ÷ time over the copy's; fused: 1.0 ÷ 3.60 = 0.28"
+    shares = [worked, "  byte share (median, p10-p90):", "    fused 0.28 (0.28-0.28)", "    compiled 1.00 (1.00-1.00)"]
     labels = ["  memory-bound† (over 0.5): compiled", "  not memory-bound: fused"]
     assert no_notes == [lines[0], lines[1], *shares, *labels, lines[4]]
+    threes = {**ONE_COPY, ("large", "naive"): 3.0}
+    brief = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=threes, notes=False)
+    assert "  byte share = allocated ÷ time over the copy's; naive: 3.0 ÷ 3.30 = 0.91" in brief
     assert shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)[2:] == [
         "  byte share of naive, fused, compiled: withheld, alloc_over_input not recorded"
     ]
@@ -326,14 +331,18 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     assert lines[3] == "  not memory-bound: fused 0.28 (0.28-0.28)"
     # the ranking's two lines, one per verdict kind, the bytes line, then the footnote (no "apart from 1" line: cr65 05 #1)
     assert len(lines) == 6
-    # time against the bytes written, in words (cr98 05 M1): fused allocates one copy yet takes 3.6 copies' time
+    # time against the bytes allocated, in words (cr98 05 M1; cr101 05 #1: per-round ratio, allocated): fused allocates one copy yet takes 3.6 copies' time
     assert lines[4] == (
-        "  time (copies' time, medians) is not ordered as the bytes written: compiled 1.00 and fused 3.60 with 1.0 allocated;"
+        "  time (median per-round ratio to the copy) is not ordered as the bytes allocated: compiled 1.00 and fused 3.60 with 1.0 allocated;"
         " naive 3.30 with 3.0 allocated"
     )
     allocs[("large", "fused")] = 3.0
-    assert "  time (copies' time, medians) is ordered as the bytes written: compiled 1.00 with 1.0 allocated;" in [
-        line[: len("  time (copies' time, medians) is ordered as the bytes written: compiled 1.00 with 1.0 allocated;")]
+    assert "  time (median per-round ratio to the copy) is ordered as the bytes allocated: compiled 1.00 with 1.0 allocated;" in [
+        line[
+            : len(
+                "  time (median per-round ratio to the copy) is ordered as the bytes allocated: compiled 1.00 with 1.0 allocated;"
+            )
+        ]
         for line in shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=allocs)
     ]
     allocs[("large", "fused")] = 1.0
@@ -1119,3 +1128,26 @@ def test_a_bar_whose_whisker_enters_the_band_around_the_copy_is_marked(tmp_path)
     assert labels[2].startswith("◇1.") and not labels[0].startswith(("?", "◇", "≈")), labels
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     assert any(t.startswith("◇ (whisker in the band)") for t in legend), legend  # not "?" (cr94 05)
+
+
+def test_05s_recap_is_one_line_per_shape_cut_from_the_takeaways():
+    """05's Summary stated no result (cr101 05 M4): a recap of each shape's headline and bound labels, before the
+    predict answer, cut from the takeaways' own lines."""
+    from lesson.study import recap
+
+    takeaways = [
+        "small 8x1024: closest to the copy: a, 8.97x the copy's time (p10-p90 8.01-9.27)",
+        "  farthest: c 24.34x",
+        "  measured: 8x the tokens took a 2.24x (2.06-2.47) the time (per-round median, p10-p90)",
+        "  overhead-bound* (under 4x): a, c",
+        "large 8192x4096: closest to the copy: c, 1.12x the copy's time (p10-p90 1.10-1.23)",
+        "  byte share (median, p10-p90):",
+        "    a 0.89 (0.85-0.91; 1 of 15 rounds under 0.5)",
+        "  memory-bound† (over 0.5): a, c",
+    ]
+    assert recap(takeaways) == [
+        "small 8x1024: closest to the copy: a, 8.97x the copy's time; overhead-bound*: a, c",
+        "large 8192x4096: closest to the copy: c, 1.12x the copy's time; memory-bound†: a, c",
+    ]
+    busy = ["large: the ranking against the copy is withheld (above); rerun", "  bound not estimated: the byte shares need"]
+    assert recap(busy) == ["large: the ranking against the copy is withheld; rerun"]
