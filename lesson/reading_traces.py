@@ -19,7 +19,7 @@ from analysis.timing import p10_p90
 
 # The recorded naive rows' model module (TraceLens traces of Qwen1.5-0.5B).
 RECORDED_QWEN = "naive (Qwen2RMSNorm)"
-DRAWN_CAPTION = "One drawn step each, not compared: the Factors line below compares all steps"
+DRAWN_CAPTION = "One drawn step each, not compared"  # under 50 characters: pandas cuts a longer index name (cr101 06 #1)
 
 
 def recorded_rmsnorms() -> pd.DataFrame:
@@ -330,7 +330,7 @@ def host_only_us_line(name: str, small: Any, small_tokens: int, trace: Any, toke
 
     Returns:
         "naive: host-only 17-26 us of a 60-75 us step at 8 tokens, 123-146 of 4890-5210 us at 1024;
-        then on a second line "medians, 1024 over 8: host-only 6.2x, step 77.0x; host-only time also grows with tokens: ..."
+        then on a second line "medians, 1024 over 8: host-only 6.2x, step 77.0x; host-only time grows too: ..."
         (p10-p90 over the steps, then the ratios of the medians; the host-only ratio and the last sentence only where the
         host-only ranges lie apart by analysis.judge_ranges, else "host-only time: inconclusive (the ranges overlap)": a reader of 15-27 against 122-151 us kept
         "host-only = a fixed per-call cost" while the cause was said only in a code comment, cr91 06 C)
@@ -351,7 +351,7 @@ def host_only_us_line(name: str, small: Any, small_tokens: int, trace: Any, toke
     verdict = judge_ranges(f"host-only at {tokens}", span(trace, host), f"at {small_tokens}", span(small, host))
     if verdict.kind == "slower":  # a host-only ratio only where the ranges lie apart (cr100 06 M1: a bare 2.2x read as a finding)
         medians = f"medians, {tokens} over {small_tokens}: host-only {ratio(host)}, step {ratio('step_us')}"
-        also = "; host-only time also grows with tokens: not only a per-call cost"
+        also = "; host-only time grows too: not only a per-call cost"
     else:
         medians, also = f"median step, {tokens} over {small_tokens}: {ratio('step_us')}", f"; host-only time: {verdict.word}"
     return f"{name}: {at_small}, {text(span(trace, host))} of {text(span(trace, 'step_us'))} us at {tokens}\n{medians}{also}"

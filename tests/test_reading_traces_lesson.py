@@ -342,7 +342,7 @@ def test_host_only_us_line_prints_the_step_beside_the_host_only_time(monkeypatch
     )  # cr100 06 M1: no bare host-only ratio where the ranges are not apart
     grown = summary([4900.0, 5000.0, 5100.0, 5150.0, 5200.0]).assign(busy_us=lambda t: t["step_us"] - 150.0)
     assert host_only_us_line("naive", small, 8, grown, 1024).endswith(
-        "host-only 7.0x, step 79.7x; host-only time also grows with tokens: not only a per-call cost"
+        "host-only 7.0x, step 79.7x; host-only time grows too: not only a per-call cost"
     )
 
 
