@@ -440,12 +440,11 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
         parts: the table of `arrival_parts`.
         extra: (straggler rank, its extra work per step in ms), for steps that all had extra work: the compute
             share is then split into the work set (the straggler arriving last adds it, arriving first takes it
-            away) and the rest, the other compute difference: where its steps differ in sign, as a net of the longer
-            and the shorter sums (a part can exceed a net); else naming the step that holds more than half of it (one
-            unusual step is no ordinary difference).
+            away) and the rest, the other compute difference: where its steps differ in sign, the net alone; else naming
+            the step that holds more than half of it (one unusual step is no ordinary difference).
 
     Returns:
-        One line: the plain answer first (with `extra`, which rank arrived last most often and the median wait), then the total wait as
+        One line: the plain answer first (none with `extra`: 08 prints it just before), then the total wait as
         the longer computes' share plus the step-start gaps' net (ms; where start gaps of both signs cancel, their later
         and earlier sums too). Without `extra` it opens "in all, over the N off steps" (cr99 08: a sum read as one step's wait).
         Unjudged: it ends "not a verdict", or, where one part's sum of one sign reaches the larger net, that the steps
@@ -468,8 +467,8 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
         more, less = rest[rest > 0].sum(), rest[rest < 0].sum()  # parts of both signs: a part can exceed the net
         big = (rest * (1 if rest.sum() >= 0 else -1)).idxmax()  # the step holding most of it, if one does
         where = f", {_one_decimal(rest[big])} of it in step {big}" if abs(rest[big]) > abs(rest.sum()) / 2 > 0.05 else ""
-        if more >= 0.05 and less <= -0.05:
-            where = f", net of {_one_decimal(more)} longer and {_one_decimal(-less)} shorter"
+        if more >= 0.05 and less <= -0.05:  # cr101 08: a net of two more sums packed the line past 4 numbers
+            where = ""
         split = f" ({_one_decimal(per_set.sum())} set as extra work, {_one_decimal(rest.sum())} other compute difference{where})"
         sums.append((float(_one_decimal(per_set.sum())) + float(_one_decimal(rest.sum())), compute))
     # cr99 08: parts netted over steps hide which is larger (+4.0 compute, -3.8 gap in one step) where the other part's
@@ -477,20 +476,15 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
     small = START_GAP if abs(start) < abs(compute) else "computed longer by (ms)"
     gross = max(parts[small].clip(lower=0).sum(), -parts[small].clip(upper=0).sum())
     undecided = gross >= max(abs(start), abs(compute)) > 0
-    last = parts["arrived last"].value_counts()
     rounded = ", parts rounded" if any(_one_decimal(a) != _one_decimal(b) for a, b in sums) else ""
-    opener = (
-        f"rank {last.idxmax()} arrived last on {last.max()} of {len(parts)} steps; the first to arrive waited"
-        f" {parts['wait_ms'].median():.2f} ms at the median step"
-        if extra is not None
-        else f"in all, over the {len(parts)} off steps, " + _waits_by_rank(parts)
-    )
+    # with `extra`, 08 prints who arrived last and the median wait just before (section 4): no opener (cr101 08)
+    opener = "" if extra is not None else f"in all, over the {len(parts)} off steps, " + _waits_by_rank(parts) + ". Why: "
     # cr100 08: the compute share is a net over the steps; where the last rank computed shorter on some, say on how many
     fewer = int((parts["computed longer by (ms)"] < -0.05).sum())
     shorter = f" (net: shorter on {fewer} of {len(parts)} steps)" if fewer and extra is None else ""
     ending = f"netted over the steps: which part is larger, {len(parts)} steps cannot say" if undecided else "not a verdict"
     return (
-        f"{opener}. Why: {_one_decimal(compute + start)} ms"
+        f"{opener}{_one_decimal(compute + start)} ms"
         f" waited = {_one_decimal(shown_compute)} ms last rank's longer compute{shorter}{split} {'-' if net < 0 else '+'}"
         f" {_one_decimal(abs(net))} ms step-start gaps{signed or earlier}{rounded}; {ending}"
     )
