@@ -129,7 +129,8 @@ def counter_readings(exports: dict[str, Any], guesses: dict[str, str]) -> pd.Dat
     """09's predict-then-check table: per guessed counter, fused / baseline in each dtype, the learner's guess,
     what the row shows, and the guess against it. Only the bytes rows are graded: instructions declare them, so
     their direction is a count. A time from one execution each is a reading (r96's cold reader: ✓/✗ on a time
-    row read as a verdict); the stand-in rule that judges times, `guesses_against_counters`, is A4's.
+    row read as a verdict), placed against A4's cut-offs (`against_spread`) so "no verdict" means one thing:
+    inside them (cr101 09: it also stood on rows past them).
     The tensor lane's row is always added: its computing-instruction counts are the same in both kernels (checked
     here), so its move is what a time moves by with unchanged counts, the stand-in for noise the other time rows are read against.
 
@@ -140,7 +141,8 @@ def counter_readings(exports: dict[str, Any], guesses: dict[str, str]) -> pd.Dat
     Returns:
         DataFrame, one row per counter plus `tensor_engine_active_time`: `bf16`, `fp32` (fused / baseline),
         `your_guess`, `shows` (bytes rows: "down", "up" or "same", per dtype where they differ; time rows:
-        "reading, no verdict", the DMA row with the profiler's warning where an export carries it) and `match`
+        "down, past the cut-off (one execution: a reading)" or "inside: no verdict" (`against_spread`, per dtype
+        where they differ), the DMA row with the profiler's warning where an export carries it) and `match`
         ("✓"/"✗" on a bytes row both dtypes agree on, "dtypes differ" where not; "" on time rows and unfilled guesses).
     """
     from analysis import engine_work
@@ -156,17 +158,19 @@ def counter_readings(exports: dict[str, Any], guesses: dict[str, str]) -> pd.Dat
     }
     same_work = all(counts[f"baseline_{d}_s512"] == counts[f"fused_{d}_s512"] for d in DTYPES)
     warned = any(e.warnings.message.str.contains("DMA values may be inaccurate").any() for e in exports.values())
+    spread = tuple(sorted(float(ratios.at["tensor_engine_active_time", d]) for d in DTYPES))
+    side = {"below": "down, past the cut-off", "above": "up, past the cut-off", "": "inside: no verdict"}
     shows, match = [], []
     for c in ratios.index:
         guess = ratios.at[c, "your_guess"]
-        if "bytes" not in c:  # a time: one execution each, so a reading
-            text = "reading, no verdict"
+        if "bytes" not in c:  # a time: one execution each, so a reading against A4's cut-offs, never graded
+            words = {d: side[against_spread(float(ratios.at[c, d]), spread)] for d in DTYPES}
+            text = words["bf16"] if len(set(words.values())) == 1 else "; ".join(f"{d}: {w}" for d, w in words.items())
+            notes = ["one execution: a reading"] * ("past" in text)
+            notes += ["profiler: DMA values may be inaccurate"] * (c.startswith("dma_") and warned)
+            text += f" ({'; '.join(notes)})" * bool(notes)
             if c == "tensor_engine_active_time":
-                text = (
-                    "stand-in for noise: same" if same_work else "no stand-in: different"
-                ) + f" computing-instruction counts; {text}"
-            if c.startswith("dma_") and warned:
-                text += " (the profiler warns DMA values may be inaccurate)"
+                text = ("stand-in for noise: same" if same_work else "no stand-in: different") + " computing-instruction counts"
             shows.append(text)
             match.append("")
             continue
@@ -292,13 +296,14 @@ def _rule_parts(ratios: pd.DataFrame) -> tuple[Any, ...]:
 
     def inside(c: str) -> str:  # a no-verdict counter's distance to its nearer cut-off, per dtype
         r = {d: float(ratios.at[c, d]) for d in DTYPES if not against_spread(float(ratios.at[c, d]), (lo, hi))}
-        return "; ".join(f"{d} x{v:.3f} {cut_off_miss(v, (below, above))}" for d, v in r.items())
+        cuts = (round(below, 3), round(above, 3))  # the miss from the printed values: the reader's arithmetic (cr101 09)
+        return "; ".join(f"{d} x{v:.3f} {cut_off_miss(round(v, 3), cuts)}" for d, v in r.items())
 
     return (lo, hi), (below, above), out, rest, mixed, inside
 
 
 def stand_in_line(exports: dict[str, Any], work: dict[str, pd.DataFrame], guesses: dict[str, str]) -> str:
-    """Lines under 09's guess table (a line each: the range, the rows outside, each no-verdict row): what A4's stand-in rule concludes about the time rows, computed by the
+    """Lines under 09's guess table (a line each: the range and cut-offs, each no-verdict row): what A4's stand-in rule concludes about the time rows, computed by the
     same functions A4 uses (`guesses_against_counters`, `_rule_parts`). Why: cr98's readers, every read, took the
     tensor range itself as the band and read vector bf16 as moved, which the rule does not conclude.
 
@@ -307,16 +312,14 @@ def stand_in_line(exports: dict[str, Any], work: dict[str, pd.DataFrame], guesse
         guesses: counter name -> guess; the scalar lane's time is added, as A4 does.
 
     Returns:
-        e.g. "A4's stand-in rule (equal instruction counts taken as equal work): tensor range x0.912-x1.068,
-        cut-offs x0.867/x1.124", "outside the cut-offs in both dtypes (a reading, not a verdict): total_time, ...",
-        "vector_engine_active_time: no verdict (bf16 x0.869 at the edge: not evidence either way; fp32 x0.913 misses by 0.047)".
+        e.g. "A4's stand-in rule: tensor range x0.912-x1.068, cut-offs x0.867/x1.124", "vector_engine_active_time:
+        no verdict (bf16 x0.869 at the edge: not evidence either way; fp32 x0.913 misses by 0.046)". The rows past
+        the cut-offs are not listed: `counter_readings`' shows column names them (cr101 09: one place, fewer words).
     """
     ratios = guesses_against_counters(exports, work, {**guesses, "scalar_engine_active_time": "?"})
     (lo, hi), (below, above), out, rest, mixed, inside = _rule_parts(ratios)
-    return (
-        f"A4's stand-in rule (equal instruction counts taken as equal work): tensor range x{lo:.3f}-x{hi:.3f}, "
-        f"cut-offs x{below:.3f}/x{above:.3f}\noutside the cut-offs in both dtypes (a reading, not a verdict): "
-        f"{', '.join(out) or 'none'}" + "".join(f"\n{c}: no verdict ({inside(c)})" for c in rest + mixed)
+    return f"A4's stand-in rule: tensor range x{lo:.3f}-x{hi:.3f}, cut-offs x{below:.3f}/x{above:.3f}" + "".join(
+        f"\n{c}: no verdict ({inside(c)})" for c in rest + mixed
     )
 
 
@@ -467,8 +470,9 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
         start: `execution_start`'s result (rows named "<kernel>_<dtype>_s512").
 
     Returns:
-        e.g. "fused / baseline, one execution each (readings, not verdicts): per call (total_time): bf16 x0.67,
-        fp32 x0.65; compute window: bf16 x0.49 (34.9 -> 17.0 us), fp32 x0.49 (38.4 -> 18.8 us)".
+        two lines, e.g. "fused / baseline, one execution each (readings, not verdicts): per call (total_time): bf16 x0.67,
+        fp32 x0.65" and "compute window (ends at a possibly inaccurate DMA bar): bf16 x0.49 (34.9 -> 17.0 us), ..."
+        (cr101 09: the window ends at a DMA bar, and the profiler warns DMA values may be inaccurate).
     """
     first = start["first MATMUL (us)"].astype(float)
     total = first / start["first MATMUL / total_time"].astype(float)
@@ -479,8 +483,8 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
         whole_parts.append(f"{dtype} x{total[fused] / total[base]:.2f}")
         middle_parts.append(f"{dtype} x{middle[fused] / middle[base]:.2f} ({middle[base]:.1f} -> {middle[fused]:.1f} us)")
     return (
-        f"fused / baseline, one execution each (readings, not verdicts): per call (total_time): {', '.join(whole_parts)}; "
-        f"compute window: {', '.join(middle_parts)}"
+        f"fused / baseline, one execution each (readings, not verdicts): per call (total_time): {', '.join(whole_parts)}\n"
+        f"compute window (ends at a possibly inaccurate DMA bar): {', '.join(middle_parts)}"
     )
 
 
