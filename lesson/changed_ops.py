@@ -55,34 +55,33 @@ def change_line(changes: pd.DataFrame) -> str:
 
 
 def own_time_line(table: pd.DataFrame, call: str, own_rows: list[str], steps: int) -> str:
-    """One call's CPU time per call and the part of it its label and dispatch rows spend themselves.
+    """One call's CPU time per call and the part of it that the named rows spend themselves.
 
-    Why: rows that only call others (a label, a dispatcher) show a self time; set against the whole
-    call it says whether dispatch is where the time goes, and the lesson cell should print that line,
-    not the sums behind it.
+    Why: rows that call others (a label, a dispatcher, `_fused_rms_norm`) show a self time; set against the
+    whole call it says how much of the time sits outside the child ops. cr101 03: the line names its rows, not
+    "dispatch": on cpu `_fused_rms_norm`'s self time may be work done inline, not dispatch.
 
     Args:
         table: a profile's op table with `name`, `self_cpu_us` and `cpu_total_us`, summed over `steps`.
         call: the row of the whole call (e.g. "torch.rms_norm"); its `cpu_total_us` is the whole.
-        own_rows: the label and dispatch rows whose own time is the part (e.g. the call and its dispatchers).
+        own_rows: the rows whose own time is the part (e.g. the call and the ops it dispatches through).
         steps: how many profiled steps the table sums (the mean per call divides by it).
 
     Returns:
-        "<call>'s CPU time per call, with its children: N us (the mean of every profiled step; time only
-        with the timer)" and an indented second line "of which its label and dispatch rows' self CPU
-        time: M us, P%" ("its label's" where only the call's row is in the table); two short lines, not
-        one long one (cr100 03 M1: the mean differs from the tree's one step and from the timer).
+        "<call>'s CPU time per call, with its children: N us (profiler time; compare variants only with the
+        interleaved timer)" and an indented second line "of which the self CPU time of <row> + <row>: M us, P%" (the
+        rows of `own_rows` in the table); two short lines, not one long one (cr100 03 M1).
     """
     rows = table.set_index("name")
     own = rows.index.isin(own_rows)
     own_us = rows.loc[own, "self_cpu_us"].sum() / steps
     call_us = rows.at[call, "cpu_total_us"] / steps
-    whose = "label and dispatch rows'" if own.sum() > 1 else "label's"  # naive has no dispatch row: not named
-    steps_said = "the mean of every profiled step; time only with the timer"  # cr100 03 M1: the tree shows one step
+    named = " + ".join(row for row in own_rows if row in rows.index)
+    steps_said = "profiler time; compare variants only with the interleaved timer"  # cr101 03: the timer judges, not the mean
     subject = f"{call}'s CPU time per call, with its children"
     # counted sets a count against a reference; here the part is inside the whole, so only the first half is said
     whole = counted(subject, call_us, "us", "its own rows", own_us, steps_said).sentence.rsplit(" against ", 1)[0]
-    return f"{whole}\n  of which its {whose} self CPU time: {own_us:,.0f} us, {own_us / call_us:.1%}"
+    return f"{whole}\n  of which the self CPU time of {named}: {own_us:,.0f} us, {own_us / call_us:.1%}"
 
 
 def ratio_ends_line(timings: dict[str, Timing], ratio: PairedRatio) -> str:
@@ -137,9 +136,10 @@ def fused_rate_line(priced: pd.DataFrame, fused_call: pd.Series, saving: object)
     fused calls are far smaller and far slower, so their rate is no check of the headline, only a second rate;
     neither is shown to hold for a kernel of the Qwen2 size (cr89 03), so the result is the range across the
     two. cr90 03: the range comes first (a headline of "about 134 us" read as a finding); the fused-rate line
-    is a one-pass kernel's time, not a third saving; the fused rate is an MI300X rate applied to both devices.
+    is a one-pass kernel's time, not a third saving.
     cr93 03: the saving line, read alone, looked like a finding: it now opens with the end of the range it is.
     cr99 03: still read as the saving: the notebook's subject is a condition ("if a one-pass kernel ran at ...").
+    cr101 03: the fused rate was recorded on an MI300X only; another device gets no fused-rate end.
 
     Args:
         priced: `analysis.fused_comparison` per device, one column each ("an NVIDIA H100", ...).
@@ -147,8 +147,8 @@ def fused_rate_line(priced: pd.DataFrame, fused_call: pd.Series, saving: object)
         saving: the saving at the naive rate (`verdicts.estimate`), printed between the two.
 
     Returns:
-        three lines: "saving per call across the two rates below (the fused one an MI300X rate, applied to both):
-        <device> L to H us, ...: inconclusive, neither rate is shown to hold here", the saving, then "at the rate
+        three lines: "saving per call at the two rates below: an NVIDIA H100 H us (no fused rate recorded), an AMD
+        MI300X L to H us: inconclusive, neither rate is shown to hold here", the saving, then "at the rate
         of the N small recorded fused calls (MI300X, <dtype>, <shape>, Kx fewer bytes; median R GB/s, range
         L-H): a one-pass kernel: about M us (estimated)". The saving opens with "upper end of the range: " (or
         "lower end", as the numbers fall).
@@ -158,6 +158,9 @@ def fused_rate_line(priced: pd.DataFrame, fused_call: pd.Series, saving: object)
     spans, ends = [], set()
     for device, naive in priced.loc["naive_kernel_us"].items():
         saved = priced.at["saved_at_naive_rate_us", device]
+        if FUSED_RATE_ON not in device:
+            spans.append(f"{device} {saved:.0f} us (no fused rate recorded)")
+            continue
         low, high = sorted((naive - at_rate, saved))
         spans.append(f"{device} {low:.0f} to {high:.0f} us")
         ends.add("upper" if saved >= naive - at_rate else "lower")
@@ -168,9 +171,11 @@ def fused_rate_line(priced: pd.DataFrame, fused_call: pd.Series, saving: object)
     )
     recorded = f"MI300X, {fused_call.x_dtype}, {fused_call.x_shape}, {fewer:.0f}x fewer bytes; {rates}"
     at = f"at the rate of the {first['fused_rates']:.0f} small recorded fused calls ({recorded}): a one-pass kernel: about {at_rate:.0f} us (estimated)"
-    span = f"saving per call across the two rates below (the fused one an MI300X rate, applied to both): {', '.join(spans)}"
+    span = f"saving per call at the two rates below: {', '.join(spans)}"
     return f"{span}: inconclusive, neither rate is shown to hold here\n{end}: {saving}\n{at}"
 
+
+FUSED_RATE_ON = "MI300X"  # the only device with recorded fused calls: its rate prices no other device's kernel
 
 PRICED_ROWS = {
     "naive_kernel_us": "naive kernels (us)",
@@ -188,6 +193,7 @@ def priced_table(priced: pd.DataFrame) -> pd.DataFrame:
     Why: the keys (`fused_min_at_naive_rate_us`, ...) are the published metrics' names, defined nowhere on
     the page (cr89 03); the display renames them and keeps the keys for `fused_metrics`.
     cr93 03: a "saved" row for each end of the range (the naive rate's and the fused rate's), not the top only.
+    cr101 03: the fused-rate rows say "none recorded" for a device other than FUSED_RATE_ON.
 
     Args:
         priced: `analysis.fused_comparison` per device, one column each.
@@ -196,4 +202,7 @@ def priced_table(priced: pd.DataFrame) -> pd.DataFrame:
     """
     shown = priced.loc[list(PRICED_ROWS)].rename(index=PRICED_ROWS)
     shown.loc["saved, fused rate (us)"] = priced.loc["naive_kernel_us"] - priced.loc["fused_min_at_fused_rate_us"]
-    return shown.round(1)
+    shown = shown.round(1).astype(object)
+    other = [device for device in shown.columns if FUSED_RATE_ON not in device]
+    shown.loc[["one-pass, fused rate (us)", "saved, fused rate (us)"], other] = "none recorded"
+    return shown
