@@ -185,13 +185,17 @@ def steady_state_verdicts(ratios: list[PairedRatio]) -> list[Verdict]:
 
 def show_verdicts(verdicts: list[Verdict]) -> None:
     """Display analysis.verdicts.verdict_table with every cell whole: pandas cut 07's verdict column off
-    mid-reason ("inconclusive (p10-p90 reach..."), hiding the reason a reader most needs (cr95 07)."""
+    mid-reason ("inconclusive (p10-p90 reach..."), hiding the reason a reader most needs (cr95 07).
+    An inconclusive row's median is blanked: cr101 07 read "dynamic / bucketed 0.575" beside "cannot
+    tell apart" as "1.7x faster"; its p10-p90, which shows why, stays."""
     from IPython.display import display
 
     from analysis.verdicts import verdict_table
 
+    table = verdict_table(verdicts)
+    table["value"] = table["value"].astype(object).where([v.measurable for v in verdicts], "")
     with pd.option_context("display.max_colwidth", None, "display.max_columns", None, "display.width", 200):
-        display(verdict_table(verdicts))
+        display(table)
 
 
 def rows_computed(steady: list[Verdict], lengths: list[int], buckets: list[int]) -> Verdict:
