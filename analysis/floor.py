@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
+import numpy as np
 import torch
 
 from .timing import PairedRatio, Timing, paired_ratio, time_interleaved
@@ -25,9 +26,15 @@ PLAUSIBLE_COPY_OVER_PROBE = (0.25, 1.5)  # copy bandwidth / triad bandwidth, at 
 SLOW_ROUND = 1.5  # a round this many times its case's median is a slow one (cr73 05 M1: naive 2.4x in 2 of 15 rounds)
 
 
+def slow_round_mask(t: Timing) -> np.ndarray:
+    """Which of `t`'s rounds reach SLOW_ROUND times its median: the one test every "slow round" count and name
+    uses (05's ranking, 04's slow-rounds line, 03's `ratio_ends`)."""
+    return t.samples_us >= SLOW_ROUND * t.median_us
+
+
 def rounds_over_slow(t: Timing) -> int:
     """How many of `t`'s rounds reach SLOW_ROUND times its median, wherever its p90 lies."""
-    return int((t.samples_us >= SLOW_ROUND * t.median_us).sum())
+    return int(slow_round_mask(t).sum())
 
 
 def slow_rounds(t: Timing) -> int:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.floor import SLOW_ROUND, rounds_over_slow
+from analysis.floor import SLOW_ROUND, rounds_over_slow, slow_round_mask
 from analysis.timing import PairedRatio, Timing
 from analysis.verdicts import counted
 
@@ -119,10 +119,11 @@ def ratio_ends(timings: dict[str, Timing], ratio: PairedRatio) -> str:
     names = (ratio.numerator, ratio.denominator)
     rounds = ratio.per_round
     factor = {n: timings[n].samples_us[: len(rounds)] / timings[n].median_us for n in names}
+    slow = {n: slow_round_mask(timings[n])[: len(rounds)] for n in names}
     ends = []
     for end, value in (("p10", ratio.p10), ("p90", ratio.p90)):
         i = int(np.flatnonzero(rounds == value)[0])  # the series' p10 and p90 are samples (analysis.timing.p10_p90)
-        whose = [n for n in names if factor[n][i] >= SLOW_ROUND]
+        whose = [n for n in names if slow[n][i]]
         far = max(names, key=lambda n: abs(np.log(factor[n][i])))  # the variant that moved this round's ratio most
         under = f"a round where {far} took {factor[far][i]:.2f}x its median (under {SLOW_ROUND:g}x)"
         ends.append(f"{end} from {'a round slow for ' + ' and '.join(whose) if whose else under}")
