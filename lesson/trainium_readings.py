@@ -361,6 +361,13 @@ def spread_line(ratios: pd.DataFrame) -> str:
     )
 
 
+def _start_and_tail(export: Any) -> tuple[float, float]:
+    """Where an execution's start ends (its first MATMUL) and its tail begins (the DMA row's last bar ends), in ns:
+    the two cuts `execution_start`'s table and `start_tail_opcodes`' line both read."""
+    ins = export.instructions
+    return ins.loc[ins["opcode"] == "MATMUL", "start_ns"].min(), export.dma["end_ns"].max()
+
+
 def execution_start(exports: dict[str, Any], detail: bool = True) -> pd.DataFrame:
     """09's evidence for what fills each execution's start: the time before the first MATMUL, when the
     first instruction that reads HBM starts, which DMA queue types move before it, and which opcodes run.
@@ -386,11 +393,10 @@ def execution_start(exports: dict[str, Any], detail: bool = True) -> pd.DataFram
     rows = {}
     for name, e in exports.items():
         ins = e.instructions
-        first_matmul_ns = ins.loc[ins["opcode"] == "MATMUL", "start_ns"].min()
+        first_matmul_ns, last_dma_ns = _start_and_tail(e)
         first_read_ns = ins.loc[ins["hbm_read_bytes"] > 0, "start_ns"].min()
         before = ins.loc[ins["start_ns"] < first_matmul_ns, "opcode"]
         queues = e.dma.loc[e.dma["start_ns"] < first_read_ns, "queue_type"].value_counts()
-        last_dma_ns = e.dma["end_ns"].max()
         rows[name] = {
             "first MATMUL (us)": first_matmul_ns / 1e3,
             "first MATMUL / total_time": first_matmul_ns / e.total_time_ns,
@@ -509,12 +515,12 @@ def start_tail_opcodes(exports: dict[str, Any], name: str = "baseline_bf16_s512"
 
     e = exports[name]
     ins = e.instructions[~e.instructions["opcode"].isin(COMPUTING_OPCODES | WAIT_OPCODES)]
-    first_matmul_ns = e.instructions.loc[e.instructions["opcode"] == "MATMUL", "start_ns"].min()
+    first_matmul_ns, last_dma_ns = _start_and_tail(e)
 
     def most(mask: Any) -> str:
         return ", ".join(f"{op} {n}" for op, n in ins.loc[mask, "opcode"].value_counts().head(top).items())
 
-    before, tail = most(ins["start_ns"] < first_matmul_ns), most(ins["start_ns"] >= e.dma["end_ns"].max())
+    before, tail = most(ins["start_ns"] < first_matmul_ns), most(ins["start_ns"] >= last_dma_ns)
     return f"{name}'s bar opcodes (count): before the first MATMUL {before}; in the tail {tail}"
 
 
