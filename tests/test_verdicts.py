@@ -528,3 +528,11 @@ def test_a_faster_ratio_prints_the_decimals_that_give_back_its_factor():
     sentence = str(judge_ratio(PairedRatio("torch.compile", "naive", np.array([0.340, 0.343, 0.346, 0.348, 0.351]))))
     shown, factor = sentence.split(" took ")[1].split("x the time")[0], sentence.split(": ")[1].split("x faster")[0]
     assert f"{1 / float(shown):.2f}" == factor, sentence
+
+
+def test_a_gap_inside_the_margin_is_the_gap_between_the_ends_as_printed():
+    """cr102 06: ends printed 13.7 and 13.8 sat beside "the ranges lie 0.2 ... apart" (the unrounded gap)."""
+    from analysis.verdicts import _why_not_apart
+
+    line = _why_not_apart((13.76, 44.8), (3.3, 13.64), "% host only", ".1f")
+    assert line.startswith("the ranges lie 0.1 % host only (")
