@@ -89,28 +89,43 @@ def gap_share(steps: pd.DataFrame, step: int | None = None) -> tuple[float, str]
     return share, f"{line}\n{most.sentence}"
 
 
-def longest_gap_line(gaps: pd.DataFrame) -> str:
-    """The longest gap between two ops, read from its own row, with what was freed in it (from the
-    same row), so that the reader need not find that row in the table. The line says the two only
-    coincide: a free during a gap is not shown to be its cause (cr95 02 minor).
+def longest_gap_line(trace, step: int | None = None, memory_device_type: int | None = None) -> str:
+    """The longest gap between two ops of one step, with what was freed in it and which ops allocated
+    what in it (computed from the same window), so that the reader need not find that row in the table.
+    A free only coincides with a gap: not shown to be its cause (cr95 02 minor); where nothing was
+    freed the line says so rather than "0 B (they coincide)" (cr102 02 #1).
 
     Args:
-        gaps: `analysis.gap_table` of one step (columns after, before, gap_us; freed_bytes where
-            the trace has memory events).
+        trace: `analysis.load_trace`'s result.
+        step: the step of the gap table (the representative one by default).
+        memory_device_type: the backend's `[memory]` device type; None: no memory part.
 
     Returns:
-        e.g. "longest gap: aten::div_ -> aten::add, 316.5 us; freed in it: 128.0 MiB (they coincide;
-        not shown as the cause)"; a line saying
-        there was none where the step had fewer than two ops.
+        e.g. "longest gap: aten::pow -> aten::sum, 1501.6 us; nothing freed in it; aten::mean allocated
+        32.0 KiB"; a line saying there was none where the step had fewer than two ops.
     """
+    from analysis.allocations import allocations_by_op
+    from analysis.steps import gap_table
+    from analysis.traces import representative_step
     from lesson.rmsnorm import format_bytes
 
+    step = representative_step(trace) if step is None else step
+    gaps = gap_table(trace, step, memory_device_type)
     if gaps.empty:
         return "longest gap: none (fewer than two ops in the step)"
     row = gaps.loc[gaps["gap_us"].idxmax()]
-    hedge = " (they coincide; not shown as the cause)"
-    freed = f"; freed in it: {format_bytes(row['freed_bytes'])}{hedge}" if "freed_bytes" in row else ""
-    return f"longest gap: {row['after']} -> {row['before']}, {row['gap_us']:.1f} us{freed}"
+    parts = [f"longest gap: {row['after']} -> {row['before']}, {row['gap_us']:.1f} us"]
+    if memory_device_type is None or trace.memory.empty:
+        return parts[0]
+    freed = row["freed_bytes"]
+    parts.append(
+        f"freed in it: {format_bytes(freed)} (they coincide; not shown as the cause)" if freed else "nothing freed in it"
+    )
+    start = row["start_us"] + float(trace.steps.set_index("step")["ts"].get(step, 0.0))  # gap_table's clock: the step's
+    allocs = allocations_by_op(trace, step, memory_device_type)
+    made = allocs[(allocs["ts"] >= start) & (allocs["ts"] < start + row["gap_us"])].groupby("op", sort=False)["bytes"].sum()
+    parts += [f"{op} allocated {format_bytes(b)}" for op, b in made.items()]
+    return "; ".join(parts)
 
 
 def profiled_mean_line(prof, timing, label: str = "naive") -> str:
@@ -154,7 +169,7 @@ def profiled_mean_line(prof, timing, label: str = "naive") -> str:
     )
 
 
-def recorded_kernel_table(recorded: dict, unread: list) -> tuple[pd.DataFrame, str, pd.DataFrame]:
+def recorded_kernel_table(recorded: dict, unread: list) -> tuple[str, pd.DataFrame]:
     """02's per-kernel table of the two recorded calls (H100, MI300X). Why here: it is display code
     (labels, GiB/s conversion, the idle star) that would stall a workshop seat (cr100 02); the lesson
     is the table, read in the notebook.
@@ -164,7 +179,7 @@ def recorded_kernel_table(recorded: dict, unread: list) -> tuple[pd.DataFrame, s
         unread: the devices whose kernels are stamped back to back (`stamps_back_to_back`): idle not read.
 
     Returns:
-        (the H100's `analysis.kernels_by_op` rows, used by exercise 2; the note to print above the table;
+        (the note to print above the table;
         the table: MiB, then each device's median device_us and bytes / time in GiB/s (shape bytes, not
         measured traffic), rows labelled by what each op does; a star marks the MI300X columns when unread).
     """
@@ -187,7 +202,7 @@ def recorded_kernel_table(recorded: dict, unread: list) -> tuple[pd.DataFrame, s
     labels = per_kernel["op"].str.removeprefix("aten::") + [f" ({w})" for w in what]
     table = pd.DataFrame(times).set_index(labels).rename_axis("op").round(2)
     # the devices side by side read as a ranking without the caution repeated here (cr101 02)
-    return per_kernel, "\n".join(["per-kernel medians over the calls; do not rank the devices", *note]), table
+    return "\n".join(["per-kernel medians over the calls; do not rank the devices", *note]), table
 
 
 # The ops a dtype copy runs as (its allocation happens inside them): not the op that asked for it.

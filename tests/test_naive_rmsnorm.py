@@ -60,27 +60,24 @@ def test_gap_share_verdict_holds_only_where_the_ops_held_most_of_every_step():
     assert line.split("\n")[1].endswith(": in 4 of 5 steps of this run, not in every one")
 
 
-def test_longest_gap_line_reads_the_longest_gaps_own_row():
+def test_longest_gap_line_reads_the_longest_gaps_own_row_and_names_what_was_allocated_in_it(profiled):
+    # a real cpu profile: the line reads the longest gap's own row; where nothing was freed it says so
+    # (not "0 B (they coincide)", cr102 02 #1), and the ops it names allocated that row's bytes
+    from analysis.steps import gap_table
+    from analysis.traces import representative_step
     from lesson.naive_rmsnorm import longest_gap_line
+    from lesson.rmsnorm import format_bytes
 
-    gaps = pd.DataFrame(
-        {
-            "after": ["aten::pow", "aten::div_"],
-            "before": ["aten::sum", "aten::add"],
-            "gap_us": [41.8, 316.5],
-            "freed_bytes": [0, 2**27],
-        }
-    )
-    assert (
-        longest_gap_line(gaps)
-        == "longest gap: aten::div_ -> aten::add, 316.5 us; freed in it: 128.0 MiB (they coincide; not shown as the cause)"
-    )
-    assert (
-        longest_gap_line(gaps.assign(gap_us=[400.0, 316.5]))
-        == "longest gap: aten::pow -> aten::sum, 400.0 us; freed in it: 0 B (they coincide; not shown as the cause)"
-    )
-    assert longest_gap_line(gaps.drop(columns="freed_bytes")) == "longest gap: aten::div_ -> aten::add, 316.5 us"
-    assert longest_gap_line(gaps.iloc[:0]).startswith("longest gap: none")
+    *_, trace = profiled
+    step = representative_step(trace)
+    row = gap_table(trace, step, 0).nlargest(1, "gap_us").iloc[0]
+    line = longest_gap_line(trace, step, 0)
+    assert line.startswith(f"longest gap: {row['after']} -> {row['before']}, {row['gap_us']:.1f} us; ")
+    freed = "nothing freed in it" if row["freed_bytes"] == 0 else f"freed in it: {format_bytes(row['freed_bytes'])} (they"
+    assert freed in line and ("0 B" not in line.split("; ")[1])
+    made = line.split("; ")[2:]
+    assert all(" allocated " in m for m in made) and (len(made) > 0) == (row["allocated_bytes"] > 0)
+    assert longest_gap_line(trace, step) == line.split("; ")[0]  # no memory device type: no memory part
 
 
 def test_profiled_mean_line_judges_the_calls_own_range_so_one_slow_step_does_not_read_as_a_finding():
