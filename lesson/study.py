@@ -359,7 +359,9 @@ def shape_takeaways(
         if floors[s].memory_bound:
             allocs = {n: (alloc_over_input or {}).get((s, n), math.nan) for n in names}
             lines += [f"  {line}" for line in _memory_bound(ranking, floors[s], blocks[s], allocs, brief=not notes)]
-            lines += _bytes_line(ranking, allocs) if floors[s].ok and ranking.gate is None else []
+            lines += (
+                _bytes_line(ranking, allocs, newer_first(ranking, blocks[s])) if floors[s].ok and ranking.gate is None else []
+            )
             continue
         if by_tokens is None:
             lines += [f"  {withheld('overhead-bound', 'the fixed + per-token fit was not timed')}"]
@@ -376,25 +378,40 @@ def shape_takeaways(
     return [line for line in lines if line not in footnotes] + footnotes * notes
 
 
-def _bytes_line(ranking: Ranking, allocs: dict[str, float]) -> list[str]:
-    """One line tying each variant's time to the copy (`over_floor` median) to its `alloc_over_input`, variants of
-    equal allocation (as the table rounds it) grouped, and whether the time is ordered as the bytes allocated: each group's
-    medians all above those of the group that allocates less (medians only, said so). Why: the large shape's lesson
-    was never said in words (cr98 05 M1). [] where an allocation is missing or all allocations are equal."""
+def _bytes_line(ranking: Ranking, allocs: dict[str, float], pairs: list) -> list[str]:
+    """One line of what the pair verdicts say against `alloc_over_input`, variants of equal allocation (as the table
+    rounds it) grouped: whether the least-allocating group is measurably faster than every other variant, and whether
+    each group of equal allocation is told apart. Why: "time is ordered as the bytes allocated" read as a finding that
+    time follows allocation, from two levels and an inconclusive pair (cr102 05 M1); two levels test no proportion,
+    so the line says so. [] where an allocation is missing or all allocations are equal."""
     if not allocs or any(math.isnan(a) for a in allocs.values()):
         return []
     groups: dict[float, list[str]] = {}
     for n in ranking.order:
         groups.setdefault(round(allocs[n], 1), []).append(n)
-    ordered = [groups[a] for a in sorted(groups)]
-    med = {n: ranking.over_floor[n].median for n in allocs}
-    follows = all(max(med[n] for n in lo) < min(med[n] for n in hi) for lo, hi in zip(ordered, ordered[1:]))
-    if len(ordered) < 2:
+    if len(groups) < 2:
         return []
-    said = "is ordered as" if follows else "is not ordered as"
-    parts = [f"{' and '.join(f'{n} {med[n]:.2f}' for n in ns)} with {a:.1f} allocated" for a, ns in sorted(groups.items())]
-    # "medians" read as a ratio of medians, "written" as not `alloc_over_input` (cr101 05 #1)
-    return [f"  time (median per-round ratio to the copy) {said} the bytes allocated: {'; '.join(parts)}"]
+    verdict = {frozenset((v.subject, v.reference)): v for v in pairs}
+
+    def faster(a: str, b: str) -> bool:  # a measurably faster than b, by the pair's verdict
+        v = verdict.get(frozenset((a, b)))
+        return v is not None and v.kind == ("faster" if v.subject == a else "slower")
+
+    least, *rest = sorted(groups)
+    lo = groups[least]
+    others = [n for a in rest for n in groups[a]]
+    many = len(lo) > 1
+    fastest = all(faster(a, b) for a in lo for b in others)
+    parts = [
+        f"the {least:.1f}-allocation variant{'s' * many} ({', '.join(lo)}) {'are' if many else 'is'}"
+        f"{'' if fastest else ' not'} measurably fastest"
+    ]
+    for a, ns in sorted(groups.items()):
+        if len(ns) > 1:
+            inside = [verdict.get(frozenset((x, y))) for i, x in enumerate(ns) for y in ns[i + 1 :]]
+            apart = any(v is not None and v.measurable for v in inside)
+            parts.append(f"the {a:.1f} {'pair' if len(ns) == 2 else 'group'} {'differs' if apart else 'cannot be told apart'}")
+    return [f"  {'; '.join(parts)}: not a test of proportion"]
 
 
 def _growth_lines(growth: dict[str, Any], scale: int, notes: bool) -> list[str]:
@@ -1219,10 +1236,9 @@ def _memory_bound(
     # the share's formula here, in the footnote, not in the bound's line (cr60 05 #6 asked for it; there it made the
     # densest line of 05's output)
     basis = (
-        f"byte share = alloc_over_input (at least 1) × the {rate}'s time ÷ the variant's time, per round, a lower bound:"
-        " each full-size tensor allocated, written and read once. Exercise 1 counts bytes from the source"
-        " instead: more bytes, a share that can pass 1"
-    )  # cr81 05 M2: one unparsable parenthesis split into plain sentences
+        f"byte share = alloc_over_input (at least 1) × the {rate}'s time ÷ the variant's time, per round:"
+        f" time at the {rate}'s rate, allocation included"
+    )  # cr81 05 M2: plain sentences; cr102 05 #1: "a lower bound" was not shown (the source count's share passes 1)
     if rate == "copy":  # the copy reached about half the triad: "memory-bound" is relative to it, not to peak memory
         basis += f". Memory-bound here means near an allocating copy's time; that copy reached {floor.copy_over_probe:.2f}x the triad"  # cr87 05 #4
     triad = f" (spread {block[reference].spread:.2f}; used because the copy failed its check)"
