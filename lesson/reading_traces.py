@@ -98,7 +98,9 @@ class HostOnlyFactors:
             "slower": f"{s}'s profiled step is {step} and its host-only time {host}: its share is higher {_why(self.host_only, 'step is shorter', 'a shorter host-only time')}",
             "faster": f"{s}'s host-only time is {host} and its profiled step {step}: its share is higher {_why(self.step, 'host-only time is longer', 'a longer step')}",
         }
-        facts = f"{s}'s profiled step is {step} and its host-only time {host}: this run cannot tell which explains more of the higher share"
+        facts = (
+            f"{s}'s profiled step is {step} and its host-only time {host}: this run cannot tell which weighs more in the shares"
+        )
         return f"Factors: against {r}, {said.get(kind, facts)}{self._reason(kind)}{self._spans_text()}"
 
     def _reason(self, kind: str) -> str:

@@ -105,7 +105,7 @@ def test_share_line_reads_the_factors_and_names_the_larger():
         " its share is higher mostly because its host-only time is longer (smallest host-only factor 4.00 > largest step factor 3.10)"
     )
     fx.verdict, fx.host_only = judge_timings("step factor", fx.step, "host-only factor", ranges(2.8, 3.2), "x"), ranges(2.8, 3.2)
-    assert fx.share_line.endswith("this run cannot tell which explains more of the higher share")  # inconclusive, not equal
+    assert fx.share_line.endswith("this run cannot tell which weighs more in the shares")  # inconclusive, not equal
     fx.step = ranges(0.5, 0.8)  # a longer step reads as longer, its factor inverted; one straddling 1 as "as long"
     fx.host_only = ranges(0.9, 1.2)
     assert (
