@@ -23,7 +23,7 @@ from typing import Any
 
 import pandas as pd
 
-from analysis.contention import BUSY_WAITED_FRACTION, Contention, combined
+from analysis.contention import BUSY_WAITED_FRACTION, Contention, _percent, combined
 from analysis.rank_view import arrival_order, chance_some_rank_last, rank_steps
 from analysis.traces import Trace, load_trace
 from helpers.errors import BackendUnavailableError, ParameterError, SeriesError
@@ -191,17 +191,24 @@ def ranks_contention(out_dir: Path) -> tuple[Contention | None, str]:
     line = machine_line({"ranks": contention}, "each rank ran its profiled steps") if contention else ""
     # the combined counters hold one timed block per rank (its profiled steps): the line says so (cr83 08)
     line = line.replace("this process", "a rank").replace(" timed blocks,", " timed blocks, one per rank,")
-    # cr101 08: the quiet line named one wait as 9.4, 9 and "9% of the 10%": one number, the rank's, and its ms
-    records = {int(p.name[4:-5]): json.loads(p.read_text())["contention"] for p in paths}
-    waited = {r: c["waited_fraction"] for r, c in records.items() if c.get("waited_fraction") is not None}
+    # cr102 08: every rank's CPU wait, rounded up as metrics.json's "at most" is, and which rank BUSY is judged on
+    waited = rank_cpu_waits(out_dir)
     if contention and contention.busy is False and waited:
-        r = max(waited, key=waited.get)
-        ms = waited[r] * records[r]["wall_s"] * 1e3
+        each = ", ".join(f"rank {r} {_percent(f, up=True)}" for r, f in sorted(waited.items()))
         line = (
-            f"quiet while each rank ran its profiled steps: rank {r} waited for a CPU {waited[r]:.1%} of the time"
-            f" (about {ms:.0f} ms), under the {BUSY_WAITED_FRACTION:.0%} BUSY limit"
+            f"quiet while the ranks ran their profiled steps: CPU wait at most {each} of the time;"
+            f" BUSY at {BUSY_WAITED_FRACTION:.0%} on the worse rank"
         )
     return contention, line
+
+
+def rank_cpu_waits(out_dir: Path) -> dict[int, float]:
+    """Each rank's CPU wait (the share of its profiled steps it waited for a CPU), from its `rank<N>.json`: 08's
+    machine line prints them all, and its exchange line names the CPU as a candidate only for the rank that waited more."""
+    records = {int(p.name[4:-5]): json.loads(p.read_text()) for p in out_dir.glob("rank*.json") if p.name[4:-5].isdigit()}
+    return {
+        r: c["contention"]["waited_fraction"] for r, c in records.items() if c["contention"].get("waited_fraction") is not None
+    }
 
 
 def neuron_torchrun_recipe(ranks: int, script: str = "your_script.py") -> str:
@@ -250,14 +257,16 @@ def neuron_recipe_lines(ranks: int) -> list[str]:
     ]
 
 
-def exchange_line(waits: pd.DataFrame) -> str:
+def exchange_line(waits: pd.DataFrame, cpu_waits: dict[int, float] | None = None) -> str:
     """08's reading of the exchange on the slow steps: the rank with the longest median `exchange_ms` against the
     shortest, with what is not measured. Why: a longer exchange makes a rank leave the all-reduce, and so start its
     next step, later (cr101 08: rank 1's ran 6.7 against 2.9 ms, the page said nothing); the stamps cannot see inside
-    the all-reduce, so the line names one candidate cause and the appendix section that checks it, no verdict.
+    the all-reduce, so the line names no cause but one candidate: the CPU wait, and only where the long-exchange rank
+    waited more for a CPU than the short one (cr102 08: it was named for a rank that waited less).
 
     Args:
         waits: rows of analysis.collective_waits (rank, straggling, exchange_ms).
+        cpu_waits: each rank's CPU wait (`rank_cpu_waits`); None: no candidate named.
     """
     from analysis.verdicts import counted
 
@@ -265,7 +274,10 @@ def exchange_line(waits: pd.DataFrame) -> str:
     hi, lo = medians.idxmax(), medians.idxmin()
     label = f"slow steps, a reading: rank {hi}'s median exchange_ms"
     reading = counted(label, medians[hi], "ms", f"rank {lo}", medians[lo], decimals=1)
-    return f"{reading}; the cause is not measured: waiting for a CPU (section 2) is one candidate (A5 §2)"
+    cpu = cpu_waits or {}
+    if cpu.get(hi, 0.0) > cpu.get(lo, float("inf")):
+        return f"{reading}; the cause is not measured: its higher CPU wait (section 2) is one candidate (A5 §2)"
+    return f"{reading}; the cause is not measured (A5 §2)"
 
 
 def last_arrival_lines(waits: pd.DataFrame, slowest: int, ranks: int) -> list[str]:
@@ -301,9 +313,18 @@ def last_arrival_lines(waits: pd.DataFrame, slowest: int, ranks: int) -> list[st
         line = f"probability that chance alone makes some rank last in {often}: {chance:.2f}"
         if count == order.steps:
             line += f"; {order.steps} steps cannot give less"
+        # cr102 08: where the last rank also left the step before later on most off steps, the steps are not
+        # independent, and the data says so beside the chance
+        left = arrival_parts(waits, steps=off_steps)[LEFT_LATER].dropna()
+        if (left > 0.05).sum() > len(left) / 2:
+            return (
+                line
+                + "; on off steps the last rank also left the previous step later: the steps are not independent here (Exercise 2)"
+            )
         return line + "; a reading, not a finding: it takes the steps as independent (Exercise 2)"
 
     on, off = arrival_order(waits[waits["straggling"]], ranks), arrival_order(waits[~waits["straggling"]], ranks)
+    off_steps = set(waits.loc[~waits["straggling"], "step"])
     slow = on.last_counts.get(slowest, 0)
     counts = ", ".join(f"rank {r} in {n} of {off.steps}" for r, n in off.last_counts.items())
     top = max(off.last_counts.values(), default=0)
@@ -483,9 +504,11 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
     fewer = int((parts["computed longer by (ms)"] < -0.05).sum())
     shorter = f" (net: shorter on {fewer} of {len(parts)} steps)" if fewer and extra is None else ""
     ending = f"netted over the steps: which part is larger, {len(parts)} steps cannot say" if undecided else "not a verdict"
+    waiting = sorted(parts["arrived first"].unique())  # cr102 08: the total is every waiting rank's, and says so
+    whose = f" (ranks {(' and ' if len(waiting) == 2 else ', ').join(map(str, waiting))})" if len(waiting) > 1 else ""
     return (
         f"{opener}{_one_decimal(compute + start)} ms"
-        f" waited = {_one_decimal(shown_compute)} ms last rank's longer compute{shorter}{split} {'-' if net < 0 else '+'}"
+        f" waited{whose} = {_one_decimal(shown_compute)} ms last rank's longer compute{shorter}{split} {'-' if net < 0 else '+'}"
         f" {_one_decimal(abs(net))} ms step-start gaps{signed or earlier}{rounded}; {ending}"
     )
 
