@@ -476,7 +476,7 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
         start: `execution_start`'s result (rows named "<kernel>_<dtype>_s512").
 
     Returns:
-        two lines, e.g. "fused / baseline, one execution each (readings, not verdicts): per call (total_time): bf16 x0.67,
+        two lines, e.g. "fused / baseline, one execution each (readings, not verdicts): whole execution (total_time): bf16 x0.67,
         fp32 x0.65" and "compute window (ends at a possibly inaccurate DMA bar): bf16 x0.49 (34.9 -> 17.0 us), ..."
         (cr101 09: the window ends at a DMA bar, and the profiler warns DMA values may be inaccurate).
     """
@@ -489,7 +489,7 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
         whole_parts.append(f"{dtype} x{total[fused] / total[base]:.2f}")
         middle_parts.append(f"{dtype} x{middle[fused] / middle[base]:.2f} ({middle[base]:.1f} -> {middle[fused]:.1f} us)")
     return (
-        f"fused / baseline, one execution each (readings, not verdicts): per call (total_time): {', '.join(whole_parts)}\n"
+        f"fused / baseline, one execution each (readings, not verdicts): whole execution (total_time): {', '.join(whole_parts)}\n"
         f"compute window (ends at a possibly inaccurate DMA bar): {', '.join(middle_parts)}"
     )
 

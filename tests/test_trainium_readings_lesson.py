@@ -186,7 +186,7 @@ def test_after_first_matmul_reading_prints_two_readings():
     start = execution_start(exports, detail=False)  # 09's short table carries what the line needs
     assert "first HBM-reading instruction starts (us)" not in start.columns
     line = after_first_matmul_reading(start)
-    assert line.startswith("fused / baseline, one execution each (readings, not verdicts): per call (total_time): bf16 x")
+    assert line.startswith("fused / baseline, one execution each (readings, not verdicts): whole execution (total_time): bf16 x")
     # cr101 09: the window ends at a DMA bar, and the profiler warns DMA values may be inaccurate
     assert "\ncompute window (ends at a possibly inaccurate DMA bar): " in line
     for dtype in ("bf16", "fp32"):
