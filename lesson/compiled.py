@@ -147,7 +147,7 @@ def break_evens(
             + (f"; the {files[0] - files[1]} more: {kinds}" if kinds else "")
         )
     # cr73: another shape, later in the process: the ratio must not read as the first compile's setup cost
-    later_subject = f"a later compile at HIDDEN = {new_hidden} took {later}, {fraction:.2g}x the first's (the two differ in shape too, so the ratio is not the setup's cost)"
+    later_subject = f"a later compile at HIDDEN = {new_hidden} took {later}, {fraction:.2g}x the first's (at another shape, so not the setup's cost)"
     if cold.busy or after_setup.busy:
         later_subject, reason = f"a later compile at HIDDEN = {new_hidden}", BUSY_COLD_CALL
     else:
