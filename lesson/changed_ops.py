@@ -141,6 +141,7 @@ def fused_rate_line(priced: pd.DataFrame, fused_call: pd.Series, saving: object)
     cr93 03: the saving line, read alone, looked like a finding: it now opens with the end of the range it is.
     cr99 03: still read as the saving: the notebook's subject is a condition ("if a one-pass kernel ran at ...").
     cr101 03: the fused rate was recorded on an MI300X only; another device gets no fused-rate end.
+    cr102 03: "at the two rates below" gave the H100 two rates: each device now names its own.
 
     Args:
         priced: `analysis.fused_comparison` per device, one column each ("an NVIDIA H100", ...).
@@ -148,8 +149,8 @@ def fused_rate_line(priced: pd.DataFrame, fused_call: pd.Series, saving: object)
         saving: the saving at the naive rate (`verdicts.estimate`), printed between the two.
 
     Returns:
-        three lines: "saving per call at the two rates below: an NVIDIA H100 H us (no fused rate recorded), an AMD
-        MI300X L to H us: inconclusive, neither rate is shown to hold here", the saving, then "at the rate
+        three lines: "saving per call: an NVIDIA H100 H us at the naive rate (no fused rate recorded); an AMD
+        MI300X L to H us across its two rates: inconclusive", the saving, then "at the rate
         of the N small recorded fused calls (MI300X, <dtype>, <shape>, Kx fewer bytes; median R GB/s, range
         L-H): a one-pass kernel: about M us (estimated)". The saving opens with "upper end of the range: " (or
         "lower end", as the numbers fall).
@@ -160,10 +161,10 @@ def fused_rate_line(priced: pd.DataFrame, fused_call: pd.Series, saving: object)
     for device, naive in priced.loc["naive_kernel_us"].items():
         saved = priced.at["saved_at_naive_rate_us", device]
         if FUSED_RATE_ON not in device:
-            spans.append(f"{device} {saved:.0f} us (no fused rate recorded)")
+            spans.append(f"{device} {saved:.0f} us at the naive rate (no fused rate recorded)")
             continue
         low, high = sorted((naive - at_rate, saved))
-        spans.append(f"{device} {low:.0f} to {high:.0f} us")
+        spans.append(f"{device} {low:.0f} to {high:.0f} us across its two rates")
         ends.add("upper" if saved >= naive - at_rate else "lower")
     end = f"{ends.pop()} end of the range" if len(ends) == 1 else "one end of each range"
     fewer = first["fused_min_mb"] * 1e6 / first["fused_bytes"]
@@ -172,8 +173,8 @@ def fused_rate_line(priced: pd.DataFrame, fused_call: pd.Series, saving: object)
     )
     recorded = f"MI300X, {fused_call.x_dtype}, {fused_call.x_shape}, {fewer:.0f}x fewer bytes; {rates}"
     at = f"at the rate of the {first['fused_rates']:.0f} small recorded fused calls ({recorded}): a one-pass kernel: about {at_rate:.0f} us (estimated)"
-    span = f"saving per call at the two rates below: {', '.join(spans)}"
-    return f"{span}: inconclusive, neither rate is shown to hold here\n{end}: {saving}\n{at}"
+    span = f"saving per call: {'; '.join(spans)}"
+    return f"{span}: inconclusive\n{end}: {saving}\n{at}"
 
 
 FUSED_RATE_ON = "MI300X"  # the only device with recorded fused calls: its rate prices no other device's kernel

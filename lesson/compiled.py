@@ -98,7 +98,7 @@ def break_evens(
         Slow rounds, which can set either end of the range, are `slow_rounds_line`'s, printed under
         the verdicts the range comes from (cr88 04: not only beside the break-even).
         The evidence line names the kinds of the extra files (`ColdCall.added_kinds`), Inductor's
-        CPU-feature probes apart from the rest, with the checks their sources define (`ColdCall.probe_names`).
+        CPU-feature probes apart from the rest (cr102 04: without the per-check counts, which buried the break-even).
     """
     # the paired ratio's median, as its p10-p90 below: the difference of the table's medians put the
     # estimate at the edge of its own range (cr49)
@@ -140,15 +140,14 @@ def break_evens(
     if files[0] > files[1]:  # cr59: the setup named by its evidence; cr60: what kinds of files the first added beyond the later
         more = Counter(cold.added_kinds)
         more.subtract(after_setup.added_kinds)
-        named = cold.probe_names and _named(cold.probe_names, cold.probe_programs, cold.added_kinds.get(_PROBE, 0))
-        gloss = _GLOSS | ({_PROBE: f"{_GLOSS[_PROBE][:-1]}; {named})"} if named else {})
-        kinds = ", ".join(f"{n} {gloss.get(kind, kind)}" for kind, n in more.most_common() if n > 0)
+        # cr102 04: the per-check probe inventory buried the break-even above it: one short line
+        kinds = ", ".join(f"{n} {_GLOSS.get(kind, kind)}" for kind, n in more.most_common() if n > 0)
         lines.append(
             f"which setup ran (not its cost): the first compile added {files[0]} cache files, the later one {files[1]}"
             + (f"; the {files[0] - files[1]} more: {kinds}" if kinds else "")
         )
     # cr73: another shape, later in the process: the ratio must not read as the first compile's setup cost
-    later_subject = f"a later compile at HIDDEN = {new_hidden} took {later}, {fraction:.2g}x the first's (the two differ in shape too, so the ratio is not the setup's cost)"
+    later_subject = f"a later compile at HIDDEN = {new_hidden} took {later}, {fraction:.2g}x the first's (at another shape, so not the setup's cost)"
     if cold.busy or after_setup.busy:
         later_subject, reason = f"a later compile at HIDDEN = {new_hidden}", BUSY_COLD_CALL
     else:
@@ -195,6 +194,8 @@ def beside_03(out_dir: str | Path, here: Verdict) -> str:
     then = judge_ratio(pair("torch.rms_norm", "naive", m["value"], m["p10"], m["p90"]))
     if "busy" in (then.kind, here.kind):
         relation = "a busy block judges nothing"
+    elif then.word == here.word and "inconclusive" in here.relation:  # cr102 04: "the same verdict" read as "equal"
+        relation = "also inconclusive: two inconclusive results are not agreement that they are equal"
     elif then.word == here.word:
         relation = "the same verdict"
     elif "inconclusive" in (then.relation, here.relation):
@@ -238,18 +239,8 @@ _PROBE = "CPU-feature probe"
 _GLOSS = {
     "in locks/": "in locks/ (file locks)",
     ".so": ".so (compiled code)",
-    _PROBE: "files of Inductor's CPU-feature probes (small programs it compiles to test this CPU's vector instructions)",
+    _PROBE: "files of CPU-feature probes (tiny programs testing this CPU's vector instructions)",
 }
-
-
-def _named(names: dict[str, int], programs: int = 0, files: int = 0) -> str:
-    """How many probe programs, and the checks their sources define, each with how many define it: the
-    evidence that they are probes (cr72). cr76: "(in 4)" did not say 4 programs, nor that 30 files are 10 programs."""
-    counts = [f"{n} {name}" for name, n in sorted(names.items(), key=lambda i: -i[1])]  # "4 __avx_chk_kernel"
-    named = ", ".join([counts[0].replace(" ", " of them define ", 1), *counts[1:]])
-    each = f", {files // programs} files each" if programs and files % programs == 0 else ""
-    count = f"{programs} programs{each}: a .cpp, its .so and a lock" if programs else "each a .cpp, its .so and a lock"
-    return f"{count}; {named}"
 
 
 def _files_in(folder: str | Path) -> set[Path]:
@@ -300,7 +291,7 @@ class ColdCall:
         added_kinds: the files it added to Inductor's cache, counted by kind (`_kind`): the setup's
             evidence in `break_evens`.
         probe_names: among them, the CPU-feature probes' sources counted by the check each defines
-            (`_probe_names`): `break_evens` names them.
+            (`_probe_names`): the evidence that they are probes, for a reader of the cache.
         probe_programs: how many probe programs (sources) those files hold.
         busy: whether its machine line said BUSY (None where unknown): a busy cold call concludes nothing,
             so `break_evens` and 04's exercise 2 withhold what they would draw from it (r73: 04's exercise 2
