@@ -323,12 +323,14 @@ def drawn_step_table(split: pd.DataFrame, traces: dict[str, Any]) -> pd.DataFram
     return table.rename_axis(DRAWN_CAPTION)  # the caption where it prints (cr99 06)
 
 
-def host_only_us_line(name: str, small: Any, small_tokens: int, trace: Any, tokens: int) -> str:
+def host_only_us_line(name: str, small: Any, small_tokens: int, trace: Any, tokens: int, busy: bool = False) -> str:
     """One variant's host-only time per step at two sizes (Exercise 2), so that a reader sees whether
     a share rose because the host-only time grew or because the step shrank by more.
 
     Args:
         name: the variant; small, trace: its loaded traces at small_tokens and at tokens rows.
+        busy: the blocks that profiled them were BUSY (the share verdict above says so): the ranges print, no
+            verdict on them (cr103 06: "host-only time grows too" printed under "concludes nothing").
 
     Returns:
         "naive: host-only 17-26 us of a 60-75 us step at 8 tokens, 123-146 of 4890-5210 us at 1024;
@@ -351,7 +353,11 @@ def host_only_us_line(name: str, small: Any, small_tokens: int, trace: Any, toke
     host = "step_us - busy_us - idle_total_us"
     at_small = f"host-only {text(span(small, host))} us of a {text(span(small, 'step_us'))} us step at {small_tokens} tokens"
     verdict = judge_ranges(f"host-only at {tokens}", span(trace, host), f"at {small_tokens}", span(small, host))
-    if verdict.kind == "slower":  # a host-only ratio only where the ranges lie apart (cr100 06 M1: a bare 2.2x read as a finding)
+    if busy:
+        medians, also = f"median step, {tokens} over {small_tokens}: {ratio('step_us')}", "; host-only time: not judged (BUSY)"
+    elif (
+        verdict.kind == "slower"
+    ):  # a host-only ratio only where the ranges lie apart (cr100 06 M1: a bare 2.2x read as a finding)
         medians = f"medians, {tokens} over {small_tokens}: host-only {ratio(host)}, step {ratio('step_us')}"
         also = "; host-only time grows too: not only a per-call cost"
     else:

@@ -344,6 +344,8 @@ def test_host_only_us_line_prints_the_step_beside_the_host_only_time(monkeypatch
     assert host_only_us_line("naive", small, 8, grown, 1024).endswith(
         "host-only 7.0x, step 79.7x; host-only time grows too: not only a per-call cost"
     )
+    # cr103 06: a BUSY block concludes nothing, here too
+    assert host_only_us_line("naive", small, 8, grown, 1024, busy=True).endswith("host-only time: not judged (BUSY)")
 
 
 def test_drawn_step_table_uses_the_cpu_names_only_without_a_device_lane():
