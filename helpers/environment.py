@@ -162,7 +162,7 @@ RECORD_MEANINGS = {
     "that a call's freed memory is not handed back and faulted in again in one timed block and not in the next",
     "kineto_log_level": "the profiler library's (Kineto) log level; 6 silences its start-up messages on a machine with no "
     "accelerator, where they say nothing the learner can act on",
-    "neuron_settings": "the Neuron runtime settings of this kernel, used on Trainium only (every notebook's parameters set them)",
+    "neuron_settings": "the Neuron runtime settings of this kernel, used on Trainium only (the notebooks' Neuron parameters set them)",
     "neuron_settings.visible_cores": "the NeuronCore(s) this kernel reserves (NEURON_RT_VISIBLE_CORES); empty off Trainium",
     "neuron_settings.profile": "NEURON_PROFILE: what a Neuron profile records, device (NEFF + NTFF) or system (runtime events); auto took a workshop seat's setting, else device",
     "neuron_settings.environment": "a Neuron environment variable in force when the kernel started; empty: not set",

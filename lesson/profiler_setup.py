@@ -80,9 +80,9 @@ def readings_line(recorded: Timing, steady: Timing) -> str:
     """The recorded steps and the steady range as readings, one line, never compared: the two blocks were timed at
     different moments, so drift confounds them, which the series' rule (paired per-round ratios) does not judge
     (cold read cr87 01 #2: six rounds read a verdict here; the bare calls later read inside the recorded range)."""
-    said = f"readings, timed at different moments and not compared here: recorded steps {recorded.p10_us:,.1f}-{recorded.p90_us:,.1f} us"
-    said += f", steady state {steady.p10_us:,.1f}-{steady.p90_us:,.1f} us (p10-p90)"
-    return f"{said}; the profiler's cost is judged in 'What the profiler costs'"
+    # cr103 01 M1: why they differ, and where the profiler's cost is judged, is the markdown's sentence
+    said = f"readings only (not compared): recorded steps {recorded.p10_us:,.1f}-{recorded.p90_us:,.1f} us"
+    return f"{said}, steady state {steady.p10_us:,.1f}-{steady.p90_us:,.1f} us (p10-p90)"
 
 
 def first_longest_line(per_step: pd.Series) -> list[str]:
@@ -196,7 +196,7 @@ def _against_expected(lesson: Verdict | None, extra: np.ndarray, predicted: floa
     side = ranges_apart((low, high), (predicted, predicted))
     # the fewest decimals (1 to 4) at which the printed figures, judged by the same rule, give the same side
     places = next((d for d in (1, 2, 3) if ranges_apart((round(low, d), round(high, d)), (round(predicted, d),) * 2) == side), 4)
-    said = f"lesson call: extra p10-p90 {low:,.{places}f}-{high:,.{places}f} us per call against about {predicted:,.{places}f} us predicted"
+    said = f"lesson call: extra p10-p90 {low:,.{places}f} to {high:,.{places}f} us per call against about {predicted:,.{places}f} us predicted"
     if not side:
         return [f"{said}: cannot tell whether the per-op cost accounts for it (inconclusive)"]
     more = "more" if side == "above" else "less"
@@ -418,8 +418,10 @@ def larger_hidden_answer(
         verdict: the `judge_timings` verdict of Linear 2's share against Linear 1's (a range below reads "faster").
         block: the profile the shares come from, named where it was busy.
         drop: Linear 1's share over Linear 2's, lowest and highest cross ratio of their p10-p90 ranges (p10 over p90,
-            p90 over p10), read against the 4x element counts expect (cold reads cr75, cr79, cr82).
-        trace: the profile's analysis.traces.Trace: where measurable, a line places the tree's one call (tree_copy_share)
+            p90 over p10), read against the 4x element counts expect (cold reads cr75, cr79, cr82). Left out with
+            `trace` given: computed from the ends as printed, rounded to `decimals` (cr103 01 c2: a reader recomputes them).
+        trace: the profile's analysis.traces.Trace: Linear 1's shares print per recorded step (cr103 01 M2: two
+            clusters hid in one range); where measurable, a line places the tree's one call (tree_copy_share)
             in Linear 1's shares: the highest, the lowest or between (cold reads cr86 01 #4, cr90 01 #2).
         decimals: the share's decimals, those the verdict's ranges print with (judge_timings' `decimals`).
 
@@ -435,6 +437,9 @@ def larger_hidden_answer(
     trend = {"faster": "expected to shrink", "slower": "expected to grow", "busy": "withheld (BUSY)", "withheld": "withheld"}.get(
         verdict.kind
     )
+    if drop[0] != drop[0] and trace is not None and verdict.measurable:  # cr103 01 c2: from the printed (rounded) ends
+        (l1_lo, l1_hi), (l2_lo, l2_hi) = (np.round(p10_p90(v), decimals) for v in copy_shares(trace.events).values())
+        drop = (l1_lo / l2_hi, l1_hi / l2_lo if l2_lo > 0 else math.inf)
     lo, hi = drop
     how = " (a larger HIDDEN was not run; the stand-in: Linear 2 does Linear 1's multiply work with a 4x smaller bias copy)"
     how = how if verdict.measurable else ""
@@ -455,6 +460,13 @@ def larger_hidden_answer(
             else "between the lowest and highest of"
         )
         lines.insert(1, f"the tree's one call: {one:.{decimals}f} %, {end} Linear 1's {len(ranked)} readings")
+    if trace is not None and verdict.kind not in ("busy", "withheld"):  # cr103 01 M2: the readings in step order, no verdict
+        per_step = _copies(trace.events).query("Linear == 1")
+        lines.insert(
+            1,
+            "Linear 1's share per recorded step (%): "
+            + ", ".join(f"#{t:.0f} {v:.{decimals}f}" for t, v in zip(per_step["step"], per_step["share"])),
+        )
     if verdict.measurable and lo == lo:  # the drop as a result, in words (cold read cr82 01: a condition read as one)
         where = drop_span_words(lo, hi)
         lines.append(

@@ -12,7 +12,7 @@ from torch.profiler import ProfilerActivity, profile, record_function, schedule
 
 from analysis.contention import Contention
 from analysis.key_averages import key_averages_frame
-from analysis.timing import PairedRatio, Timing
+from analysis.timing import PairedRatio, Timing, p10_p90
 from analysis.verdicts import judge_ratio, judge_timings
 from analysis.traces import load_trace
 from lesson.profiler_setup import (
@@ -130,21 +130,21 @@ def test_cost_takeaway_states_a_ratio_only_where_measurable():
     lesson_extra = {**extra, "lesson": np.array([2.0, 3.0, 3.5, 4.0, 4.2])}
     expected = cost_takeaway(verdicts, lesson_extra, {"tiny": 20, "lesson": 30})
     inconclusive = (
-        "(20 ops)\npredicted for the lesson call at that per-op cost: 30 ops x 0.125 us\nlesson call: extra p10-p90 2.0-4.2 us "
+        "(20 ops)\npredicted for the lesson call at that per-op cost: 30 ops x 0.125 us\nlesson call: extra p10-p90 2.0 to 4.2 us "
         "per call against about 3.8 us predicted: cannot tell whether the per-op cost accounts for it (inconclusive)\n"
     )
     assert inconclusive in expected
     below = cost_takeaway(verdicts, {**extra, "lesson": np.array([1.0, 1.5, 2.0, 2.5, 3.0])}, {"tiny": 20, "lesson": 30})
-    assert "extra p10-p90 1.0-3.0 us per call against about 3.8 us predicted: measurably less: the per-op" in below
+    assert "extra p10-p90 1.0 to 3.0 us per call against about 3.8 us predicted: measurably less: the per-op" in below
     # cr102 01 c1's run: 806.7 us against 19.4 us predicted read "cannot tell" when judged as a ratio near 1
     above = cost_takeaway(
         verdicts, {**extra, "lesson": np.array([400.0, 700.0, 806.7, 900.0, 1500.0])}, {"tiny": 20, "lesson": 30}
     )
-    assert "extra p10-p90 400.0-1,500.0 us per call against about 3.8 us predicted: measurably more: the per-op cost" in above
+    assert "extra p10-p90 400.0 to 1,500.0 us per call against about 3.8 us predicted: measurably more: the per-op cost" in above
     # printed figures judged by the same rule give the verdict: 3.9 against 3.8 would read as not apart (2.6%), the
     # unrounded 3.9474 against 3.75 lies 5.0% above, so both print with more decimals
     edge = cost_takeaway(verdicts, {**extra, "lesson": np.array([3.9474, 4.0, 4.1, 4.2, 4.3])}, {"tiny": 20, "lesson": 30})
-    assert "extra p10-p90 3.95-4.30 us per call against about 3.75 us predicted: measurably more" in edge
+    assert "extra p10-p90 3.95 to 4.30 us per call against about 3.75 us predicted: measurably more" in edge
     assert "resolves" not in above + below + expected and all(len(row.split()) <= 25 for row in above.splitlines())
     assert all(len(row.split()) <= 25 for row in expected.splitlines())
     # cr98 01 MAJOR: an inconclusive ratio prints no per-call difference in us (cr98 read a range above 0 under
@@ -187,7 +187,12 @@ def test_copy_shares_on_a_real_cpu_profile(tmp_path):
     trace = load_trace(tmp_path / "t.json", "cpu")  # cr86 01 #4: the tree's one call is one of Linear 1's shares
     assert tree_copy_share(trace) in shares[1]
     below = judge_timings("Linear 2", Timing("a", np.full(5, 0.9), 1), "Linear 1", Timing("b", np.full(5, 2.8), 1), "%", 2)
-    placed = larger_hidden_answer(below, trace=trace)[1]
+    said = larger_hidden_answer(below, trace=trace)
+    placed = said[2]
+    # cr103 01 M2: Linear 1's shares in step order, one line; c2: the drop from the printed (rounded) ends
+    assert re.fullmatch(r"Linear 1's share per recorded step \(%\): #\d+ \d+\.\d\d(, #\d+ \d+\.\d\d){2}", said[1])
+    (l1_lo, l1_hi), (l2_lo, l2_hi) = (np.round(p10_p90(shares[n]), 2) for n in (1, 2))
+    assert f"allow, {l1_lo / l2_hi:.2f}-{l1_hi / l2_lo:.2f}, " in said[-1]
     assert placed.startswith(f"the tree's one call: {tree_copy_share(trace):.2f} %, ") and placed.endswith(
         " Linear 1's 3 readings"
     )
@@ -247,7 +252,7 @@ def test_recorded_steps_judges_a_real_cpu_profile_against_a_steady_state(tmp_pat
     core = [line for line in steps.lines if "reads longest" not in line]  # that line: only where #1 is the longest
     assert len(core) == 4 and re.fullmatch(r"recorded steps \(us\): #1 \d+(, #\d \d+){4}", core[1])
     # cold read cr87 01 #2: two blocks timed at different moments are readings, never a verdict word
-    assert core[2].startswith("readings, timed at different moments and not compared here: recorded steps ")
+    assert core[2].startswith("readings only (not compared): recorded steps ")
     assert not any(w in core[2] for w in ("measurably", "above", "below", "cannot tell", "higher", "lower"))
     busy = Contention(1.0, 0.5, 0.5, 0.0)  # cold read cr60 item 6: the busy block said once, the readings withheld
     lines = recorded_steps(key_averages_frame(prof), load_trace(tmp_path / "t.json"), steady, busy, cpu_backend).lines
@@ -416,9 +421,7 @@ def test_queue_takeaway_gives_a_share_only_for_a_measurable_gap():
 def test_readings_line_prints_both_ranges_and_no_verdict():
     steady = Timing("steady state", np.array([4165.0, 4244.0, 4300.0, 4485.6]), 1, None)
     line = readings_line(Timing("recorded steps", np.array([5016.0, 4511.0, 5344.0, 4609.0, 4685.0]), 1, None), steady)
-    assert "not compared here" in line and line.endswith(
-        "judged in 'What the profiler costs'"
-    )  # cr88: no term before it is taught
+    assert line.startswith("readings only (not compared): ") and line.endswith("(p10-p90)")  # cr103 01 M1: why, in markdown
     assert "us, steady state 4,1" in line and "above" not in line and "measurably" not in line
 
 
