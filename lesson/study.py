@@ -411,7 +411,7 @@ def _bytes_line(ranking: Ranking, allocs: dict[str, float], pairs: list) -> list
             inside = [verdict.get(frozenset((x, y))) for i, x in enumerate(ns) for y in ns[i + 1 :]]
             apart = any(v is not None and v.measurable for v in inside)
             parts.append(f"the {a:.1f} {'pair' if len(ns) == 2 else 'group'} {'differs' if apart else 'cannot be told apart'}")
-    return [f"  {'; '.join(parts)}: not a test of proportion"]
+    return [f"  {'; '.join(parts)}: not a test of proportion (they differ in more than allocations)"]
 
 
 def _growth_lines(growth: dict[str, Any], scale: int, notes: bool) -> list[str]:
@@ -671,7 +671,7 @@ def line_test_answer(by_count: dict[str, Timing], over_line: np.ndarray) -> str:
             f"\nNot measured: whether the {n64.replace(' tokens', '-token')} input stays in the cache"
         )
         return (
-            f"{medians}\nNo: {n64} takes {fit.median:.2f}x the line's prediction (median per-round ratio, p10-p90 {fit.p10:.2f}-{fit.p90:.2f})."
+            f"{medians}\nNo: per round, {n64} takes {fit.median:.2f}x the line's prediction (median, p10-p90 {fit.p10:.2f}-{fit.p90:.2f})."
             f"\nBetween {n8.removesuffix(' tokens')} and {n64}, time grows {grows} than the line{bound if fit.median > 1 else ''}."
         )
     # a range that holds 1 counts its rounds on each side: judge_ratio's own words (cr93 05 #1, cr95 04 #2)
@@ -966,9 +966,14 @@ def recap(takeaways: list[str]) -> list[str]:
     only pointed at the output (cr101 05 M4)."""
     import re
 
+    # a tie keeps its verdict and quotes no one number; a withheld label keeps its slow rounds (cr103 05 #2-3)
+    slow = dict(re.findall(r"^    (\S+) .*its time had (\d+) slow rounds", "\n".join(takeaways), re.M))
     lines: list[str] = []
     for line in takeaways:
-        text = re.sub(r" \([^()]*\)", "", line.strip())
+        text = re.sub(r" \((?!cannot tell)[^()]*\)", "", line.strip())
+        text = re.sub(r"(\(cannot tell[^()]*\)); [^;]* at [\d.]+x the copy's time", r"\1", text)
+        if text.startswith("cannot tell") and (said := [f"{n}'s time had {slow[n]}" for n in slow if n in text]):
+            text += f" ({', '.join(said) if len(said) > 1 else 'its' + said[0].partition(chr(39) + 's')[2]} slow rounds)"
         if not line.startswith(" "):
             lines.append(text)
         elif lines and ("-bound" in text.split(":")[0] or text.startswith("cannot tell")):

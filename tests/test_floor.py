@@ -333,12 +333,13 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     # what the pair verdicts say against the bytes allocated, not "ordered as" (cr102 05 M1): fused allocates one copy
     # yet is measurably slower than naive, and the 1.0 pair is told apart
     assert lines[4] == (
-        "  the 1.0-allocation variants (compiled, fused) are not measurably fastest; the 1.0 pair differs: not a test of proportion"
+        "  the 1.0-allocation variants (compiled, fused) are not measurably fastest; the 1.0 pair differs: not a test of proportion (they differ in more than allocations)"
     )
     allocs[("large", "fused")] = 3.0
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=allocs)
     assert (
-        "  the 1.0-allocation variant (compiled) is measurably fastest; the 3.0 pair differs: not a test of proportion" in lines
+        "  the 1.0-allocation variant (compiled) is measurably fastest; the 3.0 pair differs: not a test of proportion (they differ in more than allocations)"
+        in lines
     )
     from analysis.floor import rank_over_floor
 
@@ -347,7 +348,7 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     tied = rank_over_floor(tie, ["naive", "fused", "compiled"], floor, "large")
     lines = shape_takeaways({"large": tied}, {"large": floor}, {"large": tie}, None, alloc_over_input=allocs)
     assert (
-        "  the 1.0-allocation variant (compiled) is measurably fastest; the 3.0 pair cannot be told apart: not a test of proportion"
+        "  the 1.0-allocation variant (compiled) is measurably fastest; the 3.0 pair cannot be told apart: not a test of proportion (they differ in more than allocations)"
         in lines
     )
     allocs[("large", "fused")] = 1.0
@@ -858,7 +859,7 @@ def test_05s_line_test_answer_says_the_miss_with_its_medians_and_never_the_label
     assert (
         missed[1:]
         == [  # one short sentence a line (r101: the one ~60-word line was 05's densest)
-            "No: 512 tokens takes 1.79x the line's prediction (median per-round ratio, p10-p90 1.79-1.79).",
+            "No: per round, 512 tokens takes 1.79x the line's prediction (median, p10-p90 1.79-1.79).",
             "Between 64 and 512 tokens, time grows faster than the line.",
             "That does not contradict torch.compile's overhead-bound* label: * allows faster-than-proportional growth.",
             "Not measured: whether the 512-token input stays in the cache.",  # tied to the overhead-bound bound, a cause offered (cr97 05 M2)
@@ -1153,6 +1154,19 @@ def test_05s_recap_is_one_line_per_shape_cut_from_the_takeaways():
     assert recap(takeaways) == [
         "small 8x1024: closest to the copy: a, 8.97x the copy's time; overhead-bound*: a, c",
         "large 8192x4096: closest to the copy: c, 1.12x the copy's time; memory-bound†: a, c",
+    ]
+    # a tie keeps its verdict and quotes no one number; a withheld label keeps its slow rounds (cr103 05 #2-3)
+    tied = [
+        "small: closest to the copy: a and b (cannot tell apart, inconclusive); a at 7.79x the copy's time (p10-p90 7.30-9.12)",
+        "large: closest to the copy: c, 1.14x the copy's time (p10-p90 1.09-1.18)",
+        "    b 0.88 (0.30-0.90; as a's median, but its time had 3 slow rounds)",
+        "  memory-bound† (over 0.5): a, c",
+        "  cannot tell apart from 0.5: b",
+    ]
+    assert recap(tied) == [
+        "small: closest to the copy: a and b (cannot tell apart, inconclusive)",
+        "large: closest to the copy: c, 1.14x the copy's time; memory-bound†: a, c;"
+        " cannot tell apart from 0.5: b (its time had 3 slow rounds)",
     ]
     busy = ["large: the ranking against the copy is withheld (above); rerun", "  bound not estimated: the byte shares need"]
     assert recap(busy) == ["large: the ranking against the copy is withheld; rerun"]
