@@ -374,7 +374,7 @@ def gap_memory_ops(trace: Any, gap: pd.Series, memory_device_type: int | None = 
     (`trace.memory["addr"]`).
 
     Returns:
-        {"freed": ["aten::rsqrt"], "allocated": []}
+        {"freed": [("aten::rsqrt", 4096)], "allocated": []}  (each block: its op, its bytes)
     """
     from analysis import representative_step
     from analysis.allocations import innermost_op
@@ -392,7 +392,10 @@ def gap_memory_ops(trace: Any, gap: pd.Series, memory_device_type: int | None = 
         return "code outside any op" if op == "?" else op
 
     rows = [row for _, row in inside.iterrows()]
-    return {"freed": [made_by(r) for r in rows if r["bytes"] < 0], "allocated": [made_by(r) for r in rows if r["bytes"] > 0]}
+    return {
+        "freed": [(made_by(r), -int(r["bytes"])) for r in rows if r["bytes"] < 0],
+        "allocated": [(made_by(r), int(r["bytes"])) for r in rows if r["bytes"] > 0],
+    }
 
 
 def gap_memory_line(
@@ -400,7 +403,8 @@ def gap_memory_line(
 ) -> str:
     """Exercise 1's answer: what the figure's gap frees and allocates, read from a separate memory
     profile (the gap with the same ops either side), each size named and, with `made_by`
-    (`gap_memory_ops`), the ops that made those blocks.
+    (`gap_memory_ops`), each block on its own with the op that made it (a total of two blocks
+    read as "another size" hid x's size inside it: cr103 06).
 
     Args:
         after, before: the ops either side of the gap; freed, allocated: its memory events' bytes;
@@ -414,14 +418,18 @@ def gap_memory_line(
     sizes = {0: "nothing", x_bytes: "x's size", row_bytes: "one value per row"}
     made_by = made_by or {}
 
+    def size(n: int) -> str:
+        return sizes.get(int(n), "a few bytes" if n <= 8 else "another size")
+
     def name(n: int, key: str) -> str:
-        size = sizes.get(int(n), "a few bytes" if n <= 8 else "another size")
-        ops = " and ".join(dict.fromkeys(made_by.get(key, [])))
-        return f"{size}, made in {ops}" if n and ops else size
+        blocks = made_by.get(key, [])
+        if not n or not blocks:
+            return f"{int(n)} B ({size(n)})"
+        return " + ".join(f"{b} B ({size(b)}, made in {op})" for op, b in blocks)
 
     return (
         f"{after} -> {before}, read in a separate {steps}-step memory profile: "
-        f"freed {int(freed)} B ({name(freed, 'freed')}); allocated {int(allocated)} B ({name(allocated, 'allocated')})"
+        f"freed {name(freed, 'freed')}; allocated {name(allocated, 'allocated')}"
         "\nSizes, not times: this does not say what filled the gap."
     )
 

@@ -270,9 +270,15 @@ def test_gap_memory_line_names_each_size_and_the_separate_profile():
     assert "x's size" in gap_memory_line("a", "b", 16777216, 8, 16777216, 4096, 2)
     assert "a few bytes" in gap_memory_line("a", "b", 0, 8, 16777216, 4096, 2)
     assert "another size" in gap_memory_line("a", "b", 0, 512, 16777216, 4096, 2)
-    made_by = {"freed": ["aten::rsqrt"], "allocated": []}
+    made_by = {"freed": [("aten::rsqrt", 4096)], "allocated": []}
     line = gap_memory_line("aten::mul", "aten::mul", 4096, 0, 16777216, 4096, 2, made_by=made_by)
     assert line.splitlines()[0].endswith("freed 4096 B (one value per row, made in aten::rsqrt); allocated 0 B (nothing)")
+    made_by = {"freed": [("aten::pow", 16777216), ("aten::div_", 8)], "allocated": [("code outside any op", 8)]}
+    line = gap_memory_line("aten::div_", "aten::add", 16777224, 8, 16777216, 4096, 2, made_by=made_by)  # cr103 06: each block named
+    assert line.splitlines()[0].endswith(
+        "freed 16777216 B (x's size, made in aten::pow) + 8 B (a few bytes, made in aten::div_); "
+        "allocated 8 B (a few bytes, made in code outside any op)"
+    )
 
 
 def test_gap_memory_ops_names_the_op_that_allocated_each_freed_address(tmp_path):
@@ -291,8 +297,8 @@ def test_gap_memory_ops_names_the_op_that_allocated_each_freed_address(tmp_path)
     trace = load_trace(r.trace_path)
     gaps = gap_table(trace, memory_device_type=backend.memory_device_type).set_index(["after", "before"])
     made = {pair: gap_memory_ops(trace, gaps.loc[pair], backend.memory_device_type) for pair in gaps.index}
-    assert made[("aten::mul", "aten::mul")] == {"freed": ["aten::rsqrt"], "allocated": []}
-    assert made[("aten::rsqrt", "aten::mul")]["freed"] == ["aten::add"]
+    assert made[("aten::mul", "aten::mul")] == {"freed": [("aten::rsqrt", 256 * 4)], "allocated": []}
+    assert [op for op, _ in made[("aten::rsqrt", "aten::mul")]["freed"]] == ["aten::add"]
 
 
 def test_eager_fusion_lines_judge_only_a_by_hand_count_that_matches_a_division():
