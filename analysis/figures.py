@@ -130,7 +130,7 @@ def plot_timeline(
             big = gaps.loc[gaps["gap_us"].idxmax()]
             ends = " -> ".join(n if n.startswith("aten::") else short_op_name(n) for n in (big["after"], big["before"]))
             ax.annotate(  # below the device row, where no lane is drawn; the ops either side, as gap_table names them
-                f"largest gap {big['gap_us']:,.1f} us, {ends}",
+                f"largest gap in the drawn step {big['gap_us']:,.1f} us, {ends}",  # one step's gap (cr103 06 M1)
                 xy=(big["start_us"] + big["gap_us"] / 2, device_row - 0.35),
                 xytext=(0, -10),
                 textcoords="offset points",

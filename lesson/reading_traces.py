@@ -237,8 +237,7 @@ def compiled_host_events(trace: Any) -> tuple[str, pd.DataFrame]:
         trace: a loaded trace of a torch.compile'd call (analysis.load_trace).
 
     Returns:
-        (caption naming the step and its time before and after the graph call (where no listed
-        call comes after, it says so), or saying that the step has
+        (caption naming the step and its time before and after the graph call, or saying that the step has
         no compiled-graph call or no framework call outside it; DataFrame with columns name,
         from_step_start_us, dur_us, sorted by start, calls nested in a listed one left out).
     """
@@ -263,12 +262,15 @@ def compiled_host_events(trace: Any) -> tuple[str, pd.DataFrame]:
     step_ts = float(trace.steps.set_index("step")["ts"][step])
     table = outside.assign(from_step_start_us=outside["ts"] - step_ts, dur_us=outside["dur"])[columns].reset_index(drop=True)
     step_end = step_ts + float(trace.steps.set_index("step")["dur"][step])
-    # nothing starts after the graph: only the labels enclosing it (the step's own, the compiled region) run on (cr100 06 #1)
-    after = "" if (table["from_step_start_us"] >= end - step_ts).any() else ", with only enclosing labels"
-    where = f"{start - step_ts:.0f} us before the graph call, {step_end - end:.0f} us after it{after}"
+    where = f"{start - step_ts:.0f} us before it, {step_end - end:.0f} us after"
     if table.empty:
-        return f"step {step} ({where}): no framework call outside it in this trace", table
-    return f"Host calls outside the compiled graph in step {step} ({where})", table
+        return f"step {step} ({where} the graph call): no framework call outside it in this trace", table
+    # the labels enclosing the graph (the step's own, the compiled region) run on around it (cr100 06 #1); an
+    # "only enclosing labels" on the after-side read as "nothing ran" for the before-side too (cr103 06 #3)
+    return (
+        f"Step {step}'s host calls outside the compiled graph ({where}: nothing but enclosing labels and the calls listed below)",
+        table,
+    )
 
 
 def named_host_line(host_calls: pd.DataFrame, host_only_us: float, steps_host_only_us: Sequence[float] = ()) -> str:
@@ -307,6 +309,45 @@ def host_only_lines(fx: HostOnlyFactors, caption: str, host_calls: pd.DataFrame,
     host_only = step_summary(trace).eval("step_us - busy_us - idle_total_us")
     drawn = float(host_only.loc[representative_step(trace)])
     return [fx.share_line, caption, named_host_line(host_calls, drawn, list(host_only))]
+
+
+class _Line(str):
+    """A line that a notebook cell ending in it shows as print() would (IPython's hook, as analysis.Verdict does)."""
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(str(self))
+
+
+def labelled_gap_line(name: str, trace: Any) -> str:
+    """The figure's labelled gap (the largest in `name`'s drawn step) over all recorded steps: the
+    same pair of ops, its same occurrence in each step, as median and p10-p90, so that one step's
+    outlier is not read as typical (cr103 06 M1: 170 us drawn, about 19 us in most steps). A cell
+    ending in it shows the line as print() would.
+
+    Returns:
+        "naive's labelled gap (aten::div_ -> aten::add) over the 12 recorded steps: median 19, p10-p90 18-30 us"
+    """
+    import numpy as np
+
+    from analysis import gap_table, representative_step
+
+    drawn = gap_table(trace)
+    if not len(drawn):
+        return _Line(f"{name}: no gap in the drawn step")
+    big = drawn["gap_us"].idxmax()
+    pair = (drawn.at[big, "after"], drawn.at[big, "before"])
+
+    def nth(g: pd.DataFrame) -> pd.Series:  # the k-th gap between that pair, k as in the drawn step
+        return g[(g["after"] == pair[0]) & (g["before"] == pair[1])]["gap_us"].reset_index(drop=True)
+
+    k = int((nth(drawn.loc[:big]).size) - 1)
+    steps = [int(s) for s in trace.steps["step"]] or [representative_step(trace)]
+    values = [v.iloc[k] for v in (nth(gap_table(trace, s)) for s in steps) if len(v) > k]
+    lo, hi = p10_p90(np.array(values))
+    return _Line(
+        f"{name}'s labelled gap ({pair[0]} -> {pair[1]}) over the {len(values)} recorded steps: "
+        f"median {np.median(values):.0f}, p10-p90 {lo:.0f}-{hi:.0f} us"
+    )
 
 
 def drawn_step_table(split: pd.DataFrame, traces: dict[str, Any]) -> pd.DataFrame:
@@ -374,7 +415,7 @@ def gap_memory_ops(trace: Any, gap: pd.Series, memory_device_type: int | None = 
     (`trace.memory["addr"]`).
 
     Returns:
-        {"freed": ["aten::rsqrt"], "allocated": []}
+        {"freed": [("aten::rsqrt", 4096)], "allocated": []}  (each block: its op, its bytes)
     """
     from analysis import representative_step
     from analysis.allocations import innermost_op
@@ -392,7 +433,10 @@ def gap_memory_ops(trace: Any, gap: pd.Series, memory_device_type: int | None = 
         return "code outside any op" if op == "?" else op
 
     rows = [row for _, row in inside.iterrows()]
-    return {"freed": [made_by(r) for r in rows if r["bytes"] < 0], "allocated": [made_by(r) for r in rows if r["bytes"] > 0]}
+    return {
+        "freed": [(made_by(r), -int(r["bytes"])) for r in rows if r["bytes"] < 0],
+        "allocated": [(made_by(r), int(r["bytes"])) for r in rows if r["bytes"] > 0],
+    }
 
 
 def gap_memory_line(
@@ -400,7 +444,8 @@ def gap_memory_line(
 ) -> str:
     """Exercise 1's answer: what the figure's gap frees and allocates, read from a separate memory
     profile (the gap with the same ops either side), each size named and, with `made_by`
-    (`gap_memory_ops`), the ops that made those blocks.
+    (`gap_memory_ops`), each block on its own with the op that made it (a total of two blocks
+    read as "another size" hid x's size inside it: cr103 06).
 
     Args:
         after, before: the ops either side of the gap; freed, allocated: its memory events' bytes;
@@ -414,14 +459,18 @@ def gap_memory_line(
     sizes = {0: "nothing", x_bytes: "x's size", row_bytes: "one value per row"}
     made_by = made_by or {}
 
+    def size(n: int) -> str:
+        return sizes.get(int(n), "a few bytes" if n <= 8 else "another size")
+
     def name(n: int, key: str) -> str:
-        size = sizes.get(int(n), "a few bytes" if n <= 8 else "another size")
-        ops = " and ".join(dict.fromkeys(made_by.get(key, [])))
-        return f"{size}, made in {ops}" if n and ops else size
+        blocks = made_by.get(key, [])
+        if not n or not blocks:
+            return f"{int(n)} B ({size(n)})"
+        return " + ".join(f"{b} B ({size(b)}, made in {op})" for op, b in blocks)
 
     return (
         f"{after} -> {before}, read in a separate {steps}-step memory profile: "
-        f"freed {int(freed)} B ({name(freed, 'freed')}); allocated {int(allocated)} B ({name(allocated, 'allocated')})"
+        f"freed {name(freed, 'freed')}; allocated {name(allocated, 'allocated')}"
         "\nSizes, not times: this does not say what filled the gap."
     )
 

@@ -28,7 +28,7 @@ def test_the_largest_gap_is_labelled_with_its_length_and_the_ops_either_side():
     (ax,) = plot_timeline({"event_sync": trace}, RECORDED_ORIGIN).axes
     (label,) = [t.get_text() for t in ax.texts if t.get_text().startswith("largest gap")]
     ends = f"{short_op_name(big['after'])} -> {short_op_name(big['before'])}"  # kernels: no aten:: names here
-    assert label == f"largest gap {big['gap_us']:,.1f} us, {ends}"
+    assert label == f"largest gap in the drawn step {big['gap_us']:,.1f} us, {ends}"
 
 
 def test_a_title_names_the_backend():

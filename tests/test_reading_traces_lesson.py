@@ -173,11 +173,11 @@ def test_compiled_host_events_lists_the_calls_outside_the_graph():
         ("epilogue", 965.0, 970.0),
     ]
     caption, table = compiled_host_events(compiled_trace(calls))
-    assert caption == "Host calls outside the compiled graph in step 3 (60 us before the graph call, 40 us after it)"
+    assert caption == (
+        "Step 3's host calls outside the compiled graph (60 us before it, 40 us after: nothing but enclosing labels and the calls listed below)"
+    )
     assert list(table["name"]) == ["TorchDynamo Cache Lookup", "Pregraph bytecode", "epilogue"]
     assert list(table["from_step_start_us"]) == [20.0, 45.0, 865.0] and list(table["dur_us"]) == [10.0, 2.0, 5.0]
-    caption, _ = compiled_host_events(compiled_trace(calls[:-1]))  # nothing after the graph: it says so
-    assert caption.endswith("40 us after it, with only enclosing labels)")  # cr100 06 #1
     caption, table = compiled_host_events(compiled_trace([("aten::mul", 200.0, 300.0)]))  # eager: no graph call
     assert table.empty and caption == "step 3: no compiled-graph call (## Call CompiledFxGraph) in this trace"
     caption, table = compiled_host_events(compiled_trace([("## Call CompiledFxGraph abc", 100.0, 1000.0)]))
@@ -270,9 +270,17 @@ def test_gap_memory_line_names_each_size_and_the_separate_profile():
     assert "x's size" in gap_memory_line("a", "b", 16777216, 8, 16777216, 4096, 2)
     assert "a few bytes" in gap_memory_line("a", "b", 0, 8, 16777216, 4096, 2)
     assert "another size" in gap_memory_line("a", "b", 0, 512, 16777216, 4096, 2)
-    made_by = {"freed": ["aten::rsqrt"], "allocated": []}
+    made_by = {"freed": [("aten::rsqrt", 4096)], "allocated": []}
     line = gap_memory_line("aten::mul", "aten::mul", 4096, 0, 16777216, 4096, 2, made_by=made_by)
     assert line.splitlines()[0].endswith("freed 4096 B (one value per row, made in aten::rsqrt); allocated 0 B (nothing)")
+    made_by = {"freed": [("aten::pow", 16777216), ("aten::div_", 8)], "allocated": [("code outside any op", 8)]}
+    line = gap_memory_line(
+        "aten::div_", "aten::add", 16777224, 8, 16777216, 4096, 2, made_by=made_by
+    )  # cr103 06: each block named
+    assert line.splitlines()[0].endswith(
+        "freed 16777216 B (x's size, made in aten::pow) + 8 B (a few bytes, made in aten::div_); "
+        "allocated 8 B (a few bytes, made in code outside any op)"
+    )
 
 
 def test_gap_memory_ops_names_the_op_that_allocated_each_freed_address(tmp_path):
@@ -291,8 +299,8 @@ def test_gap_memory_ops_names_the_op_that_allocated_each_freed_address(tmp_path)
     trace = load_trace(r.trace_path)
     gaps = gap_table(trace, memory_device_type=backend.memory_device_type).set_index(["after", "before"])
     made = {pair: gap_memory_ops(trace, gaps.loc[pair], backend.memory_device_type) for pair in gaps.index}
-    assert made[("aten::mul", "aten::mul")] == {"freed": ["aten::rsqrt"], "allocated": []}
-    assert made[("aten::rsqrt", "aten::mul")]["freed"] == ["aten::add"]
+    assert made[("aten::mul", "aten::mul")] == {"freed": [("aten::rsqrt", 256 * 4)], "allocated": []}
+    assert [op for op, _ in made[("aten::rsqrt", "aten::mul")]["freed"]] == ["aten::add"]
 
 
 def test_eager_fusion_lines_judge_only_a_by_hand_count_that_matches_a_division():
@@ -358,3 +366,21 @@ def test_drawn_step_table_uses_the_cpu_names_only_without_a_device_lane():
     assert cpu.loc["naive", "step_us"] == 10.0 and "device_ops" in split  # rounded for display; split keeps its names
     cuda = drawn_step_table(split, {"naive": SimpleNamespace(has_device_lane=True)})
     assert list(cuda.columns) == ["step_us", "device_ops", "busy_us", "idle_gaps"]  # device operations keep their name
+
+
+def test_labelled_gap_line_reads_the_drawn_steps_largest_gap_over_all_steps(tmp_path):
+    """cr103 06 M1: the figure's arrow labels one step's gap; the line gives that pair's median and p10-p90 over the recorded steps."""
+    from helpers.backend import select_backend
+
+    from analysis import gap_table
+    from lesson.reading_traces import labelled_gap_line
+
+    backend, x, w = select_backend("cpu"), torch.randn(256, 512), torch.ones(512)
+    with torch.no_grad():
+        r = profile_steps(lambda: rmsnorm_naive(x, w, 1e-6), backend, tmp_path, label="g", wait=0, warmup=1, active=5)
+    trace = load_trace(r.trace_path)
+    drawn = gap_table(trace)
+    big = drawn.loc[drawn["gap_us"].idxmax()]
+    line = labelled_gap_line("naive", trace)
+    assert line.startswith(f"naive's labelled gap ({big['after']} -> {big['before']}) over the 5 recorded steps: median ")
+    assert line.endswith(" us") and "p10-p90 " in line
