@@ -228,7 +228,7 @@ def neuron_torchrun_recipe(ranks: int, script: str = "your_script.py") -> str:
     )
 
 
-def neuron_recipe_lines(ranks: int) -> list[str]:
+def neuron_recipe_lines(ranks: int, active: int, straggler_rank: int, straggler_ms: float) -> list[str]:
     """`neuron_torchrun_recipe` with each part in plain words, for notebook 08 (not run there).
 
     Why: a reader going to a trn2 must know what every part of the command is for. The torchrun flags
@@ -239,21 +239,27 @@ def neuron_recipe_lines(ranks: int) -> list[str]:
     reference: its line says so, never a meaning no source here gives. The workshop-seat warning is printed on
     every backend: an instructor reads it on a cpu run before class (docs/INSTRUCTOR_GUIDE.md).
 
+    The worker line carries the notebook's own --active and straggler flags (cr103 08: without them section 4 found no
+    slow steps), then the calls that read the stamps afterwards.
+
     Args:
         ranks: how many ranks the recipe starts.
+        active, straggler_rank, straggler_ms: the notebook's ACTIVE, STRAGGLER_RANK, STRAGGLER_MS.
 
     Returns:
         The recipe, then one line per part.
     """
     return [
-        f"Trainium's documented recipe (docs/NEURON_NOTES.md N30; not run here): {neuron_torchrun_recipe(ranks)}",
+        f"The recipe (N30: `env -u` from TorchNeuron's source; not run here): {neuron_torchrun_recipe(ranks)}",
         "  env -u NEURON_RT_VISIBLE_CORES: if inherited, every rank lands on that one core. In a shared workshop,"
         f" the {ranks} ranks would take NeuronCores 0-{ranks - 1} from other students: the instructor runs it after class.",
         f'  NEURON_RT_NUM_CORES={ranks}: "NeuronCores required by the process" ({ranks} per rank or for the job: UNVERIFIED);'
         " NEURON_RT_VIRTUAL_CORE_SIZE=2: only in the vendor's example (UNVERIFIED).",
         "  torchrun: --nproc_per_node, ranks per machine; --rdzv_backend, --rdzv_endpoint: where ranks meet;"
         " --local-ranks-filter 0 --tee 3: the console shows rank 0, every rank also logs to files.",
-        "  your_script.py: lesson/rank_worker.py --out DIR --backend neuron --device neuron (UNVERIFIED: never run here).",
+        f"  your_script.py: lesson/rank_worker.py --out DIR --backend neuron --device neuron --active {active}"
+        f" --straggler-rank {straggler_rank} --straggler-ms {straggler_ms:g} (UNVERIFIED: never run here).",
+        "  then: waits = collective_waits(rank_steps(DIR)); plot_rank_steps(ax, waits, STRAGGLER_RANK).",
     ]
 
 
@@ -261,11 +267,11 @@ def exchange_line(waits: pd.DataFrame, cpu_waits: dict[int, float] | None = None
     """08's reading of the exchange on the slow steps: the rank with the longest median `exchange_ms` against the
     shortest, with what is not measured. Why: a longer exchange makes a rank leave the all-reduce, and so start its
     next step, later (cr101 08: rank 1's ran 6.7 against 2.9 ms, the page said nothing); the stamps cannot see inside
-    the all-reduce, so the line names no cause but one candidate: the CPU wait, and only where the long-exchange rank
-    waited more for a CPU than the short one (cr102 08: it was named for a rank that waited less).
+    the all-reduce, so the line names no cause, only candidates: the last rank's torch.cat, which runs inside its exchange
+    (cr103 08), and the CPU wait, only where the long-exchange rank waited more for a CPU (cr102 08).
 
     Args:
-        waits: rows of analysis.collective_waits (rank, straggling, exchange_ms).
+        waits: rows of analysis.collective_waits (rank, straggling, exchange_ms, wait_ms if known).
         cpu_waits: each rank's CPU wait (`rank_cpu_waits`); None: no candidate named.
     """
     from analysis.verdicts import counted
@@ -274,9 +280,13 @@ def exchange_line(waits: pd.DataFrame, cpu_waits: dict[int, float] | None = None
     hi, lo = medians.idxmax(), medians.idxmin()
     label = f"slow steps, a reading: rank {hi}'s median exchange_ms"
     reading = counted(label, medians[hi], "ms", f"rank {lo}", medians[lo], decimals=1)
-    cpu = cpu_waits or {}
+    cpu, candidates = cpu_waits or {}, []
+    if "wait_ms" in waits and waits[waits["straggling"]].groupby("rank")["wait_ms"].median().idxmin() == hi:
+        candidates.append("its torch.cat (the last rank's runs inside its exchange)")  # cr103 08: cell 14 says so
     if cpu.get(hi, 0.0) > cpu.get(lo, float("inf")):
-        return f"{reading}; the cause is not measured: its higher CPU wait (section 2) is one candidate (A5 §2)"
+        candidates.append("its higher CPU wait (section 2)")
+    if candidates:
+        return f"{reading}; the cause is not measured; candidates: {' and '.join(candidates)} (A5 §2)"
     return f"{reading}; the cause is not measured (A5 §2)"
 
 
@@ -315,11 +325,13 @@ def last_arrival_lines(waits: pd.DataFrame, slowest: int, ranks: int) -> list[st
             line += f"; {order.steps} steps cannot give less"
         # cr102 08: where the last rank also left the step before later on most off steps, the steps are not
         # independent, and the data says so beside the chance
+        # cr103 08: the count is printed, and "not independent" only as a reading (a subset shows no more)
         left = arrival_parts(waits, steps=off_steps)[LEFT_LATER].dropna()
-        if (left > 0.05).sum() > len(left) / 2:
-            return (
-                line
-                + "; on off steps the last rank also left the previous step later: the steps are not independent here (Exercise 2)"
+        later = int((left > 0.05).sum())
+        if later > len(left) / 2:
+            return line + (
+                f"; a reading: the steps may not be independent: on {later} of {len(left)} off steps"
+                " the last rank also left the previous step later (Exercise 2)"
             )
         return line + "; a reading, not a finding: it takes the steps as independent (Exercise 2)"
 

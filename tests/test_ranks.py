@@ -136,8 +136,9 @@ def test_a_last_arrival_count_certain_by_counting_is_not_printed_as_a_probabilit
     steps = _alternating_steps([0, 0, 0, 0, 1])
     steps["collective_end"] += ((steps["step"] % 2 == 1) & (steps["rank"] == 0)) * 2.0  # rank 0 leaves odd steps later
     dependent = last_arrival_lines(collective_waits(steps), slowest=1, ranks=2)[1]
-    assert dependent.endswith(
-        ": 0.38; on off steps the last rank also left the previous step later: the steps are not independent here (Exercise 2))"
+    assert dependent.endswith(  # cr103 08: the count, and "not independent" only as a reading
+        ": 0.38; a reading: the steps may not be independent: on 3 of 4 off steps"
+        " the last rank also left the previous step later (Exercise 2))"
     )
     nine = last_arrival_lines(collective_waits(_alternating_steps([0] * 9 + [1])), slowest=1, ranks=2)
     assert nine[1].endswith("last in 9 or more of 10: 0.02" + label)  # 2 x 11/1024, below 0.05
@@ -189,8 +190,11 @@ def test_neuron_recipe_lines_explain_the_neuron_parts_and_warn_a_seat_on_every_b
     """08 prints the recipe with every part in words (torchrun flags: CHEATSHEET); NEURON_RT_NUM_CORES as the runtime's
     guide defines it, per process, so per rank or for the job is UNVERIFIED; NEURON_RT_VIRTUAL_CORE_SIZE, in no
     reference, marked UNVERIFIED with no meaning of its own; the workshop-seat warning on a cpu run too (instructors)."""
-    lines = neuron_recipe_lines(2)
-    assert neuron_torchrun_recipe(2) in lines[0]
+    lines = neuron_recipe_lines(2, active=10, straggler_rank=1, straggler_ms=20)
+    assert neuron_torchrun_recipe(2) in lines[0] and "documented" not in lines[0]  # cr103 08: env -u is TorchNeuron's
+    worker = next(line for line in lines if "lesson/rank_worker.py" in line)  # cr103 08: section 4 needs slow steps
+    assert "--active 10 --straggler-rank 1 --straggler-ms 20 " in worker
+    assert "waits = collective_waits(rank_steps(DIR)); plot_rank_steps(" in lines[-1]  # how to read the stamps after
     unset = next(line for line in lines[1:] if "env -u NEURON_RT_VISIBLE_CORES" in line)  # the part a seat must change
     assert "In a shared workshop, the 2 ranks would take NeuronCores 0-1 from other students" in unset
     assert "the instructor runs it after class" in unset  # what a seat does instead (cr93 08)
@@ -566,8 +570,11 @@ def test_ranks_contention_is_the_worst_rank_and_names_a_rank(tmp_path):
 def test_exchange_line_names_the_cpu_candidate_only_for_the_rank_that_waited_more():
     waits = pd.DataFrame({"rank": [0, 1], "straggling": [True, True], "exchange_ms": [2.0, 5.8]})
     assert exchange_line(waits, {0: 0.09, 1: 0.04}).endswith("; the cause is not measured (A5 §2)")  # cr102 08
-    assert "its higher CPU wait (section 2) is one candidate" in exchange_line(waits, {0: 0.04, 1: 0.09})
+    assert exchange_line(waits, {0: 0.04, 1: 0.09}).endswith("candidates: its higher CPU wait (section 2) (A5 §2)")
     assert exchange_line(waits).endswith("; the cause is not measured (A5 §2)")
+    waits["wait_ms"] = [3.0, 0.0]  # rank 1 arrived last: its torch.cat runs inside its exchange (cr103 08)
+    both = "candidates: its torch.cat (the last rank's runs inside its exchange) and its higher CPU wait (section 2) (A5 §2)"
+    assert exchange_line(waits, {0: 0.04, 1: 0.09}).endswith(both)
 
 
 def test_recorded_kernel_lines_lead_with_one_step_a_reading():
