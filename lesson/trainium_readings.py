@@ -426,7 +426,7 @@ def per_call_bounds(start: pd.DataFrame) -> str:
         start: `execution_start`'s result (rows named "<kernel>_<dtype>_s512").
 
     Returns:
-        Two lines, e.g. "the start (before the first MATMUL: setup, then the first HBM-reading instruction): 17.2-18.2 us
+        Two lines, e.g. "the start (before the first MATMUL: setup, then, from the first HBM-reading instruction, loads of Q, K, V and the NEFF's constants): 17.2-18.2 us
         in every profile, no computing instruction; fused / baseline in the compute window (first MATMUL to the DMA
         row's last bar): bf16 x0.49 (34.9 -> 17.0 us), ..." and "per call (total_time, start and tail included): bf16
         x0.67, ...; setup and tail once: bf16 x0.53, ...; only the compute window per call: bf16 x0.49, ...; one profile
@@ -457,7 +457,7 @@ def per_call_bounds(start: pd.DataFrame) -> str:
         once_parts.append(f"{dtype} x{per_call[fused] / per_call[base]:.2f}")
         middle_ratios.append(f"{dtype} x{middle_ratio:.2f}")
     return (
-        f"the start (before the first MATMUL: setup, then the first HBM-reading instruction): {span} us in every profile, "
+        f"the start (before the first MATMUL: setup, then, from the first HBM-reading instruction, loads of Q, K, V and the NEFF's constants): {span} us in every profile, "
         f"{before}; fused / baseline in the compute window (first MATMUL to the DMA row's last bar): {', '.join(middle_parts)}"
         f"\nper call, if all recurs (total_time): {', '.join(whole_parts)}; setup and tail once: {', '.join(once_parts)}; "
         f"only the compute window per call: {', '.join(middle_ratios)}; one profile cannot tell which"
