@@ -131,7 +131,7 @@ def ratio_ends(timings: dict[str, Timing], ratio: PairedRatio) -> str:
 
 
 def fused_rate_line(priced: pd.DataFrame, fused_call: pd.Series, saving: object) -> str:
-    """The range across the byte model's two rates first, then the saving at the naive rate, then the fused rate.
+    """One line per device (its saving, or its range across two rates), then the saving at the naive rate, then the fused rate.
 
     Why: the byte model's headline assumes a one-pass kernel reaches the naive kernels' rate; the recorded
     fused calls are far smaller and far slower, so their rate is no check of the headline, only a second rate;
@@ -149,32 +149,29 @@ def fused_rate_line(priced: pd.DataFrame, fused_call: pd.Series, saving: object)
         saving: the saving at the naive rate (`verdicts.estimate`), printed between the two.
 
     Returns:
-        three lines: "saving per call: an NVIDIA H100 H us at the naive rate (no fused rate recorded); an AMD
-        MI300X L to H us across its two rates: inconclusive", the saving, then "at the rate
-        of the N small recorded fused calls (MI300X, <dtype>, <shape>, Kx fewer bytes; median R GB/s, range
-        L-H): a one-pass kernel: about M us (estimated)". The saving opens with "upper end of the range: " (or
-        "lower end", as the numbers fall).
+        one line per device: "an NVIDIA H100: about H us saved at the naive rate (the only rate recorded for
+        it)"; "an AMD MI300X: L to H us across the naive rate and the small fused calls' rate: inconclusive";
+        then the saving, then "at the rate of the N small recorded fused calls (MI300X, <dtype>, <shape>, Kx
+        fewer bytes; median R GB/s, range L-H): a one-pass kernel: about M us (estimated)".
+    cr103 03: one device has one rate, so no range and no "upper end": one line per device, no end named.
     """
     first = priced.iloc[:, 0]  # the recorded rates and the Qwen2 shape's minimum: the same in every column
     at_rate = first["fused_min_at_fused_rate_us"]
-    spans, ends = [], set()
+    lines = []
     for device, naive in priced.loc["naive_kernel_us"].items():
         saved = priced.at["saved_at_naive_rate_us", device]
         if FUSED_RATE_ON not in device:
-            spans.append(f"{device} {saved:.0f} us at the naive rate (no fused rate recorded)")
+            lines.append(f"{device}: about {saved:.0f} us saved at the naive rate (the only rate recorded for it)")
             continue
         low, high = sorted((naive - at_rate, saved))
-        spans.append(f"{device} {low:.0f} to {high:.0f} us across its two rates")
-        ends.add("upper" if saved >= naive - at_rate else "lower")
-    end = f"{ends.pop()} end of the range" if len(ends) == 1 else "one end of each range"
+        lines.append(f"{device}: {low:.0f} to {high:.0f} us across the naive rate and the small fused calls' rate: inconclusive")
     fewer = first["fused_min_mb"] * 1e6 / first["fused_bytes"]
     rates = (
         f"median {first['fused_gb_per_s']:.0f} GB/s, range {first['fused_gb_per_s_low']:.0f}-{first['fused_gb_per_s_high']:.0f}"
     )
     recorded = f"MI300X, {fused_call.x_dtype}, {fused_call.x_shape}, {fewer:.0f}x fewer bytes; {rates}"
     at = f"at the rate of the {first['fused_rates']:.0f} small recorded fused calls ({recorded}): a one-pass kernel: about {at_rate:.0f} us (estimated)"
-    span = f"saving per call: {'; '.join(spans)}"
-    return f"{span}: inconclusive\n{end}: {saving}\n{at}"
+    return "\n".join([*lines, str(saving), at])
 
 
 FUSED_RATE_ON = "MI300X"  # the only device with recorded fused calls: its rate prices no other device's kernel

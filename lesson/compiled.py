@@ -141,7 +141,10 @@ def break_evens(
         more = Counter(cold.added_kinds)
         more.subtract(after_setup.added_kinds)
         # cr102 04: the per-check probe inventory buried the break-even above it: one short line
-        kinds = ", ".join(f"{n} {_GLOSS.get(kind, kind)}" for kind, n in more.most_common() if n > 0)
+        # cr103 04: "probes" with its evidence: the checks their sources define (`ColdCall.probe_names`), two named
+        checks = sorted(cold.probe_names, key=lambda name: (-cold.probe_names[name], name))[:2]
+        probe = f"files of CPU-feature probes (sources defining {', '.join(checks)}...)" if checks else _PROBE + " files"
+        kinds = ", ".join(f"{n} {probe if kind == _PROBE else _GLOSS.get(kind, kind)}" for kind, n in more.most_common() if n > 0)
         lines.append(
             f"which setup ran (not its cost): the first compile added {files[0]} cache files, the later one {files[1]}"
             + (f"; the {files[0] - files[1]} more: {kinds}" if kinds else "")
@@ -239,7 +242,6 @@ _PROBE = "CPU-feature probe"
 _GLOSS = {
     "in locks/": "in locks/ (file locks)",
     ".so": ".so (compiled code)",
-    _PROBE: "files of CPU-feature probes (tiny programs testing this CPU's vector instructions)",
 }
 
 

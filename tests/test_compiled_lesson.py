@@ -197,13 +197,14 @@ def test_the_setup_evidence_names_the_probes_not_compiled_code():
 
     naive = SimpleNamespace(median_us=80_000.0)
     kernel = {".cpp": 1, ".so": 1, "in locks/": 1, ".py": 1, "in fxgraph/": 1, "in aotautograd/": 1}
-    cold = ColdCall({"seconds": 9.0, "cache files added": 36}, kernel | {"CPU-feature probe": 30})
+    names = {"__avx_chk_kernel": 1, "__avx512_chk_kernel": 2, "__amx_chk_kernel": 1}
+    cold = ColdCall({"seconds": 9.0, "cache files added": 36}, kernel | {"CPU-feature probe": 30}, names)
     after = ColdCall({"seconds": 0.6, "cache files added": 6}, kernel)
     setup = break_evens(cold, after, naive, _verdict("faster"), 4096, 1024)[2]
     assert setup == (
         "which setup ran (not its cost): the first compile added 36 cache files, the later one 6;"
-        " the 30 more: 30 files of CPU-feature probes (tiny programs testing this CPU's vector instructions)"
-    )  # cr102 04: one short line, no per-check inventory
+        " the 30 more: 30 files of CPU-feature probes (sources defining __avx512_chk_kernel, __amx_chk_kernel...)"
+    )  # cr102 04: one short line, no per-check inventory; cr103 04: "probes" shown by the checks their sources define
     assert "compiled code" not in setup
 
 
