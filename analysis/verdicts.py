@@ -575,7 +575,7 @@ def _why_not_apart(a: tuple[float, float], b: tuple[float, float], unit: str, f:
     # the gap between the ends as printed (cr102 06: ends printed 13.7 and 13.8 beside "lie 0.2 apart");
     # the share is of the larger nearest end; 01's reader lost the thread in "0.3% of 3,079.5 us (the larger of ...)"
     shown = float(f"{high[0]:{f}}".replace(",", "")) - float(f"{low[1]:{f}}".replace(",", ""))
-    return f"the ranges lie {shown:{f}} {unit} ({gap / larger:.1%}) apart, inside the {margin_percent()}% margin"
+    return f"the ranges are {shown:{f}} {unit} ({gap / larger:.1%}) from each other, under the {margin_percent()}% margin"
 
 
 def _decimals_for(a: tuple[float, float], b: tuple[float, float], decimals: int) -> int:

@@ -125,7 +125,7 @@ def test_ranges_that_touch_are_not_measurably_apart():
         and "the ranges touch: inconclusive, not a finding that they are equal (" in str(touching)
     )
     inside = judge_ranges("a", (10.0, 10.2), "b", (10.25, 10.4), unit="us")  # both whole ranges within 5%: the noise
-    assert "no measurable difference between a and b: the ranges lie 0.05 us (0.5%) apart, inside the 5% margin" in str(
+    assert "no measurable difference between a and b: the ranges are 0.05 us (0.5%) from each other, under the 5% margin" in str(
         inside
     ) and "inconclusive" not in str(inside)
     assert inside.within_noise and inside.word == "no measurable difference (ranges within 5% of each other)"
@@ -135,7 +135,7 @@ def test_ranges_that_touch_are_not_measurably_apart():
     assert "the ranges overlap: inconclusive" in str(overlapping)
     near = judge_ranges("rank 1 exit", (10.1, 12.0), "rank 0 exit", (8.0, 10.0), unit="ms")  # apart by 1%: not a finding
     assert near.kind == "no measurable difference" and near.word == "inconclusive (ranges not 5% apart)"
-    assert "the ranges lie 0.1 ms (1.0%) apart, inside the 5% margin" in str(near)
+    assert "the ranges are 0.1 ms (1.0%) from each other, under the 5% margin" in str(near)
     # cr81 02 #1: the inconclusive verdict's reason from the rule's own numbers; the noise verdict has none
     assert near.reason == "ranges not 5% apart, and together they span 50.0%, more than the 5% margin"
     assert inside.reason == "" and touching.reason.startswith("the ranges touch, and together they span 50.0%")
@@ -535,4 +535,4 @@ def test_a_gap_inside_the_margin_is_the_gap_between_the_ends_as_printed():
     from analysis.verdicts import _why_not_apart
 
     line = _why_not_apart((13.84, 44.8), (3.3, 13.66), "% host only", ".1f")  # unrounded gap 0.18
-    assert line.startswith("the ranges lie 0.1 % host only (")
+    assert line.startswith("the ranges are 0.1 % host only (")
