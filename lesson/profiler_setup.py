@@ -140,7 +140,11 @@ def cost_takeaway(
         verdicts: call name ("lesson", "tiny") -> the `judge_ratio` verdict of profiled over bare.
         extra_us: call name -> per-round profiled minus bare microseconds per call, or None.
         ops: call name -> ops the profiler records in one call (`recorded_ops`), or None.
-            With the tiny call measurable and both calls' ops, two lines follow the tiny line: the lesson
+            With the tiny call measurable and both calls' ops, a line gives its extra per recorded op, all of it
+            taken as per op (cr104 01 c2). Where the lesson call's ratio is not measurable (inconclusive, no
+            measurable difference, busy) one line, NO_TEST, says this run cannot test the prediction (cr104 01 c1:
+            31 us judged "measurably more" beside a ratio judged inconclusive); only where it is measurably above 1
+            two lines follow: the lesson
             call's predicted extra at the tiny's per-op cost, then whether the lesson call's extra us per call
             (its p10-p90) lies apart from it (`_against_expected`; cr99 01 MAJOR 1; cr102 01 c1: judged in us,
             the question asked, not as a ratio near 1 whose rounded ends read apart beside "cannot tell").
@@ -165,14 +169,20 @@ def cost_takeaway(
             if extra_us and name in extra_us:
                 extra = float(np.median(extra_us[name]))
                 said += f", {extra:+,.1f} us per call"
-                if ops and ops.get(name):  # cr98 01 c1: per call of ~21 ops read as per op; say both
-                    said += f", about {extra / ops[name]:.2f} us per recorded op ({ops[name]} ops)"
+                if ops and ops.get(name):  # cr98 01 c1: per call of ~21 ops read as per op; cr104 01 c2: say the assumption
+                    said += f"\n{name} call per recorded op: about {extra / ops[name]:.2f} us ({ops[name]} ops; all of the extra taken as per op)"
         else:
             said = verdict.word  # the table's own words, as every verdict of the series says them
             if verdict.kind != "busy" and not np.isnan(verdict.median):  # a busy block's figures conclude nothing
                 said += f": ratio {spread}, median {shown}"  # the range first: it carries the verdict (cr78 01)
         parts.append(f"{name} call: {said}")
         if name == "tiny" and verdict.measurable and extra_us and ops and {"lesson", "tiny"} <= ops.keys() <= extra_us.keys():
+            lesson = verdicts.get("lesson")
+            if lesson is not None and not lesson.measurable:  # cr104 01 c1: an extra not told from zero tests nothing
+                parts.append(NO_TEST)
+                continue
+            if lesson is not None and lesson.kind != "slower":  # measurably below 1: the median-below-1 line says why
+                continue
             per_op = float(np.median(extra_us["tiny"])) / ops["tiny"]
             predicted = ops["lesson"] * per_op
             shown = next((d for d in (2, 3) if f"{ops['lesson'] * round(per_op, d):.1f}" == f"{predicted:.1f}"), 4)  # x by hand
@@ -183,6 +193,11 @@ def cost_takeaway(
     if any(v.kind != "busy" and v.median < 1 for v in verdicts.values()):  # the profiler only adds work (cr77)
         parts.append("a median below 1 lies within the spread, not a negative cost: the order alternates each round")
     return "\n".join(["take-home, the profiler's cost, per-round profiled / bare:", *parts])  # a line per call (cr78 01)
+
+
+NO_TEST = (
+    "lesson call: its extra cannot be told from zero here (the ratio line above), so this run cannot test the per-op prediction"
+)
 
 
 def _against_expected(lesson: Verdict | None, extra: np.ndarray, predicted: float) -> list[str]:
@@ -398,6 +413,11 @@ EXPECTED_SHARE = (
     "expected (explained, not measured): the share shrinks as HIDDEN grows: as 1/in if the copy costs per element,"
     " faster if per call"
 )
+# cr104 01 M2: why Linear 2 answers "at a larger HIDDEN", in one clause
+STAND_IN = (
+    "Linear 2 stands for Linear 1 at 4x HIDDEN: copy per output element over matmul per output element"
+    " is 1/in_features, and Linear 2's in_features is 4x HIDDEN"
+)
 RATIO_DECIDES = "; the ratio below decides between them, or says it cannot"  # only where the ratio line is printed
 
 
@@ -426,13 +446,13 @@ def larger_hidden_answer(
         decimals: the share's decimals, those the verdict's ranges print with (judge_timings' `decimals`).
 
     Returns:
-        Three to five lines: the verdict (busy: which block was busy, and that the comparison is withheld); where
+        Four to six lines: the verdict (busy: which block was busy, and that the comparison is withheld); where
         `trace` is given, the tree's call in Linear 1's range; the answer,
         "expected to shrink" / "expected to grow" with what it rests on, "withheld (BUSY)", "withheld" (no copy_), or
         "this run cannot tell" (inconclusive); EXPECTED_SHARE, labelled explained, not measured (pointing to the
-        drop line below where it is printed); and where measurable
+        drop line below where it is printed); where measurable
         and `drop` is given, the drop's span and whether it holds 4, in words (cold read cr82 01: the conditional
-        "would show as a drop below 4x" read as a result).
+        "would show as a drop below 4x" read as a result); last, STAND_IN.
     """
     trend = {"faster": "expected to shrink", "slower": "expected to grow", "busy": "withheld (BUSY)", "withheld": "withheld"}.get(
         verdict.kind
@@ -473,7 +493,7 @@ def larger_hidden_answer(
             "Linear 1's share over Linear 2's: a fixed cost per call gives 1, a cost per element gives 4;"
             f" the widest ratio these ranges allow, {lo:.2f}-{hi:.2f}, {where}"
         )
-    return lines
+    return [*lines, STAND_IN]  # last: why Linear 2 answers "at a larger HIDDEN" (cr104 01 M2)
 
 
 def drop_span_words(lo: float, hi: float) -> str:
