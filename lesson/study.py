@@ -360,7 +360,9 @@ def shape_takeaways(
             allocs = {n: (alloc_over_input or {}).get((s, n), math.nan) for n in names}
             lines += [f"  {line}" for line in _memory_bound(ranking, floors[s], blocks[s], allocs, brief=not notes)]
             lines += (
-                _bytes_line(ranking, allocs, newer_first(ranking, blocks[s]), {n: (ops or {}).get((s, n)) for n in names}) if floors[s].ok and ranking.gate is None else []
+                _bytes_line(ranking, allocs, newer_first(ranking, blocks[s]), {n: (ops or {}).get((s, n)) for n in names})
+                if floors[s].ok and ranking.gate is None
+                else []
             )
             continue
         if by_tokens is None:
@@ -973,12 +975,15 @@ def recap(takeaways: list[str]) -> list[str]:
 
     # a tie keeps its verdict and quotes no one number; a withheld label keeps its slow rounds (cr103 05 #2-3)
     slow = dict(re.findall(r"^    (\S+) .*its time had (\d+) slow rounds", "\n".join(takeaways), re.M))
+    # a share withheld beside a labelled one of the same median says so: "naive is less memory-bound" (cr104 05)
+    twin = dict(re.findall(r"^    (\S+) .*as (\S+)'s median, but its time had", "\n".join(takeaways), re.M))
     lines: list[str] = []
     for line in takeaways:
         text = re.sub(r" \((?!cannot tell)[^()]*\)", "", line.strip())
         text = re.sub(r"(\(cannot tell[^()]*\)); [^;]* at [\d.]+x the copy's time", r"\1", text)
         if text.startswith("cannot tell") and (said := [f"{n}'s time had {slow[n]}" for n in slow if n in text]):
-            text += f" ({', '.join(said) if len(said) > 1 else 'its' + said[0].partition(chr(39) + 's')[2]} slow rounds)"
+            same = [f"same median as {twin[n]}; " for n in slow if n in text and n in twin][:1] if len(said) == 1 else []
+            text += f" ({''.join(same)}{', '.join(said) if len(said) > 1 else 'its' + said[0].partition(chr(39) + 's')[2]} slow rounds)"
         if not line.startswith(" "):
             lines.append(text)
         elif lines and ("-bound" in text.split(":")[0] or text.startswith("cannot tell")):

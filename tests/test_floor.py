@@ -1173,7 +1173,7 @@ def test_05s_recap_is_one_line_per_shape_cut_from_the_takeaways():
     assert recap(tied) == [
         "small: closest to the copy: a and b (cannot tell apart, inconclusive)",
         "large: closest to the copy: c, 1.14x the copy's time; memory-bound†: a, c;"
-        " cannot tell apart from 0.5: b (its time had 3 slow rounds)",
+        " cannot tell apart from 0.5: b (same median as a; its time had 3 slow rounds)",
     ]
     busy = ["large: the ranking against the copy is withheld (above); rerun", "  bound not estimated: the byte shares need"]
     assert recap(busy) == ["large: the ranking against the copy is withheld; rerun"]
