@@ -415,7 +415,7 @@ def _bytes_line(ranking: Ranking, allocs: dict[str, float], pairs: list, ops: di
     counts = {(ops or {}).get(n) for n in lo}, {(ops or {}).get(n) for n in others}
     if all(len(c) == 1 and None not in c for c in counts) and counts[0] != counts[1]:  # one op count a side
         (k,), (m,) = counts
-        lead += f", but {'they also run' if many else 'it also runs'} {k} op{'s' * (k != 1)} for {m}"
+        lead += f", but {'they also run' if many else 'it also runs'} {k:g} op{'s' * (k != 1)} for {m:g}"
     else:
         lead += ", but the variants differ in more than allocations"
     return [f"  {'; '.join([*parts, lead])}, so this is not a test of time against allocations"]

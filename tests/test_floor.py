@@ -352,7 +352,7 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
         in lines
     )
     # the op counts, where each side has one, name the other difference (cr104 05 M1)
-    ops = {("large", "naive"): 7, ("large", "fused"): 7, ("large", "compiled"): 1}
+    ops = {("large", "naive"): 7.0, ("large", "fused"): 7.0, ("large", "compiled"): 1.0}  # as row() gives them
     lines = shape_takeaways({"large": tied}, {"large": floor}, {"large": tie}, None, alloc_over_input=allocs, ops=ops)
     assert (
         "  naive and fused (3.0 allocated each) cannot be told apart; compiled (1.0) is measurably fastest, but it also runs 1 op for 7, so this is not a test of time against allocations"
