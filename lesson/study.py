@@ -360,7 +360,9 @@ def shape_takeaways(
             allocs = {n: (alloc_over_input or {}).get((s, n), math.nan) for n in names}
             lines += [f"  {line}" for line in _memory_bound(ranking, floors[s], blocks[s], allocs, brief=not notes)]
             lines += (
-                _bytes_line(ranking, allocs, newer_first(ranking, blocks[s])) if floors[s].ok and ranking.gate is None else []
+                _bytes_line(ranking, allocs, newer_first(ranking, blocks[s]), {n: (ops or {}).get((s, n)) for n in names})
+                if floors[s].ok and ranking.gate is None
+                else []
             )
             continue
         if by_tokens is None:
@@ -378,12 +380,13 @@ def shape_takeaways(
     return [line for line in lines if line not in footnotes] + footnotes * notes
 
 
-def _bytes_line(ranking: Ranking, allocs: dict[str, float], pairs: list) -> list[str]:
+def _bytes_line(ranking: Ranking, allocs: dict[str, float], pairs: list, ops: dict | None = None) -> list[str]:
     """One line of what the pair verdicts say against `alloc_over_input`, variants of equal allocation (as the table
     rounds it) grouped: whether the least-allocating group is measurably faster than every other variant, and whether
     each group of equal allocation is told apart. Why: "time is ordered as the bytes allocated" read as a finding that
     time follows allocation, from two levels and an inconclusive pair (cr102 05 M1); two levels test no proportion,
-    so the line says so. [] where an allocation is missing or all allocations are equal."""
+    so the line says so; the pair is named and the op counts given where they differ ("the 3.0 pair", "they differ
+    in more than allocations" could not be resolved: cr104 05 M1). [] where an allocation is missing or all equal."""
     if not allocs or any(math.isnan(a) for a in allocs.values()):
         return []
     groups: dict[float, list[str]] = {}
@@ -402,16 +405,20 @@ def _bytes_line(ranking: Ranking, allocs: dict[str, float], pairs: list) -> list
     others = [n for a in rest for n in groups[a]]
     many = len(lo) > 1
     fastest = all(faster(a, b) for a in lo for b in others)
-    parts = [
-        f"the {least:.1f}-allocation variant{'s' * many} ({', '.join(lo)}) {'are' if many else 'is'}"
-        f"{'' if fastest else ' not'} measurably fastest"
-    ]
-    for a, ns in sorted(groups.items()):
+    parts = []
+    for a, ns in sorted(groups.items(), reverse=True):
         if len(ns) > 1:
             inside = [verdict.get(frozenset((x, y))) for i, x in enumerate(ns) for y in ns[i + 1 :]]
             apart = any(v is not None and v.measurable for v in inside)
-            parts.append(f"the {a:.1f} {'pair' if len(ns) == 2 else 'group'} {'differs' if apart else 'cannot be told apart'}")
-    return [f"  {'; '.join(parts)}: not a test of proportion (they differ in more than allocations)"]
+            parts.append(f"{' and '.join(ns)} ({a:.1f} allocated each) {'differ' if apart else 'cannot be told apart'}")
+    lead = f"{' and '.join(lo)} ({least:.1f}) {'are' if many else 'is'}{'' if fastest else ' not'} measurably fastest"
+    counts = {(ops or {}).get(n) for n in lo}, {(ops or {}).get(n) for n in others}
+    if all(len(c) == 1 and None not in c for c in counts) and counts[0] != counts[1]:  # one op count a side
+        (k,), (m,) = counts
+        lead += f", but {'they also run' if many else 'it also runs'} {k:g} op{'s' * (k != 1)} for {m:g}"
+    else:
+        lead += ", but the variants differ in more than allocations"
+    return [f"  {'; '.join([*parts, lead])}, so this is not a test of time against allocations"]
 
 
 def _growth_lines(growth: dict[str, Any], scale: int, notes: bool) -> list[str]:
@@ -496,7 +503,7 @@ def quiet_note(machine: str, floor: FloorCheck, block: dict[str, Timing], shape:
         )  # a failed copy is re-timed
         lines += [
             "Cause not measured here; candidates: memory traffic, page faults (A3).",
-            f"{timed} verdicts below include those rounds: where one is inconclusive, rerun the cell, or raise REPEATS, for a verdict.",
+            f"{timed} verdicts below include those rounds: where one is inconclusive, rerun the cell, or raise REPEATS; a rerun may still be inconclusive.",
         ]
     elif lines:
         lines[-1] = lines[-1].removesuffix(".") + "; cause not measured."
@@ -968,12 +975,15 @@ def recap(takeaways: list[str]) -> list[str]:
 
     # a tie keeps its verdict and quotes no one number; a withheld label keeps its slow rounds (cr103 05 #2-3)
     slow = dict(re.findall(r"^    (\S+) .*its time had (\d+) slow rounds", "\n".join(takeaways), re.M))
+    # a share withheld beside a labelled one of the same median says so: "naive is less memory-bound" (cr104 05)
+    twin = dict(re.findall(r"^    (\S+) .*as (\S+)'s median, but its time had", "\n".join(takeaways), re.M))
     lines: list[str] = []
     for line in takeaways:
         text = re.sub(r" \((?!cannot tell)[^()]*\)", "", line.strip())
         text = re.sub(r"(\(cannot tell[^()]*\)); [^;]* at [\d.]+x the copy's time", r"\1", text)
         if text.startswith("cannot tell") and (said := [f"{n}'s time had {slow[n]}" for n in slow if n in text]):
-            text += f" ({', '.join(said) if len(said) > 1 else 'its' + said[0].partition(chr(39) + 's')[2]} slow rounds)"
+            same = [f"same median as {twin[n]}; " for n in slow if n in text and n in twin][:1] if len(said) == 1 else []
+            text += f" ({''.join(same)}{', '.join(said) if len(said) > 1 else 'its' + said[0].partition(chr(39) + 's')[2]} slow rounds)"
         if not line.startswith(" "):
             lines.append(text)
         elif lines and ("-bound" in text.split(":")[0] or text.startswith("cannot tell")):

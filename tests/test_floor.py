@@ -333,12 +333,12 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     # what the pair verdicts say against the bytes allocated, not "ordered as" (cr102 05 M1): fused allocates one copy
     # yet is measurably slower than naive, and the 1.0 pair is told apart
     assert lines[4] == (
-        "  the 1.0-allocation variants (compiled, fused) are not measurably fastest; the 1.0 pair differs: not a test of proportion (they differ in more than allocations)"
+        "  compiled and fused (1.0 allocated each) differ; compiled and fused (1.0) are not measurably fastest, but the variants differ in more than allocations, so this is not a test of time against allocations"
     )
     allocs[("large", "fused")] = 3.0
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=allocs)
     assert (
-        "  the 1.0-allocation variant (compiled) is measurably fastest; the 3.0 pair differs: not a test of proportion (they differ in more than allocations)"
+        "  naive and fused (3.0 allocated each) differ; compiled (1.0) is measurably fastest, but the variants differ in more than allocations, so this is not a test of time against allocations"
         in lines
     )
     from analysis.floor import rank_over_floor
@@ -348,7 +348,14 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     tied = rank_over_floor(tie, ["naive", "fused", "compiled"], floor, "large")
     lines = shape_takeaways({"large": tied}, {"large": floor}, {"large": tie}, None, alloc_over_input=allocs)
     assert (
-        "  the 1.0-allocation variant (compiled) is measurably fastest; the 3.0 pair cannot be told apart: not a test of proportion (they differ in more than allocations)"
+        "  naive and fused (3.0 allocated each) cannot be told apart; compiled (1.0) is measurably fastest, but the variants differ in more than allocations, so this is not a test of time against allocations"
+        in lines
+    )
+    # the op counts, where each side has one, name the other difference (cr104 05 M1)
+    ops = {("large", "naive"): 7.0, ("large", "fused"): 7.0, ("large", "compiled"): 1.0}  # as row() gives them
+    lines = shape_takeaways({"large": tied}, {"large": floor}, {"large": tie}, None, alloc_over_input=allocs, ops=ops)
+    assert (
+        "  naive and fused (3.0 allocated each) cannot be told apart; compiled (1.0) is measurably fastest, but it also runs 1 op for 7, so this is not a test of time against allocations"
         in lines
     )
     allocs[("large", "fused")] = 1.0
@@ -964,7 +971,7 @@ def test_05s_quiet_block_says_which_case_had_slow_rounds():
         '\n  The CPU was quiet, yet some rounds took over 1.5x their case\'s median: 2 of 15 in naive (samples: blocks["large"][case]'
     )
     assert note.endswith(
-        "\n  The verdicts below include those rounds: where one is inconclusive, rerun the cell, or raise REPEATS, for a verdict."
+        "\n  The verdicts below include those rounds: where one is inconclusive, rerun the cell, or raise REPEATS; a rerun may still be inconclusive."
     )  # cr74 05 M1: why a pair is inconclusive
     assert "\n  Cause not measured here; candidates: memory traffic, page faults (A3).\n" in note  # cr87 05 #2
     assert all(line.endswith(".") for line in note.splitlines()[1:])  # short lines, each a sentence (cr88 05 M1)
@@ -981,7 +988,7 @@ def test_05s_quiet_block_says_which_case_had_slow_rounds():
     lone = Timing("torch.rms_norm", np.array([100.0] * 14 + [253.0]), inner=1)
     both = quiet_note("quiet while timing", passed, {"naive": naive, "torch.rms_norm": lone}, "large")
     assert both.endswith(
-        "include those rounds: where one is inconclusive, rerun the cell, or raise REPEATS, for a verdict.\n  One round over 1.5x its median, outside its p10-p90, so no verdict changes: torch.rms_norm."
+        "include those rounds: where one is inconclusive, rerun the cell, or raise REPEATS; a rerun may still be inconclusive.\n  One round over 1.5x its median, outside its p10-p90, so no verdict changes: torch.rms_norm."
     )
     alone = quiet_note("quiet while timing", passed, {"copy": steady, "torch.rms_norm": lone}, "large")
     assert alone == "\n  One round over 1.5x its median, outside its p10-p90, so no verdict changes: torch.rms_norm."
@@ -1166,7 +1173,7 @@ def test_05s_recap_is_one_line_per_shape_cut_from_the_takeaways():
     assert recap(tied) == [
         "small: closest to the copy: a and b (cannot tell apart, inconclusive)",
         "large: closest to the copy: c, 1.14x the copy's time; memory-bound†: a, c;"
-        " cannot tell apart from 0.5: b (its time had 3 slow rounds)",
+        " cannot tell apart from 0.5: b (same median as a; its time had 3 slow rounds)",
     ]
     busy = ["large: the ranking against the copy is withheld (above); rerun", "  bound not estimated: the byte shares need"]
     assert recap(busy) == ["large: the ranking against the copy is withheld; rerun"]
