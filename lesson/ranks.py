@@ -263,31 +263,29 @@ def neuron_recipe_lines(ranks: int, active: int, straggler_rank: int, straggler_
     ]
 
 
-def exchange_line(waits: pd.DataFrame, cpu_waits: dict[int, float] | None = None) -> str:
-    """08's reading of the exchange on the slow steps: the rank with the longest median `exchange_ms` against the
-    shortest, with what is not measured. Why: a longer exchange makes a rank leave the all-reduce, and so start its
-    next step, later (cr101 08: rank 1's ran 6.7 against 2.9 ms, the page said nothing); the stamps cannot see inside
-    the all-reduce, so the line names no cause, only candidates: the last rank's torch.cat, which runs inside its exchange
-    (cr103 08), and the CPU wait, only where the long-exchange rank waited more for a CPU (cr102 08).
+def exchange_line(waits: pd.DataFrame, contention: Contention | None = None) -> str:
+    """08's verdict on the exchange on the slow steps: the rank with the longest median `exchange_ms` against the
+    shortest, paired step by step and judged by analysis.verdicts.judge_ratio, as the compute verdict is. Why: a ratio
+    of two unpaired medians read as a finding where the paired steps could not tell the ranks apart (cr104 08).
+    Both exchanges start at the last arrival, so a longer exchange only means that rank left the all-reduce later;
+    the line says so where the verdict finds it, and never names a cause: the stamps cannot see inside (A5 §2).
 
     Args:
-        waits: rows of analysis.collective_waits (rank, straggling, exchange_ms, wait_ms if known).
-        cpu_waits: each rank's CPU wait (`rank_cpu_waits`); None: no candidate named.
+        waits: rows of analysis.collective_waits (rank, step, straggling, exchange_ms).
+        contention: the ranks' CPU counters over their steps (`ranks_contention`); busy withholds the verdict.
     """
-    from analysis.verdicts import counted
+    from analysis.timing import PairedRatio
+    from analysis.verdicts import judge_ratio
 
-    medians = waits[waits["straggling"]].groupby("rank")["exchange_ms"].median()
-    hi, lo = medians.idxmax(), medians.idxmin()
-    label = f"slow steps, a reading: rank {hi}'s median exchange_ms"
-    reading = counted(label, medians[hi], "ms", f"rank {lo}", medians[lo], decimals=1)
-    cpu, candidates = cpu_waits or {}, []
-    if "wait_ms" in waits and waits[waits["straggling"]].groupby("rank")["wait_ms"].median().idxmin() == hi:
-        candidates.append("its torch.cat (the last rank's runs inside its exchange)")  # cr103 08: cell 14 says so
-    if cpu.get(hi, 0.0) > cpu.get(lo, float("inf")):
-        candidates.append("its higher CPU wait (section 2)")
-    if candidates:
-        return f"{reading}; the cause is not measured; candidates: {' and '.join(candidates)} (A5 §2)"
-    return f"{reading}; the cause is not measured (A5 §2)"
+    on = waits[waits["straggling"]]
+    medians = on.groupby("rank")["exchange_ms"].median()
+    hi, lo = int(medians.idxmax()), int(medians.idxmin())
+    per_step = on.pivot(index="step", columns="rank", values="exchange_ms").dropna()
+    paired = PairedRatio(f"rank {hi}", f"rank {lo}", (per_step[hi] / per_step[lo]).to_numpy(), "slow step", contention)
+    verdict = judge_ratio(paired, slower="longer exchange", faster="shorter exchange")
+    later = {"slower": hi, "faster": lo}.get(verdict.kind)
+    left = "" if later is None else f"; rank {later} left the all-reduce later on those steps"
+    return f"slow-step exchange_ms: {verdict}{left}; the cause is not measured (A5 §2)"
 
 
 def last_arrival_lines(waits: pd.DataFrame, slowest: int, ranks: int) -> list[str]:

@@ -567,14 +567,21 @@ def test_ranks_contention_is_the_worst_rank_and_names_a_rank(tmp_path):
     assert rank_cpu_waits(tmp_path) == {0: 0.01, 1: 0.0901}
 
 
-def test_exchange_line_names_the_cpu_candidate_only_for_the_rank_that_waited_more():
-    waits = pd.DataFrame({"rank": [0, 1], "straggling": [True, True], "exchange_ms": [2.0, 5.8]})
-    assert exchange_line(waits, {0: 0.09, 1: 0.04}).endswith("; the cause is not measured (A5 §2)")  # cr102 08
-    assert exchange_line(waits, {0: 0.04, 1: 0.09}).endswith("candidates: its higher CPU wait (section 2) (A5 §2)")
-    assert exchange_line(waits).endswith("; the cause is not measured (A5 §2)")
-    waits["wait_ms"] = [3.0, 0.0]  # rank 1 arrived last: its torch.cat runs inside its exchange (cr103 08)
-    both = "candidates: its torch.cat (the last rank's runs inside its exchange) and its higher CPU wait (section 2) (A5 §2)"
-    assert exchange_line(waits, {0: 0.04, 1: 0.09}).endswith(both)
+def test_exchange_line_pairs_the_ranks_by_step_and_names_no_cause():
+    # cr104 08: unpaired medians 3.6 against 1.8 read "2.0x"; paired by step the run could not tell the ranks apart
+    ex = {0: [3.57, 1.46, 1.79, 4.19, 1.27], 1: [7.40, 1.19, 1.75, 4.20, 3.56]}
+    rows = [(r, s, True, ms) for r in ex for s, ms in zip(range(3, 13, 2), ex[r])]
+    waits = pd.DataFrame(rows, columns=["rank", "step", "straggling", "exchange_ms"])
+    line = exchange_line(waits)
+    assert line.startswith("slow-step exchange_ms: this run cannot tell rank 1 and rank 0 apart")
+    assert "per slow step p10-p90 0.82-2.80): inconclusive" in line and line.endswith(": the cause is not measured (A5 §2)"[1:])
+    assert "left the all-reduce" not in line
+    assert "torch.cat" not in line and "CPU wait" not in line
+    waits.loc[waits["rank"] == 1, "exchange_ms"] = [2 * v for v in ex[0]]  # rank 1 twice rank 0 on every step
+    line = exchange_line(waits)
+    assert "longer exchange" in line and line.endswith(
+        "; rank 1 left the all-reduce later on those steps; the cause is not measured (A5 §2)"
+    )
 
 
 def test_recorded_kernel_lines_lead_with_one_step_a_reading():
