@@ -476,7 +476,7 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
         start: `execution_start`'s result (rows named "<kernel>_<dtype>_s512").
 
     Returns:
-        two lines, e.g. "fused / baseline, one execution each (readings, not verdicts): whole execution (total_time): bf16 x0.67,
+        two lines, e.g. "fused / baseline, one execution each: whole execution (total_time): bf16 x0.67,
         fp32 x0.65" and "compute window (ends at a possibly inaccurate DMA bar): bf16 x0.49 (34.9 -> 17.0 us), ..."
         (cr101 09: the window ends at a DMA bar, and the profiler warns DMA values may be inaccurate).
     """
@@ -489,7 +489,7 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
         whole_parts.append(f"{dtype} x{total[fused] / total[base]:.2f}")
         middle_parts.append(f"{dtype} x{middle[fused] / middle[base]:.2f} ({middle[base]:.1f} -> {middle[fused]:.1f} us)")
     return (
-        f"fused / baseline, one execution each (readings, not verdicts): whole execution (total_time): {', '.join(whole_parts)}\n"
+        f"fused / baseline, one execution each: whole execution (total_time): {', '.join(whole_parts)}\n"
         f"compute window (ends at a possibly inaccurate DMA bar): {', '.join(middle_parts)}"
     )
 
@@ -642,6 +642,29 @@ def _bursts(e: Any) -> tuple[list[list[Any]], list[tuple[float, float]]]:
         inside = [(s, t) for s, t in bars if lo <= s < hi]
         spans.append((inside[0][0] / 1e3, max(t for _, t in inside) / 1e3) if inside else (float("nan"), float("nan")))
     return bursts, spans
+
+
+def device_view_reading(exports: dict[str, Any], start: pd.DataFrame, dtype: str = "bf16") -> str:
+    """09's one observed line on the device view: the engine lanes with no bar during each of the baseline's
+    bursts, whether the fused profile has bursts, and the start's share of total_time in both.
+
+    Why: cr104 09 M1: cell 11 asked the reader to compare the lanes during the bursts and no answer followed.
+    The lanes are the figure's (`engine_intervals`, analysis.neuron_export.ENGINES); it reads no meaning in.
+    """
+    from analysis.neuron_export import ENGINES
+
+    base, fused = (f"{k}_{dtype}_s512" for k in ("baseline", "fused"))
+    iv = exports[base].engine_intervals
+    empty = []
+    for label, lo, hi in burst_spans(exports, base)[base]:
+        busy = set(iv.loc[(iv["start_ns"] < hi * 1e3) & (iv["end_ns"] > lo * 1e3), "engine"])
+        empty.append(f"{label} {', '.join(e for e in ENGINES if e not in busy) or 'none'}")
+    has = "has bursts" if _bursts(exports[fused])[0] else "no bursts"
+    share = start["first MATMUL / total_time"].astype(float)
+    return (
+        f"a reading (one execution each): empty lanes in {base}'s bursts: {'; '.join(empty)}. {fused}: {has}. "
+        f"Start / total_time: baseline {share[base]:.2f}, fused {share[fused]:.2f}"
+    )
 
 
 def burst_spans(exports: dict[str, Any], name: str = "baseline_bf16_s512") -> dict[str, list[tuple[str, float, float]]]:

@@ -186,7 +186,7 @@ def test_after_first_matmul_reading_prints_two_readings():
     start = execution_start(exports, detail=False)  # 09's short table carries what the line needs
     assert "first HBM-reading instruction starts (us)" not in start.columns
     line = after_first_matmul_reading(start)
-    assert line.startswith("fused / baseline, one execution each (readings, not verdicts): whole execution (total_time): bf16 x")
+    assert line.startswith("fused / baseline, one execution each: whole execution (total_time): bf16 x")
     # cr101 09: the window ends at a DMA bar, and the profiler warns DMA values may be inaccurate
     assert "\ncompute window (ends at a possibly inaccurate DMA bar): " in line
     for dtype in ("bf16", "fp32"):
@@ -325,6 +325,22 @@ def test_burst_transfers_lists_each_bursts_stores_and_loads():
     assert "weights P by time order" in lines[1]  # the bytes cannot tell S from P (r93)
     # each burst's DMA bar span, so the match by time can be checked (cr97 09 #5)
     assert "; its DMA bars 20.5-28.3 us;" in lines[0] and "; its DMA bars 36.0-43.7 us;" in lines[1]
+
+
+def test_device_view_reading_names_empty_lanes_per_burst_and_the_start_share():
+    from lesson import device_view_reading
+
+    exports = load_exports(RECORDED_NEURON_DIR)
+    start = execution_start(exports, detail=False)
+    line = device_view_reading(exports, start)
+    # cr104 09 M1: the lesson of the device view, read off the figure's lanes; one observed line under 30 words
+    assert line.startswith(
+        "a reading (one execution each): empty lanes in baseline_bf16_s512's bursts: S tensor, gpsimd; P vector, gpsimd."
+    )
+    assert "fused_bf16_s512: no bursts." in line
+    share = start["first MATMUL / total_time"]
+    assert line.endswith(f"baseline {share['baseline_bf16_s512']:.2f}, fused {share['fused_bf16_s512']:.2f}")
+    assert len(line.split()) < 30
 
 
 def test_burst_spans_label_each_burst_inside_the_compute_window():
