@@ -85,7 +85,9 @@ def test_fused_rate_line_gives_the_second_rate_and_the_range_it_cannot_narrow():
     assert "an AMD MI300X: 42 to 104 us across the naive rate" in fused_rate_line(both, call, "")
     assert "end of the range" not in line  # cr103: the H100 has one rate, so no range and no end of one
     said = "S: about 134 us on an NVIDIA H100, about 104 us on an AMD MI300X (estimated)"
-    assert "\nS: about 134 us on an NVIDIA H100 (estimated)\n" in fused_rate_line(mixed, call, said)  # cr104: no range end restated
+    assert "\nS: about 134 us on an NVIDIA H100 (estimated)\n" in fused_rate_line(
+        mixed, call, said
+    )  # cr104: no range end restated
 
 
 def test_own_time_line_takes_the_median_step_from_the_trace(tmp_path):
