@@ -72,7 +72,7 @@ def test_fused_rate_line_gives_the_second_rate_and_the_range_it_cannot_narrow():
     )
     line = fused_rate_line(mixed, call, "SAVING")
     assert line.startswith(
-        "an NVIDIA H100: about 134 us saved at the naive rate (the only rate recorded for it)\n"
+        "an NVIDIA H100: about 134 us saved at the naive rate (an assumption: no second rate to test it)\n"
         "an AMD MI300X: -31 to 104 us across the naive rate and the small fused calls' rate: inconclusive\nSAVING\n"
     )  # cr90: the range first; cr101: the MI300X's fused rate prices no H100 kernel
     assert line.endswith(
@@ -84,6 +84,23 @@ def test_fused_rate_line_gives_the_second_rate_and_the_range_it_cannot_narrow():
     both.loc["naive_kernel_us"] = [200.0, 190.0]
     assert "an AMD MI300X: 42 to 104 us across the naive rate" in fused_rate_line(both, call, "")
     assert "end of the range" not in line  # cr103: the H100 has one rate, so no range and no end of one
+    said = "S: about 134 us on an NVIDIA H100, about 104 us on an AMD MI300X (estimated)"
+    assert "\nS: about 134 us on an NVIDIA H100 (estimated)\n" in fused_rate_line(
+        mixed, call, said
+    )  # cr104: no range end restated
+
+
+def test_own_time_line_takes_the_median_step_from_the_trace(tmp_path):
+    """cr104 03: the 5-step mean (one slow step) read 135 ms beside the tree's 103 ms; the share is of the same step."""
+    from unittest import mock
+
+    from lesson import changed_ops
+
+    table = pd.DataFrame({"name": ["torch.rms_norm"], "self_cpu_us": [30.0], "cpu_total_us": [1000.0]})
+    with mock.patch.object(changed_ops, "_median_step_times", return_value=(400.0, 8.0)):
+        line = changed_ops.own_time_line(table, "torch.rms_norm", ["torch.rms_norm"], steps=2, trace_path="t.json")
+    assert line.startswith("torch.rms_norm's CPU time in the median profiled step, with its children: 400 us")
+    assert line.endswith("torch.rms_norm: 8 us, 2.0%")
 
 
 def test_priced_table_names_its_rows_in_plain_words():
