@@ -160,7 +160,7 @@ NOTEBOOKS = (
     NotebookInfo(
         "08_many_processes",
         "torchrun ranks, all-reduce, stragglers, a failing rank",
-        "the documented torchrun recipe printed; the lesson's ranks on the host CPU",
+        "the torchrun recipe printed (documented, N30); the lesson's ranks on the host CPU",
         "gloo on cpu (2 ranks), nccl on cuda",
         neuron_facts=("N27", "N30"),
         optional=True,
@@ -169,7 +169,7 @@ NOTEBOOKS = (
     NotebookInfo(
         "09_trainium_device_view",
         "Trainium's device view: engine lanes, DMA, HBM bytes, unfused vs fused",
-        "recorded profiles of an attention kernel (on a trn2.3xlarge by the trainium-kernel-fusion project), not this run; the capture commands printed",
+        "an attention kernel's profiles (recorded on a trn2.3xlarge by the trainium-kernel-fusion project), not this run; the capture commands printed",
         "the same: it reads recorded data",
         neuron_facts=("N35", "N36", "N37", "N38", "N39", "N42", "N45"),
         recorded_only=True,
