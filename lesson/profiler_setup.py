@@ -157,8 +157,8 @@ def cost_takeaway(
         finding (cr94 01 and cr95 01 had read such lines as a cost too); the ratio line with its verdict is the
         result. No p90 is stated as a bound (cr83 01 #2). Where a median reads below 1, a last line says it lies
         within the spread: 01 times with `time_interleaved(..., alternate=True)` (cr72, cr77), and the profiler
-        only adds work. Where both calls are given, a line judges their ranges against each other by Exercise 2's rule
-        (`_tiny_against_lesson`).
+        only adds work. The two calls' ranges against each other are Exercise 2's answer, printed only in its
+        solution (cr105 01 MAJOR 2).
     """
     parts = []
     for name, verdict in verdicts.items():
@@ -170,7 +170,9 @@ def cost_takeaway(
                 extra = float(np.median(extra_us[name]))
                 said += f", {extra:+,.1f} us per call"
                 if ops and ops.get(name):  # cr98 01 c1: per call of ~21 ops read as per op; cr104 01 c2: say the assumption
-                    said += f"\n{name} call per recorded op: about {extra / ops[name]:.2f} us ({ops[name]} ops; all of the extra taken as per op)"
+                    # cr105 01 c1: all of the extra put on the ops bounds the per-op cost from above; a bound rounds up
+                    bound = math.ceil(round(extra / ops[name] * 100, 6)) / 100
+                    said += f"\n{name} call per recorded op: at most {bound:.2f} us ({ops[name]} ops; all of the extra taken as per op)"
         else:
             said = verdict.word  # the table's own words, as every verdict of the series says them
             if verdict.kind != "busy" and not np.isnan(verdict.median):  # a busy block's figures conclude nothing
@@ -188,8 +190,6 @@ def cost_takeaway(
             shown = next((d for d in (2, 3) if f"{ops['lesson'] * round(per_op, d):.1f}" == f"{predicted:.1f}"), 4)  # x by hand
             parts.append(f"predicted for the lesson call at that per-op cost: {ops['lesson']} ops x {per_op:.{shown}f} us")
             parts += _against_expected(verdicts.get("lesson"), extra_us["lesson"], predicted)
-    if {"lesson", "tiny"} <= verdicts.keys():  # Exercise 2's rule, its words following its verdict (cr101 01 M2)
-        parts += _tiny_against_lesson(verdicts["tiny"], verdicts["lesson"])
     if any(v.kind != "busy" and v.median < 1 for v in verdicts.values()):  # the profiler only adds work (cr77)
         parts.append("a median below 1 lies within the spread, not a negative cost: the order alternates each round")
     return "\n".join(["take-home, the profiler's cost, per-round profiled / bare:", *parts])  # a line per call (cr78 01)
@@ -216,25 +216,6 @@ def _against_expected(lesson: Verdict | None, extra: np.ndarray, predicted: floa
         return [f"{said}: cannot tell whether the per-op cost accounts for it (inconclusive)"]
     more = "more" if side == "above" else "less"
     return [f"{said}: measurably {more}: the per-op cost does not account for it"]
-
-
-def _tiny_against_lesson(tiny: Verdict, lesson: Verdict) -> list[str]:
-    """The two calls' per-round p10-p90 judged against each other by `ranges_apart` (Exercise 2 prints the
-    same verdict with its figures): a room read "tiny: costlier, 1.36x" beside "lesson: cannot tell" as
-    "tiny is larger" where the ranges overlapped (cr101 01 M2). No line where either block was busy."""
-    if "busy" in (tiny.kind, lesson.kind) or not (np.isfinite(tiny.p10) and np.isfinite(lesson.p10)):
-        return []
-    side = ranges_apart((tiny.p10, tiny.p90), (lesson.p10, lesson.p90))
-    if side:
-        return [
-            f"the two calls' ranges are apart: the tiny call's ratio is {'larger' if side == 'above' else 'smaller'} (Exercise 2)"
-        ]
-    how = (
-        "overlap"
-        if tiny.p10 < lesson.p90 and lesson.p10 < tiny.p90
-        else f"lie closer than the {verdict_rules.margin_percent()}% margin"
-    )
-    return [f"the two calls' ranges {how}: this run does not say the tiny call's ratio is larger (Exercise 2)"]
 
 
 def recorded_ops(fn: Callable[[], Any], activities: Any) -> int:

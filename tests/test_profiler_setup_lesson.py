@@ -123,15 +123,15 @@ def test_cost_takeaway_states_a_ratio_only_where_measurable():
     line = cost_takeaway(verdicts, extra)
     assert line.endswith(
         "\ntiny call: costlier, 1.20x (p10-p90 1.09-1.33), +2.5 us per call"
-        "\nthe two calls' ranges lie closer than the 5% margin: this run does not say the tiny call's ratio is larger (Exercise 2)"  # cr101 01 M2
-    )
+    )  # cr105 01 MAJOR 2: the two calls against each other is Exercise 2's answer, printed only in its solution
     ops_line = cost_takeaway(verdicts, extra, {"tiny": 20})
     # cr98 01 c1: "per call of those ops" read as per op; the line gives both, with the op count
     # cr104 01 c2: the per-op figure states its assumption
-    assert "+2.5 us per call\ntiny call per recorded op: about 0.12 us (20 ops; all of the extra taken as per op)\n" in ops_line
+    # cr105 01 c1: all of the extra put on the ops is an upper bound ("at most"), rounded up: 2.5 / 20 = 0.125
+    assert "+2.5 us per call\ntiny call per recorded op: at most 0.13 us (20 ops; all of the extra taken as per op)" in ops_line
     # cr104 01 c1: the lesson ratio inconclusive (or busy): its extra is not told from zero, so no prediction is tested
     untested = cost_takeaway(verdicts, {**extra, "lesson": np.array([31.2, 400.0, 900.0, 997.3])}, {"tiny": 20, "lesson": 30})
-    assert "\n" + NO_TEST + "\n" in untested and "predicted" not in untested and "measurably more" not in untested
+    assert untested.endswith("\n" + NO_TEST) and "predicted" not in untested and "measurably more" not in untested
     busy_lesson = {**verdicts, "lesson": dataclasses.replace(verdicts["lesson"], kind="busy")}
     assert NO_TEST in cost_takeaway(busy_lesson, {**extra, "lesson": np.array([400.0, 900.0])}, {"tiny": 20, "lesson": 30})
     # cr99 01 MAJOR 1, cr102 01 c1: only with the lesson ratio measurably above 1, its extra us (p10-p90) against its
@@ -142,7 +142,7 @@ def test_cost_takeaway_states_a_ratio_only_where_measurable():
     expected = cost_takeaway(measured, lesson_extra, {"tiny": 20, "lesson": 30})
     inconclusive = (
         "as per op)\npredicted for the lesson call at that per-op cost: 30 ops x 0.125 us\nlesson call: extra p10-p90 2.0 to 4.2 us "
-        "per call against about 3.8 us predicted: cannot tell whether the per-op cost accounts for it (inconclusive)\n"
+        "per call against about 3.8 us predicted: cannot tell whether the per-op cost accounts for it (inconclusive)"
     )
     assert inconclusive in expected
     below = cost_takeaway(measured, {**extra, "lesson": np.array([1.0, 1.5, 2.0, 2.5, 3.0])}, {"tiny": 20, "lesson": 30})
@@ -174,12 +174,9 @@ def test_cost_takeaway_states_a_ratio_only_where_measurable():
     # cr83 01 #2: an inconclusive call states no p90 as a bound; both unresolved calls are named
     both = cost_takeaway({"lesson": verdicts["lesson"], "tiny": verdicts["lesson"]})
     assert "90%" not in both and both.count("cannot tell apart, inconclusive") == 2
-    # cr101 01 M2: the two calls' line follows the ranges' verdict; apart, it says which is larger
+    # cr105 01 MAJOR 2: no line judges the two calls against each other (Exercise 2's solution prints it)
     apart = cost_takeaway({"lesson": judge_ratio(below, "cheaper", "costlier"), "tiny": verdicts["tiny"]})
-    assert "\nthe two calls' ranges overlap: this run does not say" in cost_takeaway(
-        {"lesson": verdicts["lesson"], "tiny": verdicts["lesson"]}
-    )
-    assert "\nthe two calls' ranges are apart: the tiny call's ratio is larger (Exercise 2)\n" in apart
+    assert "two calls" not in apart + cost_takeaway({"lesson": verdicts["lesson"], "tiny": verdicts["lesson"]})
 
 
 def test_copy_shares_on_a_real_cpu_profile(tmp_path):
