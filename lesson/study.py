@@ -410,7 +410,15 @@ def _bytes_line(ranking: Ranking, allocs: dict[str, float], pairs: list, ops: di
         if len(ns) > 1:
             inside = [verdict.get(frozenset((x, y))) for i, x in enumerate(ns) for y in ns[i + 1 :]]
             apart = any(v is not None and v.measurable for v in inside)
-            parts.append(f"{' and '.join(ns)} ({a:.1f} allocated each) {'differ' if apart else 'cannot be told apart'}")
+            # equal op counts said too, so the recap can say why a withheld share is no finding (cr105 05 #4);
+            # "(inconclusive)": beside "3.0 allocated each" the bare words read as "equal time" (cr105 05 #3)
+            k = {(ops or {}).get(n) for n in ns}
+            each = (
+                f"{a:.1f} allocated, {next(iter(k)):g} ops each" if len(k) == 1 and None not in k else f"{a:.1f} allocated each"
+            )
+            tie = all(v is not None and v.within_noise for v in inside)
+            told = "differ" if apart else "cannot be told apart" + ("" if tie else " (inconclusive)")
+            parts.append(f"{' and '.join(ns)} ({each}) {told}")
     lead = f"{' and '.join(lo)} ({least:.1f}) {'are' if many else 'is'}{'' if fastest else ' not'} measurably fastest"
     counts = {(ops or {}).get(n) for n in lo}, {(ops or {}).get(n) for n in others}
     if all(len(c) == 1 and None not in c for c in counts) and counts[0] != counts[1]:  # one op count a side
@@ -976,13 +984,22 @@ def recap(takeaways: list[str]) -> list[str]:
     # a tie keeps its verdict and quotes no one number; a withheld label keeps its slow rounds (cr103 05 #2-3)
     slow = dict(re.findall(r"^    (\S+) .*its time had (\d+) slow rounds", "\n".join(takeaways), re.M))
     # a share withheld beside a labelled one of the same median says so: "naive is less memory-bound" (cr104 05)
-    twin = dict(re.findall(r"^    (\S+) .*as (\S+)'s median, but its time had", "\n".join(takeaways), re.M))
+    found = re.findall(r"^    (\S+) .*as (\S+)'s median, but its time had", "\n".join(takeaways), re.M)
+    twin = {n: (m, "median") for n, m in found}
+    # a withheld share whose variant has the same ops and allocations as a labelled one: slow rounds split them (cr105 05 #4)
+    for x, y in re.findall(r"(\S+) and (\S+) \([\d.]+ allocated, [\d.]+ ops each\)", "\n".join(takeaways)):
+        twin |= {x: (y, "ops and allocations"), y: (x, "ops and allocations")}
     lines: list[str] = []
     for line in takeaways:
         text = re.sub(r" \((?!cannot tell)[^()]*\)", "", line.strip())
         text = re.sub(r"(\(cannot tell[^()]*\)); [^;]* at [\d.]+x the copy's time", r"\1", text)
         if text.startswith("cannot tell") and (said := [f"{n}'s time had {slow[n]}" for n in slow if n in text]):
-            same = [f"same median as {twin[n]}; " for n in slow if n in text and n in twin][:1] if len(said) == 1 else []
+            same = [
+                f"same {twin[n][1]} as {twin[n][0]}; "
+                for n in slow
+                if n in text and n in twin and twin[n][0] not in text.split(": ")[-1].split(", ")
+            ]
+            same = same[:1] if len(said) == 1 else []
             text += f" ({''.join(same)}{', '.join(said) if len(said) > 1 else 'its' + said[0].partition(chr(39) + 's')[2]} slow rounds)"
         if not line.startswith(" "):
             lines.append(text)

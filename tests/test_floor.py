@@ -355,7 +355,7 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     ops = {("large", "naive"): 7.0, ("large", "fused"): 7.0, ("large", "compiled"): 1.0}  # as row() gives them
     lines = shape_takeaways({"large": tied}, {"large": floor}, {"large": tie}, None, alloc_over_input=allocs, ops=ops)
     assert (
-        "  naive and fused (3.0 allocated each) cannot be told apart; compiled (1.0) is measurably fastest, but it also runs 1 op for 7, so this is not a test of time against allocations"
+        "  naive and fused (3.0 allocated, 7 ops each) cannot be told apart; compiled (1.0) is measurably fastest, but it also runs 1 op for 7, so this is not a test of time against allocations"
         in lines
     )
     allocs[("large", "fused")] = 1.0
@@ -1175,5 +1175,10 @@ def test_05s_recap_is_one_line_per_shape_cut_from_the_takeaways():
         "large: closest to the copy: c, 1.14x the copy's time; memory-bound†: a, c;"
         " cannot tell apart from 0.5: b (same median as a; its time had 3 slow rounds)",
     ]
+    # same ops and allocations as the labelled one: the slow rounds, not the bytes, split them (cr105 05 #4)
+    kin = [*tied[:3], "  memory-bound† (over 0.5): a, c", "  cannot tell apart from 0.5: b"]
+    kin[2] = "    b 0.88 (0.30-0.90; its time had 3 slow rounds)"
+    kin.append("  a and b (3.0 allocated, 7 ops each) cannot be told apart (inconclusive); c (1.0) is measurably fastest")
+    assert recap(kin)[1].endswith("cannot tell apart from 0.5: b (same ops and allocations as a; its time had 3 slow rounds)")
     busy = ["large: the ranking against the copy is withheld (above); rerun", "  bound not estimated: the byte shares need"]
     assert recap(busy) == ["large: the ranking against the copy is withheld; rerun"]
