@@ -170,7 +170,8 @@ def counter_readings(exports: dict[str, Any], guesses: dict[str, str]) -> pd.Dat
             notes += ["profiler: DMA values may be inaccurate"] * (c.startswith("dma_") and warned)
             text += f" ({'; '.join(notes)})" * bool(notes)
             if c == "tensor_engine_active_time":
-                text = ("stand-in for noise: same" if same_work else "no stand-in: different") + " computing-instruction counts"
+                text = ("stand-in for noise: equal" if same_work else "no stand-in: different") + " computing-instruction counts"
+                text += "; time still moved" * (same_work and any(round(r, 2) != 1 for r in spread))  # cr105 09 #4
             shows.append(text)
             match.append("")
             continue
@@ -646,7 +647,7 @@ def _bursts(e: Any) -> tuple[list[list[Any]], list[tuple[float, float]]]:
 
 def device_view_reading(exports: dict[str, Any], start: pd.DataFrame, dtype: str = "bf16") -> str:
     """09's one observed line on the device view: the engine lanes with no bar during each of the baseline's
-    bursts, whether the fused profile has bursts, and the start's share of total_time in both.
+    bursts, whether the fused profile has an HBM round trip (store then load) between MATMULs, and the start's share of total_time in both.
 
     Why: cr104 09 M1: cell 11 asked the reader to compare the lanes during the bursts and no answer followed.
     The lanes are the figure's (`engine_intervals`, analysis.neuron_export.ENGINES); it reads no meaning in.
@@ -659,7 +660,7 @@ def device_view_reading(exports: dict[str, Any], start: pd.DataFrame, dtype: str
     for label, lo, hi in burst_spans(exports, base)[base]:
         busy = set(iv.loc[(iv["start_ns"] < hi * 1e3) & (iv["end_ns"] > lo * 1e3), "engine"])
         empty.append(f"{label} {', '.join(e for e in ENGINES if e not in busy) or 'none'}")
-    has = "has bursts" if _bursts(exports[fused])[0] else "no bursts"
+    has = "has HBM round trips" if _bursts(exports[fused])[0] else "no HBM round trip"  # what _bursts tests (cr105 09 #3)
     share = start["first MATMUL / total_time"].astype(float)
     return (
         f"a reading (one execution each): empty lanes in {base}'s bursts: {'; '.join(empty)}. {fused}: {has}. "
