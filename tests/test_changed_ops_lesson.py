@@ -133,3 +133,13 @@ def test_ratio_ends_line_says_which_slow_rounds_set_the_range():
     assert "p10 from a round where naive took 1.23x its median (under 1.5x)" in ratio_ends_line(
         timings, paired_ratio(timings, "torch.rms_norm", "naive")
     )
+
+
+def test_saving_sentence_states_its_condition_untested():
+    """cr105 03: "it would save ... about 134 us" read alone as a finding: its condition says it is untested."""
+    import json
+    from pathlib import Path
+
+    nb = json.loads((Path(__file__).parents[1] / "notebooks" / "03_fused_rms_norm.ipynb").read_text())
+    source = "".join("".join(c["source"]) for c in nb["cells"])
+    assert "if a one-pass kernel reached the naive kernels' rate (untested), it would save" in source
