@@ -214,8 +214,9 @@ def _against_expected(lesson: Verdict | None, extra: np.ndarray, predicted: floa
     said = f"lesson call: extra p10-p90 {low:,.{places}f} to {high:,.{places}f} us per call against about {predicted:,.{places}f} us predicted"
     if not side:
         return [f"{said}: cannot tell whether the per-op cost accounts for it (inconclusive)"]
-    more = "more" if side == "above" else "less"
-    return [f"{said}: measurably {more}: the per-op cost does not account for it"]
+    if side == "below":  # the per-op figure is an upper bound (all of the tiny call's extra taken as per op)
+        return [f"{said}: measurably less: within that per-op bound"]
+    return [f"{said}: measurably more: the per-op cost does not account for it"]
 
 
 def recorded_ops(fn: Callable[[], Any], activities: Any) -> int:
