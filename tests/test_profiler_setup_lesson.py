@@ -146,7 +146,9 @@ def test_cost_takeaway_states_a_ratio_only_where_measurable():
     )
     assert inconclusive in expected
     below = cost_takeaway(measured, {**extra, "lesson": np.array([1.0, 1.5, 2.0, 2.5, 3.0])}, {"tiny": 20, "lesson": 30})
-    assert "extra p10-p90 1.0 to 3.0 us per call against about 3.8 us predicted: measurably less: within that per-op bound" in below
+    assert (
+        "extra p10-p90 1.0 to 3.0 us per call against about 3.8 us predicted: measurably less: within that per-op bound" in below
+    )
     # cr102 01 c1's run: 806.7 us against 19.4 us predicted read "cannot tell" when judged as a ratio near 1
     above = cost_takeaway(
         measured, {**extra, "lesson": np.array([400.0, 700.0, 806.7, 900.0, 1500.0])}, {"tiny": 20, "lesson": 30}
