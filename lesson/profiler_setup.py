@@ -172,7 +172,7 @@ def cost_takeaway(
                 if ops and ops.get(name):  # cr98 01 c1: per call of ~21 ops read as per op; cr104 01 c2: say the assumption
                     # cr105 01 c1: all of the extra put on the ops bounds the per-op cost from above; a bound rounds up
                     bound = math.ceil(round(extra / ops[name] * 100, 6)) / 100
-                    said += f"\n{name} call per recorded op: at most {bound:.2f} us ({ops[name]} ops; all of the extra taken as per op)"
+                    said += f"\n{name} call per recorded op: at most {bound:.2f} us, rounded up ({ops[name]} ops; all of the extra taken as per op)"
         else:
             said = verdict.word  # the table's own words, as every verdict of the series says them
             if verdict.kind != "busy" and not np.isnan(verdict.median):  # a busy block's figures conclude nothing

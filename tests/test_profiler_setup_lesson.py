@@ -114,7 +114,10 @@ def test_cost_takeaway_states_a_ratio_only_where_measurable():
     verdicts = {"lesson": judge_ratio(lesson, "cheaper", "costlier"), "tiny": judge_ratio(tiny, "cheaper", "costlier")}
     line = cost_takeaway(verdicts)
     # the verdict's own decimals: a p90 of 1.048 at two decimals read 1.05, the margin's edge (cr72 05 #1)
-    assert "\nlesson call: cannot tell apart, inconclusive (p10-p90 holds 1): ratio p10-p90 0.940-1.048, median 1.010\n" in line
+    assert (
+        "\nlesson call: cannot tell apart, inconclusive (p10-p90 holds 1, past the 5% margin): ratio p10-p90 0.940-1.048, median 1.010\n"
+        in line
+    )
     assert "tiny call: costlier, 1.20x (p10-p90 " in line and "us per call" not in line
     assert line.count("x (p10-p90") == 1  # no "N.NNx" stated for the call whose spread crosses 1
     # cold read cr57 item 1: no two medians beside the ratio (they pointed opposite ways); the extra us per call
@@ -128,7 +131,10 @@ def test_cost_takeaway_states_a_ratio_only_where_measurable():
     # cr98 01 c1: "per call of those ops" read as per op; the line gives both, with the op count
     # cr104 01 c2: the per-op figure states its assumption
     # cr105 01 c1: all of the extra put on the ops is an upper bound ("at most"), rounded up: 2.5 / 20 = 0.125
-    assert "+2.5 us per call\ntiny call per recorded op: at most 0.13 us (20 ops; all of the extra taken as per op)" in ops_line
+    assert (
+        "+2.5 us per call\ntiny call per recorded op: at most 0.13 us, rounded up (20 ops; all of the extra taken as per op)"
+        in ops_line
+    )
     # cr104 01 c1: the lesson ratio inconclusive (or busy): its extra is not told from zero, so no prediction is tested
     untested = cost_takeaway(verdicts, {**extra, "lesson": np.array([31.2, 400.0, 900.0, 997.3])}, {"tiny": 20, "lesson": 30})
     assert untested.endswith("\n" + NO_TEST) and "predicted" not in untested and "measurably more" not in untested
