@@ -74,7 +74,7 @@ def orientation(name: str) -> list[str]:
     lines = [
         # only what it is (cr100 00-01 #3: a quiet run on the same machine type took 46.6 s against 26.6 s stated)
         f"Run time: {info.cpu_seconds:.1f} s in the committed reference run ({CPU_SECONDS_MEASURED_ON}); "
-        "this run's own time is in its summary.md; the same machine type has taken up to twice as long."
+        "this run's own time is in its summary.md."
         if info.cpu_seconds
         else "Run time: not recorded on the series' CI machine"
     ]

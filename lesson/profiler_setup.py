@@ -397,8 +397,8 @@ EXPECTED_SHARE = (
 )
 # cr104 01 M2: why Linear 2 answers "at a larger HIDDEN", in one clause
 STAND_IN = (
-    "Linear 2 stands for Linear 1 at 4x HIDDEN: copy per output element over matmul per output element"
-    " is 1/in_features, and Linear 2's in_features is 4x HIDDEN"
+    "Linear 2 stands for Linear 1 at 4x HIDDEN if the copy costs per element (this range allows it, does not show it):"
+    " copy per output element over matmul per output element is 1/in_features, and Linear 2's in_features is 4x HIDDEN"
 )
 RATIO_DECIDES = "; the ratio below decides between them, or says it cannot"  # only where the ratio line is printed
 
