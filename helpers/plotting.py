@@ -38,15 +38,17 @@ def tables_as_text() -> None:
     Why: a Styler (a table with a caption or number formats) has only an HTML rendering, so its
     output in an executed notebook reads as `<pandas.io.formats.style.Styler at 0x...>` to anything
     that reads the text: a terminal, a diff, and `reading_time.py`, which then counted none of a
-    styled table's words and underestimated the notebooks that use them. Does nothing outside IPython."""
+    styled table's words and underestimated the notebooks that use them. Does nothing outside IPython.
+    Registered by the type's name, so that starting a notebook does not import pandas' styler (and jinja2)."""
     try:
         from IPython import get_ipython
-        from pandas.io.formats.style import Styler
     except ImportError:
         return
     shell = get_ipython()
     if shell is not None:
-        shell.display_formatter.formatters["text/plain"].for_type(Styler, lambda s, p, cycle: p.text(styled_text(s)))
+        shell.display_formatter.formatters["text/plain"].for_type_by_name(
+            "pandas.io.formats.style", "Styler", lambda s, p, cycle: p.text(styled_text(s))
+        )
 
 
 def styled_text(styler) -> str:
