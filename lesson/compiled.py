@@ -297,7 +297,6 @@ class ColdCall:
             evidence in `break_evens`.
         probe_names: among them, the CPU-feature probes' sources counted by the check each defines
             (`_probe_names`): the evidence that they are probes, for a reader of the cache.
-        probe_programs: how many probe programs (sources) those files hold.
         busy: whether its machine line said BUSY (None where unknown): a busy cold call concludes nothing,
             so `break_evens` and 04's exercise 2 withhold what they would draw from it (r73: 04's exercise 2
             printed a BUSY line, then a ratio and a break-even from the same call).
@@ -307,7 +306,6 @@ class ColdCall:
     added_kinds: dict[str, int] = dataclasses.field(default_factory=dict)
     probe_names: dict[str, int] = dataclasses.field(default_factory=dict)
     busy: bool | None = None
-    probe_programs: int = 0
 
 
 def cold_call(fn: Callable[[], Any], backend: Any) -> ColdCall:
@@ -354,5 +352,4 @@ def cold_call(fn: Callable[[], Any], backend: Any) -> ColdCall:
         dict(Counter(_kind(p, probes) for p in inductor)),
         _probe_names(folders["cache files added"], inductor, probes),
         contention.busy,
-        len(probes),
     )

@@ -19,11 +19,11 @@ import numpy as np
 import pandas as pd
 import torch
 
-from analysis.floor import SLOW_ROUND, FloorCheck, Ranking, cannot_tell_group, group_word, slow_rounds
+from analysis.floor import SLOW_ROUND, FloorCheck, Ranking, cannot_tell_group, group_word, slow_round_mask, slow_rounds
 from analysis.timing import Timing, p10_p90, time_per_call
 from analysis.steps import per_call_summary, step_ops
 from analysis.traces import Trace, load_trace
-from analysis.verdicts import CANNOT_TELL, CANNOT_TELL_ALONE, NO_DIFFERENCE
+from analysis.verdicts import CANNOT_TELL, CANNOT_TELL_ALONE, EDGE, NO_DIFFERENCE
 from helpers.backend import Backend
 from helpers.errors import SeriesError
 from helpers.outputs import write_json
@@ -485,12 +485,12 @@ def quiet_note(machine: str, floor: FloorCheck, block: dict[str, Timing], shape:
       "1 outlier round"), in one clause: on a noisy VM four such cases made four (r84's run of 05)."""
     if not machine.startswith("quiet"):
         return ""
-    shared = _shared_slow_rounds(block)
+    slow = {n: slow_round_mask(t) for n, t in block.items()}
+    shared = _shared_slow_rounds(slow)
     lines = [
         f"Round {r}{' (the first)' * (r == 0)} took over {SLOW_ROUND:g}x its median in every case{_but(block, named)}."
         for r, named in shared.items()
     ]
-    slow = {n: t.samples_us >= SLOW_ROUND * t.median_us for n, t in block.items()}
     other = {n: int(np.delete(s, list(shared)).sum()) for n, s in slow.items()}  # slow rounds no shared line names
     varied = [n for n, t in block.items() if slow_rounds(t) or (n == "copy" and not floor.ok)]
     said = {n: "the copy" if n == "copy" else n for n in block}  # r76: "the copy and copy (2 of 15 rounds ...)"
@@ -532,10 +532,9 @@ def _but(block: dict[str, Timing], named: set[str]) -> str:
     return f" but {' and '.join(left)}" if left else ""
 
 
-def _shared_slow_rounds(block: dict[str, Timing]) -> dict[int, set[str]]:
-    """Each round (sample index) over SLOW_ROUND times its case's median in most of the block's cases, three at least,
+def _shared_slow_rounds(slow: dict[str, np.ndarray]) -> dict[int, set[str]]:
+    """Each round (sample index) slow (`slow_round_mask`, per case) in most of the block's cases, three at least,
     with the cases slow in it. time_with_floor times every case in the same rounds."""
-    slow = {n: t.samples_us >= SLOW_ROUND * t.median_us for n, t in block.items()}
     counts = np.sum(list(slow.values()), axis=0) if slow else np.zeros(0)
     most = max(3, len(slow) // 2 + 1)
     return {int(r): {n for n, s in slow.items() if s[r]} for r in np.flatnonzero(counts >= most)}
@@ -840,7 +839,7 @@ def _one_pass(ranking: Ranking, metrics: dict, through: str) -> tuple[bool, str]
     faster = "faster" if hi < 1 else "slower"
     calls = "compiled-variant" if through == "torch.compile" else through  # as the pair's line names them
     # a p10 of 1.054 against the 1.05 edge flips on another seat (cr98 05 #1): said so
-    edge = min(abs(e - b) for e in (lo, hi) for b in (1 / RESOLUTION, RESOLUTION)) < 0.01
+    edge = min(abs(e - b) for e in (lo, hi) for b in (1 / RESOLUTION, RESOLUTION)) < EDGE
     warn = " (at the margin's edge: may read differently on another run)" if edge else ""
     return False, said + f"measurably {faster} than one copy{warn}, so the pair counts {calls} calls, not copies"
 

@@ -158,7 +158,7 @@ def counter_readings(exports: dict[str, Any], guesses: dict[str, str]) -> pd.Dat
     }
     same_work = all(counts[f"baseline_{d}_s512"] == counts[f"fused_{d}_s512"] for d in DTYPES)
     warned = any(e.warnings.message.str.contains("DMA values may be inaccurate").any() for e in exports.values())
-    spread = tuple(sorted(float(ratios.at["tensor_engine_active_time", d]) for d in DTYPES))
+    spread = same_work_spread(ratios)
     side = {"below": "down, past the cut-off", "above": "up, past the cut-off", "": "inside: no verdict"}
     shows, match = [], []
     for c in ratios.index:
