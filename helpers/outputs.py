@@ -93,6 +93,7 @@ def run_inductor_cache(out_dir: Path | str) -> Path:
 
     Why: a cache that holds only this run's graphs makes their first compiles cold on every run
     (the user's default cache would hold them from an earlier run); shared by the run's notebooks,
-    it pays Inductor's one-off checks of the CPU's vector instructions (a dozen small C++ compiles,
-    about 15 s on a 2-core machine) once per run, in 04's cold call, not again in 07."""
+    it pays Inductor's one-off checks of the CPU's vector instructions (small C++ compiles, about 12 s
+    on a 2-core machine) once per cache: under `make run` on cpu built once per machine and copied in
+    before the notebooks (series_tools/inductor_warmup.py), else in the first compile, not again in 07."""
     return Path(out_dir).parent / "inductor-cache"

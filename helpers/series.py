@@ -58,6 +58,9 @@ class NotebookInfo:
     # it measures nothing on this machine, only reads data recorded elsewhere: its start lines skip
     # the backend's notes and the thread setting, which describe measurements it does not make
     recorded_only: bool = False
+    # it calls torch.compile: on cpu its first compile would pay Inductor's checks of the CPU's vector
+    # instructions, which `make run` copies into the run's cache first (series_tools.inductor_warmup)
+    compiles: bool = False
 
     @property
     def appendix(self) -> bool:
@@ -133,6 +136,7 @@ NOTEBOOKS = (
         "backend='neuron': one NEFF per graph (documented, N26)",
         "Inductor: generated C++ (cpu) or Triton (cuda)",
         neuron_facts=("N24", "N26"),
+        compiles=True,
     ),
     NotebookInfo(
         "05_compare_variants",
@@ -140,6 +144,7 @@ NOTEBOOKS = (
         "device time from the timer; Neuron profile per variant",
         "same table and chart",
         neuron_facts=("N6", "N19", "N31"),
+        compiles=True,
     ),
     NotebookInfo(
         "06_reading_traces",
@@ -147,6 +152,7 @@ NOTEBOOKS = (
         "Neuron Explorer walkthrough on the real profile",
         "Perfetto UI; what Neuron Explorer would show",
         neuron_facts=("N12", "N13", "N14", "N15", "N16", "N17", "N18", "N19", "N28", "N40", "N42", "N47"),
+        compiles=True,
     ),
     NotebookInfo(
         "07_shapes_and_recompiles",
@@ -156,6 +162,7 @@ NOTEBOOKS = (
         neuron_facts=("N14", "N26", "N40"),
         optional=True,
         needed_when="your model's input shapes vary: the Neuron docs say each new shape compiles anew",
+        compiles=True,
     ),
     NotebookInfo(
         "08_many_processes",
@@ -216,5 +223,6 @@ NOTEBOOKS = (
         optional=True,
         checks=("07_shapes_and_recompiles", "08_many_processes"),
         reads=("07_shapes_and_recompiles", "08_many_processes"),
+        compiles=True,
     ),
 )

@@ -48,6 +48,8 @@ from helpers.series import BACKEND_CHOICES, notebook_info
 from helpers.series import NOTEBOOKS as SERIES_NOTEBOOKS
 from helpers.series import NOTEBOOK_DIR, notebook_paths
 from series_tools.consistency import check_consistency, disagreement_lines
+from series_tools.inductor_warmup import prepare as prepare_inductor_checks
+from series_tools.inductor_warmup import wanted as warmup_wanted
 
 INCOMPLETE = "INCOMPLETE"
 EXECUTION_TIMEOUT_S = 1800
@@ -345,6 +347,10 @@ def run(
     from series_tools.execute import execute_notebook
 
     results = [] if results is None else results
+    if warmup_wanted([nb.stem for nb in notebooks], backend):  # Inductor's CPU checks into the run's cache
+        import torch
+
+        print(prepare_inductor_checks(run_dir, torch.__version__), flush=True)
     for i, nb in enumerate(notebooks, 1):
         print(f"[{i}/{len(notebooks)}] {nb.stem} ...", flush=True)
         executed = run_dir / nb.name

@@ -12,6 +12,8 @@ from pathlib import Path
 from helpers.metrics import METRICS_FILE, read_metrics
 from helpers.outputs import write_atomic
 from series_tools.consistency import check_consistency, format_consistency
+from series_tools.inductor_warmup import RECORD as WARMUP_RECORD
+from series_tools.inductor_warmup import cache_dir
 
 
 def _read(path: Path) -> dict:
@@ -48,10 +50,19 @@ def write_summary(run_dir: Path) -> Path:
         "| notebook | status | seconds | error |",
         "|---|---|---|---|",
     ]
-    for r in rows:
+    for r in sorted(rows, key=lambda r: r["notebook"]):  # the series' order (NN_ before A<n>_), not the run's
         err = (r.get("error") or "").splitlines()[0] if r.get("error") else ""
         cell = f" (cell In[{r['cell']}])" if r.get("cell") is not None else ""
         lines.append(f"| {r['notebook']} | {r['status']} | {r.get('seconds')} | {err}{cell} |")
+    warmup = _read(cache_dir(run_dir) / WARMUP_RECORD)
+    if warmup:  # series_tools.inductor_warmup: why 04's cold call holds no CPU-feature checks in this run
+        lines += [
+            "",
+            "Before the notebooks, the run copied Inductor's checks of the CPU's vector instructions into its cache "
+            f"({'built' if warmup['built'] else 'copied from ' + warmup['from']} in {warmup['seconds']} s; Inductor "
+            f"chose {warmup['vector_isa']}): 04's cold call is the lesson's compile without them "
+            "(series_tools/inductor_warmup.py).",
+        ]
     lines += [
         "",
         "## One value per quantity",

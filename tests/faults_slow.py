@@ -1,6 +1,7 @@
 """Fault injection that needs the real thing (issue 42): Ctrl-C sent to a running series' process
 group, a second series started beside a running one, a run folder on a full filesystem (a small
-tmpfs, mounted where this runs as root). Each starts real kernels, so this file is not collected
+tmpfs, mounted where this runs as root); and the run's real Inductor warm-up process (about 12 s of
+compiles). Each starts real kernels or compilers, so this file is not collected
 by `make test` (its name is not test_*.py): `make test-faults` runs it, and CI does too.
 tests/test_faults.py has the fast cases.
 """
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from series_tools import inductor_warmup
 from test_run_series import OK_BODY, tiny_notebook
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -140,3 +142,14 @@ def test_a_full_filesystem_fails_the_run_with_one_line_and_no_partial_file(serie
         json.loads(path.read_text())  # every file under a final name is whole
     for path in run.glob("*.ipynb"):
         json.loads(path.read_text())
+
+
+def test_the_checks_are_built_once_and_then_copied(tmp_path):
+    """The real checks, as `make run` prepares them: built in the machine's folder, copied by a later run, and in
+    each run's cache the builds a first compile loads instead of building."""
+    first, second = tmp_path / "runs" / "r1", tmp_path / "runs" / "r2"
+    assert inductor_warmup.prepare(first, "test").startswith("Inductor's CPU checks: built")
+    assert inductor_warmup.prepare(second, "test").startswith("Inductor's CPU checks: copied from")
+    for run in (first, second):
+        record = json.loads((inductor_warmup.cache_dir(run) / inductor_warmup.RECORD).read_text())
+        assert record["vector_isa"] and list(inductor_warmup.cache_dir(run).rglob("*.so"))
