@@ -1,6 +1,6 @@
 """How much this machine's speed drifts within one process, with nothing else changing.
 
-    python benchmarks/drift_benchmark.py [--seconds 60] [--tokens 8192] [--hidden 4096] [--backend cpu]
+    python benchmarks/drift_benchmark.py [--seconds 60] [--tokens 4096] [--hidden 4096] [--backend cpu]
 
 One process, one input, no compiles and no profiler: it times the naive RMSNorm and the copy
 floor interleaved (analysis.timing.time_interleaved, 7 rounds) again and again for `--seconds`,
@@ -38,7 +38,7 @@ EPS = 1e-6
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=60)
-    parser.add_argument("--tokens", type=int, default=8192)
+    parser.add_argument("--tokens", type=int, default=4096)
     parser.add_argument("--hidden", type=int, default=4096)
     parser.add_argument("--backend", default="cpu")
     args = parser.parse_args(argv)
