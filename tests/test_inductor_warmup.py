@@ -68,7 +68,9 @@ def test_built_once_per_machine_then_copied_into_each_run(tmp_path, monkeypatch)
     assert calls == [tmp_path / "runs" / ".inductor-checks" / "torch-2.13.0"]  # built once, then only copied
     for run in (first, second):
         cache = inductor_warmup.cache_dir(run)
-        assert (cache / "ab" / "key.so").read_text() == "built" and (cache / "locks").is_dir()  # 04 counts the files a compile adds
+        assert (cache / "ab" / "key.so").read_text() == "built" and (
+            cache / "locks"
+        ).is_dir()  # 04 counts the files a compile adds
     assert [
         json.loads((inductor_warmup.cache_dir(r) / inductor_warmup.RECORD).read_text())["built"] for r in (first, second)
     ] == [
