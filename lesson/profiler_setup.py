@@ -130,6 +130,7 @@ def cost_takeaway(
     verdicts: dict[str, Verdict],
     extra_us: dict[str, np.ndarray] | None = None,
     ops: dict[str, int] | None = None,
+    bare_us: dict[str, float] | None = None,
 ) -> str:
     """The profiler's cost, a line per call size, from its `judge_ratio` verdicts and the same rounds:
     the per-round ratio's median and p10-p90, and where measurable the extra microseconds per call (the
@@ -140,14 +141,16 @@ def cost_takeaway(
         verdicts: call name ("lesson", "tiny") -> the `judge_ratio` verdict of profiled over bare.
         extra_us: call name -> per-round profiled minus bare microseconds per call, or None.
         ops: call name -> ops the profiler records in one call (`recorded_ops`), or None.
-            With the tiny call measurable and both calls' ops, a line gives its extra per recorded op, all of it
-            taken as per op (cr104 01 c2). Where the lesson call's ratio is not measurable (inconclusive, no
-            measurable difference, busy) one line, NO_TEST, says this run cannot test the prediction (cr104 01 c1:
+            With the tiny call measurable and both calls' ops, a line gives its median extra per recorded op, all of it
+            taken as per op (cr104 01 c2, cr108 01 c3). Where the lesson call's ratio is not measurable (inconclusive, no
+            measurable difference, busy), given `bare_us`, the per-op prediction as a ratio beside the lesson call's
+            measured median (cr108 01 M1), then NO_TEST: this run cannot test the prediction (cr104 01 c1:
             31 us judged "measurably more" beside a ratio judged inconclusive); only where it is measurably above 1
             two lines follow: the lesson
             call's predicted extra at the tiny's per-op cost, then whether the lesson call's extra us per call
             (its p10-p90) lies apart from it (`_against_expected`; cr99 01 MAJOR 1; cr102 01 c1: judged in us,
             the question asked, not as a ratio near 1 whose rounded ends read apart beside "cannot tell").
+        bare_us: call name -> its bare median us, or None (the predicted ratio's denominator).
 
     Returns:
         A heading line, then a line per call: "WORD, N.NNx (p10-p90 A-B), +D us per call, about E us per
@@ -157,8 +160,8 @@ def cost_takeaway(
         finding (cr94 01 and cr95 01 had read such lines as a cost too); the ratio line with its verdict is the
         result. No p90 is stated as a bound (cr83 01 #2). Where a median reads below 1, a last line says it lies
         within the spread: 01 times with `time_interleaved(..., alternate=True)` (cr72, cr77), and the profiler
-        only adds work. The two calls' ranges against each other are Exercise 2's answer, printed only in its
-        solution (cr105 01 MAJOR 2).
+        only adds work. Before it, the two calls' ratios against each other by `ranges_apart` (Exercise 2's rule): cr108 01
+        M2 read "lesson: cannot tell" above "tiny: costlier" as "profiling costs small calls relatively more".
     """
     parts = []
     for name, verdict in verdicts.items():
@@ -170,9 +173,8 @@ def cost_takeaway(
                 extra = float(np.median(extra_us[name]))
                 said += f", {extra:+,.1f} us per call"
                 if ops and ops.get(name):  # cr98 01 c1: per call of ~21 ops read as per op; cr104 01 c2: say the assumption
-                    # cr105 01 c1: all of the extra put on the ops bounds the per-op cost from above; a bound rounds up
-                    bound = math.ceil(round(extra / ops[name] * 100, 6)) / 100
-                    said += f"\n{name} call per recorded op: at most {bound:.2f} us, rounded up ({ops[name]} ops; all of the extra taken as per op)"
+                    # cr108 01 c3: the median extra over the ops, no bound (the ratio's p10-p90 spans a wider extra)
+                    said += f"\n{name} call, median extra per recorded op: {extra / ops[name]:.2f} us ({ops[name]} ops; all of it taken as per op)"
         else:
             said = verdict.word  # the table's own words, as every verdict of the series says them
             if verdict.kind != "busy" and not np.isnan(verdict.median):  # a busy block's figures conclude nothing
@@ -181,6 +183,12 @@ def cost_takeaway(
         if name == "tiny" and verdict.measurable and extra_us and ops and {"lesson", "tiny"} <= ops.keys() <= extra_us.keys():
             lesson = verdicts.get("lesson")
             if lesson is not None and not lesson.measurable:  # cr104 01 c1: an extra not told from zero tests nothing
+                if bare_us and "lesson" in bare_us:  # cr108 01 M1: the prediction as a ratio, beside the measured median
+                    per_op = float(np.median(extra_us["tiny"])) / ops["tiny"]
+                    predicted = 1 + ops["lesson"] * per_op / bare_us["lesson"]
+                    parts.append(
+                        f"per-op prediction for the lesson call: ratio {predicted:.3f}; measured median {lesson.median:.2f}"
+                    )
                 parts.append(NO_TEST)
                 continue
             if lesson is not None and lesson.kind != "slower":  # measurably below 1: the median-below-1 line says why
@@ -190,14 +198,17 @@ def cost_takeaway(
             shown = next((d for d in (2, 3) if f"{ops['lesson'] * round(per_op, d):.1f}" == f"{predicted:.1f}"), 4)  # x by hand
             parts.append(f"predicted for the lesson call at that per-op cost: {ops['lesson']} ops x {per_op:.{shown}f} us")
             parts += _against_expected(verdicts.get("lesson"), extra_us["lesson"], predicted)
+    pair = [verdicts.get(c) for c in ("tiny", "lesson")]
+    if all(v is not None and v.kind != "busy" and v.p10 == v.p10 for v in pair):  # cr108 01 M2: Exercise 2's rule
+        side = ranges_apart(*((v.p10, v.p90) for v in pair))
+        said = f"measurably {side}" if side else f"{verdict_rules.CANNOT_TELL} in this run"
+        parts.append(f"tiny call's ratio against the lesson call's: {said} (Exercise 2)")
     if any(v.kind != "busy" and v.median < 1 for v in verdicts.values()):  # the profiler only adds work (cr77)
         parts.append("a median below 1 lies within the spread, not a negative cost: the order alternates each round")
     return "\n".join(["take-home, the profiler's cost, per-round profiled / bare:", *parts])  # a line per call (cr78 01)
 
 
-NO_TEST = (
-    "lesson call: its extra cannot be told from zero here (the ratio line above), so this run cannot test the per-op prediction"
-)
+NO_TEST = "the lesson call's ratio cannot be told from 1 here (above), so this run cannot test that prediction"
 
 
 def _against_expected(lesson: Verdict | None, extra: np.ndarray, predicted: float) -> list[str]:
@@ -390,120 +401,55 @@ def warmup_answer(verdict: Verdict) -> str:
     return f"does the first recorded step read longer without a warm-up? {said}"
 
 
-# cr97 01 #2: "scales as 1/in" is the cost-per-element model, which the run's own ratio line may rule out
-EXPECTED_SHARE = (
-    "expected (explained, not measured): the share shrinks as HIDDEN grows: as 1/in if the copy costs per element,"
-    " faster if per call"
-)
-# cr104 01 M2: why Linear 2 answers "at a larger HIDDEN", in one clause
-STAND_IN = (
-    "Linear 2 stands for Linear 1 at 4x HIDDEN if the copy costs per element (this range allows it, does not show it):"
-    " copy per output element over matmul per output element is 1/in_features, and Linear 2's in_features is 4x HIDDEN"
-)
-RATIO_DECIDES = "; the ratio below decides between them, or says it cannot"  # only where the ratio line is printed
-
-
-def larger_hidden_answer(
-    verdict: Verdict,
-    block: str = "the profile of 'The first table'",
-    drop: tuple[float, float] = (math.nan, math.nan),
-    trace: Any = None,
-    decimals: int = 2,
-) -> list[str]:
-    """Exercise 3's question as asked: would aten::copy_'s share of aten::addmm grow or shrink at a
-    larger HIDDEN? Inferred from Linear 2 (4x Linear 1's input features, 1/4 its outputs) against Linear 1, since
-    one run has one HIDDEN; EXPECTED_SHARE says how the share shrinks under each cost model, and the drop line says
-    which this run's ranges allow (cold reads cr72, cr97 01 #2).
-    A busy block's readings are not printed: the first line names the busy block and says it is withheld.
+def larger_hidden_answer(verdict: Verdict, block: str = "the profile of 'The first table'", trace: Any = None) -> list[str]:
+    """Exercise 3's answer, only what the measured shares support: Linear 2's share against Linear 1's, Linear 1's
+    shares per recorded step, the tree's one call among them, and the answer for a larger HIDDEN. cr108 01 c1/c2: the
+    lines on a fixed or per-element copy_ cost (and Linear 2 as a stand-in for a larger HIDDEN) rested on equal
+    aten::addmm times the page never shows, so they are gone. A busy block's readings are not printed.
 
     Args:
         verdict: the `judge_timings` verdict of Linear 2's share against Linear 1's (a range below reads "faster").
         block: the profile the shares come from, named where it was busy.
-        drop: Linear 1's share over Linear 2's, lowest and highest cross ratio of their p10-p90 ranges (p10 over p90,
-            p90 over p10), read against the 4x element counts expect (cold reads cr75, cr79, cr82). Left out with
-            `trace` given: computed from the ends as printed, rounded to `decimals` (cr103 01 c2: a reader recomputes them).
-        trace: the profile's analysis.traces.Trace: Linear 1's shares print per recorded step (cr103 01 M2: two
-            clusters hid in one range); where measurable, a line places the tree's one call (tree_copy_share)
-            in Linear 1's shares: the highest, the lowest or between (cold reads cr86 01 #4, cr90 01 #2).
-        decimals: the share's decimals, those the verdict's ranges print with (judge_timings' `decimals`).
+        trace: the profile's analysis.traces.Trace: Linear 1's shares print per recorded step (cr103 01 M2); where
+            measurable, a line places the tree's one call (tree_copy_share) among them (cr86 01 #4, cr90 01 #2).
 
     Returns:
-        Four to six lines: the verdict (busy: which block was busy, and that the comparison is withheld); where
-        `trace` is given, the tree's call in Linear 1's range; the answer,
-        "expected to shrink" / "expected to grow" with what it rests on, "withheld (BUSY)", "withheld" (no copy_), or
-        "this run cannot tell" (inconclusive); EXPECTED_SHARE, labelled explained, not measured (pointing to the
-        drop line below where it is printed); where measurable
-        and `drop` is given, the drop's span and whether it holds 4, in words (cold read cr82 01: the conditional
-        "would show as a drop below 4x" read as a result); last, STAND_IN.
+        Two to four lines: the verdict (busy: which block, and that it is withheld); with `trace`, Linear 1's shares
+        per step and the tree's call among them; last, the answer for a larger HIDDEN.
     """
-    trend = {"faster": "expected to shrink", "slower": "expected to grow", "busy": "withheld (BUSY)", "withheld": "withheld"}.get(
-        verdict.kind
-    )
-    if drop[0] != drop[0] and trace is not None and verdict.measurable:  # cr103 01 c2: from the printed (rounded) ends
-        (l1_lo, l1_hi), (l2_lo, l2_hi) = (np.round(p10_p90(v), decimals) for v in copy_shares(trace.events).values())
-        drop = (l1_lo / l2_hi, l1_hi / l2_lo if l2_lo > 0 else math.inf)
-    lo, hi = drop
-    how = " (a larger HIDDEN was not run; the stand-in: Linear 2 does Linear 1's multiply work with a 4x smaller bias copy)"
-    how = how if verdict.measurable else ""
     said = (
         f"{block} was BUSY ({verdict.seen}): Linear 2's share against Linear 1's is withheld"
         if verdict.kind == "busy"
         else str(verdict)
     )
-    expected = EXPECTED_SHARE + (RATIO_DECIDES if verdict.measurable and lo == lo else "")
-    lines = [said, f"the share at a larger HIDDEN: {trend or 'this run cannot tell'}{how}", expected]
-    one, ranked = (tree_copy_share(trace), np.sort(copy_shares(trace.events)[1])) if trace is not None else (math.nan, [])
-    if verdict.measurable and one == one and len(ranked) > 2:  # cr90 01 #2: "2.6 %, at the high end" beside "2.40-2.57 %"
-        end = (
-            "the highest of"
-            if one >= ranked[-1]
-            else "the lowest of"
-            if one <= ranked[0]
-            else "between the lowest and highest of"
-        )
-        lines.insert(1, f"the tree's one call: {one:.{decimals}f} %, {end} Linear 1's {len(ranked)} readings")
-    if trace is not None and verdict.kind not in ("busy", "withheld"):  # cr103 01 M2: the readings in step order, no verdict
+    side = {"faster": "lower", "slower": "higher"}.get(verdict.kind)
+    answer = "the share at a larger HIDDEN: not run here (one HIDDEN per run); " + (
+        f"Linear 2, with 4x the input features, has the {side} share"
+        if side
+        else "withheld (BUSY)"
+        if verdict.kind == "busy"
+        else "withheld"
+        if verdict.kind == "withheld"
+        else "this run cannot tell"
+    )
+    lines = [said]
+    if trace is not None and verdict.kind not in ("busy", "withheld"):  # cr103 01 M2: the readings in step order
         per_step = _copies(trace.events).query("Linear == 1")
-        lines.insert(
-            1,
-            "Linear 1's share per recorded step (%): "
-            + ", ".join(f"#{t:.0f} {v:.{decimals}f}" for t, v in zip(per_step["step"], per_step["share"])),
-        )
-    if verdict.measurable and lo == lo:  # the drop as a result, in words (cold read cr82 01: a condition read as one)
-        where = drop_span_words(lo, hi)
         lines.append(
-            "Linear 1's share over Linear 2's: a fixed cost per call gives 1, a cost per element gives 4;"
-            f" the widest ratio these ranges allow, {lo:.2f}-{hi:.2f}, {where}"
+            "Linear 1's share per recorded step (%): "
+            + ", ".join(f"#{t:.0f} {v:.2f}" for t, v in zip(per_step["step"], per_step["share"]))
         )
-    return [*lines, STAND_IN]  # last: why Linear 2 answers "at a larger HIDDEN" (cr104 01 M2)
-
-
-def drop_span_words(lo: float, hi: float) -> str:
-    """What the span of Linear 1's share over Linear 2's rules out: a copy_ cost purely fixed per call gives 1
-    (both Linears do the same multiply work), one that scales with elements gives 4 (cold read cr88 01 #2:
-    "holds 4" alone said less than the numbers show). The span is near 1 or 4 where analysis.ranges_apart does not
-    set it apart from that value (the series' 5% rule). Returns the words after "the widest ratio these ranges allow, A-B, "
-    (cr93 01 #3: the cross ratio of the ranges' ends is no p10-p90, and is named for what it is)."""
-    # cr90 01 #1: 2.66-3.80 read "between 1 and 4 ... a mix fits" though 3.80 lies within 5% of 4: each end is judged
-    # by the series' rule for ranges (analysis.ranges_apart), a span "near" 1 or 4 where it is not apart from it
-    fixed, scales = (not ranges_apart((lo, hi), (v, v)) for v in (1.0, 4.0))
-    near = f"reaches within {verdict_rules.margin_percent()}% of"  # read at call time, as ranges_apart does
-
-    def includes(v: int) -> str:  # cr91 01 #1: "reaches within 5% of" only for an edge just outside the value
-        return f"includes {v}" if lo <= v <= hi else f"{near} {v}"
-
-    ex1 = "narrowly excludes 1" if lo < verdict_rules.RESOLUTION + 0.05 else "excludes 1"  # cr99 01 #3: 1.07 cleared by 0.02
-    if fixed and scales:
-        held = [v for v in (1, 4) if lo <= v <= hi]
-        both = f"{near} 1 and 4" if not held else "includes 1 and 4" if len(held) == 2 else f"{includes(1)}, {includes(4)}"
-        return f"{both}: this run cannot tell a fixed copy_ cost from a cost per element"
-    if scales:
-        return f"{ex1}, {includes(4)}: copy_'s cost is not purely fixed; cannot tell it from a cost per element"
-    if fixed:
-        return f"{includes(1)}, excludes 4: cannot tell it from a fixed cost; a cost per element alone does not fit"
-    if 1 < lo and hi < 4:
-        return f"{ex1} and 4: neither a purely fixed cost nor a cost per element; a mix fits (explained, not measured)"
-    return "lies above 4: a larger drop than element counts expect" if lo > 4 else "lies under 1: neither cost gives that"
+        one, ranked = tree_copy_share(trace), np.sort(copy_shares(trace.events)[1])
+        if verdict.measurable and one == one and len(ranked) > 2:  # cr90 01 #2: its place among the readings
+            end = (
+                "the highest of"
+                if one >= ranked[-1]
+                else "the lowest of"
+                if one <= ranked[0]
+                else "between the lowest and highest of"
+            )
+            lines.append(f"the tree's one call: {one:.2f} %, {end} Linear 1's {len(ranked)} readings")
+    return [*lines, answer]
 
 
 def first_recorded_step_us(fn: Callable[[], Any], backend: Any, warmup: int, active: int = 2) -> float:
