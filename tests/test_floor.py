@@ -383,7 +383,7 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     tie_floor = check_floor(tie["copy"], tie["triad probe"], 2_000_000, memory_bound=True)
     tie_ranking = rank_over_floor(tie, ["naive", "fused", "compiled"], tie_floor, "large")
     far = shape_takeaways({"large": tie_ranking}, {"large": tie_floor}, {"large": tie}, None)[1]
-    assert far == f"  farthest: naive 3.30x and fused 3.35x {SAME}"  # a tie at the far end is named, not dropped
+    assert far == f"  farthest: fused 3.35x and naive 3.30x {SAME}"  # a tie at the far end is named, not dropped
     assert (
         "withheld" not in "".join(lines)
         and "  memory-bound† (over half the time moving its bytes at the copy's rate, allocation included), byte share"
@@ -866,9 +866,9 @@ def test_05s_line_test_answer_says_the_miss_with_its_medians_and_never_the_label
     assert (
         missed[1:]
         == [  # one short sentence a line (r101: the one ~60-word line was 05's densest)
-            "No: per round, 512 tokens takes 1.79x the line's prediction (median, p10-p90 1.79-1.79).",
+            "No: 512 tokens takes 1.79x the line's prediction (median of per-round ratios, p10-p90 1.79-1.79; of the medians: 1.79x).",
             "Between 64 and 512 tokens, time grows faster than the line.",
-            "That does not contradict torch.compile's overhead-bound* label: * allows faster-than-proportional growth.",
+            "torch.compile's overhead-bound* label stands: * allows faster-than-proportional growth.",
             "Not measured: whether the 512-token input stays in the cache.",  # tied to the overhead-bound bound, a cause offered (cr97 05 M2)
         ]
     )
@@ -1160,7 +1160,7 @@ def test_05s_recap_is_one_line_per_shape_cut_from_the_takeaways():
     ]
     assert recap(takeaways) == [
         "small 8x1024: closest to the copy: a, 8.97x the copy's time; overhead-bound*: a, c",
-        "large 8192x4096: closest to the copy: c, 1.12x the copy's time; memory-bound†: a, c",
+        "large 8192x4096: closest to the copy: c, 1.12x the copy's time; memory-bound† (estimated): a, c",
     ]
     # a tie keeps its verdict and quotes no one number; a withheld label keeps its slow rounds (cr103 05 #2-3)
     tied = [
@@ -1172,7 +1172,7 @@ def test_05s_recap_is_one_line_per_shape_cut_from_the_takeaways():
     ]
     assert recap(tied) == [
         "small: closest to the copy: a and b (cannot tell apart, inconclusive)",
-        "large: closest to the copy: c, 1.14x the copy's time; memory-bound†: a, c;"
+        "large: closest to the copy: c, 1.14x the copy's time; memory-bound† (estimated): a, c;"
         " cannot tell apart from 0.5: b (same median as a; its time had 3 slow rounds)",
     ]
     # same ops and allocations as the labelled one: the slow rounds, not the bytes, split them (cr105 05 #4)
