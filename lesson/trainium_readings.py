@@ -683,8 +683,8 @@ def burst_spans(exports: dict[str, Any], name: str = "baseline_bf16_s512") -> di
 
 
 def burst_transfers(exports: dict[str, Any], name: str = "baseline_bf16_s512") -> str:
-    """One line per DMA burst of one baseline profile: its HBM store and load instructions (start, bytes) and
-    the span of its DMA bars.
+    """One line per DMA burst of one baseline profile (09's markdown names it: the line does not, cr108 09): its HBM
+    store and load instructions (start, bytes) and the span of its DMA bars.
 
     Why: 09 said the bursts "fit the round trip of S and P" by eye (cr83 09 #1); the HBM instructions between
     the first and the last MATMUL show it. A burst is a run of stores followed by loads; it fits a round trip
@@ -708,6 +708,6 @@ def burst_transfers(exports: dict[str, Any], name: str = "baseline_bf16_s512") -
         want = int(source[source.index.str.startswith(tensor)].sum())
         same = "=" if stored == loaded == want else "NOT ="
         lines.append(
-            f"{name} burst {k}, {tensor} by time order (instruction starts): stores {listing(rows, 'hbm_write_bytes')}; loads {listing(rows, 'hbm_read_bytes')}; its DMA bars {lo:.1f}-{hi:.1f} us; stored {same} loaded {same} its source bytes, {want:,} B"
+            f"burst {k}, {tensor} by time order: stores {listing(rows, 'hbm_write_bytes')}; loads {listing(rows, 'hbm_read_bytes')}; DMA bars {lo:.1f}-{hi:.1f} us; stored {same} loaded {same} source's {want:,} B"
         )
     return "\n".join(lines)

@@ -319,12 +319,12 @@ def test_burst_transfers_lists_each_bursts_stores_and_loads():
     lines = burst_transfers(load_exports(RECORDED_NEURON_DIR)).splitlines()
     assert len(lines) == 2
     assert lines[0].startswith(
-        "baseline_bf16_s512 burst 1, scores S by time order (instruction starts): stores 2 x 524,288 B at 19.2, 20.0 us; loads 2 x 524,288 B at 22.4, 23.6 us"
+        "burst 1, scores S by time order: stores 2 x 524,288 B at 19.2, 20.0 us; loads 2 x 524,288 B at 22.4, 23.6 us"
     )
-    assert all("NOT" not in line and line.endswith("its source bytes, 1,048,576 B") for line in lines)
+    assert all("NOT" not in line and line.endswith("source's 1,048,576 B") for line in lines)
     assert "weights P by time order" in lines[1]  # the bytes cannot tell S from P (r93)
     # each burst's DMA bar span, so the match by time can be checked (cr97 09 #5)
-    assert "; its DMA bars 20.5-28.3 us;" in lines[0] and "; its DMA bars 36.0-43.7 us;" in lines[1]
+    assert "; DMA bars 20.5-28.3 us;" in lines[0] and "; DMA bars 36.0-43.7 us;" in lines[1]
 
 
 def test_device_view_reading_states_the_fusion_lesson():
