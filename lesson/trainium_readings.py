@@ -313,15 +313,19 @@ def stand_in_line(exports: dict[str, Any], work: dict[str, pd.DataFrame], guesse
         guesses: counter name -> guess; the scalar lane's time is added, as A4 does.
 
     Returns:
-        e.g. "A4's stand-in rule: tensor range x0.912-x1.068, cut-offs x0.867/x1.124", "vector_engine_active_time:
-        no verdict (bf16 x0.869 at the edge: not evidence either way; fp32 x0.913 misses by 0.046)". The rows past
+        e.g. "A4's stand-in rule: cut-offs from the tensor row's ends, 0.912 x 0.95 = x0.867 and 1.068 / 0.95 =
+        x1.124", "vector_engine_active_time: no verdict (bf16 x0.869 at the edge: not evidence either way; fp32 x0.913 misses by 0.046)". The rows past
         the cut-offs are not listed: `counter_readings`' shows column names them (cr101 09: one place, fewer words).
     """
+    from analysis.verdicts import RESOLUTION
+
     ratios = guesses_against_counters(exports, work, {**guesses, "scalar_engine_active_time": "?"})
     (lo, hi), (below, above), out, rest, mixed, inside = _rule_parts(ratios)
-    return f"A4's stand-in rule: tensor range x{lo:.3f}-x{hi:.3f}, cut-offs x{below:.3f}/x{above:.3f}" + "".join(
-        f"\n{c}: no verdict ({inside(c)})" for c in rest + mixed
-    )
+    keep = 1 - (RESOLUTION - 1)  # apart_bounds' factor (0.95): the worked arithmetic, so the cut-offs need no prose (cr108 09 M2)
+    return (
+        f"A4's stand-in rule: cut-offs from the tensor row's ends, {lo:.3f} x {keep:.2f} = x{below:.3f} "
+        f"and {hi:.3f} / {keep:.2f} = x{above:.3f}"
+    ) + "".join(f"\n{c}: no verdict ({inside(c)})" for c in rest + mixed)
 
 
 def spread_line(ratios: pd.DataFrame) -> str:
@@ -478,7 +482,7 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
 
     Returns:
         two lines, e.g. "fused / baseline, one execution each: whole execution (total_time): bf16 x0.67,
-        fp32 x0.65" and "compute window (ends at a possibly inaccurate DMA bar): bf16 x0.49 (34.9 -> 17.0 us), ..."
+        fp32 x0.65" and "compute window (ends at a possibly inaccurate DMA bar): bf16 x0.49, fp32 x0.49"
         (cr101 09: the window ends at a DMA bar, and the profiler warns DMA values may be inaccurate).
     """
     first = start["first MATMUL (us)"].astype(float)
@@ -488,7 +492,7 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
     for dtype in sorted({name.split("_")[1] for name in start.index}):
         base, fused = (next(n for n in start.index if n.startswith(f"{k}_{dtype}_")) for k in ("baseline", "fused"))
         whole_parts.append(f"{dtype} x{total[fused] / total[base]:.2f}")
-        middle_parts.append(f"{dtype} x{middle[fused] / middle[base]:.2f} ({middle[base]:.1f} -> {middle[fused]:.1f} us)")
+        middle_parts.append(f"{dtype} x{middle[fused] / middle[base]:.2f}")  # the us: the fusion line (cr108 09)
     return (
         f"fused / baseline, one execution each: whole execution (total_time): {', '.join(whole_parts)}\n"
         f"compute window (ends at a possibly inaccurate DMA bar): {', '.join(middle_parts)}"
@@ -646,25 +650,29 @@ def _bursts(e: Any) -> tuple[list[list[Any]], list[tuple[float, float]]]:
 
 
 def device_view_reading(exports: dict[str, Any], start: pd.DataFrame, dtype: str = "bf16") -> str:
-    """09's one observed line on the device view: the engine lanes with no bar during each of the baseline's
-    bursts, whether the fused profile has an HBM round trip (store then load) between MATMULs, and the start's share of total_time in both.
+    """09's fusion lesson in one printed line: how long the baseline's HBM round trips (shaded bursts) last, how
+    much of that a computing instruction runs on any lane, that the fused profile has none (what `_bursts` tests),
+    and both compute windows (first MATMUL to the DMA row's last bar).
 
-    Why: cr104 09 M1: cell 11 asked the reader to compare the lanes during the bursts and no answer followed.
-    The lanes are the figure's (`engine_intervals`, analysis.neuron_export.ENGINES); it reads no meaning in.
+    Why: cr108 09 M1: the page listed empty lanes (gpsimd empty all through the window in both kernels) and never
+    stated the lesson. One execution each, so a reading: it does not show the round trips cause the shorter window.
     """
-    from analysis.neuron_export import ENGINES
+    from analysis import COMPUTING_OPCODES, merged_intervals
 
     base, fused = (f"{k}_{dtype}_s512" for k in ("baseline", "fused"))
-    iv = exports[base].engine_intervals
-    empty = []
-    for label, lo, hi in burst_spans(exports, base)[base]:
-        busy = set(iv.loc[(iv["start_ns"] < hi * 1e3) & (iv["end_ns"] > lo * 1e3), "engine"])
-        empty.append(f"{label} {', '.join(e for e in ENGINES if e not in busy) or 'none'}")
-    has = "has HBM round trips" if _bursts(exports[fused])[0] else "no HBM round trip"  # what _bursts tests (cr105 09 #3)
-    share = start["first MATMUL / total_time"].astype(float)
+    ins = exports[base].instructions
+    ins = ins[ins["opcode"].isin(COMPUTING_OPCODES)]
+    span = computing = 0.0
+    for _, lo, hi in burst_spans(exports, base)[base]:
+        inside = ins[(ins["start_ns"] < hi * 1e3) & (ins["end_ns"] > lo * 1e3)]
+        bars = merged_intervals(inside["start_ns"].clip(lower=lo * 1e3), inside["end_ns"].clip(upper=hi * 1e3))
+        span, computing = span + hi - lo, computing + sum(t - s for s, t in bars) / 1e3
+    has = "has round trips too" if _bursts(exports[fused])[0] else "has none"
+    first = start["first MATMUL (us)"].astype(float)
+    window = first / start["first MATMUL / total_time"].astype(float) - first - start["after the DMA row's last bar (us)"]
     return (
-        f"a reading (one execution each): empty lanes in {base}'s bursts: {'; '.join(empty)}. {fused}: {has}. "
-        f"Start / total_time: baseline {share[base]:.2f}, fused {share[fused]:.2f}"
+        f"the fusion reading (one execution): the baseline's HBM round trips (shaded) span {span:.1f} us, computing in "
+        f"{computing:.1f} us of it; the fused kernel {has}; compute window {window[base]:.1f} -> {window[fused]:.1f} us"
     )
 
 
@@ -675,8 +683,8 @@ def burst_spans(exports: dict[str, Any], name: str = "baseline_bf16_s512") -> di
 
 
 def burst_transfers(exports: dict[str, Any], name: str = "baseline_bf16_s512") -> str:
-    """One line per DMA burst of one baseline profile: its HBM store and load instructions (start, bytes) and
-    the span of its DMA bars.
+    """One line per DMA burst of one baseline profile (09's markdown names it: the line does not, cr108 09): its HBM
+    store and load instructions (start, bytes) and the span of its DMA bars.
 
     Why: 09 said the bursts "fit the round trip of S and P" by eye (cr83 09 #1); the HBM instructions between
     the first and the last MATMUL show it. A burst is a run of stores followed by loads; it fits a round trip
@@ -700,6 +708,6 @@ def burst_transfers(exports: dict[str, Any], name: str = "baseline_bf16_s512") -
         want = int(source[source.index.str.startswith(tensor)].sum())
         same = "=" if stored == loaded == want else "NOT ="
         lines.append(
-            f"{name} burst {k}, {tensor} by time order (instruction starts): stores {listing(rows, 'hbm_write_bytes')}; loads {listing(rows, 'hbm_read_bytes')}; its DMA bars {lo:.1f}-{hi:.1f} us; stored {same} loaded {same} its source bytes, {want:,} B"
+            f"burst {k}, {tensor} by time order: stores {listing(rows, 'hbm_write_bytes')}; loads {listing(rows, 'hbm_read_bytes')}; DMA bars {lo:.1f}-{hi:.1f} us; stored {same} loaded {same} source's {want:,} B"
         )
     return "\n".join(lines)

@@ -194,7 +194,7 @@ def test_after_first_matmul_reading_prints_two_readings():
         assert f"{dtype} x{f.total_time_ns / b.total_time_ns:.2f}" in line.splitlines()[0]
         first = {k: e.instructions.loc[e.instructions["opcode"] == "MATMUL", "start_ns"].min() for k, e in (("b", b), ("f", f))}
         window = {"b": b.dma["end_ns"].max() - first["b"], "f": f.dma["end_ns"].max() - first["f"]}
-        assert f"{dtype} x{window['f'] / window['b']:.2f} ({window['b'] / 1e3:.1f} -> {window['f'] / 1e3:.1f} us)" in line
+        assert f"{dtype} x{window['f'] / window['b']:.2f}" in line.splitlines()[1]  # the us: the fusion line (cr108 09)
     assert len(line.splitlines()) == 2 and "setup and tail once" not in line  # the three cases are A4's (per_call_bounds)
 
 
@@ -319,28 +319,38 @@ def test_burst_transfers_lists_each_bursts_stores_and_loads():
     lines = burst_transfers(load_exports(RECORDED_NEURON_DIR)).splitlines()
     assert len(lines) == 2
     assert lines[0].startswith(
-        "baseline_bf16_s512 burst 1, scores S by time order (instruction starts): stores 2 x 524,288 B at 19.2, 20.0 us; loads 2 x 524,288 B at 22.4, 23.6 us"
+        "burst 1, scores S by time order: stores 2 x 524,288 B at 19.2, 20.0 us; loads 2 x 524,288 B at 22.4, 23.6 us"
     )
-    assert all("NOT" not in line and line.endswith("its source bytes, 1,048,576 B") for line in lines)
+    assert all("NOT" not in line and line.endswith("source's 1,048,576 B") for line in lines)
     assert "weights P by time order" in lines[1]  # the bytes cannot tell S from P (r93)
     # each burst's DMA bar span, so the match by time can be checked (cr97 09 #5)
-    assert "; its DMA bars 20.5-28.3 us;" in lines[0] and "; its DMA bars 36.0-43.7 us;" in lines[1]
+    assert "; DMA bars 20.5-28.3 us;" in lines[0] and "; DMA bars 36.0-43.7 us;" in lines[1]
 
 
-def test_device_view_reading_names_empty_lanes_per_burst_and_the_start_share():
-    from lesson import device_view_reading
+def test_device_view_reading_states_the_fusion_lesson():
+    from analysis import COMPUTING_OPCODES, merged_intervals
+    from lesson import burst_spans, device_view_reading
 
     exports = load_exports(RECORDED_NEURON_DIR)
     start = execution_start(exports, detail=False)
     line = device_view_reading(exports, start)
-    # cr104 09 M1: the lesson of the device view, read off the figure's lanes; one observed line under 30 words
-    assert line.startswith(
-        "a reading (one execution each): empty lanes in baseline_bf16_s512's bursts: S tensor, gpsimd; P vector, gpsimd."
+    # cr108 09 M1: the lesson in one line: round trips mostly idle for computing, none in the fused kernel, the windows
+    spans = burst_spans(exports)["baseline_bf16_s512"]
+    ins = exports["baseline_bf16_s512"].instructions
+    ins = ins[ins["opcode"].isin(COMPUTING_OPCODES)]
+    busy = sum(
+        sum(t - s for s, t in merged_intervals(r["start_ns"].clip(lower=lo * 1e3), r["end_ns"].clip(upper=hi * 1e3)))
+        for _, lo, hi in spans
+        for r in [ins[(ins["start_ns"] < hi * 1e3) & (ins["end_ns"] > lo * 1e3)]]
     )
-    assert "fused_bf16_s512: no HBM round trip." in line  # cr105 09 #3: not "no bursts" (its DMA row has bars)
-    share = start["first MATMUL / total_time"]
-    assert line.endswith(f"baseline {share['baseline_bf16_s512']:.2f}, fused {share['fused_bf16_s512']:.2f}")
-    assert len(line.split()) < 30
+    assert f"span {sum(hi - lo for _, lo, hi in spans):.1f} us, computing in {busy / 1e3:.1f} us of it" in line
+    assert "the fused kernel has none" in line  # cr105 09 #3: no HBM round trip, though its DMA row has bars
+    windows = {}
+    for k in ("baseline", "fused"):
+        e = exports[f"{k}_bf16_s512"]
+        windows[k] = (e.dma["end_ns"].max() - e.instructions.loc[e.instructions["opcode"] == "MATMUL", "start_ns"].min()) / 1e3
+    assert line.endswith(f"compute window {windows['baseline']:.1f} -> {windows['fused']:.1f} us")
+    assert "gpsimd" not in line and len(line.split()) < 32 and "(one execution)" in line
 
 
 def test_burst_spans_label_each_burst_inside_the_compute_window():
@@ -382,9 +392,11 @@ def test_stand_in_line_states_a4s_rule_by_a4s_functions(published):
     guesses = dict.fromkeys(("total_time", "hbm_read_bytes", "dma_active_time", "vector_engine_active_time"), "?")
     line = stand_in_line(exports, work, guesses)
     a4 = spread_line(guesses_against_counters(exports, work, {**guesses, "scalar_engine_active_time": "?"}))
-    assert line.startswith("A4's stand-in rule: tensor range x")
+    assert line.startswith("A4's stand-in rule: cut-offs from the tensor row's ends, ")
     cut_offs = a4.split("only moves below ")[1].split(" count")[0].split(" or above ")
-    assert f"cut-offs {cut_offs[0]}/{cut_offs[1]}" in line
+    # cr108 09 M2: the cut-offs worked out, so "x0.95 ... /0.95" needs no prose
+    lo, hi = same_work_spread(guesses_against_counters(exports, work, {**guesses, "scalar_engine_active_time": "?"}))
+    assert f"{lo:.3f} x 0.95 = {cut_offs[0]} and {hi:.3f} / 0.95 = {cut_offs[1]}" in line
     # cr101 09: the rows past a cut-off are named once, in the table's shows column, not again here
     past = a4.split("past a cut-off in both dtypes: ")[1].split(";")[0].split(", ")
     table = counter_readings(exports, {**guesses, "scalar_engine_active_time": "?"})
