@@ -71,8 +71,8 @@ def own_time_line(table: pd.DataFrame, call: str, own_rows: list[str], steps: in
             the same step.
 
     Returns:
-        "<call>'s CPU time per call, with its children: N us (profiler time; compare variants only with the
-        interleaved timer)" and an indented second line "of which the self CPU time of <row> + <row>: M us, P%" (the
+        "<call>'s CPU time per call, with its children: N us (profiler time; variants are compared by time
+        under Side by side)" and an indented second line "of which the self CPU time of <row> + <row>: M us, P%" (the
         rows of `own_rows` in the table); two short lines, not one long one (cr100 03 M1).
     """
     rows = table.set_index("name")
@@ -80,7 +80,8 @@ def own_time_line(table: pd.DataFrame, call: str, own_rows: list[str], steps: in
     own_us = rows.loc[own, "self_cpu_us"].sum() / steps
     call_us = rows.at[call, "cpu_total_us"] / steps
     named = " + ".join(row for row in own_rows if row in rows.index)
-    steps_said = "profiler time; compare variants only with the interleaved timer"  # cr101 03: the timer judges, not the mean
+    steps_said = "profiler time; variants are compared by time under Side by side"  # cr101 03: the timer judges, not the mean
+    # cr108 03: "the interleaved timer" was a term the page defines only later: name the section instead
     subject = f"{call}'s CPU time per call, with its children"
     if trace_path is not None:
         call_us, own_us = _median_step_times(trace_path, call, own_rows)

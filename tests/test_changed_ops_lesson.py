@@ -49,7 +49,7 @@ def test_own_time_line_gives_the_part_inside_the_whole_per_step():
     line = own_time_line(table, "torch.rms_norm", ["torch.rms_norm", "aten::rms_norm"], steps=2)
     assert line == (
         "torch.rms_norm's CPU time per call, with its children: 500 us"
-        " (profiler time; compare variants only with the interleaved timer)"
+        " (profiler time; variants are compared by time under Side by side)"
         "\n  of which the self CPU time of torch.rms_norm + aten::rms_norm: 20 us, 4.0%"
     )
     alone = own_time_line(table, "torch.rms_norm", ["torch.rms_norm", "aten::_fused_rms_norm"], steps=2)
