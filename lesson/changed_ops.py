@@ -71,8 +71,8 @@ def own_time_line(table: pd.DataFrame, call: str, own_rows: list[str], steps: in
             the same step.
 
     Returns:
-        "<call>'s CPU time per call, with its children: N us (profiler time; compare variants only with the
-        interleaved timer)" and an indented second line "of which the self CPU time of <row> + <row>: M us, P%" (the
+        "<call>'s CPU time per call, with its children: N us (profiler time; variants are compared by time
+        under Side by side)" and an indented second line "of which the self CPU time of <row> + <row>: M us, P%" (the
         rows of `own_rows` in the table); two short lines, not one long one (cr100 03 M1).
     """
     rows = table.set_index("name")
@@ -80,7 +80,8 @@ def own_time_line(table: pd.DataFrame, call: str, own_rows: list[str], steps: in
     own_us = rows.loc[own, "self_cpu_us"].sum() / steps
     call_us = rows.at[call, "cpu_total_us"] / steps
     named = " + ".join(row for row in own_rows if row in rows.index)
-    steps_said = "profiler time; compare variants only with the interleaved timer"  # cr101 03: the timer judges, not the mean
+    steps_said = "profiler time; variants are compared by time under Side by side"  # cr101 03: the timer judges, not the mean
+    # cr108 03: "the interleaved timer" was a term the page defines only later: name the section instead
     subject = f"{call}'s CPU time per call, with its children"
     if trace_path is not None:
         call_us, own_us = _median_step_times(trace_path, call, own_rows)
@@ -174,29 +175,33 @@ def fused_rate_line(priced: pd.DataFrame, fused_call: pd.Series, saving: object)
         saving: the saving at the naive rate (`verdicts.estimate`), printed between the two.
 
     Returns:
-        one line per device: "an NVIDIA H100: about H us saved at the naive rate (an assumption: no second rate
-        to test it)"; "an AMD MI300X: L to H us across the naive rate and the small fused calls' rate: inconclusive";
-        then the saving (less the devices with a range), then "at the rate of the N small recorded fused calls (MI300X, <dtype>, <shape>, Kx
-        fewer bytes; median R GB/s, range L-H): a one-pass kernel: about M us (estimated)".
+        one line per device: "an NVIDIA H100: about H us saved, at the naive rate only (untested; on the MI300X a
+        second rate made this estimate inconclusive)"; "an AMD MI300X: L to H us across the naive rate and the small fused calls' rate: inconclusive";
+        then the saving (a device with a range points to it), then "at the rate of the N small recorded fused calls (MI300X, <dtype>, <shape>, Kx
+        fewer bytes; median R GB/s): a one-pass kernel: about M us (estimated)".
     cr103 03: one device has one rate, so no range and no "upper end": one line per device, no end named.
     """
     first = priced.iloc[:, 0]  # the recorded rates and the Qwen2 shape's minimum: the same in every column
     at_rate = first["fused_min_at_fused_rate_us"]
     lines, said = [], str(saving)
+    second = any(FUSED_RATE_ON in device for device in priced.columns)
+    untested = f"on the {FUSED_RATE_ON} a second rate made this estimate inconclusive" if second else "no second rate to test it"
     for device, naive in priced.loc["naive_kernel_us"].items():
         saved = priced.at["saved_at_naive_rate_us", device]
         if FUSED_RATE_ON not in device:
-            lines.append(f"{device}: about {saved:.0f} us saved at the naive rate (an assumption: no second rate to test it)")
+            # cr108 03: "no second rate" read as a finding; the MI300X shows what a second rate did to the same estimate
+            lines.append(f"{device}: about {saved:.0f} us saved, at the naive rate only (untested; {untested})")
             continue
         # cr104 03: the saving line must not restate an inconclusive range's end as a headline: its figure is cut
-        said = said.replace(f", about {saved:,.0f} us on {device}", "").replace(f"about {saved:,.0f} us on {device}, ", "")
+        # cr108 03: its figure cut silently beside a basis naming both devices read as left out: point to its range
+        said = said.replace(f", about {saved:,.0f} us on {device}", f", the {FUSED_RATE_ON}'s range above")
         low, high = sorted((naive - at_rate, saved))
         lines.append(f"{device}: {low:.0f} to {high:.0f} us across the naive rate and the small fused calls' rate: inconclusive")
     fewer = first["fused_min_mb"] * 1e6 / first["fused_bytes"]
-    rates = (
-        f"median {first['fused_gb_per_s']:.0f} GB/s, range {first['fused_gb_per_s_low']:.0f}-{first['fused_gb_per_s_high']:.0f}"
+    # cr108 03: the rates' range dropped (a line of over 4 numbers is a stumble; 03's table and A2 keep the rate)
+    recorded = (
+        f"MI300X, {fused_call.x_dtype}, {fused_call.x_shape}, {fewer:.0f}x fewer bytes; median {first['fused_gb_per_s']:.0f} GB/s"
     )
-    recorded = f"MI300X, {fused_call.x_dtype}, {fused_call.x_shape}, {fewer:.0f}x fewer bytes; {rates}"
     at = f"at the rate of the {first['fused_rates']:.0f} small recorded fused calls ({recorded}): a one-pass kernel: about {at_rate:.0f} us (estimated)"
     return "\n".join([*lines, said, at])
 
