@@ -143,8 +143,8 @@ def cost_takeaway(
         ops: call name -> ops the profiler records in one call (`recorded_ops`), or None.
             With the tiny call measurable and both calls' ops, a line gives its median extra per recorded op, all of it
             taken as per op (cr104 01 c2, cr108 01 c3). Where the lesson call's ratio is not measurable (inconclusive, no
-            measurable difference, busy), given `bare_us`, the per-op prediction as a ratio beside the lesson call's
-            measured median (cr108 01 M1), then NO_TEST: this run cannot test the prediction (cr104 01 c1:
+            measurable difference, busy), given `bare_us`, the per-op prediction as a ratio with its inputs (cr109 01 M1),
+            then NO_TEST_INSIDE where it lies within the 5% margin, else NO_TEST: this run cannot test it (cr104 01 c1:
             31 us judged "measurably more" beside a ratio judged inconclusive); only where it is measurably above 1
             two lines follow: the lesson
             call's predicted extra at the tiny's per-op cost, then whether the lesson call's extra us per call
@@ -183,13 +183,17 @@ def cost_takeaway(
         if name == "tiny" and verdict.measurable and extra_us and ops and {"lesson", "tiny"} <= ops.keys() <= extra_us.keys():
             lesson = verdicts.get("lesson")
             if lesson is not None and not lesson.measurable:  # cr104 01 c1: an extra not told from zero tests nothing
-                if bare_us and "lesson" in bare_us:  # cr108 01 M1: the prediction as a ratio, beside the measured median
-                    per_op = float(np.median(extra_us["tiny"])) / ops["tiny"]
+                no_test = NO_TEST
+                if bare_us and "lesson" in bare_us:  # cr109 01 M1: the prediction's inputs, so it can be recomputed
+                    per_op = round(float(np.median(extra_us["tiny"])) / ops["tiny"], 2)  # as the line above prints it
                     predicted = 1 + ops["lesson"] * per_op / bare_us["lesson"]
                     parts.append(
-                        f"per-op prediction for the lesson call: ratio {predicted:.3f}; measured median {lesson.median:.2f}"
+                        f"per-op prediction, lesson call: 1 + {ops['lesson']} ops x {per_op:.2f} us"
+                        f" / {bare_us['lesson']:,.0f} us bare = {predicted:.3f}"
                     )
-                parts.append(NO_TEST)
+                    if predicted < verdict_rules.RESOLUTION:  # cr109 01 M1: the reason the reader can check
+                        no_test = NO_TEST_INSIDE
+                parts.append(no_test)
                 continue
             if lesson is not None and lesson.kind != "slower":  # measurably below 1: the median-below-1 line says why
                 continue
@@ -209,6 +213,7 @@ def cost_takeaway(
 
 
 NO_TEST = "the lesson call's ratio cannot be told from 1 here (above), so this run cannot test that prediction"
+NO_TEST_INSIDE = "that prediction lies inside the 5% margin around 1, so no ratio could test it"
 
 
 def _against_expected(lesson: Verdict | None, extra: np.ndarray, predicted: float) -> list[str]:
@@ -348,14 +353,14 @@ def queue_takeaway(verdict: Verdict, sent_us: float, done_us: float) -> str:
             share is their ratio, printed with both so the reader need not work it out from the ranges.
 
     Returns:
-        One line starting "take-home (the stand-in, not a device):".
+        One line starting "take-home (the stand-in):".
     """
-    head = "take-home (the stand-in, not a device):"
+    head = "take-home (the stand-in):"  # the verdict line above says "a cpu thread, not a device"
     if verdict.kind != "faster":
         return f"{head} none from this run ({verdict.word}), so it shows no queue"
-    return (
+    return (  # cr109 01 c2: the share is the thread's queue put, not a device's; N6 gives a device's figure
         f"{head} a timer stopped when the calls return reads {100 * sent_us / done_us:.2f}% of the work"
-        f" (medians {sent_us:,.0f} us of {done_us:,.0f} us): it measures the queueing. Here waiting for the last result plays synchronize()."
+        f" (medians {sent_us:,.0f} of {done_us:,.0f} us), this thread's queue put; a device's: N6"
     )
 
 
@@ -415,23 +420,15 @@ def larger_hidden_answer(verdict: Verdict, block: str = "the profile of 'The fir
 
     Returns:
         Two to four lines: the verdict (busy: which block, and that it is withheld); with `trace`, Linear 1's shares
-        per step and the tree's call among them; last, the answer for a larger HIDDEN.
+        per step and the tree's call among them; last, that a larger HIDDEN is not run (the Solutions note expects).
     """
     said = (
         f"{block} was BUSY ({verdict.seen}): Linear 2's share against Linear 1's is withheld"
         if verdict.kind == "busy"
         else str(verdict)
     )
-    side = {"faster": "lower", "slower": "higher"}.get(verdict.kind)
-    answer = "the share at a larger HIDDEN: not run here (one HIDDEN per run); " + (
-        f"Linear 2, with 4x the input features, has the {side} share"
-        if side
-        else "withheld (BUSY)"
-        if verdict.kind == "busy"
-        else "withheld"
-        if verdict.kind == "withheld"
-        else "this run cannot tell"
-    )
+    # cr109 01 c1: Linear 2 (4x the inputs, 1/4 the outputs) is no larger HIDDEN: the answer is the markdown's expectation
+    answer = "the share at a larger HIDDEN: not run here (one HIDDEN per run); the expectation: the Solutions note"
     lines = [said]
     if trace is not None and verdict.kind not in ("busy", "withheld"):  # cr103 01 M2: the readings in step order
         per_step = _copies(trace.events).query("Linear == 1")

@@ -19,6 +19,7 @@ from lesson.profiler_setup import (
     WatchedBlock,
     copy_shares,
     NO_TEST,
+    NO_TEST_INSIDE,
     cost_takeaway,
     recorded_ops,
     first_recorded_step_us,
@@ -136,10 +137,13 @@ def test_cost_takeaway_states_a_ratio_only_where_measurable():
     # cr104 01 c1: the lesson ratio inconclusive (or busy): its extra is not told from zero, so no prediction is tested
     untested = cost_takeaway(verdicts, {**extra, "lesson": np.array([31.2, 400.0, 900.0, 997.3])}, {"tiny": 20, "lesson": 30})
     assert untested.endswith("\n" + NO_TEST + "\n" + PAIR.format("cannot tell apart in this run"))
-    assert "predicted" not in untested and "measurably more" not in untested and "prediction for" not in untested
-    # cr108 01 M1: given the bare medians, the prediction as a ratio beside the measured median: 1 + 30 x 0.125 / 375
+    assert "predicted" not in untested and "measurably more" not in untested and "prediction," not in untested
+    # cr109 01 M1: given the bare medians, the prediction with its inputs, from the printed per-op figure: 1 + 30 x 0.12 / 375;
+    # inside the 5% margin, the reason no ratio could test it
     told = cost_takeaway(verdicts, {**extra, "lesson": np.array([31.2, 400.0])}, {"tiny": 20, "lesson": 30}, {"lesson": 375.0})
-    assert "\nper-op prediction for the lesson call: ratio 1.010; measured median 1.01\n" + NO_TEST in told
+    assert "\nper-op prediction, lesson call: 1 + 30 ops x 0.12 us / 375 us bare = 1.010\n" + NO_TEST_INSIDE + "\n" in told
+    far = cost_takeaway(verdicts, {**extra, "lesson": np.array([31.2, 400.0])}, {"tiny": 20, "lesson": 30}, {"lesson": 30.0})
+    assert "us bare = 1.120\n" + NO_TEST + "\n" in far  # outside the margin: the lesson ratio's own verdict is the reason
     busy_lesson = {**verdicts, "lesson": dataclasses.replace(verdicts["lesson"], kind="busy")}
     assert NO_TEST in cost_takeaway(busy_lesson, {**extra, "lesson": np.array([400.0, 900.0])}, {"tiny": 20, "lesson": 30})
     # cr99 01 MAJOR 1, cr102 01 c1: only with the lesson ratio measurably above 1, its extra us (p10-p90) against its
@@ -293,17 +297,17 @@ def test_exercise_answers_read_right_for_every_verdict_kind(cpu_backend):
     # the answer is an expectation, not a measurement of a larger HIDDEN
     # cr79 01 #3: it says what Linear 2 against Linear 1 measures, not a larger HIDDEN; cr86 01 #4: in plain words
     # cr108 01 c1/c2: only what the measured shares support; no fixed/per-element cost model, no stand-in
-    not_run = "the share at a larger HIDDEN: not run here (one HIDDEN per run); "
-    assert larger_hidden_answer(below) == [str(below), not_run + "Linear 2, with 4x the input features, has the lower share"]
-    assert larger_hidden_answer(above)[-1].endswith("has the higher share")
-    assert larger_hidden_answer(close) == [str(close), not_run + "this run cannot tell"]
+    # cr109 01 c1: Linear 2 (4x the inputs, 1/4 the outputs) is no larger HIDDEN: the answer is the Solutions note's expectation
+    not_run = "the share at a larger HIDDEN: not run here (one HIDDEN per run); the expectation: the Solutions note"
+    assert larger_hidden_answer(below) == [str(below), not_run] and larger_hidden_answer(close) == [str(close), not_run]
+    assert "share" not in larger_hidden_answer(above)[-1].split(";")[1]
     # cold read cr60 item 1: a busy block is named, its readings not printed, and the answer says withheld (BUSY)
     busy_share = judge_timings(
         "Linear 2", Timing("a", np.full(5, 0.9), 1, Contention(1.0, 0.5, 0.5, 0.0)), "Linear 1", Timing("b", np.full(5, 2.8), 1)
     )
     said = larger_hidden_answer(busy_share)
     assert said[0].startswith("the profile of 'The first table' was BUSY (") and "withheld" in said[0] and "0.90" not in said[0]
-    assert said == [said[0], "the share at a larger HIDDEN: not run here (one HIDDEN per run); withheld (BUSY)"]
+    assert said == [said[0], not_run]
     why = "why (explained, not measured):"
     assert close.kind == "no measurable difference" and warmup_explanation(close, cpu_backend)[0].startswith(why)
     assert "one untimed call before its profile" in warmup_explanation(close, cpu_backend)[0]  # cr81: as cell 5 says
@@ -345,7 +349,8 @@ def test_queue_stand_in_shows_the_clock_a_loop_without_synchronize_misses(monkey
     # submitting returns measurably before the queued work finishes: what a loop without synchronize() times
     assert verdict.kind == "faster" and "stand-in queue (a cpu thread, not a device)" in str(verdict)
     share = float(takeaway.split("reads ")[1].split("%")[0])  # a few us of submitting against 100 ms of work
-    assert takeaway.startswith("take-home (the stand-in, not a device):") and 0 < share < 20
+    assert takeaway.startswith("take-home (the stand-in):") and 0 < share < 20
+    assert takeaway.endswith("this thread's queue put; a device's: N6")  # cr109 01 c2: not a device's figure
     monkeypatch.setattr(setup, "contention_between", lambda before, after: Contention(1.0, 0.5, 0.5, 0.0))
     busy, busy_takeaway = setup.queue_stand_in(lambda: None, n_calls=2, rounds=5)
     assert busy.kind == "busy" and "none from this run (busy)" in busy_takeaway  # a busy block concludes nothing
@@ -416,7 +421,7 @@ def test_queue_takeaway_gives_a_share_only_for_a_measurable_gap():
 
     apart = Verdict("sent", "done", "faster", "s", form="ranges")
     line = queue_takeaway(apart, 310.0, 34_000.0)  # cold read cr43 item 6: the two medians behind the share are printed
-    assert "reads 0.91% of the work (medians 310 us of 34,000 us)" in line
+    assert "reads 0.91% of the work (medians 310 of 34,000 us)" in line
     for kind in ("no measurable difference", "busy"):
         line = queue_takeaway(Verdict("sent", "done", kind, "s", form="ranges"), 310.0, 34_000.0)
         assert "none from this run" in line and "%" not in line.replace("5% apart", "")
