@@ -269,30 +269,33 @@ def neuron_recipe_lines(ranks: int, active: int, straggler_rank: int, straggler_
     ]
 
 
-def exchange_line(waits: pd.DataFrame, contention: Contention | None = None) -> str:
-    """08's verdict on the exchange on the slow steps: the rank with the longest median `exchange_ms` against the
-    shortest, paired step by step and judged by analysis.verdicts.judge_ratio, as the compute verdict is. Why: a ratio
-    of two unpaired medians read as a finding where the paired steps could not tell the ranks apart (cr104 08).
+def exchange_line(waits: pd.DataFrame, contention: Contention | None = None, slow: bool = True) -> str:
+    """08's verdict on the exchange, on the slow steps (`slow`) or the others: the rank with the longest median
+    `exchange_ms` against the shortest, paired step by step and judged by analysis.verdicts.judge_ratio, as the compute
+    verdict is. Why: a ratio of two unpaired medians read as a finding where the paired steps could not tell the ranks
+    apart (cr104 08; cr109 08: off medians 4.70 against 2.65 because one step's exit fell apart, 4 of 5 steps matched).
     Both exchanges start at the last arrival, so a longer exchange only means that rank left the all-reduce later;
     the line says so where the verdict finds it, and never names a cause: the stamps cannot see inside (A5 §2).
 
     Args:
         waits: rows of analysis.collective_waits (rank, step, straggling, exchange_ms).
         contention: the ranks' CPU counters over their steps (`ranks_contention`); busy withholds the verdict.
+        slow: judge the slow steps (`straggling`, the table's "on"); False judges the other steps ("off").
     """
     from analysis.timing import PairedRatio
     from analysis.verdicts import judge_ratio
 
-    on = waits[waits["straggling"]]
-    medians = on.groupby("rank")["exchange_ms"].median()
-    hi, lo = int(medians.idxmax()), int(medians.idxmin())
-    per_step = on.pivot(index="step", columns="rank", values="exchange_ms").dropna()
-    paired = PairedRatio(f"rank {hi}", f"rank {lo}", (per_step[hi] / per_step[lo]).to_numpy(), "slow step", contention)
+    part, unit = ("on", "slow step") if slow else ("off", "off step")
+    steps = waits[waits["straggling"] == slow]
+    medians = steps.groupby("rank")["exchange_ms"].median().sort_values(kind="stable")
+    hi, lo = int(medians.index[-1]), int(medians.index[0])  # sorted: two distinct ranks even where medians tie
+    per_step = steps.pivot(index="step", columns="rank", values="exchange_ms").dropna()
+    paired = PairedRatio(f"rank {hi}", f"rank {lo}", (per_step[hi] / per_step[lo]).to_numpy(), unit, contention)
     verdict = judge_ratio(paired, slower="longer exchange", faster="shorter exchange")
     later = {"slower": hi, "faster": lo}.get(verdict.kind)
     if later is None:  # cr108 08: "median per slow step ... = 1.00" beside medians 1.4x apart: say it is a per-step ratio
-        return f"slow-step exchange_ms, each step's ratio (not the table's medians): {verdict}"
-    return f"slow-step exchange_ms: {verdict}; rank {later} left the all-reduce later on those steps; the cause is not measured (A5 §2)"
+        return f"exchange_ms ({part}), paired by step: {verdict}"
+    return f"exchange_ms ({part}), paired by step: {verdict}; rank {later} left the all-reduce later; cause not measured (A5 §2)"
 
 
 def last_arrival_lines(waits: pd.DataFrame, slowest: int, ranks: int) -> list[str]:
@@ -557,7 +560,7 @@ def recorded_reading_line(table: pd.DataFrame, step: int, together: int, collect
 
     Args:
         table: 08's table of the recorded ranks, indexed by rank, with columns outside_ms and comm_ms
-            (and credited_wait_ms: with two ranks and one credited, the line says by this pairing that one is credited the wait).
+            (and credited_wait_ms: with two ranks and one credited, the line says it is credited by the pairing rule, not a measured wait).
         step: the recorded step; together: its communication kernels that ended together on both ranks;
             collectives: all its communication kernels.
         origin: where the trace was recorded.
@@ -576,7 +579,7 @@ def recorded_reading_line(table: pd.DataFrame, step: int, together: int, collect
     who = ""  # two ranks, one of them credited: it started earlier; the pairing is a guess, so "credited", not "waited"
     if len(waited) == 2 and (waited > 0).sum() == 1:
         first = waited.idxmax()
-        who = f": by this pairing, rank {first} is credited {waited[first]:.1f} ms of waiting"
+        who = f": rank {first} is credited {waited[first]:.1f} ms of waiting by the pairing rule, not a measured wait"
     return (
         f"step {step} [{origin}], one step: a reading, not a verdict: {longer('outside_ms')} the communication kernels, "
         f"{longer('comm_ms')}; credited_wait_ms counts only the {together} of {collectives} "
