@@ -673,7 +673,7 @@ def device_view_reading(exports: dict[str, Any], start: pd.DataFrame, dtype: str
     first = start["first MATMUL (us)"].astype(float)
     window = first / start["first MATMUL / total_time"].astype(float) - first - start["after the DMA row's last bar (us)"]
     return (
-        f"the fusion reading (one execution): baseline's HBM round trips (shaded, first store to last DMA bar) span "
+        f"the fusion reading (one execution): baseline's round trips (shaded, from first store) span "
         f"{span:.1f} us, computing in {computing:.1f} us of it; fused kernel {has}; compute window {window[base]:.1f} -> {window[fused]:.1f} us"
     )
 
