@@ -141,7 +141,7 @@ def counter_readings(exports: dict[str, Any], guesses: dict[str, str]) -> pd.Dat
     Returns:
         DataFrame, one row per counter plus `tensor_engine_active_time`: `bf16`, `fp32` (fused / baseline),
         `your_guess`, `shows` (bytes rows: "down", "up" or "same", per dtype where they differ; time rows:
-        "down, past the cut-off (one execution: a reading)" or "inside: no verdict" (`against_spread`, per dtype
+        "down, beyond the tensor lane's swing (one execution: a reading)" or "inside: no verdict" (`against_spread`, per dtype
         where they differ), the DMA row with the profiler's warning where an export carries it) and `match`
         ("✓"/"✗" on a bytes row both dtypes agree on, "dtypes differ" where not; "" on time rows and unfilled guesses).
     """
@@ -159,14 +159,15 @@ def counter_readings(exports: dict[str, Any], guesses: dict[str, str]) -> pd.Dat
     same_work = all(counts[f"baseline_{d}_s512"] == counts[f"fused_{d}_s512"] for d in DTYPES)
     warned = any(e.warnings.message.str.contains("DMA values may be inaccurate").any() for e in exports.values())
     spread = same_work_spread(ratios)
-    side = {"below": "down, past the cut-off", "above": "up, past the cut-off", "": "inside: no verdict"}
+    swing = "beyond the tensor lane's swing"  # cr109 09: "past the cut-off" read as a verdict
+    side = {"below": f"down, {swing}", "above": f"up, {swing}", "": "inside: no verdict"}
     shows, match = [], []
     for c in ratios.index:
         guess = ratios.at[c, "your_guess"]
         if "bytes" not in c:  # a time: one execution each, so a reading against A4's cut-offs, never graded
             words = {d: side[against_spread(float(ratios.at[c, d]), spread)] for d in DTYPES}
             text = words["bf16"] if len(set(words.values())) == 1 else "; ".join(f"{d}: {w}" for d, w in words.items())
-            notes = ["one execution: a reading"] * ("past" in text)
+            notes = ["one execution: a reading"] * (swing in text)
             notes += ["profiler: DMA values may be inaccurate"] * (c.startswith("dma_") and warned)
             text += f" ({'; '.join(notes)})" * bool(notes)
             if c == "tensor_engine_active_time":
@@ -630,7 +631,8 @@ def per_engine_table(work: dict[str, pd.DataFrame], origin: str) -> Any:
 def _bursts(e: Any) -> tuple[list[list[Any]], list[tuple[float, float]]]:
     """A profile's bursts: runs of HBM stores then loads between its first and last MATMUL, and each burst's DMA
     bar span (us): the merged DMA bars that start between its first instruction and the next burst's (or the
-    last MATMUL), so that matching a burst to its bars by time can be checked (cr97 09 #5)."""
+    last MATMUL), so that matching a burst to its bars by time can be checked (cr97 09 #5). `burst_spans` runs
+    each round trip from its first store instruction instead (cr109 09 #4: the stores start before the bars)."""
     from analysis.neuron_export import merged_intervals
 
     mm = e.instructions.loc[e.instructions["opcode"] == "MATMUL", "start_ns"]
@@ -671,15 +673,17 @@ def device_view_reading(exports: dict[str, Any], start: pd.DataFrame, dtype: str
     first = start["first MATMUL (us)"].astype(float)
     window = first / start["first MATMUL / total_time"].astype(float) - first - start["after the DMA row's last bar (us)"]
     return (
-        f"the fusion reading (one execution): the baseline's HBM round trips (shaded) span {span:.1f} us, computing in "
-        f"{computing:.1f} us of it; the fused kernel {has}; compute window {window[base]:.1f} -> {window[fused]:.1f} us"
+        f"the fusion reading (one execution): baseline's round trips (shaded, from first store) span "
+        f"{span:.1f} us, computing in {computing:.1f} us of it; fused kernel {has}; compute window {window[base]:.1f} -> {window[fused]:.1f} us"
     )
 
 
 def burst_spans(exports: dict[str, Any], name: str = "baseline_bf16_s512") -> dict[str, list[tuple[str, float, float]]]:
-    """{name: [(label, start_us, end_us), ...]}: each burst's DMA bar span, labelled S then P by time order, for
-    analysis.draw_lanes to shade (cr97 09 M2: the figure marked no burst)."""
-    return {name: [(label, *span) for label, span in zip("SP", _bursts(exports[name])[1])]}
+    """{name: [(label, start_us, end_us), ...]}: each round trip, from its first store instruction to its last DMA
+    bar, labelled S then P by time order, for analysis.draw_lanes to shade (cr97 09 M2: the figure marked no
+    burst; cr109 09 #4: the stores start before the first bar, so the span starts at them)."""
+    bursts, spans = _bursts(exports[name])
+    return {name: [(label, min(rows[0].start_ns / 1e3, lo), hi) for label, rows, (lo, hi) in zip("SP", bursts, spans)]}
 
 
 def burst_transfers(exports: dict[str, Any], name: str = "baseline_bf16_s512") -> str:
