@@ -134,10 +134,11 @@ def test_ratio_ends_line_says_which_slow_rounds_set_the_range():
 
 
 def test_saving_sentence_states_its_condition_untested():
-    """cr105 03: "it would save ... about 134 us" read alone as a finding: its condition says it is untested."""
+    """cr105 03: "it would save ... about 134 us" read alone as a finding. cr109 03: each device's line now names its
+    rate and says "untested" or "inconclusive" (`fused_rate_line`); the subject heads them."""
     import json
     from pathlib import Path
 
     nb = json.loads((Path(__file__).parents[1] / "notebooks" / "03_fused_rms_norm.ipynb").read_text())
     source = "".join("".join(c["source"]) for c in nb["cells"])
-    assert "if a one-pass kernel reached the naive kernels' rate (untested), it would save" in source
+    assert "a one-pass kernel's saving per recorded Qwen2RMSNorm call" in source and "print(fused_rate_line(" in source
