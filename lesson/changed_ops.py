@@ -157,53 +157,46 @@ def ratio_ends(timings: dict[str, Timing], ratio: PairedRatio) -> str:
 
 
 def fused_rate_line(priced: pd.DataFrame, fused_call: pd.Series, saving: object) -> str:
-    """One line per device (its saving, or its range across two rates), then the saving at the naive rate, then the fused rate.
+    """The saving's subject, one plain line per device, the estimate's basis, then the fused rate's one-pass time.
 
     Why: the byte model's headline assumes a one-pass kernel reaches the naive kernels' rate; the recorded
-    fused calls are far smaller and far slower, so their rate is no check of the headline, only a second rate;
-    neither is shown to hold for a kernel of the Qwen2 size (cr89 03), so the result is the range across the
-    two. cr90 03: the range comes first (a headline of "about 134 us" read as a finding); the fused-rate line
-    is a one-pass kernel's time, not a third saving.
-    cr93 03: the saving line, read alone, looked like a finding: it now opens with the end of the range it is.
-    cr99 03: still read as the saving: the notebook's subject is a condition ("if a one-pass kernel ran at ...").
-    cr101 03: the fused rate was recorded on an MI300X only; another device gets no fused-rate end.
-    cr102 03: "at the two rates below" gave the H100 two rates: each device now names its own.
+    fused calls are far smaller and far slower, so their rate is no check of the headline, only a second rate,
+    recorded on an MI300X only (cr89, cr101 03); the fused-rate line is a one-pass kernel's time, not a third saving
+    (cr90 03). cr109 03: three lines of nested parentheticals, and "the MI300X's range above" beside "at the naive
+    rate" (where the MI300X has one figure): now one plain line per device, each saying which rate gives which figure.
 
     Args:
         priced: `analysis.fused_comparison` per device, one column each ("an NVIDIA H100", ...).
         fused_call: one row of the recorded fused calls' `call_table` (its `x_dtype`, `x_shape`).
-        saving: the saving at the naive rate (`verdicts.estimate`), printed between the two.
+        saving: the saving at the naive rate (`verdicts.estimate`): its subject heads the lines, its basis follows them.
 
     Returns:
-        one line per device: "an NVIDIA H100: about H us saved, at the naive rate only (untested; on the MI300X a
-        second rate made this estimate inconclusive)"; "an AMD MI300X: L to H us across the naive rate and the small fused calls' rate: inconclusive";
-        then the saving (a device with a range points to it), then "at the rate of the N small recorded fused calls (MI300X, <dtype>, <shape>, Kx
-        fewer bytes; median R GB/s): a one-pass kernel: about M us (estimated)".
-    cr103 03: one device has one rate, so no range and no "upper end": one line per device, no end named.
+        "<subject>:", then "H100: about H us at the naive rate (the only rate recorded; untested)", "MI300X: about
+        H us at the naive rate, L us at the small fused calls' rate: inconclusive", then "(estimated, not measured:
+        ...)", then "at the rate of the N small recorded fused calls (MI300X, <dtype>, <shape>, Kx fewer bytes;
+        median R GB/s): a one-pass kernel: about M us (estimated)".
     """
     first = priced.iloc[:, 0]  # the recorded rates and the Qwen2 shape's minimum: the same in every column
     at_rate = first["fused_min_at_fused_rate_us"]
-    lines, said = [], str(saving)
-    second = any(FUSED_RATE_ON in device for device in priced.columns)
-    untested = f"on the {FUSED_RATE_ON} a second rate made this estimate inconclusive" if second else "no second rate to test it"
+    said = getattr(saving, "sentence", str(saving))
+    lines = [f"{getattr(saving, 'subject', said)}:"]
     for device, naive in priced.loc["naive_kernel_us"].items():
         saved = priced.at["saved_at_naive_rate_us", device]
+        short = device.split()[-1]  # "an NVIDIA H100" -> "H100"
         if FUSED_RATE_ON not in device:
-            # cr108 03: "no second rate" read as a finding; the MI300X shows what a second rate did to the same estimate
-            lines.append(f"{device}: about {saved:.0f} us saved, at the naive rate only (untested; {untested})")
+            lines.append(f"{short}: about {saved:.0f} us at the naive rate (the only rate recorded; untested)")
             continue
-        # cr104 03: the saving line must not restate an inconclusive range's end as a headline: its figure is cut
-        # cr108 03: its figure cut silently beside a basis naming both devices read as left out: point to its range
-        said = said.replace(f", about {saved:,.0f} us on {device}", f", the {FUSED_RATE_ON}'s range above")
-        low, high = sorted((naive - at_rate, saved))
-        lines.append(f"{device}: {low:.0f} to {high:.0f} us across the naive rate and the small fused calls' rate: inconclusive")
+        fused = f"{naive - at_rate:.0f} us at the small fused calls' rate: inconclusive"
+        lines.append(f"{short}: about {saved:.0f} us at the naive rate, {fused}")
+    if "(estimated" in said:
+        lines.append(said[said.index("(estimated") :])
     fewer = first["fused_min_mb"] * 1e6 / first["fused_bytes"]
     # cr108 03: the rates' range dropped (a line of over 4 numbers is a stumble; 03's table and A2 keep the rate)
     recorded = (
         f"MI300X, {fused_call.x_dtype}, {fused_call.x_shape}, {fewer:.0f}x fewer bytes; median {first['fused_gb_per_s']:.0f} GB/s"
     )
     at = f"at the rate of the {first['fused_rates']:.0f} small recorded fused calls ({recorded}): a one-pass kernel: about {at_rate:.0f} us (estimated)"
-    return "\n".join([*lines, said, at])
+    return "\n".join([*lines, at])
 
 
 FUSED_RATE_ON = "MI300X"  # the only device with recorded fused calls: its rate prices no other device's kernel

@@ -58,6 +58,7 @@ def test_own_time_line_gives_the_part_inside_the_whole_per_step():
 
 def test_fused_rate_line_gives_the_second_rate_and_the_range_it_cannot_narrow():
     """cr88 03: the far smaller fused calls' rate is the byte model's other end, not a check of its headline."""
+    from analysis.verdicts import estimate
     from lesson.changed_ops import fused_rate_line
 
     call = pd.Series({"x_dtype": "float32", "x_shape": "8x16x32x32"})
@@ -70,25 +71,21 @@ def test_fused_rate_line_gives_the_second_rate_and_the_range_it_cannot_narrow():
         },
         index=rows,
     )
-    line = fused_rate_line(mixed, call, "SAVING")
+    saving = estimate("S", {"an NVIDIA H100": 133.8, "an AMD MI300X": 103.7}, "us", "a byte model", "launch overhead")
+    line = fused_rate_line(mixed, call, saving)
     assert line.startswith(
-        "an NVIDIA H100: about 134 us saved, at the naive rate only (untested; on the MI300X a second rate made this"
-        " estimate inconclusive)\n"
-        "an AMD MI300X: -31 to 104 us across the naive rate and the small fused calls' rate: inconclusive\nSAVING\n"
-    )  # cr90: the range first; cr101: the MI300X's fused rate prices no H100 kernel
+        "S:\nH100: about 134 us at the naive rate (the only rate recorded; untested)\n"
+        "MI300X: about 104 us at the naive rate, -31 us at the small fused calls' rate: inconclusive\n"
+        "(estimated, not measured: a byte model; this estimate cannot show launch overhead)\n"
+    )  # cr109: one plain line per device, each rate named beside its figure; cr101: the MI300X's fused rate prices no H100 kernel
     assert line.endswith(
         "at the rate of the 6 small recorded fused calls (MI300X, float32, 8x16x32x32, 35x fewer bytes; median 247 GB/s):"
         " a one-pass kernel: about 148 us (estimated)"
     )  # cr90: a kernel's time, not a third saving
-    assert "check" not in line
+    assert "check" not in line and "range above" not in line
     both = mixed.copy()
     both.loc["naive_kernel_us"] = [200.0, 190.0]
-    assert "an AMD MI300X: 42 to 104 us across the naive rate" in fused_rate_line(both, call, "")
-    assert "end of the range" not in line  # cr103: the H100 has one rate, so no range and no end of one
-    said = "S: about 134 us on an NVIDIA H100, about 104 us on an AMD MI300X (estimated)"
-    assert "\nS: about 134 us on an NVIDIA H100, the MI300X's range above (estimated)\n" in fused_rate_line(
-        mixed, call, said
-    )  # cr104: no range end restated
+    assert "MI300X: about 104 us at the naive rate, 42 us at the small fused calls' rate" in fused_rate_line(both, call, saving)
 
 
 def test_own_time_line_takes_the_median_step_from_the_trace(tmp_path):
@@ -137,10 +134,11 @@ def test_ratio_ends_line_says_which_slow_rounds_set_the_range():
 
 
 def test_saving_sentence_states_its_condition_untested():
-    """cr105 03: "it would save ... about 134 us" read alone as a finding: its condition says it is untested."""
+    """cr105 03: "it would save ... about 134 us" read alone as a finding. cr109 03: each device's line now names its
+    rate and says "untested" or "inconclusive" (`fused_rate_line`); the subject heads them."""
     import json
     from pathlib import Path
 
     nb = json.loads((Path(__file__).parents[1] / "notebooks" / "03_fused_rms_norm.ipynb").read_text())
     source = "".join("".join(c["source"]) for c in nb["cells"])
-    assert "if a one-pass kernel reached the naive kernels' rate (untested), it would save" in source
+    assert "a one-pass kernel's saving per recorded Qwen2RMSNorm call" in source and "print(fused_rate_line(" in source
