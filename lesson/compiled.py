@@ -94,7 +94,8 @@ def break_evens(
         cold-call cell re-run in one kernel loads from the cache, and a pre-warmed NEFF cache serves a
         NEFF); where it is given, its basis (one line); where the first compile added more cache files
         than the later one, a line naming the kinds of the extra files (which setup ran, not its cost); and the later compile's
-        break-even, withheld, whose subject gives that compile's time and its ratio to the first's.
+        break-even, withheld, whose subject gives that compile's time and its ratio to the first's; then,
+        unless a block was BUSY, a line saying that ratio measures neither the setup nor a compile.
         Slow rounds, which can set either end of the range, are `slow_rounds_line`'s, printed under
         the verdicts the range comes from (cr88 04: not only beside the break-even).
         The evidence line names the kinds of the extra files (`ColdCall.added_kinds`), Inductor's
@@ -153,12 +154,17 @@ def break_evens(
     # cr106 04: "took 1.0 s, 0.082x" beside a 12.71 s first: the seconds with the digits the ratio was taken from
     later_s = after_setup.counts["seconds"]
     took = f"{later_s:.2f} s" if later_s >= 1 else later
-    later_subject = f"a later compile at HIDDEN = {new_hidden} took {took}, {fraction:.2g}x the first's (at another shape, so not the setup's cost)"
+    # cr109 04: "(at another shape, so not the setup's cost)" left unclear what the gap measures: one plain line
+    later_subject = f"a later compile at HIDDEN = {new_hidden} took {took}, {fraction:.2g}x the first's"
+    neither = [
+        "the two compiles are one sample each, at different shapes: the difference mixes"
+        " the one-time setup with a smaller compile, so it measures neither"
+    ]
     if cold.busy or after_setup.busy:
-        later_subject, reason = f"a later compile at HIDDEN = {new_hidden}", BUSY_COLD_CALL
+        later_subject, reason, neither = f"a later compile at HIDDEN = {new_hidden}", BUSY_COLD_CALL, []
     else:
         reason = verdict.sentence if verdict.kind != "faster" else f"the saving at HIDDEN = {new_hidden} was not timed"
-    return [*lines, withheld(later_subject + "; its break-even", reason)]
+    return [*lines, withheld(later_subject + "; its break-even", reason), *neither]
 
 
 def _set_by_slow_rounds(verdict: Any, naive: Any, compiled: Any) -> str:

@@ -44,7 +44,7 @@ def test_break_evens_price_the_first_compile_and_give_the_later_one_only_its_tim
     naive = SimpleNamespace(median_us=80_000.0)
     cold = ColdCall({"seconds": 9.0, "cache files added": 36}, {".cpp": 12, ".so": 12, ".py": 4, "in locks/": 8})
     after = ColdCall({"seconds": 0.6, "cache files added": 6}, {".py": 1, "in locks/": 5})
-    paid_back, basis, setup, later = break_evens(cold, after, naive, _verdict("faster"), 4096, 1024)
+    paid_back, basis, setup, later, neither = break_evens(cold, after, naive, _verdict("faster"), 4096, 1024)
     assert paid_back.kind == "estimate" and paid_back.median == 179.0  # (9 s - one 80 ms naive call) / 50 ms, rounded up
     assert (
         "first compile (9.0 s, setup included) against naive, in whole warm calls (rounded up): about 179 on this run"
@@ -60,12 +60,14 @@ def test_break_evens_price_the_first_compile_and_give_the_later_one_only_its_tim
     )
     # cr47: a compile at HIDDEN = 1024 over the saving at 4096 answered no real question: only its time and ratio
     assert later.kind == "withheld"
-    assert (
-        "a later compile at HIDDEN = 1024 took 600 ms, 0.067x the first's (at another shape, so not the setup's cost); its break-even: withheld"
-        in later.sentence
+    assert "a later compile at HIDDEN = 1024 took 600 ms, 0.067x the first's; its break-even: withheld" in later.sentence
+    # cr109 04: what the ratio measures, in one plain line of its own
+    assert neither == (
+        "the two compiles are one sample each, at different shapes: the difference mixes"
+        " the one-time setup with a smaller compile, so it measures neither"
     )
     # cr60: "so most of the first may be setup" claimed beyond the evidence; cr73: the ratio says it does not price it
-    assert "most of the first" not in later.sentence and "so not the setup's cost)" in later.sentence
+    assert "most of the first" not in later.sentence
     assert "the saving at HIDDEN = 1024 was not timed" in later.sentence
     assert "4096" not in later.sentence and "about" not in later.sentence  # no number priced with the other shape
 
@@ -78,10 +80,10 @@ def test_the_first_break_even_says_setup_included_and_no_evidence_line_without_c
 
     naive = SimpleNamespace(median_us=80_000.0)
     lines = break_evens(ColdCall({"seconds": 9.0}), ColdCall({"seconds": 6.0}), naive, _verdict("faster"), 4096, 1024)
-    paid_back, later = lines[0], lines[-1]
+    paid_back, later = lines[0], lines[-2]
     assert "(9.0 s, setup included) against naive" in paid_back.sentence
     assert "most of the first" not in later.sentence and later.kind == "withheld"
-    assert len(lines) == 3  # no cache-file counts given: no setup-evidence line
+    assert len(lines) == 4  # no cache-file counts given: no setup-evidence line
 
 
 def test_break_even_prints_the_range_the_paired_ratios_spread_gives():
@@ -108,7 +110,7 @@ def test_break_even_takes_its_saving_from_the_paired_ratios_median_so_it_sits_in
 
     naive = SimpleNamespace(median_us=80_000.0)  # a compiled median 60 ms below would give 149 calls
     verdict = _verdict("faster", 0.5, 0.75, median=0.6)  # the rounds' ratio: 80 ms * (1 - 0.6) = 32 ms saved
-    paid_back, basis, _ = break_evens(ColdCall({"seconds": 9.0}), ColdCall({"seconds": 0.6}), naive, verdict, 4096, 1024)
+    paid_back, basis, *_ = break_evens(ColdCall({"seconds": 9.0}), ColdCall({"seconds": 0.6}), naive, verdict, 4096, 1024)
     assert paid_back.median == 279  # 8.92 s / 32 ms = 278.75, not 8.92 s / 60 ms = 149
     assert "32.0 ms a warm call saves" in basis and "223-446 calls" in paid_back.sentence
 
@@ -130,7 +132,7 @@ def test_break_evens_are_withheld_unless_the_compiled_call_is_faster():
     from lesson.compiled import break_evens
 
     naive = SimpleNamespace(median_us=80_000.0)
-    paid_back, later = break_evens(
+    paid_back, later, _ = break_evens(
         ColdCall({"seconds": 9.0}), ColdCall({"seconds": 0.6}), naive, _verdict("no measurable difference"), 4096, 1024
     )
     assert paid_back.kind == "withheld" and "cannot tell torch.compile and naive apart" in paid_back.sentence
@@ -272,7 +274,7 @@ def test_slow_rounds_are_counted_per_variant_under_the_verdicts_and_no_longer_be
     after = ColdCall({"seconds": 0.6}, {})
     steady = Timing("fused", np.full(15, 80_000.0), 1)
     slow = Timing("naive", np.array([80_000.0] * 13 + [270_000.0, 272_000.0]), 1)
-    assert len(break_evens(cold, after, slow, _verdict("faster", 0.3, 0.4), 4096, 1024)) == 3  # estimate, basis, later
+    assert len(break_evens(cold, after, slow, _verdict("faster", 0.3, 0.4), 4096, 1024)) == 4  # estimate, basis, later, neither
     line = slow_rounds_line({"naive": slow, "fused": steady}, "naive", "fused")
     assert line.startswith("slow rounds (1.5x their variant's median or more): naive 2 of 15, fused 0 of 15; ")
     assert line.endswith("moves its ratios and can set their p10 or p90; a quiet machine line rules out CPU waits only")
