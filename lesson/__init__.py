@@ -52,6 +52,6 @@ _EXPORTS = {
     " steady_state_verdicts show_verdicts stream_metrics trainium_compiles eager_call_ops expected_compiles",
     "study": "VariantReport comparison_metrics load_study newer_first quiet_note save_study shape_takeaways study_variant plot_over_copy"
     " predict_answer"
-    " reference_ranking reference_reading copies_answer line_test_answer",
+    " reference_ranking reference_reading copies_answer line_test_answer small_order_note",
 }
 __getattr__, __dir__, __all__ = lazy_namespace(__name__, globals(), _EXPORTS)

@@ -534,7 +534,7 @@ def test_05s_figure_marks_tied_bars_and_draws_nothing_for_a_gated_shape(tmp_path
     assert tied.tiers() == [["naive", "compiled"], ["fused"]] and gated.gate.kind == "withheld"
     rankings = {"large": tied, "small": dataclasses.replace(gated, label="small")}
     ax = plot_over_copy(rankings, ["naive", "fused", "compiled"], "SYNTHETIC [measured on cpu]", tmp_path / "f.png")
-    assert [t.get_text() for t in ax.texts] == ["≈3.30x", "3.60x", "≈3.35x", "small: copy floor failed: its pairs, right"]
+    assert [t.get_text() for t in ax.texts] == ["3.30x ≈", "3.60x", "3.35x ≈", "small: copy floor failed: its pairs, right"]
     # cr51/cr52: a failed copy withholds the ratios to the copy, not the pairs: they are drawn beside it, newer over earlier
     pairs = ax.figure.axes[1]
     assert pairs.get_title() == "small, this run: its pairs (the ratio to the copy withheld)"
@@ -868,7 +868,7 @@ def test_05s_line_test_answer_says_the_miss_with_its_medians_and_never_the_label
         == [  # one short sentence a line (r101: the one ~60-word line was 05's densest)
             "No: 512 tokens takes 1.79x the line's prediction (median of per-round ratios, p10-p90 1.79-1.79; of the medians: 1.79x).",
             "Between 64 and 512 tokens, time grows faster than the line.",
-            "torch.compile's overhead-bound* label stands: * allows faster-than-proportional growth.",
+            "torch.compile's overhead-bound* label is not contradicted: * allows faster-than-proportional growth.",
             "Not measured: whether the 512-token input stays in the cache.",  # tied to the overhead-bound bound, a cause offered (cr97 05 M2)
         ]
     )
@@ -1054,7 +1054,7 @@ def test_a_variant_with_slow_rounds_says_so_in_the_ranking_and_an_unresolved_pai
         ranking.sentence_with_ties
     )
     ax = plot_over_copy({"large": ranking}, ["naive", "fused", "compiled"], "SYNTHETIC", tmp_path / "f.png")
-    assert [t.get_text() for t in ax.texts] == ["?3.30x", "?3.60x", "1.20x"]
+    assert [t.get_text() for t in ax.texts] == ["3.30x ?", "3.60x ?", "1.20x"]
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     assert "?: cannot tell apart, inconclusive, order unresolved\n(the pair's verdict: the table above)" in legend
 
@@ -1138,7 +1138,7 @@ def test_a_bar_whose_whisker_enters_the_band_around_the_copy_is_marked(tmp_path)
     ranking = rank_over_floor(block, ["naive", "fused", "compiled"], floor, "large")
     ax = plot_over_copy({"large": ranking}, ["naive", "fused", "compiled"], "SYNTHETIC [measured on cpu]", tmp_path / "f.png")
     labels = [t.get_text() for t in ax.texts]
-    assert labels[2].startswith("◇1.") and not labels[0].startswith(("?", "◇", "≈")), labels
+    assert labels[2].startswith("1.") and labels[2].endswith("◇") and not labels[0].endswith(("?", "◇", "≈")), labels
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     assert any(t.startswith("◇ (whisker in the band)") for t in legend), legend  # not "?" (cr94 05)
 
@@ -1182,3 +1182,20 @@ def test_05s_recap_is_one_line_per_shape_cut_from_the_takeaways():
     assert recap(kin)[1].endswith("cannot tell apart from 0.5: b (same ops and allocations as a; its time had 3 slow rounds)")
     busy = ["large: the ranking against the copy is withheld (above); rerun", "  bound not estimated: the byte shares need"]
     assert recap(busy) == ["large: the ranking against the copy is withheld; rerun"]
+
+
+def test_small_order_note_offers_causes_only_for_an_order_the_pair_tells_apart():
+    """cr109 05 #1: candidate causes for naive and torch.rms_norm's small-shape order printed beside an
+    inconclusive pair read as a finding; the pair's verdict picks the sentence."""
+    from analysis.floor import rank_over_floor
+    from lesson.study import small_order_note
+
+    names = ["naive", "torch.rms_norm", "torch.compile"]
+
+    def note(rms_us: float) -> str:  # SYNTHETIC medians; the copy at 10 us
+        block = interleaved(copy=10.0, naive=90.0, **{"torch.rms_norm": rms_us, "torch.compile": 200.0}, probe=8.0)
+        floor = check_floor(block["copy"], block["probe"], 64, memory_bound=False)
+        return small_order_note({"small": rank_over_floor(block, names, floor, "small")}, {"small": block})
+
+    assert note(91.0) == "naive and torch.rms_norm: this run cannot tell them apart at the small shape."
+    assert note(70.0).startswith("Not measured here, candidates for naive and torch.rms_norm's order")
