@@ -145,7 +145,8 @@ def cost_takeaway(
             taken as per op (cr104 01 c2, cr108 01 c3). Where the lesson call's ratio is not measurable (inconclusive, no
             measurable difference, busy), given `bare_us`, the per-op prediction as a ratio with its inputs (cr109 01 M1),
             then NO_TEST_INSIDE where it lies within the 5% margin, else NO_TEST: this run cannot test it (cr104 01 c1:
-            31 us judged "measurably more" beside a ratio judged inconclusive); only where it is measurably above 1
+            31 us judged "measurably more" beside a ratio judged inconclusive), then, unless busy, the lesson call's
+            median extra us beside the per-op prediction in us, labelled readings (cr110 01: the extra was missing); only where it is measurably above 1
             two lines follow: the lesson
             call's predicted extra at the tiny's per-op cost, then whether the lesson call's extra us per call
             (its p10-p90) lies apart from it (`_against_expected`; cr99 01 MAJOR 1; cr102 01 c1: judged in us,
@@ -194,6 +195,13 @@ def cost_takeaway(
                     if predicted < verdict_rules.RESOLUTION:  # cr109 01 M1: the reason the reader can check
                         no_test = NO_TEST_INSIDE
                 parts.append(no_test)
+                if (
+                    bare_us and "lesson" in bare_us and lesson.kind != "busy" and len(extra_us["lesson"])
+                ):  # cr110 01 M: both figures in us, as readings
+                    parts.append(
+                        f"readings, not a finding: lesson call's median extra {float(np.median(extra_us['lesson'])):+,.0f} us"
+                        f" per call; per-op prediction {ops['lesson'] * float(np.median(extra_us['tiny'])) / ops['tiny']:,.1f} us"
+                    )
                 continue
             if lesson is not None and lesson.kind != "slower":  # measurably below 1: the median-below-1 line says why
                 continue
@@ -213,7 +221,7 @@ def cost_takeaway(
 
 
 NO_TEST = "the lesson call's ratio cannot be told from 1 here (above), so this run cannot test that prediction"
-NO_TEST_INSIDE = "that prediction lies inside the 5% margin around 1, so no ratio could test it"
+NO_TEST_INSIDE = "that prediction lies within 5% of 1: no ratio here could test it"
 
 
 def _against_expected(lesson: Verdict | None, extra: np.ndarray, predicted: float) -> list[str]:
@@ -358,9 +366,9 @@ def queue_takeaway(verdict: Verdict, sent_us: float, done_us: float) -> str:
     head = "take-home (the stand-in):"  # the verdict line above says "a cpu thread, not a device"
     if verdict.kind != "faster":
         return f"{head} none from this run ({verdict.word}), so it shows no queue"
-    return (  # cr109 01 c2: the share is the thread's queue put, not a device's; N6 gives a device's figure
-        f"{head} a timer stopped when the calls return reads {100 * sent_us / done_us:.2f}% of the work"
-        f" (medians {sent_us:,.0f} of {done_us:,.0f} us), this thread's queue put; a device's: N6"
+    return (  # cr110 01: plain words, one number (the medians are the verdict line's); N6 gives a device's figure
+        f"{head} a timer stopped when the calls return reads {100 * sent_us / done_us:.2f}% of the work:"
+        " it timed only handing the calls to the worker thread's queue (on a device: N6)"
     )
 
 
@@ -419,8 +427,8 @@ def larger_hidden_answer(verdict: Verdict, block: str = "the profile of 'The fir
             measurable, a line places the tree's one call (tree_copy_share) among them (cr86 01 #4, cr90 01 #2).
 
     Returns:
-        Two to four lines: the verdict (busy: which block, and that it is withheld); with `trace`, Linear 1's shares
-        per step and the tree's call among them; last, that a larger HIDDEN is not run (the Solutions note expects).
+        Two to five lines: with `trace` (not busy), each Linear's median share first; the verdict (busy: which block, and
+        that it is withheld); with `trace`, Linear 1's shares, readings, per step and the tree's call among them; last, that a larger HIDDEN is not run (the Solutions note expects).
     """
     said = (
         f"{block} was BUSY ({verdict.seen}): Linear 2's share against Linear 1's is withheld"
@@ -431,9 +439,11 @@ def larger_hidden_answer(verdict: Verdict, block: str = "the profile of 'The fir
     answer = "the share at a larger HIDDEN: not run here (one HIDDEN per run); the expectation: the Solutions note"
     lines = [said]
     if trace is not None and verdict.kind not in ("busy", "withheld"):  # cr103 01 M2: the readings in step order
+        medians = {n: float(np.median(v)) for n, v in copy_shares(trace.events).items()}  # cr110 01: the asked share first
+        lines.insert(0, f"aten::copy_'s median share of aten::addmm: Linear 1 {medians[1]:.2f} %, Linear 2 {medians[2]:.2f} %")
         per_step = _copies(trace.events).query("Linear == 1")
         lines.append(
-            "Linear 1's share per recorded step (%): "
+            "Linear 1's share per recorded step, readings (%): "
             + ", ".join(f"#{t:.0f} {v:.2f}" for t, v in zip(per_step["step"], per_step["share"]))
         )
         one, ranked = tree_copy_share(trace), np.sort(copy_shares(trace.events)[1])

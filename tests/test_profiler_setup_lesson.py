@@ -142,10 +142,13 @@ def test_cost_takeaway_states_a_ratio_only_where_measurable():
     # inside the 5% margin, the reason no ratio could test it
     told = cost_takeaway(verdicts, {**extra, "lesson": np.array([31.2, 400.0])}, {"tiny": 20, "lesson": 30}, {"lesson": 375.0})
     assert "\nper-op prediction, lesson call: 1 + 30 ops x 0.12 us / 375 us bare = 1.010\n" + NO_TEST_INSIDE + "\n" in told
+    # the lesson call's median extra in us beside the prediction's, both labelled readings
+    assert "\nreadings, not a finding: lesson call's median extra +216 us per call; per-op prediction 3.8 us\n" in told
     far = cost_takeaway(verdicts, {**extra, "lesson": np.array([31.2, 400.0])}, {"tiny": 20, "lesson": 30}, {"lesson": 30.0})
     assert "us bare = 1.120\n" + NO_TEST + "\n" in far  # outside the margin: the lesson ratio's own verdict is the reason
     busy_lesson = {**verdicts, "lesson": dataclasses.replace(verdicts["lesson"], kind="busy")}
-    assert NO_TEST in cost_takeaway(busy_lesson, {**extra, "lesson": np.array([400.0, 900.0])}, {"tiny": 20, "lesson": 30})
+    busy_line = cost_takeaway(busy_lesson, {**extra, "lesson": np.array([400.0, 900.0])}, {"tiny": 20, "lesson": 30})
+    assert NO_TEST in busy_line and "readings" not in busy_line  # a busy block's figures conclude nothing
     # cr99 01 MAJOR 1, cr102 01 c1: only with the lesson ratio measurably above 1, its extra us (p10-p90) against its
     # ops' predicted extra, in us
     slower = PairedRatio("lesson profiled", "lesson bare", np.array([1.06, 1.08, 1.10, 1.12, 1.14]))
@@ -210,9 +213,15 @@ def test_copy_shares_on_a_real_cpu_profile(tmp_path):
     assert tree_copy_share(trace) in shares[1]
     below = judge_timings("Linear 2", Timing("a", np.full(5, 0.9), 1), "Linear 1", Timing("b", np.full(5, 2.8), 1), "%", 2)
     said = larger_hidden_answer(below, trace=trace)
+    # the question's answer first: each Linear's median share
+    assert (
+        said[0]
+        == f"aten::copy_'s median share of aten::addmm: Linear 1 {np.median(shares[1]):.2f} %, Linear 2 {np.median(shares[2]):.2f} %"
+    )
+    said = said[1:]
     placed = said[2]
     # cr103 01 M2: Linear 1's shares in step order, one line; c2: the drop from the printed (rounded) ends
-    assert re.fullmatch(r"Linear 1's share per recorded step \(%\): #\d+ \d+\.\d\d(, #\d+ \d+\.\d\d){2}", said[1])
+    assert re.fullmatch(r"Linear 1's share per recorded step, readings \(%\): #\d+ \d+\.\d\d(, #\d+ \d+\.\d\d){2}", said[1])
     (l1_lo, l1_hi), (l2_lo, l2_hi) = (np.round(p10_p90(shares[n]), 2) for n in (1, 2))
     assert placed.startswith(f"the tree's one call: {tree_copy_share(trace):.2f} %, ") and placed.endswith(
         " Linear 1's 3 readings"
@@ -350,7 +359,7 @@ def test_queue_stand_in_shows_the_clock_a_loop_without_synchronize_misses(monkey
     assert verdict.kind == "faster" and "stand-in queue (a cpu thread, not a device)" in str(verdict)
     share = float(takeaway.split("reads ")[1].split("%")[0])  # a few us of submitting against 100 ms of work
     assert takeaway.startswith("take-home (the stand-in):") and 0 < share < 20
-    assert takeaway.endswith("this thread's queue put; a device's: N6")  # cr109 01 c2: not a device's figure
+    assert takeaway.endswith("of the work: it timed only handing the calls to the worker thread's queue (on a device: N6)")
     monkeypatch.setattr(setup, "contention_between", lambda before, after: Contention(1.0, 0.5, 0.5, 0.0))
     busy, busy_takeaway = setup.queue_stand_in(lambda: None, n_calls=2, rounds=5)
     assert busy.kind == "busy" and "none from this run (busy)" in busy_takeaway  # a busy block concludes nothing
@@ -420,8 +429,8 @@ def test_queue_takeaway_gives_a_share_only_for_a_measurable_gap():
     from lesson.profiler_setup import queue_takeaway
 
     apart = Verdict("sent", "done", "faster", "s", form="ranges")
-    line = queue_takeaway(apart, 310.0, 34_000.0)  # cold read cr43 item 6: the two medians behind the share are printed
-    assert "reads 0.91% of the work (medians 310 of 34,000 us)" in line
+    line = queue_takeaway(apart, 310.0, 34_000.0)  # one number: the verdict line above gives the two clocks' ranges
+    assert "reads 0.91% of the work: it timed only" in line and "medians" not in line
     for kind in ("no measurable difference", "busy"):
         line = queue_takeaway(Verdict("sent", "done", kind, "s", form="ranges"), 310.0, 34_000.0)
         assert "none from this run" in line and "%" not in line.replace("5% apart", "")
