@@ -181,16 +181,29 @@ def _group_alive(pgid: int) -> bool:
     return True
 
 
+@dataclass(frozen=True)
+class RanksContention(Contention):
+    """The ranks' combined counters. Each timed block is one rank's profiled steps, so every line that prints
+    them names a rank: "this process" read as the notebook's kernel, which did not run the steps."""
+
+    def seen(self, short: bool = False, whose: str = "the") -> str:
+        if short and self.waited_fraction is not None and self.waited_fraction >= BUSY_WAITED_FRACTION:
+            return f"a rank waited for a CPU at most {_percent(self.waited_fraction, up=True)} of its profiled steps"
+        return (
+            super().seen(short, whose).replace("this process", "a rank").replace(" timed blocks,", " timed blocks, one per rank,")
+        )
+
+
 def ranks_contention(out_dir: Path) -> tuple[Contention | None, str]:
     """The ranks' CPU contention over their profiled steps, each rank's own counters (its `rank<N>.json`),
     combined: BUSY when any rank's is; with the machine line that says so (a rank's wait, not this kernel's)."""
     from analysis.verdicts import machine_line
 
     paths = [p for p in out_dir.glob("rank*.json") if p.name.removeprefix("rank").removesuffix(".json").isdigit()]
-    contention = combined([Contention(**json.loads(p.read_text())["contention"]) for p in sorted(paths)])
+    contention = combined([RanksContention(**json.loads(p.read_text())["contention"]) for p in sorted(paths)])
+    if contention is not None and type(contention) is not RanksContention:  # combined builds a plain Contention
+        contention = RanksContention(**{f: getattr(contention, f) for f in contention.__dataclass_fields__})
     line = machine_line({"ranks": contention}, "each rank ran its profiled steps") if contention else ""
-    # the combined counters hold one timed block per rank (its profiled steps): the line says so (cr83 08)
-    line = line.replace("this process", "a rank").replace(" timed blocks,", " timed blocks, one per rank,")
     # cr102 08: every rank's CPU wait, rounded up as metrics.json's "at most" is, and which rank BUSY is judged on
     waited = rank_cpu_waits(out_dir)
     if contention and contention.busy is False and waited:

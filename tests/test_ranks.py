@@ -557,7 +557,10 @@ def test_ranks_contention_is_the_worst_rank_and_names_a_rank(tmp_path):
     contention, line = ranks_contention(tmp_path)
     assert contention.busy and contention.waited_fraction == 0.4
     assert line.startswith("BUSY") and "a rank waited for a CPU" in line and "this process" not in line
-    assert "of 2 timed blocks, one per rank, which" in line
+    # each block is one rank's profiled steps: the short form (machine line, verdicts) says so, not "this process"
+    assert "(a rank waited for a CPU at most 40% of its profiled steps)" in line
+    assert "a rank waited for a CPU at most 40% of its profiled steps" == contention.seen(short=True)
+    assert "of 2 timed blocks, one per rank, which" in contention.seen()  # the full form metrics.json records
     for rank, waited in ((0, 0.01), (1, 0.0801)):  # cr100 08: quiet 2 points below the limit prints the margin
         (tmp_path / f"rank{rank}.json").write_text(
             json.dumps({"rank": rank, "contention": vars(Contention(0.2, waited, 0.05, 0.0))})
