@@ -711,6 +711,6 @@ def burst_transfers(exports: dict[str, Any], name: str = "baseline_bf16_s512") -
         want = int(source[source.index.str.startswith(tensor)].sum())
         same = "=" if stored == loaded == want else "NOT ="
         lines.append(
-            f"burst {tensor[-1]} ({tensor[:-2]}, by time order): stores at {listing(rows, 'hbm_write_bytes')}, loads at {listing(rows, 'hbm_read_bytes')}; DMA bars {lo:.1f}-{hi:.1f} us; stored {same} loaded {same} source's {want:,} B"
+            f"burst {tensor[-1]} ({tensor[:-2]}): stores at {listing(rows, 'hbm_write_bytes')}, loads at {listing(rows, 'hbm_read_bytes')}; DMA bars {lo:.1f}-{hi:.1f} us; stored {same} loaded {same} source's {want:,} B"
         )
     return "\n".join(lines)

@@ -318,9 +318,9 @@ def test_burst_transfers_lists_each_bursts_stores_and_loads():
 
     lines = burst_transfers(load_exports(RECORDED_NEURON_DIR)).splitlines()
     assert len(lines) == 2
-    assert lines[0].startswith("burst S (scores, by time order): stores at 19.2, 20.0 us, loads at 22.4, 23.6 us")
+    assert lines[0].startswith("burst S (scores): stores at 19.2, 20.0 us, loads at 22.4, 23.6 us")
     assert all("NOT" not in line and line.endswith("source's 1,048,576 B") for line in lines)
-    assert lines[1].startswith("burst P (weights, by time order)")  # the bytes cannot tell S from P (r93)
+    assert lines[1].startswith("burst P (weights): ")  # the bytes cannot tell S from P (r93)
     # each burst's DMA bar span, so the match by time can be checked (cr97 09 #5)
     assert "; DMA bars 20.5-28.3 us;" in lines[0] and "; DMA bars 36.0-43.7 us;" in lines[1]
 
