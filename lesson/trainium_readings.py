@@ -141,7 +141,7 @@ def counter_readings(exports: dict[str, Any], guesses: dict[str, str]) -> pd.Dat
     Returns:
         DataFrame, one row per counter plus `tensor_engine_active_time`: `bf16`, `fp32` (fused / baseline),
         `your_guess`, `shows` (bytes rows: "down", "up" or "same", per dtype where they differ; time rows:
-        "down, beyond the tensor lane's swing (one execution: a reading)" or "inside: no verdict" (`against_spread`, per dtype
+        "down, moved more than the tensor lane did between kernels (not a noise estimate)" or "inside: no verdict" (`against_spread`, per dtype
         where they differ), the DMA row with the profiler's warning where an export carries it) and `match`
         ("✓"/"✗" on a bytes row both dtypes agree on, "dtypes differ" where not; "" on time rows and unfilled guesses).
     """
@@ -159,7 +159,7 @@ def counter_readings(exports: dict[str, Any], guesses: dict[str, str]) -> pd.Dat
     same_work = all(counts[f"baseline_{d}_s512"] == counts[f"fused_{d}_s512"] for d in DTYPES)
     warned = any(e.warnings.message.str.contains("DMA values may be inaccurate").any() for e in exports.values())
     spread = same_work_spread(ratios)
-    swing = "beyond the tensor lane's swing"  # cr109 09: "past the cut-off" read as a verdict
+    swing = "moved more than the tensor lane did between kernels"  # a comparison with the yardstick, not a verdict
     side = {"below": f"down, {swing}", "above": f"up, {swing}", "": "inside: no verdict"}
     shows, match = [], []
     for c in ratios.index:
@@ -167,11 +167,11 @@ def counter_readings(exports: dict[str, Any], guesses: dict[str, str]) -> pd.Dat
         if "bytes" not in c:  # a time: one execution each, so a reading against A4's cut-offs, never graded
             words = {d: side[against_spread(float(ratios.at[c, d]), spread)] for d in DTYPES}
             text = words["bf16"] if len(set(words.values())) == 1 else "; ".join(f"{d}: {w}" for d, w in words.items())
-            notes = ["one execution: a reading"] * (swing in text)
+            notes = ["not a noise estimate"] * (swing in text)
             notes += ["profiler: DMA values may be inaccurate"] * (c.startswith("dma_") and warned)
             text += f" ({'; '.join(notes)})" * bool(notes)
             if c == "tensor_engine_active_time":
-                text = ("stand-in for noise: equal" if same_work else "no stand-in: different") + " computing-instruction counts"
+                text = ("yardstick: equal" if same_work else "no yardstick: different") + " computing-instruction counts"
                 text += "; time still moved" * (same_work and any(round(r, 2) != 1 for r in spread))  # cr105 09 #4
             shows.append(text)
             match.append("")
@@ -314,8 +314,8 @@ def stand_in_line(exports: dict[str, Any], work: dict[str, pd.DataFrame], guesse
         guesses: counter name -> guess; the scalar lane's time is added, as A4 does.
 
     Returns:
-        e.g. "A4's stand-in rule: cut-offs from the tensor row's ends, 0.912 x 0.95 = x0.867 and 1.068 / 0.95 =
-        x1.124", "vector_engine_active_time: no verdict (bf16 x0.869 at the edge: not evidence either way; fp32 x0.913 misses by 0.046)". The rows past
+        e.g. "cut-offs: the tensor row's ends widened by the series' 5% margin: 0.912 x 0.95 = x0.867, 1.068 / 0.95 =
+        x1.124" (the margin: analysis.verdicts.RESOLUTION, the series' one resolution), "vector_engine_active_time: no verdict (bf16 x0.869 at the edge: not evidence either way; fp32 x0.913 misses by 0.046)". The rows past
         the cut-offs are not listed: `counter_readings`' shows column names them (cr101 09: one place, fewer words).
     """
     from analysis.verdicts import RESOLUTION
@@ -324,8 +324,8 @@ def stand_in_line(exports: dict[str, Any], work: dict[str, pd.DataFrame], guesse
     (lo, hi), (below, above), out, rest, mixed, inside = _rule_parts(ratios)
     keep = 1 - (RESOLUTION - 1)  # apart_bounds' factor (0.95): the worked arithmetic, so the cut-offs need no prose (cr108 09 M2)
     return (
-        f"A4's stand-in rule: cut-offs from the tensor row's ends, {lo:.3f} x {keep:.2f} = x{below:.3f} "
-        f"and {hi:.3f} / {keep:.2f} = x{above:.3f}"
+        f"cut-offs: the tensor row's ends widened by the series' {1 - keep:.0%} margin: {lo:.3f} x {keep:.2f} = x{below:.3f}, "
+        f"{hi:.3f} / {keep:.2f} = x{above:.3f}"
     ) + "".join(f"\n{c}: no verdict ({inside(c)})" for c in rest + mixed)
 
 
@@ -669,12 +669,12 @@ def device_view_reading(exports: dict[str, Any], start: pd.DataFrame, dtype: str
         inside = ins[(ins["start_ns"] < hi * 1e3) & (ins["end_ns"] > lo * 1e3)]
         bars = merged_intervals(inside["start_ns"].clip(lower=lo * 1e3), inside["end_ns"].clip(upper=hi * 1e3))
         span, computing = span + hi - lo, computing + sum(t - s for s, t in bars) / 1e3
-    has = "has round trips too" if _bursts(exports[fused])[0] else "has none"
+    has = "has bursts too" if _bursts(exports[fused])[0] else "has none"
     first = start["first MATMUL (us)"].astype(float)
     window = first / start["first MATMUL / total_time"].astype(float) - first - start["after the DMA row's last bar (us)"]
     return (
-        f"the fusion reading (one execution): baseline's round trips (shaded, from first store) span "
-        f"{span:.1f} us, computing in {computing:.1f} us of it; fused kernel {has}; compute window {window[base]:.1f} -> {window[fused]:.1f} us"
+        f"the fusion reading (one execution): baseline's bursts span {span:.1f} us, some lane computing in "
+        f"{computing:.1f} us of it; fused kernel {has}; compute window {window[base]:.1f} -> {window[fused]:.1f} us"
     )
 
 
@@ -703,15 +703,14 @@ def burst_transfers(exports: dict[str, Any], name: str = "baseline_bf16_s512") -
 
     def listing(rows: list[Any], col: str) -> str:
         picked = [r for r in rows if getattr(r, col)]
-        sizes = "/".join(sorted({f"{getattr(r, col):,}" for r in picked}))
-        return f"{len(picked)} x {sizes} B at {', '.join(f'{r.start_ns / 1e3:.1f}' for r in picked)} us"
+        return f"{', '.join(f'{r.start_ns / 1e3:.1f}' for r in picked)} us"
 
     lines = []
-    for k, (rows, tensor, (lo, hi)) in enumerate(zip(bursts, ("scores S", "weights P"), spans), 1):
+    for rows, tensor, (lo, hi) in zip(bursts, ("scores S", "weights P"), spans):
         stored, loaded = (sum(getattr(r, c) for r in rows) for c in ("hbm_write_bytes", "hbm_read_bytes"))
         want = int(source[source.index.str.startswith(tensor)].sum())
         same = "=" if stored == loaded == want else "NOT ="
         lines.append(
-            f"burst {k}, {tensor} by time order: stores {listing(rows, 'hbm_write_bytes')}; loads {listing(rows, 'hbm_read_bytes')}; DMA bars {lo:.1f}-{hi:.1f} us; stored {same} loaded {same} source's {want:,} B"
+            f"burst {tensor[-1]} ({tensor[:-2]}): stores at {listing(rows, 'hbm_write_bytes')}, loads at {listing(rows, 'hbm_read_bytes')}; DMA bars {lo:.1f}-{hi:.1f} us; stored {same} loaded {same} source's {want:,} B"
         )
     return "\n".join(lines)

@@ -205,16 +205,16 @@ def test_counter_readings_grades_bytes_rows_only(published):
     assert table.at["hbm_write_bytes", "shows"] == "down" and table.at["hbm_write_bytes", "match"] == "✗"
     # a time from one execution each is a reading: no ✓/✗ (cr96 09 #1)
     # cr101 09: a time row says where it lies against A4's cut-offs; "no verdict" means inside them, only
-    assert table.at["total_time", "shows"] == "down, beyond the tensor lane's swing (one execution: a reading)"
+    assert table.at["total_time", "shows"] == "down, moved more than the tensor lane did between kernels (not a noise estimate)"
     assert table.at["total_time", "match"] == ""
     assert table.at["vector_engine_active_time", "shows"] == "inside: no verdict"
     assert table.at["dma_active_time", "shows"] == (
-        "down, beyond the tensor lane's swing (one execution: a reading; profiler: DMA values may be inaccurate)"
+        "down, moved more than the tensor lane did between kernels (not a noise estimate; profiler: DMA values may be inaccurate)"
     )
     assert table.at["dma_active_time", "match"] == ""
     # the tensor lane is added as the yardstick: equal computing-instruction counts (cr98 09: counts, not the same instructions)
     row = table.loc["tensor_engine_active_time"]
-    assert row["shows"] == "stand-in for noise: equal computing-instruction counts; time still moved" and row["match"] == ""
+    assert row["shows"] == "yardstick: equal computing-instruction counts; time still moved" and row["match"] == ""
     assert sum("no verdict" in s for s in table["shows"]) == 1
 
 
@@ -318,11 +318,9 @@ def test_burst_transfers_lists_each_bursts_stores_and_loads():
 
     lines = burst_transfers(load_exports(RECORDED_NEURON_DIR)).splitlines()
     assert len(lines) == 2
-    assert lines[0].startswith(
-        "burst 1, scores S by time order: stores 2 x 524,288 B at 19.2, 20.0 us; loads 2 x 524,288 B at 22.4, 23.6 us"
-    )
+    assert lines[0].startswith("burst S (scores): stores at 19.2, 20.0 us, loads at 22.4, 23.6 us")
     assert all("NOT" not in line and line.endswith("source's 1,048,576 B") for line in lines)
-    assert "weights P by time order" in lines[1]  # the bytes cannot tell S from P (r93)
+    assert lines[1].startswith("burst P (weights): ")  # the bytes cannot tell S from P (r93)
     # each burst's DMA bar span, so the match by time can be checked (cr97 09 #5)
     assert "; DMA bars 20.5-28.3 us;" in lines[0] and "; DMA bars 36.0-43.7 us;" in lines[1]
 
@@ -343,7 +341,7 @@ def test_device_view_reading_states_the_fusion_lesson():
         for _, lo, hi in spans
         for r in [ins[(ins["start_ns"] < hi * 1e3) & (ins["end_ns"] > lo * 1e3)]]
     )
-    assert f"span {sum(hi - lo for _, lo, hi in spans):.1f} us, computing in {busy / 1e3:.1f} us of it" in line
+    assert f"span {sum(hi - lo for _, lo, hi in spans):.1f} us, some lane computing in {busy / 1e3:.1f} us of it" in line
     assert "fused kernel has none" in line  # cr105 09 #3: no HBM round trip, though its DMA row has bars
     windows = {}
     for k in ("baseline", "fused"):
@@ -392,15 +390,15 @@ def test_stand_in_line_states_a4s_rule_by_a4s_functions(published):
     guesses = dict.fromkeys(("total_time", "hbm_read_bytes", "dma_active_time", "vector_engine_active_time"), "?")
     line = stand_in_line(exports, work, guesses)
     a4 = spread_line(guesses_against_counters(exports, work, {**guesses, "scalar_engine_active_time": "?"}))
-    assert line.startswith("A4's stand-in rule: cut-offs from the tensor row's ends, ")
+    assert line.startswith("cut-offs: the tensor row's ends widened by the series' 5% margin: ")
     cut_offs = a4.split("only moves below ")[1].split(" count")[0].split(" or above ")
     # cr108 09 M2: the cut-offs worked out, so "x0.95 ... /0.95" needs no prose
     lo, hi = same_work_spread(guesses_against_counters(exports, work, {**guesses, "scalar_engine_active_time": "?"}))
-    assert f"{lo:.3f} x 0.95 = {cut_offs[0]} and {hi:.3f} / 0.95 = {cut_offs[1]}" in line
+    assert f"{lo:.3f} x 0.95 = {cut_offs[0]}, {hi:.3f} / 0.95 = {cut_offs[1]}" in line
     # cr101 09: the rows past a cut-off are named once, in the table's shows column, not again here
     past = a4.split("past a cut-off in both dtypes: ")[1].split(";")[0].split(", ")
     table = counter_readings(exports, {**guesses, "scalar_engine_active_time": "?"})
-    assert all(table.at[c, "shows"].startswith("down, beyond the tensor lane's swing") for c in past)
+    assert all(table.at[c, "shows"].startswith("down, moved more than the tensor lane did between kernels") for c in past)
     lines = line.splitlines()  # cr100 09: a line each (range, each no-verdict row), none over 4 numbers
     assert len(lines) == 2 and lines[1].startswith("vector_engine_active_time: no verdict (bf16 x")
     assert "at the edge: not evidence either way" in lines[1]
