@@ -294,8 +294,9 @@ def new_process_label(backend_name: str, misses: int) -> str:
 
     On cpu and cuda, Inductor's disk cache counts hits and misses: with no miss, each first call captured its
     graph and loaded the compiled code, and the process's first call also paid its one-off costs (as 07 section 3's
-    request 0 did). On neuron no Inductor runs (N26): its counters read 0 whatever the NEFF cache held, so a zero there proves no cache load, and the label says the loads are not counted
-    (the NEFF file count before and after the new process is the check there).
+    request 0 did). On neuron no Inductor runs (N26): its counters read 0 whatever the NEFF cache held, so a zero
+    there proves no cache load, and the label says the loads are not counted (the NEFF file count before and after
+    the new process is the check there).
 
     Args:
         backend_name: the run's backend ("cpu", "cuda", "neuron").
