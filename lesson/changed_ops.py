@@ -170,16 +170,21 @@ def fused_rate_line(priced: pd.DataFrame, fused_call: pd.Series, saving: object)
         fused_call: one row of the recorded fused calls' `call_table` (its `x_dtype`, `x_shape`).
         saving: the saving at the naive rate (`verdicts.estimate`): its subject heads the lines, its basis follows them.
 
+    The first line is the byte model's takeaway: how many times the one-pass minimum the naive kernels move (their
+    bytes estimated as the recorded rate times the recorded time), the room a one-pass kernel has. The fused calls'
+    one-pass time is the table's "one-pass, fused rate" row, so the last line only says where that rate comes from.
+
     Returns:
-        "<subject>:", then "H100: about H us at the naive rate (the only rate recorded; untested)", "MI300X: about
-        H us at the naive rate, L us at the small fused calls' rate: inconclusive", then "(estimated, not measured:
-        ...)", then "at the rate of the N small recorded fused calls (MI300X, <dtype>, <shape>, Kx fewer bytes;
-        median R GB/s): a one-pass kernel: about M us (estimated)".
+        "naive moves about Nx the one-pass minimum (B MB against M MB; naive's bytes estimated as recorded rate x
+        time): the room a one-pass kernel has", "<subject>:", then "H100: about H us at the naive rate (the only rate
+        recorded; untested)", "MI300X: about H us at the naive rate, L us at the small fused calls' rate:
+        inconclusive", then "(estimated, not measured: ...)", then "the small fused calls' rate: the median of the N
+        recorded (MI300X, <dtype>, <shape>, Kx fewer bytes), R GB/s".
     """
     first = priced.iloc[:, 0]  # the recorded rates and the Qwen2 shape's minimum: the same in every column
     at_rate = first["fused_min_at_fused_rate_us"]
     said = getattr(saving, "sentence", str(saving))
-    lines = [f"{getattr(saving, 'subject', said)}:"]
+    lines = [room_line(priced), f"{getattr(saving, 'subject', said)}:"]
     for device, naive in priced.loc["naive_kernel_us"].items():
         saved = priced.at["saved_at_naive_rate_us", device]
         short = device.split()[-1]  # "an NVIDIA H100" -> "H100"
@@ -191,12 +196,35 @@ def fused_rate_line(priced: pd.DataFrame, fused_call: pd.Series, saving: object)
     if "(estimated" in said:
         lines.append(said[said.index("(estimated") :])
     fewer = first["fused_min_mb"] * 1e6 / first["fused_bytes"]
-    # cr108 03: the rates' range dropped (a line of over 4 numbers is a stumble; 03's table and A2 keep the rate)
-    recorded = (
-        f"MI300X, {fused_call.x_dtype}, {fused_call.x_shape}, {fewer:.0f}x fewer bytes; median {first['fused_gb_per_s']:.0f} GB/s"
-    )
-    at = f"at the rate of the {first['fused_rates']:.0f} small recorded fused calls ({recorded}): a one-pass kernel: about {at_rate:.0f} us (estimated)"
+    # the rates' range is dropped (a line of over 4 numbers is a stumble; 03's table and A2 keep the rate)
+    recorded = f"MI300X, {fused_call.x_dtype}, {fused_call.x_shape}, {fewer:.0f}x fewer bytes"
+    at = f"the small fused calls' rate: the median of the {first['fused_rates']:.0f} recorded ({recorded}), {first['fused_gb_per_s']:.0f} GB/s"
     return "\n".join([*lines, at])
+
+
+def room_line(priced: pd.DataFrame) -> str:
+    """How many times the one-pass minimum the recorded naive kernels move: the byte model's takeaway in one line.
+
+    Why: the table gives rates and times only; a reader left with "inconclusive" and no lesson. The naive bytes are
+    the recorded rate times the recorded kernel time (medians), so the line says they are estimated.
+
+    Args:
+        priced: `analysis.fused_comparison` per device, one column each.
+    Returns:
+        "naive moves about Nx the one-pass minimum (B MB against M MB; naive's bytes estimated as recorded rate x
+        time): the room a one-pass kernel has"; N and B as a range "lo-hi" where the devices differ once rounded.
+    """
+    moved = priced.loc["naive_gb_per_s"] * priced.loc["naive_kernel_us"] / 1e3  # GB/s x us = kB; / 1e3 = MB
+    minimum = float(priced.loc["fused_min_mb"].iloc[0])
+
+    def span(values: pd.Series) -> str:
+        low, high = f"{values.min():.0f}", f"{values.max():.0f}"
+        return low if low == high else f"{low}-{high}"
+
+    return (
+        f"naive moves about {span(moved / minimum)}x the one-pass minimum ({span(moved)} MB against {minimum:.1f} MB;"
+        " naive's bytes estimated as recorded rate x time): the room a one-pass kernel has"
+    )
 
 
 FUSED_RATE_ON = "MI300X"  # the only device with recorded fused calls: its rate prices no other device's kernel

@@ -88,8 +88,9 @@ def break_evens(
             rounds set an end of the calls' range (`_set_by_slow_rounds`), the range says so (cr93 04 #2).
 
     Returns:
-        The first compile's break-even (an estimate in whole calls, rounded up,
-        or withheld; labelled the process's first compile only where `cold`'s counts allow it: no graph
+        The first compile's break-even (an estimate in whole calls, rounded up, printed as a short headline
+        "break-even: about N warm calls (estimated)" with its caveats on indented lines under it, or
+        withheld; labelled the process's first compile only where `cold`'s counts allow it: no graph
         captured before, no cache hit and, on neuron, NEFF cache files added; else "this cold call": 04's
         cold-call cell re-run in one kernel loads from the cache, and a pre-warmed NEFF cache serves a
         NEFF); where it is given, its basis (one line); where the first compile added more cache files
@@ -114,7 +115,7 @@ def break_evens(
     elif verdict.kind != "faster":  # the ratio's median may be 1 or more: no saving to divide by
         lines.append(withheld("the break-even against naive", verdict.sentence))
     else:
-        spread = "the basis is on the next line"
+        spread = ""
         if 0 < verdict.p90 < 1:  # 04's "about 162" hid a spread of about 100-180: the saving moves with the paired ratio
             fewest, most = (math.ceil(extra_us / (naive.median_us * (1 - r))) for r in (verdict.p10, verdict.p90))
             # cr77: the range is the warm ratio's alone; the cold call is one sample (its basis line)
@@ -130,11 +131,16 @@ def break_evens(
             if first_compile
             else f"this cold call ({first}; not a first compile: its origin is below)"
         )
-        subject = f"break-even of {what} against naive, in whole warm calls (rounded up)"  # cr78: ceil, said
         calls = math.ceil(extra_us / saved_us)
-        lines.append(estimate(subject, {"this run": calls}, "", spread, "a compile loaded from the cache"))
+        cannot = "a compile loaded from the cache"
+        paid = estimate("break-even", {"this run": calls}, "warm calls", spread or "one cold-call sample", cannot)
+        # the headline first and short; each caveat on its own indented line under it (the estimate's parts)
+        said = [f"break-even: about {calls:,} warm calls (estimated)"]
+        said.append(f"  of {what} against naive, rounded up to whole calls; not shown: {cannot}")
+        said += [f"  range: {spread}"] if spread else []
+        lines.append(dataclasses.replace(paid, sentence="\n".join(said)))
         lines.append(
-            f"its basis: one cold-call sample, less the naive call it replaces, over the {saved_us / 1e3:.1f} ms a warm call"
+            f"  its basis: one cold-call sample, less the naive call it replaces, over the {saved_us / 1e3:.1f} ms a warm call"
             f" saves at HIDDEN = {hidden}"  # how a warm call's saving is taken: 04's markdown above it (f73: said once)
         )
     files = (cold.counts.get("cache files added", 0), after_setup.counts.get("cache files added", 0))

@@ -63,28 +63,30 @@ def test_fused_rate_line_gives_the_second_rate_and_the_range_it_cannot_narrow():
 
     call = pd.Series({"x_dtype": "float32", "x_shape": "8x16x32x32"})
     rows = ["fused_gb_per_s", "fused_rates", "fused_gb_per_s_low", "fused_gb_per_s_high", "fused_min_at_fused_rate_us"]
-    rows += ["naive_kernel_us", "fused_min_mb", "fused_bytes", "saved_at_naive_rate_us"]
+    rows += ["naive_kernel_us", "fused_min_mb", "fused_bytes", "saved_at_naive_rate_us", "naive_gb_per_s"]
     mixed = pd.DataFrame(
         {
-            "an NVIDIA H100": [247.0, 6, 190.5, 255.3, 148.0, 150.5, 36.6, 1.05e6, 133.8],
-            "an AMD MI300X": [247.0, 6, 190.5, 255.3, 148.0, 116.6, 36.6, 1.05e6, 103.7],
+            "an NVIDIA H100": [247.0, 6, 190.5, 255.3, 148.0, 150.5, 36.6, 1.05e6, 133.8, 2192.8],
+            "an AMD MI300X": [247.0, 6, 190.5, 255.3, 148.0, 116.6, 36.6, 1.05e6, 103.7, 2829.1],
         },
         index=rows,
     )
     saving = estimate("S", {"an NVIDIA H100": 133.8, "an AMD MI300X": 103.7}, "us", "a byte model", "launch overhead")
     line = fused_rate_line(mixed, call, saving)
     assert line.startswith(
+        "naive moves about 9x the one-pass minimum (330 MB against 36.6 MB; naive's bytes estimated as recorded rate x time):"
+        " the room a one-pass kernel has\n"  # the byte model's takeaway, first
         "S:\nH100: about 134 us at the naive rate (the only rate recorded; untested)\n"
         "MI300X: about 104 us at the naive rate, -31 us at the small fused calls' rate: inconclusive\n"
         "(estimated, not measured: a byte model; this estimate cannot show launch overhead)\n"
     )  # cr109: one plain line per device, each rate named beside its figure; cr101: the MI300X's fused rate prices no H100 kernel
     assert line.endswith(
-        "at the rate of the 6 small recorded fused calls (MI300X, float32, 8x16x32x32, 35x fewer bytes; median 247 GB/s):"
-        " a one-pass kernel: about 148 us (estimated)"
-    )  # cr90: a kernel's time, not a third saving
+        "the small fused calls' rate: the median of the 6 recorded (MI300X, float32, 8x16x32x32, 35x fewer bytes), 247 GB/s"
+    )  # where the second rate comes from; the one-pass time at it is the table's row
     assert "check" not in line and "range above" not in line
     both = mixed.copy()
     both.loc["naive_kernel_us"] = [200.0, 190.0]
+    assert "naive moves about 12-15x the one-pass minimum (439-538 MB" in fused_rate_line(both, call, saving)
     assert "MI300X: about 104 us at the naive rate, 42 us at the small fused calls' rate" in fused_rate_line(both, call, saving)
 
 
