@@ -366,8 +366,8 @@ def queue_takeaway(verdict: Verdict, sent_us: float, done_us: float) -> str:
     head = "take-home (the stand-in):"  # the verdict line above says "a cpu thread, not a device"
     if verdict.kind != "faster":
         return f"{head} none from this run ({verdict.word}), so it shows no queue"
-    return (  # cr110 01: plain words, one number (the medians are the verdict line's); N6 gives a device's figure
-        f"{head} a timer stopped when the calls return reads {100 * sent_us / done_us:.2f}% of the work:"
+    return (  # plain words, one number, named as the medians' ratio (the ranges are the verdict line's); N6: a device
+        f"{head} a timer stopped when the calls return reads {100 * sent_us / done_us:.2f}% of the work (median ratio):"
         " it timed only handing the calls to the worker thread's queue (on a device: N6)"
     )
 
