@@ -359,7 +359,9 @@ def test_queue_stand_in_shows_the_clock_a_loop_without_synchronize_misses(monkey
     assert verdict.kind == "faster" and "stand-in queue (a cpu thread, not a device)" in str(verdict)
     share = float(takeaway.split("reads ")[1].split("%")[0])  # a few us of submitting against 100 ms of work
     assert takeaway.startswith("take-home (the stand-in):") and 0 < share < 20
-    assert takeaway.endswith("of the work (median ratio): it timed only handing the calls to the worker thread's queue (on a device: N6)")
+    assert takeaway.endswith(
+        "of the work (median ratio): it timed only handing the calls to the worker thread's queue (on a device: N6)"
+    )
     monkeypatch.setattr(setup, "contention_between", lambda before, after: Contention(1.0, 0.5, 0.5, 0.0))
     busy, busy_takeaway = setup.queue_stand_in(lambda: None, n_calls=2, rounds=5)
     assert busy.kind == "busy" and "none from this run (busy)" in busy_takeaway  # a busy block concludes nothing
