@@ -25,7 +25,7 @@ def allocation_line(allocs: pd.DataFrame, x: torch.Tensor, ratio: float, made_in
     output, the x-sized intermediates and any full tensor (one value per element of x) in a wider
     dtype, so that the line stays true in every dtype (exercise 1 reruns it in bfloat16). The line
     states only the size and the op running at the allocation: what the wider tensor holds, and that
-    `sum` adds in float32, are not read from the trace, so that is said as an expectation (cr95 02 #1).
+    `sum` adds in float32, are not read from the trace: the line says only that the size fits it.
 
     Args:
         allocs: `analysis.allocations_by_op` of one step (one call), `bytes` per allocation.
@@ -37,8 +37,8 @@ def allocation_line(allocs: pd.DataFrame, x: torch.Tensor, ratio: float, made_in
         One line, e.g. "10 allocations (4 scalars, 3 per-row): 3.00x the input (output + 2 x-sized
         intermediates)": a scalar holds one number (8 bytes at most), a per-row tensor one value per
         row of x (a (tokens x 1) tensor, up to 8 bytes per value); a wider copy adds
-        " + 2.00x in a float32-sized full tensor made inside aten::sum, as expected if sum adds in
-        float32" (the op and the expectation only where `made_in` is given, the expectation only for `sum`).
+        " + 2.00x in a float32-sized full tensor made inside aten::sum, a size that fits sum adding in
+        float32 (not shown here)" (the op only where `made_in` is given, the size remark only for `sum`).
     """
     input_bytes = x.numel() * x.element_size()
     if allocs.empty:
@@ -56,7 +56,7 @@ def allocation_line(allocs: pd.DataFrame, x: torch.Tensor, ratio: float, made_in
         copies = "a" if len(wider) == 1 else str(len(wider))
         parts += f" + {wider.sum() / input_bytes:.2f}x in {copies} {dtype}-sized full tensor{'' if len(wider) == 1 else 's'}"
         parts += f" made inside {made_in}" if made_in else ""
-        parts += f", as expected if sum adds in {dtype}" if made_in == "aten::sum" else ""
+        parts += f", a size that fits sum adding in {dtype} (not shown here)" if made_in == "aten::sum" else ""
     return f"{len(allocs)} allocations ({scalars} scalars, {per_row} per-row): {ratio:.2f}x the input ({parts})"
 
 
