@@ -173,8 +173,9 @@ def ratio_bound(value: float, median: float | None = None) -> str:
     """A ratio's p10 or p90 printed with the decimals that place it against 1.0, the band's edges
     (RESOLUTION, 1/RESOLUTION) and the median beside it: a p10 of 1.0497 beside "no measurable
     difference" prints as 1.0497, not as a 1.05 that reads as clearing the band; a p90 of 0.361 beside
-    a median of 0.356 does not print as the median's 0.36."""
-    limits = (1.0, RESOLUTION, 1 / RESOLUTION) + (() if median is None else (median,))
+    a median of 0.356 does not print as the median's 0.36. The margin read as "5% below 1" (0.95) is an
+    edge too: a p10 of 0.9496 beside "past the 5% margin" prints as 0.9496, not as a 0.950 on the edge."""
+    limits = (1.0, RESOLUTION, 1 / RESOLUTION, 2 - RESOLUTION) + (() if median is None else (median,))
     return max((decimals_apart(value, limit) for limit in limits), key=len)
 
 

@@ -818,6 +818,9 @@ def copies_answer(
         verdict = f"Verdict ({whose}): naive's time: {said}{follows}"  # the margin is in its row
         if whose == "this run, ratio to the copy" and "inconclusive" in said and (slow := ranking.slow.get("naive")):
             verdict += f" ({slow} slow rounds widen the range)"  # an inconclusive 3.38 vs 3.5 read as "matches" (cr87 05 #5)
+        if "above the allocation count" in said:  # the byte share's one-clone-per-allocation assumption, tested
+            verdict += "\nAbove the allocation count: an allocation costs more than a clone, or mean's read costs extra;"
+            verdict += " the time cannot tell which"
     else:
         verdict = f"Verdict: this run cannot say ({'; '.join(missing)})"
     gap = [f"this run: no reading ({'; '.join(missing)})"] if readings and not readings[0][0].startswith("this run") else []

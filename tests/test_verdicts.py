@@ -103,6 +103,9 @@ def test_a_bound_near_one_prints_the_decimals_that_place_it():
     assert "p10-p90 1.004-1.09" in str(verdict) and verdict.kind == "no measurable difference"
     edge = judge_ratio(PairedRatio("a", "b", np.array([1.0497] * 2 + [1.09] * 8)))  # not 1.05: inside the band
     assert "p10-p90 1.0497-1.09" in str(edge) and edge.kind == "no measurable difference"
+    # a p10 that rounds to 0.950 (the "5% below 1" a reader takes the margin for) gets its fourth digit
+    past = judge_ratio(PairedRatio("a", "b", np.array([0.9496] * 2 + [1.042] * 8)))
+    assert "p10-p90 0.9496-1.0420" in str(past) and past.word.endswith("past the 5% margin)")
     beyond = judge_ratio(PairedRatio("a", "b", np.array([1.0503] * 2 + [1.09] * 8)))
     assert "p10-p90 1.0503-1.09" in str(beyond) and beyond.kind == "slower"
     assert decimals_apart(0.2503, 0.25) == "0.2503" and decimals_apart(0.2534, 0.25) == "0.253"
