@@ -311,6 +311,9 @@ def exchange_line(waits: pd.DataFrame, contention: Contention | None = None, slo
     return f"exchange_ms ({part}), paired by step: {verdict}; rank {later} left the all-reduce later; cause not measured (A5 §2)"
 
 
+TIE_MS = 0.1  # arrivals or starts closer than this are read as ties, not as one rank later
+
+
 def last_arrival_lines(waits: pd.DataFrame, slowest: int, ranks: int) -> list[str]:
     """Who arrived last at the all-reduce, on the steps with the straggler's extra work and without.
 
@@ -324,6 +327,8 @@ def last_arrival_lines(waits: pd.DataFrame, slowest: int, ranks: int) -> list[st
     Every printed chance is marked "a reading, not a finding": it takes the steps as independent draws, and they are
     not (cr101 08: a rank that left the previous all-reduce later started late; Exercise 2 splits the waits), so even a small chance does not show
     a rank is slow without extra work (cr94 08; cr89 08: "rank 0 in 4 of 5" is not read as rank 0 arriving last).
+    A step without extra work where the last rank arrived no more than TIE_MS after the next is a tie: counted as
+    tied, left out of the counts and of the chance (a 0.06 ms lead decides nothing).
 
     Args:
         waits: rows of analysis.collective_waits (rank, step, straggling, compute_end).
@@ -357,15 +362,19 @@ def last_arrival_lines(waits: pd.DataFrame, slowest: int, ranks: int) -> list[st
             )
         return line + "; a reading, not a finding (Exercise 2)"
 
-    on, off = arrival_order(waits[waits["straggling"]], ranks), arrival_order(waits[~waits["straggling"]], ranks)
-    off_steps = set(waits.loc[~waits["straggling"], "step"])
+    rest = waits[~waits["straggling"]]
+    off_steps = set(rest["step"])
+    lead = rest.groupby("step")["compute_end"].apply(lambda t: t.nlargest(2).diff().abs().iloc[-1] if len(t) > 1 else 0)
+    decided = rest[rest["step"].isin(lead.index[lead > TIE_MS])]  # the last rank more than TIE_MS after the next
+    on, off = arrival_order(waits[waits["straggling"]], ranks), arrival_order(decided, ranks)
     slow = on.last_counts.get(slowest, 0)
-    counts = ", ".join(f"rank {r} in {n} of {off.steps}" for r, n in off.last_counts.items())
+    first = f"slow steps: rank {slowest} arrived last in {slow} of {on.steps}"
+    tied = f"without extra work, tied (within {TIE_MS:g} ms) in {len(off_steps) - off.steps} of {len(off_steps)}"
+    if off.steps == 0:
+        return [first, tied]
+    counts = ", ".join(f"rank {r} in {n} of {off.steps}" for r, n in off.last_counts.items() if n)
     top = max(off.last_counts.values(), default=0)
-    return [
-        f"slow steps: rank {slowest} arrived last in {slow} of {on.steps}",
-        f"without extra work, last: {counts} ({against_chance(off, top)})",
-    ]
+    return [first, f"{tied}; last: {counts} ({against_chance(off, top)})"]
 
 
 def _one_decimal(value: float) -> str:
@@ -405,7 +414,7 @@ def slow_step_wait_line(waits: pd.DataFrame, slowest: int, straggler_ms: float) 
     if straggler_ms > 0 and wait > straggler_ms and lags.median() > 0:
         shown = lags.round(2)  # as printed, so the count and the range agree
         low, high = f"{shown.min():.2f}", f"{shown.max():.2f}"
-        line += f"; rank {slowest}'s step started more than 0.1 ms later in {(shown > 0.1).sum()} of {len(lags)}, step-start gaps (+ = rank {slowest} later) {low} to {high} ms"
+        line += f"; rank {slowest}'s step started more than {TIE_MS:g} ms later in {(shown > TIE_MS).sum()} of {len(lags)}, step-start gaps (+ = rank {slowest} later) {low} to {high} ms"
     return line
 
 
@@ -463,6 +472,7 @@ def _waits_by_rank(parts: pd.DataFrame) -> str:
     Why not "rank X arrived last on N steps": on steps without extra work the last rank changes from step to step, and one
     step can hold nearly all the waiting (cr98 08: rank 0 "arrived last" on 3 of 5 steps, yet waited 4.0 of its 4.2 ms at
     one step, where rank 1 had left the step before's all-reduce 4.1 ms later); the sums say who waited, and where.
+    That step's compute gap and leaving gap are printed side by side: either can make the wait, so neither is named its cause.
     """
     said = []
     top = parts.groupby("arrived first")["wait_ms"].sum().idxmax()  # the step named for the rank that waited most
@@ -473,8 +483,10 @@ def _waits_by_rank(parts: pd.DataFrame) -> str:
             clause += f", {_one_decimal(waits[step])} at step {step}"
             gap = parts.at[step, LEFT_LATER] if LEFT_LATER in parts else float("nan")
             if gap == gap and abs(gap) >= 0.05:  # not NaN: the step had a profiled step before
-                late = parts.at[step, "arrived last"]
-                clause += f", where rank {late} left step {step - 1}'s all-reduce {_one_decimal(abs(gap))} ms {'later' if gap > 0 else 'earlier'}"
+                # both parts named side by side, no cause claimed: leaving earlier shortens a wait, longer compute lengthens it
+                late, more = parts.at[step, "arrived last"], parts.at[step, "computed longer by (ms)"]
+                clause += f" (rank {late} computed {_one_decimal(more)} ms longer, left step {step - 1}'s all-reduce"
+                clause += f" {_one_decimal(abs(gap))} ms {'later' if gap > 0 else 'earlier'})"
         said.append(clause)
     return "; ".join(said)
 

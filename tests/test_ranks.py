@@ -123,10 +123,10 @@ def _alternating_steps(last_without_extra_work: list[int]) -> pd.DataFrame:
 def test_a_last_arrival_count_certain_by_counting_is_not_printed_as_a_probability():
     lines = last_arrival_lines(collective_waits(_alternating_steps([0, 1, 0, 1, 0])), slowest=1, ranks=2)
     assert lines[0] == "slow steps: rank 1 arrived last in 5 of 5"  # extra work on purpose: no chance beside it
-    assert lines[1].startswith("without extra work, last: rank 0 in 3 of 5, rank 1 in 2 of 5 (")  # the counts it judges
+    assert lines[1].startswith("without extra work, tied (within 0.1 ms) in 0 of 5; last: rank 0 in 3 of 5, rank 1 in 2 of 5 (")
     assert "always last at least 3 times: says nothing" in lines[1] and "probability" not in lines[1]
     rare = last_arrival_lines(collective_waits(_alternating_steps([0] * 5)), slowest=1, ranks=2)
-    assert rare[1].startswith("without extra work, last: rank 0 in 5 of 5, rank 1 in 0 of 5")
+    assert rare[1].startswith("without extra work, tied (within 0.1 ms) in 0 of 5; last: rank 0 in 5 of 5 (")
     label = "; a reading, not a finding (Exercise 2))"  # steps are not independent
     assert rare[1].endswith("last in all 5, if steps were independent: 0.06; 5 steps cannot give less" + label)  # 2 x 0.5**5
     four = last_arrival_lines(collective_waits(_alternating_steps([0, 0, 0, 0, 1])), slowest=1, ranks=2)
@@ -140,6 +140,12 @@ def test_a_last_arrival_count_certain_by_counting_is_not_printed_as_a_probabilit
         "independent: 0.38; a reading: they may not be: on 3 of 4 off steps"
         " the last rank also left the previous step later (Exercise 2))"
     )
+    # a lead of 0.1 ms or less is a tie: left out of the counts and of the chance (0.25 over 3 decided steps)
+    close = _alternating_steps([0] * 5)
+    close.loc[(close["step"].isin([4, 6])) & (close["rank"] == 1), "compute_end"] = 8.95  # 0.05 ms behind rank 0
+    tied = last_arrival_lines(collective_waits(close), slowest=1, ranks=2)[1]
+    assert tied.startswith("without extra work, tied (within 0.1 ms) in 2 of 5; last: rank 0 in 3 of 3 (")
+    assert "last in all 3, if steps were independent: 0.25" in tied
     nine = last_arrival_lines(collective_waits(_alternating_steps([0] * 9 + [1])), slowest=1, ranks=2)
     assert nine[1].endswith("last in 9 or more of 10, if steps were independent: 0.02" + label)  # 2 x 11/1024, below 0.05
 
@@ -504,7 +510,7 @@ def test_arrival_parts_split_each_wait_into_the_later_start_and_the_longer_compu
     assert "(net: shorter on 1 of 2 steps)" in arrival_parts_line(tiny)
     twice = pd.concat([parts, parts.iloc[[1]].assign(wait_ms=0.5).rename(index={1: 2})])  # rank 1: 3.0 of 3.5 at step 1
     assert arrival_parts_line(twice).startswith(
-        "in all, over the 3 off steps, rank 0 waited 1.0 ms; rank 1 waited 3.5 ms, 3.0 at step 1, where rank 0 left step 0's all-reduce 1.5 ms earlier."
+        "in all, over the 3 off steps, rank 0 waited 1.0 ms; rank 1 waited 3.5 ms, 3.0 at step 1 (rank 0 computed 4.0 ms longer, left step 0's all-reduce 1.5 ms earlier)."
     )
     only = arrival_parts(collective_waits(steps), steps=[1])  # the split steps chosen; the step before still read
     assert only.index.tolist() == [1] and only["left previous step later by (ms)"].iloc[0] == pytest.approx(-1.5)
