@@ -299,7 +299,13 @@ def _rule_parts(ratios: pd.DataFrame) -> tuple[Any, ...]:
     def inside(c: str) -> str:  # a no-verdict counter's distance to its nearer cut-off, per dtype
         r = {d: float(ratios.at[c, d]) for d in DTYPES if not against_spread(float(ratios.at[c, d]), (lo, hi))}
         cuts = (round(below, 3), round(above, 3))  # the miss from the printed values: the reader's arithmetic (cr101 09)
-        return "; ".join(f"{d} x{v:.3f} {cut_off_miss(round(v, 3), cuts)}" for d, v in r.items())
+
+        def words(v: float) -> str:  # "misses by 0.046" read as outside the cut-offs: name the side it is inside
+            said = cut_off_miss(v, cuts)
+            side = "above the low" if v - cuts[0] <= cuts[1] - v else "below the high"
+            return f"inside, {said.removeprefix('misses by ')} {side} cut-off" if said.startswith("misses by") else said
+
+        return "; ".join(f"{d} x{v:.3f} {words(round(v, 3))}" for d, v in r.items())
 
     return (lo, hi), (below, above), out, rest, mixed, inside
 
@@ -314,8 +320,8 @@ def stand_in_line(exports: dict[str, Any], work: dict[str, pd.DataFrame], guesse
         guesses: counter name -> guess; the scalar lane's time is added, as A4 does.
 
     Returns:
-        e.g. "cut-offs: the tensor row's ends widened by the series' 5% margin: 0.912 x 0.95 = x0.867, 1.068 / 0.95 =
-        x1.124" (the margin: analysis.verdicts.RESOLUTION, the series' one resolution), "vector_engine_active_time: no verdict (bf16 x0.869 at the edge: not evidence either way; fp32 x0.913 misses by 0.046)". The rows past
+        e.g. "cut-offs: the tensor row's ends widened by the series' 5% margin: 0.9122 x 0.95 = x0.867, 1.068 / 0.95 =
+        x1.124" (each end with the decimals its printed product comes from) (the margin: analysis.verdicts.RESOLUTION, the series' one resolution), "vector_engine_active_time: no verdict (bf16 x0.869 at the edge: not evidence either way; fp32 x0.913 inside, 0.046 above the low cut-off)". The rows past
         the cut-offs are not listed: `counter_readings`' shows column names them (cr101 09: one place, fewer words).
     """
     from analysis.verdicts import RESOLUTION
@@ -323,9 +329,18 @@ def stand_in_line(exports: dict[str, Any], work: dict[str, pd.DataFrame], guesse
     ratios = guesses_against_counters(exports, work, {**guesses, "scalar_engine_active_time": "?"})
     (lo, hi), (below, above), out, rest, mixed, inside = _rule_parts(ratios)
     keep = 1 - (RESOLUTION - 1)  # apart_bounds' factor (0.95): the worked arithmetic, so the cut-offs need no prose (cr108 09 M2)
+
+    def end(value: float, cut: float, times: bool) -> str:  # the fewest decimals whose product gives the printed cut-off
+        def product(n: int) -> str:
+            shown = round(value, n)
+            return f"{shown * keep if times else shown / keep:.3f}"
+
+        n = next((n for n in range(3, 7) if product(n) == f"{cut:.3f}"), 12)
+        return f"{value:.{n}f} {'x' if times else '/'} {keep:.2f} = x{cut:.3f}"
+
     return (
-        f"cut-offs: the tensor row's ends widened by the series' {1 - keep:.0%} margin: {lo:.3f} x {keep:.2f} = x{below:.3f}, "
-        f"{hi:.3f} / {keep:.2f} = x{above:.3f}"
+        f"cut-offs: the tensor row's ends widened by the series' {1 - keep:.0%} margin: {end(lo, below, True)}, "
+        f"{end(hi, above, False)}"
     ) + "".join(f"\n{c}: no verdict ({inside(c)})" for c in rest + mixed)
 
 
@@ -349,8 +364,8 @@ def spread_line(ratios: pd.DataFrame) -> str:
         e.g. "the band: the same instruction counts (56 / 56, 60 / 60 computing instructions) moved the tensor lane
         x0.912-x1.068; cut-offs: low x0.95, high /0.95 (...): only moves below x0.867 or above x1.124 count" (as computed:
         cr94 could not get x1.124 from "widened by 5%"), and "past a cut-off in
-        both dtypes: total_time, ...; no verdict in either dtype: vector_engine_active_time (bf16 x0.869 misses by
-        0.002, fp32 x0.913 misses by 0.047)": each no-verdict ratio with its distance to the nearer cut-off.
+        both dtypes: total_time, ...; no verdict in either dtype: vector_engine_active_time (bf16 x0.869 at the
+        edge: ..., fp32 x0.913 inside, 0.046 above the low cut-off)": each no-verdict ratio with its distance to the nearer cut-off.
     """
     from analysis import RESOLUTION
 
