@@ -156,7 +156,7 @@ def ratio_ends(timings: dict[str, Timing], ratio: PairedRatio) -> str:
     return ", ".join(ends)
 
 
-def fused_rate_line(priced: pd.DataFrame, fused_call: pd.Series, saving: object) -> str:
+def fused_rate_line(priced: pd.DataFrame, fused_call: pd.Series, saving: object, stamped: tuple | list = ()) -> str:
     """The saving's subject, one plain line per device, the estimate's basis, then the fused rate's one-pass time.
 
     Why: the byte model's headline assumes a one-pass kernel reaches the naive kernels' rate; the recorded
@@ -164,22 +164,25 @@ def fused_rate_line(priced: pd.DataFrame, fused_call: pd.Series, saving: object)
     recorded on an MI300X only (cr89, cr101 03); the fused-rate line is a one-pass kernel's time, not a third saving
     (cr90 03). cr109 03: three lines of nested parentheticals, and "the MI300X's range above" beside "at the naive
     rate" (where the MI300X has one figure): now one plain line per device, each saying which rate gives which figure.
+    cr111 03: "the only rate recorded; untested" read as a finding: a device with one rate says "not a verdict"; a
+    device whose recording stamps kernels back to back keeps 02's caveat on its line (its rate may be understated).
 
     Args:
         priced: `analysis.fused_comparison` per device, one column each ("an NVIDIA H100", ...).
         fused_call: one row of the recorded fused calls' `call_table` (its `x_dtype`, `x_shape`).
         saving: the saving at the naive rate (`verdicts.estimate`): its subject heads the lines, its basis follows them.
+        stamped: the devices whose recording stamps kernels back to back (`lesson.stamps_back_to_back`).
 
     The first line is the byte model's takeaway: how many times the one-pass minimum the naive kernels move (their
-    bytes estimated as the recorded rate times the recorded time), the room a one-pass kernel has. The fused calls'
+    bytes counted from their shapes), the room a one-pass kernel has. The fused calls'
     one-pass time is the table's "one-pass, fused rate" row, so the last line only says where that rate comes from.
 
     Returns:
-        "naive moves about Nx the one-pass minimum (B MB against M MB; naive's bytes estimated as recorded rate x
-        time): the room a one-pass kernel has", "<subject>:", then "H100: about H us at the naive rate (the only rate
-        recorded; untested)", "MI300X: about H us at the naive rate, L us at the small fused calls' rate:
-        inconclusive", then "(estimated, not measured: ...)", then "the small fused calls' rate: the median of the N
-        recorded (MI300X, <dtype>, <shape>, Kx fewer bytes), R GB/s".
+        `room_line`, "<subject>:", then "H100: about H us at the naive rate (one rate only: not a verdict)", "MI300X:
+        about H us at the naive rate, L us at the small fused calls' rate: inconclusive; kernels stamped back to back:
+        times may include idle" (the last clause for a device in `stamped`), then "(estimated, not measured: ...)",
+        then "the small fused calls' rate: the median of the N recorded (MI300X, Kx fewer bytes), R GB/s" (their
+        dtype and shape are in the table above it).
     """
     first = priced.iloc[:, 0]  # the recorded rates and the Qwen2 shape's minimum: the same in every column
     at_rate = first["fused_min_at_fused_rate_us"]
@@ -189,15 +192,17 @@ def fused_rate_line(priced: pd.DataFrame, fused_call: pd.Series, saving: object)
         saved = priced.at["saved_at_naive_rate_us", device]
         short = device.split()[-1]  # "an NVIDIA H100" -> "H100"
         if FUSED_RATE_ON not in device:
-            lines.append(f"{short}: about {saved:.0f} us at the naive rate (the only rate recorded; untested)")
-            continue
-        fused = f"{naive - at_rate:.0f} us at the small fused calls' rate: inconclusive"
-        lines.append(f"{short}: about {saved:.0f} us at the naive rate, {fused}")
+            lines.append(f"{short}: about {saved:.0f} us at the naive rate (one rate only: not a verdict)")
+        else:
+            fused = f"{naive - at_rate:.0f} us at the small fused calls' rate: inconclusive"
+            lines.append(f"{short}: about {saved:.0f} us at the naive rate, {fused}")
+        if device in stamped:  # 02's caveat: a start stamped at the previous kernel's end may put idle in kernel times
+            lines[-1] += "; kernels stamped back to back: times may include idle"
     if "(estimated" in said:
         lines.append(said[said.index("(estimated") :])
     fewer = first["fused_min_mb"] * 1e6 / first["fused_bytes"]
     # the rates' range is dropped (a line of over 4 numbers is a stumble; 03's table and A2 keep the rate)
-    recorded = f"MI300X, {fused_call.x_dtype}, {fused_call.x_shape}, {fewer:.0f}x fewer bytes"
+    recorded = f"MI300X, {fewer:.0f}x fewer bytes"  # their dtype and shape: the recorded fused calls' table
     at = f"the small fused calls' rate: the median of the {first['fused_rates']:.0f} recorded ({recorded}), {first['fused_gb_per_s']:.0f} GB/s"
     return "\n".join([*lines, at])
 
@@ -206,13 +211,15 @@ def room_line(priced: pd.DataFrame) -> str:
     """How many times the one-pass minimum the recorded naive kernels move: the byte model's takeaway in one line.
 
     Why: the table gives rates and times only; a reader left with "inconclusive" and no lesson. The naive bytes are
-    the recorded rate times the recorded kernel time (medians), so the line says they are estimated.
+    counted from the kernels' shapes (`analysis.call_table`, 02); the table's rate is those bytes over the recorded
+    kernel time, so the rate times the time (medians) gives them back (cr111 03: "estimated as recorded rate x time"
+    read as if the rate were measured and the bytes derived).
 
     Args:
         priced: `analysis.fused_comparison` per device, one column each.
     Returns:
-        "naive moves about Nx the one-pass minimum (B MB against M MB; naive's bytes estimated as recorded rate x
-        time): the room a one-pass kernel has"; N and B as a range "lo-hi" where the devices differ once rounded.
+        "naive moves about Nx the one-pass minimum (B MB, counted from its kernels' shapes in 02, against M MB): the
+        room a one-pass kernel has"; N and B as a range "lo-hi" where the devices differ once rounded.
     """
     moved = priced.loc["naive_gb_per_s"] * priced.loc["naive_kernel_us"] / 1e3  # GB/s x us = kB; / 1e3 = MB
     minimum = float(priced.loc["fused_min_mb"].iloc[0])
@@ -222,8 +229,8 @@ def room_line(priced: pd.DataFrame) -> str:
         return low if low == high else f"{low}-{high}"
 
     return (
-        f"naive moves about {span(moved / minimum)}x the one-pass minimum ({span(moved)} MB against {minimum:.1f} MB;"
-        " naive's bytes estimated as recorded rate x time): the room a one-pass kernel has"
+        f"naive moves about {span(moved / minimum)}x the one-pass minimum ({span(moved)} MB, counted from its kernels'"
+        f" shapes in 02, against {minimum:.1f} MB): the room a one-pass kernel has"
     )
 
 
@@ -231,7 +238,7 @@ FUSED_RATE_ON = "MI300X"  # the only device with recorded fused calls: its rate 
 
 PRICED_ROWS = {
     "naive_kernel_us": "naive kernels (us)",
-    "naive_gb_per_s": "naive rate (GB/s)",
+    "naive_gb_per_s": "naive rate = bytes / time (GB/s)",
     "fused_min_mb": "one-pass bytes (MB)",
     "fused_min_at_naive_rate_us": "one-pass, naive rate (us)",
     "saved_at_naive_rate_us": "saved, naive rate (us)",

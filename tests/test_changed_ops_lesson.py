@@ -72,22 +72,25 @@ def test_fused_rate_line_gives_the_second_rate_and_the_range_it_cannot_narrow():
         index=rows,
     )
     saving = estimate("S", {"an NVIDIA H100": 133.8, "an AMD MI300X": 103.7}, "us", "a byte model", "launch overhead")
-    line = fused_rate_line(mixed, call, saving)
+    line = fused_rate_line(mixed, call, saving, ["an AMD MI300X"])
     assert line.startswith(
-        "naive moves about 9x the one-pass minimum (330 MB against 36.6 MB; naive's bytes estimated as recorded rate x time):"
-        " the room a one-pass kernel has\n"  # the byte model's takeaway, first
-        "S:\nH100: about 134 us at the naive rate (the only rate recorded; untested)\n"
-        "MI300X: about 104 us at the naive rate, -31 us at the small fused calls' rate: inconclusive\n"
+        "naive moves about 9x the one-pass minimum (330 MB, counted from its kernels' shapes in 02, against 36.6 MB):"
+        " the room a one-pass kernel has\n"  # the byte model's takeaway, first; cr111: the bytes are counted, not derived
+        "S:\nH100: about 134 us at the naive rate (one rate only: not a verdict)\n"
+        "MI300X: about 104 us at the naive rate, -31 us at the small fused calls' rate: inconclusive;"
+        " kernels stamped back to back: times may include idle\n"  # cr111: 02's caveat, where the rate is given
         "(estimated, not measured: a byte model; this estimate cannot show launch overhead)\n"
     )  # cr109: one plain line per device, each rate named beside its figure; cr101: the MI300X's fused rate prices no H100 kernel
     assert line.endswith(
-        "the small fused calls' rate: the median of the 6 recorded (MI300X, float32, 8x16x32x32, 35x fewer bytes), 247 GB/s"
+        "the small fused calls' rate: the median of the 6 recorded (MI300X, 35x fewer bytes), 247 GB/s"
     )  # where the second rate comes from; the one-pass time at it is the table's row
     assert "check" not in line and "range above" not in line
     both = mixed.copy()
     both.loc["naive_kernel_us"] = [200.0, 190.0]
     assert "naive moves about 12-15x the one-pass minimum (439-538 MB" in fused_rate_line(both, call, saving)
-    assert "MI300X: about 104 us at the naive rate, 42 us at the small fused calls' rate" in fused_rate_line(both, call, saving)
+    assert "MI300X: about 104 us at the naive rate, 42 us at the small fused calls' rate: inconclusive\n" in fused_rate_line(
+        both, call, saving
+    )  # no device stamped back to back: no caveat
 
 
 def test_own_time_line_takes_the_median_step_from_the_trace(tmp_path):
