@@ -144,9 +144,10 @@ def cost_takeaway(
             With the tiny call measurable and both calls' ops, a line gives its median extra per recorded op, all of it
             taken as per op (cr104 01 c2, cr108 01 c3). Where the lesson call's ratio is not measurable (inconclusive, no
             measurable difference, busy), given `bare_us`, the per-op prediction as a ratio with its inputs (cr109 01 M1),
-            then NO_TEST_INSIDE where it lies within the 5% margin, else NO_TEST: this run cannot test it (cr104 01 c1:
-            31 us judged "measurably more" beside a ratio judged inconclusive), then, unless busy, the lesson call's
-            median extra us beside the per-op prediction in us, labelled readings (cr110 01: the extra was missing); only where it is measurably above 1
+            then, unless busy, whether the lesson ratio's p10-p90 lies apart from it by `ranges_apart`, else
+            NO_TEST_INSIDE (cr112: "no ratio here could test it" overstated; a range wholly above would refute it);
+            busy or without `bare_us`, NO_TEST (cr104 01 c1). No median extra us beside it: a 45x gap read as a
+            finding (cr112). Only where it is measurably above 1
             two lines follow: the lesson
             call's predicted extra at the tiny's per-op cost, then whether the lesson call's extra us per call
             (its p10-p90) lies apart from it (`_against_expected`; cr99 01 MAJOR 1; cr102 01 c1: judged in us,
@@ -192,16 +193,10 @@ def cost_takeaway(
                         f"per-op prediction, lesson call: 1 + {ops['lesson']} ops x {per_op:.2f} us"
                         f" / {bare_us['lesson']:,.0f} us bare = {predicted:.3f}"
                     )
-                    if predicted < verdict_rules.RESOLUTION:  # cr109 01 M1: the reason the reader can check
-                        no_test = NO_TEST_INSIDE
+                    if lesson.kind != "busy" and lesson.p10 == lesson.p10:  # the series' rule, both ways (ranges_apart)
+                        side = ranges_apart((lesson.p10, lesson.p90), (predicted, predicted))
+                        no_test = f"the lesson ratio's range lies {side} the prediction, 5% apart" if side else NO_TEST_INSIDE
                 parts.append(no_test)
-                if (
-                    bare_us and "lesson" in bare_us and lesson.kind != "busy" and len(extra_us["lesson"])
-                ):  # cr110 01 M: both figures in us, as readings
-                    parts.append(
-                        f"readings, not a finding: lesson call's median extra {float(np.median(extra_us['lesson'])):+,.0f} us"
-                        f" per call; per-op prediction {ops['lesson'] * float(np.median(extra_us['tiny'])) / ops['tiny']:,.1f} us"
-                    )
                 continue
             if lesson is not None and lesson.kind != "slower":  # measurably below 1: the median-below-1 line says why
                 continue
@@ -221,7 +216,7 @@ def cost_takeaway(
 
 
 NO_TEST = "the lesson call's ratio cannot be told from 1 here (above), so this run cannot test that prediction"
-NO_TEST_INSIDE = "that prediction lies within 5% of 1: no ratio here could test it"
+NO_TEST_INSIDE = "the lesson ratio's range is not 5% apart from the prediction: this run cannot tell"
 
 
 def _against_expected(lesson: Verdict | None, extra: np.ndarray, predicted: float) -> list[str]:
