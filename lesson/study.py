@@ -418,7 +418,8 @@ def _bytes_line(ranking: Ranking, allocs: dict[str, float], pairs: list, ops: di
                 f"{a:.1f} allocated, {next(iter(k)):g} ops each" if len(k) == 1 and None not in k else f"{a:.1f} allocated each"
             )
             tie = all(v is not None and v.within_noise for v in inside)
-            told = "differ" if apart else "cannot be told apart" + ("" if tie else " (inconclusive)")
+            # the pair's own verdict word: a spread inside the margin is "no measurable difference", not "cannot be told apart"
+            told = "differ" if apart else "show no measurable difference" if tie else "cannot be told apart (inconclusive)"
             parts.append(f"{' and '.join(ns)} ({each}) {told}")
     lead = f"{' and '.join(lo)} ({least:.1f}) {'are' if many else 'is'}{'' if fastest else ' not'} measurably fastest"
     counts = {(ops or {}).get(n) for n in lo}, {(ops or {}).get(n) for n in others}
