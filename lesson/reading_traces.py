@@ -375,7 +375,7 @@ def host_only_us_line(name: str, small: Any, small_tokens: int, trace: Any, toke
 
     Returns:
         "naive: host-only 17-26 us of a 60-75 us step at 8 tokens, 123-146 of 4890-5210 us at 1024;
-        then on a second line "medians, 1024 over 8: host-only 6.2x, step 77.0x; host-only time grows too: ..."
+        then on a second line "medians, 1024 over 8: host-only 6.2x, step 77.0x; host-only time grows too (cause not shown)"
         (p10-p90 over the steps, then the ratios of the medians; the host-only ratio and the last sentence only where the
         host-only ranges lie apart by analysis.judge_ranges, else "host-only time: inconclusive (the ranges overlap)": a reader of 15-27 against 122-151 us kept
         "host-only = a fixed per-call cost" while the cause was said only in a code comment, cr91 06 C)
@@ -400,7 +400,7 @@ def host_only_us_line(name: str, small: Any, small_tokens: int, trace: Any, toke
         verdict.kind == "slower"
     ):  # a host-only ratio only where the ranges lie apart (cr100 06 M1: a bare 2.2x read as a finding)
         medians = f"medians, {tokens} over {small_tokens}: host-only {ratio(host)}, step {ratio('step_us')}"
-        also = "; host-only time grows too: not only a per-call cost"
+        also = "; host-only time grows too (cause not shown)"  # the whole block may run slower
     else:
         medians, also = f"median step, {tokens} over {small_tokens}: {ratio('step_us')}", f"; host-only time: {verdict.word}"
     return f"{name}: {at_small}, {text(span(trace, host))} of {text(span(trace, 'step_us'))} us at {tokens}\n{medians}{also}"
@@ -498,12 +498,12 @@ def eager_fusion_lines(total: int | None, active: int, scheduled: int, source_op
 
 def recorded_rmsnorm_table(table: pd.DataFrame) -> Any:
     """`recorded_rmsnorms()` as notebook 06 shows it (plumbing moved out of the notebook): captioned, and the fused
-    row's `bytes_ratio` marked "(by definition)", since a fused pass is the ratio's denominator (cr99 06: it read as
-    a finding); the frame itself keeps the number for the metrics."""
+    row's `bytes_ratio` marked "(from its shapes)": the 1.0 is computed from the fused kernel's shapes, not a measured
+    finding; the frame itself keeps the number for the metrics."""
     shown = table[["x", "calls", "kernels_per_call", "bytes_ratio"]].astype({"bytes_ratio": object})
     for label in shown.index:
         v = float(table.loc[label, "bytes_ratio"])
-        shown.loc[label, "bytes_ratio"] = f"{v:.1f}" + (" (by definition)" if "fused" in label and f"{v:.1f}" == "1.0" else "")
+        shown.loc[label, "bytes_ratio"] = f"{v:.1f}" + (" (from its shapes)" if "fused" in label and f"{v:.1f}" == "1.0" else "")
     caption = "RMSNorm calls recorded by TraceLens on an H100 and an MI300X, not this run"
     return shown.style.format(precision=1).set_caption(caption)
 

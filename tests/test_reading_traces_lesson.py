@@ -25,9 +25,9 @@ from lesson.reading_traces import (
 from lesson.rmsnorm import rmsnorm_naive
 
 
-def test_recorded_rmsnorm_table_marks_the_fused_ratio_by_definition():
+def test_recorded_rmsnorm_table_marks_the_fused_ratio_as_from_shapes():
     shown = recorded_rmsnorm_table(recorded_rmsnorms()).data  # cr99 06: the fused 1.0 read as a finding
-    assert shown.loc["MI300X, fused (torch.nn.RMSNorm)", "bytes_ratio"] == "1.0 (by definition)"
+    assert shown.loc["MI300X, fused (torch.nn.RMSNorm)", "bytes_ratio"] == "1.0 (from its shapes)"
     assert shown.loc["MI300X, naive (Qwen2RMSNorm)", "bytes_ratio"] == "9.0"
 
 
@@ -350,7 +350,7 @@ def test_host_only_us_line_prints_the_step_beside_the_host_only_time(monkeypatch
     )  # cr100 06 M1: no bare host-only ratio where the ranges are not apart
     grown = summary([4900.0, 5000.0, 5100.0, 5150.0, 5200.0]).assign(busy_us=lambda t: t["step_us"] - 150.0)
     assert host_only_us_line("naive", small, 8, grown, 1024).endswith(
-        "host-only 7.0x, step 79.7x; host-only time grows too: not only a per-call cost"
+        "host-only 7.0x, step 79.7x; host-only time grows too (cause not shown)"
     )
     # cr103 06: a BUSY block concludes nothing, here too
     assert host_only_us_line("naive", small, 8, grown, 1024, busy=True).endswith("host-only time: not judged (BUSY)")
