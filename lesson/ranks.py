@@ -209,8 +209,8 @@ def ranks_contention(out_dir: Path) -> tuple[Contention | None, str]:
     if contention and contention.busy is False and waited:
         each = ", ".join(f"rank {r} {_percent(f, up=True)}" for r, f in sorted(waited.items()))
         line = (
-            f"quiet while the ranks ran their profiled steps: CPU wait at most {each} of the time;"
-            f" BUSY at {BUSY_WAITED_FRACTION:.0%} on the worse rank"
+            f"quiet: CPU wait at most {each} of the profiled steps"
+            f" (BUSY would be {BUSY_WAITED_FRACTION:.0%} or more on either rank)"
         )
         worst = max(waited, key=waited.get)  # cr105 08: a pass by under a point is said to be one, with one number
         if waited[worst] > BUSY_WAITED_FRACTION - 0.01:
@@ -507,7 +507,7 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
         parts: the table of `arrival_parts`.
         extra: (straggler rank, its extra work per step in ms), for steps that all had extra work: the compute
             share is then split into the work set (the straggler arriving last adds it, arriving first takes it
-            away) and the rest, the other compute difference: where its steps differ in sign, the net alone; else naming
+            away) and the rest, left over (its cause not measured): where its steps differ in sign, the net alone; else naming
             the step that holds more than half of it (one unusual step is no ordinary difference).
 
     Returns:
@@ -533,10 +533,10 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
         rest = parts["computed longer by (ms)"] - per_set  # per step, the compute difference beside the work set
         more, less = rest[rest > 0].sum(), rest[rest < 0].sum()  # parts of both signs: a part can exceed the net
         big = (rest * (1 if rest.sum() >= 0 else -1)).idxmax()  # the step holding most of it, if one does
-        where = f", {_one_decimal(rest[big])} of it in step {big}" if abs(rest[big]) > abs(rest.sum()) / 2 > 0.05 else ""
+        where = f"; {_one_decimal(rest[big])} of it in step {big}" if abs(rest[big]) > abs(rest.sum()) / 2 > 0.05 else ""
         if more >= 0.05 and less <= -0.05:  # cr101 08: a net of two more sums packed the line past 4 numbers
             where = ""
-        split = f" ({_one_decimal(per_set.sum())} set as extra work, {_one_decimal(rest.sum())} other compute difference{where})"
+        split = f" ({_one_decimal(per_set.sum())} set as extra work, {_one_decimal(rest.sum())} left over, not measured{where})"
         sums.append((float(_one_decimal(per_set.sum())) + float(_one_decimal(rest.sum())), compute))
     # cr99 08: parts netted over steps hide which is larger (+4.0 compute, -3.8 gap in one step) where the other part's
     # gross sum of one sign reaches the larger net: then the line says the steps cannot tell which part is larger
