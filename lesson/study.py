@@ -820,7 +820,7 @@ def copies_answer(
         if whose == "this run, ratio to the copy" and "inconclusive" in said and (slow := ranking.slow.get("naive")):
             verdict += f" ({slow} slow rounds widen the range)"  # an inconclusive 3.38 vs 3.5 read as "matches" (cr87 05 #5)
         if "above the allocation count" in said:  # the byte share's one-clone-per-allocation assumption, tested
-            verdict += "\nAbove the allocation count: an allocation costs more than a clone, or mean's read costs extra;"
+            verdict += "\nAbove the allocation count: a full-size op costs more than a clone, or mean's read costs extra;"
             verdict += " the time cannot tell which"
     else:
         verdict = f"Verdict: this run cannot say ({'; '.join(missing)})"

@@ -743,7 +743,7 @@ def test_05s_exercise_1_answer_judges_both_byte_models_ranked_withheld_and_from_
     assert lines[3].endswith(apart)  # 3.3 / 3.0 = 1.10: apart, and each side said
     assert lines[4:] == [
         f"Verdict (this run, ratio to the copy): naive's time: {apart}",
-        "Above the allocation count: an allocation costs more than a clone, or mean's read costs extra; the time cannot tell which",
+        "Above the allocation count: a full-size op costs more than a clone, or mean's read costs extra; the time cannot tell which",
     ]  # the byte share's assumption (one clone per allocation) tested: which way it failed is not measured
     # an inconclusive reading beside slow rounds says they widen the range (cr87 05 #5: 3.38 against 3.5 read as "matches")
     from analysis.timing import PairedRatio
