@@ -434,14 +434,15 @@ def larger_hidden_answer(verdict: Verdict, block: str = "the profile of 'The fir
     answer = "the share at a larger HIDDEN: not run here (one HIDDEN per run); the expectation: the Solutions note"
     lines = [said]
     if trace is not None and verdict.kind not in ("busy", "withheld"):  # cr103 01 M2: the readings in step order
-        medians = {n: float(np.median(v)) for n, v in copy_shares(trace.events).items()}  # cr110 01: the asked share first
+        shares = copy_shares(trace.events)  # once: the medians and the tree call's place both read it
+        medians = {n: float(np.median(v)) for n, v in shares.items()}  # cr110 01: the asked share first
         lines.insert(0, f"aten::copy_'s median share of aten::addmm: Linear 1 {medians[1]:.2f} %, Linear 2 {medians[2]:.2f} %")
         per_step = _copies(trace.events).query("Linear == 1")
         lines.append(
             "Linear 1's share per recorded step, readings (%): "
             + ", ".join(f"#{t:.0f} {v:.2f}" for t, v in zip(per_step["step"], per_step["share"]))
         )
-        one, ranked = tree_copy_share(trace), np.sort(copy_shares(trace.events)[1])
+        one, ranked = tree_copy_share(trace), np.sort(shares[1])
         if verdict.measurable and one == one and len(ranked) > 2:  # cr90 01 #2: its place among the readings
             end = (
                 "the highest of"

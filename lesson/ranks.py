@@ -200,8 +200,8 @@ def ranks_contention(out_dir: Path) -> tuple[Contention | None, str]:
     from analysis.verdicts import machine_line
 
     paths = [p for p in out_dir.glob("rank*.json") if p.name.removeprefix("rank").removesuffix(".json").isdigit()]
-    contention = combined([RanksContention(**json.loads(p.read_text())["contention"]) for p in sorted(paths)])
-    if contention is not None and type(contention) is not RanksContention:  # combined builds a plain Contention
+    contention = combined([Contention(**json.loads(p.read_text())["contention"]) for p in sorted(paths)])
+    if contention is not None:  # combined builds a plain Contention: its lines name a rank (RanksContention)
         contention = RanksContention(**{f: getattr(contention, f) for f in contention.__dataclass_fields__})
     line = machine_line({"ranks": contention}, "each rank ran its profiled steps") if contention else ""
     # cr102 08: every rank's CPU wait, rounded up as metrics.json's "at most" is, and which rank BUSY is judged on
