@@ -67,6 +67,9 @@ KINDS = ("slower", "faster", "no measurable difference", "busy", "withheld", "ho
 # The rule asks the whole p10-p90 to clear the band (an interval against a region of practical
 # equivalence), not only its median, so that a run that moves a ratio by a little does not flip it.
 RESOLUTION = 1.05
+# RESOLUTION's share taken off 1 (0.95): a reading lies apart from a range below its p10 x this or above its p90 / this
+# (apart_bounds), and a ratio end printed at it reads as on the margin (ratio_bound)
+APART_FACTOR = 1 - (RESOLUTION - 1)
 
 # The one phrase for two figures this run does not order by the ratio rule: the table's word for a paired ratio
 # whose p10-p90 neither clears the margin around 1 nor lies inside it (inside: "no measurable difference"), and
@@ -146,8 +149,7 @@ def apart_bounds(reference_range: tuple[float, float]) -> tuple[float, float]:
         (below, above): p10 less the margin's share, p90 over one less that share.
     """
     low, high = reference_range
-    share = RESOLUTION - 1
-    return low * (1 - share), high / (1 - share)
+    return low * APART_FACTOR, high / APART_FACTOR
 
 
 # A reading within this distance of a cut-off (apart_bounds) is "at the edge": a margin one point wider or
@@ -175,7 +177,7 @@ def ratio_bound(value: float, median: float | None = None) -> str:
     difference" prints as 1.0497, not as a 1.05 that reads as clearing the band; a p90 of 0.361 beside
     a median of 0.356 does not print as the median's 0.36. The margin read as "5% below 1" (0.95) is an
     edge too: a p10 of 0.9496 beside "past the 5% margin" prints as 0.9496, not as a 0.950 on the edge."""
-    limits = (1.0, RESOLUTION, 1 / RESOLUTION, 2 - RESOLUTION) + (() if median is None else (median,))
+    limits = (1.0, RESOLUTION, 1 / RESOLUTION, APART_FACTOR) + (() if median is None else (median,))
     return max((decimals_apart(value, limit) for limit in limits), key=len)
 
 

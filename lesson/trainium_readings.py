@@ -324,11 +324,11 @@ def stand_in_line(exports: dict[str, Any], work: dict[str, pd.DataFrame], guesse
         x1.124" (each end with the decimals its printed product comes from) (the margin: analysis.verdicts.RESOLUTION, the series' one resolution), "vector_engine_active_time: no verdict (bf16 x0.869 at the edge: not evidence either way; fp32 x0.913 inside, 0.046 above the low cut-off)". The rows past
         the cut-offs are not listed: `counter_readings`' shows column names them (cr101 09: one place, fewer words).
     """
-    from analysis.verdicts import RESOLUTION
+    from analysis.verdicts import APART_FACTOR
 
     ratios = guesses_against_counters(exports, work, {**guesses, "scalar_engine_active_time": "?"})
     (lo, hi), (below, above), out, rest, mixed, inside = _rule_parts(ratios)
-    keep = 1 - (RESOLUTION - 1)  # apart_bounds' factor (0.95): the worked arithmetic, so the cut-offs need no prose (cr108 09 M2)
+    keep = APART_FACTOR  # apart_bounds' factor (0.95): the worked arithmetic, so the cut-offs need no prose (cr108 09 M2)
 
     def end(value: float, cut: float, times: bool) -> str:  # the fewest decimals whose product gives the printed cut-off
         def product(n: int) -> str:
@@ -367,14 +367,13 @@ def spread_line(ratios: pd.DataFrame) -> str:
         both dtypes: total_time, ...; no verdict in either dtype: vector_engine_active_time (bf16 x0.869 at the
         edge: ..., fp32 x0.913 inside, 0.046 above the low cut-off)": each no-verdict ratio with its distance to the nearer cut-off.
     """
-    from analysis import RESOLUTION
+    from analysis.verdicts import APART_FACTOR
 
     (lo, hi), (below, above), out, rest, mixed, inside = _rule_parts(ratios)
-    share = RESOLUTION - 1
     counts = ratios.at["tensor_engine_active_time", "computing instructions, fused / baseline (bf16, fp32)"]
     return (
         f"the band: the same instruction counts ({counts} computing instructions) moved the tensor lane x{lo:.3f}-x{hi:.3f}; "
-        f"cut-offs: low x{1 - share:.2f}, high /{1 - share:.2f} (the series' margin, from cpu runs of notebook 05, no trn2 basis): "
+        f"cut-offs: low x{APART_FACTOR:.2f}, high /{APART_FACTOR:.2f} (the series' margin, from cpu runs of notebook 05, no trn2 basis): "
         f"only moves below x{below:.3f} or above x{above:.3f} count\n"
         f"past a cut-off in both dtypes: {', '.join(out) or 'none'}; "
         f"no verdict in either dtype: {', '.join(f'{c} ({inside(c)})' for c in rest) or 'none'}"
