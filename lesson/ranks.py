@@ -354,7 +354,7 @@ def last_arrival_lines(waits: pd.DataFrame, slowest: int, ranks: int) -> list[st
         # independent, and the data says so beside the chance
         # cr103 08: the count is printed, and "not independent" only as a reading (a subset shows no more)
         left = arrival_parts(waits, steps=off_steps)[LEFT_LATER].dropna()
-        later = int((left > 0.05).sum())
+        later = int((left > TIE_MS).sum())  # a lead within TIE_MS is a tie, as the line says
         if later > len(left) / 2:
             return line + (
                 f"; a reading: they may not be: on {later} of {len(left)} off steps"
