@@ -5,8 +5,8 @@ programs to learn which vector instructions (AVX2, AVX-512, AMX) the CPU can run
 machine. `make run` gives every run a fresh Inductor cache (helpers.outputs.run_inductor_cache), so that
 04 and 07 compile the lesson's graphs cold; it also made every run pay these checks again, inside 04's
 cold call. They depend on the machine, its compiler and torch, not on the lesson, and Inductor's own
-default cache keeps them for good on a learner's machine. So the run builds them once per machine and
-torch version, under `<runs folder>/.inductor-checks/`, and copies them into each run's cache before the
+default cache keeps them for good on a learner's machine. So the run builds them once per torch version, CPU and
+compiler, under `<runs folder>/.inductor-checks/`, and copies them into each run's cache before the
 first notebook: a later run only copies them, and 04's cold call is the lesson's compile. In
 Jupyter, without the runner, the first compile still pays them, and 04's cache-file line names them.
 
@@ -15,8 +15,10 @@ Jupyter, without the runner, the first compile still pays them, and 04's cache-f
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -34,9 +36,34 @@ def cache_dir(run_dir: Path) -> Path:
     return run_inductor_cache(Path(run_dir) / "any-notebook")
 
 
-def machine_dir(run_dir: Path, torch_version: str) -> Path:
-    """Where this machine keeps the checks for one torch version: beside the run folders (`make clean-runs` removes it)."""
-    return Path(run_dir).parent / ".inductor-checks" / f"torch-{torch_version}"
+def machine_key() -> str:
+    """A short fingerprint of what the checks depend on besides torch: the CPU (model and flags) and the C++ compiler.
+
+    A runs folder on a disk that several machines share (a workshop's home directories) must not hand one
+    CPU's checks to another: Inductor would take vector instructions the other CPU may lack.
+
+    Returns:
+        8 hex digits; the same on the same machine and compiler."""
+    cpuinfo = Path("/proc/cpuinfo")
+    text = cpuinfo.read_text(errors="replace") if cpuinfo.exists() else ""
+    cpu = [line for line in text.splitlines() if line.startswith(("model name", "flags"))][:2]
+    compiler = os.environ.get("CXX", "c++")
+    try:
+        version = subprocess.run([compiler, "--version"], capture_output=True, text=True, timeout=10).stdout.split("\n")[0]
+    except (OSError, subprocess.SubprocessError):
+        version = "no compiler"
+    parts = [platform.machine(), *cpu, compiler, version]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:8]
+
+
+def machine_dir(run_dir: Path, torch_version: str, key: str | None = None) -> Path:
+    """Where this machine keeps the checks for one torch version: beside the run folders (`make clean-runs` removes it).
+
+    Args:
+        run_dir: the run folder; the checks sit in its parent, shared by the runs.
+        torch_version: torch.__version__ of the run.
+        key: the machine's fingerprint (machine_key(); computed when None)."""
+    return Path(run_dir).parent / ".inductor-checks" / f"torch-{torch_version}-{key or machine_key()}"
 
 
 def wanted(stems: list[str], backend: str) -> bool:
@@ -45,12 +72,12 @@ def wanted(stems: list[str], backend: str) -> bool:
     return backend == "cpu" and any(notebook_info(s).compiles for s in stems if s in series)
 
 
-def prepare(run_dir: Path, torch_version: str) -> str:
+def prepare(run_dir: Path, torch_version: str, key: str | None = None) -> str:
     """Build the checks into this machine's folder where they are missing, then copy them into the run's cache.
 
     Returns one line for the run's output; writes the run cache's RECORD (seconds, built or copied, the
     vector instructions Inductor chose). A failure is not the run's: the first compile pays the checks."""
-    folder = machine_dir(run_dir, torch_version)
+    folder = machine_dir(run_dir, torch_version, key)
     built = not (folder / RECORD).exists()  # written last: a build cut off midway builds again
     start = time.perf_counter()
     if built:

@@ -63,9 +63,9 @@ def _fake_build(monkeypatch, returncode=0, stderr=""):
 def test_built_once_per_machine_then_copied_into_each_run(tmp_path, monkeypatch):
     calls = _fake_build(monkeypatch)
     first, second = tmp_path / "runs" / "r1", tmp_path / "runs" / "r2"
-    assert inductor_warmup.prepare(first, "2.13.0").startswith("Inductor's CPU checks: built")
-    assert inductor_warmup.prepare(second, "2.13.0").startswith("Inductor's CPU checks: copied from")
-    assert calls == [tmp_path / "runs" / ".inductor-checks" / "torch-2.13.0"]  # built once, then only copied
+    assert inductor_warmup.prepare(first, "2.13.0", "cafe0001").startswith("Inductor's CPU checks: built")
+    assert inductor_warmup.prepare(second, "2.13.0", "cafe0001").startswith("Inductor's CPU checks: copied from")
+    assert calls == [tmp_path / "runs" / ".inductor-checks" / "torch-2.13.0-cafe0001"]  # built once, then only copied
     for run in (first, second):
         cache = inductor_warmup.cache_dir(run)
         assert (cache / "ab" / "key.so").read_text() == "built" and (
@@ -81,7 +81,7 @@ def test_built_once_per_machine_then_copied_into_each_run(tmp_path, monkeypatch)
 
 def test_a_failed_build_is_one_line_and_leaves_the_run_cache_alone(tmp_path, monkeypatch):
     _fake_build(monkeypatch, returncode=1, stderr="Traceback ...\nImportError: no cpu_vec_isa")
-    line = inductor_warmup.prepare(tmp_path / "runs" / "r1", "2.13.0")
+    line = inductor_warmup.prepare(tmp_path / "runs" / "r1", "2.13.0", "cafe0001")
     assert line == "Inductor's CPU checks: not prepared (ImportError: no cpu_vec_isa); 04's first compile pays them"
     assert not inductor_warmup.cache_dir(tmp_path / "runs" / "r1").exists()
 
@@ -97,3 +97,18 @@ def test_the_summary_names_the_checks_and_keeps_the_series_order(tmp_path):
     text = write_summary(tmp_path).read_text()
     assert [line.split(" | ")[0] for line in text.splitlines() if line[:3] in ("| 0", "| A")] == ["| 00_a", "| 01_c", "| A1_d"]
     assert "(copied from /x/.inductor-checks/torch-2.13.0 in 1.9 s; Inductor chose avx512)" in text
+
+
+def test_another_cpu_or_compiler_builds_its_own_checks(tmp_path, monkeypatch):
+    """A runs folder shared by two machines (a workshop's shared home) must not hand one CPU's checks to the other."""
+    calls = _fake_build(monkeypatch)
+    for run, key in (("r1", "cafe0001"), ("r2", "beef0002"), ("r3", "cafe0001")):
+        inductor_warmup.prepare(tmp_path / "runs" / run, "2.13.0", key)
+    assert [c.name for c in calls] == ["torch-2.13.0-cafe0001", "torch-2.13.0-beef0002"]
+
+
+def test_the_machine_key_names_this_cpu_and_compiler(monkeypatch):
+    key = inductor_warmup.machine_key()
+    assert len(key) == 8 and int(key, 16) >= 0 and key == inductor_warmup.machine_key()  # the same machine, the same key
+    monkeypatch.setenv("CXX", "no-such-compiler-here")
+    assert inductor_warmup.machine_key() != key  # another compiler, another folder
