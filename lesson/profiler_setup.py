@@ -85,14 +85,14 @@ def readings_line(recorded: Timing, steady: Timing) -> str:
     return f"{said}, steady state {steady.p10_us:,.1f}-{steady.p90_us:,.1f} us (p10-p90)"
 
 
-def cutoffs_line(verdict: Verdict, against: Timing, subject: str, unit: str = "us") -> list[str]:
+def cutoffs_line(verdict: Verdict, against: Timing, subject: str, unit: str = "us", decimals: int = 1) -> list[str]:
     """Where `subject`'s p10-p90 must lie to be apart from `against`'s by the series' rule (analysis.verdicts
     apart_bounds), so that ranges that nearly miss read as far from a verdict, not as a near verdict.
     One line; none for a busy verdict (a busy block concludes nothing)."""
     if verdict.kind == "busy":
         return []
     low, high = apart_bounds((against.p10_us, against.p90_us))
-    return [f"apart only if {subject} lies wholly below {low:,.1f} {unit} or above {high:,.1f} {unit}"]
+    return [f"apart only if {subject} lies wholly below {low:,.{decimals}f} {unit} or above {high:,.{decimals}f} {unit}"]
 
 
 def first_longest_line(per_step: pd.Series) -> list[str]:
@@ -107,7 +107,7 @@ def _steps_heading(per_step: pd.Series, warmup: int | None) -> str:
     """The recorded-steps line's start: with `warmup`, which step follows the warm-up and that each is one reading."""
     if warmup is None or not len(per_step):
         return "recorded steps (us): "
-    return f"recorded steps (us; one reading each, not a verdict; #{per_step.index[0]} follows {warmup} warm-up steps): "
+    return f"recorded steps (us; one reading each, not a verdict; #{per_step.index[0]} follows {warmup} warm-up step{'s' * (warmup != 1)}): "
 
 
 def recorded_steps(

@@ -298,7 +298,7 @@ def test_recorded_steps_judges_a_real_cpu_profile_against_a_steady_state(tmp_pat
     assert first_longest_line(pd.Series([5000.0, 5139.0], index=[4, 5])) == []
     # with the schedule's warm-up given, the line says #N follows it and each step is one reading
     warmed = recorded_steps(key_averages_frame(prof), load_trace(tmp_path / "t.json"), steady, None, cpu_backend, warmup=1)
-    assert warmed.lines[1].startswith("recorded steps (us; one reading each, not a verdict; #1 follows 1 warm-up steps): #1 ")
+    assert warmed.lines[1].startswith("recorded steps (us; one reading each, not a verdict; #1 follows 1 warm-up step): #1 ")
     assert not any("reads longest" in line for line in warmed.lines)  # the steps line says it
 
 
@@ -463,3 +463,4 @@ def test_cutoffs_line_names_where_a_range_must_lie():
     assert cutoffs_line(apart, against, "a's range") == ["apart only if a's range lies wholly below 95.0 us or above 126.3 us"]
     busy = judge_timings("a", Timing("a", np.array([200.0] * 5), 1, Contention(1.0, 0.5, 0.5, 0.0)), "b", against)
     assert cutoffs_line(busy, against, "a's range") == []  # a busy block concludes nothing
+    assert cutoffs_line(apart, against, "r", "x", 3) == ["apart only if r lies wholly below 95.000 x or above 126.316 x"]
