@@ -41,7 +41,8 @@ _EXPORTS = {
     "profiling": "ProfileResult judge_device_time profile_steps",
     "profiler_setup": "WatchedBlock copy_shares cost_takeaway recorded_ops first_recorded_step_us first_recorded_steps"
     " RecordedSteps recorded_steps warmup_explanation larger_hidden_answer"
-    " warmup_answer queue_stand_in queue_takeaway documented_neuron_call",
+    " warmup_answer queue_stand_in queue_takeaway documented_neuron_call"
+    " cutoffs_line",
     "reading_traces": "HostOnlyFactors host_only_factors largest_gap_host_calls named_host_line reading_traces_metrics "
     "recorded_rmsnorm_takeaway recorded_rmsnorms recorded_rmsnorm_table compiled_host_events"
     " LargestShare largest_host_only_share gap_memory_line gap_memory_ops eager_fusion_lines host_only_lines host_only_us_line drawn_step_table labelled_gap_line",

@@ -27,7 +27,7 @@ from analysis.steps import step_summary
 from analysis.timing import Timing, p10_p90
 from analysis.traces import representative_step
 from analysis import verdicts as verdict_rules
-from analysis.verdicts import Verdict, judge_timings, machine_line, ranges_apart
+from analysis.verdicts import Verdict, apart_bounds, judge_timings, machine_line, ranges_apart
 from lesson.neuron_profiler import NeuronProfilerSetup
 from lesson.profiling import judge_device_time
 
@@ -85,6 +85,16 @@ def readings_line(recorded: Timing, steady: Timing) -> str:
     return f"{said}, steady state {steady.p10_us:,.1f}-{steady.p90_us:,.1f} us (p10-p90)"
 
 
+def cutoffs_line(verdict: Verdict, against: Timing, subject: str, unit: str = "us", decimals: int = 1) -> list[str]:
+    """Where `subject`'s p10-p90 must lie to be apart from `against`'s by the series' rule (analysis.verdicts
+    apart_bounds), so that ranges that nearly miss read as far from a verdict, not as a near verdict.
+    One line; none for a busy verdict (a busy block concludes nothing)."""
+    if verdict.kind == "busy":
+        return []
+    low, high = apart_bounds((against.p10_us, against.p90_us))
+    return [f"apart only if {subject} lies wholly below {low:,.{decimals}f} {unit} or above {high:,.{decimals}f} {unit}"]
+
+
 def first_longest_line(per_step: pd.Series) -> list[str]:
     """One line where the first recorded step is the longest (cr102 01 M2: read as "warm-up didn't work"):
     one reading with no spread, which Exercise 1 judges over several profiles. Else no line."""
@@ -93,8 +103,21 @@ def first_longest_line(per_step: pd.Series) -> list[str]:
     return [f"#{per_step.index[0]} reads longest: one reading, not a verdict (Exercise 1 judges first steps)"]
 
 
+def _steps_heading(per_step: pd.Series, warmup: int | None) -> str:
+    """The recorded-steps line's start: with `warmup`, which step follows the warm-up and that each is one reading."""
+    if warmup is None or not len(per_step):
+        return "recorded steps (us): "
+    return f"recorded steps (us; one reading each, not a verdict; #{per_step.index[0]} follows {warmup} warm-up step{'s' * (warmup != 1)}): "
+
+
 def recorded_steps(
-    table: pd.DataFrame, trace: Any, steady: Timing, contention: Contention | None, backend: Any, neuron: Any = None
+    table: pd.DataFrame,
+    trace: Any,
+    steady: Timing,
+    contention: Contention | None,
+    backend: Any,
+    neuron: Any = None,
+    warmup: int | None = None,
 ) -> RecordedSteps:
     """Reads the profile's recorded steps beside the separately timed steady state (readings, not a verdict), and
     whether device time was captured: the series' checks (A1), kept out of the cell that teaches `key_averages()`.
@@ -106,6 +129,9 @@ def recorded_steps(
         contention: the profiled block's Contention (WatchedBlock.contention), or None.
         backend: helpers.backend.Backend (its name and device_time_sort_key).
         neuron: the NeuronProfilerSetup on Trainium, else None.
+        warmup: the schedule's warm-up steps; given, the steps line says the first recorded step follows them
+            and that each step is one reading, not a verdict (a cold read took a long first step for "warm-up
+            failed"), in place of first_longest_line.
 
     Returns:
         A RecordedSteps: the table's sort key, (captured, why), the recorded steps and the lines to print.
@@ -117,8 +143,8 @@ def recorded_steps(
     withheld_line = "recorded steps against the steady state: withheld (BUSY)"  # the busy line above says why
     lines = [
         machine_line({"profile": contention}, "profiling"),
-        "recorded steps (us): " + ", ".join(f"#{n} {us:.0f}" for n, us in per_step.items()),  # as the tree names them
-        *first_longest_line(per_step),
+        _steps_heading(per_step, warmup) + ", ".join(f"#{n} {us:.0f}" for n, us in per_step.items()),  # as the tree names them
+        *(first_longest_line(per_step) if warmup is None else []),  # with warmup the line above says it
         withheld_line if busy else readings_line(recorded, steady),
         why,
     ]
@@ -162,7 +188,7 @@ def cost_takeaway(
         finding (cr94 01 and cr95 01 had read such lines as a cost too); the ratio line with its verdict is the
         result. No p90 is stated as a bound (cr83 01 #2). Where a median reads below 1, a last line says it lies
         within the spread: 01 times with `time_interleaved(..., alternate=True)` (cr72, cr77), and the profiler
-        only adds work. Before it, the two calls' ratios against each other by `ranges_apart` (Exercise 2's rule): cr108 01
+        only adds work. Before it, the two calls' ratios against each other by `ranges_apart` (A1 section 6's rule): cr108 01
         M2 read "lesson: cannot tell" above "tiny: costlier" as "profiling costs small calls relatively more".
     """
     parts = []
@@ -206,10 +232,10 @@ def cost_takeaway(
             parts.append(f"predicted for the lesson call at that per-op cost: {ops['lesson']} ops x {per_op:.{shown}f} us")
             parts += _against_expected(verdicts.get("lesson"), extra_us["lesson"], predicted)
     pair = [verdicts.get(c) for c in ("tiny", "lesson")]
-    if all(v is not None and v.kind != "busy" and v.p10 == v.p10 for v in pair):  # cr108 01 M2: Exercise 2's rule
+    if all(v is not None and v.kind != "busy" and v.p10 == v.p10 for v in pair):  # cr108 01 M2: A1 section 6's rule
         side = ranges_apart(*((v.p10, v.p90) for v in pair))
         said = f"measurably {side}" if side else f"{verdict_rules.CANNOT_TELL} in this run"
-        parts.append(f"tiny call's ratio against the lesson call's: {said} (Exercise 2)")
+        parts.append(f"tiny call's ratio against the lesson call's: {said}")
     if any(v.kind != "busy" and v.median < 1 for v in verdicts.values()):  # the profiler only adds work (cr77)
         parts.append("a median below 1 lies within the spread, not a negative cost: the order alternates each round")
     return "\n".join(["take-home, the profiler's cost, per-round profiled / bare:", *parts])  # a line per call (cr78 01)

@@ -121,11 +121,10 @@ def check_01_profiler_setup(m, out):
     assert is_busy(overhead.get("contention")) or overhead["value"] > 0.7
     assert overhead["p10"] <= overhead["value"] <= overhead["p90"]  # a paired ratio carries its spread
     # the printed verdict on the profiler's cost agrees with the published ratio (busy, or its p10-p90 against 1)
-    claims = value(m, "claims")  # the lesson call's and the tiny call's profiler cost
-    assert [c["metrics"] for c in claims] == [["profiler_overhead_ratio"], ["profiler_overhead_tiny_ratio"]]
+    claims = value(m, "claims")  # the lesson call's profiler cost (the tiny call's: A1, section 6)
+    assert [c["metrics"] for c in claims] == [["profiler_overhead_ratio"]]
     assert claims_problems(claims, m) == []
-    tiny = m["profiler_overhead_tiny_ratio"]
-    assert tiny["p10"] <= tiny["value"] <= tiny["p90"]
+    assert "profiler_overhead_tiny_ratio" not in m
     if BACKEND == "cpu":  # cpu ops finish before the call returns: issuing == finishing
         assert value(m, "issue_over_finish_ratio") == pytest.approx(1.0, abs=0.05)
     else:
@@ -148,6 +147,8 @@ def check_A1_timing_checks(m, out):
     assert (out / "a1_cross_check.trace.json").exists()
     overhead = m["profiler_overhead_ratio"]
     assert overhead["p10"] <= overhead["value"] <= overhead["p90"] and value(m, "profiler_overhead_ratio_of_medians") > 0
+    tiny = m["profiler_overhead_tiny_ratio"]  # section 6: the tiny call beside 01's
+    assert tiny["p10"] <= tiny["value"] <= tiny["p90"]
     # the busy-machine demonstration: with a process spinning on every CPU, this process must wait
     # for a CPU, and the block must say so (Linux reports the wait; elsewhere nothing is judged)
     if Path("/proc/self/schedstat").exists():

@@ -24,6 +24,7 @@ from lesson.profiler_setup import (
     recorded_ops,
     first_recorded_step_us,
     first_recorded_steps,
+    cutoffs_line,
     first_longest_line,
     larger_hidden_answer,
     tree_copy_share,
@@ -104,7 +105,7 @@ def test_setup_metrics_publishes_01s_names_and_claims(tmp_path):
     assert [c["metrics"] for c in m["claims"]["value"]] == [["profiler_overhead_ratio"], ["profiler_overhead_tiny_ratio"]]
 
 
-PAIR = "tiny call's ratio against the lesson call's: {} (Exercise 2)"
+PAIR = "tiny call's ratio against the lesson call's: {}"
 
 
 def test_cost_takeaway_states_a_ratio_only_where_measurable():
@@ -193,7 +194,7 @@ def test_cost_takeaway_states_a_ratio_only_where_measurable():
     assert "90%" not in both and both.count("cannot tell apart, inconclusive") == 2
     # cr108 01 M2: the two calls' ratios judged against each other (tiny wholly above a cheaper lesson call)
     apart = cost_takeaway({"lesson": judge_ratio(below, "cheaper", "costlier"), "tiny": verdicts["tiny"]})
-    assert PAIR.format("measurably above") in apart and "Exercise 2" not in cost_takeaway({**verdicts, "lesson": busy})
+    assert PAIR.format("measurably above") in apart and "against the lesson" not in cost_takeaway({**verdicts, "lesson": busy})
 
 
 def test_copy_shares_on_a_real_cpu_profile(tmp_path):
@@ -295,6 +296,10 @@ def test_recorded_steps_judges_a_real_cpu_profile_against_a_steady_state(tmp_pat
         "#4 reads longest: one reading, not a verdict (Exercise 1 judges first steps)"
     ]
     assert first_longest_line(pd.Series([5000.0, 5139.0], index=[4, 5])) == []
+    # with the schedule's warm-up given, the line says #N follows it and each step is one reading
+    warmed = recorded_steps(key_averages_frame(prof), load_trace(tmp_path / "t.json"), steady, None, cpu_backend, warmup=1)
+    assert warmed.lines[1].startswith("recorded steps (us; one reading each, not a verdict; #1 follows 1 warm-up step): #1 ")
+    assert not any("reads longest" in line for line in warmed.lines)  # the steps line says it
 
 
 def test_exercise_answers_read_right_for_every_verdict_kind(cpu_backend):
@@ -450,3 +455,12 @@ def test_recorded_ops_counts_one_call():
     with torch.no_grad():
         ops = recorded_ops(lambda: model(torch.randn(1, 8)), [torch.profiler.ProfilerActivity.CPU])
     assert 10 < ops < 60  # two linears of about ten recorded ops each, a relu, randn
+
+
+def test_cutoffs_line_names_where_a_range_must_lie():
+    against = Timing("warmup=3", np.array([100.0, 100.0, 110.0, 120.0, 120.0]), 1)
+    apart = judge_timings("a", Timing("a", np.array([200.0] * 5), 1), "b", against)
+    assert cutoffs_line(apart, against, "a's range") == ["apart only if a's range lies wholly below 95.0 us or above 126.3 us"]
+    busy = judge_timings("a", Timing("a", np.array([200.0] * 5), 1, Contention(1.0, 0.5, 0.5, 0.0)), "b", against)
+    assert cutoffs_line(busy, against, "a's range") == []  # a busy block concludes nothing
+    assert cutoffs_line(apart, against, "r", "x", 3) == ["apart only if r lies wholly below 95.000 x or above 126.316 x"]

@@ -36,7 +36,8 @@ RULE = f"{(RESOLUTION - 1) * 100:.0f}%"  # the series' rule for "measurable" (an
 ALLOWED = {
     ("01", "5 GB of device memory (N22)"),  # docs/NEURON_NOTES.md N22: ProfileMode.DEVICE reserves ~5 GB of HBM
     ("01", f"lies at least {RULE} from 1"),  # built from RESOLUTION: the text fails here if the rule changes
-    ("01", f"at least {RULE} of the larger end"),
+    ("A1", f"lies at least {RULE} from 1"),  # section 6: 01's tiny-call comparison, the same rules
+    ("A1", f"at least {RULE} of the larger end"),
     ("03", f"lies at least {RULE} from 1"),
     ("04", f"{RULE} from 1"),
     ("05", f"lies at least {RULE} from 1"),
