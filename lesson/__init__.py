@@ -37,7 +37,7 @@ _EXPORTS = {
     "compiled": "BUSY_COLD_CALL KEEP_NEFF beside_03 break_evens cold_call slow_rounds_line written_over_input",
     "changed_ops": "change_line fused_rate_line op_changes own_time_line priced_table ratio_ends ratio_ends_line",
     "neuron_profiler": "NeuronProfilerSetup accepts_keyword neuron_profiler_setup op_by_op",
-    "published_metrics": "compile_metrics fused_metrics naive_call_metrics setup_metrics",
+    "published_metrics": "compile_metrics fused_metrics naive_call_metrics setup_metrics byte_model_metrics",
     "profiling": "ProfileResult judge_device_time profile_steps",
     "profiler_setup": "WatchedBlock copy_shares cost_takeaway recorded_ops first_recorded_step_us first_recorded_steps"
     " RecordedSteps recorded_steps warmup_explanation larger_hidden_answer"

@@ -1,5 +1,5 @@
-"""Notebook 03's join of two variants' ops: which were removed, added, changed form or count; its
-byte model's line at the recorded fused rate.
+"""Notebook 03's join of two variants' ops: which were removed, added, changed form or count; the
+byte model's line at the recorded fused rate (A2 prices 03's recorded calls with it).
 
 Why: the lesson cell should show the joined table and one line, not the bookkeeping that sorts
 each op into a kind of change.
@@ -241,7 +241,7 @@ PRICED_ROWS = {
     "naive_gb_per_s": "naive rate = bytes / time (GB/s)",
     "fused_min_mb": "one-pass bytes (MB)",
     "fused_min_at_naive_rate_us": "one-pass, naive rate (us)",
-    "saved_at_naive_rate_us": "saved, naive rate (us)",
+    "saved_at_naive_rate_us": "saved, naive rate (us, estimate)",
     "fused_min_at_fused_rate_us": "one-pass, fused rate (us)",
 }
 
@@ -257,11 +257,11 @@ def priced_table(priced: pd.DataFrame) -> pd.DataFrame:
     Args:
         priced: `analysis.fused_comparison` per device, one column each.
     Returns:
-        the rows of PRICED_ROWS, renamed to its plain words, then "saved, fused rate (us)".
+        the rows of PRICED_ROWS, renamed to its plain words, then "saved, fused rate (us, estimate)".
     """
     shown = priced.loc[list(PRICED_ROWS)].rename(index=PRICED_ROWS)
-    shown.loc["saved, fused rate (us)"] = priced.loc["naive_kernel_us"] - priced.loc["fused_min_at_fused_rate_us"]
+    shown.loc["saved, fused rate (us, estimate)"] = priced.loc["naive_kernel_us"] - priced.loc["fused_min_at_fused_rate_us"]
     shown = shown.round(1).astype(object)
     other = [device for device in shown.columns if FUSED_RATE_ON not in device]
-    shown.loc[["one-pass, fused rate (us)", "saved, fused rate (us)"], other] = "none recorded"
+    shown.loc[["one-pass, fused rate (us)", "saved, fused rate (us, estimate)"], other] = "none recorded"
     return shown

@@ -112,8 +112,11 @@ def test_priced_table_names_its_rows_in_plain_words():
 
     priced = pd.DataFrame({"an NVIDIA H100": dict.fromkeys(PRICED_ROWS, 1.04), "an AMD MI300X": dict.fromkeys(PRICED_ROWS, 2.0)})
     shown = priced_table(priced)
-    assert list(shown.index) == [*PRICED_ROWS.values(), "saved, fused rate (us)"] and shown.iloc[0, 0] == 1.0
-    assert shown.loc["saved, fused rate (us)"].tolist() == ["none recorded", 0.0]  # cr93: a saved row per end; cr101: MI300X only
+    assert list(shown.index) == [*PRICED_ROWS.values(), "saved, fused rate (us, estimate)"] and shown.iloc[0, 0] == 1.0
+    assert shown.loc["saved, fused rate (us, estimate)"].tolist() == [
+        "none recorded",
+        0.0,
+    ]  # cr93: a saved row per end; cr101: MI300X only
 
 
 def test_ratio_ends_line_says_which_slow_rounds_set_the_range():
@@ -144,6 +147,6 @@ def test_saving_sentence_states_its_condition_untested():
     import json
     from pathlib import Path
 
-    nb = json.loads((Path(__file__).parents[1] / "notebooks" / "03_fused_rms_norm.ipynb").read_text())
+    nb = json.loads((Path(__file__).parents[1] / "notebooks" / "A2_checks_naive_and_fused.ipynb").read_text())
     source = "".join("".join(c["source"]) for c in nb["cells"])
     assert "a one-pass kernel's saving per recorded Qwen2RMSNorm call" in source and "print(fused_rate_line(" in source

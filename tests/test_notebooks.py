@@ -205,19 +205,20 @@ def check_03_fused_rms_norm(m, out):
         assert value(m, "fused_device_ops_per_call") < value(m, "naive_device_ops_per_call")
     if BACKEND == "cpu":  # aten::add ran in place there (aten::add_): changed form, not removed
         assert "aten::add" not in value(m, "ops_removed_by_fusion")
-    # the recorded torch.nn.RMSNorm (MI300X, TraceLens): one kernel per call; the naive call's bytes priced at
-    # its rate take longer than the naive kernels did (a small shape's rate), the fused minimum at the
-    # naive call's own rate less
-    assert value(m, "recorded_fused_kernels_per_call") == 1 and value(m, "recorded_fused_gb_per_s") > 0
+    # the recorded torch.nn.RMSNorm (MI300X, TraceLens): one kernel per call
+    assert value(m, "recorded_fused_kernels_per_call") == 1
+
+
+def check_A2_checks_naive_and_fused(m, out):
+    # 03's byte model: the naive call's bytes priced at the fused calls' rate take longer than the naive kernels
+    # did (a small shape's rate), the fused minimum at the naive call's own rate less
+    assert value(m, "recorded_fused_gb_per_s") > 0
     naive_us = value(m, "recorded_h100_naive_kernel_us")
     assert value(m, "recorded_h100_naive_at_fused_rate_us") > naive_us > value(m, "recorded_h100_fused_min_at_naive_rate_us") > 0
     # the one printed saving: the naive kernel time less the fused minimum at the naive kernels' own rate
     saved = value(m, "recorded_h100_saved_estimate_us")
     assert saved == pytest.approx(naive_us - value(m, "recorded_h100_fused_min_at_naive_rate_us"))
     assert 0 < value(m, "recorded_mi300x_saved_estimate_us") and 0 < saved < naive_us
-
-
-def check_A2_checks_naive_and_fused(m, out):
     # the recorded A100 trace (data/recorded): a launch-bound forward, its idle gaps mostly opened by late launches
     assert value(m, "recorded_idle_gaps") >= 1 and 0 < value(m, "recorded_busy_share") < 1
     assert 0 < value(m, "recorded_idle_launched_late_us") <= value(m, "recorded_idle_us")

@@ -12,7 +12,7 @@ from analysis import FUSED_CALL, NAIVE_CALL, call_kernels, call_table, fused_com
 from analysis.claims import check_claims
 from analysis.timing import Timing, paired_ratio
 from analysis.verdicts import judge_ratio
-from lesson.published_metrics import compile_metrics, fused_metrics
+from lesson.published_metrics import byte_model_metrics, compile_metrics, fused_metrics
 
 WOBBLE = np.array([0.98, 1.0, 1.02, 0.99, 1.01, 1.0, 0.97, 1.03, 1.0, 1.0])  # the same each round: steady ratios
 
@@ -22,7 +22,7 @@ def block(medians_us: dict[str, float]) -> dict[str, Timing]:
     return {name: Timing(name, median * WOBBLE, inner=1) for name, median in medians_us.items()}
 
 
-def test_03s_metrics_carry_the_recorded_byte_model_and_this_runs_figures():
+def test_03s_metrics_and_a2s_byte_model_metrics():
     norms = load_trace(recorded_rmsnorm_path("mi300x_norms"))
     kernels = call_kernels(norms, FUSED_CALL)
     devices = {"an NVIDIA H100": "h100_qwen", "an AMD MI300X": "mi300x_qwen"}
@@ -45,12 +45,13 @@ def test_03s_metrics_carry_the_recorded_byte_model_and_this_runs_figures():
         {"naive": 1e-7, "torch.rms_norm": 2e-7},
         1e-5,
         call_table(norms, FUSED_CALL, kernels),
-        priced,
-        "a byte model",
     )
     assert m["fused_over_naive"]["value"] == pytest.approx(1.01)
     assert m["fused_allocated_over_input"]["value"] == pytest.approx(3.0)
     assert m["recorded_fused_kernels_per_call"]["value"] == 1.0 and m["errors_within_tolerance"]["value"] is True
+    assert "recorded_h100_saved_estimate_us" not in m  # the byte model is A2's
+    m = byte_model_metrics(priced, "a byte model")
+    assert m["recorded_fused_gb_per_s"]["value"] > 0
     saved = m["recorded_mi300x_saved_estimate_us"]["value"]
     h100 = priced["an NVIDIA H100"]
     assert m["recorded_h100_saved_estimate_us"]["value"] == pytest.approx(
