@@ -292,6 +292,7 @@ def shape_takeaways(
     ops: dict[tuple[str, str], float] | None = None,
     reports: dict[tuple[str, str], Any] | None = None,
     notes: bool = True,
+    bounds: bool = True,
 ) -> list[str]:
     """Notebook 05's result in words, one block per shape, built only from the run's verdicts.
 
@@ -322,6 +323,8 @@ def shape_takeaways(
         reports: (shape, variant) -> its VariantReport, whose `row()` fills `alloc_over_input` and `ops` (the
             notebook's one call instead of two dict-building lines: plumbing, not the lesson).
         notes: False leaves out the "*" and "†" footnotes (05 explains them in markdown after the output).
+        bounds: False leaves out each shape's bound (the growth and the byte shares, with their labels): 05's lesson
+            path keeps the ranking and the pairs, A3 prints the bounds (one idea per line for a first reader).
 
     Returns:
         The lines to print, one verdict each.
@@ -357,6 +360,8 @@ def shape_takeaways(
                 # farthest first: "naive 3.19x and torch.rms_norm 3.25x" named the nearer one first (cr108 05)
                 lines += [f"  farthest: {ranking.tier_phrase(tiers[-1][::-1])}"]
         lines += _same_work(newer_first(ranking, blocks[s]), s, ops or {}, alloc_over_input or {})
+        if not bounds:
+            continue
         if floors[s].memory_bound:
             allocs = {n: (alloc_over_input or {}).get((s, n), math.nan) for n in names}
             lines += [f"  {line}" for line in _memory_bound(ranking, floors[s], blocks[s], allocs, brief=not notes)]
@@ -700,7 +705,7 @@ def line_test_answer(by_count: dict[str, Timing], over_line: np.ndarray) -> str:
         # one short sentence a line: the one ~60-word line was 05's densest (cr100 05, r101 self-paced clarity)
         # "not contradicted", not "stands": only 64 -> 512 was timed here, not the growth * rests on (cr109 05 #2)
         bound = (
-            ".\ntorch.compile's overhead-bound* label is not contradicted: * allows faster-than-proportional growth."
+            ".\nThis does not contradict A3's overhead-bound label for torch.compile: it allows faster-than-proportional growth."
             f"\nNot measured: whether the {n64.replace(' tokens', '-token')} input stays in the cache"
         )
         # the medians' own line gives another ratio (cr108 05 #3: 1.80x beside medians that give 2.83x): both, named
@@ -759,6 +764,7 @@ def copies_answer(
     reference_dir: Path | None = None,
     block: dict[str, Timing] | None = None,
     through: str = "torch.compile",
+    brief: bool = False,
 ) -> str:
     """05's exercise 1 answer as a small table, the pair's reading and one verdict line: naive's full-size passes
     by its source (`ops`), the two byte counts (source, allocation), and naive's time in copies where one is
@@ -774,6 +780,8 @@ def copies_answer(
         reference_dir: the committed reference runs (default: helpers.series.REFERENCE_RUNS_DIR), read only
             where this run's ranking is withheld.
         block, through: the large shape's timings and the variant the pair divides naive by.
+        brief: the table without its words column, then the one verdict line (05's lesson path: a nested
+            row and a second verdict stopped first readers); the pair and the cause line left to A3.
 
     Returns:
         "Answer: 3 full-size writes (pow, mul, mul) + 1 read-only (mean)", then one row per count and per
@@ -811,7 +819,7 @@ def copies_answer(
     rows = [(f"by {w}", _count_text(c, ends), "", "") for w, c in models.items()]  # as its verdict prints it
     rows += [(n, f"{m:.2f}", copies_spread(lo, hi, models), row) for n, m, lo, hi, _, row, _ in readings]
     width = max(len(row[0]) for row in rows)
-    table = [f"  {n:<{width}}  {v:>5}  {spread:<19}  {said}".rstrip() for n, v, spread, said in rows]
+    table = [f"  {n:<{width}}  {v:>5}  {spread:<19}  {'' if brief else said}".rstrip() for n, v, spread, said in rows]
     if readings:
         name, *_, told, _, said = readings[0]
         follows = ": the time cannot say which count it follows" if len(told) > 1 else ""
@@ -819,7 +827,7 @@ def copies_answer(
         verdict = f"Verdict ({whose}): naive's time: {said}{follows}"  # the margin is in its row
         if whose == "this run, ratio to the copy" and "inconclusive" in said and (slow := ranking.slow.get("naive")):
             verdict += f" ({slow} slow rounds widen the range)"  # an inconclusive 3.38 vs 3.5 read as "matches" (cr87 05 #5)
-        if "above the allocation count" in said:  # the byte share's one-clone-per-allocation assumption, tested
+        if "above the allocation count" in said and not brief:  # the byte share's one-clone-per-allocation assumption
             verdict += "\nAbove the allocation count: a full-size op costs more than a clone, or mean's read costs extra;"
             verdict += " the time cannot tell which"
     else:
@@ -831,6 +839,7 @@ def copies_answer(
     if "**" in " ".join(pair_lines) or recorded:
         notes.append(f"** {origin}")
     ops_said = f"{len(writes)} full-size writes ({', '.join(writes)}) + {len(reads)} read-only ({', '.join(reads)})"
+    pair_lines = [] if brief else pair_lines
     return "\n".join(
         [f"Answer: {ops_said}; naive's time at the large shape in copies:", *table, *gap, *pair_lines, verdict, *notes]
     )
