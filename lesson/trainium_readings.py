@@ -128,52 +128,32 @@ def device_view_claims(metrics: dict[str, Any], band: bool = False) -> tuple[dic
 def counter_readings(exports: dict[str, Any], guesses: dict[str, str]) -> pd.DataFrame:
     """09's predict-then-check table: per guessed counter, fused / baseline in each dtype, the learner's guess,
     what the row shows, and the guess against it. Only the bytes rows are graded: instructions declare them, so
-    their direction is a count. A time from one execution each is a reading (r96's cold reader: ✓/✗ on a time
-    row read as a verdict), placed against A4's cut-offs (`against_spread`) so "no verdict" means one thing:
-    inside them (cr101 09: it also stood on rows past them).
-    The tensor lane's row is always added: its computing-instruction counts are the same in both kernels (checked
-    here), so its move is what a time moves by with unchanged counts, the stand-in for noise the other time rows are read against.
+    their direction is a count. A time from one execution each is a reading, not graded; which time rows moved
+    more than an assumed stand-in for noise is A4's section (`guesses_against_counters`, `spread_line`), not 09's.
 
     Args:
         exports: profile name ("baseline_bf16_s512", ...) -> its NeuronExport (analysis.load_exports).
         guesses: counter name -> the learner's "down", "up", "same" or "?".
 
     Returns:
-        DataFrame, one row per counter plus `tensor_engine_active_time`: `bf16`, `fp32` (fused / baseline),
-        `your_guess`, `shows` (bytes rows: "down", "up" or "same", per dtype where they differ; time rows:
-        "down, moved more than the tensor lane did between kernels (not a noise estimate)" or "inside: no verdict" (`against_spread`, per dtype
-        where they differ), the DMA row with the profiler's warning where an export carries it) and `match`
-        ("✓"/"✗" on a bytes row both dtypes agree on, "dtypes differ" where not; "" on time rows and unfilled guesses).
+        DataFrame, one row per guessed counter: `bf16`, `fp32` (fused / baseline), `your_guess`, `shows` (bytes
+        rows: "down", "up" or "same", per dtype where they differ; time rows: "a reading: one execution each", the
+        DMA row with the profiler's warning where an export carries it) and `match` ("✓"/"✗" on a bytes row both
+        dtypes agree on, "dtypes differ" where not; "" on time rows and unfilled guesses).
     """
-    from analysis import engine_work
-
-    rows = {**guesses, "tensor_engine_active_time": guesses.get("tensor_engine_active_time", "")}
     ratios = pd.DataFrame(
-        {d: {c: exports[f"fused_{d}_s512"].counter(c) / exports[f"baseline_{d}_s512"].counter(c) for c in rows} for d in DTYPES}
-    ).assign(your_guess=pd.Series(rows))
-    counts = {
-        f"{k}_{d}_s512": engine_work(exports[f"{k}_{d}_s512"]).at["tensor", "computing"]
-        for k in ("baseline", "fused")
-        for d in DTYPES
-    }
-    same_work = all(counts[f"baseline_{d}_s512"] == counts[f"fused_{d}_s512"] for d in DTYPES)
+        {
+            d: {c: exports[f"fused_{d}_s512"].counter(c) / exports[f"baseline_{d}_s512"].counter(c) for c in guesses}
+            for d in DTYPES
+        }
+    ).assign(your_guess=pd.Series(guesses))
     warned = any(e.warnings.message.str.contains("DMA values may be inaccurate").any() for e in exports.values())
-    spread = same_work_spread(ratios)
-    swing = "moved more than the tensor lane did between kernels"  # a comparison with the yardstick, not a verdict
-    side = {"below": f"down, {swing}", "above": f"up, {swing}", "": "inside: no verdict"}
     shows, match = [], []
     for c in ratios.index:
         guess = ratios.at[c, "your_guess"]
-        if "bytes" not in c:  # a time: one execution each, so a reading against A4's cut-offs, never graded
-            words = {d: side[against_spread(float(ratios.at[c, d]), spread)] for d in DTYPES}
-            text = words["bf16"] if len(set(words.values())) == 1 else "; ".join(f"{d}: {w}" for d, w in words.items())
-            notes = ["not a noise estimate"] * (swing in text)
-            notes += ["profiler: DMA values may be inaccurate"] * (c.startswith("dma_") and warned)
-            text += f" ({'; '.join(notes)})" * bool(notes)
-            if c == "tensor_engine_active_time":
-                text = ("yardstick: equal" if same_work else "no yardstick: different") + " computing-instruction counts"
-                text += "; time still moved" * (same_work and any(round(r, 2) != 1 for r in spread))  # cr105 09 #4
-            shows.append(text)
+        if "bytes" not in c:  # a time: one execution each, so a reading, never graded
+            note = "; profiler: DMA values may be inaccurate" * (c.startswith("dma_") and warned)
+            shows.append(f"a reading: one execution each{note}")
             match.append("")
             continue
         words = {d: "down" if ratios.at[c, d] < 1 else "up" if ratios.at[c, d] > 1 else "same" for d in DTYPES}
@@ -485,7 +465,7 @@ def per_call_bounds(start: pd.DataFrame) -> str:
 
 
 def after_first_matmul_reading(start: pd.DataFrame) -> str:
-    """09's one line of time readings: fused / baseline per dtype in total_time (the per-call figure: one
+    """09's time readings: the start's share of each execution, and fused / baseline per dtype in total_time (the per-call figure: one
     execution each) and in the compute window (first MATMUL to the DMA row's last bar, which leaves out the
     start and the tail both kernels spend).
 
@@ -496,8 +476,10 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
         start: `execution_start`'s result (rows named "<kernel>_<dtype>_s512").
 
     Returns:
-        two lines, e.g. "fused / baseline, one execution each: whole execution (total_time): bf16 x0.67,
-        fp32 x0.65" and "compute window (ends at a possibly inaccurate DMA bar): bf16 x0.49, fp32 x0.49"
+        three lines: the start's share of each execution (the lesson's main finding: the first MATMUL comes late,
+        after no computing instruction), e.g. "the start, before the first MATMUL: 31-47% of each execution, no
+        computing instruction in any profile", then "fused / baseline, one execution each: whole execution
+        (total_time): bf16 x0.67, fp32 x0.65" and "compute window (ends at a possibly inaccurate DMA bar): bf16 x0.49, fp32 x0.49"
         (cr101 09: the window ends at a DMA bar, and the profiler warns DMA values may be inaccurate).
     """
     first = start["first MATMUL (us)"].astype(float)
@@ -508,14 +490,17 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
         base, fused = (next(n for n in start.index if n.startswith(f"{k}_{dtype}_")) for k in ("baseline", "fused"))
         whole_parts.append(f"{dtype} x{total[fused] / total[base]:.2f}")
         middle_parts.append(f"{dtype} x{middle[fused] / middle[base]:.2f}")  # the us: the fusion line (cr108 09)
+    share = start["first MATMUL / total_time"].astype(float) * 100
+    idle = "no computing instruction" if start["computing before MATMUL"].astype(int).eq(0).all() else "some computing"
     return (
+        f"the start, before the first MATMUL: {share.min():.0f}-{share.max():.0f}% of each execution, {idle} in any profile\n"
         f"fused / baseline, one execution each: whole execution (total_time): {', '.join(whole_parts)}\n"
         f"compute window (ends at a possibly inaccurate DMA bar): {', '.join(middle_parts)}"
     )
 
 
 def start_tail_opcodes(exports: dict[str, Any], name: str = "baseline_bf16_s512", top: int = 3) -> str:
-    """One line: the most frequent opcodes drawn as bars (neither computing nor waits) of one profile before its
+    """Two lines: the most frequent opcodes drawn as bars (neither computing nor waits) of one profile before its
     first MATMUL and in its tail.
 
     Why here: 09 says the start's and the tail's bars are "other opcodes"; its cold readers (r89) asked which.
@@ -528,8 +513,8 @@ def start_tail_opcodes(exports: dict[str, Any], name: str = "baseline_bf16_s512"
         top: how many opcodes per stretch.
 
     Returns:
-        e.g. "baseline_bf16_s512's bar opcodes (count): before the first MATMUL DRAIN 88, SET_ORDERING_MODE 20, ...;
-        in the tail DRAIN 16, EVENT_SEMAPHORE_RANGE_CLEAR 5, ...".
+        e.g. "bars before the first MATMUL (baseline_bf16_s512, count): DRAIN 88, SET_ORDERING_MODE 20, ..." and
+        "bars in the tail (count): DRAIN 16, EVENT_SEMAPHORE_RANGE_CLEAR 5, ..." (a line each: at most 4 numbers).
     """
     from analysis import COMPUTING_OPCODES, WAIT_OPCODES
 
@@ -541,7 +526,7 @@ def start_tail_opcodes(exports: dict[str, Any], name: str = "baseline_bf16_s512"
         return ", ".join(f"{op} {n}" for op, n in ins.loc[mask, "opcode"].value_counts().head(top).items())
 
     before, tail = most(ins["start_ns"] < first_matmul_ns), most(ins["start_ns"] >= last_dma_ns)
-    return f"{name}'s bar opcodes (count): before the first MATMUL {before}; in the tail {tail}"
+    return f"bars before the first MATMUL ({name}, count): {before}\nbars in the tail (count): {tail}"
 
 
 def lane_not_all_work(work: dict[str, pd.DataFrame]) -> str:
@@ -666,8 +651,8 @@ def _bursts(e: Any) -> tuple[list[list[Any]], list[tuple[float, float]]]:
 
 
 def device_view_reading(exports: dict[str, Any], start: pd.DataFrame, dtype: str = "bf16") -> str:
-    """09's fusion lesson in one printed line: how long the baseline's HBM round trips (shaded bursts) last, how
-    much of that a computing instruction runs on any lane, that the fused profile has none (what `_bursts` tests),
+    """09's fusion lesson in one printed line: how long, inside the baseline's HBM round trips (shaded bursts), no
+    lane runs a computing instruction, that the fused profile has none (what `_bursts` tests),
     and both compute windows (first MATMUL to the DMA row's last bar).
 
     Why: cr108 09 M1: the page listed empty lanes (gpsimd empty all through the window in both kernels) and never
@@ -687,8 +672,8 @@ def device_view_reading(exports: dict[str, Any], start: pd.DataFrame, dtype: str
     first = start["first MATMUL (us)"].astype(float)
     window = first / start["first MATMUL / total_time"].astype(float) - first - start["after the DMA row's last bar (us)"]
     return (
-        f"the fusion reading (one execution): baseline's bursts span {span:.1f} us, some lane computing in "
-        f"{computing:.1f} us of it; fused kernel {has}; compute window {window[base]:.1f} -> {window[fused]:.1f} us"
+        f"fusion: baseline's round trips (shaded): {span - computing:.1f} us, no lane computing; "
+        f"fused {has}; compute window {window[base]:.1f} -> {window[fused]:.1f} us (one execution each, not shown causal)"
     )
 
 
