@@ -267,7 +267,7 @@ def labelled_gap_line(name: str, trace: Any) -> str:
     Returns:
         "naive's labelled gap (aten::div_ -> aten::add): 20 us in the drawn step, median 19 us over 12 steps", led by
         "One-off: "
-        and followed by the p10-p90 where the drawn step's gap lies above the others' by analysis.verdicts.apart_bounds
+        and followed by the p10-p90 ("most steps") where the drawn step's gap lies above the others' by analysis.verdicts.apart_bounds
         (a one-off 39x its median was read as the typical gap).
     """
     import numpy as np
@@ -291,7 +291,7 @@ def labelled_gap_line(name: str, trace: Any) -> str:
     median, here = float(np.median(values)), float(drawn.at[big, "gap_us"])
     line = f"{name}'s labelled gap ({pair[0]} -> {pair[1]}): {here:.0f} us in the drawn step, median {median:.0f} us over {len(values)} steps"
     if here > apart_bounds((lo, hi))[1]:  # past the other steps' p90 by the margin: this step's outlier, not typical
-        line = f"One-off: {line}, p10-p90 {lo:.0f}-{hi:.0f} us. Read the median as typical"
+        line = f"One-off: {line} (most steps {lo:.0f}-{hi:.0f} us). Read the median as typical"
     return _Line(line)
 
 
