@@ -17,7 +17,7 @@ reads profiles and measures); neither imports it. Notebooks import from this one
 - profiler_setup: notebook 01's bookkeeping outside its loop (busy check, recorded-steps lines, cost line, exercises 1 and 3)
 - study:        one variant timed, profiled and checked the same way in every notebook of the case study; 05's metrics
 - trainium_readings: notebook 09's published figures and the readings it states from them
-- reading_traces: notebook 06's recorded RMSNorm table, its step / host-only factors and their sentence, its metrics
+- reading_traces: notebook 06's drawn-step table, its step / host-only factors and their sentence, its metrics
 - shapes:       notebook 07's request stream, strategies (source: its `# @save` cell) and per-call compiles; the stream kept for A5
 - shape_worker: notebook 07's second process: the same stream served in a fresh Python (`python -m`)
 - rank_worker:  one rank of notebook 08 (run by torchrun; `train_step` from its `# @save` cell)
@@ -43,8 +43,8 @@ _EXPORTS = {
     " RecordedSteps recorded_steps warmup_explanation larger_hidden_answer"
     " warmup_answer queue_stand_in queue_takeaway documented_neuron_call"
     " cutoffs_line",
-    "reading_traces": "HostOnlyFactors host_only_factors largest_gap_host_calls named_host_line reading_traces_metrics "
-    "recorded_rmsnorm_takeaway recorded_rmsnorms recorded_rmsnorm_table compiled_host_events"
+    "reading_traces": "HostOnlyFactors host_only_factors largest_gap_host_calls reading_traces_metrics"
+    " drawn_steps host_only_share"
     " LargestShare largest_host_only_share gap_memory_line gap_memory_ops eager_fusion_lines host_only_lines host_only_us_line drawn_step_table labelled_gap_line",
     "ranks": "RankJob arrival_parts arrival_parts_line exchange_line last_arrival_lines launch load_rank_job neuron_recipe_lines neuron_torchrun_recipe rank_cpu_waits ranks_contention recorded_job_metrics recorded_kernel_lines recorded_reading_line slow_step_wait_line straggler_job_metrics",
     "rmsnorm": "DTYPES call_compiled check_fits_in_memory compile_rmsnorm error_tolerance format_bytes make_inputs "

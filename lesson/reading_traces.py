@@ -1,5 +1,5 @@
-"""Notebook 06's bookkeeping: the recorded RMSNorm table, the step and host-only factors, the
-compiled step's host calls outside its graph, and the metrics and claims the notebook publishes.
+"""Notebook 06's bookkeeping: the drawn-step table, the host-only shares, the step and host-only
+factors, the labelled gap's line, and the metrics and claims the notebook publishes.
 
 Why here: none of it is what 06 teaches (reading lanes, splitting a step, following an op down the
 stack); in the notebook it was 40 lines a learner had to skip. The names and figures stay the ones
@@ -8,7 +8,6 @@ the notebook printed, and tests/test_notebooks.py reads the same metric names.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
@@ -17,28 +16,7 @@ import pandas as pd
 
 from analysis.timing import p10_p90
 
-# The recorded naive rows' model module (TraceLens traces of Qwen1.5-0.5B).
-RECORDED_QWEN = "naive (Qwen2RMSNorm)"
 DRAWN_CAPTION = "One drawn step each, not compared"  # under 50 characters: pandas cuts a longer index name (cr101 06 #1)
-
-
-def recorded_rmsnorms() -> pd.DataFrame:
-    """One row per recorded RMSNorm call type (TraceLens traces, H100 and MI300X): the input's
-    shape and dtype, the calls found, the kernels one call launched and its bytes over a fused pass's.
-
-    Returns:
-        DataFrame indexed by label ("H100, naive (Qwen2RMSNorm)", "MI300X, naive (Qwen2RMSNorm)",
-        "MI300X, fused (torch.nn.RMSNorm)") with columns x, calls, kernels_per_call, bytes_ratio.
-    """
-    from analysis import FUSED_CALL, NAIVE_CALL, call_table, calls_summary, load_trace, recorded_rmsnorm_path
-
-    sources = {f"H100, {RECORDED_QWEN}": ("h100_qwen", NAIVE_CALL), f"MI300X, {RECORDED_QWEN}": ("mi300x_qwen", NAIVE_CALL)}
-    sources["MI300X, fused (torch.nn.RMSNorm)"] = ("mi300x_norms", FUSED_CALL)
-    rows = {}
-    for label, (key, call) in sources.items():
-        calls = call_table(load_trace(recorded_rmsnorm_path(key)), call)
-        rows[label] = {"x": f"{calls['x_shape'].iloc[0]} {calls['x_dtype'].iloc[0]}", **calls_summary(calls)}
-    return pd.DataFrame(rows).T.astype({"bytes_ratio": float})
 
 
 def _factor(a: pd.Series, b: pd.Series, busy: Any) -> SimpleNamespace:
@@ -71,42 +49,53 @@ class HostOnlyFactors:
     n_steps: int = 0  # steps per variant; 0 where the two differ
 
     def _spans_text(self) -> str:
-        """The ranges the factors are built from (cr95 06 M2: the host-only ranges first appeared in Exercise 2),
-        and, where p10 and p90 are the extreme steps (floor(0.1 (n-1)) = 0, analysis.p10_p90), that fact."""
+        """The ranges the factors are built from, one line per variant (the host-only ranges first appeared in
+        Exercise 2 otherwise), and, where p10 and p90 are the extreme steps (floor(0.1 (n-1)) = 0,
+        analysis.p10_p90), that fact."""
         if not self.spans:
             return ""
-        r, s = (self.spans[n] for n in (self.reference, self.subject))
 
         def span(x: tuple[float, float]) -> str:
             return f"{x[0]:.0f}-{x[1]:.0f}"
 
         extremes = f"with {self.n_steps} steps, p10-p90 = lowest to highest" if 0 < self.n_steps <= 10 else "p10-p90"
-        return (
-            f"\nFrom {self.reference}'s step {span(r['step'])} and host-only {span(r['host-only'])} us,"
-            f" {self.subject}'s {span(s['step'])} and {span(s['host-only'])} us ({extremes})"
+        rows = (
+            f"\n{n}: step {span(self.spans[n]['step'])} us, host-only {span(self.spans[n]['host-only'])} us" for n in self.spans
         )
+        return "".join(rows) + f" ({extremes})"
 
     @property
     def share_line(self) -> str:
-        """Why the shares differ, one line: the two factors in words, then which weighs more (the
-        verdict); a busy or withheld verdict is printed as it is, concluding nothing."""
+        """Why the shares differ: first the two factors, each with the rule's word (the measurable one first), then
+        which weighs more in the share, the verdict word first, with the ends it compared and the margin it used;
+        a busy or withheld verdict is printed as it is, concluding nothing."""
         s, r, kind = self.subject, self.reference, getattr(self.verdict, "kind", None)
         if kind not in ("slower", "faster", "no measurable difference"):
             return f"Factors: step factor ({r}'s step / {s}'s) against host-only factor ({s}'s / {r}'s): {self.verdict}{self._spans_text()}"
         step, host = _times(self.step, "shorter", "longer"), _times(self.host_only, "longer", "shorter")
-        said = {
-            "slower": f"{s}'s profiled step is {step} and its host-only time {host}: its share is higher {_why(self.host_only, 'step is shorter', 'a shorter host-only time')}",
-            "faster": f"{s}'s host-only time is {host} and its profiled step {step}: its share is higher {_why(self.step, 'host-only time is longer', 'a longer step')}",
-        }
-        facts = (
-            f"{s}'s profiled step is {step} and its host-only time {host}: this run cannot tell which weighs more in the shares"
-        )
-        return f"Factors: against {r}, {said.get(kind, facts)}{self._reason(kind)}{self._spans_text()}"
+        (a, x), (b, y) = parts = [("step", step), ("host-only time", host)]  # the measurable one first
+        if kind == "faster" or (kind != "slower" and _measurable(self.host_only) and not _measurable(self.step)):
+            (a, x), (b, y) = parts[::-1]
+        return f"Factors: against {r}, {s}'s {a} is {x}; its {b} is {y}\n{self._weighs(kind)}{self._spans_text()}"
 
-    def _reason(self, kind: str) -> str:
-        """Why the verdict placed one factor above the other, from the printed ends (cr100 06 #2: "mainly because
-        its step is shorter" beside an inconclusive host-only factor left the reason off the page); left out where
-        the weaker factor prints inverted ("x shorter"), whose ends would not match the printed ones."""
+    def _weighs(self, kind: str) -> str:
+        """Which factor weighs more in the share, from the printed ends and the margin (the ratio rule's
+        RESOLUTION): an inconclusive verdict beside ranges that do not overlap said why only in metrics.json."""
+        from analysis.verdicts import RESOLUTION
+
+        margin = f"the {(RESOLUTION - 1) * 100:.0f}% margin"
+        if kind == "no measurable difference":
+            (a, b), (c, d) = (self.step.p10_us, self.step.p90_us), (self.host_only.p10_us, self.host_only.p90_us)
+            near = (a, d) if a >= d else (c, b) if c >= b else None
+            ends = "the factor ranges overlap" if near is None else f"{near[0]:.2f} and {near[1]:.2f} lie within {margin}"
+            return f"Which weighs more in the share: cannot tell ({ends})"
+        cause = {"slower": (self.host_only, "step is shorter", "a shorter host-only time")}
+        cause["faster"] = (self.step, "host-only time is longer", "a longer step")
+        return f"Its share is higher {_why(*cause[kind])}{self._reason(kind, margin)}"
+
+    def _reason(self, kind: str, margin: str) -> str:
+        """Why the verdict placed one factor above the other, from the printed ends; left out where the weaker
+        factor prints inverted ("x shorter"), whose ends would not match the printed ones."""
         from analysis import relation_of
 
         big, small, names = (
@@ -114,9 +103,15 @@ class HostOnlyFactors:
             if kind == "slower"
             else (self.host_only, self.step, ("host-only", "step"))
         )
-        if kind not in ("slower", "faster") or relation_of(small.p10_us, small.p90_us) == "below 1":
+        if relation_of(small.p10_us, small.p90_us) == "below 1":
             return ""
-        return f" (smallest {names[0]} factor {big.p10_us:.2f} > largest {names[1]} factor {small.p90_us:.2f})"
+        return f": smallest {names[0]} factor {big.p10_us:.2f} > largest {names[1]} factor {small.p90_us:.2f}, past {margin}"
+
+
+def _measurable(factor: SimpleNamespace) -> bool:
+    from analysis import relation_of
+
+    return relation_of(factor.p10_us, factor.p90_us) != "about 1"
 
 
 def _why(other: SimpleNamespace, cause: str, against: str) -> str:
@@ -228,87 +223,32 @@ def largest_host_only_share(shares: dict[str, Any], counted: bool) -> LargestSha
     return LargestShare(subject, reference, verdict, f"Answer: the largest share: {answer}", lines if counted else [])
 
 
-def compiled_host_events(trace: Any) -> tuple[str, pd.DataFrame]:
-    """The framework calls of the drawn step that run before or after the compiled graph, not
-    around it: the host-only work of a compiled call (on cpu: Dynamo's cache lookup, which is the
-    guard check, and the wrapper prologues), named as the trace names them.
+def host_only_lines(fx: HostOnlyFactors, counted: bool) -> list[str]:
+    """Notebook 06's lines after the answer: the factors (`host_only_factors`), or, where nothing was
+    counted, a withheld line."""
+    from analysis import withheld
 
-    Args:
-        trace: a loaded trace of a torch.compile'd call (analysis.load_trace).
-
-    Returns:
-        (caption naming the step and its time before and after the graph call, or saying that the step has
-        no compiled-graph call or no framework call outside it; DataFrame with columns name,
-        from_step_start_us, dur_us, sorted by start, calls nested in a listed one left out).
-    """
-    from analysis import representative_step
-    from analysis.traces import COMPILED_GRAPH_PREFIX
-
-    columns = ["name", "from_step_start_us", "dur_us"]
-    step = representative_step(trace)
-    ev = trace.events[(trace.events["step"] == step) & (trace.events["lane"] == "framework")].sort_values(
-        ["ts", "dur"], ascending=[True, False]
-    )
-    graph = ev[ev["name"].str.startswith(COMPILED_GRAPH_PREFIX)]
-    if graph.empty:
-        return f"step {step}: no compiled-graph call ({COMPILED_GRAPH_PREFIX}) in this trace", pd.DataFrame(columns=columns)
-    start, end = float(graph["ts"].min()), float(graph["end"].max())
-    outside = ev[(ev["end"] <= start) | (ev["ts"] >= end)]
-    reached, keep = -float("inf"), []
-    for ts, stop in zip(outside["ts"], outside["end"]):  # drop calls nested in a kept one
-        keep.append(ts >= reached)
-        reached = max(reached, stop) if ts >= reached else reached
-    outside = outside[pd.Series(keep, index=outside.index, dtype=bool)]
-    step_ts = float(trace.steps.set_index("step")["ts"][step])
-    table = outside.assign(from_step_start_us=outside["ts"] - step_ts, dur_us=outside["dur"])[columns].reset_index(drop=True)
-    step_end = step_ts + float(trace.steps.set_index("step")["dur"][step])
-    where = f"{start - step_ts:.0f} us before it, {step_end - end:.0f} us after"
-    if table.empty:
-        return f"step {step} ({where} the graph call): no framework call outside it in this trace", table
-    # the labels enclosing the graph (the step's own, the compiled region) run on around it (cr100 06 #1); an
-    # "only enclosing labels" on the after-side read as "nothing ran" for the before-side too (cr103 06 #3)
-    return (
-        f"Step {step}'s host calls outside the compiled graph ({where}: nothing but enclosing labels and the calls listed below)",
-        table,
-    )
+    return fx.share_line.split("\n") if counted else [withheld("the factors", "no device operations counted")]
 
 
-def named_host_line(host_calls: pd.DataFrame, host_only_us: float, steps_host_only_us: Sequence[float] = ()) -> str:
-    """The compiled step's named host calls (`compiled_host_events`) against its host-only time: the
-    trace names part of it; the rest, like the other variants' host-only time, carries no label.
+def host_only_share(trace: Any, contention: Any) -> Any:
+    """The host-only share (%) of each recorded step, as a Timing (a BUSY block concludes nothing)."""
+    from analysis import Timing, step_summary
 
-    Args:
-        host_calls: `compiled_host_events(trace)[1]`; host_only_us: the same step's host-only time;
-        steps_host_only_us: every profiled step's, to rank the drawn one (its drawn step can hold the largest,
-        which read as compile adding host time, cr97 06).
-
-    Returns:
-        "The calls listed total 14 us of this step's 114 us host-only time; the trace does not attribute
-        the rest (candidates: profiler bookkeeping, Python around the call, freeing the call's tensors)." (one line)
-    """
-    named, n = float(host_calls["dur_us"].sum()), len(steps_host_only_us)
-    above = sum(v > host_only_us for v in steps_host_only_us)
-    k = above + 1
-    rank = {0: "largest", n - 1: "smallest"}.get(above, f"{k}{ {2: 'nd', 3: 'rd'}.get(k, 'th') } largest")
-    ranked = f" ({rank} of the {n} steps)" if n > 1 else ""  # short lines (cr99 06 M1)
-    rest = "The trace does not attribute the rest (candidates: profiler bookkeeping, Python around the call, freeing the call's tensors)"
-    return f"The calls listed total {named:.0f} us of this step's {host_only_us:.0f} us host-only time{ranked}.\n{rest}."
+    s = step_summary(trace).eval("host_only_us = step_us - busy_us - idle_total_us")
+    return Timing("host only", (s["host_only_us"] / s["step_us"] * 100).to_numpy(), 1, contention)
 
 
-def host_only_lines(fx: HostOnlyFactors, caption: str, host_calls: pd.DataFrame, trace: Any, counted: bool) -> list[str]:
-    """Notebook 06's lines after the answer (plumbing moved out of the notebook to save reading time):
-    the factors' sentence (`host_only_factors`), the compiled step's caption (`compiled_host_events`)
-    and its named host calls against the drawn step's host-only time, ranked among the compiled
-    `trace`'s steps (`named_host_line`); where nothing was counted, the factors are withheld and the
-    named-calls line left out.
-    """
-    from analysis import representative_step, step_summary, withheld
+def drawn_steps(traces: dict[str, Any]) -> pd.DataFrame:
+    """Each variant's drawn step (its median-length one, analysis.representative_step) split as the page names it:
+    step_us, compute_ops, busy_us, gaps (their count), gap_us, host_only_us (step_us - busy_us - gap_us). The page
+    uses these names only (a reader met device_ops / compute_ops and idle_gaps / gaps for one thing)."""
+    from analysis import representative_step, step_summary
 
-    if not counted:
-        return [withheld("the factors", "no device operations counted"), caption]
-    host_only = step_summary(trace).eval("step_us - busy_us - idle_total_us")
-    drawn = float(host_only.loc[representative_step(trace)])
-    return [fx.share_line, caption, named_host_line(host_calls, drawn, list(host_only))]
+    rows = {name: step_summary(t).loc[representative_step(t)] for name, t in traces.items()}
+    split = pd.DataFrame(rows).T[["step_us", "device_ops", "busy_us", "idle_gaps", "idle_total_us"]].astype(float)
+    split = split.rename(columns={"device_ops": "compute_ops", "idle_gaps": "gaps", "idle_total_us": "gap_us"})
+    return split.assign(host_only_us=split.eval("step_us - busy_us - gap_us"))
 
 
 class _Line(str):
@@ -325,11 +265,15 @@ def labelled_gap_line(name: str, trace: Any) -> str:
     ending in it shows the line as print() would.
 
     Returns:
-        "naive's labelled gap (aten::div_ -> aten::add) over the 12 recorded steps: median 19, p10-p90 18-30 us"
+        "naive's labelled gap (aten::div_ -> aten::add): 20 us in the drawn step, median 19 us over 12 steps", led by
+        "One-off: "
+        and followed by the p10-p90 ("most steps") where the drawn step's gap lies above the others' by analysis.verdicts.apart_bounds
+        (a one-off 39x its median was read as the typical gap).
     """
     import numpy as np
 
     from analysis import gap_table, representative_step
+    from analysis.verdicts import apart_bounds
 
     drawn = gap_table(trace)
     if not len(drawn):
@@ -344,24 +288,21 @@ def labelled_gap_line(name: str, trace: Any) -> str:
     steps = [int(s) for s in trace.steps["step"]] or [representative_step(trace)]
     values = [v.iloc[k] for v in (nth(gap_table(trace, s)) for s in steps) if len(v) > k]
     lo, hi = p10_p90(np.array(values))
-    return _Line(
-        f"{name}'s labelled gap ({pair[0]} -> {pair[1]}) over the {len(values)} recorded steps: "
-        f"median {np.median(values):.0f}, p10-p90 {lo:.0f}-{hi:.0f} us"
-    )
+    median, here = float(np.median(values)), float(drawn.at[big, "gap_us"])
+    line = f"{name}'s labelled gap ({pair[0]} -> {pair[1]}): {here:.0f} us in the drawn step, median {median:.0f} us over {len(values)} steps"
+    if here > apart_bounds((lo, hi))[1]:  # past the other steps' p90 by the margin: this step's outlier, not typical
+        line = f"One-off: {line} (most steps {lo:.0f}-{hi:.0f} us). Read the median as typical"
+    return _Line(line)
 
 
-def drawn_step_table(split: pd.DataFrame, traces: dict[str, Any]) -> pd.DataFrame:
-    """Notebook 06's drawn-step table as shown (plumbing moved out of the notebook): rounded, counts as
-    integers, and, where no trace has a device lane (cpu), step_summary's `device_ops` / `idle_gaps`
-    shown as `compute_ops` / `gaps`, the names the page and its figure use there (a reader met three
-    names for one thing, cr94 06 M3); `split` itself keeps step_summary's names. The index is named
-    DRAWN_CAPTION: one step per variant is not a comparison (cr99 06). A plain DataFrame, not a captioned
-    Styler, so the table's text stays in the run copy's plain output that reading_time.py counts.
+def drawn_step_table(split: pd.DataFrame) -> pd.DataFrame:
+    """Notebook 06's drawn-step table as shown: `drawn_steps` rounded, counts as integers, only the columns the
+    page uses (no share: the Predict below it asks for the largest one). The index is named DRAWN_CAPTION: one
+    step per variant is not a comparison. A plain DataFrame, so the table's text stays in the run copy's plain
+    output that reading_time.py counts.
     """
-    table = split.round(1).astype({"device_ops": "Int64", "idle_gaps": "Int64"})
-    if not any(t.has_device_lane for t in traces.values()):
-        table = table.rename(columns={"device_ops": "compute_ops", "idle_gaps": "gaps"})
-    return table.rename_axis(DRAWN_CAPTION)  # the caption where it prints (cr99 06)
+    table = split[["step_us", "compute_ops", "busy_us", "gap_us", "host_only_us"]].round(1)
+    return table.astype({"compute_ops": "Int64"}).rename_axis(DRAWN_CAPTION)
 
 
 def host_only_us_line(name: str, small: Any, small_tokens: int, trace: Any, tokens: int, busy: bool = False) -> str:
@@ -374,11 +315,9 @@ def host_only_us_line(name: str, small: Any, small_tokens: int, trace: Any, toke
             verdict on them (cr103 06: "host-only time grows too" printed under "concludes nothing").
 
     Returns:
-        "naive: host-only 17-26 us of a 60-75 us step at 8 tokens, 123-146 of 4890-5210 us at 1024;
-        then on a second line "medians, 1024 over 8: host-only 6.2x, step 77.0x; host-only time grows too (cause not shown)"
-        (p10-p90 over the steps, then the ratios of the medians; the host-only ratio and the last sentence only where the
-        host-only ranges lie apart by analysis.judge_ranges, else "host-only time: inconclusive (the ranges overlap)": a reader of 15-27 against 122-151 us kept
-        "host-only = a fixed per-call cost" while the cause was said only in a code comment, cr91 06 C)
+        "naive: host-only time 17-26 us at 8 tokens, 123-146 us at 1024 (p10-p90): grows with size too (cause not
+        shown); median step 77.0x as long at 1024" (one line; "grows" only where the host-only ranges lie apart by
+        analysis.judge_ranges, else the rule's word: a reader kept "host-only = a fixed per-call cost")
     """
     from analysis import judge_ranges, p10_p90, step_summary
 
@@ -392,18 +331,15 @@ def host_only_us_line(name: str, small: Any, small_tokens: int, trace: Any, toke
         return f"{step_summary(trace).eval(column).median() / step_summary(small).eval(column).median():.1f}x"
 
     host = "step_us - busy_us - idle_total_us"
-    at_small = f"host-only {text(span(small, host))} us of a {text(span(small, 'step_us'))} us step at {small_tokens} tokens"
+    ranges = f"{text(span(small, host))} us at {small_tokens} tokens, {text(span(trace, host))} us at {tokens} (p10-p90)"
     verdict = judge_ranges(f"host-only at {tokens}", span(trace, host), f"at {small_tokens}", span(small, host))
     if busy:
-        medians, also = f"median step, {tokens} over {small_tokens}: {ratio('step_us')}", "; host-only time: not judged (BUSY)"
-    elif (
-        verdict.kind == "slower"
-    ):  # a host-only ratio only where the ranges lie apart (cr100 06 M1: a bare 2.2x read as a finding)
-        medians = f"medians, {tokens} over {small_tokens}: host-only {ratio(host)}, step {ratio('step_us')}"
-        also = "; host-only time grows too (cause not shown)"  # the whole block may run slower
+        said = "not judged (BUSY)"
+    elif verdict.kind == "slower":  # a finding only where the ranges lie apart (a bare ratio read as a finding)
+        said = "grows with size too (cause not shown)"
     else:
-        medians, also = f"median step, {tokens} over {small_tokens}: {ratio('step_us')}", f"; host-only time: {verdict.word}"
-    return f"{name}: {at_small}, {text(span(trace, host))} of {text(span(trace, 'step_us'))} us at {tokens}\n{medians}{also}"
+        said = verdict.word
+    return f"{name}: host-only time {ranges}: {said}; median step {ratio('step_us')} as long at {tokens}"
 
 
 def gap_memory_ops(trace: Any, gap: pd.Series, memory_device_type: int | None = None) -> dict[str, list[str]]:
@@ -496,45 +432,6 @@ def eager_fusion_lines(total: int | None, active: int, scheduled: int, source_op
     return [counts, *(f"{said}: {eager_fusion_verdict(by_hand, ops)}" for ops, said in how.items())]
 
 
-def recorded_rmsnorm_table(table: pd.DataFrame) -> Any:
-    """`recorded_rmsnorms()` as notebook 06 shows it (plumbing moved out of the notebook): captioned, and the fused
-    row's `bytes_ratio` marked "(from its shapes)": the 1.0 is computed from the fused kernel's shapes, not a measured
-    finding; the frame itself keeps the number for the metrics."""
-    shown = table[["x", "calls", "kernels_per_call", "bytes_ratio"]].astype({"bytes_ratio": object})
-    for label in shown.index:
-        v = float(table.loc[label, "bytes_ratio"])
-        shown.loc[label, "bytes_ratio"] = f"{v:.1f}" + (" (from its shapes)" if "fused" in label and f"{v:.1f}" == "1.0" else "")
-    caption = "RMSNorm calls recorded by TraceLens on an H100 and an MI300X, not this run"
-    return shown.style.format(precision=1).set_caption(caption)
-
-
-def recorded_rmsnorm_takeaway(table: pd.DataFrame) -> str:
-    """One line under the recorded RMSNorm table: a naive call's kernels and a fused call's on the
-    same device, the MI300X, as counts only (the fused call is another model's shape and dtype, so
-    no ratio), and the naive call's bytes over a fused pass's over its own x, with their origin.
-
-    Args:
-        table: `recorded_rmsnorms()`.
-
-    Returns:
-        "Recorded on an AMD MI300X by the TraceLens project, not this run (H100 naive: the same). One Qwen2RMSNorm
-        call (naive's ops plus two casts): 8 kernels and, counted from shapes (not timed), 9.0x the bytes of a
-        computed fused pass over the same x. A fused call of another model: 1 kernel." (the naive call's bytes
-        in its own sentence, so no "its" can point at the fused call); the H100
-        aside only where that row's kernels and bytes equal the MI300X naive row's.
-    """
-    naive, fused = table.loc[f"MI300X, {RECORDED_QWEN}"], table.loc["MI300X, fused (torch.nn.RMSNorm)"]
-    kernels = (
-        f"One Qwen2RMSNorm call (naive's ops plus two casts): {naive['kernels_per_call']:.0f} kernels and, counted from"
-        f" shapes (not timed), {naive['bytes_ratio']:.1f}x the bytes of a computed fused pass over the same x"
-    )
-    bytes_ = f"A fused call of another model: {fused['kernels_per_call']:.0f} kernel."
-    columns = ["kernels_per_call", "bytes_ratio"]
-    h100_same = table.loc[f"H100, {RECORDED_QWEN}", columns].round(1).equals(naive[columns].round(1))
-    origin = "Recorded on an AMD MI300X by the TraceLens project, not this run" + (" (H100 naive: the same)" if h100_same else "")
-    return f"{origin}. {kernels}. {bytes_}"
-
-
 def _longest_untraced(calls: pd.DataFrame, gap_us: float) -> tuple[float, float]:
     """The longest stretch of a gap (from its start, in us) that no host call covers: the time the
     trace cannot say what the host did (untraced Python, most likely), which a reader should not
@@ -588,7 +485,9 @@ def largest_gap_host_calls(trace: Any) -> tuple[str, pd.DataFrame]:
     caption = f"Host calls in the largest gap ({after} -> {before}, {gap['gap_us']:.0f} us from {gap['start_us']:.0f} us on the figure's axis)"
     quiet = _longest_untraced(calls, float(gap["gap_us"]))
     if quiet[1] - quiet[0] >= 1:  # 1 us: the resolution
-        caption += f"; the host traced nothing from +{quiet[0]:.0f} to +{quiet[1]:.0f} us"
+        ended = calls[((calls["from_gap_start_us"] + calls["dur_us"]) - quiet[0]).abs() < 1e-6]["name"]
+        after = f" (when {ended.iloc[0]} ended)" if quiet[0] > 0 and len(ended) else ""
+        caption += f"; the host traced nothing from +{quiet[0]:.0f}{after} to +{quiet[1]:.0f} us"
     if (calls["from_gap_start_us"] < 0).any():  # a call already running when the device went idle
         caption += "; negative from_gap_start_us: began before the gap"
     causes = idle_gaps(trace, step)  # the same gaps; its cause column compares the next launch with the gap's start
@@ -603,25 +502,22 @@ def reading_traces_metrics(
     largest: LargestShare,
     fx: HostOnlyFactors,
     neuron_device_executions: int | None,
-    recorded_launches: pd.DataFrame,
-    recorded_calls: pd.DataFrame,
 ) -> dict[str, Any]:
     """Notebook 06's published metrics and claims (analysis.claims).
 
     Args:
-        traces: variant -> its loaded trace; split: the drawn-step table (step_us, device_ops,
-            busy_us, idle_gaps, idle_total_us, host_only_us: step_summary's names), one row per variant; its host-only share is
-            published from it as `<variant>_host_only_%`, the name earlier runs used.
+        traces: variant -> its loaded trace; split: `drawn_steps(traces)`, one row per variant, published under
+            the names earlier runs used (compute_ops as device_ops_per_step, gaps as idle_gaps, gap_us as idle_us);
+            its host-only share as `<variant>_host_only_%`.
         shares: variant -> its host-only share (%) per step, as a Timing; largest: the largest
             share judged against the runner-up (`largest_host_only_share`).
         fx: the step and host-only factors (`host_only_factors`).
         neuron_device_executions: the naive profile's NEFF executions (None off Trainium).
-        recorded_launches: analysis.launches of the recorded A100 step; recorded_calls: `recorded_rmsnorms()`.
 
     Returns:
         name -> metric, with "claims", ready for `session.publish`.
     """
-    from analysis import RECORDED_ORIGIN, Claim
+    from analysis import Claim
     from helpers.metrics import metric
     from helpers.series import VARIANT_KEYS
 
@@ -632,15 +528,10 @@ def reading_traces_metrics(
         "trace_categories": metric(lanes, "category -> lane", "every Chrome-trace category seen in this run"),
         "device_ops_counted": metric(counted, "bool", next(iter(traces.values())).device_op_kind),
         "neuron_profile_device_executions": metric(neuron_device_executions, "executions", "naive: neuron_hw events"),
-        "recorded_launch_latency_median_us": metric(float(recorded_launches["latency_us"].median()), "us", RECORDED_ORIGIN),
     }
-    for what, label in (("naive", f"H100, {RECORDED_QWEN}"), ("fused", "MI300X, fused (torch.nn.RMSNorm)")):
-        for col in ("kernels_per_call", "bytes_ratio"):
-            value = float(recorded_calls.loc[label, col])
-            metrics[f"recorded_{what}_{col}"] = metric(value, col, f"{label}, recorded by TraceLens")
     split = split.assign(**{"host_only_%": split["host_only_us"] / split["step_us"] * 100})  # the names earlier runs published
     for name, row in split.rename(
-        columns={"device_ops": "device_ops_per_step", "idle_total_us": "idle_us"}
+        columns={"compute_ops": "device_ops_per_step", "gaps": "idle_gaps", "gap_us": "idle_us"}
     ).iterrows():  # NaN where not counted
         metrics |= {f"{VARIANT_KEYS[name]}_{c}": metric(float(v), "us" if c.endswith("_us") else "count") for c, v in row.items()}
     shared = {"unit": "x", "contention": fx.busy and fx.busy.record()}

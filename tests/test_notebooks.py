@@ -321,13 +321,7 @@ def check_06_reading_traces(m, out):
     if BACKEND != "neuron":  # no Neuron profile, so no NEFF executions to count
         assert value(m, "neuron_profile_device_executions") is None
     assert (out / "timeline.png").stat().st_size > 10_000
-    # the recorded A100 step: a real launch latency
-    assert value(m, "recorded_launch_latency_median_us") > 0
     assert (out / "recorded_timeline.png").stat().st_size > 10_000
-    # the recorded TraceLens RMSNorms: naive launches one kernel per op (8) and moves ~9x a fused RMSNorm's
-    # minimum bytes; torch.nn.RMSNorm launches one kernel and moves the minimum
-    assert value(m, "recorded_naive_kernels_per_call") == 8 and value(m, "recorded_fused_kernels_per_call") == 1
-    assert value(m, "recorded_naive_bytes_ratio") > 5 and value(m, "recorded_fused_bytes_ratio") == pytest.approx(1, abs=0.01)
 
 
 def check_07_shapes_and_recompiles(m, out):

@@ -1,4 +1,4 @@
-"""lesson/reading_traces.py: notebook 06's recorded RMSNorm table, its host-only factors and their
+"""lesson/reading_traces.py: notebook 06's drawn-step table, its host-only factors and their
 plain sentence, and its published metrics, on recorded traces and on real cpu profiles."""
 
 from types import SimpleNamespace
@@ -10,7 +10,7 @@ import torch
 
 from analysis.verdicts import KINDS
 
-from analysis import contention_between, judge_timings, launches, read_counters, load_recorded, load_trace, step_summary
+from analysis import contention_between, judge_timings, read_counters, load_recorded, load_trace, step_summary
 from lesson.profiling import profile_steps
 from lesson.reading_traces import (
     HostOnlyFactors,
@@ -18,39 +18,8 @@ from lesson.reading_traces import (
     host_only_factors,
     largest_host_only_share,
     reading_traces_metrics,
-    recorded_rmsnorm_takeaway,
-    recorded_rmsnorm_table,
-    recorded_rmsnorms,
 )
 from lesson.rmsnorm import rmsnorm_naive
-
-
-def test_recorded_rmsnorm_table_marks_the_fused_ratio_as_from_shapes():
-    shown = recorded_rmsnorm_table(recorded_rmsnorms()).data  # cr99 06: the fused 1.0 read as a finding
-    assert shown.loc["MI300X, fused (torch.nn.RMSNorm)", "bytes_ratio"] == "1.0 (from its shapes)"
-    assert shown.loc["MI300X, naive (Qwen2RMSNorm)", "bytes_ratio"] == "9.0"
-
-
-def test_recorded_rmsnorms_counts_kernels_and_bytes():
-    table = recorded_rmsnorms()
-    naive, fused = table.loc["H100, naive (Qwen2RMSNorm)"], table.loc["MI300X, fused (torch.nn.RMSNorm)"]
-    assert naive["kernels_per_call"] == 8 and fused["kernels_per_call"] == 1  # one per op plus two casts; one
-    assert naive["bytes_ratio"] > 5 and fused["bytes_ratio"] == pytest.approx(1, abs=0.01)
-    line = recorded_rmsnorm_takeaway(table)
-    assert (
-        line.startswith(
-            "Recorded on an AMD MI300X by the TraceLens project, not this run (H100 naive: the same). One Qwen2RMSNorm call (naive's ops plus two casts): 8 kernels"
-        )
-        and "not this run" in line
-        and "not timed" in line
-    )
-    mi300x = table.loc["MI300X, naive (Qwen2RMSNorm)"]  # the line pairs the same device's naive and fused calls
-    assert f"8 kernels and, counted from shapes (not timed), {mi300x['bytes_ratio']:.1f}x the bytes" in line  # the naive call's
-    assert "Its" not in line and "against" not in line  # no pronoun that could point at the fused call
-    assert line.endswith("over the same x. A fused call of another model: 1 kernel.")  # counts only: another model's shape
-    other = table.copy()
-    other.loc["H100, naive (Qwen2RMSNorm)", "kernels_per_call"] = 9  # a differing H100 row drops the aside
-    assert "H100" not in recorded_rmsnorm_takeaway(other)
 
 
 def test_largest_host_only_share_names_only_what_the_ranges_tell_apart():
@@ -91,97 +60,60 @@ def factors(step, host):
     return HostOnlyFactors("torch.compile", "torch.rms_norm", step, host, None, verdict)
 
 
-def test_share_line_reads_the_factors_and_names_the_larger():
+def test_share_line_prints_the_factors_then_which_weighs_more():
     fx = factors(ranges(2.9, 3.1), ranges(1.4, 2.0))
     assert fx.share_line == (
-        "Factors: against torch.rms_norm, torch.compile's profiled step is 2.90-3.10x shorter and its host-only time"
-        " 1.40-2.00x longer: its share is higher mostly because its step is shorter"
-        " (smallest step factor 2.90 > largest host-only factor 2.00)"  # cr100 06 #2: the reason, from the printed ends
+        "Factors: against torch.rms_norm, torch.compile's step is 2.90-3.10x shorter; its host-only time is 1.40-2.00x longer\n"
+        "Its share is higher mostly because its step is shorter:"
+        " smallest step factor 2.90 > largest host-only factor 2.00, past the 5% margin"  # the reason, from the printed ends
     )
     fx.verdict = judge_timings("step factor", fx.step, "host-only factor", ranges(4.0, 5.0), "x")
     fx.host_only = ranges(4.0, 5.0)
-    assert fx.share_line.endswith(
-        "torch.compile's host-only time is 4.00-5.00x longer and its profiled step 2.90-3.10x shorter:"
-        " its share is higher mostly because its host-only time is longer (smallest host-only factor 4.00 > largest step factor 3.10)"
+    assert fx.share_line == (  # the factor that weighs more first
+        "Factors: against torch.rms_norm, torch.compile's host-only time is 4.00-5.00x longer; its step is 2.90-3.10x shorter\n"
+        "Its share is higher mostly because its host-only time is longer:"
+        " smallest host-only factor 4.00 > largest step factor 3.10, past the 5% margin"
     )
     fx.verdict, fx.host_only = judge_timings("step factor", fx.step, "host-only factor", ranges(2.8, 3.2), "x"), ranges(2.8, 3.2)
-    assert fx.share_line.endswith("this run cannot tell which weighs more in the shares")  # inconclusive, not equal
+    assert fx.share_line.endswith("Which weighs more in the share: cannot tell (the factor ranges overlap)")  # not equal
     fx.step = ranges(0.5, 0.8)  # a longer step reads as longer, its factor inverted; one straddling 1 as "as long"
     fx.host_only = ranges(0.9, 1.2)
     assert (
-        "step is 1.25-2.00x longer and its host-only time 0.90-1.20x as long (cannot tell apart, inconclusive):" in fx.share_line
+        "step is 1.25-2.00x longer; its host-only time is 0.90-1.20x as long (cannot tell apart, inconclusive)" in fx.share_line
     )
+
+
+def test_share_line_prints_the_margin_where_ranges_apart_stay_inconclusive():
+    """A read: 3.14-3.97x against 0.57-3.06x printed "cannot tell" with the margin only in metrics.json."""
+    fx = factors(ranges(3.14, 3.97), ranges(0.57, 3.06))
+    assert fx.verdict.kind == "no measurable difference"
+    assert fx.share_line.startswith("Factors: against torch.rms_norm, torch.compile's step is 3.14-3.97x shorter;")
+    assert fx.share_line.endswith("Which weighs more in the share: cannot tell (3.14 and 3.06 lie within the 5% margin)")
 
 
 def test_share_line_gives_each_factor_the_rules_word():
-    """cr77 06: "host-only time 1.01-2.28x shorter: ... mostly because its step is shorter" stated a range reaching within
-    the 5% margin of 1 as shorter, and "mostly" where a shorter host-only time lowers the share."""
+    """A range reaching within the 5% margin of 1 is not "shorter", and no "mostly" where a shorter host-only time
+    lowers the share."""
     fx = factors(ranges(3.83, 5.11), ranges(0.44, 0.99))
     assert fx.share_line.endswith(
-        "step is 3.83-5.11x shorter and its host-only time 0.44-0.99x as long (cannot tell apart, inconclusive):"
-        " its share is higher mainly because its step is shorter (smallest step factor 3.83 > largest host-only factor 0.99)"
+        "step is 3.83-5.11x shorter; its host-only time is 0.44-0.99x as long (cannot tell apart, inconclusive)\n"
+        "Its share is higher mainly because its step is shorter: smallest step factor 3.83 > largest host-only factor 0.99,"
+        " past the 5% margin"
     )
     fx = factors(ranges(3.83, 5.11), ranges(0.44, 0.90))  # measurably shorter: it lowers the share
-    assert fx.share_line.endswith(
-        "1.11-2.27x shorter: its share is higher because its step is shorter, despite a shorter host-only time"
-    )
+    assert fx.share_line.endswith("Its share is higher because its step is shorter, despite a shorter host-only time")
     fx = factors(ranges(3.83, 5.11), ranges(0.97, 1.02))  # inside the margin: the noise is the finding
     assert (
-        "0.97-1.02x as long (no measurable difference): its share is higher mainly because its step is shorter" in fx.share_line
+        "0.97-1.02x as long (no measurable difference)\nIts share is higher mainly because its step is shorter" in fx.share_line
     )
     fx = factors(ranges(0.5, 0.8), ranges(4.0, 5.0))  # a longer step, outweighed by the host-only time
-    assert fx.share_line.endswith("its share is higher because its host-only time is longer, despite a longer step")
+    assert fx.share_line.endswith("Its share is higher because its host-only time is longer, despite a longer step")
     from analysis.contention import Contention
 
     busy = SimpleNamespace(p10_us=2.9, p90_us=3.1, median_us=3.0, contention=Contention(0.1, 0.5, 0.5, 0.0))
     fx.verdict = judge_timings("step factor", busy, "host-only factor", ranges(1.4, 2.0), "x")
     assert fx.share_line.startswith("Factors: step factor (torch.rms_norm's step / torch.compile's) against host-only factor")
     assert fx.share_line.endswith("concludes nothing") and "explains" not in fx.share_line
-
-
-def test_named_host_line_sums_the_listed_calls():
-    from lesson.reading_traces import named_host_line
-
-    calls = pd.DataFrame({"name": ["a", "b"], "from_step_start_us": [1.0, 5.0], "dur_us": [9.5, 4.8]})
-    assert named_host_line(calls, 114.4) == (
-        "The calls listed total 14 us of this step's 114 us host-only time.\nThe trace does not attribute the rest"
-        " (candidates: profiler bookkeeping, Python around the call, freeing the call's tensors)."
-    )
-    assert "(2nd largest of the 5 steps).\n" in named_host_line(calls, 114.4, [1, 200, 114.4, 2, 3])  # short lines (cr99 06)
-
-
-def compiled_trace(names_spans):
-    """A one-step trace (step 3 at ts 100) of framework calls given as (name, start, end)."""
-    rows = [("ProfilerStep#3", 100.0, 1000.0), *names_spans, ("cudaLaunchKernel", 110.0, 115.0)]
-    ev = pd.DataFrame(rows, columns=["name", "ts", "end"]).assign(step=3, lane="framework")
-    ev["dur"] = ev["end"] - ev["ts"]
-    ev.loc[ev["name"] == "cudaLaunchKernel", "lane"] = "runtime"
-    return SimpleNamespace(events=ev, steps=pd.DataFrame({"step": [3], "ts": [100.0], "dur": [900.0]}))
-
-
-def test_compiled_host_events_lists_the_calls_outside_the_graph():
-    from lesson.reading_traces import compiled_host_events
-
-    calls = [
-        ("torch.compile", 105.0, 990.0),  # the step label around the call: wraps the graph, not listed
-        ("TorchDynamo Cache Lookup", 120.0, 130.0),
-        ("Torch-Compiled Region: 0/0", 140.0, 980.0),
-        ("Pregraph bytecode", 145.0, 147.0),
-        ("inner", 145.5, 146.0),  # nested in a listed call: left out
-        ("## Call CompiledFxGraph abc", 160.0, 960.0),
-        ("aten::mul", 200.0, 300.0),  # inside the graph call
-        ("epilogue", 965.0, 970.0),
-    ]
-    caption, table = compiled_host_events(compiled_trace(calls))
-    assert caption == (
-        "Step 3's host calls outside the compiled graph (60 us before it, 40 us after: nothing but enclosing labels and the calls listed below)"
-    )
-    assert list(table["name"]) == ["TorchDynamo Cache Lookup", "Pregraph bytecode", "epilogue"]
-    assert list(table["from_step_start_us"]) == [20.0, 45.0, 865.0] and list(table["dur_us"]) == [10.0, 2.0, 5.0]
-    caption, table = compiled_host_events(compiled_trace([("aten::mul", 200.0, 300.0)]))  # eager: no graph call
-    assert table.empty and caption == "step 3: no compiled-graph call (## Call CompiledFxGraph) in this trace"
-    caption, table = compiled_host_events(compiled_trace([("## Call CompiledFxGraph abc", 100.0, 1000.0)]))
-    assert table.empty and caption.endswith("no framework call outside it in this trace")
 
 
 @pytest.fixture(scope="module")
@@ -205,25 +137,24 @@ def test_factors_and_metrics_on_real_profiles(cpu_traces):
     fx = host_only_factors(cpu_traces, contention, "torch.compile", "naive")
     assert (fx.subject, fx.reference) == ("torch.compile", "naive") and fx.verdict.kind in KINDS  # busy too, on a crowded machine
     assert fx.host_only.p10_us <= fx.host_only.p90_us  # one direction: the subject's host-only time over the reference's
-    line = fx.share_line  # cr95 06 M2: the line names itself and prints the ranges it is built from
+    line = fx.share_line  # the line names itself and prints the ranges it is built from
     assert line.startswith("Factors:") and line.count("with 5 steps, p10-p90 = lowest to highest") == 1
     span = fx.spans["naive"]["step"]
-    assert f"naive's step {span[0]:.0f}-{span[1]:.0f} and host-only" in line and fx.n_steps == 5
+    assert f"\nnaive: step {span[0]:.0f}-{span[1]:.0f} us, host-only" in line and fx.n_steps == 5
     assert fx.step.p10_us == span[0] / fx.spans["torch.compile"]["step"][1]  # the factor is built from the printed ranges
     summary = {n: step_summary(t).eval("host_only_us = step_us - busy_us - idle_total_us") for n, t in cpu_traces.items()}
     steps = {n: s["step_us"].median() for n, s in summary.items()}
     assert fx.step.p10_us <= steps["naive"] / steps["torch.compile"] <= fx.step.p90_us
     host = {n: s["host_only_us"].median() for n, s in summary.items()}
     assert fx.host_only.p10_us <= host["torch.compile"] / host["naive"] <= fx.host_only.p90_us
-    split = pd.DataFrame({n: {"step_us": steps[n], "device_ops": 7.0, "host_only_us": 1.0} for n in cpu_traces}).T
+    split = pd.DataFrame({n: {"step_us": steps[n], "compute_ops": 7.0, "gap_us": 2.0, "host_only_us": 1.0} for n in cpu_traces}).T
     shares = {n: ranges(1.0, 2.0) for n in cpu_traces}
-    event_sync = load_recorded("event_sync")
     largest = largest_host_only_share(shares, False)  # withheld: no share claim
-    m = reading_traces_metrics(cpu_traces, split, shares, largest, fx, None, launches(event_sync), recorded_rmsnorms())
+    m = reading_traces_metrics(cpu_traces, split, shares, largest, fx, None)
     assert "framework" in m["lanes_present"]["value"] and m["trace_categories"]["value"]["cpu_op"] == "framework"
     assert m["naive_device_ops_per_step"]["value"] == 7.0 and m["compile_step_us"]["value"] == steps["torch.compile"]
     assert m["naive_host_only_%"]["value"] == pytest.approx(100 / steps["naive"])  # the share under its earlier name
-    assert m["step_factor_p10"]["value"] == fx.step.p10_us and m["recorded_naive_kernels_per_call"]["value"] == 8
+    assert m["step_factor_p10"]["value"] == fx.step.p10_us and m["naive_idle_us"]["value"] == 2.0  # earlier runs' names
     expected = (
         []
         if fx.verdict.kind in ("busy", "withheld")
@@ -245,7 +176,7 @@ def test_largest_gap_host_calls_finds_the_sync_in_the_recorded_gap():
     assert names.index("aten::is_nonzero") < names.index("cudaStreamSynchronize") < names.index("cudaLaunchKernel")
     assert (calls["from_gap_start_us"] < 100).all() and "ProfilerStep#100" not in names
     assert (calls["from_gap_start_us"] < 0).any() and "; negative from_gap_start_us: began before the gap" in caption
-    assert "; the host traced nothing from +20 to +80 us;" in caption  # is_nonzero returns at +20, the next call starts at +80
+    assert "; the host traced nothing from +20 (when aten::" in caption and " ended) to +80 us;" in caption  # the next call: +80
     assert caption.endswith("; cause: launched late (glossary)")  # the next launch (+90) began after the device went idle
 
 
@@ -315,22 +246,13 @@ def test_eager_fusion_lines_judge_only_a_by_hand_count_that_matches_a_division()
     assert all("unknown" in line for line in eager_fusion_lines(None, 5, 9, 6))
 
 
-def test_host_only_lines_ranks_the_drawn_step_and_withholds_where_nothing_was_counted(monkeypatch):
-    import analysis
+def test_host_only_lines_splits_the_factors_and_withholds_where_nothing_was_counted():
     from lesson.reading_traces import host_only_lines
 
-    calls = pd.DataFrame({"name": ["a"], "from_step_start_us": [1.0], "dur_us": [9.5]})
-    fx = SimpleNamespace(share_line="the factors")
-    steps = pd.DataFrame({"step_us": [100.0] * 5, "busy_us": [90.0] * 5, "idle_total_us": [0, 2, 4, 6, 8.0]}, index=range(3, 8))
-    monkeypatch.setattr(analysis, "step_summary", lambda t: steps)  # SYNTHETIC: host-only 10, 8, 6, 4, 2 us
-    monkeypatch.setattr(analysis, "representative_step", lambda t: 3)
-    lines = host_only_lines(fx, "caption", calls, "trace", counted=True)
-    assert lines[:2] == ["the factors", "caption"]
-    assert lines[2].startswith("The calls listed total 10 us of this step's 10 us host-only time (largest of the 5 steps).\n")
-    monkeypatch.setattr(analysis, "representative_step", lambda t: 5)
-    assert "(3rd largest of the 5 steps)" in host_only_lines(fx, "caption", calls, "trace", counted=True)[2]
-    withheld_lines = host_only_lines(fx, "caption", calls, "trace", counted=False)
-    assert len(withheld_lines) == 2 and withheld_lines[1] == "caption" and "the factors" in str(withheld_lines[0])
+    fx = SimpleNamespace(share_line="the factors\nwhich weighs more")
+    assert host_only_lines(fx, counted=True) == ["the factors", "which weighs more"]
+    (withheld_line,) = host_only_lines(fx, counted=False)
+    assert "the factors" in str(withheld_line) and "which weighs" not in str(withheld_line)
 
 
 def test_host_only_us_line_prints_the_step_beside_the_host_only_time(monkeypatch):
@@ -345,27 +267,36 @@ def test_host_only_us_line_prints_the_step_beside_the_host_only_time(monkeypatch
     large = summary([4900.0, 5000.0, 5100.0, 5150.0, 5200.0])
     monkeypatch.setattr(analysis, "step_summary", lambda t: t)
     assert host_only_us_line("naive", small, 8, large, 1024) == (
-        "naive: host-only 20-20 us of a 60-70 us step at 8 tokens, 20-20 of 4900-5200 us at 1024\n"
-        "median step, 1024 over 8: 79.7x; host-only time: no measurable difference (ranges within 5% of each other)"
-    )  # cr100 06 M1: no bare host-only ratio where the ranges are not apart
+        "naive: host-only time 20-20 us at 8 tokens, 20-20 us at 1024 (p10-p90):"
+        " no measurable difference (ranges within 5% of each other); median step 79.7x as long at 1024"
+    )  # no "grows" where the ranges are not apart
     grown = summary([4900.0, 5000.0, 5100.0, 5150.0, 5200.0]).assign(busy_us=lambda t: t["step_us"] - 150.0)
-    assert host_only_us_line("naive", small, 8, grown, 1024).endswith(
-        "host-only 7.0x, step 79.7x; host-only time grows too (cause not shown)"
+    assert host_only_us_line("naive", small, 8, grown, 1024).startswith(
+        "naive: host-only time 20-20 us at 8 tokens, 140-140 us at 1024 (p10-p90): grows with size too (cause not shown);"
     )
-    # cr103 06: a BUSY block concludes nothing, here too
-    assert host_only_us_line("naive", small, 8, grown, 1024, busy=True).endswith("host-only time: not judged (BUSY)")
+    # a BUSY block concludes nothing, here too
+    assert "(p10-p90): not judged (BUSY); median step" in host_only_us_line("naive", small, 8, grown, 1024, busy=True)
 
 
-def test_drawn_step_table_uses_the_cpu_names_only_without_a_device_lane():
-    split = pd.DataFrame({"step_us": [10.04], "device_ops": [7.0], "busy_us": [8.0], "idle_gaps": [6.0]}, index=["naive"])
-    shown = drawn_step_table(split, {"naive": SimpleNamespace(has_device_lane=False)})
-    # where it prints (cr99 06), in the plain output reading_time.py counts: a named index, not a Styler caption
+def test_drawn_step_table_shows_only_the_columns_the_page_uses():
+    split = pd.DataFrame(
+        {"step_us": [10.04], "compute_ops": [7.0], "busy_us": [8.0], "gaps": [6.0], "gap_us": [1.0], "host_only_us": [1.04]},
+        index=["naive"],
+    )
+    shown = drawn_step_table(split)
+    # where it prints, in the plain output reading_time.py counts: a named index, not a Styler caption
     assert isinstance(shown, pd.DataFrame) and shown.index.name.startswith("One drawn step each, not compared")
-    cpu = shown
-    assert list(cpu.columns) == ["step_us", "compute_ops", "busy_us", "gaps"] and cpu.loc["naive", "compute_ops"] == 7
-    assert cpu.loc["naive", "step_us"] == 10.0 and "device_ops" in split  # rounded for display; split keeps its names
-    cuda = drawn_step_table(split, {"naive": SimpleNamespace(has_device_lane=True)})
-    assert list(cuda.columns) == ["step_us", "device_ops", "busy_us", "idle_gaps"]  # device operations keep their name
+    assert list(shown.columns) == ["step_us", "compute_ops", "busy_us", "gap_us", "host_only_us"]  # no share: Predict
+    assert shown.loc["naive", "compute_ops"] == 7 and shown.loc["naive", "step_us"] == 10.0
+
+
+def test_drawn_steps_names_the_split_as_the_page_does(cpu_traces):
+    from lesson.reading_traces import drawn_steps
+
+    split = drawn_steps(cpu_traces[0])
+    assert list(split.columns) == ["step_us", "compute_ops", "busy_us", "gaps", "gap_us", "host_only_us"]
+    assert split.loc["naive", "compute_ops"] == 7 and split.loc["naive", "gaps"] >= 1
+    assert (split["step_us"] - split["busy_us"] - split["gap_us"] - split["host_only_us"]).abs().max() < 1e-6
 
 
 def test_labelled_gap_line_reads_the_drawn_steps_largest_gap_over_all_steps(tmp_path):
@@ -382,5 +313,23 @@ def test_labelled_gap_line_reads_the_drawn_steps_largest_gap_over_all_steps(tmp_
     drawn = gap_table(trace)
     big = drawn.loc[drawn["gap_us"].idxmax()]
     line = labelled_gap_line("naive", trace)
-    assert line.startswith(f"naive's labelled gap ({big['after']} -> {big['before']}) over the 5 recorded steps: median ")
-    assert line.endswith(" us") and "p10-p90 " in line
+    said = f"naive's labelled gap ({big['after']} -> {big['before']}): {big['gap_us']:.0f} us in the drawn step, median "
+    assert line.startswith(said) or line.startswith(f"One-off: {said}")
+    assert line.endswith(" over 5 steps") or line.endswith("Read the median as typical")
+
+
+def test_labelled_gap_line_calls_a_drawn_outlier_a_one_off(monkeypatch):
+    """A read: the figure labelled a 157.6 us gap that was 3-8 us in every other step."""
+    import analysis
+    from lesson.reading_traces import labelled_gap_line
+
+    def gaps(us):
+        return pd.DataFrame({"after": ["aten::add"], "before": ["aten::rsqrt"], "gap_us": [us]})
+
+    per_step = {None: gaps(157.6), **{s: gaps(157.6 if s == 9 else 4.0 + s % 3) for s in range(6, 18)}}
+    monkeypatch.setattr(analysis, "gap_table", lambda t, s=None: per_step[s])
+    trace = SimpleNamespace(steps=pd.DataFrame({"step": range(6, 18)}))
+    assert labelled_gap_line("naive", trace) == (
+        "One-off: naive's labelled gap (aten::add -> aten::rsqrt): 158 us in the drawn step, median 5 us over 12 steps"
+        " (most steps 4-6 us). Read the median as typical"
+    )
