@@ -202,7 +202,9 @@ def recorded_kernel_table(recorded: dict, unread: list) -> tuple[str, pd.DataFra
     labels = per_kernel["op"].str.removeprefix("aten::") + [f" ({w})" for w in what]
     table = pd.DataFrame(times).set_index(labels).rename_axis("op").round(2)
     # the devices side by side read as a ranking without the caution repeated here (cr101 02)
-    return "\n".join(["per-kernel medians over the calls; do not rank the devices", *note]), table
+    # MiB and gib_per_s: used by exercise 2, defined where they print; gib_per_s is not a measured rate
+    columns = "MiB: each kernel's input + output bytes, from shapes; gib_per_s: MiB / kernel time, not measured traffic"
+    return "\n".join(["per-kernel medians over the calls; do not rank the devices", columns, *note]), table
 
 
 # The ops a dtype copy runs as (its allocation happens inside them): not the op that asked for it.

@@ -342,5 +342,48 @@ def test_beside_03_reads_03s_published_verdict(tmp_path):
     assert line.startswith("03's verdict: cannot tell apart") and line.endswith("an inconclusive block disagrees with neither")
     both = judge_ratio(SimpleNamespace(numerator="torch.rms_norm", denominator="naive", median=1.0, p10=0.96, p90=3.35))
     assert beside_03(tmp_path / "04_torch_compile", both).endswith(
-        ": also inconclusive: two inconclusive results are not agreement that they are equal"
+        "; here: the same: two inconclusive results, not agreement that they are equal"
     )  # cr102 04: "the same verdict" read as a finding that they are equal
+
+
+def test_speedup_lines_tie_the_verdict_to_the_allocations_and_explain_nothing_without_a_speed_up():
+    """The Summary's lines: the speed verdict first, the measured allocations, and a cause only beside a measured speed-up."""
+    from lesson.compiled import speedup_lines
+
+    faster = _verdict("faster", 0.3, 0.4)
+    lines = speedup_lines(faster, 3.000733, 1.000244)
+    assert lines[0] == f"speed: {faster.sentence}"
+    assert "naive allocated 3.00x the input" in lines[1] and "torch.compile 1.00x (output only)" in lines[1]
+    assert lines[2].startswith("why, likely:") and "does not isolate it" in lines[2]
+    assert all(len(line.split()) <= 25 for line in lines[1:])
+    from types import SimpleNamespace
+
+    from analysis.verdicts import judge_ratio
+
+    held = judge_ratio(SimpleNamespace(numerator="torch.compile", denominator="naive", median=1.0, p10=0.9, p90=1.1))
+    same = speedup_lines(held, 3.0, 1.0)
+    assert same[2] == "why: no speed-up measured above, so nothing to explain"
+    assert "not read on this backend" in speedup_lines(faster, math.nan, math.nan)[1]
+
+
+def test_cache_load_lines_price_the_load_and_withhold_on_a_busy_block_or_no_speed_up():
+    """04's exercise 2: the ratio to the first cold call, the load's break-even (ceil, as break_evens), its origin."""
+    from types import SimpleNamespace
+
+    from lesson.compiled import cache_load_lines
+
+    counts = {"seconds": 0.2, "cache_hits": 1, "cache_misses": 0, "cache files added": 0, "graphs captured before": 5}
+    again, first = ColdCall(counts, {}), ColdCall({"seconds": 4.0}, {})
+    naive = SimpleNamespace(median_us=50_000.0)
+    ratio, paid, origin = cache_load_lines(again, (first,), naive, _verdict("faster", 0.3, 0.4, median=0.4))
+    assert ratio.startswith("the cold call after the reset took 0.050x the first: one sample each")
+    assert paid.kind == "estimate" and paid.median == 5.0  # (200 ms - 50 ms) / 30 ms, rounded up
+    assert origin.startswith("the cold call after the reset loaded")
+    quick = ColdCall({**counts, "seconds": 0.01}, {})
+    assert cache_load_lines(quick, (first,), naive, _verdict("faster", 0.3, 0.4))[1].startswith(
+        "break-even of this cache load against naive: 0 warm calls"
+    )
+    assert "withheld, not measurably faster" in str(cache_load_lines(again, (first,), naive, _verdict("inconclusive"))[1])
+    busy = ColdCall({"seconds": 4.0}, {}, busy=True)
+    withheld_ratio, withheld_paid, _ = cache_load_lines(again, (first, busy), naive, _verdict("faster", 0.3, 0.4))
+    assert "BUSY" in str(withheld_ratio) and "BUSY" in str(withheld_paid)
