@@ -335,8 +335,6 @@ def stream_metrics(
     second: pd.DataFrame,
     errors: dict[str, float],
     dtype: torch.dtype,
-    fullgraph_error: str | None,
-    region_names: list[str],
     *,
     lengths: list[int],
     buckets: list[int],
@@ -354,8 +352,6 @@ def stream_metrics(
         summary: section 4's table, one row per strategy (analysis.stream_summary, with `padded_rows`).
         second: the new process's table, one row per strategy (lesson.shape_worker's "strategies").
         errors: strategy -> its largest error against the float64 reference.
-        fullgraph_error: what the second length raised with fullgraph=True and a limit of 1, or None.
-        region_names: the "Torch-Compiled Region" events of section 5's profile.
 
     Returns:
         name -> metric, ready for `session.publish`.
@@ -379,8 +375,6 @@ def stream_metrics(
         "recompile_limit": metric(recompile_limit, "graphs", limit_name),
         "static_eager_fallbacks": metric(int(s.loc["static", "eager_fallbacks"]), "lengths"),
         "bucketed_padded_rows": metric(int(s.loc["bucketed", "padded_rows"]), "rows"),
-        "fullgraph_limit_error": metric(fullgraph_error, "text"),
-        "compiled_region_names": metric(region_names, "names"),
         "first_process_cache_hits": metric(int(s["cache_hits"].sum()), "graphs"),
         "second_process_cache_hits": metric(int(second["cache_hits"].sum()), "graphs"),
         "first_process_compile_s": metric(float(s["compile_s"].sum()), "s"),

@@ -335,8 +335,6 @@ def check_07_shapes_and_recompiles(m, out):
     for name in ("static", "dynamic", "bucketed"):
         if f"{name}_max_error" in m:
             assert value(m, f"{name}_max_error") <= m[f"{name}_max_error"]["tolerance"]
-    assert "fullgraph" in (value(m, "fullgraph_limit_error") or "")  # past the limit, fullgraph=True fails
-    assert all(n.startswith("Torch-Compiled Region: 0/") for n in value(m, "compiled_region_names"))
     # a fresh on-disk cache: the first process misses, a second process with the same cache hits
     assert value(m, "first_process_cache_hits") == 0 and value(m, "second_process_cache_hits") >= 1
     assert value(m, "second_process_compile_s") < value(m, "first_process_compile_s")
@@ -406,6 +404,7 @@ def check_A5_ranks_and_shapes_checks(m, out):
         value(m, "static_compiles") + value(m, "static_eager_fallbacks") * value(m, "eager_call_ops")
     )
     assert "fullgraph" in (value(m, "fullgraph_limit_error") or "")
+    assert all(n.startswith("Torch-Compiled Region: 0/") for n in value(m, "compiled_region_names"))
     assert value(m, "second_process_cache_hits") >= 1
     # the stream checked is the one 07 served in the same run folder, not one of A5's own
     served = read_metrics(out.parent / "07_shapes_and_recompiles")["notebooks"]["07_shapes_and_recompiles"]

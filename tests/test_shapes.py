@@ -181,18 +181,16 @@ def test_stream_metrics_check_the_strategies_then_publish_07s_numbers():
     second = pd.DataFrame({"compile_s": [0.4, 0.3, 0.1], "cache_hits": [8, 2, 4]}, index=list(rows))
     errors = {name: 1e-7 for name in rows}
     checked = dict(lengths=list(range(1, 37)), buckets=[64, 128, 256, 512], recompile_limit=8, limit_name="recompile_limit")
-    m = stream_metrics(
-        summary, second, errors, torch.float32, "FailOnRecompileLimitHit", ["Torch-Compiled Region: 0/0"], **checked
-    )
+    m = stream_metrics(summary, second, errors, torch.float32, **checked)
     assert m["static_compiles"]["value"] == 8 and m["bucketed_compile_s"]["value"] == 2.7
     assert m["static_max_error"]["tolerance"] > 1e-7 and m["distinct_lengths"]["value"] == 36
     assert m["recompile_limit"]["note"] == "recompile_limit" and m["static_eager_fallbacks"]["value"] == 28
     assert m["first_process_cache_hits"]["value"] == 0 and m["second_process_cache_hits"]["value"] == 14
     assert m["second_process_compile_s"]["value"] == pytest.approx(0.8)
     with pytest.raises(AssertionError, match="off the float64 reference"):
-        stream_metrics(summary, second, errors | {"dynamic": float("nan")}, torch.float32, None, [], **checked)
+        stream_metrics(summary, second, errors | {"dynamic": float("nan")}, torch.float32, **checked)
     with pytest.raises(AssertionError, match="more graphs than it has buckets"):
-        stream_metrics(summary.assign(compiles=[8, 2, 5]), second, errors, torch.float32, None, [], **checked)
+        stream_metrics(summary.assign(compiles=[8, 2, 5]), second, errors, torch.float32, **checked)
 
 
 def test_new_process_label_says_cache_loads_only_where_inductor_counts_them():
