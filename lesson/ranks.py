@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -161,6 +162,26 @@ def launch(
 
 # What a rank prints when it dies outside Python (no error file): a C++ exception, a signal
 CRASH_MARKERS = ("terminate called", "what():", "Aborted", "Segmentation fault", "Fatal Python error")
+
+
+def torchrun_exits(log: str) -> dict[int, str]:
+    """torchrun's own closing report (the launch's `launch.log`), per rank: its exit code, and whether torchrun
+    named it the root cause (its first observed failure). A rank torchrun stopped shows its signal (SIGTERM):
+    what a script on a cluster gets, where the worker's own error files may be out of reach."""
+    exits: dict[int, str] = {}
+    root, rank = False, None
+    for line in log.splitlines():
+        root = root or line.startswith("Root Cause")
+        if found := re.match(r"\s+rank\s*:\s*(\d+)", line):
+            rank = int(found.group(1))
+        elif (found := re.match(r"\s+exitcode\s*:\s*(-?\d+)", line)) and rank is not None:
+            signal_name = re.search(r"\((SIG[A-Z]+)\)", line)
+            exits[rank] = (
+                ("root cause: " if root else "")
+                + f"exit code {found.group(1)}"
+                + (f" ({signal_name.group(1)})" if signal_name else "")
+            )
+    return exits
 
 
 def diagnostic_lines(output: str, tail: int = 15) -> list[str]:

@@ -545,3 +545,25 @@ def test_ranks_contention_is_the_worst_rank_and_names_a_rank(tmp_path):
     near = "quiet, just under the 10% limit: rank 1 waited for a CPU 9.93% of its profiled steps"  # cr105 08: one number
     assert ranks_contention(tmp_path)[1] == near
     assert rank_cpu_waits(tmp_path) == {0: 0.01, 1: 0.0993}
+
+
+def test_torchrun_exits_reads_the_root_cause_and_the_stopped_ranks_from_torchrun_s_report():
+    from lesson.ranks import torchrun_exits
+
+    log = """lesson.rank_worker FAILED
+------------------------------------------------------------
+Failures:
+[1]:
+  time      : 2026-12-07_19:40:31
+  rank      : 0 (local_rank: 0)
+  exitcode  : -15 (pid: 9513)  (SIGTERM)
+  error_file: <N/A>
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  rank      : 1 (local_rank: 1)
+  exitcode  : 1 (pid: 9514)
+  error_file: <N/A>
+"""
+    assert torchrun_exits(log) == {0: "exit code -15 (SIGTERM)", 1: "root cause: exit code 1"}
+    assert torchrun_exits("no report") == {}
