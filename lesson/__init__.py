@@ -47,7 +47,8 @@ _EXPORTS = {
     "reading_traces": "HostOnlyFactors host_only_factors largest_gap_host_calls reading_traces_metrics"
     " drawn_steps host_only_share"
     " LargestShare largest_host_only_share gap_memory_line gap_memory_ops eager_fusion_lines host_only_lines host_only_us_line drawn_step_table labelled_gap_line",
-    "ranks": "RankJob arrival_parts arrival_parts_line exchange_line last_arrival_lines launch load_rank_job neuron_recipe_lines neuron_torchrun_recipe rank_cpu_waits ranks_contention recorded_job_metrics recorded_kernel_lines recorded_reading_line slow_step_wait_line straggler_job_metrics",
+    "ranks": "RankJob arrival_parts arrival_parts_line last_arrival_lines launch load_rank_job neuron_recipe_lines neuron_torchrun_recipe rank_cpu_waits ranks_contention slow_step_wait_line straggler_job_metrics"
+    " torchrun_exits",
     "rmsnorm": "DTYPES call_compiled check_fits_in_memory compile_rmsnorm error_tolerance format_bytes make_inputs "
     "max_error rmsnorm_torch rmsnorm_naive rmsnorm_reference",
     "shapes": "SAME_NAMES cache_table check_stream eager_calls_line load_stream make_strategies new_process_label request_lengths rows_computed run_stream save_stream steady_state_ratios"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -163,6 +164,26 @@ def launch(
 CRASH_MARKERS = ("terminate called", "what():", "Aborted", "Segmentation fault", "Fatal Python error")
 
 
+def torchrun_exits(log: str) -> dict[int, str]:
+    """torchrun's own closing report (the launch's `launch.log`), per rank: its exit code, and whether torchrun
+    named it the root cause (its first observed failure). A rank torchrun stopped shows its signal (SIGTERM):
+    what a script on a cluster gets, where the worker's own error files may be out of reach."""
+    exits: dict[int, str] = {}
+    root, rank = False, None
+    for line in log.splitlines():
+        root = root or line.startswith("Root Cause")
+        if found := re.match(r"\s+rank\s*:\s*(\d+)", line):
+            rank = int(found.group(1))
+        elif (found := re.match(r"\s+exitcode\s*:\s*(-?\d+)", line)) and rank is not None:
+            signal_name = re.search(r"\((SIG[A-Z]+)\)", line)
+            exits[rank] = (
+                ("root cause: " if root else "")
+                + f"exit code {found.group(1)}"
+                + (f" ({signal_name.group(1)})" if signal_name else "")
+            )
+    return exits
+
+
 def diagnostic_lines(output: str, tail: int = 15) -> list[str]:
     """The output's last `tail` lines, after any earlier line that says how a process crashed:
     torchrun's closing summary names the signal, but the line that says why comes long before it."""
@@ -280,35 +301,6 @@ def neuron_recipe_lines(ranks: int, active: int, straggler_rank: int, straggler_
         f" --straggler-rank {straggler_rank} --straggler-ms {straggler_ms:g} (UNVERIFIED: never run here).",
         "  then: waits = collective_waits(rank_steps(DIR)); plot_rank_steps(ax, waits, STRAGGLER_RANK).",
     ]
-
-
-def exchange_line(waits: pd.DataFrame, contention: Contention | None = None, slow: bool = True) -> str:
-    """08's verdict on the exchange, on the slow steps (`slow`) or the others: the rank with the longest median
-    `exchange_ms` against the shortest, paired step by step and judged by analysis.verdicts.judge_ratio, as the compute
-    verdict is. Why: a ratio of two unpaired medians read as a finding where the paired steps could not tell the ranks
-    apart (cr104 08; cr109 08: off medians 4.70 against 2.65 because one step's exit fell apart, 4 of 5 steps matched).
-    Both exchanges start at the last arrival, so a longer exchange only means that rank left the all-reduce later;
-    the line says so where the verdict finds it, and never names a cause: the stamps cannot see inside (A5 §2).
-
-    Args:
-        waits: rows of analysis.collective_waits (rank, step, straggling, exchange_ms).
-        contention: the ranks' CPU counters over their steps (`ranks_contention`); busy withholds the verdict.
-        slow: judge the slow steps (`straggling`, the table's "on"); False judges the other steps ("off").
-    """
-    from analysis.timing import PairedRatio
-    from analysis.verdicts import judge_ratio
-
-    part, unit = ("on", "slow step") if slow else ("off", "off step")
-    steps = waits[waits["straggling"] == slow]
-    medians = steps.groupby("rank")["exchange_ms"].median().sort_values(kind="stable")
-    hi, lo = int(medians.index[-1]), int(medians.index[0])  # sorted: two distinct ranks even where medians tie
-    per_step = steps.pivot(index="step", columns="rank", values="exchange_ms").dropna()
-    paired = PairedRatio(f"rank {hi}", f"rank {lo}", (per_step[hi] / per_step[lo]).to_numpy(), unit, contention)
-    verdict = judge_ratio(paired, slower="longer exchange", faster="shorter exchange")
-    later = {"slower": hi, "faster": lo}.get(verdict.kind)
-    if later is None:  # cr108 08: "median per slow step ... = 1.00" beside medians 1.4x apart: say it is a per-step ratio
-        return f"exchange_ms ({part}), paired by step: {verdict}"
-    return f"exchange_ms ({part}), paired by step: {verdict}; rank {later} left the all-reduce later; cause not measured (A5 §2)"
 
 
 TIE_MS = 0.1  # arrivals or starts closer than this are read as ties, not as one rank later
@@ -557,88 +549,6 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
         f" waited{whose} = {_one_decimal(shown_compute)} ms last rank's longer compute{shorter}{split} {'-' if net < 0 else '+'}"
         f" {_one_decimal(abs(net))} ms step-start gaps{signed or earlier}{rounded}; {ending}"
     )
-
-
-def recorded_kernel_lines(table: pd.DataFrame, step: int, origin: str) -> list[str]:
-    """08's two counts of the recorded job's kernel time, outside and inside the communication kernels: each line
-    leads with "one step, a reading:", as one step of one job is no verdict (a cold reader took them for one).
-
-    Args:
-        table: indexed by rank, with columns outside_ms and comm_ms (summed kernel times, not wall time,
-            rounded as the table beside them prints them).
-        step: the recorded step; origin: where the trace was recorded.
-    """
-    from analysis.verdicts import counted
-
-    lines = []
-    for column, what in (("outside_ms", "non-communication"), ("comm_ms", "communication")):
-        more, less = table[column].idxmax(), table[column].idxmin()
-        label = f"one step, a reading: rank {more}, {what} kernel time in step {step} [{origin}]"
-        lines.append(str(counted(label, table.at[more, column], "ms", f"rank {less}", table.at[less, column], decimals=1)))
-    return lines
-
-
-def recorded_reading_line(table: pd.DataFrame, step: int, together: int, collectives: int, origin: str) -> str:
-    """08's closing reading of the recorded job: one step cannot be judged, so the line names which rank
-    ran longer outside the communication kernels ("comm", not "collective": they are SendRecv, cr108 08) and which
-    longer inside, and what credited_wait_ms leaves out.
-
-    Args:
-        table: 08's table of the recorded ranks, indexed by rank, with columns outside_ms and comm_ms
-            (and credited_wait_ms: with two ranks and one credited, the line says it is credited by the pairing rule, not a measured wait).
-        step: the recorded step; together: its communication kernels that ended together on both ranks;
-            collectives: all its communication kernels.
-        origin: where the trace was recorded.
-
-    Returns:
-        one line, labelled with the origin and "one step: a reading, not a verdict".
-    """
-
-    def longer(column: str) -> str:
-        values = table[column]
-        if values.nunique() < 2:
-            return f"no rank longer {'outside' if column == 'outside_ms' else 'inside'}"
-        return f"rank {values.idxmax()} longer {'outside' if column == 'outside_ms' else 'inside'}"
-
-    waited = table["credited_wait_ms"].round(1) if "credited_wait_ms" in table else pd.Series(dtype=float)
-    who = ""  # two ranks, one of them credited: it started earlier; the pairing is a guess, so "credited", not "waited"
-    if len(waited) == 2 and (waited > 0).sum() == 1:
-        first = waited.idxmax()
-        who = f": rank {first} is credited {waited[first]:.1f} ms of waiting by the pairing rule, not a measured wait"
-    return (
-        f"step {step} [{origin}], one step: a reading, not a verdict: {longer('outside_ms')} the communication kernels, "
-        f"{longer('comm_ms')}; credited_wait_ms counts only the {together} of {collectives} "
-        f"that ended together on both ranks{who}"
-    )
-
-
-def recorded_job_metrics(table: pd.DataFrame, step: int, collectives_together: int, origin: str) -> dict[str, Any]:
-    """The recorded GPU job's figures as notebook 08 publishes them, each labelled with its origin, so
-    that no reader of metrics.json takes them for this run's.
-
-    Args:
-        table: 08's table of the recorded ranks, indexed by rank, with columns kernel_ms, comm_ms
-            and credited_wait_ms (the wait credited over the collectives that ended together on both ranks).
-        step: the recorded step the table covers.
-        collectives_together: how many of its collectives ended together on both ranks.
-        origin: where the trace was recorded ("recorded on NVIDIA A100 GPUs by the HTA project, not this run").
-
-    Returns:
-        name -> metric, ready for `session.publish`: recorded_rank<R>_kernel_ms, _collective_ms,
-        _collective_wait_ms per rank, and recorded_collectives_together.
-    """
-    metrics = {
-        f"recorded_rank{r}_{name}": metric(float(table.at[r, c]), "ms", f"step {step}, {origin}")
-        for r in table.index
-        for c, name in (("kernel_ms", "kernel_ms"), ("comm_ms", "collective_ms"))  # the published names stay
-    }
-    together = f"step {step}'s collectives that ended together, {origin}"
-    metrics |= {
-        f"recorded_rank{r}_collective_wait_ms": metric(float(table.at[r, "credited_wait_ms"]), "ms", together)
-        for r in table.index
-    }
-    metrics["recorded_collectives_together"] = metric(int(collectives_together), "collectives", f"step {step}, {origin}")
-    return metrics
 
 
 def straggler_job_metrics(

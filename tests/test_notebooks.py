@@ -359,11 +359,6 @@ def check_08_many_processes(m, out):
     # the whole output is kept beside the ranks' files, the rank that failed on purpose included
     assert "failed on purpose" in (out / "failure" / "launch.log").read_text()
     assert (out / "ranks_timeline.png").stat().st_size > 10_000
-    # the recorded two-rank A100 job: collectives are part of each rank's kernel time; someone waited in them
-    for r in (0, 1):
-        assert 0 < value(m, f"recorded_rank{r}_collective_ms") < value(m, f"recorded_rank{r}_kernel_ms")
-    assert value(m, "recorded_collectives_together") >= 1
-    assert max(value(m, f"recorded_rank{r}_collective_wait_ms") for r in (0, 1)) > 0
 
 
 def check_A5_ranks_and_shapes_checks(m, out):

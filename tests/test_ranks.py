@@ -22,7 +22,6 @@ from lesson.ranks import (
     arrival_parts_line,
     rank_cpu_waits,
     ranks_contention,
-    exchange_line,
     check_launch,
     last_arrival_lines,
     load_rank_job,
@@ -403,41 +402,6 @@ def test_the_worker_accepts_the_recipes_neuron_device_and_builds_it_without_an_i
     assert built == [("neuron",)]
 
 
-def test_recorded_job_metrics_keep_every_published_name_and_its_origin():
-    """The names 08 published before the figures moved out of the notebook, each labelled with the origin."""
-    from lesson.ranks import recorded_job_metrics
-
-    table = pd.DataFrame(
-        {"kernel_ms": [410.2, 398.7], "comm_ms": [195.3, 168.0], "credited_wait_ms": [3.4, 0.0]},
-        index=pd.Index([0, 1], name="rank"),
-    )
-    metrics = recorded_job_metrics(table, step=551, collectives_together=2, origin="recorded elsewhere, not this run")
-    assert set(metrics) == {
-        *(f"recorded_rank{r}_{c}" for r in (0, 1) for c in ("kernel_ms", "collective_ms", "collective_wait_ms")),
-        "recorded_collectives_together",
-    }
-    assert metrics["recorded_rank0_collective_wait_ms"]["value"] == 3.4
-    assert metrics["recorded_rank1_collective_ms"]["value"] == 168.0
-    assert metrics["recorded_collectives_together"]["value"] == 2
-    assert all("not this run" in m["note"] for m in metrics.values())
-
-
-def test_recorded_reading_names_who_ran_longer_outside_and_inside_and_what_credited_wait_ms_counts():
-    from lesson.ranks import recorded_reading_line
-
-    table = pd.DataFrame({"outside_ms": [106.3, 135.5], "comm_ms": [195.3, 168.0]}, index=[0, 1])
-    line = recorded_reading_line(table, 551, 2, 5, "recorded elsewhere, not this run")
-    assert "[recorded elsewhere, not this run], one step: a reading, not a verdict" in line
-    assert "rank 1 longer outside the communication kernels, rank 0 longer inside" in line
-    assert "only the 2 of 5 that ended together" in line
-    even = table.assign(outside_ms=[120.0, 120.0])
-    assert "no rank longer outside the communication kernels, rank" in recorded_reading_line(even, 551, 2, 5, "elsewhere")
-    waited = recorded_reading_line(table.assign(credited_wait_ms=[3.4, 0.0]), 551, 2, 5, "elsewhere")
-    assert waited.endswith("both ranks: rank 0 is credited 3.4 ms of waiting by the pairing rule, not a measured wait")
-    both = recorded_reading_line(table.assign(credited_wait_ms=[3.4, 0.2]), 551, 2, 5, "elsewhere")
-    assert both.endswith("ended together on both ranks")  # each rank waited in some: no single waiter named
-
-
 def _job_inputs(busy: bool):
     from types import SimpleNamespace
 
@@ -583,35 +547,23 @@ def test_ranks_contention_is_the_worst_rank_and_names_a_rank(tmp_path):
     assert rank_cpu_waits(tmp_path) == {0: 0.01, 1: 0.0993}
 
 
-def test_exchange_line_pairs_the_ranks_by_step_and_names_no_cause():
-    # cr104 08: unpaired medians 3.6 against 1.8 read "2.0x"; paired by step the run could not tell the ranks apart
-    ex = {0: [3.57, 1.46, 1.79, 4.19, 1.27], 1: [7.40, 1.19, 1.75, 4.20, 3.56]}
-    rows = [(r, s, True, ms) for r in ex for s, ms in zip(range(3, 13, 2), ex[r])]
-    waits = pd.DataFrame(rows, columns=["rank", "step", "straggling", "exchange_ms"])
-    line = exchange_line(waits)
-    assert line.startswith("exchange_ms (on), paired by step: this run cannot tell rank 1")
-    assert "per slow step p10-p90 0.82-2.80): inconclusive" in line and "cause" not in line
-    assert "left the all-reduce" not in line
-    assert "torch.cat" not in line and "CPU wait" not in line
-    waits.loc[waits["rank"] == 1, "exchange_ms"] = [2 * v for v in ex[0]]  # rank 1 twice rank 0 on every step
-    line = exchange_line(waits)
-    assert "longer exchange" in line and line.endswith("; rank 1 left the all-reduce later; cause not measured (A5 §2)")
-    # cr109 08: off medians 4.70 against 2.65 (one step's exit fell apart); paired by step the ranks matched in 4 of 5
-    off = {0: [1.71, 5.01, 2.68, 4.70, 6.54], 1: [1.69, 4.99, 2.65, 4.67, 1.38]}
-    rows = [(r, s, False, ms) for r in off for s, ms in zip(range(4, 14, 2), off[r])]
-    line = exchange_line(pd.concat([waits, pd.DataFrame(rows, columns=waits.columns)]), slow=False)
-    assert line.startswith("exchange_ms (off), paired by step: this run cannot tell rank 0") and "per off step" in line
+def test_torchrun_exits_reads_the_root_cause_and_the_stopped_ranks_from_torchrun_s_report():
+    from lesson.ranks import torchrun_exits
 
-
-def test_recorded_kernel_lines_lead_with_one_step_a_reading():
-    from lesson.ranks import recorded_kernel_lines
-
-    table = pd.DataFrame({"outside_ms": [106.3, 135.6], "comm_ms": [195.3, 168.0]}, index=[0, 1])
-    outside, inside = recorded_kernel_lines(table, 551, "elsewhere")
-    assert (
-        outside
-        == "one step, a reading: rank 1, non-communication kernel time in step 551 [elsewhere]: 135.6 ms against 106.3 for rank 0, 1.3x"
-    )
-    assert inside.startswith("one step, a reading: rank 0, communication kernel time") and inside.endswith(
-        "168.0 for rank 1, 1.2x"
-    )
+    log = """lesson.rank_worker FAILED
+------------------------------------------------------------
+Failures:
+[1]:
+  time      : 2026-12-07_19:40:31
+  rank      : 0 (local_rank: 0)
+  exitcode  : -15 (pid: 9513)  (SIGTERM)
+  error_file: <N/A>
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  rank      : 1 (local_rank: 1)
+  exitcode  : 1 (pid: 9514)
+  error_file: <N/A>
+"""
+    assert torchrun_exits(log) == {0: "exit code -15 (SIGTERM)", 1: "root cause: exit code 1"}
+    assert torchrun_exits("no report") == {}
