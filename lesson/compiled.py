@@ -129,6 +129,10 @@ def break_evens(
     first, later = _duration(seconds), _duration(after_setup.counts["seconds"])
     fraction = after_setup.counts["seconds"] / seconds
     lines: list[Verdict | str] = []
+    # f73: the label follows the counts: re-run in the same kernel (or on a filled cache), the cold call is no first compile
+    counts = cold.counts
+    first_compile = not (counts.get("graphs captured before", 0) or counts.get("cache_hits", 0))
+    first_compile = first_compile and counts.get("NEFF cache files added", 1) > 0  # neuron: none added, a NEFF load
     if cold.busy:  # a busy block concludes nothing: its seconds are no basis
         lines.append(withheld("the break-even against naive", BUSY_COLD_CALL))
     elif verdict.kind != "faster":  # the ratio's median may be 1 or more: no saving to divide by
@@ -141,10 +145,6 @@ def break_evens(
             # cr97: 161-164 read as the uncertainty; the one cold-call sample's unknown spread is said beside it
             spread = f"{fewest:,.0f}-{most:,.0f} calls from the per-round ratio's p10-p90 alone"
             spread += _set_by_slow_rounds(verdict, naive, compiled) + " (the cold call is one sample; its spread is unknown)"
-        # f73: the label follows the counts: re-run in the same kernel (or on a filled cache), the cold call is no first compile
-        counts = cold.counts
-        first_compile = not (counts.get("graphs captured before", 0) or counts.get("cache_hits", 0))
-        first_compile = first_compile and counts.get("NEFF cache files added", 1) > 0  # neuron: none added, a NEFF load
         what = (
             f"the process's first compile ({first}, {'CPU checks excluded' if cold.checks else 'setup included'})"
             if first_compile
@@ -162,7 +162,7 @@ def break_evens(
             f"  its basis: one cold-call sample, less the naive call it replaces, over the {saved_us / 1e3:.1f} ms a warm call"
             f" saves at HIDDEN = {hidden}"  # how a warm call's saving is taken: 04's markdown above it (f73: said once)
         )
-        lines += [_checks_line(cold.checks)] if cold.checks and first_compile else []
+    lines += [_checks_line(cold.checks)] if cold.checks and first_compile else []  # busy or not: a fact of the cache
     files = (cold.counts.get("cache files added", 0), after_setup.counts.get("cache files added", 0))
     if files[0] > files[1]:  # cr59: the setup named by its evidence; cr60: what kinds of files the first added beyond the later
         more = Counter(cold.added_kinds)
@@ -211,7 +211,7 @@ def _set_by_slow_rounds(verdict: Any, naive: Any, compiled: Any) -> str:
         if timing is not None and beyond and hasattr(timing, "samples_us") and (n := slow_rounds(timing))
     ]
     # 04 no longer prints slow_rounds_line: the term is glossed where it appears
-    slow = f"slow round{{}} ({SLOW_ROUND:g}x its median or more)"
+    slow = f"slow round{{}}, {SLOW_ROUND:g}x its median or more"
     return "".join(f", its {end} end set by {name}'s {n} {slow.format('s' * (n > 1))}" for end, name, n in ends)
 
 

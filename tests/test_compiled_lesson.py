@@ -315,7 +315,7 @@ def test_the_break_even_range_names_the_slow_rounds_that_set_its_end():
     verdict = _verdict("faster", p10=0.13, p90=0.33, median=0.32)
     paid_back, *_ = break_evens(ColdCall({"seconds": 10.6}), ColdCall({"seconds": 1.0}), naive, verdict, 4096, 1024, quiet)
     assert (
-        "calls from the per-round ratio's p10-p90 alone, its low end set by naive's 2 slow rounds (1.5x its median or more) (the cold call"
+        "calls from the per-round ratio's p10-p90 alone, its low end set by naive's 2 slow rounds, 1.5x its median or more (the cold call"
         in paid_back.sentence
     )
     assert "high end" not in paid_back.sentence
@@ -420,3 +420,7 @@ def test_a_cache_with_inductors_cpu_checks_built_before_the_run_is_said_beside_t
         1024,
     )
     assert any("(by an earlier run, once per machine)" in str(line) for line in copied)
+    busy = break_evens(
+        ColdCall(first, busy=True, checks=record), ColdCall({"seconds": 0.6}), naive, _verdict("faster"), 4096, 1024
+    )
+    assert said in busy  # a fact of the cache: said where the break-even is withheld too
