@@ -77,8 +77,8 @@ def _checks_line(record: dict) -> str:
 
     Why: under `make run` the checks (about 12 s on 2 cores) sit in the cache before 04's cold call, which the page
     had called "setup included"; a learner's first compile in Jupyter pays them."""
-    when = f"{record['seconds']} s, once per machine" if record.get("built") else "by an earlier run, once per machine"
-    return f"Inductor's CPU checks: built before this run ({when}); in Jupyter a first compile pays them too"
+    when = f"before this run ({record['seconds']} s" if record.get("built") else "by an earlier run (copied in"
+    return f"Inductor's CPU checks: built {when}, once per machine); in Jupyter a first compile pays them too"
 
 
 def break_evens(

@@ -419,7 +419,7 @@ def test_a_cache_with_inductors_cpu_checks_built_before_the_run_is_said_beside_t
         4096,
         1024,
     )
-    assert any("(by an earlier run, once per machine)" in str(line) for line in copied)
+    assert any("built by an earlier run (copied in, once per machine); in Jupyter" in str(line) for line in copied)
     busy = break_evens(
         ColdCall(first, busy=True, checks=record), ColdCall({"seconds": 0.6}), naive, _verdict("faster"), 4096, 1024
     )
