@@ -60,6 +60,25 @@ KEEP_NEFF = (
     " cpu reference run's listing (docs/reference-runs/README.md, 04), and a NEFF's device view in notebook 09"
 )
 BUSY_COLD_CALL = "a cold call's block was BUSY (its machine line above): one sample, nothing to conclude"
+CHECKS_RECORD = "warmup.json"  # series_tools.inductor_warmup.RECORD: `make run` copied Inductor's CPU checks into the cache
+
+
+def _checks_record(folder: Path) -> dict | None:
+    """The run cache's record of Inductor's CPU checks, written where `make run` built or copied them in
+    before the notebooks (series_tools/inductor_warmup.py); None where absent (Jupyter: the first compile pays them)."""
+    import json
+
+    path = Path(folder) / CHECKS_RECORD
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def _checks_line(record: dict) -> str:
+    """One line saying the first compile's seconds exclude Inductor's CPU checks, built before the notebooks.
+
+    Why: under `make run` the checks (about 12 s on 2 cores) sit in the cache before 04's cold call, which the page
+    had called "setup included"; a learner's first compile in Jupyter pays them."""
+    when = f"before this run ({record['seconds']} s" if record.get("built") else "by an earlier run (copied in"
+    return f"Inductor's CPU checks: built {when}, once per machine); in Jupyter a first compile pays them too"
 
 
 def break_evens(
@@ -98,8 +117,7 @@ def break_evens(
         than the later one, a line naming the kinds of the extra files (which setup ran, not its cost); and the later compile's
         break-even, withheld, whose subject gives that compile's time and its ratio to the first's; then,
         unless a block was BUSY, a line saying that ratio measures neither the setup nor a compile.
-        Slow rounds, which can set either end of the range, are `slow_rounds_line`'s, printed under
-        the verdicts the range comes from (cr88 04: not only beside the break-even).
+        Slow rounds that set an end of the range are named there, with what makes a round slow.
         The evidence line names the kinds of the extra files (`ColdCall.added_kinds`), Inductor's
         CPU-feature probes apart from the rest (cr102 04: without the per-check counts, which buried the break-even).
     """
@@ -111,6 +129,10 @@ def break_evens(
     first, later = _duration(seconds), _duration(after_setup.counts["seconds"])
     fraction = after_setup.counts["seconds"] / seconds
     lines: list[Verdict | str] = []
+    # f73: the label follows the counts: re-run in the same kernel (or on a filled cache), the cold call is no first compile
+    counts = cold.counts
+    first_compile = not (counts.get("graphs captured before", 0) or counts.get("cache_hits", 0))
+    first_compile = first_compile and counts.get("NEFF cache files added", 1) > 0  # neuron: none added, a NEFF load
     if cold.busy:  # a busy block concludes nothing: its seconds are no basis
         lines.append(withheld("the break-even against naive", BUSY_COLD_CALL))
     elif verdict.kind != "faster":  # the ratio's median may be 1 or more: no saving to divide by
@@ -123,12 +145,8 @@ def break_evens(
             # cr97: 161-164 read as the uncertainty; the one cold-call sample's unknown spread is said beside it
             spread = f"{fewest:,.0f}-{most:,.0f} calls from the per-round ratio's p10-p90 alone"
             spread += _set_by_slow_rounds(verdict, naive, compiled) + " (the cold call is one sample; its spread is unknown)"
-        # f73: the label follows the counts: re-run in the same kernel (or on a filled cache), the cold call is no first compile
-        counts = cold.counts
-        first_compile = not (counts.get("graphs captured before", 0) or counts.get("cache_hits", 0))
-        first_compile = first_compile and counts.get("NEFF cache files added", 1) > 0  # neuron: none added, a NEFF load
         what = (
-            f"the process's first compile ({first}, setup included)"
+            f"the process's first compile ({first}, {'CPU checks excluded' if cold.checks else 'setup included'})"
             if first_compile
             else f"this cold call ({first}; not a first compile: its origin is below)"
         )
@@ -144,6 +162,7 @@ def break_evens(
             f"  its basis: one cold-call sample, less the naive call it replaces, over the {saved_us / 1e3:.1f} ms a warm call"
             f" saves at HIDDEN = {hidden}"  # how a warm call's saving is taken: 04's markdown above it (f73: said once)
         )
+    lines += [_checks_line(cold.checks)] if cold.checks and first_compile else []  # busy or not: a fact of the cache
     files = (cold.counts.get("cache files added", 0), after_setup.counts.get("cache files added", 0))
     if files[0] > files[1]:  # cr59: the setup named by its evidence; cr60: what kinds of files the first added beyond the later
         more = Counter(cold.added_kinds)
@@ -191,7 +210,9 @@ def _set_by_slow_rounds(verdict: Any, naive: Any, compiled: Any) -> str:
         )
         if timing is not None and beyond and hasattr(timing, "samples_us") and (n := slow_rounds(timing))
     ]
-    return "".join(f", its {end} end set by {name}'s {n} slow round{'s' * (n > 1)}" for end, name, n in ends)
+    # 04 no longer prints slow_rounds_line: the term is glossed where it appears
+    slow = f"slow round{{}}, {SLOW_ROUND:g}x its median or more"
+    return "".join(f", its {end} end set by {name}'s {n} {slow.format('s' * (n > 1))}" for end, name, n in ends)
 
 
 def beside_03(out_dir: str | Path, here: Verdict) -> str:
@@ -221,6 +242,8 @@ def beside_03(out_dir: str | Path, here: Verdict) -> str:
         relation = "an inconclusive block disagrees with neither"
     else:
         relation = "they disagree: this run does not settle which holds"
+    if relation == "the same verdict":  # "here: the same: the same verdict" read as garbled
+        return f"03's verdict: {then.word}; here: the same verdict"
     here_word = "the same" if then.word == here.word else here.word  # the verdict's words once, not twice
     return f"03's verdict: {then.word}; here: {here_word}: {relation}"
 
@@ -314,12 +337,14 @@ class ColdCall:
         busy: whether its machine line said BUSY (None where unknown): a busy cold call concludes nothing,
             so `break_evens` and 04's exercise 2 withhold what they would draw from it (r73: 04's exercise 2
             printed a BUSY line, then a ratio and a break-even from the same call).
+        checks: the cache's record of Inductor's CPU checks built before the notebooks (`_checks_record`), or None.
     """
 
     counts: dict[str, float]
     added_kinds: dict[str, int] = dataclasses.field(default_factory=dict)
     probe_names: dict[str, int] = dataclasses.field(default_factory=dict)
     busy: bool | None = None
+    checks: dict | None = None
 
 
 def cold_call(fn: Callable[[], Any], backend: Any) -> ColdCall:
@@ -366,6 +391,7 @@ def cold_call(fn: Callable[[], Any], backend: Any) -> ColdCall:
         dict(Counter(_kind(p, probes) for p in inductor)),
         _probe_names(folders["cache files added"], inductor, probes),
         contention.busy,
+        _checks_record(folders["cache files added"]),
     )
 
 
@@ -373,7 +399,7 @@ def speedup_lines(verdict: Verdict, naive_alloc: float, compiled_alloc: float) -
     """04's Summary, printed from the run: the speed verdict, then the full-size tensors each call allocated.
 
     Why: the Summary pointed at three other cells and never tied the speed-up to the memory passes fusion
-    removes (naive allocates the output and two full-size intermediates, the compiled call the output only).
+    removes (naive allocates the output and two full-size intermediates, the compiled call the output and one value per row).
     The allocations are measured; that they cause the speed-up is 02's byte count, not shown by this run.
 
     Args:
@@ -385,7 +411,7 @@ def speedup_lines(verdict: Verdict, naive_alloc: float, compiled_alloc: float) -
         return [*lines, "memory: allocations not read on this backend (cpu reference run: 3x against 1x the input)"]
     lines.append(
         f"memory: naive allocated {naive_alloc:.2f}x the input (output + 2 full-size intermediates),"
-        f" torch.compile {compiled_alloc:.2f}x (output only)"
+        f" torch.compile {compiled_alloc:.2f}x (output + one value per row)"
     )
     if verdict.kind == "faster":
         lines.append("why, likely: one kernel, no intermediate written and read back (02's count); this run does not isolate it")

@@ -315,7 +315,7 @@ def test_the_break_even_range_names_the_slow_rounds_that_set_its_end():
     verdict = _verdict("faster", p10=0.13, p90=0.33, median=0.32)
     paid_back, *_ = break_evens(ColdCall({"seconds": 10.6}), ColdCall({"seconds": 1.0}), naive, verdict, 4096, 1024, quiet)
     assert (
-        "calls from the per-round ratio's p10-p90 alone, its low end set by naive's 2 slow rounds (the cold call"
+        "calls from the per-round ratio's p10-p90 alone, its low end set by naive's 2 slow rounds, 1.5x its median or more (the cold call"
         in paid_back.sentence
     )
     assert "high end" not in paid_back.sentence
@@ -344,6 +344,10 @@ def test_beside_03_reads_03s_published_verdict(tmp_path):
     assert beside_03(tmp_path / "04_torch_compile", both).endswith(
         "; here: the same: two inconclusive results, not agreement that they are equal"
     )  # cr102 04: "the same verdict" read as a finding that they are equal
+    same = judge_ratio(SimpleNamespace(numerator="torch.rms_norm", denominator="naive", median=0.6, p10=0.55, p90=0.65))
+    entry |= {"value": 0.6, "p10": 0.55, "p90": 0.65}
+    write_metrics(tmp_path / "03_fused_rms_norm", "03_fused_rms_norm", "cpu", {"fused_over_naive": entry})
+    assert beside_03(tmp_path / "04_torch_compile", same).endswith("; here: the same verdict")  # said once, not garbled
 
 
 def test_speedup_lines_tie_the_verdict_to_the_allocations_and_explain_nothing_without_a_speed_up():
@@ -353,7 +357,7 @@ def test_speedup_lines_tie_the_verdict_to_the_allocations_and_explain_nothing_wi
     faster = _verdict("faster", 0.3, 0.4)
     lines = speedup_lines(faster, 3.000733, 1.000244)
     assert lines[0] == f"speed: {faster.sentence}"
-    assert "naive allocated 3.00x the input" in lines[1] and "torch.compile 1.00x (output only)" in lines[1]
+    assert "naive allocated 3.00x the input" in lines[1] and "torch.compile 1.00x (output + one value per row)" in lines[1]
     assert lines[2].startswith("why, likely:") and "does not isolate it" in lines[2]
     assert all(len(line.split()) <= 25 for line in lines[1:])
     from types import SimpleNamespace
@@ -387,3 +391,36 @@ def test_cache_load_lines_price_the_load_and_withhold_on_a_busy_block_or_no_spee
     busy = ColdCall({"seconds": 4.0}, {}, busy=True)
     withheld_ratio, withheld_paid, _ = cache_load_lines(again, (first, busy), naive, _verdict("faster", 0.3, 0.4))
     assert "BUSY" in str(withheld_ratio) and "BUSY" in str(withheld_paid)
+
+
+def test_a_cache_with_inductors_cpu_checks_built_before_the_run_is_said_beside_the_first_compile(tmp_path):
+    """Under `make run` Inductor's CPU checks are copied into the run's cache before 04: its first compile
+    excludes them, and a learner's first compile in Jupyter pays them; without the record, "setup included"."""
+    import json
+    from types import SimpleNamespace
+
+    from lesson.compiled import CHECKS_RECORD, _checks_record, break_evens
+    from series_tools.inductor_warmup import RECORD
+
+    assert CHECKS_RECORD == RECORD and _checks_record(tmp_path) is None
+    (tmp_path / RECORD).write_text(json.dumps({"seconds": 12.8, "built": True, "vector_isa": "avx512"}))
+    record = _checks_record(tmp_path)
+    naive = SimpleNamespace(median_us=80_000.0)
+    first = {"seconds": 9.0, "graphs captured before": 0, "cache_hits": 0, "cache_misses": 1}
+    lines = break_evens(ColdCall(first, checks=record), ColdCall({"seconds": 0.6}), naive, _verdict("faster"), 4096, 1024)
+    assert "(9.0 s, CPU checks excluded) against naive" in lines[0].sentence
+    said = "Inductor's CPU checks: built before this run (12.8 s, once per machine); in Jupyter a first compile pays them too"
+    assert said in lines
+    copied = break_evens(
+        ColdCall(first, checks={"built": False, "seconds": 0.1}),
+        ColdCall({"seconds": 0.6}),
+        naive,
+        _verdict("faster"),
+        4096,
+        1024,
+    )
+    assert any("built by an earlier run (copied in, once per machine); in Jupyter" in str(line) for line in copied)
+    busy = break_evens(
+        ColdCall(first, busy=True, checks=record), ColdCall({"seconds": 0.6}), naive, _verdict("faster"), 4096, 1024
+    )
+    assert said in busy  # a fact of the cache: said where the break-even is withheld too
