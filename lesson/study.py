@@ -832,6 +832,12 @@ def copies_answer(
     rows += [(n, f"{m:.2f}", copies_spread(lo, hi, models), row) for n, m, lo, hi, _, row, _ in readings]
     width = max(len(row[0]) for row in rows)
     table = [f"  {n:<{width}}  {v:>5}  {spread:<19}  {'' if brief else said}".rstrip() for n, v, spread, said in rows]
+    if brief and "allocation" in models:  # the table's words column is dropped: the model, and the margin's ratio
+        table.append("  (by allocation: one copy per full-size tensor allocated, A3)")
+    if brief and readings and models.get("source"):  # why the source count's verdict reads as it does
+        (_, _, lo, hi, told, *_), c = readings[0], models["source"]
+        near = "reaches within 5% of 1" if "source" in told else "lies at least 5% from 1"
+        table.append(f"  its p10-p90 / {c:g} (the source count): {lo / c:.2f}-{hi / c:.2f}, {near}")
     if readings:
         name, *_, told, _, said = readings[0]
         follows = ": the time cannot say which count it follows" if len(told) > 1 else ""
@@ -1159,7 +1165,7 @@ def plot_over_copy(rankings: dict[str, Ranking], names: list[str], title: str, p
     for r in drawn.values():
         t = r.table().loc[names]  # each ratio to the copy with its p10-p90
         whiskers.append([(t.over_copy - t.p10).to_numpy(), (t.p90 - t.over_copy).to_numpy()])
-    ylabel = "time / copy time (log scale; whiskers: p10-p90)"  # cr72 05: the figure never said what they were
+    ylabel = "over_copy: time / copy time (log scale; whiskers: p10-p90)"  # cr72 05: the figure never said what they were
     fig, axes = plt.subplots(
         1, 1 + len(paired), figsize=(6.4 + 5.6 * len(paired), 4.8), squeeze=False, width_ratios=[3] + [2] * len(paired)
     )
