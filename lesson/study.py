@@ -835,9 +835,10 @@ def copies_answer(
     if brief and "allocation" in models:  # the table's words column is dropped: the model, and the margin's ratio
         table.append("  (by allocation: one copy per full-size tensor allocated, A3)")
     if brief and readings and models.get("source"):  # why the source count's verdict reads as it does
-        (_, _, lo, hi, told, *_), c = readings[0], models["source"]
+        (name, _, lo, hi, told, *_), c = readings[0], models["source"]
         near = "reaches within 5% of 1" if "source" in told else "lies at least 5% from 1"
-        table.append(f"  its p10-p90 / {c:g} (the source count): {lo / c:.2f}-{hi / c:.2f}, {near}")
+        whose = name.split(",")[0].split(" (")[0]  # "this run" or "reference run"
+        table.append(f"  {whose} p10-p90 / {_count_text(c, (lo, hi))} (source): {lo / c:.2f}-{hi / c:.2f}, {near}")
     if readings:
         name, *_, told, _, said = readings[0]
         follows = ": the time cannot say which count it follows" if len(told) > 1 else ""

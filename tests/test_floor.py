@@ -745,6 +745,11 @@ def test_05s_exercise_1_answer_judges_both_byte_models_ranked_withheld_and_from_
         f"Verdict (this run, ratio to the copy): naive's time: {apart}",
         "Above the allocation count: a full-size op costs more than a clone, or mean's read costs extra; the time cannot tell which",
     ]  # the byte share's assumption (one clone per allocation) tested: which way it failed is not measured
+    brief = copies_answer(ops, ranked, 3.0, tmp_path, brief=True).split("\n")  # 05's path: the model and the margin said
+    assert brief[4:6] == [
+        "  (by allocation: one copy per full-size tensor allocated, A3)",
+        "  this run p10-p90 / 6.5 (source): 0.51-0.51, lies at least 5% from 1",
+    ]
     # an inconclusive reading beside slow rounds says they widen the range (cr87 05 #5: 3.38 against 3.5 read as "matches")
     from analysis.timing import PairedRatio
 
