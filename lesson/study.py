@@ -523,9 +523,11 @@ def quiet_note(machine: str, floor: FloorCheck, block: dict[str, Timing], shape:
     elif lines:
         lines[-1] = lines[-1].removesuffix(".") + "; cause not measured."
     lone = {said[n]: other[n] for n in block if n not in varied and other[n]}  # above its p90, so no verdict moves
+    rounds = len(next(iter(slow.values()))) if slow else 0  # "naive: 1 of 15 rounds", not "...changes: naive"
     lines += (
         [
-            f"{'One round' if max(lone.values()) == 1 else 'Rounds'} over {SLOW_ROUND:g}x its median, outside its p10-p90, so no verdict changes: {', '.join(lone)}."
+            f"{', '.join(f'{n}: {k} of {rounds} rounds' for n, k in lone.items())} took over {SLOW_ROUND:g}x the median;"
+            f" outside p10-p90, so no verdict uses {'it' if sum(lone.values()) == 1 else 'them'}."
         ]
         if lone
         else []
@@ -667,7 +669,7 @@ def small_order_note(rankings: dict[str, Ranking], blocks: dict[str, dict[str, T
     if pair is None or not pair.measurable:
         return "naive and torch.rms_norm: this run cannot tell them apart at the small shape."
     return (
-        "Not measured here, candidates for naive and torch.rms_norm's order at the small shape: torch.rms_norm is one"
+        "The order of naive and torch.rms_norm at the small shape, possible causes (not measured): torch.rms_norm is one"
         " Python call whose ops C++ dispatches, against naive's six Python calls."
     )
 
@@ -704,12 +706,22 @@ def line_test_answer(by_count: dict[str, Timing], over_line: np.ndarray) -> str:
         # "faster than the line" read as doubt on the overhead-bound bound, with no cause offered (cr97 05 M2)
         # one short sentence a line: the one ~60-word line was 05's densest (cr100 05, r101 self-paced clarity)
         # "not contradicted", not "stands": only 64 -> 512 was timed here, not the growth * rests on (cr109 05 #2)
+        # the line's fixed part and the growth above it: the whole time grew less than the tokens, the rest faster
+        t1, t8, t64 = (t.median_us for t in by_count.values())
+        k1, k8, k64 = (int(n.split()[0]) for n in by_count)  # "8 tokens" -> 8
+        slope = (t8 - t1) / (k8 - k1)
+        fixed = t1 - slope * k1
+        rest = (
+            f"\nBy the medians: the line's fixed part is {fixed:.0f} us; the part above it grew"
+            f" {(t64 - fixed) / (t8 - fixed):.0f}x for {k64 // k8}x the tokens."
+            if fixed > 0 and slope > 0
+            else ""
+        )
         bound = (
-            ".\nThis does not contradict A3's overhead-bound label for torch.compile: it allows faster-than-proportional growth."
+            f".{rest}\nA3's overhead-bound label (8x the tokens, under 4x the time) rests on {k1} to {k8} tokens only; this test does not contradict it."
             f"\nNot measured: whether the {n64.replace(' tokens', '-token')} input stays in the cache"
         )
         # the medians' own line gives another ratio (cr108 05 #3: 1.80x beside medians that give 2.83x): both, named
-        t1, t8, t64 = (t.median_us for t in by_count.values())
         of_medians = f"; of the medians: {t64 / (9 * t8 - 8 * t1):.2f}x" if 9 * t8 > 8 * t1 else ""
         return (
             f"{medians}\nNo: {n64} takes {fit.median:.2f}x the line's prediction (median of per-round ratios,"
@@ -820,6 +832,13 @@ def copies_answer(
     rows += [(n, f"{m:.2f}", copies_spread(lo, hi, models), row) for n, m, lo, hi, _, row, _ in readings]
     width = max(len(row[0]) for row in rows)
     table = [f"  {n:<{width}}  {v:>5}  {spread:<19}  {'' if brief else said}".rstrip() for n, v, spread, said in rows]
+    if brief and "allocation" in models:  # the table's words column is dropped: the model, and the margin's ratio
+        table.append("  (by allocation: one copy per full-size tensor allocated, A3)")
+    if brief and readings and models.get("source"):  # why the source count's verdict reads as it does
+        (name, _, lo, hi, told, *_), c = readings[0], models["source"]
+        near = "reaches within 5% of 1" if "source" in told else "lies at least 5% from 1"
+        whose = name.split(",")[0].split(" (")[0]  # "this run" or "reference run"
+        table.append(f"  {whose} p10-p90 / {_count_text(c, (lo, hi))} (source): {lo / c:.2f}-{hi / c:.2f}, {near}")
     if readings:
         name, *_, told, _, said = readings[0]
         follows = ": the time cannot say which count it follows" if len(told) > 1 else ""
@@ -1147,7 +1166,7 @@ def plot_over_copy(rankings: dict[str, Ranking], names: list[str], title: str, p
     for r in drawn.values():
         t = r.table().loc[names]  # each ratio to the copy with its p10-p90
         whiskers.append([(t.over_copy - t.p10).to_numpy(), (t.p90 - t.over_copy).to_numpy()])
-    ylabel = "time / copy time (log scale; whiskers: p10-p90)"  # cr72 05: the figure never said what they were
+    ylabel = "over_copy: time / copy time (log scale; whiskers: p10-p90)"  # cr72 05: the figure never said what they were
     fig, axes = plt.subplots(
         1, 1 + len(paired), figsize=(6.4 + 5.6 * len(paired), 4.8), squeeze=False, width_ratios=[3] + [2] * len(paired)
     )
