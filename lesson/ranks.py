@@ -296,7 +296,7 @@ def neuron_recipe_lines(ranks: int, active: int, straggler_rank: int, straggler_
         f'  NEURON_RT_NUM_CORES={ranks}: "NeuronCores required by the process" ({ranks} per rank or for the job: UNVERIFIED);'
         " NEURON_RT_VIRTUAL_CORE_SIZE=2: only in the vendor's example (UNVERIFIED).",
         "  torchrun: --nproc_per_node, ranks per machine; --rdzv_backend, --rdzv_endpoint: where ranks meet;"
-        " --local-ranks-filter 0 --tee 3: the console shows rank 0, every rank also logs to files.",
+        " --local-ranks-filter 0 --tee 3: the console shows rank 0; every rank logs to files under --log-dir (unset: a temporary folder).",
         f"  your_script.py: lesson/rank_worker.py --out DIR --backend neuron --device neuron --active {active}"
         f" --straggler-rank {straggler_rank} --straggler-ms {straggler_ms:g} (UNVERIFIED: never run here).",
         "  then: waits = collective_waits(rank_steps(DIR)); plot_rank_steps(ax, waits, STRAGGLER_RANK).",
@@ -544,7 +544,9 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
     # cr100 08: the compute share is a net over the steps; where the last rank computed shorter on some, say on how many
     fewer = int((parts["computed longer by (ms)"].round(2) < 0).sum())  # cr105 08: every negative the table shows
     negative = list(parts.index[parts["computed longer by (ms)"].round(2) < 0])  # r117: name the steps where few
-    named = f"step{'s' if fewer > 1 else ''} {' and '.join(map(str, negative))}" if fewer <= 2 else f"{fewer} of {len(parts)} steps"
+    named = (
+        f"step{'s' if fewer > 1 else ''} {' and '.join(map(str, negative))}" if fewer <= 2 else f"{fewer} of {len(parts)} steps"
+    )
     shorter = f" (shorter on {named})" if fewer and extra is None else ""
     ending = f"netted over the steps: which part is larger, {len(parts)} steps cannot say" if undecided else "not a verdict"
     waiting = sorted(parts["arrived first"].unique())  # cr102 08: the total is every waiting rank's, and says so
