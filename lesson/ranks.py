@@ -209,7 +209,7 @@ class RanksContention(Contention):
 
     def seen(self, short: bool = False, whose: str = "the") -> str:
         if short and self.waited_fraction is not None and self.waited_fraction >= BUSY_WAITED_FRACTION:
-            return f"a rank waited for a CPU at most {_percent(self.waited_fraction, up=True)} of its profiled steps"
+            return f"a rank's CPU run-queue delay was at most {_percent(self.waited_fraction, up=True)} of its profiled steps"
         return (
             super().seen(short, whose).replace("this process", "a rank").replace(" timed blocks,", " timed blocks, one per rank,")
         )
@@ -236,8 +236,8 @@ def ranks_contention(out_dir: Path) -> tuple[Contention | None, str]:
         worst = max(waited, key=waited.get)  # cr105 08: a pass by under a point is said to be one, with one number
         if waited[worst] > BUSY_WAITED_FRACTION - 0.01:
             line = (
-                f"quiet, just under the {BUSY_WAITED_FRACTION:.0%} limit: rank {worst} waited for a CPU"
-                f" {_percent(waited[worst], up=True)} of its profiled steps"
+                f"quiet, just under the {BUSY_WAITED_FRACTION:.0%} limit: rank {worst}'s CPU run-queue delay"
+                f" was {_percent(waited[worst], up=True)} of its profiled steps"
             )
     return contention, line
 

@@ -528,10 +528,10 @@ def test_ranks_contention_is_the_worst_rank_and_names_a_rank(tmp_path):
     (tmp_path / "rank0.trace.json").write_text("{}")
     contention, line = ranks_contention(tmp_path)
     assert contention.busy and contention.waited_fraction == 0.4
-    assert line.startswith("BUSY") and "a rank waited for a CPU" in line and "this process" not in line
+    assert line.startswith("BUSY") and "a rank's CPU run-queue delay" in line and "this process" not in line
     # each block is one rank's profiled steps: the short form (machine line, verdicts) says so, not "this process"
-    assert "(a rank waited for a CPU at most 40% of its profiled steps)" in line
-    assert "a rank waited for a CPU at most 40% of its profiled steps" == contention.seen(short=True)
+    assert "(a rank's CPU run-queue delay was at most 40% of its profiled steps)" in line
+    assert "a rank's CPU run-queue delay was at most 40% of its profiled steps" == contention.seen(short=True)
     assert "of 2 timed blocks, one per rank, which" in contention.seen()  # the full form metrics.json records
     for rank, waited in ((0, 0.01), (1, 0.0801)):  # cr100 08: quiet 2 points below the limit prints the margin
         (tmp_path / f"rank{rank}.json").write_text(
@@ -542,7 +542,7 @@ def test_ranks_contention_is_the_worst_rank_and_names_a_rank(tmp_path):
     assert ranks_contention(tmp_path)[1] == quiet.replace(" ,", ",") + " (BUSY would be 10% or more on either rank)"
     assert "at most 9%" in ranks_contention(tmp_path)[0].seen()  # the same rounding as the metrics' bound
     (tmp_path / "rank1.json").write_text(json.dumps({"rank": 1, "contention": vars(Contention(0.2, 0.0993, 0.05, 0.0))}))
-    near = "quiet, just under the 10% limit: rank 1 waited for a CPU 9.93% of its profiled steps"  # cr105 08: one number
+    near = "quiet, just under the 10% limit: rank 1's CPU run-queue delay was 9.93% of its profiled steps"  # cr105 08: one number
     assert ranks_contention(tmp_path)[1] == near
     assert rank_cpu_waits(tmp_path) == {0: 0.01, 1: 0.0993}
 
