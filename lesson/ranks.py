@@ -209,7 +209,7 @@ class RanksContention(Contention):
 
     def seen(self, short: bool = False, whose: str = "the") -> str:
         if short and self.waited_fraction is not None and self.waited_fraction >= BUSY_WAITED_FRACTION:
-            return f"a rank waited for a CPU at most {_percent(self.waited_fraction, up=True)} of its profiled steps"
+            return f"a rank's CPU run-queue delay was at most {_percent(self.waited_fraction, up=True)} of its profiled steps"
         return (
             super().seen(short, whose).replace("this process", "a rank").replace(" timed blocks,", " timed blocks, one per rank,")
         )
@@ -230,14 +230,14 @@ def ranks_contention(out_dir: Path) -> tuple[Contention | None, str]:
     if contention and contention.busy is False and waited:
         each = ", ".join(f"rank {r} {_percent(f, up=True)}" for r, f in sorted(waited.items()))
         line = (
-            f"quiet: CPU wait at most {each} of the profiled steps"
+            f"quiet: CPU run-queue delay at most {each} of the profiled steps"
             f" (BUSY would be {BUSY_WAITED_FRACTION:.0%} or more on either rank)"
         )
         worst = max(waited, key=waited.get)  # cr105 08: a pass by under a point is said to be one, with one number
         if waited[worst] > BUSY_WAITED_FRACTION - 0.01:
             line = (
-                f"quiet, just under the {BUSY_WAITED_FRACTION:.0%} limit: rank {worst} waited for a CPU"
-                f" {_percent(waited[worst], up=True)} of its profiled steps"
+                f"quiet, just under the {BUSY_WAITED_FRACTION:.0%} limit: rank {worst}'s CPU run-queue delay"
+                f" was {_percent(waited[worst], up=True)} of its profiled steps"
             )
     return contention, line
 
@@ -296,7 +296,7 @@ def neuron_recipe_lines(ranks: int, active: int, straggler_rank: int, straggler_
         f'  NEURON_RT_NUM_CORES={ranks}: "NeuronCores required by the process" ({ranks} per rank or for the job: UNVERIFIED);'
         " NEURON_RT_VIRTUAL_CORE_SIZE=2: only in the vendor's example (UNVERIFIED).",
         "  torchrun: --nproc_per_node, ranks per machine; --rdzv_backend, --rdzv_endpoint: where ranks meet;"
-        " --local-ranks-filter 0 --tee 3: the console shows rank 0, every rank also logs to files.",
+        " --local-ranks-filter 0 --tee 3: the console shows rank 0; every rank logs to files under --log-dir (unset: a temporary folder).",
         f"  your_script.py: lesson/rank_worker.py --out DIR --backend neuron --device neuron --active {active}"
         f" --straggler-rank {straggler_rank} --straggler-ms {straggler_ms:g} (UNVERIFIED: never run here).",
         "  then: waits = collective_waits(rank_steps(DIR)); plot_rank_steps(ax, waits, STRAGGLER_RANK).",
@@ -406,7 +406,9 @@ def slow_step_wait_line(waits: pd.DataFrame, slowest: int, straggler_ms: float) 
     if straggler_ms > 0 and wait > straggler_ms and lags.median() > 0:
         shown = lags.round(2)  # as printed, so the count and the range agree
         low, high = f"{shown.min():.2f}", f"{shown.max():.2f}"
-        line += f"; rank {slowest}'s step started more than {TIE_MS:g} ms later in {(shown > TIE_MS).sum()} of {len(lags)}, step-start gaps (+ = rank {slowest} later) {low} to {high} ms"
+        # r117: split in two lines (one was 45 words), naming the step of the largest gap (a slow exchange before it shows)
+        line += f"\nrank {slowest} started later in {(shown > TIE_MS).sum()} of {len(lags)} (by more than {TIE_MS:g} ms);"
+        line += f" step-start gaps (+ = rank {slowest} later) {low} to {high} ms, largest at step {shown.idxmax()}"
     return line
 
 
@@ -499,7 +501,7 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
         parts: the table of `arrival_parts`.
         extra: (straggler rank, its extra work per step in ms), for steps that all had extra work: the compute
             share is then split into the work set (the straggler arriving last adds it, arriving first takes it
-            away) and the rest, left over (its cause not measured): where its steps differ in sign, the net alone; else naming
+            away) and the rest (all other compute, the busy loop's overshoot included): where its steps differ in sign, the net alone; else naming
             the step that holds more than half of it (one unusual step is no ordinary difference).
 
     Returns:
@@ -525,10 +527,11 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
         rest = parts["computed longer by (ms)"] - per_set  # per step, the compute difference beside the work set
         more, less = rest[rest > 0].sum(), rest[rest < 0].sum()  # parts of both signs: a part can exceed the net
         big = (rest * (1 if rest.sum() >= 0 else -1)).idxmax()  # the step holding most of it, if one does
-        where = f"; {_one_decimal(rest[big])} of it in step {big}" if abs(rest[big]) > abs(rest.sum()) / 2 > 0.05 else ""
+        where = f"; {_one_decimal(rest[big])} in step {big}" if abs(rest[big]) > abs(rest.sum()) / 2 > 0.05 else ""
         if more >= 0.05 and less <= -0.05:  # cr101 08: a net of two more sums packed the line past 4 numbers
             where = ""
-        split = f" ({_one_decimal(per_set.sum())} set as extra work, {_one_decimal(rest.sum())} left over, not measured{where})"
+        # r117: the extra work is traced ("straggler work" regions): the split names the value set, the rest is all other compute
+        split = f" (extra work as set {_one_decimal(per_set.sum())}, the rest {_one_decimal(rest.sum())}{where})"
         sums.append((float(_one_decimal(per_set.sum())) + float(_one_decimal(rest.sum())), compute))
     # cr99 08: parts netted over steps hide which is larger (+4.0 compute, -3.8 gap in one step) where the other part's
     # gross sum of one sign reaches the larger net: then the line says the steps cannot tell which part is larger
@@ -540,7 +543,11 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
     opener = "" if extra is not None else f"in all, over the {len(parts)} off steps, " + _waits_by_rank(parts) + ". Why: "
     # cr100 08: the compute share is a net over the steps; where the last rank computed shorter on some, say on how many
     fewer = int((parts["computed longer by (ms)"].round(2) < 0).sum())  # cr105 08: every negative the table shows
-    shorter = f" (net: shorter on {fewer} of {len(parts)} steps)" if fewer and extra is None else ""
+    negative = list(parts.index[parts["computed longer by (ms)"].round(2) < 0])  # r117: name the steps where few
+    named = (
+        f"step{'s' if fewer > 1 else ''} {' and '.join(map(str, negative))}" if fewer <= 2 else f"{fewer} of {len(parts)} steps"
+    )
+    shorter = f" (shorter on {named})" if fewer and extra is None else ""
     ending = f"netted over the steps: which part is larger, {len(parts)} steps cannot say" if undecided else "not a verdict"
     waiting = sorted(parts["arrived first"].unique())  # cr102 08: the total is every waiting rank's, and says so
     whose = f" (ranks {(' and ' if len(waiting) == 2 else ', ').join(map(str, waiting))})" if len(waiting) > 1 else ""

@@ -160,8 +160,8 @@ def test_slow_step_wait_line_names_the_later_start_only_where_the_wait_exceeds_t
     )
     line = slow_step_wait_line(collective_waits(late), slowest=1, straggler_ms=3)
     assert line == (
-        "slow steps (medians): rank 0 waited 5.0 ms (rank 1 was set to add 3 ms), rank 1 itself 0.0 ms;"
-        " rank 1's step started more than 0.1 ms later in 5 of 5, step-start gaps (+ = rank 1 later) 1.00 to 1.00 ms"
+        "slow steps (medians): rank 0 waited 5.0 ms (rank 1 was set to add 3 ms), rank 1 itself 0.0 ms\n"
+        "rank 1 started later in 5 of 5 (by more than 0.1 ms); step-start gaps (+ = rank 1 later) 1.00 to 1.00 ms, largest at step 1"
     )
     early, level = (late["rank"] == 1) & (late["step"] == 1), (late["rank"] == 1) & (late["step"] == 3)
     mixed = late.assign(  # one slow step where rank 1 started 0.5 ms earlier, one 0.104 ms later (printed 0.10, so not counted)
@@ -171,7 +171,7 @@ def test_slow_step_wait_line_names_the_later_start_only_where_the_wait_exceeds_t
     assert slow_step_wait_line(
         collective_waits(mixed), slowest=1, straggler_ms=3
     ).endswith(
-        "; rank 1's step started more than 0.1 ms later in 3 of 5, step-start gaps (+ = rank 1 later) -0.50 to 1.00 ms"  # the lags' count and range, not their median alone
+        "rank 1 started later in 3 of 5 (by more than 0.1 ms); step-start gaps (+ = rank 1 later) -0.50 to 1.00 ms, largest at step 5"  # the lags' count and range, not their median alone
     )
     covered = slow_step_wait_line(collective_waits(late), slowest=1, straggler_ms=5)  # the wait does not exceed it
     assert covered.endswith("rank 0 waited 5.0 ms (rank 1 was set to add 5 ms), rank 1 itself 0.0 ms")
@@ -472,10 +472,10 @@ def test_arrival_parts_split_each_wait_into_the_later_start_and_the_longer_compu
     assert parts["left previous step later by (ms)"].isna().iloc[0]
     assert arrival_parts_line(parts) == (  # cr98 08: who waited, summed per rank (not who arrived last most often)
         "in all, over the 2 off steps, rank 0 waited 1.0 ms; rank 1 waited 3.0 ms. Why: 4.0 ms waited (ranks 0 and 1) = 3.0 ms last"
-        " rank's longer compute (net: shorter on 1 of 2 steps) + 1.0 ms step-start gaps (2.0 later, 1.0 earlier); not a verdict"
+        " rank's longer compute (shorter on step 0) + 1.0 ms step-start gaps (2.0 later, 1.0 earlier); not a verdict"
     )
     tiny = parts.assign(**{"computed longer by (ms)": [-0.01, 4.0]})  # cr105 08: every negative the table shows counts
-    assert "(net: shorter on 1 of 2 steps)" in arrival_parts_line(tiny)
+    assert "(shorter on step 0)" in arrival_parts_line(tiny)
     twice = pd.concat([parts, parts.iloc[[1]].assign(wait_ms=0.5).rename(index={1: 2})])  # rank 1: 3.0 of 3.5 at step 1
     assert arrival_parts_line(twice).startswith(
         "in all, over the 3 off steps, rank 0 waited 1.0 ms; rank 1 waited 3.5 ms, 3.0 at step 1 (rank 0 computed 4.0 ms longer, left step 0's all-reduce 1.5 ms earlier)."
@@ -510,14 +510,14 @@ def test_arrival_parts_line_splits_the_compute_share_into_the_work_set_and_the_r
         index=pd.Index([0, 1], name="step"),
     )
     both = arrival_parts_line(parts, (1, 1.0))  # the rest: -2.0 in step 0, 5.0 in step 1: a part over the net 3.0
-    assert "(0.0 set as extra work, 3.0 left over, not measured)" in both
-    assert "of it in step" not in both
+    assert "(extra work as set 0.0, the rest 3.0)" in both
+    assert " in step" not in both
     same = parts.assign(**{"computed longer by (ms)": [1.0, 2.0]})  # the rest 0.0 and 3.0: one sign, step 1 most
-    assert "(0.0 set as extra work, 3.0 left over, not measured; 3.0 of it in step 1)" in arrival_parts_line(same, (1, 1.0))
+    assert "(extra work as set 0.0, the rest 3.0; 3.0 in step 1)" in arrival_parts_line(same, (1, 1.0))
     one = arrival_parts_line(parts.iloc[:1], (1, 1.0))  # the straggler last: its 1 ms set, and -2.0 the rest
-    assert "-1.0 ms last rank's longer compute (1.0 set as extra work, -2.0 left over, not measured; -2.0 of it in step 0)" in one
+    assert "-1.0 ms last rank's longer compute (extra work as set 1.0, the rest -2.0; -2.0 in step 0)" in one
     spread = parts.assign(**{"computed longer by (ms)": [2.0, 0.0]})  # the rest 1.0 and 1.0: no step holds most
-    assert "(0.0 set as extra work, 2.0 left over, not measured)" in arrival_parts_line(spread, (1, 1.0))
+    assert "(extra work as set 0.0, the rest 2.0)" in arrival_parts_line(spread, (1, 1.0))
 
 
 def test_ranks_contention_is_the_worst_rank_and_names_a_rank(tmp_path):
@@ -528,21 +528,21 @@ def test_ranks_contention_is_the_worst_rank_and_names_a_rank(tmp_path):
     (tmp_path / "rank0.trace.json").write_text("{}")
     contention, line = ranks_contention(tmp_path)
     assert contention.busy and contention.waited_fraction == 0.4
-    assert line.startswith("BUSY") and "a rank waited for a CPU" in line and "this process" not in line
+    assert line.startswith("BUSY") and "a rank's CPU run-queue delay" in line and "this process" not in line
     # each block is one rank's profiled steps: the short form (machine line, verdicts) says so, not "this process"
-    assert "(a rank waited for a CPU at most 40% of its profiled steps)" in line
-    assert "a rank waited for a CPU at most 40% of its profiled steps" == contention.seen(short=True)
+    assert "(a rank's CPU run-queue delay was at most 40% of its profiled steps)" in line
+    assert "a rank's CPU run-queue delay was at most 40% of its profiled steps" == contention.seen(short=True)
     assert "of 2 timed blocks, one per rank, which" in contention.seen()  # the full form metrics.json records
     for rank, waited in ((0, 0.01), (1, 0.0801)):  # cr100 08: quiet 2 points below the limit prints the margin
         (tmp_path / f"rank{rank}.json").write_text(
             json.dumps({"rank": rank, "contention": vars(Contention(0.2, waited, 0.05, 0.0))})
         )
     # cr102 08: every rank's CPU wait, rounded up as metrics.json's "at most" (8.01% is 9%, never 8%)
-    quiet = "quiet: CPU wait at most rank 0 1% , rank 1 9% of the profiled steps"
+    quiet = "quiet: CPU run-queue delay at most rank 0 1% , rank 1 9% of the profiled steps"
     assert ranks_contention(tmp_path)[1] == quiet.replace(" ,", ",") + " (BUSY would be 10% or more on either rank)"
     assert "at most 9%" in ranks_contention(tmp_path)[0].seen()  # the same rounding as the metrics' bound
     (tmp_path / "rank1.json").write_text(json.dumps({"rank": 1, "contention": vars(Contention(0.2, 0.0993, 0.05, 0.0))}))
-    near = "quiet, just under the 10% limit: rank 1 waited for a CPU 9.93% of its profiled steps"  # cr105 08: one number
+    near = "quiet, just under the 10% limit: rank 1's CPU run-queue delay was 9.93% of its profiled steps"  # cr105 08: one number
     assert ranks_contention(tmp_path)[1] == near
     assert rank_cpu_waits(tmp_path) == {0: 0.01, 1: 0.0993}
 
