@@ -514,8 +514,8 @@ def start_tail_opcodes(exports: dict[str, Any], name: str = "baseline_bf16_s512"
         top: how many opcodes per stretch.
 
     Returns:
-        e.g. "bars before the first MATMUL (baseline_bf16_s512, count): DRAIN 88, SET_ORDERING_MODE 20, ..." and
-        "bars in the tail (count): DRAIN 16, EVENT_SEMAPHORE_RANGE_CLEAR 5, ..." (a line each: at most 4 numbers).
+        e.g. "top 3 bars before the first MATMUL (baseline_bf16_s512, count): DRAIN 88, SET_ORDERING_MODE 20, ..." and
+        "top 3 bars in its tail (count): DRAIN 16, EVENT_SEMAPHORE_RANGE_CLEAR 5, ..." (a line each: at most 4 numbers).
     """
     from analysis import COMPUTING_OPCODES, WAIT_OPCODES
 
@@ -527,7 +527,7 @@ def start_tail_opcodes(exports: dict[str, Any], name: str = "baseline_bf16_s512"
         return ", ".join(f"{op} {n}" for op, n in ins.loc[mask, "opcode"].value_counts().head(top).items())
 
     before, tail = most(ins["start_ns"] < first_matmul_ns), most(ins["start_ns"] >= last_dma_ns)
-    return f"bars before the first MATMUL ({name}, count): {before}\nbars in the tail (count): {tail}"
+    return f"top {top} bars before the first MATMUL ({name}, count): {before}\ntop {top} bars in its tail (count): {tail}"
 
 
 def start_reads(exports: dict[str, Any]) -> str:

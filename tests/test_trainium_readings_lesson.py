@@ -387,8 +387,10 @@ def test_start_tail_opcodes_names_the_non_computing_bars():
     before = ins.loc[ins["start_ns"] < first_matmul_ns, "opcode"].value_counts()
     tail = ins.loc[ins["start_ns"] >= e.dma["end_ns"].max(), "opcode"].value_counts()
     first, last = line.splitlines()  # a line each: at most 4 numbers a line
-    assert first.startswith(f"bars before the first MATMUL (baseline_bf16_s512, count): {before.index[0]} {before.iloc[0]},")
-    assert last.startswith(f"bars in the tail (count): {tail.index[0]} {tail.iloc[0]},")
+    assert first.startswith(
+        f"top 3 bars before the first MATMUL (baseline_bf16_s512, count): {before.index[0]} {before.iloc[0]},"
+    )
+    assert last.startswith(f"top 3 bars in its tail (count): {tail.index[0]} {tail.iloc[0]},")
     assert "documented" not in line
     assert not any(f" {op} " in line for op in WAIT_OPCODES)  # the bars leave the waits out, so does the line
     named = [w for part in (first, last) for w in part.split(": ", 1)[1].split() if w.isupper()]
