@@ -137,7 +137,7 @@ def counter_readings(exports: dict[str, Any], guesses: dict[str, str]) -> pd.Dat
 
     Returns:
         DataFrame, one row per guessed counter: `bf16`, `fp32` (fused / baseline), `your_guess`, `shows` (bytes
-        rows: "down", "up" or "same", per dtype where they differ; time rows: "a reading: one execution each", the
+        rows: "down", "up" or "same", per dtype where they differ; time rows: "a reading" (the caption says one execution each), the
         DMA row with the profiler's warning where an export carries it) and `match` ("✓"/"✗" on a bytes row both
         dtypes agree on, "dtypes differ" where not; "" on time rows and unfilled guesses).
     """
@@ -153,7 +153,7 @@ def counter_readings(exports: dict[str, Any], guesses: dict[str, str]) -> pd.Dat
         guess = ratios.at[c, "your_guess"]
         if "bytes" not in c:  # a time: one execution each, so a reading, never graded
             note = "; profiler: DMA values may be inaccurate" * (c.startswith("dma_") and warned)
-            shows.append(f"a reading: one execution each{note}")
+            shows.append(f"a reading{note}")
             match.append("")
             continue
         words = {d: "down" if ratios.at[c, d] < 1 else "up" if ratios.at[c, d] > 1 else "same" for d in DTYPES}
@@ -479,8 +479,9 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
         three lines: the start's share of each execution (the lesson's main finding: the first MATMUL comes late,
         after no computing instruction), e.g. "the start, before the first MATMUL: 31-47% of each execution, no
         computing instruction in any profile", then "fused / baseline, one execution each: whole execution
-        (total_time): bf16 x0.67, fp32 x0.65" and "compute window (ends at a possibly inaccurate DMA bar): bf16 x0.49, fp32 x0.49"
-        (cr101 09: the window ends at a DMA bar, and the profiler warns DMA values may be inaccurate).
+        (total_time): bf16 x0.67, fp32 x0.65" and "compute window (less the start and tail in the table; ends at a possibly inaccurate DMA bar): bf16 x0.49, fp32 x0.49"
+        (cr101 09: the window ends at a DMA bar, and the profiler warns DMA values may be inaccurate; the why of two
+        ratios: the window leaves out the start and the tail the table lists for both kernels).
     """
     first = start["first MATMUL (us)"].astype(float)
     total = first / start["first MATMUL / total_time"].astype(float)
@@ -495,7 +496,7 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
     return (
         f"the start, before the first MATMUL: {share.min():.0f}-{share.max():.0f}% of each execution, {idle} in any profile\n"
         f"fused / baseline, one execution each: whole execution (total_time): {', '.join(whole_parts)}\n"
-        f"compute window (ends at a possibly inaccurate DMA bar): {', '.join(middle_parts)}"
+        f"compute window (less the start and tail in the table; ends at a possibly inaccurate DMA bar): {', '.join(middle_parts)}"
     )
 
 
@@ -513,8 +514,8 @@ def start_tail_opcodes(exports: dict[str, Any], name: str = "baseline_bf16_s512"
         top: how many opcodes per stretch.
 
     Returns:
-        e.g. "bars before the first MATMUL (baseline_bf16_s512, count): DRAIN 88, SET_ORDERING_MODE 20, ..." and
-        "bars in the tail (count): DRAIN 16, EVENT_SEMAPHORE_RANGE_CLEAR 5, ..." (a line each: at most 4 numbers).
+        e.g. "top 3 bars before the first MATMUL (baseline_bf16_s512, count): DRAIN 88, SET_ORDERING_MODE 20, ..." and
+        "top 3 bars in its tail (count): DRAIN 16, EVENT_SEMAPHORE_RANGE_CLEAR 5, ..." (a line each: at most 4 numbers).
     """
     from analysis import COMPUTING_OPCODES, WAIT_OPCODES
 
@@ -526,7 +527,27 @@ def start_tail_opcodes(exports: dict[str, Any], name: str = "baseline_bf16_s512"
         return ", ".join(f"{op} {n}" for op, n in ins.loc[mask, "opcode"].value_counts().head(top).items())
 
     before, tail = most(ins["start_ns"] < first_matmul_ns), most(ins["start_ns"] >= last_dma_ns)
-    return f"bars before the first MATMUL ({name}, count): {before}\nbars in the tail (count): {tail}"
+    return f"top {top} bars before the first MATMUL ({name}, count): {before}\ntop {top} bars in its tail (count): {tail}"
+
+
+def start_reads(exports: dict[str, Any]) -> str:
+    """What the start's HBM instructions read, in every profile: Q, K and V (from the kernel's source) plus the
+    NEFF's constants (`weight_size_bytes`), or not.
+
+    Why: 09's start holds no computing instruction, but its DMA row is busy; a reader took the start for dead time.
+    """
+    from analysis import attention_hbm_traffic, recorded_case
+
+    fits = []
+    for name, e in exports.items():
+        case = recorded_case(name)
+        need = attention_hbm_traffic(case["kernel"], 128, case["seqlen"], case["dtype"])
+        qkv = need.loc[need["tensor"].isin(["Q", "K", "V"]), "bytes"].sum()
+        hbm = e.hbm_instructions()
+        read = hbm.loc[hbm["start_ns"] < _start_and_tail(e)[0], "hbm_read_bytes"].sum()
+        fits.append(read == qkv + e.counter("weight_size_bytes"))
+    what = "exactly Q, K, V and the NEFF's constants" if all(fits) else "not just Q, K, V and the NEFF's constants"
+    return f"the start's HBM instructions read {what} in {sum(fits)} of {len(fits)} profiles"
 
 
 def lane_not_all_work(work: dict[str, pd.DataFrame]) -> str:
@@ -651,9 +672,9 @@ def _bursts(e: Any) -> tuple[list[list[Any]], list[tuple[float, float]]]:
 
 
 def device_view_reading(exports: dict[str, Any], start: pd.DataFrame, dtype: str = "bf16") -> str:
-    """09's fusion lesson in one printed line: how long, inside the baseline's HBM round trips (shaded bursts), no
-    lane runs a computing instruction, that the fused profile has none (what `_bursts` tests),
-    and both compute windows (first MATMUL to the DMA row's last bar).
+    """09's fusion lesson in two printed lines: how long the baseline's HBM round trips (shaded bursts) last and how
+    much of that no lane runs a computing instruction (two numbers, named: lanes compute during part of each burst),
+    that the fused profile has none (what `_bursts` tests), and both compute windows (first MATMUL to the DMA row's last bar).
 
     Why: cr108 09 M1: the page listed empty lanes (gpsimd empty all through the window in both kernels) and never
     stated the lesson. One execution each, so a reading: it does not show the round trips cause the shorter window.
@@ -672,8 +693,8 @@ def device_view_reading(exports: dict[str, Any], start: pd.DataFrame, dtype: str
     first = start["first MATMUL (us)"].astype(float)
     window = first / start["first MATMUL / total_time"].astype(float) - first - start["after the DMA row's last bar (us)"]
     return (
-        f"fusion: baseline's round trips (shaded): {span - computing:.1f} us, no lane computing; "
-        f"fused {has}; compute window {window[base]:.1f} -> {window[fused]:.1f} us (one execution each, not shown causal)"
+        f"fusion: baseline's round trips (shaded) {span:.1f} us, of which {span - computing:.1f} us with no lane computing; "
+        f"fused {has}\ncompute window, baseline -> fused: {window[base]:.1f} -> {window[fused]:.1f} us (one execution each, not shown causal)"
     )
 
 

@@ -196,7 +196,7 @@ def test_after_first_matmul_reading_prints_the_start_and_two_readings():
     )
     assert line.startswith("fused / baseline, one execution each: whole execution (total_time): bf16 x")
     # cr101 09: the window ends at a DMA bar, and the profiler warns DMA values may be inaccurate
-    assert "\ncompute window (ends at a possibly inaccurate DMA bar): " in line
+    assert "\ncompute window (less the start and tail in the table; ends at a possibly inaccurate DMA bar): " in line
     for dtype in ("bf16", "fp32"):
         b, f = (exports[f"{k}_{dtype}_s512"] for k in ("baseline", "fused"))
         assert f"{dtype} x{f.total_time_ns / b.total_time_ns:.2f}" in line.splitlines()[0]
@@ -212,9 +212,9 @@ def test_counter_readings_grades_bytes_rows_only(published):
     table = counter_readings(exports, guesses)
     assert table.at["hbm_write_bytes", "shows"] == "down" and table.at["hbm_write_bytes", "match"] == "✗"
     # a time from one execution each is a reading: no grade, no cut-off (A4 sets it against the stand-in for noise)
-    assert table.at["total_time", "shows"] == "a reading: one execution each" and table.at["total_time", "match"] == ""
-    assert table.at["vector_engine_active_time", "shows"] == "a reading: one execution each"
-    assert table.at["dma_active_time", "shows"] == "a reading: one execution each; profiler: DMA values may be inaccurate"
+    assert table.at["total_time", "shows"] == "a reading" and table.at["total_time", "match"] == ""
+    assert table.at["vector_engine_active_time", "shows"] == "a reading"
+    assert table.at["dma_active_time", "shows"] == "a reading; profiler: DMA values may be inaccurate"
     assert table.at["dma_active_time", "match"] == ""
     assert list(table.index) == list(guesses)  # no yardstick row: the rule is A4's
     assert not any("tensor" in s or "verdict" in s for s in table["shows"])
@@ -344,16 +344,25 @@ def test_device_view_reading_states_the_fusion_lesson():
         for r in [ins[(ins["start_ns"] < hi * 1e3) & (ins["end_ns"] > lo * 1e3)]]
     )
     idle = sum(hi - lo for _, lo, hi in spans) - busy / 1e3
-    assert f"round trips (shaded): {idle:.1f} us, no lane computing" in line
-    assert "; fused has none;" in line  # cr105 09 #3: no HBM round trip, though its DMA row has bars
+    shaded = sum(hi - lo for _, lo, hi in spans)
+    # both numbers, named: lanes compute during part of each burst
+    assert f"round trips (shaded) {shaded:.1f} us, of which {idle:.1f} us with no lane computing" in line
+    assert "; fused has none\n" in line  # cr105 09 #3: no HBM round trip, though its DMA row has bars
     windows = {}
     for k in ("baseline", "fused"):
         e = exports[f"{k}_bf16_s512"]
         windows[k] = (e.dma["end_ns"].max() - e.instructions.loc[e.instructions["opcode"] == "MATMUL", "start_ns"].min()) / 1e3
     assert line.endswith(
-        f"compute window {windows['baseline']:.1f} -> {windows['fused']:.1f} us (one execution each, not shown causal)"
+        f"compute window, baseline -> fused: {windows['baseline']:.1f} -> {windows['fused']:.1f} us (one execution each, not shown causal)"
     )
-    assert "gpsimd" not in line and len(line.split()) <= 25
+    assert "gpsimd" not in line and all(len(part.split()) <= 25 for part in line.splitlines())
+
+
+def test_start_reads_names_what_the_start_loads():
+    from lesson import start_reads
+
+    line = start_reads(load_exports(RECORDED_NEURON_DIR))
+    assert line == "the start's HBM instructions read exactly Q, K, V and the NEFF's constants in 4 of 4 profiles"
 
 
 def test_burst_spans_label_each_burst_inside_the_compute_window():
@@ -378,8 +387,10 @@ def test_start_tail_opcodes_names_the_non_computing_bars():
     before = ins.loc[ins["start_ns"] < first_matmul_ns, "opcode"].value_counts()
     tail = ins.loc[ins["start_ns"] >= e.dma["end_ns"].max(), "opcode"].value_counts()
     first, last = line.splitlines()  # a line each: at most 4 numbers a line
-    assert first.startswith(f"bars before the first MATMUL (baseline_bf16_s512, count): {before.index[0]} {before.iloc[0]},")
-    assert last.startswith(f"bars in the tail (count): {tail.index[0]} {tail.iloc[0]},")
+    assert first.startswith(
+        f"top 3 bars before the first MATMUL (baseline_bf16_s512, count): {before.index[0]} {before.iloc[0]},"
+    )
+    assert last.startswith(f"top 3 bars in its tail (count): {tail.index[0]} {tail.iloc[0]},")
     assert "documented" not in line
     assert not any(f" {op} " in line for op in WAIT_OPCODES)  # the bars leave the waits out, so does the line
     named = [w for part in (first, last) for w in part.split(": ", 1)[1].split() if w.isupper()]
