@@ -27,7 +27,7 @@ from analysis.steps import step_summary
 from analysis.timing import Timing, p10_p90
 from analysis.traces import representative_step
 from analysis import verdicts as verdict_rules
-from analysis.verdicts import Verdict, apart_bounds, judge_timings, machine_line, ranges_apart
+from analysis.verdicts import APART_FACTOR, Verdict, apart_bounds, judge_timings, machine_line, margin_percent, ranges_apart
 from lesson.neuron_profiler import NeuronProfilerSetup
 from lesson.profiling import judge_device_time
 
@@ -87,12 +87,14 @@ def readings_line(recorded: Timing, steady: Timing) -> str:
 
 def cutoffs_line(verdict: Verdict, against: Timing, subject: str, unit: str = "us", decimals: int = 1) -> list[str]:
     """Where `subject`'s p10-p90 must lie to be apart from `against`'s by the series' rule (analysis.verdicts
-    apart_bounds), so that ranges that nearly miss read as far from a verdict, not as a near verdict.
+    apart_bounds), so that ranges that nearly miss read as far from a verdict, not as a near verdict. The line
+    names the rule (a gap of the margin's share of the larger end), as the upper cut-off is not p90 x 1.05.
     One line; none for a busy verdict (a busy block concludes nothing)."""
     if verdict.kind == "busy":
         return []
     low, high = apart_bounds((against.p10_us, against.p90_us))
-    return [f"apart only if {subject} lies wholly below {low:,.{decimals}f} {unit} or above {high:,.{decimals}f} {unit}"]
+    rule = f"a gap of {margin_percent()}% of the larger end: x {APART_FACTOR:g} below, / {APART_FACTOR:g} above"
+    return [f"apart only if {subject} lies wholly below {low:,.{decimals}f} {unit} or above {high:,.{decimals}f} {unit} ({rule})"]
 
 
 def first_longest_line(per_step: pd.Series) -> list[str]:
@@ -317,17 +319,21 @@ def warmup_explanation(verdict: Verdict, backend: Any) -> list[str]:
         start-up) and that the exercise calls each fresh model once untimed first, so its first-call cost stays out
         (cold read cr81); where the step without warm-up reads measurably longer, that warm-up steps also run the model,
         so this run cannot say which of the two shortens it (cr85 01 #1, cr89 01 #1), else that whether warm-up
-        shortens it is not shown (cr90 01 #3); on
-        Trainium, that a compile can remain (N20).
+        shortens it is not shown; where the ranges miss each other by less than the margin, that the series reads
+        such a gap as noise (a reader took "warm-up helps" from ranges that do not overlap); on Trainium, that a
+        compile can remain (N20).
     """
     if verdict.kind == "busy":
         return ["why: the machine was busy during the profiles, so they conclude nothing; rerun on a quiet machine"]
     left = " (on Trainium a compile can still land in a profile, N20)" if backend.name == "neuron" else ""
-    causes = (  # cr90 01 #3: "which shortens" only where a step without warm-up read measurably longer
-        "warm-up steps discard the profiler's own start-up but also run the model: this run cannot say which shortens the first step"
-        if verdict.kind == "slower"
-        else "whether warm-up shortens the first step is not shown here"
-    )
+    if verdict.kind == "slower":  # "which shortens" only where a step without warm-up read measurably longer
+        causes = "warm-up steps discard the profiler's own start-up but also run the model: this run cannot say which shortens the first step"
+    elif str(getattr(verdict, "not_apart", "")).startswith("ranges not"):  # apart, but by less than the margin
+        return [
+            f"why (explained, not measured): the ranges do not overlap, but the series reads a gap under its {margin_percent()}% margin as timing noise{left}"
+        ]
+    else:
+        causes = "whether warm-up shortens the first step is not shown here"
     return [
         f"why (explained, not measured): {causes}; each fresh model had one untimed call before its profile,"
         f" so its first-call cost stays out{left}"

@@ -323,23 +323,27 @@ def test_exercise_answers_read_right_for_every_verdict_kind(cpu_backend):
     assert said[0].startswith("the profile of 'The first table' was BUSY (") and "withheld" in said[0] and "0.90" not in said[0]
     assert said == [said[0], not_run]
     why = "why (explained, not measured):"
-    assert close.kind == "no measurable difference" and warmup_explanation(close, cpu_backend)[0].startswith(why)
-    assert "one untimed call before its profile" in warmup_explanation(close, cpu_backend)[0]  # cr81: as cell 5 says
+    over = judge_timings("a", Timing("a", np.array([1.0, 1.0, 1.1, 1.2, 1.2]), 1), "b", Timing("b", np.full(5, 1.1), 1))
+    assert over.kind == "no measurable difference" and warmup_explanation(over, cpu_backend)[0].startswith(why)
+    assert "one untimed call before its profile" in warmup_explanation(over, cpu_backend)[0]  # cr81: as cell 5 says
     # cr90 01 #3: on a verdict that does not show warm-up shortening the step, no "which shortens"
-    assert "whether warm-up shortens the first step is not shown here;" in warmup_explanation(close, cpu_backend)[0]
+    assert "whether warm-up shortens the first step is not shown here;" in warmup_explanation(over, cpu_backend)[0]
     slower = next(v for v in (below, above) if v.kind == "slower")  # warmup=0 measurably longer
     faster = next(v for v in (below, above) if v.kind == "faster")
     # cr89 01 #1: where it does, the warm-up's two effects are not separated by this run
     assert "also run the model: this run cannot say which shortens the first step" in warmup_explanation(slower, cpu_backend)[0]
     assert "the profiler's own start-up" in warmup_explanation(slower, cpu_backend)[0]  # what warm-up steps discard
-    assert warmup_explanation(faster, cpu_backend) == warmup_explanation(close, cpu_backend)
-    assert "which" not in warmup_explanation(close, cpu_backend)[0]
+    assert warmup_explanation(faster, cpu_backend) == warmup_explanation(over, cpu_backend)
+    assert "which" not in warmup_explanation(over, cpu_backend)[0]
     # cold read 35's exercise 1: overlapping ranges ~12% apart at the medians read "inconclusive": still an answer and a why
     warm0 = Timing("a", np.array([3470.2, 3500.0, 3600.0, 3700.0, 3790.7]), 1)
     warm3 = Timing("b", np.array([3060.4, 3100.0, 3200.0, 3400.0, 3492.0]), 1)
     inconclusive = judge_timings("first step, warmup=0", warm0, "first step, warmup=3", warm3)
     assert inconclusive.kind == "no measurable difference" and "inconclusive" in str(inconclusive)
-    assert warmup_explanation(inconclusive, cpu_backend) == warmup_explanation(close, cpu_backend)
+    assert warmup_explanation(inconclusive, cpu_backend) == warmup_explanation(over, cpu_backend)
+    gap = judge_timings("w0", Timing("a", np.full(5, 5000.0), 1), "w3", Timing("b", np.full(5, 4900.0), 1))
+    assert gap.kind == "no measurable difference"  # apart by 2%: no overlap, under the margin
+    assert "do not overlap, but the series reads a gap under its 5% margin" in warmup_explanation(gap, cpu_backend)[0]
     busy = judge_timings("a", Timing("a", warm0.samples_us, 1, Contention(1.0, 0.5, 0.5, 0.0)), "b", warm3)
     assert warmup_explanation(busy, cpu_backend) == [
         "why: the machine was busy during the profiles, so they conclude nothing; rerun on a quiet machine"
@@ -460,7 +464,11 @@ def test_recorded_ops_counts_one_call():
 def test_cutoffs_line_names_where_a_range_must_lie():
     against = Timing("warmup=3", np.array([100.0, 100.0, 110.0, 120.0, 120.0]), 1)
     apart = judge_timings("a", Timing("a", np.array([200.0] * 5), 1), "b", against)
-    assert cutoffs_line(apart, against, "a's range") == ["apart only if a's range lies wholly below 95.0 us or above 126.3 us"]
+    assert cutoffs_line(apart, against, "a's range") == [
+        "apart only if a's range lies wholly below 95.0 us or above 126.3 us (a gap of 5% of the larger end: x 0.95 below, / 0.95 above)"
+    ]
     busy = judge_timings("a", Timing("a", np.array([200.0] * 5), 1, Contention(1.0, 0.5, 0.5, 0.0)), "b", against)
     assert cutoffs_line(busy, against, "a's range") == []  # a busy block concludes nothing
-    assert cutoffs_line(apart, against, "r", "x", 3) == ["apart only if r lies wholly below 95.000 x or above 126.316 x"]
+    assert cutoffs_line(apart, against, "r", "x", 3) == [
+        "apart only if r lies wholly below 95.000 x or above 126.316 x (a gap of 5% of the larger end: x 0.95 below, / 0.95 above)"
+    ]
