@@ -314,7 +314,7 @@ class Verdict:
     def word(self) -> str:
         """The verdict as the table shows it: a range verdict compares figures, not times, so its
         "slower"/"faster" read "higher"/"lower", and "no measurable difference" reads "cannot tell apart,
-        inconclusive (p10-p90 holds 1, past the 5% margin)" (CANNOT_TELL_ALONE: the word stands without its sentence in tables and
+        inconclusive (p10-p90 holds 1 and reaches past the 5% margin)" (CANNOT_TELL_ALONE: the word stands without its sentence in tables and
         take-home lines, where "cannot tell apart ... 1.21" read as a 21% cost, cr73 01/05) or "inconclusive (the
         ranges overlap)", never a bare negative (`kind`, which claims record, stays as it is)."""
         if self.kind == "no measurable difference":  # never read as a negative finding
@@ -328,7 +328,7 @@ class Verdict:
             if _within_resolution(self.p10, self.p90):
                 return f"{self.short_word} (p10-p90 reaches within {margin_percent()}% of 1)"
             # cr106 04: "(p10-p90 holds 1)" beside 03's "no measurable difference", whose range held 1 too
-            return f"{self.short_word} (p10-p90 holds 1, past the {margin_percent()}% margin)"
+            return f"{self.short_word} (p10-p90 holds 1 and reaches past the {margin_percent()}% margin)"
         if self.form == "ranges":
             return {"slower": "higher", "faster": "lower"}.get(self.kind, self.kind)
         if self.form == "steps" and self.kind == "does not hold" and self.median > 0:  # "2 of 3 | does not hold" read as none

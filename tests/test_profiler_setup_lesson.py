@@ -117,7 +117,7 @@ def test_cost_takeaway_states_a_ratio_only_where_measurable():
     line = cost_takeaway(verdicts)
     # the verdict's own decimals: a p90 of 1.048 at two decimals read 1.05, the margin's edge (cr72 05 #1)
     assert (
-        "\nlesson call: cannot tell apart, inconclusive (p10-p90 holds 1, past the 5% margin): ratio p10-p90 0.940-1.048, median 1.010\n"
+        "\nlesson call: cannot tell apart, inconclusive (p10-p90 holds 1 and reaches past the 5% margin): ratio p10-p90 0.940-1.048, median 1.010\n"
         in line
     )
     assert "tiny call: costlier, 1.20x (p10-p90 " in line and "us per call" not in line

@@ -81,7 +81,7 @@ def test_an_inconclusive_ratio_is_never_a_negative_finding():
     )
     assert (
         "no measurable difference" not in verdict.sentence
-        and verdict.word == "cannot tell apart, inconclusive (p10-p90 holds 1, past the 5% margin)"
+        and verdict.word == "cannot tell apart, inconclusive (p10-p90 holds 1 and reaches past the 5% margin)"
     )
     below, above = int(np.sum(ratio.per_round < 1)), int(np.sum(ratio.per_round > 1))  # counted, not "some ... others"
     assert f"the p10-p90 holds 1, with {below} of {ratio.per_round.size} rounds below 1, {above} above" in verdict.sentence
@@ -384,7 +384,7 @@ def test_the_table_never_shows_a_bare_negative():
     wide = judge_ratio(PairedRatio("static", "dynamic", np.array([0.95] * 2 + [1.55] * 6 + [3.93] * 2)))
     assert (
         wide.kind == "no measurable difference"
-        and wide.row()["verdict"] == "cannot tell apart, inconclusive (p10-p90 holds 1, past the 5% margin)"
+        and wide.row()["verdict"] == "cannot tell apart, inconclusive (p10-p90 holds 1 and reaches past the 5% margin)"
     )
     assert judge_ranges("a", (1.0, 3.0), "b", (2.0, 4.0)).word == "inconclusive (the ranges overlap)"
     assert judge_ranges("a", (1.2, 4.2), "b", (0.8, 5.1)).word == "inconclusive (one range lies inside the other)"  # 08
