@@ -454,16 +454,21 @@ def larger_hidden_answer(verdict: Verdict, block: str = "the profile of 'The fir
             measurable, a line places the tree's one call (tree_copy_share) among them (cr86 01 #4, cr90 01 #2).
 
     Returns:
-        Two to five lines: with `trace` (not busy), each Linear's median share first; the verdict (busy: which block, and
-        that it is withheld); with `trace`, Linear 1's shares, readings, per step and the tree's call among them; last, that a larger HIDDEN is not run (the Solutions note expects).
+        Three to six lines: with `trace` (not busy), each Linear's median share first; the verdict (busy: which block, and
+        that it is withheld); with `trace`, Linear 1's shares, readings, per step and the tree's call among them; last, that a larger HIDDEN is not run, its expectation and what
+        Linear 2 against Linear 1 tests of it.
     """
     said = (
         f"{block} was BUSY ({verdict.seen}): Linear 2's share against Linear 1's is withheld"
         if verdict.kind == "busy"
         else str(verdict)
     )
-    # cr109 01 c1: Linear 2 (4x the inputs, 1/4 the outputs) is no larger HIDDEN: the answer is the markdown's expectation
-    answer = "the share at a larger HIDDEN: not run here (one HIDDEN per run); the expectation: the Solutions note"
+    # Linear 2 (4x the inputs, 1/4 the outputs) is no larger HIDDEN: the answer is an expectation, and its premise is
+    # two-sided (copy and matmul); Linear 2 against Linear 1 holds the matmul's work fixed, so it tests only the copy's side
+    answer = (
+        "the share at a larger HIDDEN (not run: one HIDDEN per run): the copy writes TOKENS x out values, the matmul TOKENS x in x out",
+        "if each time grows with its count, the share falls about as 1/HIDDEN; Linear 2 against Linear 1 (same matmul) tests only the copy's half",
+    )
     lines = [said]
     if trace is not None and verdict.kind not in ("busy", "withheld"):  # cr103 01 M2: the readings in step order
         shares = copy_shares(trace.events)  # once: the medians and the tree call's place both read it
@@ -484,7 +489,7 @@ def larger_hidden_answer(verdict: Verdict, block: str = "the profile of 'The fir
                 else "between the lowest and highest of"
             )
             lines.append(f"the tree's one call: {one:.2f} %, {end} Linear 1's {len(ranked)} readings")
-    return [*lines, answer]
+    return [*lines, *answer]
 
 
 def first_recorded_step_us(fn: Callable[[], Any], backend: Any, warmup: int, active: int = 2) -> float:
