@@ -448,9 +448,9 @@ def cache_load_lines(again: ColdCall, earlier: tuple[ColdCall, ...], naive: Any,
         ratio = f"the cold call after the reset took {first:.3f}x the first: one sample each, so it measures neither setup nor compile"
     saved_us = naive.median_us * (1 - verdict.median)  # as break_evens: from the per-round ratio
     calls = math.ceil((again.counts["seconds"] * 1e6 - naive.median_us) / saved_us)
-    subject = "cache-load break-even against naive (rounded up)"
+    subject = "cache-load break-even against naive, in warm calls (rounded up)"
     basis = "the load less the naive call it replaces, over a warm call's saving"
-    paid: Verdict | str = estimate(subject, {"this run": calls}, "warm calls", basis, "what a new process pays")
+    paid: Verdict | str = estimate(subject, {"this run": calls}, "", basis, "what a new process pays")
     if calls <= 0:
         load, call = f"{again.counts['seconds'] * 1e3:.0f} ms", f"{naive.median_us / 1e3:.0f} ms"
         paid = f"cache-load break-even against naive: 0 warm calls, the load ({load}) took less than a naive call ({call}); one sample"
