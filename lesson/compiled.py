@@ -73,12 +73,14 @@ def _checks_record(folder: Path) -> dict | None:
 
 
 def _checks_line(record: dict) -> str:
-    """One line saying the first compile's seconds exclude Inductor's CPU checks, built before the notebooks.
+    """One line saying how the checks reached the cache before the notebooks: built or copied.
 
     Why: under `make run` the checks (about 12 s on 2 cores) sit in the cache before 04's cold call, which the page
-    had called "setup included"; a learner's first compile in Jupyter pays them."""
-    when = f"before this run ({record['seconds']} s" if record.get("built") else "by an earlier run (copied in"
-    return f"Inductor's CPU checks: built {when}, once per machine); in Jupyter a first compile pays them too"
+    had called "setup included"; this line is the only place that says built or copied (04's markdown: what they are,
+    and that a first compile in a fresh Jupyter cache pays them; a papermill run is in Jupyter too)."""
+    if record.get("built"):
+        return f"Inductor's CPU checks: built before the notebooks ({record['seconds']} s, once per machine)"
+    return "Inductor's CPU checks: copied in before the notebooks (built by an earlier run)"
 
 
 def break_evens(
@@ -115,7 +117,8 @@ def break_evens(
         cold-call cell re-run in one kernel loads from the cache, and a pre-warmed NEFF cache serves a
         NEFF); where it is given, its basis (one line); where the first compile added more cache files
         than the later one, a line naming the kinds of the extra files (which setup ran, not its cost); and the later compile's
-        break-even, withheld, whose subject gives that compile's time and its ratio to the first's; then,
+        break-even, withheld, whose subject gives that call's time and its ratio to the first's (called a compile only
+        with its cache_misses beside it); then,
         unless a block was BUSY, a line saying that ratio measures neither the setup nor a compile.
         Slow rounds that set an end of the range are named there, with what makes a round slow.
         The evidence line names the kinds of the extra files (`ColdCall.added_kinds`), Inductor's
@@ -181,15 +184,18 @@ def break_evens(
     later_s = after_setup.counts["seconds"]
     took = f"{later_s:.2f} s" if later_s >= 1 else later
     # cr109 04: "(at another shape, so not the setup's cost)" left unclear what the gap measures: one plain line
-    later_subject = f"a later compile at HIDDEN = {new_hidden} took {took}, {fraction:.2g}x the first's"
+    # a compile only with its evidence, as the first cold call's origin line (a cache hit or neuron: "cold call")
+    misses = after_setup.counts.get("cache_misses", 0)
+    later_call = f"a later compile at HIDDEN = {new_hidden} (cache_misses {misses})"
+    later_call = later_call if misses else f"a later cold call at HIDDEN = {new_hidden}"
+    later_subject = f"{later_call} took {took}, {fraction:.2g}x the first's"
     neither = [
-        "the two compiles are one sample each, at different shapes: the difference mixes"
-        " the one-time setup with a smaller compile, so it measures neither"
+        "the two cold calls are one sample each, at different shapes: their ratio measures neither the one-time setup nor a compile"
     ]
     if cold.busy or after_setup.busy:
-        later_subject, reason, neither = f"a later compile at HIDDEN = {new_hidden}", BUSY_COLD_CALL, []
+        later_subject, reason, neither = later_call, BUSY_COLD_CALL, []
     else:
-        reason = verdict.sentence if verdict.kind != "faster" else f"the saving at HIDDEN = {new_hidden} was not timed"
+        reason = verdict.sentence if verdict.kind != "faster" else "that shape's saving was not timed"
     return [*lines, withheld(later_subject + "; its break-even", reason), *neither]
 
 
@@ -442,12 +448,12 @@ def cache_load_lines(again: ColdCall, earlier: tuple[ColdCall, ...], naive: Any,
         ratio = f"the cold call after the reset took {first:.3f}x the first: one sample each, so it measures neither setup nor compile"
     saved_us = naive.median_us * (1 - verdict.median)  # as break_evens: from the per-round ratio
     calls = math.ceil((again.counts["seconds"] * 1e6 - naive.median_us) / saved_us)
-    subject = "break-even of this cache load against naive, in whole warm calls (rounded up)"
-    basis = "the cached cold call less the naive call it replaces, over a warm call's saving"
+    subject = "cache-load break-even against naive, in warm calls (rounded up)"
+    basis = "the load less the naive call it replaces, over a warm call's saving"
     paid: Verdict | str = estimate(subject, {"this run": calls}, "", basis, "what a new process pays")
     if calls <= 0:
         load, call = f"{again.counts['seconds'] * 1e3:.0f} ms", f"{naive.median_us / 1e3:.0f} ms"
-        paid = f"break-even of this cache load against naive: 0 warm calls, the load ({load}) took less than a naive call ({call}); one sample"
+        paid = f"cache-load break-even against naive: 0 warm calls, the load ({load}) took less than a naive call ({call}); one sample"
     if busy or verdict.kind != "faster":
         paid = withheld("the break-even", BUSY_COLD_CALL if busy else "not measurably faster than naive (above)")
     return [ratio, paid, f"the cold call after the reset {cold_call_origin(again.counts)}"]

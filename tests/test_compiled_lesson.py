@@ -43,7 +43,7 @@ def test_break_evens_price_the_first_compile_and_give_the_later_one_only_its_tim
 
     naive = SimpleNamespace(median_us=80_000.0)
     cold = ColdCall({"seconds": 9.0, "cache files added": 36}, {".cpp": 12, ".so": 12, ".py": 4, "in locks/": 8})
-    after = ColdCall({"seconds": 0.6, "cache files added": 6}, {".py": 1, "in locks/": 5})
+    after = ColdCall({"seconds": 0.6, "cache files added": 6, "cache_misses": 1}, {".py": 1, "in locks/": 5})
     paid_back, basis, setup, later, neither = break_evens(cold, after, naive, _verdict("faster"), 4096, 1024)
     assert paid_back.kind == "estimate" and paid_back.median == 179.0  # (9 s - one 80 ms naive call) / 50 ms, rounded up
     assert paid_back.sentence.startswith(
@@ -60,15 +60,23 @@ def test_break_evens_price_the_first_compile_and_give_the_later_one_only_its_tim
     )
     # cr47: a compile at HIDDEN = 1024 over the saving at 4096 answered no real question: only its time and ratio
     assert later.kind == "withheld"
-    assert "a later compile at HIDDEN = 1024 took 600 ms, 0.067x the first's; its break-even: withheld" in later.sentence
+    # called a compile only with its evidence beside it (the first's is its origin line)
+    assert (
+        "a later compile at HIDDEN = 1024 (cache_misses 1) took 600 ms, 0.067x the first's; its break-even: withheld"
+        in later.sentence
+    )
+    loaded = ColdCall({"seconds": 0.6, "cache files added": 6, "cache_misses": 0})
+    assert (
+        "a later cold call at HIDDEN = 1024 took 600 ms"
+        in break_evens(cold, loaded, naive, _verdict("faster"), 4096, 1024)[3].sentence
+    )
     # cr109 04: what the ratio measures, in one plain line of its own
     assert neither == (
-        "the two compiles are one sample each, at different shapes: the difference mixes"
-        " the one-time setup with a smaller compile, so it measures neither"
+        "the two cold calls are one sample each, at different shapes: their ratio measures neither the one-time setup nor a compile"
     )
     # cr60: "so most of the first may be setup" claimed beyond the evidence; cr73: the ratio says it does not price it
     assert "most of the first" not in later.sentence
-    assert "the saving at HIDDEN = 1024 was not timed" in later.sentence
+    assert "that shape's saving was not timed" in later.sentence
     assert "4096" not in later.sentence and "about" not in later.sentence  # no number priced with the other shape
 
 
@@ -385,7 +393,7 @@ def test_cache_load_lines_price_the_load_and_withhold_on_a_busy_block_or_no_spee
     assert origin.startswith("the cold call after the reset loaded")
     quick = ColdCall({**counts, "seconds": 0.01}, {})
     assert cache_load_lines(quick, (first,), naive, _verdict("faster", 0.3, 0.4))[1].startswith(
-        "break-even of this cache load against naive: 0 warm calls"
+        "cache-load break-even against naive: 0 warm calls"
     )
     assert "withheld, not measurably faster" in str(cache_load_lines(again, (first,), naive, _verdict("inconclusive"))[1])
     busy = ColdCall({"seconds": 4.0}, {}, busy=True)
@@ -409,7 +417,7 @@ def test_a_cache_with_inductors_cpu_checks_built_before_the_run_is_said_beside_t
     first = {"seconds": 9.0, "graphs captured before": 0, "cache_hits": 0, "cache_misses": 1}
     lines = break_evens(ColdCall(first, checks=record), ColdCall({"seconds": 0.6}), naive, _verdict("faster"), 4096, 1024)
     assert "(9.0 s, CPU checks excluded) against naive" in lines[0].sentence
-    said = "Inductor's CPU checks: built before this run (12.8 s, once per machine); in Jupyter a first compile pays them too"
+    said = "Inductor's CPU checks: built before the notebooks (12.8 s, once per machine)"
     assert said in lines
     copied = break_evens(
         ColdCall(first, checks={"built": False, "seconds": 0.1}),
@@ -419,7 +427,7 @@ def test_a_cache_with_inductors_cpu_checks_built_before_the_run_is_said_beside_t
         4096,
         1024,
     )
-    assert any("built by an earlier run (copied in, once per machine); in Jupyter" in str(line) for line in copied)
+    assert "Inductor's CPU checks: copied in before the notebooks (built by an earlier run)" in copied
     busy = break_evens(
         ColdCall(first, busy=True, checks=record), ColdCall({"seconds": 0.6}), naive, _verdict("faster"), 4096, 1024
     )
