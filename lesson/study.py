@@ -834,11 +834,11 @@ def copies_answer(
     table = [f"  {n:<{width}}  {v:>5}  {spread:<19}  {'' if brief else said}".rstrip() for n, v, spread, said in rows]
     if brief and "allocation" in models:  # the table's words column is dropped: the model, and the margin's ratio
         table.append("  (by allocation: one copy per full-size tensor allocated, A3)")
-    if brief and readings and models.get("source"):  # why the source count's verdict reads as it does
-        (name, _, lo, hi, told, *_), c = readings[0], models["source"]
-        near = "reaches within 5% of 1" if "source" in told else "lies at least 5% from 1"
+    for w, c in models.items() if brief and readings else ():  # why each count's verdict reads as it does
+        name, _, lo, hi, told, *_ = readings[0]
+        near = "reaches within 5% of 1" if w in told else "lies at least 5% from 1"
         whose = name.split(",")[0].split(" (")[0]  # "this run" or "reference run"
-        table.append(f"  {whose} p10-p90 / {_count_text(c, (lo, hi))} (source): {lo / c:.2f}-{hi / c:.2f}, {near}")
+        table.append(f"  {whose} p10-p90 / {_count_text(c, (lo, hi))} ({w}): {lo / c:.2f}-{hi / c:.2f}, {near}")
     if readings:
         name, *_, told, _, said = readings[0]
         follows = ": the time cannot say which count it follows" if len(told) > 1 else ""
@@ -846,6 +846,8 @@ def copies_answer(
         verdict = f"Verdict ({whose}): naive's time: {said}{follows}"  # the margin is in its row
         if whose == "this run, ratio to the copy" and "inconclusive" in said and (slow := ranking.slow.get("naive")):
             verdict += f" ({slow} slow rounds widen the range)"  # an inconclusive 3.38 vs 3.5 read as "matches" (cr87 05 #5)
+        if models.get("source") and readings[0][3] < models["source"]:  # the range below the source count: a fact, own line
+            verdict += f"\nThe source count {CHEAPER}"
         if "above the allocation count" in said and not brief:  # the byte share's one-clone-per-allocation assumption
             verdict += "\nAbove the allocation count: a full-size op costs more than a clone, or mean's read costs extra;"
             verdict += " the time cannot tell which"
@@ -926,11 +928,6 @@ def _against_counts(p10: float, p90: float, models: dict[str, float]) -> tuple[l
     """
     from analysis.verdicts import RESOLUTION, about_one, relation_of
 
-    # a range below the source count: the reader asked how naive beats "the floor" (cr69 05 #1, cr97 05 M1)
-    cheaper = (
-        "prices mean's read at half a copy, which may cost less: a copy also allocates (A3, What allocating the output costs)"
-    )
-    why = {("source", "below 1"): f" (it {cheaper})"}
     relations = {w: relation_of(p10 / c, p90 / c) for w, c in models.items()}
     told = [w for w, r in relations.items() if r == "about 1"]
     words = {w: about_one(p10 / models[w], p90 / models[w]) for w in told}
@@ -948,13 +945,19 @@ def _against_counts(p10: float, p90: float, models: dict[str, float]) -> tuple[l
         whole = ("" if said_now == "lies within" else "whole ") if not parts else whole  # the first count's verb
         parts.append(f"{'' if said_now == verb else said_now + ' '}the {w} count's{band} {_band_text(models[w], p10, p90)}")
         verb = said_now
-    below = "source" in told and p90 < models["source"]  # inside its band but below it: the same cause (cr97 05 M1)
-    margin = f" (the {whole}p10-p90 {' and '.join(parts)}{'; the source count ' + cheaper if below else ''})" if parts else ""
-    apart = [f"{r.split()[0]} the {w} count{why.get((w, r), '')}" for w, r in relations.items() if r != "about 1"]  # cr64 05 #2
+    margin = f" (the {whole}p10-p90 {' and '.join(parts)})" if parts else ""
+    apart = [f"{r.split()[0]} the {w} count" for w, r in relations.items() if r != "about 1"]  # cr64 05 #2
     rest = " and ".join(apart)
     if not told:  # apart from every count: each side said
         return told, rest, rest
     return told, said + margin + (f"; {rest}" if rest else ""), said + (f"; {rest}" if rest else "")
+
+
+# a range below the source count: the reader asked how naive beats "the floor" (cr69 05 #1, cr97 05 M1); two facts on
+# their own line after the verdict, not a hedged clause inside it
+CHEAPER = (
+    "prices mean's read-only pass at half a copy; a copy's time includes allocating its output, which a read does not pay (A3)."
+)
 
 
 def _count_text(count: float, ends: tuple[float, ...]) -> str:
@@ -1166,7 +1169,7 @@ def plot_over_copy(rankings: dict[str, Ranking], names: list[str], title: str, p
     for r in drawn.values():
         t = r.table().loc[names]  # each ratio to the copy with its p10-p90
         whiskers.append([(t.over_copy - t.p10).to_numpy(), (t.p90 - t.over_copy).to_numpy()])
-    ylabel = "over_copy: time / copy time (log scale; whiskers: p10-p90)"  # cr72 05: the figure never said what they were
+    ylabel = "over_copy, log scale (whiskers: p10-p90)"  # short: a longer label ran into the title
     fig, axes = plt.subplots(
         1, 1 + len(paired), figsize=(6.4 + 5.6 * len(paired), 4.8), squeeze=False, width_ratios=[3] + [2] * len(paired)
     )
@@ -1209,8 +1212,11 @@ def plot_over_copy(rankings: dict[str, Ranking], names: list[str], title: str, p
     for mark in dict.fromkeys(marks.values()):  # an inconclusive pair, not a tie (cr50 05 #1); its own word (cr76 05 #2)
         words = [w for w, m in marks.items() if m == mark]
         unresolved = ", order unresolved" if mark == "?" else ""
+        # the variants named: "3.25x ≈" under the copy's entry read as "about the copy"
+        joined = [" and ".join(t) for r in drawn.values() for t in r.tiers() if len(t) > 1 and marks[r.tier_word(t)] == mark]
+        who = "; ".join(dict.fromkeys(joined))
         handles.insert(2, plt.Line2D([], [], ls="none"))
-        labels.insert(2, f"{mark}: {group_word(words)}{unresolved}\n(the pair's verdict: the table above)")
+        labels.insert(2, f"{mark} marks {who}:\n{group_word(words)}{unresolved} (the pair table)")
     for mark in dict.fromkeys(m for ns in near.values() for m in ns.values()):  # against the copy: its own entry
         handles.insert(2, plt.Line2D([], [], ls="none"))
         labels.insert(

@@ -551,7 +551,7 @@ def test_05s_figure_marks_tied_bars_and_draws_nothing_for_a_gated_shape(tmp_path
     assert [t.get_text() for t in ax.get_legend().get_texts()] == [
         "copy floor",
         "within 5% of the copy (a whisker into it:\ncannot tell apart; wholly inside: no measurable difference)",
-        "≈: no measurable difference\n(the pair's verdict: the table above)",  # the pair's own word (cr76 05 #2)
+        "≈ marks naive and compiled:\nno measurable difference (the pair table)",  # the pair's own word (cr76 05 #2)
         "large",
     ]  # no swatch for a shape not drawn
     ax = plot_over_copy({"small": rankings["small"]}, ["naive"], "SYNTHETIC [measured on cpu]", tmp_path / "g.png")
@@ -739,16 +739,18 @@ def test_05s_exercise_1_answer_judges_both_byte_models_ranked_withheld_and_from_
         ["by", "allocation", "3.0"],
     ]
     assert lines[3].split()[:6] == ["this", "run,", "ratio", "to", "the", "copy"] and "3.30  p10-p90 3.30-3.30" in lines[3]
-    apart = "below the source count (it prices mean's read at half a copy, which may cost less: a copy also allocates (A3, What allocating the output costs)) and above the allocation count"
+    apart = "below the source count and above the allocation count"
     assert lines[3].endswith(apart)  # 3.3 / 3.0 = 1.10: apart, and each side said
     assert lines[4:] == [
         f"Verdict (this run, ratio to the copy): naive's time: {apart}",
+        "The source count prices mean's read-only pass at half a copy; a copy's time includes allocating its output, which a read does not pay (A3).",
         "Above the allocation count: a full-size op costs more than a clone, or mean's read costs extra; the time cannot tell which",
     ]  # the byte share's assumption (one clone per allocation) tested: which way it failed is not measured
     brief = copies_answer(ops, ranked, 3.0, tmp_path, brief=True).split("\n")  # 05's path: the model and the margin said
-    assert brief[4:6] == [
+    assert brief[4:7] == [
         "  (by allocation: one copy per full-size tensor allocated, A3)",
         "  this run p10-p90 / 6.5 (source): 0.51-0.51, lies at least 5% from 1",
+        "  this run p10-p90 / 3.0 (allocation): 1.10-1.10, lies at least 5% from 1",
     ]
     # an inconclusive reading beside slow rounds says they widen the range (cr87 05 #5: 3.38 against 3.5 read as "matches")
     from analysis.timing import PairedRatio
@@ -782,12 +784,18 @@ def test_05s_exercise_1_answer_judges_both_byte_models_ranked_withheld_and_from_
     ref = copies_answer(ops, failed, 3.0, tmp_path).split("\n")
     assert ref[3].startswith("  reference run (recorded**)") and "3.30  p10-p90 3.10-3.38" in ref[3]
     assert ref[4] == "this run: no reading (the copy failed its check)"
-    assert ref[5] == (  # 3.1 / 3.0 = 1.03: within the margin, which the verdict names
-        "Verdict (reference run, not this run): naive's time: cannot tell apart from the allocation count, inconclusive; below the source count (it prices mean's read at half a copy, which may cost less: a copy also allocates (A3, What allocating the output costs))"
-    ) and ref[3].endswith(
-        "(the whole p10-p90 lies above 3.0 but reaches into the allocation count's 5% band 2.86-3.15); below the source count (it prices mean's read at half a copy, which may cost less: a copy also allocates (A3, What allocating the output costs))"
+    assert (
+        ref[5]
+        == (  # 3.1 / 3.0 = 1.03: within the margin, which the verdict names
+            "Verdict (reference run, not this run): naive's time: cannot tell apart from the allocation count, inconclusive; below the source count"
+        )
+        and ref[6]
+        == "The source count prices mean's read-only pass at half a copy; a copy's time includes allocating its output, which a read does not pay (A3)."
+        and ref[3].endswith(
+            "(the whole p10-p90 lies above 3.0 but reaches into the allocation count's 5% band 2.86-3.15); below the source count"
+        )
     )  # the margin, in its row
-    assert ref[6].startswith("** recorded on 2026-12-06") and ref[6].endswith("not this run")
+    assert ref[7].startswith("** recorded on 2026-12-06") and ref[7].endswith("not this run")
     pair = copies_answer(ops, failed, 3.0, tmp_path, block, "compiled").split("\n")  # the reference has no compiled ratio
     assert (
         pair[5] == "the pair (this run, measured): naive takes 3.00 compiled calls (p10-p90 3.00-3.00)"
@@ -810,7 +818,7 @@ def test_05s_exercise_1_answer_judges_both_byte_models_ranked_withheld_and_from_
     kept = copies_answer(ops, failed, 3.0, tmp_path, renamed, "torch.compile").split("\n")
     assert kept[3].startswith("  this run, via the pair (estimate*)") and "3.00  p10-p90 3.00-3.00" in kept[3]
     assert (
-        "Verdict (this run, via the pair): naive's time: no measurable difference from the allocation count; below the source count (it prices mean's read at half a copy, which may cost less: a copy also allocates (A3, What allocating the output costs))"
+        "Verdict (this run, via the pair): naive's time: no measurable difference from the allocation count; below the source count"
         in kept
     )  # 3.00-3.00 against 3.0: the whole p10-p90 within the margin, the glossary's word (cr72 05 #2)
     assert any(line.endswith("within 5% of one copy-like pass, so the pair also counts naive in copies") for line in kept)
@@ -919,15 +927,13 @@ def test_05s_exercise_1_word_against_a_count_is_the_rules_word():
     _, row, _ = _against_counts(3.332, 3.44, {"source": 3.5})
     assert (
         row
-        == "cannot tell apart from the source count, inconclusive (the whole p10-p90 lies below 3.5 but reaches into the source count's 5% band 3.333-3.68; the source count prices mean's"
-        " read at half a copy, which may cost less: a copy also allocates (A3, What allocating the output costs))"
+        == "cannot tell apart from the source count, inconclusive (the whole p10-p90 lies below 3.5 but reaches into the source count's 5% band 3.333-3.68)"
     )
     assert copies_spread(3.332, 3.44, {"source": 3.5}) == "p10-p90 3.332-3.44"
     _, row, _ = _against_counts(3.1, 3.38, {"source": 3.5, "allocation": 3.0})
     assert row.endswith(
         "(the whole p10-p90 lies below 3.5 but reaches into the source count's 5% band 3.33-3.68"
-        " and lies above 3.0 but reaches into the allocation count's 2.86-3.15; the source count prices mean's read"
-        " at half a copy, which may cost less: a copy also allocates (A3, What allocating the output costs))"
+        " and lies above 3.0 but reaches into the allocation count's 2.86-3.15)"
     )
     # the count as the table row prints it: 3.5 for 3.50079 (the per-row tensors), more only where a p90 lies between
     # (cr97 05 #2: "lies below 3.50079" beside "by source 3.5")
@@ -1071,7 +1077,7 @@ def test_a_variant_with_slow_rounds_says_so_in_the_ranking_and_an_unresolved_pai
     ax = plot_over_copy({"large": ranking}, ["naive", "fused", "compiled"], "SYNTHETIC", tmp_path / "f.png")
     assert [t.get_text() for t in ax.texts] == ["3.30x ?", "3.60x ?", "1.20x"]
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert "?: cannot tell apart, inconclusive, order unresolved\n(the pair's verdict: the table above)" in legend
+    assert "? marks naive and fused:\ncannot tell apart, inconclusive, order unresolved (the pair table)" in legend
 
 
 def test_05s_bound_lines_split_rounds_per_name_and_say_why_a_label_is_withheld():
