@@ -493,7 +493,7 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
     one where it was larger by 4 ms; the sums add up to the total wait, so they say where the time went.
     Without `extra` (steps with no work set), the plain answer is each rank's summed wait and the step holding most of
     it, with how much later the late rank had left the step before's all-reduce (`_waits_by_rank`): the later start's
-    cause where the two agree (a rank starts its next step shortly after it leaves the all-reduce); not a verdict.
+    cause where the two agree; not a verdict.
     Every figure is its own sum rounded (cr97 08: a total built from rounded parts printed 9.5 for 9.44 ms); where the
     rounded parts do not add up to the rounded total, the line says "parts rounded".
 
@@ -509,7 +509,8 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
         the longer computes' share plus the step-start gaps' net (ms; where start gaps of both signs cancel, their later
         and earlier sums too). Without `extra` it opens "in all, over the N off steps" (cr99 08: a sum read as one step's wait).
         Unjudged: it ends "not a verdict", or, where one part's sum of one sign reaches the larger net, that the steps
-        cannot say which part is larger.
+        cannot say which part is larger; where the larger part differs between steps, it says so before "not a verdict"
+        (r118: a net over 5 off steps, 4 ms compute at one and a 3 ms start gap at another, read as a finding).
     """
     start = parts[START_GAP].sum()
     compute = parts["computed longer by (ms)"].sum()
@@ -548,7 +549,11 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
         f"step{'s' if fewer > 1 else ''} {' and '.join(map(str, negative))}" if fewer <= 2 else f"{fewer} of {len(parts)} steps"
     )
     shorter = f" (shorter on {named})" if fewer and extra is None else ""
-    ending = f"netted over the steps: which part is larger, {len(parts)} steps cannot say" if undecided else "not a verdict"
+    gap_larger = parts[START_GAP].abs() > parts["computed longer by (ms)"].abs()  # per step, which part is larger
+    changes = "the larger part changes from step to step; " if gap_larger.any() and not gap_larger.all() else ""
+    ending = (
+        f"netted over the steps: which part is larger, {len(parts)} steps cannot say" if undecided else changes + "not a verdict"
+    )
     waiting = sorted(parts["arrived first"].unique())  # cr102 08: the total is every waiting rank's, and says so
     whose = f" (ranks {(' and ' if len(waiting) == 2 else ', ').join(map(str, waiting))})" if len(waiting) > 1 else ""
     return (

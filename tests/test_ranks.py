@@ -472,8 +472,8 @@ def test_arrival_parts_split_each_wait_into_the_later_start_and_the_longer_compu
     assert parts["left previous step later by (ms)"].isna().iloc[0]
     assert arrival_parts_line(parts) == (  # cr98 08: who waited, summed per rank (not who arrived last most often)
         "in all, over the 2 off steps, rank 0 waited 1.0 ms; rank 1 waited 3.0 ms. Why: 4.0 ms waited (ranks 0 and 1) = 3.0 ms last"
-        " rank's longer compute (shorter on step 0) + 1.0 ms step-start gaps (2.0 later, 1.0 earlier); not a verdict"
-    )
+        " rank's longer compute (shorter on step 0) + 1.0 ms step-start gaps (2.0 later, 1.0 earlier); the larger part changes from step to step; not a verdict"
+    )  # step 0: the start gap (2.0) is larger, step 1: the compute (4.0)
     tiny = parts.assign(**{"computed longer by (ms)": [-0.01, 4.0]})  # cr105 08: every negative the table shows counts
     assert "(shorter on step 0)" in arrival_parts_line(tiny)
     twice = pd.concat([parts, parts.iloc[[1]].assign(wait_ms=0.5).rename(index={1: 2})])  # rank 1: 3.0 of 3.5 at step 1
