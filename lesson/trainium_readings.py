@@ -479,7 +479,7 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
         three lines: the start's share of each execution (the lesson's main finding: the first MATMUL comes late,
         after no computing instruction), e.g. "the start, before the first MATMUL: 31-47% of each execution, no
         computing instruction in any profile", then "fused / baseline, one execution each: whole execution
-        (total_time): bf16 x0.67, fp32 x0.65" and "compute window (to a DMA bar the profiler warns may be inaccurate): bf16 x0.49, fp32 x0.49"
+        (total_time): bf16 x0.67, fp32 x0.65" and "compute window (ends at a DMA bar the profiler warns may be inaccurate): bf16 x0.49, fp32 x0.49"
         (cr101 09: the window ends at a DMA bar, and the profiler warns DMA values may be inaccurate; the why of two
         ratios: the window leaves out the start and the tail the table lists for both kernels).
     """
@@ -496,7 +496,7 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
     return (
         f"the start, before the first MATMUL: {share.min():.0f}-{share.max():.0f}% of each execution, {idle} in any profile\n"
         f"fused / baseline, one execution each: whole execution (total_time): {', '.join(whole_parts)}\n"
-        f"compute window (to a DMA bar the profiler warns may be inaccurate): {', '.join(middle_parts)}"
+        f"compute window (ends at a DMA bar the profiler warns may be inaccurate): {', '.join(middle_parts)}"
     )
 
 

@@ -196,7 +196,7 @@ def test_after_first_matmul_reading_prints_the_start_and_two_readings():
     )
     assert line.startswith("fused / baseline, one execution each: whole execution (total_time): bf16 x")
     # cr101 09: the window ends at a DMA bar, and the profiler warns DMA values may be inaccurate
-    assert "\ncompute window (to a DMA bar the profiler warns may be inaccurate): " in line
+    assert "\ncompute window (ends at a DMA bar the profiler warns may be inaccurate): " in line
     for dtype in ("bf16", "fp32"):
         b, f = (exports[f"{k}_{dtype}_s512"] for k in ("baseline", "fused"))
         assert f"{dtype} x{f.total_time_ns / b.total_time_ns:.2f}" in line.splitlines()[0]
