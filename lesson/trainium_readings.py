@@ -479,7 +479,7 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
         three lines: the start's share of each execution (the lesson's main finding: the first MATMUL comes late,
         after no computing instruction), e.g. "the start, before the first MATMUL: 31-47% of each execution, no
         computing instruction in any profile", then "fused / baseline, one execution each: whole execution
-        (total_time): bf16 x0.67, fp32 x0.65" and "compute window (less the start and tail in the table; ends at a possibly inaccurate DMA bar): bf16 x0.49, fp32 x0.49"
+        (total_time): bf16 x0.67, fp32 x0.65" and "compute window (ends at a DMA bar the profiler warns may be inaccurate): bf16 x0.49, fp32 x0.49"
         (cr101 09: the window ends at a DMA bar, and the profiler warns DMA values may be inaccurate; the why of two
         ratios: the window leaves out the start and the tail the table lists for both kernels).
     """
@@ -496,7 +496,7 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
     return (
         f"the start, before the first MATMUL: {share.min():.0f}-{share.max():.0f}% of each execution, {idle} in any profile\n"
         f"fused / baseline, one execution each: whole execution (total_time): {', '.join(whole_parts)}\n"
-        f"compute window (less the start and tail in the table; ends at a possibly inaccurate DMA bar): {', '.join(middle_parts)}"
+        f"compute window (ends at a DMA bar the profiler warns may be inaccurate): {', '.join(middle_parts)}"
     )
 
 
@@ -531,14 +531,17 @@ def start_tail_opcodes(exports: dict[str, Any], name: str = "baseline_bf16_s512"
 
 
 def start_reads(exports: dict[str, Any]) -> str:
-    """What the start's HBM instructions read, in every profile: Q, K and V (from the kernel's source) plus the
-    NEFF's constants (`weight_size_bytes`), or not.
+    """Two lines: what the start's HBM-reading instructions read in every profile (Q, K and V from the kernel's
+    source plus the NEFF's constants, `weight_size_bytes`, or not) and when the first of them starts; then which DMA
+    queue types move before it, and whether the export names their tensor.
 
-    Why: 09's start holds no computing instruction, but its DMA row is busy; a reader took the start for dead time.
+    Why: 09's start holds no computing instruction, but its DMA row is busy from its first microsecond; a reader
+    took the whole start for Q, K and V arriving. The reads start late in the start, and the DMA bars before them
+    belong to other queues, whose contents the export does not name (the HBM counters leave them out).
     """
     from analysis import attention_hbm_traffic, recorded_case
 
-    fits = []
+    fits, firsts, queues, tensors = [], [], set(), set()
     for name, e in exports.items():
         case = recorded_case(name)
         need = attention_hbm_traffic(case["kernel"], 128, case["seqlen"], case["dtype"])
@@ -546,8 +549,18 @@ def start_reads(exports: dict[str, Any]) -> str:
         hbm = e.hbm_instructions()
         read = hbm.loc[hbm["start_ns"] < _start_and_tail(e)[0], "hbm_read_bytes"].sum()
         fits.append(read == qkv + e.counter("weight_size_bytes"))
+        first = hbm.loc[hbm["hbm_read_bytes"] > 0, "start_ns"].min()
+        firsts.append(first / 1e3)
+        early = e.dma[e.dma["start_ns"] < first]
+        queues |= set(early["queue_type"])
+        tensors |= set(early["variable"])
     what = "exactly Q, K, V and the NEFF's constants" if all(fits) else "not just Q, K, V and the NEFF's constants"
-    return f"the start's HBM instructions read {what} in {sum(fits)} of {len(fits)} profiles"
+    named = "not named in the export" if tensors <= {"unknown"} else "/".join(sorted(tensors))
+    kinds = f"{'/'.join(sorted(queues))} queue{' only' if len(queues) == 1 else 's'} (their tensor: {named})"
+    return (
+        f"the start's HBM-reading instructions read {what} in {sum(fits)} of {len(fits)} profiles, "
+        f"the first at {min(firsts):.1f}-{max(firsts):.1f} us\nDMA packets before that: {kinds if queues else 'none'}"
+    )
 
 
 def lane_not_all_work(work: dict[str, pd.DataFrame]) -> str:
