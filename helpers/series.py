@@ -167,7 +167,7 @@ NOTEBOOKS = (
     NotebookInfo(
         "08_many_processes",
         "torchrun ranks, all-reduce, stragglers, a failing rank",
-        "the torchrun recipe printed (documented, N30); the lesson's ranks on the host CPU",
+        "the torchrun recipe printed (documented, parts UNVERIFIED, N30); the lesson's ranks on the host CPU",
         "gloo on cpu (2 ranks), nccl on cuda",
         neuron_facts=("N27", "N30"),
         optional=True,
