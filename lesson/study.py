@@ -706,14 +706,15 @@ def line_test_answer(by_count: dict[str, Timing], over_line: np.ndarray) -> str:
         # "faster than the line" read as doubt on the overhead-bound bound, with no cause offered (cr97 05 M2)
         # one short sentence a line: the one ~60-word line was 05's densest (cr100 05, r101 self-paced clarity)
         # "not contradicted", not "stands": only 64 -> 512 was timed here, not the growth * rests on (cr109 05 #2)
-        # the line's fixed part and the growth above it: the whole time grew less than the tokens, the rest faster
+        # the rejected line's intercept and the growth above it: the whole time grew less than the tokens, the rest faster;
+        # the intercept comes from two medians through a line the test rejects: not a measured fixed cost, said so
         t1, t8, t64 = (t.median_us for t in by_count.values())
         k1, k8, k64 = (int(n.split()[0]) for n in by_count)  # "8 tokens" -> 8
         slope = (t8 - t1) / (k8 - k1)
         fixed = t1 - slope * k1
         rest = (
-            f"\nBy the medians: the line's fixed part is {fixed:.0f} us; the part above it grew"
-            f" {(t64 - fixed) / (t8 - fixed):.0f}x for {k64 // k8}x the tokens."
+            f"\nBy the medians: the rejected line's intercept is {fixed:.0f} us, not a measured fixed cost;"
+            f" the rest grew {(t64 - fixed) / (t8 - fixed):.0f}x for {k64 // k8}x the tokens."
             if fixed > 0 and slope > 0
             else ""
         )
