@@ -199,7 +199,7 @@ def largest_host_only_share(shares: dict[str, Any], counted: bool) -> LargestSha
 
     Args:
         shares: variant -> its host-only share (%) per step, as a Timing (at least two variants).
-        counted: whether every trace counted device operations to split its step by.
+        counted: whether every trace counted compute ops to split its step by.
 
     Returns:
         LargestShare; its answer reads "Answer: the largest share: <variant>", "<a> or <b>, cannot
@@ -212,7 +212,7 @@ def largest_host_only_share(shares: dict[str, Any], counted: bool) -> LargestSha
     others = [n for n in shares if n != subject]  # its reference: the other range that reaches highest, as printed
     reference = max(others, key=lambda n: (shares[n].p90_us, shares[n].median_us))
     if not counted:
-        verdict, answer = withheld("the largest host-only share", "no device operations counted to split the step by"), "withheld"
+        verdict, answer = withheld("the largest host-only share", "no compute ops counted to split the step by"), "withheld"
     else:
         verdict = judge_timings(subject, shares[subject], reference, shares[reference], "% host only")
         answer = (
@@ -228,7 +228,7 @@ def host_only_lines(fx: HostOnlyFactors, counted: bool) -> list[str]:
     counted, a withheld line."""
     from analysis import withheld
 
-    return fx.share_line.split("\n") if counted else [withheld("the factors", "no device operations counted")]
+    return fx.share_line.split("\n") if counted else [withheld("the factors", "no compute ops counted")]
 
 
 def host_only_share(trace: Any, contention: Any) -> Any:
@@ -471,7 +471,7 @@ def largest_gap_host_calls(trace: Any) -> tuple[str, pd.DataFrame]:
     gaps = gap_table(trace, step)
     columns = ["name", "lane", "from_gap_start_us", "dur_us"]
     if gaps.empty:
-        return "no idle gap between device operations", pd.DataFrame(columns=columns)
+        return "no idle gap between compute ops", pd.DataFrame(columns=columns)
     gap = gaps.nlargest(1, "gap_us").iloc[0]
     start = float(trace.steps.set_index("step")["ts"][step]) + gap["start_us"]
     end = start + gap["gap_us"]
