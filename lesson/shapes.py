@@ -80,7 +80,7 @@ def bucketed_call(compiled, x: torch.Tensor, weight, eps: float, buckets: list[i
     RMSNorm normalises each row on its own, so zero rows change nothing in the others."""
     tokens = x.shape[0]
     size = min(b for b in buckets if b >= tokens)
-    rows = x.cpu() if pad_on_host else x  # Neuron: an eager pad on the device is expected to compile per new length (N43, N40)
+    rows = x.cpu() if pad_on_host else x  # Neuron: an eager pad on the device is expected to compile per new length (N26, N40)
     padded = torch.nn.functional.pad(rows, (0, 0, 0, size - tokens)).to(x.device)  # eager, on the host or x's device
     return compiled(padded, weight, eps)[:tokens]
 
