@@ -479,7 +479,8 @@ def _waits_by_rank(parts: pd.DataFrame) -> str:
             if gap == gap and abs(gap) >= 0.05:  # not NaN: the step had a profiled step before
                 # both parts named side by side, no cause claimed: leaving earlier shortens a wait, longer compute lengthens it
                 late, more = parts.at[step, "arrived last"], parts.at[step, "computed longer by (ms)"]
-                clause += f" (rank {late} computed {_one_decimal(more)} ms longer, left step {step - 1}'s all-reduce"
+                said_more = f"{_one_decimal(abs(more))} ms {'less' if more <= -0.05 else 'longer'}"  # r119: no "-0.1 ms longer"
+                clause += f" (rank {late} computed {said_more}, left step {step - 1}'s all-reduce"
                 clause += f" {_one_decimal(abs(gap))} ms {'later' if gap > 0 else 'earlier'})"
         said.append(clause)
     return "; ".join(said)
@@ -505,9 +506,9 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
             the step that holds more than half of it (one unusual step is no ordinary difference).
 
     Returns:
-        One line: the plain answer first (none with `extra`: 08 prints it just before), then the total wait as
-        the longer computes' share plus the step-start gaps' net (ms; where start gaps of both signs cancel, their later
-        and earlier sums too). Without `extra` it opens "in all, over the N off steps" (cr99 08: a sum read as one step's wait).
+        One line: the plain answer first (none with `extra`: 08 prints it just before), then the total wait, said
+        in words as how much longer (or less) the last rank computed plus how much later (or earlier) it started (ms;
+        where start gaps of both signs cancel, their later and earlier sums too, signed). Without `extra` it opens "in all, over the N off steps" (cr99 08: a sum read as one step's wait).
         Unjudged: it ends "not a verdict", or, where one part's sum of one sign reaches the larger net, that the steps
         cannot say which part is larger; where the larger part differs between steps, it says so before "not a verdict"
         (r118: a net over 5 off steps, 4 ms compute at one and a 3 ms start gap at another, read as a finding).
@@ -516,11 +517,11 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
     compute = parts["computed longer by (ms)"].sum()
     gaps = parts[START_GAP]
     later, sooner = gaps[gaps > 0].sum(), gaps[gaps < 0].sum()  # a net alone hides gaps that cancel
-    signed = f" ({_one_decimal(later)} later, {_one_decimal(-sooner)} earlier)" if later >= 0.05 and sooner <= -0.05 else ""
+    both = later >= 0.05 and sooner <= -0.05  # r119: signed and said in words, not "(14.4 later, 0.1 earlier)"
+    signed = f" (gaps: +{_one_decimal(later)} where it started later, -{_one_decimal(-sooner)} where earlier)" if both else ""
     net, shown_compute = float(_one_decimal(start)), float(_one_decimal(compute))  # each sum rounded, not rebuilt
     sums = [(net + shown_compute, compute + start)]  # (rounded parts added, the true total): where they differ, say so
     sums += [(float(_one_decimal(later)) - float(_one_decimal(-sooner)), start)] if signed else []
-    earlier = " (the last rank started earlier)" if not signed and net < 0 else ""
     split = ""
     if extra is not None:
         rank, ms = extra
@@ -548,7 +549,7 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
     named = (
         f"step{'s' if fewer > 1 else ''} {' and '.join(map(str, negative))}" if fewer <= 2 else f"{fewer} of {len(parts)} steps"
     )
-    shorter = f" (shorter on {named})" if fewer and extra is None else ""
+    shorter = f" (less on {named})" if fewer and extra is None else ""
     gap_larger = parts[START_GAP].abs() > parts["computed longer by (ms)"].abs()  # per step, which part is larger
     changes = "the larger part changes from step to step; " if gap_larger.any() and not gap_larger.all() else ""
     ending = (
@@ -558,8 +559,8 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
     whose = f" (ranks {(' and ' if len(waiting) == 2 else ', ').join(map(str, waiting))})" if len(waiting) > 1 else ""
     return (
         f"{opener}{_one_decimal(compute + start)} ms"
-        f" waited{whose} = {_one_decimal(shown_compute)} ms last rank's longer compute{shorter}{split} {'-' if net < 0 else '+'}"
-        f" {_one_decimal(abs(net))} ms step-start gaps{signed or earlier}{rounded}; {ending}"
+        f" waited{whose}: the last rank computed {_one_decimal(abs(compute))} ms {'less' if shown_compute < 0 else 'longer'}"
+        f"{shorter}{split} and started {_one_decimal(abs(start))} ms {'earlier' if net < 0 else 'later'}{signed}{rounded}; {ending}"
     )
 
 

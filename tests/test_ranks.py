@@ -471,26 +471,29 @@ def test_arrival_parts_split_each_wait_into_the_later_start_and_the_longer_compu
     assert parts["left previous step later by (ms)"].iloc[1] == pytest.approx(-1.5)
     assert parts["left previous step later by (ms)"].isna().iloc[0]
     assert arrival_parts_line(parts) == (  # cr98 08: who waited, summed per rank (not who arrived last most often)
-        "in all, over the 2 off steps, rank 0 waited 1.0 ms; rank 1 waited 3.0 ms. Why: 4.0 ms waited (ranks 0 and 1) = 3.0 ms last"
-        " rank's longer compute (shorter on step 0) + 1.0 ms step-start gaps (2.0 later, 1.0 earlier); the larger part changes from step to step; not a verdict"
+        "in all, over the 2 off steps, rank 0 waited 1.0 ms; rank 1 waited 3.0 ms. Why: 4.0 ms waited (ranks 0 and 1): the last rank computed"
+        " 3.0 ms longer (less on step 0) and started 1.0 ms later (gaps: +2.0 where it started later, -1.0 where earlier);"
+        " the larger part changes from step to step; not a verdict"
     )  # step 0: the start gap (2.0) is larger, step 1: the compute (4.0)
     tiny = parts.assign(**{"computed longer by (ms)": [-0.01, 4.0]})  # cr105 08: every negative the table shows counts
-    assert "(shorter on step 0)" in arrival_parts_line(tiny)
+    assert "(less on step 0)" in arrival_parts_line(tiny)
     twice = pd.concat([parts, parts.iloc[[1]].assign(wait_ms=0.5).rename(index={1: 2})])  # rank 1: 3.0 of 3.5 at step 1
     assert arrival_parts_line(twice).startswith(
         "in all, over the 3 off steps, rank 0 waited 1.0 ms; rank 1 waited 3.5 ms, 3.0 at step 1 (rank 0 computed 4.0 ms longer, left step 0's all-reduce 1.5 ms earlier)."
     )
+    fewer = twice.assign(**{"computed longer by (ms)": [-1.0, -0.1, 4.0]})  # r119: "computed 0.1 ms less", not "-0.1 ms longer"
+    assert "(rank 0 computed 0.1 ms less, left step 0's all-reduce" in arrival_parts_line(fewer)
     only = arrival_parts(collective_waits(steps), steps=[1])  # the split steps chosen; the step before still read
     assert only.index.tolist() == [1] and only["left previous step later by (ms)"].iloc[0] == pytest.approx(-1.5)
     assert "the step before" not in arrival_parts_line(parts.drop(columns="left previous step later by (ms)"))
     behind = parts.assign(**{"step-start gap (ms)": [-2.0, -1.0]})
-    assert "- 3.0 ms step-start gaps (the last rank started earlier);" in arrival_parts_line(behind)
+    assert " and started 3.0 ms earlier;" in arrival_parts_line(behind)
     tiny = parts.iloc[:1].assign(wait_ms=0.06, **{"step-start gap (ms)": -0.04, "computed longer by (ms)": 0.1})
-    assert "+ 0.0 ms step-start gaps; " in arrival_parts_line(tiny)  # -0.04 prints 0.0, not -0.0, and no "earlier"
+    assert " and started 0.0 ms later; " in arrival_parts_line(tiny)  # -0.04 prints 0.0, not -0.0, and no "earlier"
     # cr97 08: a total built from rounded parts printed 9.5 for 9.44 ms: the true total, and "parts rounded" where they differ
     run = parts.iloc[:1].assign(wait_ms=1.74, **{"step-start gap (ms)": 1.35, "computed longer by (ms)": 0.39})
     line = arrival_parts_line(run)
-    assert "1.7 ms waited = 0.4 ms last rank's longer compute + 1.4 ms step-start gaps, parts rounded;" in line
+    assert "1.7 ms waited: the last rank computed 0.4 ms longer and started 1.4 ms later, parts rounded;" in line
     assert ", parts rounded" not in arrival_parts_line(parts)  # 4.0 = 3.0 + 1.0 and 1.0 = 2.0 - 1.0: no note
     # cr99 08: +4.0 compute against -3.8 gap in one step; later gaps (5.6) reach the net compute (5.1): no larger part named
     netted = parts.assign(**{"step-start gap (ms)": [5.6, -3.8], "computed longer by (ms)": [1.1, 4.0]})
@@ -515,7 +518,7 @@ def test_arrival_parts_line_splits_the_compute_share_into_the_work_set_and_the_r
     same = parts.assign(**{"computed longer by (ms)": [1.0, 2.0]})  # the rest 0.0 and 3.0: one sign, step 1 most
     assert "(extra work as set 0.0, the rest 3.0; 3.0 in step 1)" in arrival_parts_line(same, (1, 1.0))
     one = arrival_parts_line(parts.iloc[:1], (1, 1.0))  # the straggler last: its 1 ms set, and -2.0 the rest
-    assert "-1.0 ms last rank's longer compute (extra work as set 1.0, the rest -2.0; -2.0 in step 0)" in one
+    assert "computed 1.0 ms less (extra work as set 1.0, the rest -2.0; -2.0 in step 0)" in one
     spread = parts.assign(**{"computed longer by (ms)": [2.0, 0.0]})  # the rest 1.0 and 1.0: no step holds most
     assert "(extra work as set 0.0, the rest 2.0)" in arrival_parts_line(spread, (1, 1.0))
 
