@@ -710,7 +710,7 @@ def device_view_reading(exports: dict[str, Any], start: pd.DataFrame, dtype: str
     return (
         f"fusion ({dtype}): baseline's round trips (shaded) {span:.1f} us, {span - computing:.1f} us of it with no lane computing; fused {has}\n"
         f"compute window ({dtype}), baseline -> fused: {window[base]:.1f} -> {window[fused]:.1f} us, "
-        f"a drop of {window[base] - window[fused]:.1f} us beside the shaded {span:.1f} us\n"
+        f"a drop of {round(window[base], 1) - round(window[fused], 1):.1f} us beside the shaded {span:.1f} us\n"
         "one execution each: setting the drop beside the shaded time does not show cause"
     )
 
