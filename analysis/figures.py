@@ -242,7 +242,7 @@ def plot_cumulative_calls(ax, calls, pass_starts_at: int) -> None:
     ax.legend(loc="upper left", bbox_to_anchor=(0.55, 0.85), title="a marker: a call that compiled", title_fontsize=9)
 
 
-def draw_lanes(exports, cases, pair, origin: str, d_head: int, bursts=None):
+def draw_lanes(exports, cases, pair, origin: str, d_head: int, bursts=None, computing: bool = False):
     """Notebook 09's device view: per profile of `pair`, one row per engine lane and the DMA row beneath, on one
     time axis, with the first MATMUL (dashed: the start ends), the DMA row's last bar (dotted: the tail starts)
     and the end of the execution (solid).
@@ -258,12 +258,17 @@ def draw_lanes(exports, cases, pair, origin: str, d_head: int, bursts=None):
         d_head: the head dimension, for the title.
         bursts: optional profile name -> [(label, start_us, end_us)] (lesson.burst_spans), shaded and labelled
             on that panel (cr97's cold reader: the figure marked no burst).
+        computing: when True, an engine lane's bars are drawn light and its computing instructions
+            (engine_activity.COMPUTING_OPCODES) solid on top, with a legend entry (a lane is not all work:
+            the figure showed it only in the table). Default False: every bar solid.
 
     Returns:
         The matplotlib Figure.
     """
     import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
 
+    from .engine_activity import COMPUTING_OPCODES, engine_of
     from .neuron_export import ENGINES, merged_intervals
 
     lanes = (*ENGINES, "DMA")
@@ -273,7 +278,12 @@ def draw_lanes(exports, cases, pair, origin: str, d_head: int, bursts=None):
         for row, lane in enumerate(lanes):
             table = e.dma if lane == "DMA" else e.engine_intervals[e.engine_intervals["engine"] == lane]
             bars = [(s / 1e3, (t - s) / 1e3) for s, t in merged_intervals(table["start_ns"], table["end_ns"])]
-            ax.broken_barh(bars, (row - 0.4, 0.8), color=OKABE_ITO[row])
+            ax.broken_barh(bars, (row - 0.4, 0.8), color=OKABE_ITO[row], alpha=0.3 if computing and lane != "DMA" else None)
+            ins = e.instructions[e.instructions["opcode"].isin(COMPUTING_OPCODES)]
+            ins = ins[ins["engine"].map(engine_of) == lane]
+            if computing and len(ins):
+                solid = [(s / 1e3, (t - s) / 1e3) for s, t in merged_intervals(ins["start_ns"], ins["end_ns"])]
+                ax.broken_barh(solid, (row - 0.4, 0.8), color=OKABE_ITO[row])
         first_matmul_ns = e.instructions.loc[e.instructions["opcode"] == "MATMUL", "start_ns"].min()
         ax.axvline(first_matmul_ns / 1e3, color="black", linestyle="--", label="first MATMUL (the start ends)")
         ax.axvline(e.dma["end_ns"].max() / 1e3, color="black", linestyle=":", label="DMA row's last bar ends (the tail starts)")
@@ -284,7 +294,10 @@ def draw_lanes(exports, cases, pair, origin: str, d_head: int, bursts=None):
         ax.set_yticks(range(len(lanes)), lanes)
         ax.invert_yaxis()
         ax.set_title(f"{cases[name]['kernel']} ({cases[name]['dtype']})", fontsize=10)
-    axes[-1].legend(loc="center right", fontsize=8)  # the fused kernel ends early: room there
+    handles = axes[-1].get_legend_handles_labels()[0]
+    if computing:
+        handles.append(Patch(color="grey", alpha=0.3, label="light: no computing opcode"))
+    axes[-1].legend(handles=handles, loc="center right", fontsize=8)  # the fused kernel ends early: room there
     axes[-1].set_xlabel("time since the start of the execution (us)")
     fig.suptitle(f"Engine lanes and DMA, attention d_head {d_head}, seq 512  [{origin}]", fontsize=10)
     fig.tight_layout()

@@ -476,10 +476,10 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
         start: `execution_start`'s result (rows named "<kernel>_<dtype>_s512").
 
     Returns:
-        three lines: the start's share of each execution (the lesson's main finding: the first MATMUL comes late,
-        after no computing instruction), e.g. "the start, before the first MATMUL: 31-47% of each execution, no
-        computing instruction in any profile", then "fused / baseline, one execution each: whole execution
-        (total_time): bf16 x0.67, fp32 x0.65" and "compute window (ends at a DMA bar the profiler warns may be inaccurate): bf16 x0.49, fp32 x0.49"
+        four lines: the start's share of each execution (the lesson's main finding: the first MATMUL comes late,
+        after no computing instruction), e.g. "the start, before the first MATMUL: 31-47% of each execution; no
+        opcode this page counts as computing", the per-call hedge (one execution each), then "fused / baseline,
+        whole execution (total_time): bf16 x0.67, fp32 x0.65" and "compute window (ends at a DMA bar the profiler warns may be inaccurate): bf16 x0.49, fp32 x0.49"
         (cr101 09: the window ends at a DMA bar, and the profiler warns DMA values may be inaccurate; the why of two
         ratios: the window leaves out the start and the tail the table lists for both kernels).
     """
@@ -492,10 +492,11 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
         whole_parts.append(f"{dtype} x{total[fused] / total[base]:.2f}")
         middle_parts.append(f"{dtype} x{middle[fused] / middle[base]:.2f}")  # the us: the fusion line (cr108 09)
     share = start["first MATMUL / total_time"].astype(float) * 100
-    idle = "no computing instruction" if start["computing before MATMUL"].astype(int).eq(0).all() else "some computing"
+    idle = "no" if start["computing before MATMUL"].astype(int).eq(0).all() else "some profile runs an"
     return (
-        f"the start, before the first MATMUL: {share.min():.0f}-{share.max():.0f}% of each execution, {idle} in any profile\n"
-        f"fused / baseline, one execution each: whole execution (total_time): {', '.join(whole_parts)}\n"
+        f"the start, before the first MATMUL: {share.min():.0f}-{share.max():.0f}% of each execution; {idle} opcode this page counts as computing\n"
+        "one execution per profile: whether the start recurs per call is not shown (A4)\n"
+        f"fused / baseline, whole execution (total_time): {', '.join(whole_parts)}\n"
         f"compute window (ends at a DMA bar the profiler warns may be inaccurate): {', '.join(middle_parts)}"
     )
 
@@ -685,12 +686,13 @@ def _bursts(e: Any) -> tuple[list[list[Any]], list[tuple[float, float]]]:
 
 
 def device_view_reading(exports: dict[str, Any], start: pd.DataFrame, dtype: str = "bf16") -> str:
-    """09's fusion lesson in two printed lines: how long the baseline's HBM round trips (shaded bursts) last and how
+    """09's fusion lesson in three printed lines: how long the baseline's HBM round trips (shaded bursts) last and how
     much of that no lane runs a computing instruction (two numbers, named: lanes compute during part of each burst),
     that the fused profile has none (what `_bursts` tests), and both compute windows (first MATMUL to the DMA row's last bar).
 
     Why: cr108 09 M1: the page listed empty lanes (gpsimd empty all through the window in both kernels) and never
-    stated the lesson. One execution each, so a reading: it does not show the round trips cause the shorter window.
+    stated the lesson. One execution each, so a reading: it does not show the round trips cause the shorter window
+    (the drop is printed beside the shaded time, and the third line says the pairing shows no cause).
     """
     from analysis import COMPUTING_OPCODES, merged_intervals
 
@@ -706,8 +708,10 @@ def device_view_reading(exports: dict[str, Any], start: pd.DataFrame, dtype: str
     first = start["first MATMUL (us)"].astype(float)
     window = first / start["first MATMUL / total_time"].astype(float) - first - start["after the DMA row's last bar (us)"]
     return (
-        f"fusion: baseline's round trips (shaded) {span:.1f} us, of which {span - computing:.1f} us with no lane computing; "
-        f"fused {has}\ncompute window, baseline -> fused: {window[base]:.1f} -> {window[fused]:.1f} us (one execution each, not shown causal)"
+        f"fusion ({dtype}): baseline's round trips (shaded) {span:.1f} us, {span - computing:.1f} us of it with no lane computing; fused {has}\n"
+        f"compute window ({dtype}), baseline -> fused: {window[base]:.1f} -> {window[fused]:.1f} us, "
+        f"a drop of {round(window[base], 1) - round(window[fused], 1):.1f} us beside the shaded {span:.1f} us\n"
+        "one execution each: setting the drop beside the shaded time does not show cause"
     )
 
 

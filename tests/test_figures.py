@@ -69,3 +69,17 @@ def test_the_rank_and_stream_figures_draw_every_rank_and_strategy():
     plot_cumulative_calls(ax, calls, pass_starts_at=2)
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["a (2 compiles)", "b (2 compiles)"]
     plt.close("all")
+
+
+def test_the_device_lanes_can_draw_non_computing_bars_light():
+    from analysis import RECORDED_NEURON_DIR, draw_lanes, load_exports, recorded_case
+
+    exports = load_exports(RECORDED_NEURON_DIR)
+    cases = {name: recorded_case(name) for name in exports}
+    pair = ("baseline_bf16_s512", "fused_bf16_s512")
+    plain = draw_lanes(exports, cases, pair, "o", 128)
+    light = draw_lanes(exports, cases, pair, "o", 128, computing=True)
+    assert {c.get_alpha() for c in plain.axes[0].collections} == {None}  # default: today's drawing
+    assert 0.3 in {c.get_alpha() for c in light.axes[0].collections}
+    labels = [t.get_text() for t in light.axes[-1].get_legend().get_texts()]
+    assert labels[-1] == "light: no computing opcode"
