@@ -445,7 +445,7 @@ def warmup_answer(verdict: Verdict) -> str:
 
 
 def larger_hidden_answer(verdict: Verdict, block: str = "the profile of 'The first table'", trace: Any = None) -> list[str]:
-    """Exercise 3's answer, only what the measured shares support: Linear 2's share against Linear 1's, Linear 1's
+    """Exercise 3's answer, only what the measured shares support: Linear 2's share against Linear 1's, each Linear's
     shares per recorded step, the tree's one call among them, and the answer for a larger HIDDEN. cr108 01 c1/c2: the
     lines on a fixed or per-element copy_ cost (and Linear 2 as a stand-in for a larger HIDDEN) rested on equal
     aten::addmm times the page never shows, so they are gone. A busy block's readings are not printed.
@@ -453,12 +453,12 @@ def larger_hidden_answer(verdict: Verdict, block: str = "the profile of 'The fir
     Args:
         verdict: the `judge_timings` verdict of Linear 2's share against Linear 1's (a range below reads "faster").
         block: the profile the shares come from, named where it was busy.
-        trace: the profile's analysis.traces.Trace: Linear 1's shares print per recorded step (cr103 01 M2); where
+        trace: the profile's analysis.traces.Trace: each Linear's shares print per recorded step (cr103 01 M2); where
             measurable, a line places the tree's one call (tree_copy_share) among them (cr86 01 #4, cr90 01 #2).
 
     Returns:
-        Two to six lines: with `trace` (not busy), each Linear's median share first; the verdict (busy: which block, and
-        that it is withheld); with `trace`, Linear 1's shares, readings, per step and the tree's call among them, and
+        Three lines or more: the verdict first (busy: which block, and that it is withheld); with `trace` (not busy), each
+        Linear's median share, each Linear's shares, readings, per step, the tree's call among Linear 1's, and
         whether the copy's time grew with its count (Linear 1's copy against Linear 2's times the count ratio, from the
         recorded shapes; judged, never a fixed rate); last, that a larger HIDDEN is not run and only the direction.
     """
@@ -470,19 +470,21 @@ def larger_hidden_answer(verdict: Verdict, block: str = "the profile of 'The fir
     # Linear 2 (4x the inputs, 1/4 the outputs) is no larger HIDDEN: only the direction is claimed, no rate (a measured
     # copy time need not grow with its count: a fixed part per call makes it grow less)
     answer = (
-        "the share at a larger HIDDEN (not run: one HIDDEN per run): the copy writes TOKENS x out values, the matmul TOKENS x in x out;",
+        "the share at a larger HIDDEN (not run: one HIDDEN per run): the copy writes TOKENS x out values, the matmul does TOKENS x in x out multiply-adds;",
         "so the share falls as long as the matmul's time grows faster than the copy's",
     )
     lines = [said]
     if trace is not None and verdict.kind not in ("busy", "withheld"):  # cr103 01 M2: the readings in step order
         shares = copy_shares(trace.events)  # once: the medians and the tree call's place both read it
         medians = {n: float(np.median(v)) for n, v in shares.items()}  # cr110 01: the asked share first
-        lines.insert(0, f"aten::copy_'s median share of aten::addmm: Linear 1 {medians[1]:.2f} %, Linear 2 {medians[2]:.2f} %")
-        per_step = _copies(trace.events).query("Linear == 1")
-        lines.append(
-            "Linear 1's share per recorded step, readings (%): "
-            + ", ".join(f"#{t:.0f} {v:.2f}" for t, v in zip(per_step["step"], per_step["share"]))
-        )
+        lines.append(f"aten::copy_'s median share of aten::addmm: Linear 1 {medians[1]:.2f} %, Linear 2 {medians[2]:.2f} %")
+        copies = _copies(trace.events)  # both Linears' readings: a wide range shows whose step made it
+        for n in (1, 2):
+            per_step = copies.query(f"Linear == {n}")
+            lines.append(
+                f"Linear {n}'s share per recorded step, readings (%): "
+                + ", ".join(f"#{t:.0f} {v:.2f}" for t, v in zip(per_step["step"], per_step["share"]))
+            )
         one, ranked = tree_copy_share(trace), np.sort(shares[1])
         if verdict.measurable and one == one and len(ranked) > 2:  # cr90 01 #2: its place among the readings
             end = (

@@ -238,15 +238,19 @@ def test_copy_shares_on_a_real_cpu_profile(tmp_path):
     assert tree_copy_share(trace) in shares[1]
     below = judge_timings("Linear 2", Timing("a", np.full(5, 0.9), 1), "Linear 1", Timing("b", np.full(5, 2.8), 1), "%", 2)
     said = larger_hidden_answer(below, trace=trace)
-    # the question's answer first: each Linear's median share
+    # the verdict first, then each Linear's median share
+    assert said[0] == str(below)
     assert (
-        said[0]
+        said[1]
         == f"aten::copy_'s median share of aten::addmm: Linear 1 {np.median(shares[1]):.2f} %, Linear 2 {np.median(shares[2]):.2f} %"
     )
     said = said[1:]
-    placed = said[2]
-    # cr103 01 M2: Linear 1's shares in step order, one line; c2: the drop from the printed (rounded) ends
-    assert re.fullmatch(r"Linear 1's share per recorded step, readings \(%\): #\d+ \d+\.\d\d(, #\d+ \d+\.\d\d){2}", said[1])
+    placed = said[3]
+    # each Linear's shares in step order, one line each (a wide range shows whose step made it)
+    for n in (1, 2):
+        assert re.fullmatch(
+            rf"Linear {n}'s share per recorded step, readings \(%\): #\d+ \d+\.\d\d(, #\d+ \d+\.\d\d){{2}}", said[n]
+        )
     (l1_lo, l1_hi), (l2_lo, l2_hi) = (np.round(p10_p90(shares[n]), 2) for n in (1, 2))
     assert placed.startswith(f"the tree's one call: {tree_copy_share(trace):.2f} %, ") and placed.endswith(
         " Linear 1's 3 readings"
@@ -339,6 +343,7 @@ def test_exercise_answers_read_right_for_every_verdict_kind(cpu_backend):
     not_run = larger_hidden_answer(below)[-2:]
     assert (
         not_run[0].startswith("the share at a larger HIDDEN (not run: one HIDDEN per run)")
+        and "the matmul does TOKENS x in x out multiply-adds" in not_run[0]  # a count of operations, not of values
         and not_run[1] == "so the share falls as long as the matmul's time grows faster than the copy's"
     )  # the direction only: a measured copy time need not grow with its count, so no rate such as 1/HIDDEN
     assert larger_hidden_answer(below) == [str(below), *not_run] and larger_hidden_answer(close) == [str(close), *not_run]
