@@ -92,6 +92,8 @@ def gap_share(steps: pd.DataFrame, step: int | None = None) -> tuple[float, str]
 def longest_gap_line(trace, step: int | None = None, memory_device_type: int | None = None) -> str:
     """The longest gap between two ops of one step, with what was freed in it and which ops allocated
     what in it (computed from the same window), so that the reader need not find that row in the table.
+    An allocation charged to a label (no op running) is said to be one, not read as the label's whole
+    allocation.
     A free only coincides with a gap: not shown to be its cause (cr95 02 minor); where nothing was
     freed the line says so rather than "0 B (they coincide)" (cr102 02 #1).
 
@@ -101,8 +103,9 @@ def longest_gap_line(trace, step: int | None = None, memory_device_type: int | N
         memory_device_type: the backend's `[memory]` device type; None: no memory part.
 
     Returns:
-        e.g. "longest gap: aten::pow -> aten::sum, 1501.6 us; nothing freed in it; aten::mean allocated
-        32.0 KiB"; a line saying there was none where the step had fewer than two ops.
+        e.g. "longest gap: aten::pow -> aten::sum, 1501.6 us; nothing freed in it; allocated in it: 8 B
+        (charged to the naive label: no op running)"; a line saying there was none where the step had
+        fewer than two ops.
     """
     from analysis.allocations import allocations_by_op
     from analysis.steps import gap_table
@@ -124,7 +127,10 @@ def longest_gap_line(trace, step: int | None = None, memory_device_type: int | N
     start = row["start_us"] + float(trace.steps.set_index("step")["ts"].get(step, 0.0))  # gap_table's clock: the step's
     allocs = allocations_by_op(trace, step, memory_device_type)
     made = allocs[(allocs["ts"] >= start) & (allocs["ts"] < start + row["gap_us"])].groupby("op", sort=False)["bytes"].sum()
-    parts += [f"{op} allocated {format_bytes(b)}" for op, b in made.items()]
+    labels = set(trace.events.loc[trace.events["cat"] == "user_annotation", "name"].astype(str))
+    # who is charged: a `record_function` label is open, not running an op; "?": nothing was open
+    who = {op: f"the {op} label: no op running" if op in labels else op for op in made.index} | {"?": "no row"}
+    parts += [f"allocated in it: {format_bytes(b)} (charged to {who[op]})" for op, b in made.items()]
     return "; ".join(parts)
 
 

@@ -75,8 +75,9 @@ def test_longest_gap_line_reads_the_longest_gaps_own_row_and_names_what_was_allo
     assert line.startswith(f"longest gap: {row['after']} -> {row['before']}, {row['gap_us']:.1f} us; ")
     freed = "nothing freed in it" if row["freed_bytes"] == 0 else f"freed in it: {format_bytes(row['freed_bytes'])} (they"
     assert freed in line and ("0 B" not in line.split("; ")[1])
-    made = [part for part in line.split("; ") if " allocated " in part]  # "(they coincide; ...)" holds a "; " too
+    made = [part for part in line.split("; ") if part.startswith("allocated in it: ")]  # "(they coincide; ...)"
     assert (len(made) > 0) == (row["allocated_bytes"] > 0)
+    assert all("(charged to " in part for part in made)  # not "naive allocated 8 B": that reads as naive's total
     assert longest_gap_line(trace, step) == line.split("; ")[0]  # no memory device type: no memory part
 
 
