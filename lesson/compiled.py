@@ -99,9 +99,9 @@ def break_evens(
     compile did, and one run cannot split its time into RMSNorm's compile and that start-up. The
     first is set against the time a warm call saves at the timed shape, less the naive call the cold
     call replaces (exercise 2's formula for a compile loaded from the cache). The later compile ran at
-    another shape, whose saving is not timed, so its break-even is withheld: only its seconds and its
-    ratio to the first's are given (a compile at one shape over the saving at another answers no real
-    question).
+    another shape, whose saving is not timed, so its break-even is withheld: only its seconds are given (a
+    compile at one shape over the saving at another answers no real question; the two cold calls' ratio, one
+    sample each at different shapes, measured neither the setup nor a compile and read as both: not printed).
 
     Args:
         cold: the first compile's `cold_call` result (its counts: "seconds", optionally "cache files added").
@@ -122,9 +122,7 @@ def break_evens(
         cold-call cell re-run in one kernel loads from the cache, and a pre-warmed NEFF cache serves a
         NEFF); where it is given, its basis (one line); where the first compile added more cache files
         than the later one, a line naming the kinds of the extra files (which setup ran, not its cost); and the later compile's
-        break-even, withheld, whose subject gives that call's time and its ratio to the first's (called a compile only
-        with its cache_misses beside it); then,
-        unless a block was BUSY, a line saying that ratio measures neither the setup nor a compile.
+        break-even, withheld, whose subject gives that call's time (called a compile only with its cache_misses beside it).
         Slow rounds that set an end of the range are named there, with what makes a round slow.
         The evidence line names the kinds of the extra files (`ColdCall.added_kinds`), Inductor's
         CPU-feature probes apart from the rest (cr102 04: without the per-check counts, which buried the break-even).
@@ -135,7 +133,6 @@ def break_evens(
     seconds = cold.counts["seconds"]
     extra_us = seconds * 1e6 - naive.median_us  # the cold call replaces a naive call, as in exercise 2
     first, later = _duration(seconds), _duration(after_setup.counts["seconds"])
-    fraction = after_setup.counts["seconds"] / seconds
     lines: list[Verdict | str] = []
     # f73: the label follows the counts: re-run in the same kernel (or on a filled cache), the cold call is no first compile
     counts = cold.counts
@@ -193,15 +190,12 @@ def break_evens(
     misses = after_setup.counts.get("cache_misses", 0)
     later_call = f"a later compile at HIDDEN = {new_hidden} (cache_misses {misses})"
     later_call = later_call if misses else f"a later cold call at HIDDEN = {new_hidden}"
-    later_subject = f"{later_call} took {took}, {fraction:.2g}x the first's"
-    neither = [
-        "the two cold calls are one sample each, at different shapes: their ratio measures neither the one-time setup nor a compile"
-    ]
+    later_subject = f"{later_call} took {took}"
     if cold.busy or after_setup.busy:
-        later_subject, reason, neither = later_call, BUSY_COLD_CALL, []
+        later_subject, reason = later_call, BUSY_COLD_CALL
     else:
         reason = verdict.sentence if verdict.kind != "faster" else "that shape's saving was not timed"
-    return [*lines, withheld(later_subject + "; its break-even", reason), *neither]
+    return [*lines, withheld(later_subject + "; its break-even", reason)]
 
 
 def _set_by_slow_rounds(verdict: Any, naive: Any, compiled: Any) -> str:
@@ -425,32 +419,30 @@ def speedup_lines(verdict: Verdict, naive_alloc: float, compiled_alloc: float) -
         f" torch.compile {compiled_alloc:.2f}x (output + one value per row)"
     )
     if verdict.kind == "faster":
-        lines.append("why, likely: one kernel, no intermediate written and read back (02's count); this run does not isolate it")
+        lines.append(
+            "why, likely: one kernel, no full-size intermediate written and read back (02's count); this run does not isolate it"
+        )
     else:
         lines.append("why: no speed-up measured above, so nothing to explain")
     return lines
 
 
 def cache_load_lines(again: ColdCall, earlier: tuple[ColdCall, ...], naive: Any, verdict: Verdict) -> list[Verdict | str]:
-    """04's exercise 2: a cold call after `torch._dynamo.reset()` against the first, and its break-even against naive.
+    """04's exercise 2: a cold call after `torch._dynamo.reset()`: its break-even against naive and where its code came from.
 
     Why: the answer cell held twenty lines of arithmetic and wording (ceil as `break_evens`, the zero case, the
-    busy and not-faster cases); the lesson shows the table and these lines.
+    busy and not-faster cases); the lesson shows the table (both cold calls' seconds) and these lines. Its ratio to
+    the first cold call (one sample each) measured neither setup nor compile, yet read as the setup's cost: not printed.
 
     Args:
         again: the cold call after the reset; earlier: the first cold call, then any other (a busy one withholds all).
         naive: naive's interleaved Timing; verdict: `judge_ratio` of compiled / naive (its median sets the saving).
 
     Returns:
-        the ratio to the first cold call (one sample each: it measures neither setup nor compile), the break-even
-        of this cache load (an estimate, 0 where the load took less than a naive call, or withheld), and where
-        the call's code came from (`cold_call_origin`).
+        the break-even of this cache load (an estimate, 0 where the load took less than a naive call, or withheld),
+        and where the call's code came from (`cold_call_origin`).
     """
     busy = again.busy or any(c.busy for c in earlier)  # a BUSY cold call concludes nothing (its machine line)
-    first = again.counts["seconds"] / earlier[0].counts["seconds"]
-    ratio: Verdict | str = withheld("the cold calls' ratio", BUSY_COLD_CALL)
-    if not busy:
-        ratio = f"the cold call after the reset took {first:.3f}x the first: one sample each, so it measures neither setup nor compile"
     saved_us = naive.median_us * (1 - verdict.median)  # as break_evens: from the per-round ratio
     calls = math.ceil((again.counts["seconds"] * 1e6 - naive.median_us) / saved_us)
     subject = "cache-load break-even against naive, in warm calls (rounded up)"
@@ -461,4 +453,4 @@ def cache_load_lines(again: ColdCall, earlier: tuple[ColdCall, ...], naive: Any,
         paid = f"cache-load break-even against naive: 0 warm calls, the load ({load}) took less than a naive call ({call}); one sample"
     if busy or verdict.kind != "faster":
         paid = withheld("the break-even", BUSY_COLD_CALL if busy else "not measurably faster than naive (above)")
-    return [ratio, paid, f"the cold call after the reset {cold_call_origin(again.counts)}"]
+    return [paid, f"the cold call after the reset {cold_call_origin(again.counts)}"]
