@@ -292,11 +292,11 @@ def trainium_compiles(
 def new_process_label(backend_name: str, misses: int) -> str:
     """What 07 section 6's verdict says the new process's first calls held, beside its name.
 
-    On cpu and cuda, Inductor's disk cache counts hits and misses: with no miss, each first call captured its
-    graph and loaded the compiled code, and the process's first call also paid its one-off costs (as 07 section 3's
-    request 0 did). On neuron no Inductor runs (N26): its counters read 0 whatever the NEFF cache held, so a zero
-    there proves no cache load, and the label says the loads are not counted (the NEFF file count before and after
-    the new process is the check there).
+    On cpu and cuda, Inductor's disk cache counts hits and misses: with no miss, each strategy's first call captured
+    its graph and loaded the compiled code; the run times each first call whole, never split into parts, so the label
+    names what was timed and claims no split. On neuron no Inductor runs (N26): its counters read 0 whatever the
+    NEFF cache held, so a zero there proves no cache load, and the label says the loads are not counted (the NEFF
+    file count before and after the new process is the check there).
 
     Args:
         backend_name: the run's backend ("cpu", "cuda", "neuron").
@@ -307,7 +307,7 @@ def new_process_label(backend_name: str, misses: int) -> str:
     """
     if backend_name == "neuron":
         return " (cache loads not counted on neuron: see the NEFF line)"
-    return " (capture + cache load + one-off costs)" if misses == 0 else ""
+    return " (a first call per strategy: not split here)" if misses == 0 else ""
 
 
 SAME_NAMES = {"compiles": "graphs", "compile_s": "first-calls s", "cache_hits": "hits", "cache_misses": "misses"}
