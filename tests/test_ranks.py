@@ -161,17 +161,15 @@ def test_slow_step_wait_line_names_the_later_start_only_where_the_wait_exceeds_t
     line = slow_step_wait_line(collective_waits(late), slowest=1, straggler_ms=3)
     assert line == (
         "slow steps (medians): rank 0 waited 5.0 ms (rank 1 was set to add 3 ms), rank 1 itself 0.0 ms\n"
-        "rank 1 started later in 5 of 5 (by more than 0.1 ms); step-start gaps (+ = rank 1 later) 1.00 to 1.00 ms, largest at step 1"
+        "step-start gaps (+ = rank 1 later) 1.00 to 1.00 ms, largest at step 1"
     )
     early, level = (late["rank"] == 1) & (late["step"] == 1), (late["rank"] == 1) & (late["step"] == 3)
-    mixed = late.assign(  # one slow step where rank 1 started 0.5 ms earlier, one 0.104 ms later (printed 0.10, so not counted)
+    mixed = late.assign(  # one slow step where rank 1 started 0.5 ms earlier, one 0.104 ms later
         start=late["start"].mask(early, -0.5).mask(level, 0.104),
         compute_end=late["compute_end"].mask(early, 8.5).mask(level, 8.104),
     )
-    assert slow_step_wait_line(
-        collective_waits(mixed), slowest=1, straggler_ms=3
-    ).endswith(
-        "rank 1 started later in 3 of 5 (by more than 0.1 ms); step-start gaps (+ = rank 1 later) -0.50 to 1.00 ms, largest at step 5"  # the lags' count and range, not their median alone
+    assert slow_step_wait_line(collective_waits(mixed), slowest=1, straggler_ms=3).endswith(
+        "step-start gaps (+ = rank 1 later) -0.50 to 1.00 ms, largest at step 5"  # the lags' range, not their median alone
     )
     covered = slow_step_wait_line(collective_waits(late), slowest=1, straggler_ms=5)  # the wait does not exceed it
     assert covered.endswith("rank 0 waited 5.0 ms (rank 1 was set to add 5 ms), rank 1 itself 0.0 ms")
