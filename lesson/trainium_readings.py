@@ -538,7 +538,8 @@ def start_reads(exports: dict[str, Any]) -> str:
 
     Why: 09's start holds no computing instruction, but its DMA row is busy from its first microsecond; a reader
     took the whole start for Q, K and V arriving. The reads start late in the start, and the DMA bars before them
-    belong to other queues, whose contents the export does not name (the HBM counters leave them out).
+    belong to a DMA queue type (here `instruction`, a queue type: nothing in the export says it holds the program),
+    whose contents the export does not give (the HBM counters leave them out).
     """
     from analysis import attention_hbm_traffic, recorded_case
 
@@ -556,8 +557,13 @@ def start_reads(exports: dict[str, Any]) -> str:
         queues |= set(early["queue_type"])
         tensors |= set(early["variable"])
     what = "exactly Q, K, V and the NEFF's constants" if all(fits) else "not just Q, K, V and the NEFF's constants"
-    named = "not named in the export" if tensors <= {"unknown"} else "/".join(sorted(tensors))
-    kinds = f"{'/'.join(sorted(queues))} queue{' only' if len(queues) == 1 else 's'} (their tensor: {named})"
+    carry = (
+        "the export does not say what these packets carry"
+        if tensors <= {"unknown"}
+        else f"their tensor: {'/'.join(sorted(tensors))}"
+    )
+    one = len(queues) == 1
+    kinds = f'queue type{"" if one else "s"} "{"/".join(sorted(queues))}"{" only" if one else ""} (glossary: DMA; {carry})'
     return (
         f"the start's HBM-reading instructions read {what} in {sum(fits)} of {len(fits)} profiles, "
         f"the first at {min(firsts):.1f}-{max(firsts):.1f} us\nDMA packets before that: {kinds if queues else 'none'}"

@@ -375,7 +375,9 @@ def test_start_reads_names_what_the_start_loads():
         f"the first at {min(firsts):.1f}-{max(firsts):.1f} us"
     )
     # the DMA bars before the first read carry instruction-queue packets, not the inputs: the line says so
-    assert before == "DMA packets before that: instruction queue only (their tensor: not named in the export)"
+    assert before == (
+        'DMA packets before that: queue type "instruction" only (glossary: DMA; the export does not say what these packets carry)'
+    )
     assert all(len(part.split()) <= 25 for part in (reads, before))
 
 
