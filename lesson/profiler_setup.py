@@ -446,7 +446,7 @@ def warmup_answer(verdict: Verdict) -> str:
 
 def larger_hidden_answer(verdict: Verdict, block: str = "the profile of 'The first table'", trace: Any = None) -> list[str]:
     """Exercise 3's answer, only what the measured shares support: Linear 2's share against Linear 1's, each Linear's
-    shares per recorded step, the tree's one call among them, and the answer for a larger HIDDEN. cr108 01 c1/c2: the
+    shares per recorded step, the tree's one call's step, and the answer for a larger HIDDEN. cr108 01 c1/c2: the
     lines on a fixed or per-element copy_ cost (and Linear 2 as a stand-in for a larger HIDDEN) rested on equal
     aten::addmm times the page never shows, so they are gone. A busy block's readings are not printed.
 
@@ -454,11 +454,11 @@ def larger_hidden_answer(verdict: Verdict, block: str = "the profile of 'The fir
         verdict: the `judge_timings` verdict of Linear 2's share against Linear 1's (a range below reads "faster").
         block: the profile the shares come from, named where it was busy.
         trace: the profile's analysis.traces.Trace: each Linear's shares print per recorded step (cr103 01 M2); where
-            measurable, a line places the tree's one call (tree_copy_share) among them (cr86 01 #4, cr90 01 #2).
+            measurable, a line names the recorded step whose call the tree shows (tree_copy_share).
 
     Returns:
         Three lines or more: the verdict first (busy: which block, and that it is withheld); with `trace` (not busy), each
-        Linear's median share, each Linear's shares, readings, per step, the tree's call among Linear 1's, and
+        Linear's lowest-highest share, each Linear's shares, readings, per step, the tree's call's step, and
         whether the copy's time grew with its count (Linear 1's copy against Linear 2's times the count ratio, from the
         recorded shapes; judged, never a fixed rate); last, that a larger HIDDEN is not run and only the direction.
     """
@@ -476,8 +476,9 @@ def larger_hidden_answer(verdict: Verdict, block: str = "the profile of 'The fir
     lines = [said]
     if trace is not None and verdict.kind not in ("busy", "withheld"):  # cr103 01 M2: the readings in step order
         shares = copy_shares(trace.events)  # once: the medians and the tree call's place both read it
-        medians = {n: float(np.median(v)) for n, v in shares.items()}  # cr110 01: the asked share first
-        lines.append(f"aten::copy_'s median share of aten::addmm: Linear 1 {medians[1]:.2f} %, Linear 2 {medians[2]:.2f} %")
+        # the asked share first, as its range: a median would read as a typical value where the readings split
+        spans = {n: f"{v.min():.2f}-{v.max():.2f}" if len(v) else "none" for n, v in shares.items()}
+        lines.append(f"aten::copy_'s share of aten::addmm, lowest-highest step: Linear 1 {spans[1]} %, Linear 2 {spans[2]} %")
         copies = _copies(trace.events)  # both Linears' readings: a wide range shows whose step made it
         for n in (1, 2):
             per_step = copies.query(f"Linear == {n}")
@@ -486,15 +487,8 @@ def larger_hidden_answer(verdict: Verdict, block: str = "the profile of 'The fir
                 + ", ".join(f"#{t:.0f} {v:.2f}" for t, v in zip(per_step["step"], per_step["share"]))
             )
         one, ranked = tree_copy_share(trace), np.sort(shares[1])
-        if verdict.measurable and one == one and len(ranked) > 2:  # cr90 01 #2: its place among the readings
-            end = (
-                "the highest of"
-                if one >= ranked[-1]
-                else "the lowest of"
-                if one <= ranked[0]
-                else "between the lowest and highest of"
-            )
-            lines.append(f"the tree's one call: {one:.2f} %, {end} Linear 1's {len(ranked)} readings")
+        if verdict.measurable and one == one and len(ranked) > 2:  # the tree's call is one of the readings: name its step
+            lines.append(f"the tree above is step #{representative_step(trace):.0f}'s Linear 1 call: {one:.2f} %")
         lines += copy_growth(trace)
     return [*lines, *answer]
 
