@@ -60,6 +60,7 @@ KEEP_NEFF = (
     " cpu reference run's listing (docs/reference-runs/README.md, 04), and a NEFF's device view in notebook 09"
 )
 BUSY_COLD_CALL = "a cold call's block was BUSY (its machine line above): one sample, nothing to conclude"
+_START_UP = "it is expected to include Inductor's start-up (not measured)"
 CHECKS_RECORD = "warmup.json"  # series_tools.inductor_warmup.RECORD: `make run` copied Inductor's CPU checks into the cache
 
 
@@ -77,15 +78,15 @@ def _setup_paid(cold: ColdCall) -> str:
     into the cache before the notebooks (`cold.checks`), written by this call (its probe files), or neither.
 
     Why: "CPU checks excluded" read as if something was subtracted; the call never paid them, and it still
-    includes Inductor's start-up, which one run cannot split from the compile."""
+    includes Inductor's start-up, which one run cannot split from the compile (hence "expected", "not measured")."""
     if "NEFF cache files added" in cold.counts:  # neuron: no Inductor, no CPU checks
-        return "includes the backend's one-time setup"
+        return "is expected to include the backend's one-time setup (not measured)"
     if cold.checks:
         how = f"built beforehand in {cold.checks['seconds']} s" if cold.checks.get("built") else "copied in beforehand"
-        return f"did not pay the CPU checks ({how}); it includes Inductor's start-up"
+        return f"did not pay the CPU checks ({how}; the run's summary.md says so); {_START_UP}"
     if cold.added_kinds.get(_PROBE):
-        return "paid Inductor's start-up and its CPU checks (this call wrote their probe files)"
-    return "includes Inductor's start-up"
+        return f"paid its CPU checks (this call wrote their probe files); {_START_UP}"
+    return "is expected to include Inductor's start-up (not measured)"
 
 
 def break_evens(
