@@ -518,7 +518,8 @@ def quiet_note(machine: str, floor: FloorCheck, block: dict[str, Timing], shape:
         )  # a failed copy is re-timed
         lines += [
             "Cause not measured here; candidates: memory traffic, page faults (A3).",
-            f"{timed} verdicts below include those rounds: where one is inconclusive, rerun the cell, or raise REPEATS; a rerun may still be inconclusive.",
+            f"{timed} verdicts below on {' and '.join(said[n] for n in varied)} include those rounds: where one is inconclusive,"
+            " rerun the cell, or raise REPEATS; a rerun may still be inconclusive.",  # named: read as contradicting the lone line
         ]
     elif lines:
         lines[-1] = lines[-1].removesuffix(".") + "; cause not measured."
@@ -695,7 +696,9 @@ def line_test_answer(by_count: dict[str, Timing], over_line: np.ndarray) -> str:
     from analysis.verdicts import judge_ratio
 
     (n1, _), (n8, _), (n64, _) = by_count.items()
-    medians = "medians: " + ", ".join(f"{n} {t.median_us:.1f} us" for n, t in by_count.items())
+    r1, r8, r64 = (round(t.median_us, 1) for t in by_count.values())  # as printed: a hand check gives the same ratio
+    predicted = f" (the line predicts {9 * r8 - 8 * r1:.1f} us for {n64})" if 9 * r8 > 8 * r1 else ""
+    medians = "medians: " + ", ".join(f"{n} {t.median_us:.1f} us" for n, t in by_count.items()) + predicted
     fit = judge_ratio(
         PairedRatio(n64, f"the line through {n1} and {n8}", over_line, contention=by_count[n1].contention), "below", "above"
     )
@@ -723,7 +726,7 @@ def line_test_answer(by_count: dict[str, Timing], over_line: np.ndarray) -> str:
             f"\nNot measured: whether the {n64.replace(' tokens', '-token')} input stays in the cache"
         )
         # the medians' own line gives another ratio (cr108 05 #3: 1.80x beside medians that give 2.83x): both, named
-        of_medians = f"; of the medians: {t64 / (9 * t8 - 8 * t1):.2f}x" if 9 * t8 > 8 * t1 else ""
+        of_medians = f"; of the medians: {r64 / (9 * r8 - 8 * r1):.2f}x" if predicted else ""
         return (
             f"{medians}\nNo: {n64} takes {fit.median:.2f}x the line's prediction (median of per-round ratios,"
             f" p10-p90 {fit.p10:.2f}-{fit.p90:.2f}{of_medians})."

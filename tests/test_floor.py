@@ -884,7 +884,10 @@ def test_05s_line_test_answer_says_the_miss_with_its_medians_and_never_the_label
         return line_test_answer(by_count, t64.samples_us / (9 * t8.samples_us - 8 * t1.samples_us))
 
     missed = answer(100.0).split("\n")
-    assert missed[0] == "medians: 8 tokens 20.0 us, 64 tokens 24.0 us, 512 tokens 100.0 us"
+    assert (
+        missed[0]
+        == "medians: 8 tokens 20.0 us, 64 tokens 24.0 us, 512 tokens 100.0 us (the line predicts 56.0 us for 512 tokens)"
+    )
     assert (
         missed[1:]
         == [  # one short sentence a line (r101: the one ~60-word line was 05's densest)
@@ -992,7 +995,7 @@ def test_05s_quiet_block_says_which_case_had_slow_rounds():
         '\n  The CPU was quiet, yet some rounds took over 1.5x their case\'s median: 2 of 15 in naive (samples: blocks["large"][case]'
     )
     assert note.endswith(
-        "\n  The verdicts below include those rounds: where one is inconclusive, rerun the cell, or raise REPEATS; a rerun may still be inconclusive."
+        "\n  The verdicts below on naive include those rounds: where one is inconclusive, rerun the cell, or raise REPEATS; a rerun may still be inconclusive."
     )  # cr74 05 M1: why a pair is inconclusive
     assert "\n  Cause not measured here; candidates: memory traffic, page faults (A3).\n" in note  # cr87 05 #2
     assert all(line.endswith(".") for line in note.splitlines()[1:])  # short lines, each a sentence (cr88 05 M1)
@@ -1009,7 +1012,7 @@ def test_05s_quiet_block_says_which_case_had_slow_rounds():
     lone = Timing("torch.rms_norm", np.array([100.0] * 14 + [253.0]), inner=1)
     both = quiet_note("quiet while timing", passed, {"naive": naive, "torch.rms_norm": lone}, "large")
     assert both.endswith(
-        "include those rounds: where one is inconclusive, rerun the cell, or raise REPEATS; a rerun may still be inconclusive.\n  torch.rms_norm: 1 of 15 rounds took over 1.5x the median; outside p10-p90, so no verdict uses it."
+        "on naive include those rounds: where one is inconclusive, rerun the cell, or raise REPEATS; a rerun may still be inconclusive.\n  torch.rms_norm: 1 of 15 rounds took over 1.5x the median; outside p10-p90, so no verdict uses it."
     )
     alone = quiet_note("quiet while timing", passed, {"copy": steady, "torch.rms_norm": lone}, "large")
     assert alone == "\n  torch.rms_norm: 1 of 15 rounds took over 1.5x the median; outside p10-p90, so no verdict uses it."
