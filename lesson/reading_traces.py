@@ -315,11 +315,12 @@ def host_only_us_line(name: str, small: Any, small_tokens: int, trace: Any, toke
             verdict on them (cr103 06: "host-only time grows too" printed under "concludes nothing").
 
     Returns:
-        "naive: host-only time 17-26 us at 8 tokens, 123-146 us at 1024 (p10-p90): grows with size too (cause not
-        shown); median step 77.0x as long at 1024" (one line; "grows" only where the host-only ranges lie apart by
+        "naive: host-only time 17-26 us at 8 tokens, 123-146 us at 1024 (p10-p90): higher at 1024, past the 5% margin
+        (cause not shown); median step 77.0x as long at 1024" (one line; "higher" only where the host-only ranges lie apart by
         analysis.judge_ranges, else the rule's word: a reader kept "host-only = a fixed per-call cost")
     """
     from analysis import judge_ranges, p10_p90, step_summary
+    from analysis.verdicts import margin_percent
 
     def span(t: Any, column: str) -> tuple[float, float]:
         return p10_p90(step_summary(t).eval(column).to_numpy())
@@ -336,7 +337,7 @@ def host_only_us_line(name: str, small: Any, small_tokens: int, trace: Any, toke
     if busy:
         said = "not judged (BUSY)"
     elif verdict.kind == "slower":  # a finding only where the ranges lie apart (a bare ratio read as a finding)
-        said = "grows with size too (cause not shown)"
+        said = f"{verdict.word} at {tokens}, past the {margin_percent()}% margin (cause not shown)"
     else:
         said = verdict.word
     return f"{name}: host-only time {ranges}: {said}; median step {ratio('step_us')} as long at {tokens}"

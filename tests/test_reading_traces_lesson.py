@@ -272,7 +272,7 @@ def test_host_only_us_line_prints_the_step_beside_the_host_only_time(monkeypatch
     )  # no "grows" where the ranges are not apart
     grown = summary([4900.0, 5000.0, 5100.0, 5150.0, 5200.0]).assign(busy_us=lambda t: t["step_us"] - 150.0)
     assert host_only_us_line("naive", small, 8, grown, 1024).startswith(
-        "naive: host-only time 20-20 us at 8 tokens, 140-140 us at 1024 (p10-p90): grows with size too (cause not shown);"
+        "naive: host-only time 20-20 us at 8 tokens, 140-140 us at 1024 (p10-p90): higher at 1024, past the 5% margin (cause not shown);"
     )
     # a BUSY block concludes nothing, here too
     assert "(p10-p90): not judged (BUSY); median step" in host_only_us_line("naive", small, 8, grown, 1024, busy=True)
