@@ -293,8 +293,8 @@ def new_process_label(backend_name: str, misses: int) -> str:
     """What 07 section 6's verdict says the new process's first calls held, beside its name.
 
     On cpu and cuda, Inductor's disk cache counts hits and misses: with no miss, each strategy's first call captured
-    its graph and loaded the compiled code; the run times each first call whole, never split into parts, so the label
-    names what was timed and claims no split. On neuron no Inductor runs (N26): its counters read 0 whatever the
+    its graph and loaded the compiled code; the label names what was timed: each graph's first call, pooled over the
+    strategies as on this process's side. On neuron no Inductor runs (N26): its counters read 0 whatever the
     NEFF cache held, so a zero there proves no cache load, and the label says the loads are not counted (the NEFF
     file count before and after the new process is the check there).
 
@@ -307,7 +307,7 @@ def new_process_label(backend_name: str, misses: int) -> str:
     """
     if backend_name == "neuron":
         return " (cache loads not counted on neuron: see the NEFF line)"
-    return " (a first call per strategy: not split here)" if misses == 0 else ""
+    return " (each graph's first call, all strategies pooled)" if misses == 0 else ""
 
 
 SAME_NAMES = {"compiles": "graphs", "compile_s": "first-calls s", "cache_hits": "hits", "cache_misses": "misses"}

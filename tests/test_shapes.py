@@ -195,7 +195,7 @@ def test_stream_metrics_check_the_strategies_then_publish_07s_numbers():
 
 def test_new_process_label_says_cache_loads_only_where_inductor_counts_them():
     """Neuron runs no Inductor (N26): its zero misses say nothing, so the label never claims a cache load there (cr94 07)."""
-    assert new_process_label("cpu", 0) == " (a first call per strategy: not split here)"
+    assert new_process_label("cpu", 0) == " (each graph's first call, all strategies pooled)"
     assert new_process_label("cuda", 2) == ""  # a miss: some first calls compiled
     assert "not counted" in new_process_label("neuron", 0) and "cache load)" not in new_process_label("neuron", 0)
 
