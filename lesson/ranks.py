@@ -229,14 +229,11 @@ def ranks_contention(out_dir: Path) -> tuple[Contention | None, str]:
     waited = rank_cpu_waits(out_dir)
     if contention and contention.busy is False and waited:
         each = ", ".join(f"rank {r} {_percent(f, up=True)}" for r, f in sorted(waited.items()))
-        line = (
-            f"quiet: CPU run-queue delay at most {each} of the profiled steps"
-            f" (BUSY would be {BUSY_WAITED_FRACTION:.0%} or more on either rank)"
-        )
+        line = f"quiet, under the {BUSY_WAITED_FRACTION:.0%} BUSY line: CPU run-queue delay at most {each} of the profiled steps"
         worst = max(waited, key=waited.get)  # cr105 08: a pass by under a point is said to be one, with one number
         if waited[worst] > BUSY_WAITED_FRACTION - 0.01:
             line = (
-                f"quiet, just under the {BUSY_WAITED_FRACTION:.0%} limit: rank {worst}'s CPU run-queue delay"
+                f"quiet, just under the {BUSY_WAITED_FRACTION:.0%} BUSY line: rank {worst}'s CPU run-queue delay"
                 f" was {_percent(waited[worst], up=True)} of its profiled steps"
             )
     return contention, line
@@ -532,7 +529,8 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
         if more >= 0.05 and less <= -0.05:  # cr101 08: a net of two more sums packed the line past 4 numbers
             where = ""
         # r117: the extra work is traced ("straggler work" regions): the split names the value set, the rest is all other compute
-        split = f" (extra work as set {_one_decimal(per_set.sum())}, the rest {_one_decimal(rest.sum())}{where})"
+        steps = round(per_set.sum() / ms)  # net count of steps the work set adds (last) or takes away (first)
+        split = f" (extra work {steps} x {ms:g} ms as set, the rest {_one_decimal(rest.sum())}{where})"
         sums.append((float(_one_decimal(per_set.sum())) + float(_one_decimal(rest.sum())), compute))
     # cr99 08: parts netted over steps hide which is larger (+4.0 compute, -3.8 gap in one step) where the other part's
     # gross sum of one sign reaches the larger net: then the line says the steps cannot tell which part is larger
