@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analysis.floor import SLOW_ROUND, rounds_over_slow, slow_round_mask
+from analysis.floor import SLOW_ROUND, slow_round_mask
 from analysis.timing import PairedRatio, Timing
 from analysis.verdicts import counted
 
@@ -110,35 +110,11 @@ def _median_step_times(trace_path: object, call: str, own_rows: list[str]) -> tu
     return nodes[0].duration_us, own_us
 
 
-def ratio_ends_line(timings: dict[str, Timing], ratio: PairedRatio) -> str:
-    """The paired ratio's median to 3 digits, each variant's slow rounds, which of them set the p10 or p90, and the medians.
-
-    Why (cr94 03 M3): the verdict printed "1.00" beside two near-equal medians, read as "they cost the same", while
-    a p90 of 1.75 came from the subject's 2 slow rounds alone; 04 prints its ratio to 3 digits. One line under the
-    verdict says what set each end of its range (counts as `analysis.floor.rounds_over_slow`, as 04's slow-rounds line).
-
-    Args:
-        timings: `time_interleaved`'s result; ratio: `paired_ratio(timings, numerator, denominator)`.
-
-    Returns:
-        "median per-round A / B 0.996; slow rounds (1.5x their variant's median or more): A 2 of 15, B 0 of 15; p10
-        from a round where B took 1.04x its median (under 1.5x), p90 from a round slow for A; medians (not judged):
-        B 103,266 us, A 103,257 us".
-    """
-    names = (ratio.numerator, ratio.denominator)
-    counts = ", ".join(f"{n} {rounds_over_slow(timings[n])} of {len(timings[n].samples_us)}" for n in names)
-    medians = ", ".join(f"{n} {t.median_us:,.0f} us" for n, t in timings.items())
-    return (
-        f"median per-round {names[0]} / {names[1]} {ratio.median:.3f}; slow rounds ({SLOW_ROUND:g}x their variant's"
-        f" median or more): {counts}; {ratio_ends(timings, ratio)}; medians (not judged): {medians}"
-    )
-
-
 def ratio_ends(timings: dict[str, Timing], ratio: PairedRatio) -> str:
     """Which round set each end of a paired ratio's range: "p10 from a round slow for naive, p90 from no slow round".
 
-    Why: `ratio_ends_line`'s core, also printed by 04's slow-rounds line (`lesson.compiled.slow_rounds_line`) for
-    03's pair, so that 03's "no measurable difference" and 04's "cannot tell apart" show their reason (cr95 04 M).
+    Why: a pair's range can end at one variant's slow round; A3's section on the ends of a pair's range prints this
+    for 05's large-shape pair, so that a "no measurable difference" and a "cannot tell apart" show their reason (cr95 04 M).
     Where no slow round sets an end, it names the variant furthest from its median in that round, with its factor
     (cr96 04: a round at 1.23x, under the cut, set a p10 of 0.82 that "from no slow round" left unexplained).
     """

@@ -15,11 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from analysis.compiles import cold_call_origin
-from analysis.floor import SLOW_ROUND, rounds_over_slow, slow_rounds
-from analysis.timing import PairedRatio, Timing
+from analysis.floor import SLOW_ROUND, slow_rounds
 from analysis.verdicts import Verdict, estimate, judge_ratio, withheld
 from helpers.metrics import METRICS_FILE, read_metrics
-from lesson.changed_ops import ratio_ends
 
 if TYPE_CHECKING:
     import torch
@@ -216,7 +214,6 @@ def _set_by_slow_rounds(verdict: Any, naive: Any, compiled: Any) -> str:
         )
         if timing is not None and beyond and hasattr(timing, "samples_us") and (n := slow_rounds(timing))
     ]
-    # 04 no longer prints slow_rounds_line: the term is glossed where it appears
     slow = f"slow round{{}}, {SLOW_ROUND:g}x its median or more"
     return "".join(f", its {end} end set by {name}'s {n} {slow.format('s' * (n > 1))}" for end, name, n in ends)
 
@@ -252,35 +249,6 @@ def beside_03(out_dir: str | Path, here: Verdict) -> str:
         return f"03's verdict: {then.word}; here: the same verdict"
     here_word = "the same" if then.word == here.word else here.word  # the verdict's words once, not twice
     return f"03's verdict: {then.word}; here: {here_word}: {relation}"
-
-
-def slow_rounds_line(timings: dict[str, Timing], *names: str, pair: PairedRatio | None = None) -> str:
-    """How many rounds of each named variant took SLOW_ROUND times its median or more, and what such a round does.
-
-    Why: interleaving cancels only a slow moment that hits every variant of a round; a round slow for one
-    variant moves that round's ratio, and a few slow naive rounds set the p10 of a ratio over naive (cr82, cr88:
-    03 and 04 print the verdict's range without what set its low end). One line, under the verdicts.
-
-    Args:
-        timings: `time_interleaved`'s result; names: the variants to count, the first the ratios' denominator.
-        pair: a paired ratio whose range ends to name, as 03's `ratio_ends_line` does
-            (cr95 04: 03's "no measurable difference" and 04's "cannot tell apart" on one pair, with no reason).
-
-    Returns:
-        "slow rounds (1.5x their variant's median or more): naive 2 of 15, ...; a round slow for one variant
-        moves its ratios and can set their p10 or p90; a quiet machine line rules out CPU waits only" (the "moves"
-        clause only without `pair`, whose named ends say it: cr96 04; cr89 04: a
-        quiet line beside slow rounds left their cause open; cr91 04: a slow compile round set a p90, not a p10).
-    """
-    counts = ", ".join(f"{n} {rounds_over_slow(timings[n])} of {len(timings[n].samples_us)}" for n in names)
-    ends = "" if pair is None else f"; {pair.numerator} / {pair.denominator}: {ratio_ends(timings, pair)}"
-    return (
-        f"slow rounds ({SLOW_ROUND:g}x their variant's median or more): {counts}{ends or MOVES}; a quiet machine line"
-        " rules out CPU waits only"
-    )
-
-
-MOVES = "; a round slow for one variant moves its ratios and can set their p10 or p90"  # said only where no ends are named
 
 
 # cr61: kinds a reader may not know; f72: the first compile's extra files were mostly these probes, not compiled kernels

@@ -263,7 +263,7 @@ def same_work_spread(ratios: pd.DataFrame) -> tuple[float, float]:
 
 
 def _rule_parts(ratios: pd.DataFrame) -> tuple[Any, ...]:
-    """The stand-in rule's pieces, shared by `spread_line` (A4) and `stand_in_line` (09), so both print one rule:
+    """The stand-in rule's pieces, for `spread_line` (A4):
     the tensor range, its cut-offs (analysis.apart_bounds), the time rows past a cut-off in every dtype, in none,
     in some, and a function giving a no-verdict row's distance to its nearer cut-off per dtype."""
     from analysis import apart_bounds, cut_off_miss
@@ -288,40 +288,6 @@ def _rule_parts(ratios: pd.DataFrame) -> tuple[Any, ...]:
         return "; ".join(f"{d} x{v:.3f} {words(round(v, 3))}" for d, v in r.items())
 
     return (lo, hi), (below, above), out, rest, mixed, inside
-
-
-def stand_in_line(exports: dict[str, Any], work: dict[str, pd.DataFrame], guesses: dict[str, str]) -> str:
-    """Lines under 09's guess table (a line each: the range and cut-offs, each no-verdict row): what A4's stand-in rule concludes about the time rows, computed by the
-    same functions A4 uses (`guesses_against_counters`, `_rule_parts`). Why: cr98's readers, every read, took the
-    tensor range itself as the band and read vector bf16 as moved, which the rule does not conclude.
-
-    Args:
-        exports, work: as for `guesses_against_counters`.
-        guesses: counter name -> guess; the scalar lane's time is added, as A4 does.
-
-    Returns:
-        e.g. "cut-offs: the tensor row's ends widened by the series' 5% margin: 0.9122 x 0.95 = x0.867, 1.068 / 0.95 =
-        x1.124" (each end with the decimals its printed product comes from) (the margin: analysis.verdicts.RESOLUTION, the series' one resolution), "vector_engine_active_time: no verdict (bf16 x0.869 at the edge: not evidence either way; fp32 x0.913 inside, 0.046 above the low cut-off)". The rows past
-        the cut-offs are not listed: `counter_readings`' shows column names them (cr101 09: one place, fewer words).
-    """
-    from analysis.verdicts import APART_FACTOR
-
-    ratios = guesses_against_counters(exports, work, {**guesses, "scalar_engine_active_time": "?"})
-    (lo, hi), (below, above), out, rest, mixed, inside = _rule_parts(ratios)
-    keep = APART_FACTOR  # apart_bounds' factor (0.95): the worked arithmetic, so the cut-offs need no prose (cr108 09 M2)
-
-    def end(value: float, cut: float, times: bool) -> str:  # the fewest decimals whose product gives the printed cut-off
-        def product(n: int) -> str:
-            shown = round(value, n)
-            return f"{shown * keep if times else shown / keep:.3f}"
-
-        n = next((n for n in range(3, 7) if product(n) == f"{cut:.3f}"), 12)
-        return f"{value:.{n}f} {'x' if times else '/'} {keep:.2f} = x{cut:.3f}"
-
-    return (
-        f"cut-offs: the tensor row's ends widened by the series' {1 - keep:.0%} margin: {end(lo, below, True)}, "
-        f"{end(hi, above, False)}"
-    ) + "".join(f"\n{c}: no verdict ({inside(c)})" for c in rest + mixed)
 
 
 def spread_line(ratios: pd.DataFrame) -> str:

@@ -119,25 +119,28 @@ def test_priced_table_names_its_rows_in_plain_words():
     ]  # cr93: a saved row per end; cr101: MI300X only
 
 
-def test_ratio_ends_line_says_which_slow_rounds_set_the_range():
+def test_ratio_ends_says_which_slow_rounds_set_the_range():
+    """A3 prints it under 05's large-shape pair: which round set each end of the range."""
     import numpy as np
 
     from analysis.timing import Timing, paired_ratio
-    from lesson.changed_ops import ratio_ends_line
+    from lesson.changed_ops import ratio_ends
 
     naive = np.full(15, 100.0)
     fused = np.array([100.0 - i * 0.1 for i in range(13)] + [170.0, 180.0])  # its 2 slow rounds: the top two ratios
     timings = {"naive": Timing("naive", naive, 1), "torch.rms_norm": Timing("torch.rms_norm", fused, 1)}
-    line = ratio_ends_line(timings, paired_ratio(timings, "torch.rms_norm", "naive"))
-    assert line.startswith("median per-round torch.rms_norm / naive 0.995;")
-    assert "torch.rms_norm 2 of 15, naive 0 of 15" in line
+    line = ratio_ends(timings, paired_ratio(timings, "torch.rms_norm", "naive"))
     # cr96 04: an end no slow round sets names the round's furthest variant and its factor
     assert "p10 from a round where torch.rms_norm took 0.99x its median (under 1.5x), p90 from a round slow" in line
-    assert line.endswith("medians (not judged): naive 100 us, torch.rms_norm 100 us")
     naive[3:5] = [123.0, 124.0]  # cr96 04: naive rounds under the cut; the second lowest ratio (p10 of 15) is 1.23x
     timings["naive"] = Timing("naive", naive, 1)
-    assert "p10 from a round where naive took 1.23x its median (under 1.5x)" in ratio_ends_line(
+    assert "p10 from a round where naive took 1.23x its median (under 1.5x)" in ratio_ends(
         timings, paired_ratio(timings, "torch.rms_norm", "naive")
+    )
+    both = {"naive": Timing("naive", np.array([80_000.0] * 13 + [270_000.0, 272_000.0]), 1)}
+    both["fused"] = Timing("fused", np.full(15, 80_000.0), 1)
+    assert ratio_ends(both, paired_ratio(both, "fused", "naive")).startswith(
+        "p10 from a round slow for naive, p90 from a round where fused took 1.00x its median (under 1.5x)"
     )
 
 

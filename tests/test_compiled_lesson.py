@@ -270,31 +270,17 @@ def test_a_busy_cold_call_withholds_the_break_even_and_the_later_ratio():
     assert paid_back.kind == "estimate"  # quiet: the break-even is given
 
 
-def test_slow_rounds_are_counted_per_variant_under_the_verdicts_and_no_longer_beside_the_break_even():
-    """cr82 04: naive at 3.4x its median in 2 of 15 rounds set the range's low end; cr88 03/04: one line, under the verdicts."""
+def test_break_evens_gives_the_estimate_its_basis_and_the_later_compile():
+    """cr82 04: a few slow naive rounds set the range's low end; the slow-round count is no longer a line beside the break-even."""
     import numpy as np
 
     from analysis.timing import Timing
-    from lesson.compiled import break_evens, slow_rounds_line
+    from lesson.compiled import break_evens
 
     cold = ColdCall({"seconds": 9.0}, {})
     after = ColdCall({"seconds": 0.6}, {})
-    steady = Timing("fused", np.full(15, 80_000.0), 1)
     slow = Timing("naive", np.array([80_000.0] * 13 + [270_000.0, 272_000.0]), 1)
     assert len(break_evens(cold, after, slow, _verdict("faster", 0.3, 0.4), 4096, 1024)) == 3  # estimate, basis, later
-    line = slow_rounds_line({"naive": slow, "fused": steady}, "naive", "fused")
-    assert line.startswith("slow rounds (1.5x their variant's median or more): naive 2 of 15, fused 0 of 15; ")
-    assert line.endswith("moves its ratios and can set their p10 or p90; a quiet machine line rules out CPU waits only")
-    assert "fused" not in slow_rounds_line({"naive": slow, "fused": steady}, "naive")
-    # cr95 04: the rms/naive pair's ends named, as 03's ratio_ends_line does
-    from analysis.timing import paired_ratio
-
-    both = {"naive": slow, "fused": steady}
-    named = slow_rounds_line(both, "naive", "fused", pair=paired_ratio(both, "fused", "naive"))
-    assert (
-        "; fused / naive: p10 from a round slow for naive, p90 from a round where fused took 1.00x its median (under 1.5x); a quiet"
-        in named
-    )
 
 
 def test_keep_neff_says_the_neff_stays_in_the_neff_cache_as_n43_does():

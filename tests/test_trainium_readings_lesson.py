@@ -1,8 +1,6 @@
 """lesson.trainium_readings on the four recorded trn2 exports (data/recorded-neuron/): the figures
 notebook 09 publishes and the readings it states, checked against the exports themselves."""
 
-import re
-
 import pandas as pd
 import pytest
 
@@ -412,31 +410,3 @@ def test_start_tail_opcodes_names_the_non_computing_bars():
     assert not any(f" {op} " in line for op in WAIT_OPCODES)  # the bars leave the waits out, so does the line
     named = [w for part in (first, last) for w in part.split(": ", 1)[1].split() if w.isupper()]
     assert named and not set(named) & set(COMPUTING_OPCODES) - {"MATMUL"}  # only the other opcodes ("first MATMUL" aside)
-
-
-def test_stand_in_line_states_a4s_rule_by_a4s_functions(published):
-    """cr98 09 (every read): the rule's conclusion printed under 09's table, from the very functions A4 prints."""
-    from analysis import engine_work
-    from lesson import guesses_against_counters, spread_line, stand_in_line
-
-    exports, _ = published
-    work = {name: engine_work(e) for name, e in exports.items()}
-    guesses = dict.fromkeys(("total_time", "hbm_read_bytes", "dma_active_time", "vector_engine_active_time"), "?")
-    line = stand_in_line(exports, work, guesses)
-    a4 = spread_line(guesses_against_counters(exports, work, {**guesses, "scalar_engine_active_time": "?"}))
-    assert line.startswith("cut-offs: the tensor row's ends widened by the series' 5% margin: ")
-    cut_offs = a4.split("only moves below ")[1].split(" count")[0].split(" or above ")
-    # cr108 09 M2: the cut-offs worked out, so "x0.95 ... /0.95" needs no prose
-    lo, hi = same_work_spread(guesses_against_counters(exports, work, {**guesses, "scalar_engine_active_time": "?"}))
-    assert f"{lo:.4f} x 0.95 = {cut_offs[0]}, {hi:.3f} / 0.95 = {cut_offs[1]}" in line
-    # a reader: "0.912 x 0.95 = x0.867" where 0.912 x 0.95 = 0.866; each end printed with the digits its product is from
-    worked = re.findall(r"([\d.]+) ([x/]) 0\.95 = x([\d.]+)", line)
-    assert len(worked) == 2
-    for a, op, c in worked:
-        assert f"{float(a) * 0.95 if op == 'x' else float(a) / 0.95:.3f}" == c, (a, op, c)
-    # cr101 09: the rows past a cut-off are named once, in the table's shows column, not again here
-    lines = line.splitlines()  # cr100 09: a line each (range, each no-verdict row), none over 4 numbers
-    assert len(lines) == 2 and lines[1].startswith("vector_engine_active_time: no verdict (bf16 x")
-    assert "at the edge: not evidence either way" in lines[1]
-    assert "misses by" not in line and "inside, 0.046 above the low cut-off)" in lines[1]  # "misses" read as outside
-    assert "past them" not in line
