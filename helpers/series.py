@@ -127,7 +127,7 @@ NOTEBOOKS = (
         "03_fused_rms_norm",
         "torch.rms_norm",
         "one NEFF per shape (UNVERIFIED, N25)",
-        "one fused kernel on cuda; on cpu the notebook counts the ops it runs",
+        "one fused kernel expected on cuda; on cpu the notebook counts the ops it runs",
         neuron_facts=("N19", "N25"),
     ),
     NotebookInfo(
