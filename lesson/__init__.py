@@ -39,7 +39,7 @@ _EXPORTS = {
     "neuron_profiler": "NeuronProfilerSetup accepts_keyword neuron_profiler_setup op_by_op",
     "published_metrics": "compile_metrics fused_metrics naive_call_metrics setup_metrics byte_model_metrics",
     "profiling": "ProfileResult judge_device_time profile_steps",
-    "profiler_setup": "WatchedBlock copy_shares copy_growth first_call_line cost_takeaway recorded_ops first_recorded_step_us first_recorded_steps"
+    "profiler_setup": "WatchedBlock copy_shares first_call_line cost_takeaway recorded_ops first_recorded_step_us first_recorded_steps"
     " RecordedSteps recorded_steps warmup_explanation larger_hidden_answer"
     " warmup_answer queue_stand_in queue_takeaway documented_neuron_call"
     " cutoffs_line",
