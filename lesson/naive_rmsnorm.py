@@ -134,47 +134,6 @@ def longest_gap_line(trace, step: int | None = None, memory_device_type: int | N
     return "; ".join(parts)
 
 
-def profiled_mean_line(prof, timing, label: str = "naive") -> str:
-    """The profiled calls of `label`, each call's own duration, judged against the timer's p10-p90 by the
-    series' range rule (`analysis.verdicts.judge_ranges`, the calls' min-max, its 5% margin). Not the
-    key_averages mean: one slow step pulls a mean of `ACTIVE` calls above the timer's range (cr77 02 #1:
-    steps of 106-112 ms and one of 160 ms read "measurably above"), where their range reads "cannot tell apart".
-
-    Args:
-        prof: the finished `torch.profiler.profile` (its `events()`: the active steps' events).
-        timing: `analysis.time_per_call`'s result for the same call, profiler off (`p10_us`, `p90_us`).
-        label: the `record_function` label of one call.
-
-    Returns:
-        three lines, e.g. "naive, profiler on: 5 calls, median 108,553 us, p10-p90 (of 5: min-max) 105,812-160,190 us",
-        "timer, profiler off: p10-p90 106,299-112,195 us", "cannot tell apart, inconclusive: one range lies inside the
-        other, and together they span 51.4%, more than the 5% margin" (then, when inconclusive, a line saying the
-        medians' difference is no finding); a line saying so
-        where the label was not recorded.
-    """
-    from torch.autograd import DeviceType
-
-    from analysis.verdicts import CANNOT_TELL_ALONE, NO_DIFFERENCE, margin_percent, _samples, judge_ranges
-
-    calls = [e.cpu_time_total for e in prof.events() if e.name == label and e.device_type == DeviceType.CPU]
-    if not calls:
-        return f"{label}: not in the profile's events()"
-    low, high, median = min(calls), max(calls), float(pd.Series(calls).median())
-    verdict = judge_ranges(label, (low, high), "timer", (timing.p10_us, timing.p90_us), counts=(len(calls), _samples(timing)))
-    sides = {"slower": "measurably above", "faster": "measurably below", "withheld": "too few calls for a verdict"}
-    word = sides.get(verdict.kind) or (NO_DIFFERENCE if verdict.within_noise else CANNOT_TELL_ALONE)
-    if word == NO_DIFFERENCE:  # scoped: 5 profiled calls of this size, not "profiling is free" (cr101 02)
-        word += " for this call"
-    why = f": {verdict.reason}" if verdict.reason else f" ({margin_percent()}% margin)"  # the rule's numbers (cr81 02 #1)
-    if word == CANNOT_TELL_ALONE:  # cr90, cr100 02: differing medians above this read as a finding without this
-        why += "\nthe medians differ, but the ranges decide: no finding on profiling's cost"
-    spread = "p10-p90 (of 5: min-max)" if len(calls) == 5 else "min-max"  # the glossary's p10-p90 of 5: one name (cr100 02)
-    return (
-        f"{label}, profiler on: {len(calls)} calls, median {median:,.0f} us, {spread} {low:,.0f}-{high:,.0f} us\n"
-        f"timer, profiler off: p10-p90 {timing.p10_us:,.0f}-{timing.p90_us:,.0f} us\n{word}{why}"
-    )
-
-
 def recorded_kernel_table(recorded: dict, unread: list) -> tuple[str, pd.DataFrame]:
     """02's per-kernel table of the two recorded calls (H100, MI300X). Why here: it is display code
     (labels, GiB/s conversion, the idle star) that would stall a workshop seat (cr100 02); the lesson

@@ -81,41 +81,6 @@ def test_longest_gap_line_reads_the_longest_gaps_own_row_and_names_what_was_allo
     assert longest_gap_line(trace, step) == line.split("; ")[0]  # no memory device type: no memory part
 
 
-def test_profiled_mean_line_judges_the_calls_own_range_so_one_slow_step_does_not_read_as_a_finding():
-    from types import SimpleNamespace
-
-    from torch.autograd import DeviceType
-
-    from lesson.naive_rmsnorm import profiled_mean_line
-
-    def prof(*us, device=DeviceType.CPU):
-        events = [SimpleNamespace(name="naive", device_type=device, cpu_time_total=u) for u in us]
-        return SimpleNamespace(
-            events=lambda: [*events, SimpleNamespace(name="aten::mul", device_type=DeviceType.CPU, cpu_time_total=1.0)]
-        )
-
-    timer = SimpleNamespace(p10_us=106_299.0, p90_us=112_195.0)
-    # cr77 02 #1: four calls inside the timer's range and one slow one: a mean of 118,827 read "measurably above"
-    assert (
-        profiled_mean_line(prof(112_100.0, 108_600.0, 105_800.0, 107_400.0, 160_200.0), timer)
-        == (
-            "naive, profiler on: 5 calls, median 108,600 us, p10-p90 (of 5: min-max) 105,800-160,200 us\ntimer, profiler off: "
-            "p10-p90 106,299-112,195 us\ncannot tell apart, inconclusive: one range lies inside the other, and together they span "
-            "51.4%, more than the 5% margin\nthe medians differ, but the ranges decide: no finding on profiling's cost"  # cr90, cr100 02
-        )
-    )
-    apart = profiled_mean_line(prof(*[101_085.0] * 4, 126_427.0), SimpleNamespace(p10_us=98_192.0, p90_us=100_666.0))
-    assert "inconclusive: ranges not 5% apart, and together they span 28.8%, more than the 5% margin\nthe medians differ" in apart
-    assert "us\nmeasurably above" in profiled_mean_line(prof(*[130_000.0] * 5), timer)
-    assert "us\nmeasurably below" in profiled_mean_line(prof(*[90_000.0] * 5), timer)
-    near = SimpleNamespace(p10_us=99_230.0, p90_us=100_941.0)  # cr75: 99,015 us just under p10 is no finding
-    assert "us\nno measurable difference for this call (5% margin)" in profiled_mean_line(prof(*[99_015.0] * 5), near)
-    assert "the medians differ" not in profiled_mean_line(prof(*[99_015.0] * 5), near)
-    assert "us\ntoo few calls for a verdict" in profiled_mean_line(prof(130_000.0, 131_000.0), timer)
-    assert profiled_mean_line(prof(), timer) == "naive: not in the profile's events()"
-    assert profiled_mean_line(prof(1.0, device=DeviceType.CUDA), timer) == "naive: not in the profile's events()"
-
-
 def test_naive_call_metrics_keeps_the_published_names(profiled):
     backend, x, w, trace = profiled
     pc = per_call_summary(trace, memory_device_type=0)
