@@ -690,7 +690,8 @@ def line_test_answer(by_count: dict[str, Timing], over_line: np.ndarray) -> str:
     Returns:
         The three medians (the times the line is drawn through, cr95 05 #3), then the line test's verdict (a median of
         per-round ratios, said so: the ratio of the medians differs, cr96 05 #1) and the
-        answer to the yes/no question ("not shown either way" where inconclusive).
+        answer to the yes/no question ("not shown either way" where inconclusive); where the line is not rejected and
+        its intercept lies between 0 and the smallest median, that intercept, said as a fit.
     """
     from analysis.timing import PairedRatio
     from analysis.verdicts import judge_ratio
@@ -735,7 +736,11 @@ def line_test_answer(by_count: dict[str, Timing], over_line: np.ndarray) -> str:
     # a range that holds 1 counts its rounds on each side: judge_ratio's own words (cr93 05 #1, cr95 04 #2)
     # a yes/no question answered "cannot tell apart" read as "yes" (cr93 05 M1): inconclusive is neither
     answer = fit.word.capitalize() if fit.within_noise else "Not shown either way (inconclusive)"
-    return f"{medians}\n{fit}\nDoes the line predict {n64}? {answer}."
+    # the line's fixed part, said as a fit: the small-shape time it leaves unexplained by tokens is the page's open question
+    (k1, t1), (k8, t8) = ((int(n.split()[0]), t.median_us) for n, t in list(by_count.items())[:2])
+    fixed = t1 - (t8 - t1) / (k8 - k1) * k1
+    part = f"\nThe line's fixed part: {fixed:.1f} us of the {t1:.1f} us at {n1} (a fit through two medians, not measured)."
+    return f"{medians}\n{fit}\nDoes the line predict {n64}? {answer}.{part if 0 < fixed < t1 else ''}"
 
 
 def reference_reading(reference_dir: Path | None = None, backend: str = "cpu") -> tuple[dict, str]:
