@@ -273,7 +273,8 @@ def neuron_recipe_lines(ranks: int, active: int, straggler_rank: int, straggler_
     --master-addr/--master-port do). NEURON_RT_NUM_CORES reads as the runtime's configuration guide defines it
     (N30): a per-process setting every rank inherits, so whether the recipe's value counts per rank or for the job
     is marked UNVERIFIED; NEURON_RT_VIRTUAL_CORE_SIZE is in the vendor's example only, not in its variable
-    reference: its line says so, never a meaning no source here gives. The workshop-seat warning is printed on
+    reference: its line says so, never a meaning no source here gives. The check after them says how to see the cores
+    the job took and what to drop if a rank cannot get its own, so a reader need not guess. The workshop-seat warning is printed on
     every backend: an instructor reads it on a cpu run before class (docs/INSTRUCTOR_GUIDE.md).
 
     The worker line carries the notebook's own --active and straggler flags (cr103 08: without them section 4 found no
@@ -292,6 +293,8 @@ def neuron_recipe_lines(ranks: int, active: int, straggler_rank: int, straggler_
         f" the {ranks} ranks would take NeuronCores 0-{ranks - 1} from other students: the instructor runs it after class.",
         f'  NEURON_RT_NUM_CORES={ranks}: "NeuronCores required by the process" ({ranks} per rank or for the job: UNVERIFIED);'
         " NEURON_RT_VIRTUAL_CORE_SIZE=2: only in the vendor's example (UNVERIFIED).",
+        "  check: while it runs, `neuron-ls` shows which process holds which NeuronCores (notebook 00); if a rank cannot"
+        " get its NeuronCores, rerun without these two UNVERIFIED variables.",
         "  torchrun: --nproc_per_node, ranks per machine; --rdzv_backend, --rdzv_endpoint: where ranks meet;"
         " --local-ranks-filter 0 --tee 3: the console shows rank 0; every rank logs to files under --log-dir (unset: a temporary folder).",
         f"  your_script.py: lesson/rank_worker.py --out DIR --backend neuron --device neuron --active {active}"

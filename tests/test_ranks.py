@@ -209,6 +209,8 @@ def test_neuron_recipe_lines_explain_the_neuron_parts_and_warn_a_seat_on_every_b
     assert '"NeuronCores required by the process"' in runtime  # the configuration guide's words (N30)
     assert "(2 per rank or for the job: UNVERIFIED)" in runtime  # the guide does not say which, under torchrun
     assert "NEURON_RT_VIRTUAL_CORE_SIZE=2" in runtime and runtime.endswith("(UNVERIFIED).")  # not in the variable reference
+    check = next(line for line in lines[1:] if line.startswith("  check:"))  # how to see the cores taken, what to drop
+    assert "`neuron-ls`" in check and "rerun without these two UNVERIFIED variables" in check
     for flag in ("--nproc_per_node", "--rdzv_backend", "--rdzv_endpoint", "--local-ranks-filter", "--tee"):  # each in words
         assert any(flag in line for line in lines[1:]), flag
     assert any("lesson/rank_worker.py --out DIR --backend neuron --device neuron" in line for line in lines)
