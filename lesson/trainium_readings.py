@@ -505,11 +505,13 @@ def start_reads(exports: dict[str, Any]) -> str:
     Why: 09's start holds no computing instruction, but its DMA row is busy from its first microsecond; a reader
     took the whole start for Q, K and V arriving. The reads start late in the start, and the DMA bars before them
     belong to a DMA queue type (here `instruction`, a queue type: nothing in the export says it holds the program),
-    whose contents the export does not give (the HBM counters leave them out).
+    whose contents the export does not give. The line gives those bars' span, to find them in the figure, and says
+    they are outside the HBM counters only where each counter is the sum of the HBM instructions and none of those
+    starts before the first read.
     """
     from analysis import attention_hbm_traffic, recorded_case
 
-    fits, firsts, queues, tensors = [], [], set(), set()
+    fits, firsts, queues, tensors, spans, outside = [], [], set(), set(), [], True
     for name, e in exports.items():
         case = recorded_case(name)
         need = attention_hbm_traffic(case["kernel"], 128, case["seqlen"], case["dtype"])
@@ -522,17 +524,19 @@ def start_reads(exports: dict[str, Any]) -> str:
         early = e.dma[e.dma["start_ns"] < first]
         queues |= set(early["queue_type"])
         tensors |= set(early["variable"])
+        spans += [early["start_ns"].min() / 1e3, early["end_ns"].max() / 1e3] if len(early) else []
+        # the HBM counters are the HBM instructions' sums, and none of those starts before `first`
+        sums = all(e.counter(f"hbm_{d}_bytes") == hbm[f"hbm_{d}_bytes"].sum() for d in ("read", "write"))
+        outside &= sums and bool((hbm["start_ns"] >= first).all())
     what = "exactly Q, K, V and the NEFF's constants" if all(fits) else "not just Q, K, V and the NEFF's constants"
-    carry = (
-        "the export does not say what these packets carry"
-        if tensors <= {"unknown"}
-        else f"their tensor: {'/'.join(sorted(tensors))}"
-    )
+    carry = "the export does not say what they carry" if tensors <= {"unknown"} else f"their tensor: {'/'.join(sorted(tensors))}"
     one = len(queues) == 1
-    kinds = f'queue type{"" if one else "s"} "{"/".join(sorted(queues))}"{" only" if one else ""} (glossary: DMA; {carry})'
+    counters = "not in the HBM counters" if outside else "the HBM counters may hold them"
+    kinds = f'"{"/".join(sorted(queues))}" queue{"" if one else "s"}{" only" if one else ""}, {counters} (glossary: DMA); {carry}'
+    bars = f"DMA bars before that, {min(spans):.1f}-{max(spans):.1f} us: {kinds}" if queues else "DMA bars before that: none"
     return (
         f"the start's HBM-reading instructions read {what} in {sum(fits)} of {len(fits)} profiles, "
-        f"the first at {min(firsts):.1f}-{max(firsts):.1f} us\nDMA packets before that: {kinds if queues else 'none'}"
+        f"the first at {min(firsts):.1f}-{max(firsts):.1f} us\n{bars}"
     )
 
 
@@ -664,7 +668,7 @@ def device_view_reading(exports: dict[str, Any], start: pd.DataFrame, dtype: str
 
     Why: cr108 09 M1: the page listed empty lanes (gpsimd empty all through the window in both kernels) and never
     stated the lesson. One execution each, so a reading: it does not show the round trips cause the shorter window.
-    The drop is bounded by the idle burst time, not set beside the shaded time (a near-equality there read as cause),
+    The drop is bounded by the shaded time with no lane computing (printed once), not set beside the shaded time (a near-equality there read as cause),
     and the third line compares the scalar and vector computing instruction counts (engine_work's `computing`), since
     fused also runs different compute.
     """
@@ -684,9 +688,9 @@ def device_view_reading(exports: dict[str, Any], start: pd.DataFrame, dtype: str
     counts = {k: engine_work(exports[k]).loc[["scalar", "vector"], "computing"].sum() for k in (base, fused)}
     fewer = "fewer" if counts[fused] < counts[base] else "more" if counts[fused] > counts[base] else "as many"
     return (
-        f"fusion ({dtype}): baseline's round trips (shaded) {span:.1f} us, {span - computing:.1f} us of it with no lane computing; fused {has}\n"
-        f"compute window ({dtype}), baseline -> fused: {window[base]:.1f} -> {window[fused]:.1f} us, "
-        f"a drop of {round(window[base], 1) - round(window[fused], 1):.1f} us, of which at most {span - computing:.1f} us was idle burst time\n"
+        f"fusion ({dtype}): baseline's bursts matched to S and P (shaded, A4) last {span:.1f} us in all; fused {has}\n"
+        f"compute window ({dtype}), baseline -> fused: {window[base]:.1f} -> {window[fused]:.1f} us, down "
+        f"{round(window[base], 1) - round(window[fused], 1):.1f} us, of which at most {span - computing:.1f} us was shaded with no lane computing\n"
         f"fused also runs {fewer} scalar and vector computing instructions (the per-engine table); one execution each: no cause shown"
     )
 

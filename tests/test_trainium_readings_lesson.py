@@ -346,7 +346,8 @@ def test_device_view_reading_states_the_fusion_lesson():
     idle = sum(hi - lo for _, lo, hi in spans) - busy / 1e3
     shaded = sum(hi - lo for _, lo, hi in spans)
     # both numbers, named: lanes compute during part of each burst
-    assert f"round trips (shaded) {shaded:.1f} us, {idle:.1f} us of it with no lane computing" in line
+    assert f"bursts matched to S and P (shaded, A4) last {shaded:.1f} us in all; fused" in line
+    assert line.count(f"{idle:.1f} us") == 1  # the idle time, printed once
     assert "; fused has none\n" in line  # cr105 09 #3: no HBM round trip, though its DMA row has bars
     windows = {}
     for k in ("baseline", "fused"):
@@ -356,7 +357,7 @@ def test_device_view_reading_states_the_fusion_lesson():
     # the drop is bounded by the idle burst time, never set beside the shaded time (a near-equality read as cause)
     assert line.endswith(
         f"compute window (bf16), baseline -> fused: {windows['baseline']:.1f} -> {windows['fused']:.1f} us, "
-        f"a drop of {drop:.1f} us, of which at most {idle:.1f} us was idle burst time\n"
+        f"down {drop:.1f} us, of which at most {idle:.1f} us was shaded with no lane computing\n"
         "fused also runs fewer scalar and vector computing instructions (the per-engine table); one execution each: no cause shown"
     )
     assert "gpsimd" not in line and all(len(part.split()) <= 25 for part in line.splitlines())
@@ -373,9 +374,15 @@ def test_start_reads_names_what_the_start_loads():
         "the start's HBM-reading instructions read exactly Q, K, V and the NEFF's constants in 4 of 4 profiles, "
         f"the first at {min(firsts):.1f}-{max(firsts):.1f} us"
     )
-    # the DMA bars before the first read carry instruction-queue packets, not the inputs: the line says so
+    # the DMA bars before the first read carry instruction-queue packets, not the inputs: the line says so, gives
+    # their span (to find them in the figure) and that the HBM counters (the HBM instructions' sums) leave them out
+    spans = [(e.dma["start_ns"] < first * 1e3) for e, first in zip(exports.values(), firsts)]
+    lo = min(e.dma.loc[m, "start_ns"].min() for e, m in zip(exports.values(), spans)) / 1e3
+    hi = max(e.dma.loc[m, "end_ns"].max() for e, m in zip(exports.values(), spans)) / 1e3
+    assert all(e.counter("hbm_read_bytes") == e.hbm_instructions()["hbm_read_bytes"].sum() for e in exports.values())
     assert before == (
-        'DMA packets before that: queue type "instruction" only (glossary: DMA; the export does not say what these packets carry)'
+        f'DMA bars before that, {lo:.1f}-{hi:.1f} us: "instruction" queue only, not in the HBM counters (glossary: DMA); '
+        "the export does not say what they carry"
     )
     assert all(len(part.split()) <= 25 for part in (reads, before))
 
