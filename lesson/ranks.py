@@ -293,7 +293,7 @@ def neuron_recipe_lines(ranks: int, active: int, straggler_rank: int, straggler_
         f" the {ranks} ranks would take NeuronCores 0-{ranks - 1} from other students: the instructor runs it after class.",
         f'  NEURON_RT_NUM_CORES={ranks}: "NeuronCores required by the process" ({ranks} per rank or for the job: UNVERIFIED);'
         " NEURON_RT_VIRTUAL_CORE_SIZE=2: only in the vendor's example (UNVERIFIED).",
-        "  check: while it runs, `neuron-ls` shows which process holds which NeuronCores (notebook 00); if a rank cannot"
+        "  check: while it runs, `neuron-ls` lists the processes on each Neuron device and their commands (N52); if a rank cannot"
         " get its NeuronCores, rerun without these two UNVERIFIED variables.",
         "  torchrun: --nproc_per_node, ranks per machine; --rdzv_backend, --rdzv_endpoint: where ranks meet;"
         " --local-ranks-filter 0 --tee 3: the console shows rank 0; every rank logs to files under --log-dir (unset: a temporary folder).",
