@@ -32,7 +32,7 @@ def rmsnorm_naive(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> t
 
 
 def rmsnorm_torch(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
-    """PyTorch's own op: aten::rms_norm -> aten::_fused_rms_norm (named for that op: on cpu in torch 2.13 it runs separate ops, nothing fused)."""
+    """PyTorch's own op: aten::rms_norm -> aten::_fused_rms_norm (named for that op: on cpu in torch 2.13, at float32, it runs separate ATen ops)."""
     return torch.rms_norm(x, (x.shape[-1],), weight, eps)
 
 
