@@ -53,7 +53,7 @@ def _duration(seconds: float) -> str:
 # 04 on neuron, cr78: TorchNeuron deletes each graph's compile artifacts unless told before torch loads (N43);
 # cr93 04: the NEFF itself stays in the NEFF cache (N43, as 04's markdown says); cr93 04 MAJOR: the listing's place on neuron
 KEEP_NEFF = (
-    "its NEFF stays in the NEFF cache; the copy under TORCH_NEURONX_DEBUG_DIR, its StableHLO and neuronx-cc's working"
+    "its NEFF stays in the NEFF cache (TORCH_NEURONX_NEFF_CACHE_DIR, else /tmp/neff_cache; N14); the copy under TORCH_NEURONX_DEBUG_DIR, its StableHLO and neuronx-cc's working"
     " files stay only if the kernel started with TORCH_NEURONX_PRESERVE_COMPILATION_ARTIFACTS=1 (N43); what ran: the"
     " cpu reference run's listing (docs/reference-runs/README.md, 04), and a NEFF's device view in notebook 09"
 )

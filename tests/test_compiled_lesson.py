@@ -287,7 +287,7 @@ def test_keep_neff_says_the_neff_stays_in_the_neff_cache_as_n43_does():
     """cr93 04 #1: the printed line said the NEFF was kept only with PRESERVE=1, against 04's markdown and N43."""
     from lesson.compiled import KEEP_NEFF
 
-    assert KEEP_NEFF.startswith("its NEFF stays in the NEFF cache;")
+    assert KEEP_NEFF.startswith("its NEFF stays in the NEFF cache (TORCH_NEURONX_NEFF_CACHE_DIR, else /tmp/neff_cache;")
     assert "NEFF and StableHLO are kept only" not in KEEP_NEFF
     assert "StableHLO" in KEEP_NEFF and "TORCH_NEURONX_PRESERVE_COMPILATION_ARTIFACTS=1" in KEEP_NEFF
     assert "docs/reference-runs/README.md" in KEEP_NEFF and "notebook 09" in KEEP_NEFF  # cr93 04: the listing's place
