@@ -965,7 +965,8 @@ def _against_counts(p10: float, p90: float, models: dict[str, float]) -> tuple[l
 # a range below the source count: the reader asked how naive beats "the floor" (cr69 05 #1, cr97 05 M1); two facts on
 # their own line after the verdict, not a hedged clause inside it
 CHEAPER = (
-    "prices mean's read-only pass at half a copy; a copy's time includes allocating its output, which a read does not pay (A3)."
+    "prices mean's read-only pass at half a copy; one possible reason the time lies below it, not tested here: a copy's"
+    " time includes allocating its output, which a read does not pay (A3 times that allocation)."
 )
 
 
@@ -1222,7 +1223,12 @@ def plot_over_copy(rankings: dict[str, Ranking], names: list[str], title: str, p
         words = [w for w, m in marks.items() if m == mark]
         unresolved = ", order unresolved" if mark == "?" else ""
         # the variants named: "3.25x ≈" under the copy's entry read as "about the copy"
-        joined = [" and ".join(t) for r in drawn.values() for t in r.tiers() if len(t) > 1 and marks[r.tier_word(t)] == mark]
+        joined = [  # the shape named: the mark holds for that shape's bars only
+            f"{' and '.join(t)} ({s} shape)"
+            for s, r in drawn.items()
+            for t in r.tiers()
+            if len(t) > 1 and marks[r.tier_word(t)] == mark
+        ]
         who = "; ".join(dict.fromkeys(joined))
         handles.insert(2, plt.Line2D([], [], ls="none"))
         labels.insert(2, f"{mark} marks {who}:\n{group_word(words)}{unresolved} (the pair table)")
