@@ -233,7 +233,7 @@ def ranks_contention(out_dir: Path) -> tuple[Contention | None, str]:
         worst = max(waited, key=waited.get)  # cr105 08: a pass by under a point is said to be one, with one number
         if waited[worst] > BUSY_WAITED_FRACTION - 0.01:
             line = (
-                f"quiet, just under the {BUSY_WAITED_FRACTION:.0%} BUSY line: rank {worst}'s CPU run-queue delay"
+                f"just under the {BUSY_WAITED_FRACTION:.0%} BUSY line: rank {worst}'s CPU run-queue delay"
                 f" was {_percent(waited[worst], up=True)} of its profiled steps"
             )
     return contention, line
@@ -248,7 +248,7 @@ def rank_cpu_waits(out_dir: Path) -> dict[int, float]:
     }
 
 
-def neuron_torchrun_recipe(ranks: int, script: str = "your_script.py") -> str:
+def neuron_torchrun_recipe(ranks: int, script: str = "your_script.py", vendor_variables: bool = True) -> str:
     """The vendor's documented torchrun launch for profiling on Trainium (N30): one NeuronCore per
     rank, console output of rank 0 only, and every rank writing its own profile folder
     (`<dir>/<instance>_pid_<pid>/`). The host-collective variables (TORCH_NEURONX_ENABLE_HOST_CC,
@@ -256,10 +256,13 @@ def neuron_torchrun_recipe(ranks: int, script: str = "your_script.py") -> str:
 
     `env -u NEURON_RT_VISIBLE_CORES` first: TorchNeuron's distributed backend sets
     NEURON_RT_VISIBLE_CORES to each rank's LOCAL_RANK only where it is unset, so a shell that
-    inherited a workshop seat's value would put every rank on that one core."""
+    inherited a workshop seat's value would put every rank on that one core. `vendor_variables=False` leaves
+    out the example's NEURON_RT_NUM_CORES and NEURON_RT_VIRTUAL_CORE_SIZE (what they do under torchrun is UNVERIFIED):
+    the form notebook 08 prints, resting on TorchNeuron's per-rank core alone."""
+    vendor = f"NEURON_RT_NUM_CORES={ranks} NEURON_RT_VIRTUAL_CORE_SIZE=2 " if vendor_variables else ""
     return (
         "env -u NEURON_RT_VISIBLE_CORES "
-        f"NEURON_RT_NUM_CORES={ranks} NEURON_RT_VIRTUAL_CORE_SIZE=2 "
+        f"{vendor}"
         f"torchrun --nproc_per_node {ranks} --rdzv_backend c10d --rdzv_endpoint localhost:29500 "
         f"--local-ranks-filter 0 --tee 3 {script}"
     )
@@ -270,12 +273,12 @@ def neuron_recipe_lines(ranks: int, active: int, straggler_rank: int, straggler_
 
     Why: a reader going to a trn2 must know what every part of the command is for. The torchrun flags
     are PyTorch's own (as docs/CHEATSHEET.md glosses them; the rendezvous flags do what the lesson's
-    --master-addr/--master-port do). NEURON_RT_NUM_CORES reads as the runtime's configuration guide defines it
-    (N30): a per-process setting every rank inherits, so whether the recipe's value counts per rank or for the job
-    is marked UNVERIFIED; NEURON_RT_VIRTUAL_CORE_SIZE is in the vendor's example only, not in its variable
-    reference: its line says so, never a meaning no source here gives. The check after them says how to see the cores
-    the job took and what to drop if a rank cannot get its own, so a reader need not guess. The workshop-seat warning is printed on
-    every backend: an instructor reads it on a cpu run before class (docs/INSTRUCTOR_GUIDE.md).
+    --master-addr/--master-port do). The printed form is one command to launch, without the vendor example's
+    NEURON_RT_NUM_CORES and NEURON_RT_VIRTUAL_CORE_SIZE: with NEURON_RT_VISIBLE_CORES unset, TorchNeuron gives each
+    rank its local rank's core (N30, its source), while what the two variables do under torchrun is UNVERIFIED
+    (per rank or for the job; the second is in no variable reference): one line names them as the example's, with no
+    meaning no source here gives. The check line says how to see the cores the job took. The workshop-seat warning is
+    printed on every backend: an instructor reads it on a cpu run before class (docs/INSTRUCTOR_GUIDE.md).
 
     The worker line carries the notebook's own --active and straggler flags (cr103 08: without them section 4 found no
     slow steps), then the calls that read the stamps afterwards.
@@ -288,13 +291,12 @@ def neuron_recipe_lines(ranks: int, active: int, straggler_rank: int, straggler_
         The recipe, then one line per part.
     """
     return [
-        f"The recipe (N30: `env -u` from TorchNeuron's source; not run here): {neuron_torchrun_recipe(ranks)}",
-        "  env -u NEURON_RT_VISIBLE_CORES: if inherited, every rank lands on that one core. In a shared workshop,"
-        f" the {ranks} ranks would take NeuronCores 0-{ranks - 1} from other students: the instructor runs it after class.",
-        f'  NEURON_RT_NUM_CORES={ranks}: "NeuronCores required by the process" ({ranks} per rank or for the job: UNVERIFIED);'
-        " NEURON_RT_VIRTUAL_CORE_SIZE=2: only in the vendor's example (UNVERIFIED).",
-        "  check: while it runs, `neuron-ls` lists the processes on each Neuron device and their commands (N52); if a rank cannot"
-        " get its NeuronCores, rerun without these two UNVERIFIED variables.",
+        f"The recipe (not run here): {neuron_torchrun_recipe(ranks, vendor_variables=False)}",
+        "  env -u NEURON_RT_VISIBLE_CORES: unset, TorchNeuron sets it to each rank's local rank (N30, its source); if inherited,"
+        f" every rank lands on that one core. In a shared workshop, the {ranks} ranks would take NeuronCores 0-{ranks - 1}"
+        " from other students: the instructor runs it after class.",
+        f"  the vendor's example adds NEURON_RT_NUM_CORES={ranks} NEURON_RT_VIRTUAL_CORE_SIZE=2 (N30; under torchrun UNVERIFIED).",
+        "  check: while it runs, `neuron-ls` lists the processes on each Neuron device and their commands (N52).",
         "  torchrun: --nproc_per_node, ranks per machine; --rdzv_backend, --rdzv_endpoint: where ranks meet;"
         " --local-ranks-filter 0 --tee 3: the console shows rank 0; every rank logs to files under --log-dir (unset: a temporary folder).",
         f"  your_script.py: lesson/rank_worker.py --out DIR --backend neuron --device neuron --active {active}"

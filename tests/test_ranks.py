@@ -194,23 +194,22 @@ def test_contract_neuron_torchrun_recipe_is_the_documented_one():
 
 
 def test_neuron_recipe_lines_explain_the_neuron_parts_and_warn_a_seat_on_every_backend():
-    """08 prints the recipe with every part in words (torchrun flags: CHEATSHEET); NEURON_RT_NUM_CORES as the runtime's
-    guide defines it, per process, so per rank or for the job is UNVERIFIED; NEURON_RT_VIRTUAL_CORE_SIZE, in no
-    reference, marked UNVERIFIED with no meaning of its own; the workshop-seat warning on a cpu run too (instructors)."""
+    """08 prints one command to launch, with every part in words (torchrun flags: CHEATSHEET): `env -u` alone, the
+    vendor example's two variables (UNVERIFIED under torchrun) on a line of their own, never in the command; the
+    workshop-seat warning on a cpu run too (instructors)."""
     lines = neuron_recipe_lines(2, active=10, straggler_rank=1, straggler_ms=20)
-    assert neuron_torchrun_recipe(2) in lines[0] and "documented" not in lines[0]  # cr103 08: env -u is TorchNeuron's
+    assert neuron_torchrun_recipe(2, vendor_variables=False) in lines[0] and "documented" not in lines[0]
+    assert "NEURON_RT_NUM_CORES" not in lines[0] and "UNVERIFIED" not in lines[0]  # the command to launch first
     worker = next(line for line in lines if "lesson/rank_worker.py" in line)  # cr103 08: section 4 needs slow steps
     assert "--active 10 --straggler-rank 1 --straggler-ms 20 " in worker
     assert "waits = collective_waits(rank_steps(DIR)); plot_rank_steps(" in lines[-1]  # how to read the stamps after
     unset = next(line for line in lines[1:] if "env -u NEURON_RT_VISIBLE_CORES" in line)  # the part a seat must change
     assert "In a shared workshop, the 2 ranks would take NeuronCores 0-1 from other students" in unset
     assert "the instructor runs it after class" in unset  # what a seat does instead (cr93 08)
-    runtime = next(line for line in lines[1:] if "NEURON_RT_NUM_CORES" in line)
-    assert '"NeuronCores required by the process"' in runtime  # the configuration guide's words (N30)
-    assert "(2 per rank or for the job: UNVERIFIED)" in runtime  # the guide does not say which, under torchrun
-    assert "NEURON_RT_VIRTUAL_CORE_SIZE=2" in runtime and runtime.endswith("(UNVERIFIED).")  # not in the variable reference
-    check = next(line for line in lines[1:] if line.startswith("  check:"))  # how to see the cores taken, what to drop
-    assert "`neuron-ls`" in check and "rerun without these two UNVERIFIED variables" in check
+    vendor = next(line for line in lines[1:] if "NEURON_RT_NUM_CORES" in line)  # the example's, named as such
+    assert "NEURON_RT_NUM_CORES=2 NEURON_RT_VIRTUAL_CORE_SIZE=2 (N30; under torchrun UNVERIFIED)" in vendor
+    check = next(line for line in lines[1:] if line.startswith("  check:"))  # how to see the cores taken
+    assert "`neuron-ls`" in check
     for flag in ("--nproc_per_node", "--rdzv_backend", "--rdzv_endpoint", "--local-ranks-filter", "--tee"):  # each in words
         assert any(flag in line for line in lines[1:]), flag
     assert any("lesson/rank_worker.py --out DIR --backend neuron --device neuron" in line for line in lines)
@@ -545,7 +544,7 @@ def test_ranks_contention_is_the_worst_rank_and_names_a_rank(tmp_path):
     assert ranks_contention(tmp_path)[1] == quiet.replace(" ,", ",")
     assert "at most 9%" in ranks_contention(tmp_path)[0].seen()  # the same rounding as the metrics' bound
     (tmp_path / "rank1.json").write_text(json.dumps({"rank": 1, "contention": vars(Contention(0.2, 0.0993, 0.05, 0.0))}))
-    near = "quiet, just under the 10% BUSY line: rank 1's CPU run-queue delay was 9.93% of its profiled steps"  # cr105 08: one number
+    near = "just under the 10% BUSY line: rank 1's CPU run-queue delay was 9.93% of its profiled steps"  # cr105 08: one number
     assert ranks_contention(tmp_path)[1] == near
     assert rank_cpu_waits(tmp_path) == {0: 0.01, 1: 0.0993}
 
