@@ -444,7 +444,8 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
     Returns:
         four lines: the start's share of each execution (the lesson's main finding: the first MATMUL's start in us, the
         same reference in every profile, and its share, with no computing instruction before it), e.g. "the start, before the first MATMUL: 17.2-18.2 us, 31-47% of each execution; no
-        opcode this page counts as computing", the per-call hedge (one execution each), then "fused / baseline,
+        opcode this page counts as computing", the per-call hedge (the profile is the 2nd execution, N37, so the start
+        is no first-call warm-up; whether it recurs per call inside a larger program, A4's three cases), then "fused / baseline,
         whole execution (total_time): bf16 x0.67, fp32 x0.65" and "compute window (ends at a DMA bar the profiler warns may be inaccurate): bf16 x0.49, fp32 x0.49"
         (cr101 09: the window ends at a DMA bar, and the profiler warns DMA values may be inaccurate; the why of two
         ratios: the window leaves out the start and the tail the table lists for both kernels).
@@ -461,7 +462,7 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
     idle = "no" if start["computing before MATMUL"].astype(int).eq(0).all() else "some profile runs an"
     return (
         f"the start, before the first MATMUL: {first.min():.1f}-{first.max():.1f} us, {share.min():.0f}-{share.max():.0f}% of each execution; {idle} opcode this page counts as computing\n"
-        "one execution per profile: whether the start recurs per call is not shown (A4)\n"
+        "profiled: the 2nd execution, so the start is not the 1st's one-time warm-up; whether it recurs per call inside a larger program is not shown (A4)\n"
         f"fused / baseline, whole execution (total_time): {', '.join(whole_parts)}\n"
         f"compute window (ends at a DMA bar the profiler warns may be inaccurate): {', '.join(middle_parts)}"
     )
@@ -663,14 +664,16 @@ def _bursts(e: Any) -> tuple[list[list[Any]], list[tuple[float, float]]]:
 
 def device_view_reading(exports: dict[str, Any], start: pd.DataFrame, dtype: str = "bf16") -> str:
     """09's fusion lesson in three printed lines: how long the baseline's HBM round trips (shaded bursts) last and how
-    much of that no lane runs a computing instruction (two numbers, named: lanes compute during part of each burst),
-    that the fused profile has none (what `_bursts` tests), and both compute windows (first MATMUL to the DMA row's last bar).
+    much of that no lane runs a computing instruction (two numbers, named, on one line: lanes compute during part of
+    each burst), that the fused profile has none (what `_bursts` tests), and both compute windows (first MATMUL to the
+    DMA row's last bar) with their drop.
 
     Why: cr108 09 M1: the page listed empty lanes (gpsimd empty all through the window in both kernels) and never
     stated the lesson. One execution each, so a reading: it does not show the round trips cause the shorter window.
-    The drop is bounded by the shaded time with no lane computing (printed once), not set beside the shaded time (a near-equality there read as cause),
-    and the third line compares the scalar and vector computing instruction counts (engine_work's `computing`), since
-    fused also runs different compute.
+    The idle burst time is printed once, as a measurement beside the shaded time it is part of (the figure shows it:
+    shaded, light bars only), not as an "at most" bound on the window's drop, which the page could not derive; the
+    third line compares the scalar and vector computing instruction counts (engine_work's `computing`), since fused
+    also runs different compute, and says no cause is shown.
     """
     from analysis import COMPUTING_OPCODES, engine_work, merged_intervals
 
@@ -688,9 +691,9 @@ def device_view_reading(exports: dict[str, Any], start: pd.DataFrame, dtype: str
     counts = {k: engine_work(exports[k]).loc[["scalar", "vector"], "computing"].sum() for k in (base, fused)}
     fewer = "fewer" if counts[fused] < counts[base] else "more" if counts[fused] > counts[base] else "as many"
     return (
-        f"fusion ({dtype}): baseline's bursts matched to S and P (shaded, A4) last {span:.1f} us in all; fused {has}\n"
+        f"fusion ({dtype}): baseline's bursts matched to S and P (shaded, A4) last {span:.1f} us, {span - computing:.1f} us of it with no lane computing; fused {has}\n"
         f"compute window ({dtype}), baseline -> fused: {window[base]:.1f} -> {window[fused]:.1f} us, down "
-        f"{round(window[base], 1) - round(window[fused], 1):.1f} us, of which at most {span - computing:.1f} us was shaded with no lane computing\n"
+        f"{round(window[base], 1) - round(window[fused], 1):.1f} us\n"
         f"fused also runs {fewer} scalar and vector computing instructions (the per-engine table); one execution each: no cause shown"
     )
 
