@@ -384,7 +384,7 @@ def speedup_lines(verdict: Verdict, naive_alloc: float, compiled_alloc: float) -
     if math.isnan(naive_alloc) or math.isnan(compiled_alloc):
         return [*lines, "memory: allocations not read on this backend (cpu reference run: 3x against 1x the input)"]
     lines.append(
-        f"memory: naive allocated {naive_alloc:.2f}x the input (output + 2 full-size intermediates),"
+        f"memory: naive allocated {naive_alloc:.2f}x the input (output + 2 full-size intermediates, by 02's count),"
         f" torch.compile {compiled_alloc:.2f}x (output + one value per row)"
     )
     if verdict.kind == "faster":
