@@ -15,7 +15,7 @@ Relations, over the `value` of each named metric (ratios also carry their per-ro
 - "inconclusive": a paired ratio on neither side of 1 whose p10-p90 reaches past the margin or clears 1
   within it (the verdict "cannot tell apart, inconclusive"): not a finding that the two cost the same;
 - "about 1": a paired ratio on neither side of 1 (a verdict's claim records it only for "no measurable
-  difference", a p10-p90 inside the margin; runs before cr96 recorded it for inconclusive ratios too);
+  difference", a p10-p90 inside the margin; earlier runs recorded it for inconclusive ratios too);
 - "overlap": four metrics, two ranges (a's p10, a's p90, b's p10, b's p90) that overlap, touch or lie
   closer than analysis.verdicts.RESOLUTION (`ranges_apart`):
   a pair of figures not measured in pairs that the run cannot tell apart (analysis.verdicts.judge_ranges);

@@ -235,8 +235,8 @@ class Contention:
 def _percent(fraction: float, up: bool = False) -> str:
     """A waited fraction in whole percent, or to one decimal where whole percent would put it on the other
     side of the BUSY rule: 08 printed "quiet ... at most 10%" beside "BUSY when a rank waits 10% or more" for
-    a rank that waited 9.81% of the time (cr83 08 #1). `up`: a bound ("at most"), rounded up, never down
-    (cr95 08: "at most 5%" for 5.45%)."""
+    a rank that waited 9.81% of the time. `up`: a bound ("at most"), rounded up, never down
+    ("at most 5%" for 5.45%)."""
     for places in (0, 1, 2):
         scaled = fraction * 100 * 10**places
         value = (math.ceil(scaled - 1e-9) if up else round(scaled)) / 10**places

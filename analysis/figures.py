@@ -130,7 +130,7 @@ def plot_timeline(
             big = gaps.loc[gaps["gap_us"].idxmax()]
             ends = " -> ".join(n if n.startswith("aten::") else short_op_name(n) for n in (big["after"], big["before"]))
             ax.annotate(  # below the device row, where no lane is drawn; the ops either side, as gap_table names them
-                f"largest gap in the drawn step {big['gap_us']:,.1f} us, {ends}",  # one step's gap (cr103 06 M1)
+                f"largest gap in the drawn step {big['gap_us']:,.1f} us, {ends}",  # one step's gap
                 xy=(big["start_us"] + big["gap_us"] / 2, device_row - 0.35),
                 xytext=(0, -10),
                 textcoords="offset points",
@@ -247,8 +247,8 @@ def draw_lanes(exports, cases, pair, origin: str, d_head: int, bursts=None, comp
     time axis, with the first MATMUL (dashed: the start ends), the DMA row's last bar (dotted: the tail starts)
     and the end of the execution (solid).
 
-    Why here: about 20 lines of matplotlib that 09's readers skipped (r96 moved them out; what 09 teaches is
-    reading the lanes, not drawing them). The tail's line answers r95's cold reader (nothing marked it).
+    Why here: about 20 lines of matplotlib that 09's readers skipped (moved out of 09; what 09 teaches is
+    reading the lanes, not drawing them). The tail's line answers a reader (nothing marked it).
 
     Args:
         exports: profile name -> its NeuronExport (analysis.load_exports).
@@ -257,7 +257,7 @@ def draw_lanes(exports, cases, pair, origin: str, d_head: int, bursts=None, comp
         origin: where the profiles come from, for the title.
         d_head: the head dimension, for the title.
         bursts: optional profile name -> [(label, start_us, end_us)] (lesson.burst_spans), shaded and labelled
-            on that panel (cr97's cold reader: the figure marked no burst).
+            on that panel (a reader: the figure marked no burst).
         computing: when True, an engine lane's bars are drawn light and its computing instructions
             (engine_activity.COMPUTING_OPCODES) solid on top, with a legend entry (a lane is not all work:
             the figure showed it only in the table). Default False: every bar solid.

@@ -23,7 +23,7 @@ from .verdicts import CANNOT_TELL_ALONE, Claim, Verdict, decimals_apart, judge_r
 
 WIDE_SPREAD = 0.25  # (p90 - p10) / median of the copy's samples
 PLAUSIBLE_COPY_OVER_PROBE = (0.25, 1.5)  # copy bandwidth / triad bandwidth, at a memory-bound shape
-SLOW_ROUND = 1.5  # a round this many times its case's median is a slow one (cr73 05 M1: naive 2.4x in 2 of 15 rounds)
+SLOW_ROUND = 1.5  # a round this many times its case's median is a slow one (naive 2.4x in 2 of 15 rounds)
 
 
 def slow_round_mask(t: Timing) -> np.ndarray:
@@ -102,8 +102,8 @@ class FloorCheck:
         low, high = PLAUSIBLE_COPY_OVER_PROBE
         bandwidth = f"{self.copy_over_probe:.2f}x the triad's bandwidth, {low}-{high}x accepted; " if self.memory_bound else ""
         spread = decimals_apart(self.copy_spread, WIDE_SPREAD)  # 0.249 is not printed as the limit's 0.25
-        # "passed its check", not "sound": the check only catches a copy far off the triad (cr72 05 #3); without the
-        # bandwidth comparison "passed" read as a byte floor where the copy times a call (cr75 05 #3)
+        # "passed its check", not "sound": the check only catches a copy far off the triad; without the
+        # bandwidth comparison "passed" read as a byte floor where the copy times a call
         which, floor = (
             ("its check", "")
             if self.memory_bound
@@ -211,7 +211,7 @@ def time_with_floor(
     block should not withhold a ranking that a second measurement can give; a floor that fails
     every time stays flagged, and its problems say why. Slow rounds in a variant are not re-timed:
     on the 2-core VM they come from memory traffic or page faults, a second block of the large
-    shape (about 6 s of `make run`) varied again in the run that tried it (r83), and the verdicts
+    shape (about 6 s of `make run`) varied again in the run that tried it, and the verdicts
     that include them say so (lesson.study.quiet_note, Ranking.slow_mark).
 
     Args:
@@ -238,7 +238,7 @@ def cannot_tell_group(group: list[str], word: str = CANNOT_TELL_ALONE) -> str:
     (`group_word`; no verdict sentence stands beside it): "a and b (no measurable difference)", "a, b and c
     (cannot tell apart, inconclusive)"; one member alone as it is. Why words, not "a ≈ b": an inconclusive pair
     is not a tie (05's readers took "3.26x ≈ 4.14x" for "about equal"); why the pair's own word: 05's ranking
-    said "cannot tell apart, inconclusive" of a pair its table called "no measurable difference" (cr76 05 #1).
+    said "cannot tell apart, inconclusive" of a pair its table called "no measurable difference".
 
     Args:
         group: the members as they are to be printed, e.g. "naive 3.26x".
@@ -282,9 +282,9 @@ class Ranking:
 
     def slow_mark(self, name: str) -> str:
         """ " (2 slow rounds set one end of its range)" after a name whose rounds include slow ones, else "": its
-        ranges and verdicts include those rounds (cr77 05: only the timing cell's line said so, not the ranking it
-        moved); not "from its slow rounds", which read as if the median came from them (cr83 05 #2); not "its range includes
-        them": `slow_rounds` counts them only where they reach the p90, at the range's end (cr92 05 #2)."""
+        ranges and verdicts include those rounds (only the timing cell's line said so, not the ranking it
+        moved); not "from its slow rounds", which read as if the median came from them; not "its range includes
+        them": `slow_rounds` counts them only where they reach the p90, at the range's end."""
         return f" ({self.slow[name]} slow rounds set one end of its range)" if self.slow.get(name) else ""
 
     @property
@@ -323,7 +323,7 @@ class Ranking:
 
     def tier_phrase(self, tier: list[str], ratios: bool = True) -> str:
         """A group of `tiers` in words, each name with its ratio to the copy (`ratios`), the group's word after it.
-        In a group the slow rounds join that word, by name: one parenthetical, no "its" that could mean either (cr89 05)."""
+        In a group the slow rounds join that word, by name: one parenthetical, no "its" that could mean either."""
         shown = [f"{n} {self.over_floor[n].median:.2f}x" if ratios else n for n in tier]
         if len(tier) < 2:
             return "".join(shown) + "".join(self.slow_mark(n) for n in tier)
@@ -342,7 +342,7 @@ class Ranking:
 
     def table(self) -> Any:
         """One row per variant in ranking order (the names as given where withheld): its ratio to the copy and p10-p90,
-        and `not_told_apart_from`: the others in its group of `tiers` (cr81 05: a tie showed only in the sentence below)."""
+        and `not_told_apart_from`: the others in its group of `tiers` (a tie showed only in the sentence below)."""
         import pandas as pd
 
         names = self.order or list(self.over_floor)
@@ -367,7 +367,7 @@ class Ranking:
         if self.gate is None:
             # "<" only across groups of `tiers`: within a group the pairs do not tell the names apart, so their
             # median order is no conclusion (a busy benchmark run "flipped" naive and torch.rms_norm, 3.39x and
-            # 3.36x in a group, r85); every name of a group sits below every name of the next (tiers follow medians)
+            # 3.36x in a group); every name of a group sits below every name of the next (tiers follow medians)
             tiers = self.tiers()
             if all(len(t) == 1 for t in tiers):  # no group: one claim over the whole order
                 return [Claim("<", metrics, self.sentence), *pairs]

@@ -264,7 +264,7 @@ def explorer_commands(
         "one_pair": f"neuron-explorer view -n {neff} -s {ntff_2}   # opens one NEFF and the NTFF captured from it in the viewer",
         "summary_pair": f"neuron-explorer view --output-format summary-json --output-file summary.json -n {neff} -s {ntff_2}",
         # written where analysis.load_exports' default glob (*/*_profile_full.json*) finds it: load_exports(".")
-        # (cr98 09: profile.json, the earlier name, was not found by it)
+        # (profile.json, the earlier name, was not found by it)
         "json_pair": (
             f"mkdir -p {stem} && neuron-explorer view --output-format json --output-file {stem}/{stem}_profile_full.json -n {neff} -s {ntff_2}"
             "   # the full JSON export: supported through Neuron 2.33, unmaintained from 2.34 (N36); load_exports is untried on it"

@@ -46,7 +46,7 @@ def p10_p90(values: Any) -> tuple[float, float]:
 
     Why not numpy's default (linear interpolation between samples): its p10-p90 of 1/x is not the
     reciprocal of x's, and its p10 can sit above a value that more than one round in ten lay under
-    (cr77 05: "2 of 15 rounds under half" beside a p10 of 0.58). Mirrored order statistics keep both
+    ("2 of 15 rounds under half" beside a p10 of 0.58). Mirrored order statistics keep both
     true for any monotone transform and any count: a range printed for a ratio and for its inverse
     agree, and a count of rounds agrees with the range. They are the two samples that interpolation
     would have blended toward, so a range is at most as narrow as before.

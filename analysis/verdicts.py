@@ -100,7 +100,7 @@ def about_one(p10: float, p90: float) -> str:
     NO_DIFFERENCE where the whole p10-p90 lies within RESOLUTION of 1 (the noise of this series is the finding),
     CANNOT_TELL where it reaches past that (an inconclusive test); "" where the rule puts it on one side. Why one
     place: 05's exercise 1 said "cannot tell apart from the source count" for a range wholly within 5% of it,
-    the glossary's "no measurable difference" (cr72 05 #2)."""
+    the glossary's "no measurable difference"."""
     if relation_of(p10, p90) != "about 1":
         return ""
     return NO_DIFFERENCE if _inside_margin(p10, p90) else CANNOT_TELL
@@ -153,7 +153,7 @@ def apart_bounds(reference_range: tuple[float, float]) -> tuple[float, float]:
 
 
 # A reading within this distance of a cut-off (apart_bounds) is "at the edge": a margin one point wider or
-# narrower would flip it, so its miss is no evidence either way (cr100 09: "misses by 0.002" read as a finding).
+# narrower would flip it, so its miss is no evidence either way ("misses by 0.002" read as a finding).
 EDGE = 0.01
 
 
@@ -259,7 +259,7 @@ class Verdict:
     def figure_parts(self) -> tuple[str, str]:
         """A paired ratio's median and p10-p90 as its sentence prints them, ("1.001", "p10-p90 0.946-1.008"): the
         decimals that place each bound against 1 and the margin's edges. Why: 05 printed "p10-p90 0.95-1.01"
-        beside "cannot tell apart", a p10 of 0.946 that read as inside the margin (cr72 05 #1)."""
+        beside "cannot tell apart", a p10 of 0.946 that read as inside the margin."""
         shown, spread = _ratio_figures(self.median, self.p10, self.p90, "round")
         return shown, spread.removeprefix("per-round ")
 
@@ -283,7 +283,7 @@ class Verdict:
         if self.kind == "withheld" and self.form == "ratio" and math.isfinite(self.p10) and math.isfinite(self.p90):
             return relation_of(self.p10, self.p90)
         if self.kind == "no measurable difference" and self.form == "ratio" and not self.within_noise:
-            return "inconclusive"  # cr96 01: "about 1" beside "inconclusive, not a finding" read as a finding
+            return "inconclusive"  # "about 1" beside "inconclusive, not a finding" read as a finding
         return {"slower": "above 1", "faster": "below 1"}.get(self.kind, "about 1")
 
     def claim(self, *metrics: str) -> Claim:
@@ -315,19 +315,19 @@ class Verdict:
         """The verdict as the table shows it: a range verdict compares figures, not times, so its
         "slower"/"faster" read "higher"/"lower", and "no measurable difference" reads "cannot tell apart,
         inconclusive (p10-p90 holds 1 and reaches past the 5% margin)" (CANNOT_TELL_ALONE: the word stands without its sentence in tables and
-        take-home lines, where "cannot tell apart ... 1.21" read as a 21% cost, cr73 01/05) or "inconclusive (the
+        take-home lines, where "cannot tell apart ... 1.21" read as a 21% cost) or "inconclusive (the
         ranges overlap)", never a bare negative (`kind`, which claims record, stays as it is)."""
         if self.kind == "no measurable difference":  # never read as a negative finding
             if self.form == "ranges" and self.within_noise:
                 return f"no measurable difference (ranges within {margin_percent()}% of each other)"
             if self.form == "ranges":
                 return f"inconclusive ({self.not_apart or f'ranges not {margin_percent()}% apart'})"
-            # "p10-p90", not "spread": 05's glossary gives "spread" as (p90 - p10) / median too (cr72 05)
+            # "p10-p90", not "spread": 05's glossary gives "spread" as (p90 - p10) / median too
             if self.within_noise:
                 return f"{self.short_word} (p10-p90 within {margin_percent()}% of 1)"
             if _within_resolution(self.p10, self.p90):
                 return f"{self.short_word} (p10-p90 reaches within {margin_percent()}% of 1)"
-            # cr106 04: "(p10-p90 holds 1)" beside 03's "no measurable difference", whose range held 1 too
+            # "(p10-p90 holds 1)" beside 03's "no measurable difference", whose range held 1 too
             return f"{self.short_word} (p10-p90 holds 1 and reaches past the {margin_percent()}% margin)"
         if self.form == "ranges":
             return {"slower": "higher", "faster": "lower"}.get(self.kind, self.kind)
@@ -367,7 +367,7 @@ class Verdict:
             comparison = f"{self.subject} against {self.reference}" if self.reference else self.subject
             if self.reference_range:  # p10 and p90 are the subject's: the reference's range is named beside it
                 # right after the reference's name, so it is the reference's ("the reference's" was undefined, 08;
-                # repeating the name read as a stutter, cr60 08 #3)
+                # repeating the name read as a stutter)
                 comparison += f" (p10-p90 {self.reference_range})"
         return {"comparison": comparison, "figure": figure, "value": value, "p10": p10, "p90": p90, "verdict": self.word}
 
@@ -383,14 +383,14 @@ def _allowed(p10: float, p90: float, faster: str, slower: str, pairing: str = "r
     slower" beside a measured "1.69x faster" read as two sizes of one effect (07), and a p10 below 1
     read as one variant being cheaper. Given the per-round ratios it counts each side ("with 2 of 15
     rounds below 1, 13 above"): "some faster and others slower" read as a balance where 2 of 15 set the
-    p10 (cr95 04 #2; the count 05's line test prints, lesson.study.line_test_answer).
+    p10 (the count 05's line test prints, lesson.study.line_test_answer).
     """
     if p10 < 1 < p90:
         if per_round is None:
             return f"the p10-p90 holds 1, with some {pairing}s {faster} and others {slower}"
         values = [float(value) for value in per_round]
         below, above = sum(value < 1 for value in values), sum(value > 1 for value in values)
-        # the sides of 1, not the verdict words: "faster" means a gap beyond the margin (cr98 03 #2)
+        # the sides of 1, not the verdict words: "faster" means a gap beyond the margin
         return f"the p10-p90 holds 1, with {below} of {len(values)} {pairing}s below 1, {above} above"
     return "the p10-p90 touches 1"
 
@@ -474,7 +474,7 @@ def _judge(
         figures_shown = f"median {_per(pairing)} {num} / {den} = {shown}, {spread}"
         noise = about_one(p10, p90) == NO_DIFFERENCE
         if noise:
-            # not "cannot tell apart", the inconclusive verdict's words (glossary "verdict words"; cr75 03)
+            # not "cannot tell apart", the inconclusive verdict's words (glossary "verdict words")
             text = f"no measurable difference between {num} and {den}: the whole p10-p90 lies within {margin_percent()}% of 1 ({figures_shown})"
         else:
             text = f"this run cannot tell {num} and {den} apart: {allowed} ({figures_shown}): inconclusive, not a finding that they cost the same"
@@ -542,7 +542,7 @@ def judge_ranges(
     else:  # 01's warm-up ranges 3.4-3.7 against 3.1-3.3 ms read "no measurable difference" as "no difference"
         text = f"this run cannot tell {subject} and {reference} apart: {why}: inconclusive, not a finding that they are equal ({shown}, {spread})"
     how = _how_not_apart((a10, a90), (b10, b90))
-    # 02's "cannot tell apart, inconclusive (5% margin)" for medians 2.8% apart left the rule off the page (cr81 02 #1)
+    # 02's "cannot tell apart, inconclusive (5% margin)" for medians 2.8% apart left the rule off the page
     reason = (
         ""
         if noise or low <= 0
@@ -576,7 +576,7 @@ def _why_not_apart(a: tuple[float, float], b: tuple[float, float], unit: str, f:
         return f"the ranges {how}"
     larger = max(abs(high[0]), abs(low[1]))
     gap = high[0] - low[1]
-    # the gap between the ends as printed (cr102 06: ends printed 13.7 and 13.8 beside "lie 0.2 apart");
+    # the gap between the ends as printed (ends printed 13.7 and 13.8 beside "lie 0.2 apart");
     # the share is of the larger nearest end; 01's reader lost the thread in "0.3% of 3,079.5 us (the larger of ...)"
     shown = float(f"{high[0]:{f}}".replace(",", "")) - float(f"{low[1]:{f}}".replace(",", ""))
     return f"the ranges are {shown:{f}} {unit} ({gap / larger:.1%}) from each other, under the {margin_percent()}% margin"
@@ -649,7 +649,7 @@ MIN_RANGE_SAMPLES = 5
 def _reading(
     subject: str, a: tuple[float, float], reference: str, b: tuple[float, float], unit: str, f: str, name: str, n: int
 ) -> str:
-    """The sentence of a comparison withheld for want of samples: where the subject lies, not a verdict (higher/lower than, not the verdict words above/below: cold read r87 01)."""
+    """The sentence of a comparison withheld for want of samples: where the subject lies, not a verdict (higher/lower than, not the verdict words above/below)."""
     (a10, a90), (b10, b90) = a, b
     where = (
         "higher than" if a10 > b90 else "lower than" if a90 < b10 else "inside" if b10 <= a10 and a90 <= b90 else "overlapping"

@@ -128,7 +128,7 @@ class Backend:
 
     def describe_rows(self) -> list[tuple[str, Any, str]]:
         """`describe()` as (row, value, what it is) rows: the table notebook 00 shows a learner (the
-        Neuron settings folded into one row off Trainium, whose value says so plainly: cr101 00 c1 read
+        Neuron settings folded into one row off Trainium, whose value says so plainly: a reader took
         "(recorded in environment.json; ...)" as a value the table should have shown)."""
         from .environment import record_rows
 

@@ -72,7 +72,7 @@ def orientation(name: str) -> list[str]:
     if info is None:  # a notebook outside the series table (a test's): nothing recorded for it
         return []
     lines = [
-        # only what it is (cr100 00-01 #3: a quiet run on the same machine type took 46.6 s against 26.6 s stated)
+        # only what it is (a quiet run on the same machine type took 46.6 s against 26.6 s stated)
         f"Run time: {info.cpu_seconds:.1f} s in the committed reference run ({CPU_SECONDS_MEASURED_ON}); "
         "this run's own time is in its summary.md."
         if info.cpu_seconds

@@ -58,7 +58,7 @@ def own_time_line(table: pd.DataFrame, call: str, own_rows: list[str], steps: in
     """One call's CPU time per call and the part of it that the named rows spend themselves.
 
     Why: rows that call others (a label, a dispatcher, `_fused_rms_norm`) show a self time; set against the
-    whole call it says how much of the time sits outside the child ops. cr101 03: the line names its rows, not
+    whole call it says how much of the time sits outside the child ops. The line names its rows, not
     "dispatch": on cpu `_fused_rms_norm`'s self time may be work done inline, not dispatch.
 
     Args:
@@ -66,22 +66,22 @@ def own_time_line(table: pd.DataFrame, call: str, own_rows: list[str], steps: in
         call: the row of the whole call (e.g. "torch.rms_norm"); its `cpu_total_us` is the whole.
         own_rows: the rows whose own time is the part (e.g. the call and the ops it dispatches through).
         steps: how many profiled steps the table sums (the mean per call divides by it).
-        trace_path: the profile's saved trace; given, both figures come from its median step instead (cr104 03:
-            the 5-step mean, pulled up by one slow step, read 135 ms beside the tree's 103 ms), the share from
+        trace_path: the profile's saved trace; given, both figures come from its median step instead
+            (the 5-step mean, pulled up by one slow step, read 135 ms beside the tree's 103 ms), the share from
             the same step.
 
     Returns:
         "<call>'s CPU time per call, with its children: N us (profiler time; variants are compared by time
         under Side by side)" and an indented second line "of which the self CPU time of <row> + <row>: M us, P%" (the
-        rows of `own_rows` in the table); two short lines, not one long one (cr100 03 M1).
+        rows of `own_rows` in the table); two short lines, not one long one.
     """
     rows = table.set_index("name")
     own = rows.index.isin(own_rows)
     own_us = rows.loc[own, "self_cpu_us"].sum() / steps
     call_us = rows.at[call, "cpu_total_us"] / steps
     named = " + ".join(row for row in own_rows if row in rows.index)
-    steps_said = "profiler time; variants are compared by time under Side by side"  # cr101 03: the timer judges, not the mean
-    # cr108 03: "the interleaved timer" was a term the page defines only later: name the section instead
+    steps_said = "profiler time; variants are compared by time under Side by side"  # the timer judges, not the mean
+    # "the interleaved timer" was a term the page defines only later: name the section instead
     subject = f"{call}'s CPU time per call, with its children"
     if trace_path is not None:
         call_us, own_us = _median_step_times(trace_path, call, own_rows)
@@ -114,9 +114,9 @@ def ratio_ends(timings: dict[str, Timing], ratio: PairedRatio) -> str:
     """Which round set each end of a paired ratio's range: "p10 from a round slow for naive, p90 from no slow round".
 
     Why: a pair's range can end at one variant's slow round; A3's section on the ends of a pair's range prints this
-    for 05's large-shape pair, so that a "no measurable difference" and a "cannot tell apart" show their reason (cr95 04 M).
+    for 05's large-shape pair, so that a "no measurable difference" and a "cannot tell apart" show their reason.
     Where no slow round sets an end, it names the variant furthest from its median in that round, with its factor
-    (cr96 04: a round at 1.23x, under the cut, set a p10 of 0.82 that "from no slow round" left unexplained).
+    (a round at 1.23x, under the cut, set a p10 of 0.82 that "from no slow round" left unexplained).
     """
     names = (ratio.numerator, ratio.denominator)
     rounds = ratio.per_round
@@ -135,30 +135,30 @@ def ratio_ends(timings: dict[str, Timing], ratio: PairedRatio) -> str:
 def fused_rate_line(priced: pd.DataFrame, fused_call: pd.Series, saving: object, stamped: tuple | list = ()) -> str:
     """The saving's subject, one plain line per device, the estimate's basis, then the fused rate's one-pass time.
 
-    Why: the byte model's headline assumes a one-pass kernel reaches the naive kernels' rate; the recorded
-    fused calls are far smaller and far slower, so their rate is no check of the headline, only a second rate,
-    recorded on an MI300X only (cr89, cr101 03); the fused-rate line is a one-pass kernel's time, not a third saving
-    (cr90 03). cr109 03: three lines of nested parentheticals, and "the MI300X's range above" beside "at the naive
-    rate" (where the MI300X has one figure): now one plain line per device, each saying which rate gives which figure.
-    cr111 03: "the only rate recorded; untested" read as a finding: a device with one rate says "not a verdict"; a
-    device whose recording stamps kernels back to back keeps 02's caveat on its line (its rate may be understated).
+        Why: the byte model's headline assumes a one-pass kernel reaches the naive kernels' rate; the recorded
+        fused calls are far smaller and far slower, so their rate is no check of the headline, only a second rate,
+        recorded on an MI300X only; the fused-rate line is a one-pass kernel's time, not a third saving
+    . Three lines of nested parentheticals, and "the MI300X's range above" beside "at the naive
+        rate" (where the MI300X has one figure): now one plain line per device, each saying which rate gives which figure.
+        "the only rate recorded; untested" read as a finding: a device with one rate says "not a verdict"; a
+        device whose recording stamps kernels back to back keeps 02's caveat on its line (its rate may be understated).
 
-    Args:
-        priced: `analysis.fused_comparison` per device, one column each ("an NVIDIA H100", ...).
-        fused_call: one row of the recorded fused calls' `call_table` (its `x_dtype`, `x_shape`).
-        saving: the saving at the naive rate (`verdicts.estimate`): its subject heads the lines, its basis follows them.
-        stamped: the devices whose recording stamps kernels back to back (`lesson.stamps_back_to_back`).
+        Args:
+            priced: `analysis.fused_comparison` per device, one column each ("an NVIDIA H100", ...).
+            fused_call: one row of the recorded fused calls' `call_table` (its `x_dtype`, `x_shape`).
+            saving: the saving at the naive rate (`verdicts.estimate`): its subject heads the lines, its basis follows them.
+            stamped: the devices whose recording stamps kernels back to back (`lesson.stamps_back_to_back`).
 
-    The first line is the byte model's takeaway: how many times the one-pass minimum the naive kernels move (their
-    bytes counted from their shapes), the room a one-pass kernel has. The fused calls'
-    one-pass time is the table's "one-pass, fused rate" row, so the last line only says where that rate comes from.
+        The first line is the byte model's takeaway: how many times the one-pass minimum the naive kernels move (their
+        bytes counted from their shapes), the room a one-pass kernel has. The fused calls'
+        one-pass time is the table's "one-pass, fused rate" row, so the last line only says where that rate comes from.
 
-    Returns:
-        `room_line`, "<subject>:", then "H100: about H us at the naive rate (one rate only: not a verdict)", "MI300X:
-        about H us at the naive rate, L us at the small fused calls' rate: inconclusive; kernels stamped back to back:
-        times may include idle" (the last clause for a device in `stamped`), then "(estimated, not measured: ...)",
-        then "the small fused calls' rate: the median of the N recorded (MI300X, Kx fewer bytes), R GB/s" (their
-        dtype and shape are in the table above it).
+        Returns:
+            `room_line`, "<subject>:", then "H100: about H us at the naive rate (one rate only: not a verdict)", "MI300X:
+            about H us at the naive rate, L us at the small fused calls' rate: inconclusive; kernels stamped back to back:
+            times may include idle" (the last clause for a device in `stamped`), then "(estimated, not measured: ...)",
+            then "the small fused calls' rate: the median of the N recorded (MI300X, Kx fewer bytes), R GB/s" (their
+            dtype and shape are in the table above it).
     """
     first = priced.iloc[:, 0]  # the recorded rates and the Qwen2 shape's minimum: the same in every column
     at_rate = first["fused_min_at_fused_rate_us"]
@@ -188,7 +188,7 @@ def room_line(priced: pd.DataFrame) -> str:
 
     Why: the table gives rates and times only; a reader left with "inconclusive" and no lesson. The naive bytes are
     counted from the kernels' shapes (`analysis.call_table`, 02); the table's rate is those bytes over the recorded
-    kernel time, so the rate times the time (medians) gives them back (cr111 03: "estimated as recorded rate x time"
+    kernel time, so the rate times the time (medians) gives them back ("estimated as recorded rate x time"
     read as if the rate were measured and the bytes derived).
 
     Args:
@@ -226,9 +226,9 @@ def priced_table(priced: pd.DataFrame) -> pd.DataFrame:
     """The byte model's table for display: its rows in plain words, rounded to 0.1.
 
     Why: the keys (`fused_min_at_naive_rate_us`, ...) are the published metrics' names, defined nowhere on
-    the page (cr89 03); the display renames them and keeps the keys for `fused_metrics`.
-    cr93 03: a "saved" row for each end of the range (the naive rate's and the fused rate's), not the top only.
-    cr101 03: the fused-rate rows say "none recorded" for a device other than FUSED_RATE_ON.
+    the page; the display renames them and keeps the keys for `fused_metrics`.
+    a "saved" row for each end of the range (the naive rate's and the fused rate's), not the top only.
+    the fused-rate rows say "none recorded" for a device other than FUSED_RATE_ON.
 
     Args:
         priced: `analysis.fused_comparison` per device, one column each.

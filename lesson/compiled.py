@@ -50,8 +50,8 @@ def _duration(seconds: float) -> str:
 
 
 # why break_evens and 04's exercise 2 withhold what they would draw from a busy cold call (ColdCall.busy)
-# 04 on neuron, cr78: TorchNeuron deletes each graph's compile artifacts unless told before torch loads (N43);
-# cr93 04: the NEFF itself stays in the NEFF cache (N43, as 04's markdown says); cr93 04 MAJOR: the listing's place on neuron
+# 04 on neuron, TorchNeuron deletes each graph's compile artifacts unless told before torch loads (N43);
+# the NEFF itself stays in the NEFF cache (N43, as 04's markdown says); the listing's place on neuron
 KEEP_NEFF = (
     "its NEFF stays in the NEFF cache (TORCH_NEURONX_NEFF_CACHE_DIR, else /tmp/neff_cache; N14); the copy under TORCH_NEURONX_DEBUG_DIR, its StableHLO and neuronx-cc's working"
     " files stay only if the kernel started with TORCH_NEURONX_PRESERVE_COMPILATION_ARTIFACTS=1 (N43); what ran: the"
@@ -91,7 +91,7 @@ def break_evens(
     cold: ColdCall, after_setup: ColdCall, naive: Any, verdict: Any, hidden: int, new_hidden: int, compiled: Any = None
 ) -> list[Verdict | str]:
     """How many warm calls pay the process's first compile back against naive, its basis, what the
-    cache files say about setup, and how long a later compile took: one idea a line (cr59).
+    cache files say about setup, and how long a later compile took: one idea a line.
 
     Why: the first cold call, in a fresh process with an empty cache, also pays a one-time setup
     (Inductor's start-up) that later compiles skip; the evidence is that it added more cache files than a later
@@ -111,7 +111,7 @@ def break_evens(
             is "faster", else withheld with its sentence.
         hidden: the timed shape's HIDDEN; new_hidden: the HIDDEN the later compile was timed at.
         compiled: the compiled variant's interleaved Timing, or None: with `naive`, where one variant's slow
-            rounds set an end of the calls' range (`_set_by_slow_rounds`), the range says so (cr93 04 #2).
+            rounds set an end of the calls' range (`_set_by_slow_rounds`), the range says so.
 
     Returns:
         The first compile's break-even (an estimate in whole calls, rounded up, printed as a short headline
@@ -124,16 +124,16 @@ def break_evens(
         break-even, withheld, whose subject gives that call's time (called a compile only with its cache_misses beside it).
         Slow rounds that set an end of the range are named there, with what makes a round slow.
         The evidence line names the kinds of the extra files (`ColdCall.added_kinds`), Inductor's
-        CPU-feature probes apart from the rest (cr102 04: without the per-check counts, which buried the break-even).
+        CPU-feature probes apart from the rest (without the per-check counts, which buried the break-even).
     """
     # the paired ratio's median, as its p10-p90 below: the difference of the table's medians put the
-    # estimate at the edge of its own range (cr49)
+    # estimate at the edge of its own range
     saved_us = naive.median_us * (1 - verdict.median)
     seconds = cold.counts["seconds"]
     extra_us = seconds * 1e6 - naive.median_us  # the cold call replaces a naive call, as in exercise 2
     first, later = _duration(seconds), _duration(after_setup.counts["seconds"])
     lines: list[Verdict | str] = []
-    # f73: the label follows the counts: re-run in the same kernel (or on a filled cache), the cold call is no first compile
+    # the label follows the counts: re-run in the same kernel (or on a filled cache), the cold call is no first compile
     counts = cold.counts
     first_compile = not (counts.get("graphs captured before", 0) or counts.get("cache_hits", 0))
     first_compile = first_compile and counts.get("NEFF cache files added", 1) > 0  # neuron: none added, a NEFF load
@@ -145,8 +145,8 @@ def break_evens(
         spread = ""
         if 0 < verdict.p90 < 1:  # 04's "about 162" hid a spread of about 100-180: the saving moves with the paired ratio
             fewest, most = (math.ceil(extra_us / (naive.median_us * (1 - r))) for r in (verdict.p10, verdict.p90))
-            # cr77: the range is the warm ratio's alone; the cold call is one sample (its basis line)
-            # cr97: 161-164 read as the uncertainty; the one cold-call sample's unknown spread is said beside it
+            # the range is the warm ratio's alone; the cold call is one sample (its basis line)
+            # 161-164 read as the uncertainty; the one cold-call sample's unknown spread is said beside it
             spread = f"{fewest:,.0f}-{most:,.0f} calls from the per-round ratio's p10-p90 alone"
             spread += _set_by_slow_rounds(verdict, naive, compiled) + " (the cold call is one sample; its spread is unknown)"
         what = (
@@ -163,16 +163,16 @@ def break_evens(
         said += [f"  that compile {_setup_paid(cold)}"] if first_compile else []
         said += [f"  range: {spread}"] if spread else []
         lines.append(dataclasses.replace(paid, sentence="\n".join(said)))
-        # how a warm call's saving is taken: 04's markdown above it (f73: said once)
+        # how a warm call's saving is taken: 04's markdown above it (said once)
         lines.append(f"  its basis: one cold-call sample, less the naive call it replaces, over the saving at HIDDEN = {hidden}")
     if first_compile and lines[0].kind == "withheld":  # busy or not: what setup it paid is a fact of the cache
         lines.append(f"the process's first compile {_setup_paid(cold)}")
     files = (cold.counts.get("cache files added", 0), after_setup.counts.get("cache files added", 0))
-    if files[0] > files[1]:  # cr59: the setup named by its evidence; cr60: what kinds of files the first added beyond the later
+    if files[0] > files[1]:  # the setup named by its evidence; what kinds of files the first added beyond the later
         more = Counter(cold.added_kinds)
         more.subtract(after_setup.added_kinds)
-        # cr102 04: the per-check probe inventory buried the break-even above it: one short line
-        # cr103 04: "probes" with its evidence: the checks their sources define (`ColdCall.probe_names`), two named
+        # the per-check probe inventory buried the break-even above it: one short line
+        # "probes" with its evidence: the checks their sources define (`ColdCall.probe_names`), two named
         checks = sorted(cold.probe_names, key=lambda name: (-cold.probe_names[name], name))[:2]
         probe = f"files of CPU-feature probes (sources defining {', '.join(checks)}...)" if checks else _PROBE + " files"
         kinds = ", ".join(f"{n} {probe if kind == _PROBE else _GLOSS.get(kind, kind)}" for kind, n in more.most_common() if n > 0)
@@ -180,11 +180,11 @@ def break_evens(
             f"which setup ran (not its cost): the first compile added {files[0]} cache files, the later one {files[1]}"
             + (f"; the {files[0] - files[1]} more: {kinds}" if kinds else "")
         )
-    # cr73: another shape, later in the process: the ratio must not read as the first compile's setup cost
-    # cr106 04: "took 1.0 s, 0.082x" beside a 12.71 s first: the seconds with the digits the ratio was taken from
+    # another shape, later in the process: the ratio must not read as the first compile's setup cost
+    # "took 1.0 s, 0.082x" beside a 12.71 s first: the seconds with the digits the ratio was taken from
     later_s = after_setup.counts["seconds"]
     took = f"{later_s:.2f} s" if later_s >= 1 else later
-    # cr109 04: "(at another shape, so not the setup's cost)" left unclear what the gap measures: one plain line
+    # "(at another shape, so not the setup's cost)" left unclear what the gap measures: one plain line
     # a compile only with its evidence, as the first cold call's origin line (a cache hit or neuron: "cold call")
     misses = after_setup.counts.get("cache_misses", 0)
     later_call = f"a later compile at HIDDEN = {new_hidden} (cache_misses {misses})"
@@ -201,7 +201,7 @@ def _set_by_slow_rounds(verdict: Any, naive: Any, compiled: Any) -> str:
     """Returns ", its low end set by naive's 2 slow rounds" where they set it, else "" (and the same for the compiled
     variant's at the high end).
 
-    Why: cr93 04 #2: the calls' low end came from two rounds in which only naive ran about 2.5x slow, yet read
+    Why: the calls' low end came from two rounds in which only naive ran about 2.5x slow, yet read
     as the compile saving's spread. A slow naive round lowers that round's compiled / naive ratio (more saved,
     fewer calls); a slow compiled round raises it. An end is named only where that variant has slow rounds
     (`analysis.floor.slow_rounds`: its p90 is SLOW_ROUND times its median or more) and the ratio's end is as far
@@ -222,7 +222,7 @@ def beside_03(out_dir: str | Path, here: Verdict) -> str:
     """03's published verdict on torch.rms_norm / naive beside this block's, and whether they disagree.
 
     Why: 03 and 04 each time the pair once; the page said "where the two disagree" without saying
-    whether they did (cr98 04 M1). An inconclusive block disagrees with neither; the lesson cell
+    whether they did. An inconclusive block disagrees with neither; the lesson cell
     prints this line, not the metrics reading behind it.
 
     Args:
@@ -237,7 +237,7 @@ def beside_03(out_dir: str | Path, here: Verdict) -> str:
     then = judge_ratio(pair("torch.rms_norm", "naive", m["value"], m["p10"], m["p90"]))
     if "busy" in (then.kind, here.kind):
         relation = "a busy block judges nothing"
-    elif then.word == here.word and "inconclusive" in here.relation:  # cr102 04: "the same verdict" read as "equal"
+    elif then.word == here.word and "inconclusive" in here.relation:  # "the same verdict" read as "equal"
         relation = "two inconclusive results, not agreement that they are equal"
     elif then.word == here.word:
         relation = "the same verdict"
@@ -251,7 +251,7 @@ def beside_03(out_dir: str | Path, here: Verdict) -> str:
     return f"03's verdict: {then.word}; here: {here_word}: {relation}"
 
 
-# cr61: kinds a reader may not know; f72: the first compile's extra files were mostly these probes, not compiled kernels
+# kinds a reader may not know; the first compile's extra files were mostly these probes, not compiled kernels
 _PROBE = "CPU-feature probe"
 _GLOSS = {
     "in locks/": "in locks/ (file locks)",
@@ -274,7 +274,7 @@ def _probes(folder: str | Path, files: set[Path]) -> set[str]:
     Why: before its first CPU kernel in a process, Inductor compiles a tiny C++ program per vector
     instruction set (`__avx_chk_kernel`, `__avx512_chk_kernel`...) to learn which ones this CPU runs,
     and its cache keeps each as a .cpp, its .so and a lock: most of the files a first compile adds on
-    cpu (torch 2.13), which a reader took for compiled kernels when they were counted as .so files (f72).
+    cpu (torch 2.13), which a reader took for compiled kernels when they were counted as .so files.
     """
     sources = (p for p in files if p.suffix == ".cpp")
     return {_key(p) for p in sources if "_chk_kernel" in (Path(folder) / p).read_text(errors="replace")}
@@ -282,7 +282,7 @@ def _probes(folder: str | Path, files: set[Path]) -> set[str]:
 
 def _probe_names(folder: str | Path, files: set[Path], probes: set[str]) -> dict[str, int]:
     """How many of the probes' sources define each check (`__avx512_vnni_chk_kernel`...): what a reader
-    can look up to see that the files are probes, not kernels (cr72)."""
+    can look up to see that the files are probes, not kernels."""
     texts = ((Path(folder) / p).read_text(errors="replace") for p in files if p.suffix == ".cpp" and _key(p) in probes)
     return dict(Counter(name for text in texts for name in set(re.findall(r"__\w+?_chk_kernel", text))))
 
@@ -309,7 +309,7 @@ class ColdCall:
         probe_names: among them, the CPU-feature probes' sources counted by the check each defines
             (`_probe_names`): the evidence that they are probes, for a reader of the cache.
         busy: whether its machine line said BUSY (None where unknown): a busy cold call concludes nothing,
-            so `break_evens` and 04's exercise 2 withhold what they would draw from it (r73: 04's exercise 2
+            so `break_evens` and 04's exercise 2 withhold what they would draw from it (04's exercise 2
             printed a BUSY line, then a ratio and a break-even from the same call).
         checks: the cache's record of Inductor's CPU checks built before the notebooks (`_checks_record`), or None.
     """

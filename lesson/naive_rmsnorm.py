@@ -94,8 +94,8 @@ def longest_gap_line(trace, step: int | None = None, memory_device_type: int | N
     what in it (computed from the same window), so that the reader need not find that row in the table.
     An allocation charged to a label (no op running) is said to be one, not read as the label's whole
     allocation.
-    A free only coincides with a gap: not shown to be its cause (cr95 02 minor); where nothing was
-    freed the line says so rather than "0 B (they coincide)" (cr102 02 #1).
+    A free only coincides with a gap: not shown to be its cause; where nothing was
+    freed the line says so rather than "0 B (they coincide)".
 
     Args:
         trace: `analysis.load_trace`'s result.
@@ -136,7 +136,7 @@ def longest_gap_line(trace, step: int | None = None, memory_device_type: int | N
 
 def recorded_kernel_table(recorded: dict, unread: list) -> tuple[str, pd.DataFrame]:
     """02's per-kernel table of the two recorded calls (H100, MI300X). Why here: it is display code
-    (labels, GiB/s conversion, the idle star) that would stall a workshop seat (cr100 02); the lesson
+    (labels, GiB/s conversion, the idle star) that would stall a workshop seat; the lesson
     is the table, read in the notebook.
 
     Args:
@@ -166,7 +166,7 @@ def recorded_kernel_table(recorded: dict, unread: list) -> tuple[str, pd.DataFra
     times.update({f"mi300x_us{star}": on_mi300x["device_us"], f"mi300x_gib_per_s{star}": on_mi300x["gb_per_s"] * gib})
     labels = per_kernel["op"].str.removeprefix("aten::") + [f" ({w})" for w in what]
     table = pd.DataFrame(times).set_index(labels).rename_axis("op").round(2)
-    # the devices side by side read as a ranking without the caution repeated here (cr101 02)
+    # the devices side by side read as a ranking without the caution repeated here
     # MiB and gib_per_s: used by exercise 2, defined where they print; gib_per_s is not a measured rate
     columns = "MiB: each kernel's input + output bytes, from shapes; gib_per_s: MiB / kernel time, not measured traffic"
     return "\n".join(["per-kernel medians over the calls; do not rank the devices", columns, *note]), table

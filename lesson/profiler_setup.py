@@ -79,8 +79,8 @@ class RecordedSteps:
 def readings_line(recorded: Timing, steady: Timing) -> str:
     """The recorded steps and the steady range as readings, one line, never compared: the two blocks were timed at
     different moments, so drift confounds them, which the series' rule (paired per-round ratios) does not judge
-    (cold read cr87 01 #2: six rounds read a verdict here; the bare calls later read inside the recorded range)."""
-    # cr103 01 M1: why they differ, and where the profiler's cost is judged, is the markdown's sentence
+    (six rounds read a verdict here; the bare calls later read inside the recorded range)."""
+    # why they differ, and where the profiler's cost is judged, is the markdown's sentence
     said = f"readings only (not compared): recorded steps {recorded.p10_us:,.1f}-{recorded.p90_us:,.1f} us"
     return f"{said}, steady state {steady.p10_us:,.1f}-{steady.p90_us:,.1f} us (p10-p90)"
 
@@ -98,7 +98,7 @@ def cutoffs_line(verdict: Verdict, against: Timing, subject: str, unit: str = "u
 
 
 def first_longest_line(per_step: pd.Series) -> list[str]:
-    """One line where the first recorded step is the longest (cr102 01 M2: read as "warm-up didn't work"):
+    """One line where the first recorded step is the longest (read as "warm-up didn't work"):
     one reading with no spread, which Exercise 1 judges over several profiles. Else no line."""
     if len(per_step) < 2 or per_step.iloc[0] < per_step.max():
         return []
@@ -163,22 +163,22 @@ def cost_takeaway(
     """The profiler's cost, a line per call size, from its `judge_ratio` verdicts and the same rounds:
     the per-round ratio's median and p10-p90, and where measurable the extra microseconds per call (the
     median of the per-round differences) and, given the call's recorded ops, that extra per recorded op.
-    Never the two medians apart: the median of per-round ratios is not the ratio of two medians (cr57 item 1).
+    Never the two medians apart: the median of per-round ratios is not the ratio of two medians.
 
     Args:
         verdicts: call name ("lesson", "tiny") -> the `judge_ratio` verdict of profiled over bare.
         extra_us: call name -> per-round profiled minus bare microseconds per call, or None.
         ops: call name -> ops the profiler records in one call (`recorded_ops`), or None.
             With the tiny call measurable and both calls' ops, a line gives its median extra per recorded op, all of it
-            taken as per op (cr104 01 c2, cr108 01 c3). Where the lesson call's ratio is not measurable (inconclusive, no
-            measurable difference, busy), given `bare_us`, the per-op prediction as a ratio with its inputs (cr109 01 M1),
+            taken as per op. Where the lesson call's ratio is not measurable (inconclusive, no
+            measurable difference, busy), given `bare_us`, the per-op prediction as a ratio with its inputs,
             then, unless busy, whether the lesson ratio's p10-p90 lies apart from it by `ranges_apart`, else
-            NO_TEST_INSIDE (cr112: "no ratio here could test it" overstated; a range wholly above would refute it);
-            busy or without `bare_us`, NO_TEST (cr104 01 c1). No median extra us beside it: a 45x gap read as a
-            finding (cr112). Only where it is measurably above 1
+            NO_TEST_INSIDE ("no ratio here could test it" overstated; a range wholly above would refute it);
+            busy or without `bare_us`, NO_TEST. No median extra us beside it: a 45x gap read as a
+            finding. Only where it is measurably above 1
             two lines follow: the lesson
             call's predicted extra at the tiny's per-op cost, then whether the lesson call's extra us per call
-            (its p10-p90) lies apart from it (`_against_expected`; cr99 01 MAJOR 1; cr102 01 c1: judged in us,
+            (its p10-p90) lies apart from it (`_against_expected`; judged in us,
             the question asked, not as a ratio near 1 whose rounded ends read apart beside "cannot tell").
         bare_us: call name -> its bare median us, or None (the predicted ratio's denominator).
 
@@ -186,35 +186,35 @@ def cost_takeaway(
         A heading line, then a line per call: "WORD, N.NNx (p10-p90 A-B), +D us per call, about E us per
         recorded op (M ops)" where the verdict is measurable, else the verdict's table word (analysis.verdicts
         CANNOT_TELL: the run's limit, not a property of the call) and the ratio's p10-p90 and median unless the
-        block was busy, and no per-call difference in us: cr98 01 read a range above 0 under "inconclusive" as a
-        finding (cr94 01 and cr95 01 had read such lines as a cost too); the ratio line with its verdict is the
-        result. No p90 is stated as a bound (cr83 01 #2). Where a median reads below 1, a last line says it lies
-        within the spread: 01 times with `time_interleaved(..., alternate=True)` (cr72, cr77), and the profiler
-        only adds work. Before it, the two calls' ratios against each other by `ranges_apart` (A1 section 6's rule): cr108 01
-        M2 read "lesson: cannot tell" above "tiny: costlier" as "profiling costs small calls relatively more".
+        block was busy, and no per-call difference in us: a reader took a range above 0 under "inconclusive" as a
+        finding (earlier readers had read such lines as a cost too); the ratio line with its verdict is the
+        result. No p90 is stated as a bound. Where a median reads below 1, a last line says it lies
+        within the spread: 01 times with `time_interleaved(..., alternate=True)`, and the profiler
+        only adds work. Before it, the two calls' ratios against each other by `ranges_apart` (A1 section 6's rule): a reader
+        took "lesson: cannot tell" above "tiny: costlier" as "profiling costs small calls relatively more".
     """
     parts = []
     for name, verdict in verdicts.items():
-        # the verdict's own figures: the decimals that place each bound against 1 and the margin (cr72 05 #1)
+        # the verdict's own figures: the decimals that place each bound against 1 and the margin
         shown, spread = verdict.figure_parts if np.isfinite(verdict.median) else ("", "")
         if verdict.measurable:
             said = f"{verdict.word}, {shown}x ({spread})"  # the verdict's word: 01 prints this line alone
             if extra_us and name in extra_us:
                 extra = float(np.median(extra_us[name]))
                 said += f", {extra:+,.1f} us per call"
-                if ops and ops.get(name):  # cr98 01 c1: per call of ~21 ops read as per op; cr104 01 c2: say the assumption
-                    # cr108 01 c3: the median extra over the ops, no bound (the ratio's p10-p90 spans a wider extra)
+                if ops and ops.get(name):  # per call of ~21 ops read as per op; say the assumption
+                    # the median extra over the ops, no bound (the ratio's p10-p90 spans a wider extra)
                     said += f"\n{name} call, median extra per recorded op: {extra / ops[name]:.2f} us ({ops[name]} ops; all of it taken as per op)"
         else:
             said = verdict.word  # the table's own words, as every verdict of the series says them
             if verdict.kind != "busy" and not np.isnan(verdict.median):  # a busy block's figures conclude nothing
-                said += f": ratio {spread}, median {shown}"  # the range first: it carries the verdict (cr78 01)
+                said += f": ratio {spread}, median {shown}"  # the range first: it carries the verdict
         parts.append(f"{name} call: {said}")
         if name == "tiny" and verdict.measurable and extra_us and ops and {"lesson", "tiny"} <= ops.keys() <= extra_us.keys():
             lesson = verdicts.get("lesson")
-            if lesson is not None and not lesson.measurable:  # cr104 01 c1: an extra not told from zero tests nothing
+            if lesson is not None and not lesson.measurable:  # an extra not told from zero tests nothing
                 no_test = NO_TEST
-                if bare_us and "lesson" in bare_us:  # cr109 01 M1: the prediction's inputs, so it can be recomputed
+                if bare_us and "lesson" in bare_us:  # the prediction's inputs, so it can be recomputed
                     per_op = round(float(np.median(extra_us["tiny"])) / ops["tiny"], 2)  # as the line above prints it
                     predicted = 1 + ops["lesson"] * per_op / bare_us["lesson"]
                     parts.append(
@@ -234,13 +234,13 @@ def cost_takeaway(
             parts.append(f"predicted for the lesson call at that per-op cost: {ops['lesson']} ops x {per_op:.{shown}f} us")
             parts += _against_expected(verdicts.get("lesson"), extra_us["lesson"], predicted)
     pair = [verdicts.get(c) for c in ("tiny", "lesson")]
-    if all(v is not None and v.kind != "busy" and v.p10 == v.p10 for v in pair):  # cr108 01 M2: A1 section 6's rule
+    if all(v is not None and v.kind != "busy" and v.p10 == v.p10 for v in pair):  # A1 section 6's rule
         side = ranges_apart(*((v.p10, v.p90) for v in pair))
         said = f"measurably {side}" if side else f"{verdict_rules.CANNOT_TELL} in this run"
         parts.append(f"tiny call's ratio against the lesson call's: {said}")
-    if any(v.kind != "busy" and v.median < 1 for v in verdicts.values()):  # the profiler only adds work (cr77)
+    if any(v.kind != "busy" and v.median < 1 for v in verdicts.values()):  # the profiler only adds work
         parts.append("a median below 1 lies within the spread, not a negative cost: the order alternates each round")
-    return "\n".join(["take-home, the profiler's cost, per-round profiled / bare:", *parts])  # a line per call (cr78 01)
+    return "\n".join(["take-home, the profiler's cost, per-round profiled / bare:", *parts])  # a line per call
 
 
 NO_TEST = "the lesson call's ratio cannot be told from 1 here (above), so this run cannot test that prediction"
@@ -249,7 +249,7 @@ NO_TEST_INSIDE = "the lesson ratio's range is not 5% apart from the prediction: 
 
 def _against_expected(lesson: Verdict | None, extra: np.ndarray, predicted: float) -> list[str]:
     """The lesson call's extra us per call (p10-p90 of the per-round differences) against the extra its ops
-    predict, a point, by `ranges_apart` (apart only past the 5% margin). cr102 01 c1: judged as a ratio near
+    predict, a point, by `ranges_apart` (apart only past the 5% margin). Judged as a ratio near
     1, the printed ends (1.06 against 1.004) read apart beside "cannot tell"; the question is the extra us.
     The figures take the decimals at which they, judged by the same rule, give the verdict. No line for a busy block."""
     if lesson is None or lesson.kind == "busy" or not len(extra):
@@ -268,7 +268,7 @@ def _against_expected(lesson: Verdict | None, extra: np.ndarray, predicted: floa
 
 def recorded_ops(fn: Callable[[], Any], activities: Any) -> int:
     """How many ops the profiler records in one call of `fn` (one warm call first, then one profiled):
-    01 divides the tiny call's extra microseconds by it, a cost per recorded op (cr98 01 c1)."""
+    01 divides the tiny call's extra microseconds by it, a cost per recorded op."""
     fn()
     with profile(activities=list(activities)) as prof:
         fn()
@@ -302,7 +302,7 @@ def copy_shares(events: pd.DataFrame) -> dict[int, np.ndarray]:
 def tree_copy_share(trace: Any) -> float:
     """The copy_ share (%) of the call 'Self versus total' prints as a tree: Linear 1 of the recorded step of median
     length (analysis.representative_step); NaN where that addmm made no copy_. Exercise 3 places it in Linear 1's
-    range (cold read cr86 01 #4: a reader who answered from the tree took its one call for the share)."""
+    range (a reader who answered from the tree took its one call for the share)."""
     copies = _copies(trace.events)
     found = copies["share"][(copies["Linear"] == 1) & (copies["step"] == representative_step(trace))]
     return float(found.iloc[0]) if len(found) else math.nan
@@ -318,9 +318,9 @@ def warmup_explanation(verdict: Verdict, backend: Any) -> list[str]:
 
     Returns:
         One line: busy -> why nothing is concluded; otherwise what warm-up steps discard (the profiler's own
-        start-up) and that the exercise calls each fresh model once untimed first, so its first-call cost stays out
-        (cold read cr81); where the step without warm-up reads measurably longer, that warm-up steps also run the model,
-        so this run cannot say which of the two shortens it (cr85 01 #1, cr89 01 #1), else that whether warm-up
+        start-up) and that the exercise calls each fresh model once untimed first, so its first-call cost stays out;
+        where the step without warm-up reads measurably longer, that warm-up steps also run the model,
+        so this run cannot say which of the two shortens it, else that whether warm-up
         shortens it is not shown; where the ranges miss each other by less than the margin, that the series reads
         such a gap as noise (a reader took "warm-up helps" from ranges that do not overlap); on Trainium, that a
         compile can remain (N20).
@@ -411,7 +411,7 @@ def documented_neuron_call(backend_name: str) -> str:
 
     Returns:
         Five lines: the label, the import (as lesson/neuron_profiler.py makes it), the documented
-        NeuronConfig with the optional keywords the series passes where accepted (cold read cr81: without
+        NeuronConfig with the optional keywords the series passes where accepted (without
         neff_cache_dir no NEFFs reach the profile folder, N14), and how torch.profiler takes it.
     """
     return (
@@ -445,14 +445,14 @@ def warmup_answer(verdict: Verdict) -> str:
 
 def larger_hidden_answer(verdict: Verdict, block: str = "the profile of 'The first table'", trace: Any = None) -> list[str]:
     """Exercise 3's answer, only what the measured shares support: Linear 2's share against Linear 1's, each Linear's
-    shares per recorded step, the tree's one call's step, and the answer for a larger HIDDEN. cr108 01 c1/c2: the
+    shares per recorded step, the tree's one call's step, and the answer for a larger HIDDEN. The
     lines on a fixed or per-element copy_ cost (and Linear 2 as a stand-in for a larger HIDDEN) rested on equal
     aten::addmm times the page never shows, so they are gone. A busy block's readings are not printed.
 
     Args:
         verdict: the `judge_timings` verdict of Linear 2's share against Linear 1's (a range below reads "faster").
         block: the profile the shares come from, named where it was busy.
-        trace: the profile's analysis.traces.Trace: each Linear's shares print per recorded step (cr103 01 M2); where
+        trace: the profile's analysis.traces.Trace: each Linear's shares print per recorded step; where
             measurable, a line names the recorded step whose call the tree shows (tree_copy_share).
 
     Returns:
@@ -473,7 +473,7 @@ def larger_hidden_answer(verdict: Verdict, block: str = "the profile of 'The fir
         " multiply-adds; in and out both grow with HIDDEN, so the matmul's count grows faster than the copy's",
     )
     lines = [said]
-    if trace is not None and verdict.kind not in ("busy", "withheld"):  # cr103 01 M2: the readings in step order
+    if trace is not None and verdict.kind not in ("busy", "withheld"):  # the readings in step order
         shares = copy_shares(trace.events)  # once: the medians and the tree call's place both read it
         # the asked share first, as its range: a median would read as a typical value where the readings split
         spans = {n: f"{v.min():.2f}-{v.max():.2f}" if len(v) else "none" for n, v in shares.items()}
@@ -531,7 +531,7 @@ def first_recorded_steps(
     """Exercise 1's readings: `profiles` profiles per warm-up, the warm-ups in turn each round, each of a fresh
     `make_model()` called once untimed first (its first-call cost stays out), read by `first_recorded_step_us`.
     Why here: the loop of fresh models is plumbing; the student copy's exercise cell is comments only, and
-    cr96 01 (C) found the loop too much for a 25-minute slot.
+    A reader found the loop too much for a 25-minute slot.
 
     Args:
         make_model: builds a fresh model, e.g. `lambda: mlp(HIDDEN)`.

@@ -225,12 +225,12 @@ def ranks_contention(out_dir: Path) -> tuple[Contention | None, str]:
     if contention is not None:  # combined builds a plain Contention: its lines name a rank (RanksContention)
         contention = RanksContention(**{f: getattr(contention, f) for f in contention.__dataclass_fields__})
     line = machine_line({"ranks": contention}, "each rank ran its profiled steps") if contention else ""
-    # cr102 08: every rank's CPU wait, rounded up as metrics.json's "at most" is, and which rank BUSY is judged on
+    # every rank's CPU wait, rounded up as metrics.json's "at most" is, and which rank BUSY is judged on
     waited = rank_cpu_waits(out_dir)
     if contention and contention.busy is False and waited:
         each = ", ".join(f"rank {r} {_percent(f, up=True)}" for r, f in sorted(waited.items()))
         line = f"quiet, under the {BUSY_WAITED_FRACTION:.0%} BUSY line: CPU run-queue delay at most {each} of the profiled steps"
-        worst = max(waited, key=waited.get)  # cr105 08: a pass by under a point is said to be one, with one number
+        worst = max(waited, key=waited.get)  # a pass by under a point is said to be one, with one number
         if waited[worst] > BUSY_WAITED_FRACTION - 0.01:
             line = (
                 f"just under the {BUSY_WAITED_FRACTION:.0%} BUSY line: rank {worst}'s CPU run-queue delay"
@@ -280,7 +280,7 @@ def neuron_recipe_lines(ranks: int, active: int, straggler_rank: int, straggler_
     meaning no source here gives. The check line says how to see the cores the job took. The workshop-seat warning is
     printed on every backend: an instructor reads it on a cpu run before class (docs/INSTRUCTOR_GUIDE.md).
 
-    The worker line carries the notebook's own --active and straggler flags (cr103 08: without them section 4 found no
+    The worker line carries the notebook's own --active and straggler flags (without them section 4 found no
     slow steps), then the calls that read the stamps afterwards.
 
     Args:
@@ -319,8 +319,8 @@ def last_arrival_lines(waits: pd.DataFrame, slowest: int, ranks: int) -> list[st
     finding; the line says so instead. Where one rank was last in every step, the line says the
     chance cannot be smaller with this many steps, so 0.06 over 5 steps is not read as "not significant".
     Every printed chance is marked "a reading, not a finding": it takes the steps as independent draws, and they are
-    not (cr101 08: a rank that left the previous all-reduce later started late; Exercise 2 splits the waits), so even a small chance does not show
-    a rank is slow without extra work (cr94 08; cr89 08: "rank 0 in 4 of 5" is not read as rank 0 arriving last).
+    not (a rank that left the previous all-reduce later started late; Exercise 2 splits the waits), so even a small chance does not show
+    a rank is slow without extra work ("rank 0 in 4 of 5" is not read as rank 0 arriving last).
     A step without extra work where the last rank arrived no more than TIE_MS after the next is a tie: counted as
     tied, left out of the counts and of the chance (a 0.06 ms lead decides nothing).
 
@@ -340,13 +340,13 @@ def last_arrival_lines(waits: pd.DataFrame, slowest: int, ranks: int) -> list[st
             return f"with {ranks} ranks over {order.steps} steps some rank is always last at least {floor} times: says nothing"
         chance = chance_some_rank_last(order.steps, ranks, count)
         often = f"all {order.steps}" if count == order.steps else f"{count} or more of {order.steps}"
-        # cr105 08: the chance assumes independent steps, and says so before the reading doubts it
+        # the chance assumes independent steps, and says so before the reading doubts it
         line = f"chance of some rank last in {often}, if steps were independent: {chance:.2f}"
         if count == order.steps:
             line += f"; {order.steps} steps cannot give less"
-        # cr102 08: where the last rank also left the step before later on most off steps, the steps are not
+        # where the last rank also left the step before later on most off steps, the steps are not
         # independent, and the data says so beside the chance
-        # cr103 08: the count is printed, and "not independent" only as a reading (a subset shows no more)
+        # the count is printed, and "not independent" only as a reading (a subset shows no more)
         left = arrival_parts(waits, steps=off_steps)[LEFT_LATER].dropna()
         later = int((left > TIE_MS).sum())  # a lead within TIE_MS is a tie, as the line says
         if later > len(left) / 2:
@@ -384,7 +384,7 @@ def slow_step_wait_line(waits: pd.DataFrame, slowest: int, straggler_ms: float) 
     a compute, so the others can wait longer than the extra work where the straggler also started
     its steps later (A5 section 2 reads why). That lag is printed as a count and a per-step range, since a
     median alone hides lags of both signs; the count takes the lags as the range prints them (0.01 ms) and counts
-    those above 0.1 ms, so a printed 0.10 is never counted and a printed 0.11 always is (cold read r93: an unrounded
+    those above 0.1 ms, so a printed 0.10 is never counted and a printed 0.11 always is (an unrounded
     0.0996 printed as 0.10 beside "0.1 ms or more in 0")
     Printed only where the wait exceeds the extra work and the median lag is positive.
 
@@ -465,7 +465,7 @@ def _waits_by_rank(parts: pd.DataFrame) -> str:
     """Each waiting rank's summed wait, and the step holding more than half of it with the late rank's leaving gap.
 
     Why not "rank X arrived last on N steps": on steps without extra work the last rank changes from step to step, and one
-    step can hold nearly all the waiting (cr98 08: rank 0 "arrived last" on 3 of 5 steps, yet waited 4.0 of its 4.2 ms at
+    step can hold nearly all the waiting (rank 0 "arrived last" on 3 of 5 steps, yet waited 4.0 of its 4.2 ms at
     one step, where rank 1 had left the step before's all-reduce 4.1 ms later); the sums say who waited, and where.
     That step's compute gap and leaving gap are printed side by side: either can make the wait, so neither is named its cause.
     """
@@ -480,7 +480,7 @@ def _waits_by_rank(parts: pd.DataFrame) -> str:
             if gap == gap and abs(gap) >= 0.05:  # not NaN: the step had a profiled step before
                 # both parts named side by side, no cause claimed: leaving earlier shortens a wait, longer compute lengthens it
                 late, more = parts.at[step, "arrived last"], parts.at[step, "computed longer by (ms)"]
-                said_more = f"{_one_decimal(abs(more))} ms {'less' if more <= -0.05 else 'longer'}"  # r119: no "-0.1 ms longer"
+                said_more = f"{_one_decimal(abs(more))} ms {'less' if more <= -0.05 else 'longer'}"  # no "-0.1 ms longer"
                 clause += f" (rank {late} computed {said_more}, left step {step - 1}'s all-reduce"
                 clause += f" {_one_decimal(abs(gap))} ms {'later' if gap > 0 else 'earlier'})"
         said.append(clause)
@@ -496,7 +496,7 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
     Without `extra` (steps with no work set), the plain answer is each rank's summed wait and the step holding most of
     it, with how much later the late rank had left the step before's all-reduce (`_waits_by_rank`): the later start's
     cause where the two agree; not a verdict.
-    Every figure is its own sum rounded (cr97 08: a total built from rounded parts printed 9.5 for 9.44 ms); where the
+    Every figure is its own sum rounded (a total built from rounded parts printed 9.5 for 9.44 ms); where the
     rounded parts do not add up to the rounded total, the line says "parts rounded".
 
     Args:
@@ -509,16 +509,16 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
     Returns:
         One line: the plain answer first (none with `extra`: 08 prints it just before), then the total wait, said
         in words as how much longer (or less) the last rank computed plus how much later (or earlier) it started (ms;
-        where start gaps of both signs cancel, their later and earlier sums too, signed). Without `extra` it opens "in all, over the N off steps" (cr99 08: a sum read as one step's wait).
+        where start gaps of both signs cancel, their later and earlier sums too, signed). Without `extra` it opens "in all, over the N off steps" (a sum read as one step's wait).
         Unjudged: it ends "not a verdict", or, where one part's sum of one sign reaches the larger net, that the steps
         cannot say which part is larger; where the larger part differs between steps, it says so before "not a verdict"
-        (r118: a net over 5 off steps, 4 ms compute at one and a 3 ms start gap at another, read as a finding).
+        (a net over 5 off steps, 4 ms compute at one and a 3 ms start gap at another, read as a finding).
     """
     start = parts[START_GAP].sum()
     compute = parts["computed longer by (ms)"].sum()
     gaps = parts[START_GAP]
     later, sooner = gaps[gaps > 0].sum(), gaps[gaps < 0].sum()  # a net alone hides gaps that cancel
-    both = later >= 0.05 and sooner <= -0.05  # r119: signed and said in words, not "(14.4 later, 0.1 earlier)"
+    both = later >= 0.05 and sooner <= -0.05  # signed and said in words, not "(14.4 later, 0.1 earlier)"
     signed = f" (gaps: +{_one_decimal(later)} where it started later, -{_one_decimal(-sooner)} where earlier)" if both else ""
     net, shown_compute = float(_one_decimal(start)), float(_one_decimal(compute))  # each sum rounded, not rebuilt
     sums = [(net + shown_compute, compute + start)]  # (rounded parts added, the true total): where they differ, say so
@@ -531,23 +531,23 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
         more, less = rest[rest > 0].sum(), rest[rest < 0].sum()  # parts of both signs: a part can exceed the net
         big = (rest * (1 if rest.sum() >= 0 else -1)).idxmax()  # the step holding most of it, if one does
         where = f"; {_one_decimal(rest[big])} in step {big}" if abs(rest[big]) > abs(rest.sum()) / 2 > 0.05 else ""
-        if more >= 0.05 and less <= -0.05:  # cr101 08: a net of two more sums packed the line past 4 numbers
+        if more >= 0.05 and less <= -0.05:  # a net of two more sums packed the line past 4 numbers
             where = ""
-        # r117: the extra work is traced ("straggler work" regions): the split names the value set, the rest is all other compute
+        # the extra work is traced ("straggler work" regions): the split names the value set, the rest is all other compute
         steps = round(per_set.sum() / ms)  # net count of steps the work set adds (last) or takes away (first)
         split = f" (extra work {steps} x {ms:g} ms as set, the rest {_one_decimal(rest.sum())}{where})"
         sums.append((float(_one_decimal(per_set.sum())) + float(_one_decimal(rest.sum())), compute))
-    # cr99 08: parts netted over steps hide which is larger (+4.0 compute, -3.8 gap in one step) where the other part's
+    # parts netted over steps hide which is larger (+4.0 compute, -3.8 gap in one step) where the other part's
     # gross sum of one sign reaches the larger net: then the line says the steps cannot tell which part is larger
     small = START_GAP if abs(start) < abs(compute) else "computed longer by (ms)"
     gross = max(parts[small].clip(lower=0).sum(), -parts[small].clip(upper=0).sum())
     undecided = gross >= max(abs(start), abs(compute)) > 0
     rounded = ", parts rounded" if any(_one_decimal(a) != _one_decimal(b) for a, b in sums) else ""
-    # with `extra`, 08 prints who arrived last and the median wait just before (section 4): no opener (cr101 08)
+    # with `extra`, 08 prints who arrived last and the median wait just before (section 4): no opener
     opener = "" if extra is not None else f"in all, over the {len(parts)} off steps, " + _waits_by_rank(parts) + ". Why: "
-    # cr100 08: the compute share is a net over the steps; where the last rank computed shorter on some, say on how many
-    fewer = int((parts["computed longer by (ms)"].round(2) < 0).sum())  # cr105 08: every negative the table shows
-    negative = list(parts.index[parts["computed longer by (ms)"].round(2) < 0])  # r117: name the steps where few
+    # the compute share is a net over the steps; where the last rank computed shorter on some, say on how many
+    fewer = int((parts["computed longer by (ms)"].round(2) < 0).sum())  # every negative the table shows
+    negative = list(parts.index[parts["computed longer by (ms)"].round(2) < 0])  # name the steps where few
     named = (
         f"step{'s' if fewer > 1 else ''} {' and '.join(map(str, negative))}" if fewer <= 2 else f"{fewer} of {len(parts)} steps"
     )
@@ -557,7 +557,7 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
     ending = (
         f"netted over the steps: which part is larger, {len(parts)} steps cannot say" if undecided else changes + "not a verdict"
     )
-    waiting = sorted(parts["arrived first"].unique())  # cr102 08: the total is every waiting rank's, and says so
+    waiting = sorted(parts["arrived first"].unique())  # the total is every waiting rank's, and says so
     whose = f" (ranks {(' and ' if len(waiting) == 2 else ', ').join(map(str, waiting))})" if len(waiting) > 1 else ""
     return (
         f"{opener}{_one_decimal(compute + start)} ms"

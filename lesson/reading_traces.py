@@ -16,7 +16,7 @@ import pandas as pd
 
 from analysis.timing import p10_p90
 
-DRAWN_CAPTION = "One drawn step each, not compared"  # under 50 characters: pandas cuts a longer index name (cr101 06 #1)
+DRAWN_CAPTION = "One drawn step each, not compared"  # under 50 characters: pandas cuts a longer index name
 
 
 def _factor(a: pd.Series, b: pd.Series, busy: Any) -> SimpleNamespace:
@@ -116,8 +116,8 @@ def _measurable(factor: SimpleNamespace) -> bool:
 
 def _why(other: SimpleNamespace, cause: str, against: str) -> str:
     """Why the share is higher, given the factor that weighs less (`other`): "mostly because" where it raises the
-    share too, "despite" where it measurably lowers it, "mainly because" where the rule cannot place it (cr77 06:
-    "mostly" beside a host-only time that lowered the share; cr78 06: a bare "because" beside an inconclusive one)."""
+    share too, "despite" where it measurably lowers it, "mainly because" where the rule cannot place it
+    ("mostly" beside a host-only time that lowered the share; a bare "because" beside an inconclusive one)."""
     from analysis import relation_of
 
     relation = relation_of(other.p10_us, other.p90_us)
@@ -128,7 +128,7 @@ def _why(other: SimpleNamespace, cause: str, against: str) -> str:
 
 def _times(factor: SimpleNamespace, above: str, below: str) -> str:
     """A factor range in words: "2.94-3.22x shorter" where the ratio rule puts it above 1, its inverse with `below`
-    under 1, else "x as long" with the rule's word (cr77 06: "1.01-2.28x shorter" reached within the margin of 1)."""
+    under 1, else "x as long" with the rule's word ("1.01-2.28x shorter" reached within the margin of 1)."""
     from analysis import CANNOT_TELL, CANNOT_TELL_ALONE, relation_of
     from analysis.verdicts import about_one
 
@@ -261,7 +261,7 @@ class _Line(str):
 def labelled_gap_line(name: str, trace: Any) -> str:
     """The figure's labelled gap (the largest in `name`'s drawn step) over all recorded steps: the
     same pair of ops, its same occurrence in each step, as median and p10-p90, so that one step's
-    outlier is not read as typical (cr103 06 M1: 170 us drawn, about 19 us in most steps). A cell
+    outlier is not read as typical (170 us drawn, about 19 us in most steps). A cell
     ending in it shows the line as print() would.
 
     Returns:
@@ -312,7 +312,7 @@ def host_only_us_line(name: str, small: Any, small_tokens: int, trace: Any, toke
     Args:
         name: the variant; small, trace: its loaded traces at small_tokens and at tokens rows.
         busy: the blocks that profiled them were BUSY (the share verdict above says so): the ranges print, no
-            verdict on them (cr103 06: "host-only time grows too" printed under "concludes nothing").
+            verdict on them ("host-only time grows too" printed under "concludes nothing").
 
     Returns:
         "naive: host-only time 17-26 us at 8 tokens, 123-146 us at 1024 (p10-p90): higher at 1024, past the 5% margin
@@ -382,7 +382,7 @@ def gap_memory_line(
     """Exercise 1's answer: what the figure's gap frees and allocates, read from a separate memory
     profile (the gap with the same ops either side), each size named and, with `made_by`
     (`gap_memory_ops`), each block on its own with the op that made it (a total of two blocks
-    read as "another size" hid x's size inside it: cr103 06).
+    read as "another size" hid x's size inside it).
 
     Args:
         after, before: the ops either side of the gap; freed, allocated: its memory events' bytes;
@@ -417,7 +417,7 @@ def eager_fusion_lines(total: int | None, active: int, scheduled: int, source_op
     steps (which steps the profile holds is UNVERIFIED), and the fusion verdict
     (analysis.eager_fusion_verdict) against its source ops with `mean` as one op and as `sum` + `div_`
     (Exercise 3, N40) only where `by_hand`, a by-hand count of one `ProfilerStep#`, equals one of the
-    divisions: a division alone gives no verdict (cr97 06: 7 ops read as 12.6 over ACTIVE)."""
+    divisions: a division alone gives no verdict (7 ops read as 12.6 over ACTIVE)."""
     from analysis import eager_fusion_verdict
 
     how = {source_ops: "if mean is one op", source_ops + 1: "if mean runs as sum + div_"}

@@ -185,8 +185,8 @@ def steady_state_verdicts(ratios: list[PairedRatio]) -> list[Verdict]:
 
 def show_verdicts(verdicts: list[Verdict]) -> None:
     """Display analysis.verdicts.verdict_table with every cell whole: pandas cut 07's verdict column off
-    mid-reason ("inconclusive (p10-p90 reach..."), hiding the reason a reader most needs (cr95 07).
-    An inconclusive row's median is blanked: cr101 07 read "dynamic / bucketed 0.575" beside "cannot
+    mid-reason ("inconclusive (p10-p90 reach..."), hiding the reason a reader most needs.
+    An inconclusive row's median is blanked: a reader took "dynamic / bucketed 0.575" beside "cannot
     tell apart" as "1.7x faster"; its p10-p90, which shows why, stays."""
     from IPython.display import display
 
@@ -216,13 +216,13 @@ def rows_computed(steady: list[Verdict], lengths: list[int], buckets: list[int])
     padded = sum(min(b for b in buckets if b >= n) for n in lengths)
     found = counted("rows one pass computes in total", sum(lengths), "real ones", "bucketed (real + padded)", padded)
     faster = [v.subject.split(" (")[0] for v in steady if v.reference.startswith("bucketed") and v.kind == "faster"]
-    # the strategies named, not the verdict words as nouns (cr52: "causes of static faster and dynamic faster")
+    # the strategies named, not the verdict words as nouns ("causes of static faster and dynamic faster")
     tail = (
         f"\ncandidate causes of bucketed's slower pass 2 (against {' and '.join(faster)}; not separated here): "
         "its padded rows, and its pad and slice on every call"
     )
-    counts = found.sentence.rsplit(", ", 1)[0]  # its bare "0.6x" named no direction (cr53)
-    sentence = f"{counts}: real rows are {found.p10:.1f}x of bucketed's, a count of work, not of time"  # cr81
+    counts = found.sentence.rsplit(", ", 1)[0]  # its bare "0.6x" named no direction
+    sentence = f"{counts}: real rows are {found.p10:.1f}x of bucketed's, a count of work, not of time"
     return replace(found, sentence=f"{sentence}{tail if faster else ''}")
 
 
@@ -265,7 +265,7 @@ def trainium_compiles(
     (the counts; then the assumptions, naming the eager ops, which A5 section 7 checks).
 
     Why: one 60-word sentence with nested parentheses, whose ops only A5 named, left a trn2 reader
-    unable to adapt the count (cr102 07).
+    unable to adapt the count.
 
     Args:
         summary, buckets, lengths: as `expected_compiles`; fn, weight, eps: as `eager_call_ops`.
@@ -311,14 +311,14 @@ def new_process_label(backend_name: str, misses: int) -> str:
 
 
 SAME_NAMES = {"compiles": "graphs", "compile_s": "first-calls s", "cache_hits": "hits", "cache_misses": "misses"}
-"""07's column names, one per quantity in both processes (cr100 07: "compiles"/"graphs", "compile_s"/"first calls s"
+"""07's column names, one per quantity in both processes ("compiles"/"graphs", "compile_s"/"first calls s"
 named one thing twice). "first-calls s", never "compile s": in the new process a first call may load instead."""
 
 
 def cache_table(summary: pd.DataFrame, second: pd.DataFrame) -> pd.DataFrame:
     """07 section 6's table: one row per strategy and process, SAME_NAMES' columns (plumbing, kept out of the notebook).
 
-    One long table, not two side by side: the wide one wrapped into stacked blocks (cr100 07).
+    One long table, not two side by side: the wide one wrapped into stacked blocks.
 
     Args:
         summary: stream_summary's table for this process; second: the new process's, same strategies as index.

@@ -348,7 +348,7 @@ def shape_takeaways(
             first = ranking.order[0]
             v = judge_ratio(ranking.over_floor[first])
             tiers = ranking.tiers()
-            tied = len(tiers[0]) > 1  # an inconclusive pair is not a tie (cr50 05 #2)
+            tied = len(tiers[0]) > 1  # an inconclusive pair is not a tie
             closest = (
                 f"{ranking.tier_phrase(tiers[0], ratios=False)}; {first} at" if tied else f"{first}{ranking.slow_mark(first)},"
             )
@@ -357,7 +357,7 @@ def shape_takeaways(
                 f"{ranking.label}: closest to the copy: {closest} {v.median:.2f}x the copy's time ({spread}{_against_copy(v)})"
             ]
             if len(tiers) > 1:  # a line of its own: one clause per line
-                # farthest first: "naive 3.19x and torch.rms_norm 3.25x" named the nearer one first (cr108 05)
+                # farthest first: "naive 3.19x and torch.rms_norm 3.25x" named the nearer one first
                 lines += [f"  farthest: {ranking.tier_phrase(tiers[-1][::-1])}"]
         lines += _same_work(newer_first(ranking, blocks[s]), s, ops or {}, alloc_over_input or {})
         if not bounds:
@@ -380,8 +380,8 @@ def shape_takeaways(
             lines += [f"  {busy}"]
             continue
         lines += _growth_lines(growth, scale, notes)
-    # the headlines of every shape first, the estimates' footnotes after: 05's block read as too dense to read aloud (cr73 05 M4)
-    # notes=False: the notebook explains * and † in markdown after the output (cr87 05 M1)
+    # the headlines of every shape first, the estimates' footnotes after: 05's block read as too dense to read aloud
+    # notes=False: the notebook explains * and † in markdown after the output
     footnotes = [line for line in lines if line.startswith(("  * ", "  † "))]
     return [line for line in lines if line not in footnotes] + footnotes * notes
 
@@ -390,9 +390,9 @@ def _bytes_line(ranking: Ranking, allocs: dict[str, float], pairs: list, ops: di
     """One line of what the pair verdicts say against `alloc_over_input`, variants of equal allocation (as the table
     rounds it) grouped: whether the least-allocating group is measurably faster than every other variant, and whether
     each group of equal allocation is told apart. Why: "time is ordered as the bytes allocated" read as a finding that
-    time follows allocation, from two levels and an inconclusive pair (cr102 05 M1); two levels test no proportion,
+    time follows allocation, from two levels and an inconclusive pair; two levels test no proportion,
     so the line says so; the pair is named and the op counts given where they differ ("the 3.0 pair", "they differ
-    in more than allocations" could not be resolved: cr104 05 M1). [] where an allocation is missing or all equal."""
+    in more than allocations" could not be resolved). [] where an allocation is missing or all equal."""
     if not allocs or any(math.isnan(a) for a in allocs.values()):
         return []
     groups: dict[float, list[str]] = {}
@@ -416,8 +416,8 @@ def _bytes_line(ranking: Ranking, allocs: dict[str, float], pairs: list, ops: di
         if len(ns) > 1:
             inside = [verdict.get(frozenset((x, y))) for i, x in enumerate(ns) for y in ns[i + 1 :]]
             apart = any(v is not None and v.measurable for v in inside)
-            # equal op counts said too, so the recap can say why a withheld share is no finding (cr105 05 #4);
-            # "(inconclusive)": beside "3.0 allocated each" the bare words read as "equal time" (cr105 05 #3)
+            # equal op counts said too, so the recap can say why a withheld share is no finding;
+            # "(inconclusive)": beside "3.0 allocated each" the bare words read as "equal time"
             k = {(ops or {}).get(n) for n in ns}
             each = (
                 f"{a:.1f} allocated, {next(iter(k)):g} ops each" if len(k) == 1 and None not in k else f"{a:.1f} allocated each"
@@ -441,7 +441,7 @@ def _growth_lines(growth: dict[str, Any], scale: int, notes: bool) -> list[str]:
     half of `scale` times the time (each variant's per-round ratio over scale / 2, judged by the ratio rule), so
     more than half of the small call's time did not grow with its tokens, where the part that grows grows at least
     in proportion to them. Why: the label rested on a fixed share read from a line at 0 tokens, where nothing is
-    measured (cr93-cr95 05 M1); a range that reaches scale / 2 is "cannot tell" and gets no label, and one
+    measured; a range that reaches scale / 2 is "cannot tell" and gets no label, and one
     measurably above it is not shown overhead-bound by this test (the growth alone bounds the fixed part from below only)."""
     from analysis.verdicts import judge_ratio
 
@@ -464,7 +464,7 @@ def _growth_lines(growth: dict[str, Any], scale: int, notes: bool) -> list[str]:
 
 def _same_work(pairs: list, shape: str, ops: dict, allocs: dict) -> list[str]:
     """One line per measured pair (faster or slower) whose two variants have the same `device_ops` and
-    `alloc_over_input`: a difference these columns do not explain, said so (cr86 05 M1: torch.rms_norm 0.82x
+    `alloc_over_input`: a difference these columns do not explain, said so (torch.rms_norm 0.82x
     naive at 7 ops and 3.0 each read as "the fused one wins"; on cpu it runs ATen ops like naive's)."""
     out = []
     for v in pairs:
@@ -484,12 +484,12 @@ def quiet_note(machine: str, floor: FloorCheck, block: dict[str, Timing], shape:
     period, after the block's line (which the caller ends with a period); "" where the CPU was busy (the line says so)
     or nothing varied:
     - each round slow (over SLOW_ROUND times its case's median) in most cases, by its index (`_shared_slow_rounds`):
-      naming one variant as "varied" hid that round 0 was slow in every case but the copy (cr100 05 #2);
+      naming one variant as "varied" hid that round 0 was slow in every case but the copy;
     - the copy that failed its check, and the cases whose p90 is over SLOW_ROUND times their median, grouped by how
       many of their rounds were that slow outside the shared rounds, with where their samples are (05 called a block
-      "quiet" beside naive at 2.4x its median in 2 of 15 rounds, cr73 05 M1), then why a verdict may be inconclusive;
-    - any case with such a round above a p90 under it, outside the shared rounds (cr83 05 #1: its share line's
-      "1 outlier round"), in one clause: on a noisy VM four such cases made four (r84's run of 05)."""
+      "quiet" beside naive at 2.4x its median in 2 of 15 rounds), then why a verdict may be inconclusive;
+    - any case with such a round above a p90 under it, outside the shared rounds (its share line's
+      "1 outlier round"), in one clause: on a noisy VM four such cases made four (a run of 05)."""
     if not machine.startswith("quiet"):
         return ""
     slow = {n: slow_round_mask(t) for n, t in block.items()}
@@ -500,7 +500,7 @@ def quiet_note(machine: str, floor: FloorCheck, block: dict[str, Timing], shape:
     ]
     other = {n: int(np.delete(s, list(shared)).sum()) for n, s in slow.items()}  # slow rounds no shared line names
     varied = [n for n, t in block.items() if slow_rounds(t) or (n == "copy" and not floor.ok)]
-    said = {n: "the copy" if n == "copy" else n for n in block}  # r76: "the copy and copy (2 of 15 rounds ...)"
+    said = {n: "the copy" if n == "copy" else n for n in block}  # not "the copy and copy (2 of 15 rounds ...)"
     groups: dict[int, list[str]] = {}
     for n in (n for n in varied if other[n]):  # a case slow in the shared rounds only: their lines say it
         groups.setdefault(other[n], []).append(said[n])
@@ -560,7 +560,7 @@ def _against_copy(v: Any) -> str:
         return f": {v.word}"  # a reading of too few rounds
     return (
         f": {CANNOT_TELL} from the copy, inconclusive" if v.short_word == CANNOT_TELL_ALONE else f": {v.short_word}"
-    )  # its target named (cr88 05)
+    )  # its target named
 
 
 def _bound_lines(
@@ -579,16 +579,16 @@ def _bound_lines(
     """A shape's bound read aloud, one line per verdict kind: who is `bound` (over half the time `what`, each
     share as printed, with its per-round p10-p90 where `spreads` has it); who is not (a name in `near_one`,
     whose time the verdicts do not tell apart from moving its bytes at the reference's rate, counts as bound; no
-    line of its own: "not told apart from 1" read as a finding, cr65 05 #1); the undecided; then the estimate's basis as one footnote (`share`, an
+    line of its own: "not told apart from 1" read as a finding); the undecided; then the estimate's basis as one footnote (`share`, an
     `estimate` verdict). A share whose p10-p90 holds 0.5, or reaches within the ratio rule's margin of it, gets no label:
     touching half is not apart from it, as in a pair verdict. A share whose `rounds` (per-round shares) fall on both sides
-    of half says how many fall on the other side: p10 interpolated into a gap between rounds hid a split (cr74 05 #2). One line each, so no clause's "it" points at another line's names (cr43 05 #4).
-    `label` names the kind of share ("byte share", "fixed share"): one unnamed "share" read as the other (cr44 05 #1).
+    of half says how many fall on the other side: p10 interpolated into a gap between rounds hid a split. One line each, so no clause's "it" points at another line's names.
+    `label` names the kind of share ("byte share", "fixed share"): one unnamed "share" read as the other.
     `mark` ties the label to its footnote: "†" for the byte share, so two shapes' footnotes do not both read "*".
-    `slow` (`Ranking.slow`): a variant whose time had slow rounds says how many (cr81 05 M1; not that they set an end of the share's range: cr100 05 #1).
+    `slow` (`Ranking.slow`): a variant whose time had slow rounds says how many (not that they set an end of the share's range).
     `brief`: the label's definition (`what`) and the 0.5 rule's wording left to the notebook's footnotes, one short
-    line per label (cr93 05 M4: "overhead-bound* (over half ...; estimated: ...), fixed share = ..." stopped a room);
-    the shares one variant a line, then each label with its names only, as 05's overhead lines (cr100 05 M1: a line
+    line per label ("overhead-bound* (over half ...; estimated: ...), fixed share = ..." stopped a room);
+    the shares one variant a line, then each label with its names only, as 05's overhead lines (a line
     of 17 numbers never said which variants were memory-bound)."""
     from analysis.verdicts import RESOLUTION, relation_of
 
@@ -601,13 +601,13 @@ def _bound_lines(
         other = int(np.sum(r <= 0.5) if shares[n] > 0.5 else np.sum(r > 0.5)) * (n not in undecided)  # its line says so
         side = "under" if shares[n] > 0.5 else "over"
         # one qualifier per name, in plain words: "(0.57-0.90, 1 outlier round under half) (its range includes 2 slow
-        # rounds)" stopped readers (cr86 05 M3); slow rounds, as Ranking.slow_mark (cr83 05 #2), explain the range first
+        # rounds)" stopped readers; slow rounds, as Ranking.slow_mark, explain the range first
         split = f"; {other} of {r.size} rounds {side} 0.5" if other else ""
         if (slow or {}).get(n):
             # its time's slow rounds, not "set one end of its range": a share is a ratio to the copy, whose rounds
-            # may be slow too (cr100 05 #1: both slow rounds of a pair lay outside its p10-p90)
+            # may be slow too (both slow rounds of a pair lay outside its p10-p90)
             split = f"; its time had {slow[n]} slow rounds"
-            # withheld beside a labelled variant of the same median: the slow rounds are why (cr94 05 M1)
+            # withheld beside a labelled variant of the same median: the slow rounds are why
             same = [m for m in bound_by if n in undecided and f"{shares[m]:.2f}" == f"{shares[n]:.2f}"]
             split = f"; as {same[0]}'s median, but its time had {slow[n]} slow rounds" if same else split
         return f"{n} {shares[n]:.2f}" + (f" ({spreads[n][0]:.2f}-{spreads[n][1]:.2f}{split})" if n in spreads else "")
@@ -616,7 +616,7 @@ def _bound_lines(
     listed = ", ".join(map(said, bound_by)) or "none by this estimate"
     rest = ", ".join(said(n) for n in shares if n not in bound_by and n not in undecided)
     basis = share.sentence[share.sentence.index("(estimated") + 1 : -1]  # the verdict's own basis clause
-    if brief:  # the shares first, one variant a line, then the labels by name, as the overhead lines (cr100 05 M1)
+    if brief:  # the shares first, one variant a line, then the labels by name, as the overhead lines
         lines = [f"  {label}{' (median, p10-p90)' if spreads else ''}:", *(f"    {said(n)}" for n in shares)]
         lines += [f"  {bound}{mark} (over 0.5): {', '.join(bound_by) or 'none by this estimate'}"]
         lines += [f"  not {bound}: {', '.join(n for n in shares if n not in bound_by and n not in undecided)}"] if rest else []
@@ -624,7 +624,7 @@ def _bound_lines(
         return [*lines, f"  {mark} {basis}"]
     lines = [f"  {bound}{mark} (over half the time {what}), {label}{' (p10-p90)' if spreads else ''}: {listed}"]
     lines += [f"  not {bound}: {rest}"] if rest else []
-    # no line for shares whose spread reaches 1: "not told apart from 1 (within 5%)" read as a finding (cr65 05 #1);
+    # no line for shares whose spread reaches 1: "not told apart from 1 (within 5%)" read as a finding;
     # the shares and their p10-p90 above say it
     if undecided:
         lines += [
@@ -662,7 +662,7 @@ def _bytes_evidence(pairs: list, allocs: dict[str, float]) -> list[str]:
 def small_order_note(rankings: dict[str, Ranking], blocks: dict[str, dict[str, Timing]]) -> str:
     """05's candidate causes for naive and `torch.rms_norm`'s order at the small shape, only where the pair's verdict
     tells them apart. Why here: markdown offering causes for an order the run did not establish read an
-    inconclusive pair as a finding (cr109 05 #1); the pair's verdict decides which sentence prints."""
+    inconclusive pair as a finding; the pair's verdict decides which sentence prints."""
     pair = next(
         (v for v in newer_first(rankings["small"], blocks["small"]) if {v.subject, v.reference} == {"naive", "torch.rms_norm"}),
         None,
@@ -680,16 +680,16 @@ def line_test_answer(by_count: dict[str, Timing], over_line: np.ndarray) -> str:
     smaller token counts predict the largest, with the three medians it rests on.
 
     Why here: the cell keeps the arithmetic a student can write; the verdict rule (busy, cannot tell apart,
-    an upward or downward miss) is the series' plumbing. An upward miss names the label it leaves standing (cr98 05 M2:
-    "it stands" had no subject); the label rests on the measured growth alone (cr95 05 #2).
+    an upward or downward miss) is the series' plumbing. An upward miss names the label it leaves standing
+    ("it stands" had no subject); the label rests on the measured growth alone.
 
     Args:
         by_count: the block timed at three token counts ("8 tokens", "64 tokens", "512 tokens"), in order.
         over_line: per round, the largest count's time over the line's prediction (9 t8 - 8 t1).
 
     Returns:
-        The three medians (the times the line is drawn through, cr95 05 #3), then the line test's verdict (a median of
-        per-round ratios, said so: the ratio of the medians differs, cr96 05 #1) and the
+        The three medians (the times the line is drawn through), then the line test's verdict (a median of
+        per-round ratios, said so: the ratio of the medians differs) and the
         answer to the yes/no question ("not shown either way" where inconclusive); where the line is not rejected and
         its intercept lies between 0 and the smallest median, that intercept, said as a fit.
     """
@@ -707,9 +707,9 @@ def line_test_answer(by_count: dict[str, Timing], over_line: np.ndarray) -> str:
         return f"{medians}\n{fit}\nDoes the line predict {n64}? This run cannot say."
     if fit.measurable:
         grows = "faster" if fit.median > 1 else "slower"
-        # "faster than the line" read as doubt on the overhead-bound bound, with no cause offered (cr97 05 M2)
-        # one short sentence a line: the one ~60-word line was 05's densest (cr100 05, r101 self-paced clarity)
-        # "not contradicted", not "stands": only 64 -> 512 was timed here, not the growth * rests on (cr109 05 #2)
+        # "faster than the line" read as doubt on the overhead-bound bound, with no cause offered
+        # one short sentence a line: the one ~60-word line was 05's densest
+        # "not contradicted", not "stands": only 64 -> 512 was timed here, not the growth * rests on
         # the rejected line's intercept and the growth above it: the whole time grew less than the tokens, the rest faster;
         # the intercept comes from two medians through a line the test rejects: not a measured fixed cost, said so
         t1, t8, t64 = (t.median_us for t in by_count.values())
@@ -726,15 +726,15 @@ def line_test_answer(by_count: dict[str, Timing], over_line: np.ndarray) -> str:
             f".{rest}\nA3's overhead-bound label (8x the tokens, under 4x the time) rests on {k1} to {k8} tokens only; this test does not contradict it."
             f"\nNot measured: whether the {n64.replace(' tokens', '-token')} input stays in the cache"
         )
-        # the medians' own line gives another ratio (cr108 05 #3: 1.80x beside medians that give 2.83x): both, named
+        # the medians' own line gives another ratio (1.80x beside medians that give 2.83x): both, named
         of_medians = f"; of the medians: {r64 / (9 * r8 - 8 * r1):.2f}x" if predicted else ""
         return (
             f"{medians}\nNo: {n64} takes {fit.median:.2f}x the line's prediction (median of per-round ratios,"
             f" p10-p90 {fit.p10:.2f}-{fit.p90:.2f}{of_medians})."
             f"\nBetween {n8.removesuffix(' tokens')} and {n64}, time grows {grows} than the line{bound if fit.median > 1 else ''}."
         )
-    # a range that holds 1 counts its rounds on each side: judge_ratio's own words (cr93 05 #1, cr95 04 #2)
-    # a yes/no question answered "cannot tell apart" read as "yes" (cr93 05 M1): inconclusive is neither
+    # a range that holds 1 counts its rounds on each side: judge_ratio's own words
+    # a yes/no question answered "cannot tell apart" read as "yes": inconclusive is neither
     answer = fit.word.capitalize() if fit.within_noise else "Not shown either way (inconclusive)"
     # the line's fixed part, said as a fit: the small-shape time it leaves unexplained by tokens is the page's open question
     (k1, t1), (k8, t8) = ((int(n.split()[0]), t.median_us) for n, t in list(by_count.items())[:2])
@@ -755,7 +755,7 @@ def reference_reading(reference_dir: Path | None = None, backend: str = "cpu") -
 
     Returns:
         (metric name -> metric record, "recorded on <date> on <machine> by make run <run id> (<folder>), not this
-        run"): the run id, since the reference run itself is published into that folder (cr45 05 #4),
+        run"): the run id, since the reference run itself is published into that folder,
         or ({}, "") where no such run, or no 05 metrics in it, is committed. A shape whose copy failed its
         check in that run too has no metrics here: its ratios to the copy are no reading to fall back on.
     """
@@ -827,7 +827,7 @@ def copies_answer(
             pair = None
         else:
             spread = f"p10-p90 {pair[1]:.2f}-{pair[2]:.2f}"
-            calls = "compiled-variant" if through == "torch.compile" else through  # not calls to the API (cr89 05)
+            calls = "compiled-variant" if through == "torch.compile" else through  # not calls to the API
             pair_lines.append(f"the pair (this run, measured): naive takes {pair[0]:.2f} {calls} calls ({spread})")
             one_pass, check = _one_pass(ranking, metrics, through)
             pair_lines.append(check)
@@ -854,7 +854,7 @@ def copies_answer(
         whose = "reference run, not this run" if name.startswith("reference") else name.split(" (")[0]
         verdict = f"Verdict ({whose}): naive's time: {said}{follows}"  # the margin is in its row
         if whose == "this run, ratio to the copy" and "inconclusive" in said and (slow := ranking.slow.get("naive")):
-            verdict += f" ({slow} slow rounds widen the range)"  # an inconclusive 3.38 vs 3.5 read as "matches" (cr87 05 #5)
+            verdict += f" ({slow} slow rounds widen the range)"  # an inconclusive 3.38 vs 3.5 read as "matches"
         if models.get("source") and readings[0][3] < models["source"]:  # the range below the source count: a fact, own line
             verdict += f"\nThe source count {CHEAPER}"
         if "above the allocation count" in said and not brief:  # the byte share's one-clone-per-allocation assumption
@@ -890,7 +890,7 @@ def _one_pass(ranking: Ranking, metrics: dict, through: str) -> tuple[bool, str]
         return False, f"unchecked: no ratio of {through} to the copy (this run's failed; no reference run), so not read as copies"
     one = relation_of(lo, hi) == "about 1"
     said = f"{through} is {m:.2f}x the copy ({whose}, p10-p90 {ratio_bound(lo)}-{ratio_bound(hi)}): "
-    # "not told apart" used as support read as a finding (cr69 05 #2): only a spread inside the margin on both sides
+    # "not told apart" used as support read as a finding: only a spread inside the margin on both sides
     # supports reading the pair in copies; an inconclusive one supports nothing
     if about_one(lo, hi) == NO_DIFFERENCE:
         return True, said + f"within {(RESOLUTION - 1) * 100:g}% of one copy-like pass, so the pair also counts naive in copies"
@@ -900,10 +900,10 @@ def _one_pass(ranking: Ranking, metrics: dict, through: str) -> tuple[bool, str]
             said
             + "cannot tell whether it is one copy-like pass: the pair counts naive in compiled calls, in copies only if it is",
         )
-    # "not one copy-like pass" said more than a ratio measurably off 1 shows (cr64 05 #1): the ratio says only that
+    # "not one copy-like pass" said more than a ratio measurably off 1 shows: the ratio says only that
     faster = "faster" if hi < 1 else "slower"
     calls = "compiled-variant" if through == "torch.compile" else through  # as the pair's line names them
-    # a p10 of 1.054 against the 1.05 edge flips on another seat (cr98 05 #1): said so
+    # a p10 of 1.054 against the 1.05 edge flips on another seat: said so
     edge = min(abs(e - b) for e in (lo, hi) for b in (1 / RESOLUTION, RESOLUTION)) < EDGE
     warn = " (at the margin's edge: may read differently on another run)" if edge else ""
     return False, said + f"measurably {faster} than one copy{warn}, so the pair counts {calls} calls, not copies"
@@ -921,7 +921,7 @@ def _copies_through(block: dict[str, Timing], through: str) -> tuple[float, floa
     if not v.measurable:
         return f"{through} / naive: {v.word}, so it gives no count"  # the pair table's word
     # naive over `through` round by round, its own percentiles: 1/p10 of the pair table's ratio is not this p90 where
-    # p10-p90 are interpolated between uneven rounds (cr74 05 #1 printed 2.97-4.70 where the rounds give 2.97-5.50)
+    # p10-p90 are interpolated between uneven rounds (a run printed 2.97-4.70 where the rounds give 2.97-5.50)
     counted = judge_ratio(paired_ratio(block, "naive", through))
     return counted.median, counted.p10, counted.p90
 
@@ -933,7 +933,7 @@ def _against_counts(p10: float, p90: float, models: dict[str, float]) -> tuple[l
         The counts the rule does not set apart from the time; the words for the answer's table row, which name
         the margin where it decides; the same words without it, for the verdict line (the margin is in its row).
         A count the whole p10-p90 lies within the margin of reads "no measurable difference", one it only reaches
-        CANNOT_TELL (`analysis.verdicts.about_one`: "cannot tell apart" for 3.35-3.56 against 3.5 read as inconclusive, cr72 05 #2).
+        CANNOT_TELL (`analysis.verdicts.about_one`: "cannot tell apart" for 3.35-3.56 against 3.5 read as inconclusive).
     """
     from analysis.verdicts import RESOLUTION, about_one, relation_of
 
@@ -941,13 +941,13 @@ def _against_counts(p10: float, p90: float, models: dict[str, float]) -> tuple[l
     told = [w for w, r in relations.items() if r == "about 1"]
     words = {w: about_one(p10 / models[w], p90 / models[w]) for w in told}
     grouped = {word: [w for w in told if words[w] == word] for word in dict.fromkeys(words.values())}
-    inconclusive = {CANNOT_TELL: ", inconclusive"}  # as the table's word says it (CANNOT_TELL_ALONE, cr73 05 M2)
+    inconclusive = {CANNOT_TELL: ", inconclusive"}  # as the table's word says it (CANNOT_TELL_ALONE)
     said = "; ".join(f"{word} from the {' or '.join(ws)} count{inconclusive.get(word, '')}" for word, ws in grouped.items())
-    # "within the margin of the p10-p90" read as "no measurable difference" for 3.33-3.44 against 3.5 (cr75 05 #1):
+    # "within the margin of the p10-p90" read as "no measurable difference" for 3.33-3.44 against 3.5:
     # each count the rule does not set apart by its margin only gets its band, at the decimals that place the p10-p90
     parts, verb, whole = [], "", ""
     for w in [w for w in told if not p10 <= models[w] <= p90]:
-        # "reaches past the band" said why not "no measurable difference", not why not "below" (cr93 05 #2): the side too
+        # "reaches past the band" said why not "no measurable difference", not why not "below": the side too
         side = f"lies {'below' if p90 < models[w] else 'above'} {_count_text(models[w], (p10, p90))} but reaches into"
         said_now = "lies within" if words[w] == NO_DIFFERENCE else side
         band = f" {(RESOLUTION - 1) * 100:g}% band" if not parts else ""
@@ -955,14 +955,14 @@ def _against_counts(p10: float, p90: float, models: dict[str, float]) -> tuple[l
         parts.append(f"{'' if said_now == verb else said_now + ' '}the {w} count's{band} {_band_text(models[w], p10, p90)}")
         verb = said_now
     margin = f" (the {whole}p10-p90 {' and '.join(parts)})" if parts else ""
-    apart = [f"{r.split()[0]} the {w} count" for w, r in relations.items() if r != "about 1"]  # cr64 05 #2
+    apart = [f"{r.split()[0]} the {w} count" for w, r in relations.items() if r != "about 1"]
     rest = " and ".join(apart)
     if not told:  # apart from every count: each side said
         return told, rest, rest
     return told, said + margin + (f"; {rest}" if rest else ""), said + (f"; {rest}" if rest else "")
 
 
-# a range below the source count: the reader asked how naive beats "the floor" (cr69 05 #1, cr97 05 M1); two facts on
+# a range below the source count: the reader asked how naive beats "the floor"; two facts on
 # their own line after the verdict, not a hedged clause inside it
 CHEAPER = (
     "prices mean's read-only pass at half a copy; one possible reason the time lies below it, not tested here: a copy's"
@@ -972,7 +972,7 @@ CHEAPER = (
 
 def _count_text(count: float, ends: tuple[float, ...]) -> str:
     """A byte count as its table row and its verdict print it: one decimal (3.5 for 3.50079, the per-row tensors'
-    bytes included), more only where a p10 or p90 in `ends` lies between the two (cr97 05 #2: 3.50079 beside 3.5)."""
+    bytes included), more only where a p10 or p90 in `ends` lies between the two (3.50079 beside 3.5)."""
     short = f"{count:.1f}"
     return short if not any(min(count, float(short)) <= e <= max(count, float(short)) for e in ends) else f"{count:g}"
 
@@ -1044,22 +1044,22 @@ def _with_ties(line: str, metrics: dict, shape: str) -> str:
 def recap(takeaways: list[str]) -> list[str]:
     """One line per shape for 05's Summary, cut from `shape_takeaways`' lines (no new verdict): the shape's headline
     and its bound labels (not a withheld bound's reason: too long for a recap), parentheses dropped. Why: the Summary
-    only pointed at the output (cr101 05 M4)."""
+    only pointed at the output."""
     import re
 
-    # a tie keeps its verdict and quotes no one number; a withheld label keeps its slow rounds (cr103 05 #2-3)
+    # a tie keeps its verdict and quotes no one number; a withheld label keeps its slow rounds
     slow = dict(re.findall(r"^    (\S+) .*its time had (\d+) slow rounds", "\n".join(takeaways), re.M))
-    # a share withheld beside a labelled one of the same median says so: "naive is less memory-bound" (cr104 05)
+    # a share withheld beside a labelled one of the same median says so: "naive is less memory-bound"
     found = re.findall(r"^    (\S+) .*as (\S+)'s median, but its time had", "\n".join(takeaways), re.M)
     twin = {n: (m, "median") for n, m in found}
-    # a withheld share whose variant has the same ops and allocations as a labelled one: slow rounds split them (cr105 05 #4)
+    # a withheld share whose variant has the same ops and allocations as a labelled one: slow rounds split them
     for x, y in re.findall(r"(\S+) and (\S+) \([\d.]+ allocated, [\d.]+ ops each\)", "\n".join(takeaways)):
         twin |= {x: (y, "ops and allocations"), y: (x, "ops and allocations")}
     lines: list[str] = []
     for line in takeaways:
         text = re.sub(r" \((?!cannot tell)[^()]*\)", "", line.strip())
         text = re.sub(r"(\(cannot tell[^()]*\)); [^;]* at [\d.]+x the copy's time", r"\1", text)
-        text = text.replace("memory-bound†:", "memory-bound† (estimated):")  # a byte share is an estimate (cr108 05)
+        text = text.replace("memory-bound†:", "memory-bound† (estimated):")  # a byte share is an estimate
         if text.startswith("cannot tell") and (said := [f"{n}'s time had {slow[n]}" for n in slow if n in text]):
             same = [
                 f"same {twin[n][1]} as {twin[n][0]}; "
@@ -1139,7 +1139,7 @@ def predict_answer(
 _FLIP = {"faster": "slower", "slower": "faster"}  # a pair verdict read from its reference's side
 
 _RERUN = "rerun the timing cell when the machine is quiet"
-_PAIRS_ABOVE = "this shape's result is the pairs above (timed in the same rounds; no copy needed)"  # not repeated (cr58 05)
+_PAIRS_ABOVE = "this shape's result is the pairs above (timed in the same rounds; no copy needed)"  # not repeated
 
 
 def plot_over_copy(rankings: dict[str, Ranking], names: list[str], title: str, path: Path) -> Any:
@@ -1188,24 +1188,24 @@ def plot_over_copy(rankings: dict[str, Ranking], names: list[str], title: str, p
         over.plot.bar(ax=ax, rot=0, logy=True, yerr=whiskers, color=[colours[s] for s in drawn], ylabel=ylabel)
     else:  # nothing to draw: the axes still carry the title, the band and why
         ax.set(yscale="log", ylabel=ylabel)
-    # "≈" only for no measurable difference; "?" where the order is unresolved: "≈3.39x" read as equal (cr77 05)
+    # "≈" only for no measurable difference; "?" where the order is unresolved: "≈3.39x" read as equal
     tie_words = {r.tier_word(t): None for r in drawn.values() for t in r.tiers() if len(t) > 1}  # the pairs' own words
     marks = {w: "≈" if w == NO_DIFFERENCE else "?" for w in tie_words}
     tied = {s: {n: marks[r.tier_word(t)] for t in r.tiers() if len(t) > 1 for n in t} for s, r in drawn.items()}
     # a bar the verdict does not tell apart from the copy (its whisker enters the band) is marked as the shape line
-    # says it: "1.10x" beside "cannot tell apart from the copy" read as a finding (cr88 05 #5)
+    # says it: "1.10x" beside "cannot tell apart from the copy" read as a finding
     near = {s: {n: _copy_mark(r.over_floor[n]) for n in names if _copy_mark(r.over_floor[n])} for s, r in drawn.items()}
     for s in drawn:
-        # both marks where both hold: "◇" (against the copy) is not "?" (an unresolved order; cr94 05: one "?", two meanings)
+        # both marks where both hold: "◇" (against the copy) is not "?" (an unresolved order; one "?", two meanings)
         tied[s] = {n: "".join(dict.fromkeys(m for m in (tied[s].get(n), near[s].get(n)) if m)) for n in tied[s] | near[s]}
     for bars, (s, r) in zip(
         [c for c in ax.containers if type(c).__name__ == "BarContainer"], drawn.items()
     ):  # bars, not whiskers
-        # the mark after the value: "?9.03x" read as a typo of the number (cr109 05)
+        # the mark after the value: "?9.03x" read as a typo of the number
         ax.bar_label(bars, labels=[f"{over.at[n, r.label]:.2f}x {tied[s].get(n, '')}".rstrip() for n in names], fontsize=9)
     if notes:  # below the axes: inside, the note ran into the tallest bar's label
         ax.text(0.0, -0.16, "\n".join(notes), transform=ax.transAxes, va="top", fontsize=9)
-    ax.yaxis.set_major_locator(FixedLocator([0.2, 0.5, 1, 2, 5, 10, 20, 50, 100]))  # 7 8 9 10 ran together (cr59 05 #7)
+    ax.yaxis.set_major_locator(FixedLocator([0.2, 0.5, 1, 2, 5, 10, 20, 50, 100]))  # 7 8 9 10 ran together
     ax.yaxis.set_minor_locator(NullLocator())
     ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))  # 2 and 5, not 2x10^0
     ax.axhline(1.0, color="black", lw=1, ls="--", label="copy floor")
@@ -1219,7 +1219,7 @@ def plot_over_copy(rankings: dict[str, Ranking], names: list[str], title: str, p
     for pax, (s, r) in zip(axes[0, 1:], paired.items()):
         _plot_pairs(pax, r, colours[s], RESOLUTION)
     handles, labels = ax.get_legend_handles_labels()
-    for mark in dict.fromkeys(marks.values()):  # an inconclusive pair, not a tie (cr50 05 #1); its own word (cr76 05 #2)
+    for mark in dict.fromkeys(marks.values()):  # an inconclusive pair, not a tie; its own word
         words = [w for w, m in marks.items() if m == mark]
         unresolved = ", order unresolved" if mark == "?" else ""
         # the variants named: "3.25x ≈" under the copy's entry read as "about the copy"
@@ -1238,7 +1238,7 @@ def plot_over_copy(rankings: dict[str, Ranking], names: list[str], title: str, p
             2, f"{mark} (whisker in the band): {CANNOT_TELL + ' from the copy, inconclusive' if mark == '◇' else NO_DIFFERENCE}"
         )
     ax.set_title(title)
-    if paired:  # below the notes: beside the axes it covered the pairs panel's labels (cr58 05 #2)
+    if paired:  # below the notes: beside the axes it covered the pairs panel's labels
         below = -0.2 - 0.06 * len(notes)
         ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(0.0, below), fontsize=9, ncols=2)
         fig.tight_layout()
@@ -1263,7 +1263,7 @@ def _copy_mark(ratio: Any) -> str:
 def _plot_pairs(ax: Any, ranking: Ranking, colour: str, resolution: float) -> None:
     """One shape's pair ratios, later variant over earlier (`newer_first`'s direction, inverted from the
     pairs' own), each a point at its median per-round ratio with its p10-p90 whisker, beside 1 and the margin
-    (named in the x label: the left panel's legend names the band around the copy, cr53 05 #5)."""
+    (named in the x label: the left panel's legend names the band around the copy)."""
     from matplotlib.ticker import FixedLocator, FormatStrFormatter, NullLocator
 
     pairs = [(f"{v.reference} / {v.subject}", 1 / v.median, 1 / v.p90, 1 / v.p10) for v in ranking.pairs]
@@ -1330,7 +1330,7 @@ def _memory_bound(
     if busy:  # a failed floor gates the ranking first; a busy block still concludes nothing
         return [str(busy)]
     # a variant whose allocations were not recorded (neuron may record none) gets no share: counted as one copy, naive's
-    # share would read about a third of its own and its label flip (cr72 05)
+    # share would read about a third of its own and its label flip
     unrecorded = [n for n, a in allocs.items() if not a > 0]  # NaN compares False
     held_back = [str(withheld(f"byte share of {', '.join(unrecorded)}", "alloc_over_input not recorded"))] if unrecorded else []
     ratios = {n: r for n, r in ratios.items() if n not in unrecorded}
@@ -1341,17 +1341,19 @@ def _memory_bound(
     shares = {n: float(np.median(1 / r.per_round)) for n, r in at_rate.items()}
     spreads = {n: p10_p90(1 / r.per_round) for n, r in at_rate.items()}
     rate = reference.split()[0]  # "copy" or "triad"
-    # the share's formula here, in the footnote, not in the bound's line (cr60 05 #6 asked for it; there it made the
+    # the share's formula here, in the footnote, not in the bound's line (there it made the
     # densest line of 05's output)
     basis = (
         f"byte share = alloc_over_input (at least 1) × the {rate}'s time ÷ the variant's time, per round:"
         f" time at the {rate}'s rate, allocation included"
-    )  # cr81 05 M2: plain sentences; cr102 05 #1: "a lower bound" was not shown (the source count's share passes 1)
+    )  # plain sentences; "a lower bound" was not shown (the source count's share passes 1)
     if rate == "copy":  # the copy reached about half the triad: "memory-bound" is relative to it, not to peak memory
-        basis += f". Memory-bound here means near an allocating copy's time; that copy reached {floor.copy_over_probe:.2f}x the triad"  # cr87 05 #4
+        basis += (
+            f". Memory-bound here means near an allocating copy's time; that copy reached {floor.copy_over_probe:.2f}x the triad"
+        )
     triad = f" (spread {block[reference].spread:.2f}; used because the copy failed its check)"
     basis += "" if floor.ok else f", at the triad's rate{triad}"
-    subject = f"moving its bytes at the {rate}'s rate" + (", allocation included" if rate == "copy" else "")  # cr72 05 #3
+    subject = f"moving its bytes at the {rate}'s rate" + (", allocation included" if rate == "copy" else "")
     share = estimate(subject, shares, "of the time", basis, "a read-only pass (mean), which allocates nothing", 2)
     near_one = {n for n, r in at_rate.items() if not judge_ratio(r).measurable}  # CANNOT_TELL from its bytes' time
     lines = _bound_lines(
@@ -1366,7 +1368,7 @@ def _memory_bound(
         slow=ranking.slow,
         brief=brief,
     )
-    if brief:  # one worked share from this run's numbers, beside the shares (cr101 05 M2)
+    if brief:  # one worked share from this run's numbers, beside the shares
         n = "naive" if "naive" in ratios else max(copies, key=copies.get)
         worked = copies[n] / ratios[n].median
         lines.insert(

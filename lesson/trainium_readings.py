@@ -91,7 +91,7 @@ def device_view_claims(metrics: dict[str, Any], band: bool = False) -> tuple[dic
 
     Args:
         metrics: `device_view_metrics`' result.
-        band: add the total-time verdicts of the stand-in rule (A4 only since r96: 09 states times as readings).
+        band: add the total-time verdicts of the stand-in rule (A4 only since 09 states times as readings).
 
     Returns:
         ({"claims": metric}, every reading, ready for `session.publish`; DataFrame with columns reading
@@ -185,7 +185,7 @@ def guesses_against_counters(exports: dict[str, Any], work: dict[str, pd.DataFra
         range, cut-offs 5% beyond it; `spread_line` names these rows); an engine row starts
         with its computing instructions ("fewer", "more"), and one whose counts are equal in both kernels
         (the tensor engine) sets the band: no verdict. A DMA row notes the profiler's warning
-        that DMA values may be inaccurate where an export carries it: the verdict rests on those values (cr83 09 #3). `match`: the guess against a
+        that DMA values may be inaccurate where an export carries it: the verdict rests on those values. `match`: the guess against a
         direction every dtype shows ("✓"/"✗"), else "no verdict (not 'same')"; "" for an unfilled guess.
     """
     kernels = ("fused", "baseline")
@@ -278,7 +278,7 @@ def _rule_parts(ratios: pd.DataFrame) -> tuple[Any, ...]:
 
     def inside(c: str) -> str:  # a no-verdict counter's distance to its nearer cut-off, per dtype
         r = {d: float(ratios.at[c, d]) for d in DTYPES if not against_spread(float(ratios.at[c, d]), (lo, hi))}
-        cuts = (round(below, 3), round(above, 3))  # the miss from the printed values: the reader's arithmetic (cr101 09)
+        cuts = (round(below, 3), round(above, 3))  # the miss from the printed values: the reader's arithmetic
 
         def words(v: float) -> str:  # "misses by 0.046" read as outside the cut-offs: name the side it is inside
             said = cut_off_miss(v, cuts)
@@ -306,10 +306,10 @@ def spread_line(ratios: pd.DataFrame) -> str:
         ratios: `guesses_against_counters`' table (its computing-instructions column: the tensor row's counts).
 
     Returns:
-        Two lines: the rule worked with its numbers (r93: six bullets of rule in 09's markdown stopped every reader),
+        Two lines: the rule worked with its numbers (six bullets of rule in 09's markdown stopped every reader),
         e.g. "the band: the same instruction counts (56 / 56, 60 / 60 computing instructions) moved the tensor lane
         x0.912-x1.068; cut-offs: low x0.95, high /0.95 (...): only moves below x0.867 or above x1.124 count" (as computed:
-        cr94 could not get x1.124 from "widened by 5%"), and "past a cut-off in
+        a reader could not get x1.124 from "widened by 5%"), and "past a cut-off in
         both dtypes: total_time, ...; no verdict in either dtype: vector_engine_active_time (bf16 x0.869 at the
         edge: ..., fp32 x0.913 inside, 0.046 above the low cut-off)": each no-verdict ratio with its distance to the nearer cut-off.
     """
@@ -352,7 +352,7 @@ def execution_start(exports: dict[str, Any], detail: bool = True) -> pd.DataFram
         row's last packet ends (`after the DMA row's last bar (us)`) and the computing instructions that start in it
         (`computing there`). The bars' opcodes are named by `start_tail_opcodes`, one line, not in this table.
         With `detail=False` (09's table) the two setup columns (first HBM read, DMA queue types) are left out:
-        09 reads the start and the tail; the setup inside the start is A4's (r95's cold reader could not place them).
+        09 reads the start and the tail; the setup inside the start is A4's (a reader could not place them).
     """
     from analysis import COMPUTING_OPCODES
 
@@ -378,7 +378,7 @@ def execution_start(exports: dict[str, Any], detail: bool = True) -> pd.DataFram
 
 
 def per_call_bounds(start: pd.DataFrame) -> str:
-    """A4's refinement of 09's per-call reading (moved from 09 in r96: its cold readers could not follow the
+    """A4's refinement of 09's per-call reading (moved from 09: its readers could not follow the
     three hypotheses). Two lines linking 09's two findings: the start before the first MATMUL (its span over every
     profile, and whether it computes anything), and fused / baseline per dtype from the first MATMUL to the
     DMA row's last bar against the whole execution (total_time).
@@ -396,11 +396,11 @@ def per_call_bounds(start: pd.DataFrame) -> str:
         in every profile, no computing instruction; fused / baseline in the compute window (first MATMUL to the DMA
         row's last bar): bf16 x0.49 (34.9 -> 17.0 us), ..." and "per call (total_time, start and tail included): bf16
         x0.67, ...; setup and tail once: bf16 x0.53, ...; only the compute window per call: bf16 x0.49, ...; one profile
-        cannot tell which" (cr94: "if once, the gain approaches the compute window's" was false: the start's stretch after
+        cannot tell which" ("if once, the gain approaches the compute window's" was false: the start's stretch after
         setup loads the inputs every call needs; so three bounds, each from the profile's own intervals).
         The profiled call is the 2nd execution (N37: the first carries the one-time warm-up), so the start is not
         first-call warm-up; whether it recurs on every call, one profile cannot show: total_time is the per-call
-        figure, the middle ratio a bound on it (09's cold reader, r90).
+        figure, the middle ratio a bound on it (09's cold reader).
     """
     first = start["first MATMUL (us)"].astype(float)
     total = first / start["first MATMUL / total_time"].astype(float)
@@ -435,7 +435,7 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
     execution each) and in the compute window (first MATMUL to the DMA row's last bar, which leaves out the
     start and the tail both kernels spend).
 
-    Why two readings only: r93-r95's cold readers stopped at the three-hypothesis line (`per_call_bounds`,
+    Why two readings only: readers stopped at the three-hypothesis line (`per_call_bounds`,
     now in A4). Computed from the start table alone (total time = first MATMUL / (first MATMUL / total_time)).
 
     Args:
@@ -447,7 +447,7 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
         opcode this page counts as computing", the per-call hedge (the profile is the 2nd execution, N37, so the start
         is no first-call warm-up; whether it recurs per call inside a larger program, A4's three cases), then "fused / baseline,
         whole execution (total_time): bf16 x0.67, fp32 x0.65" and "compute window (ends at a DMA bar the profiler warns may be inaccurate): bf16 x0.49, fp32 x0.49"
-        (cr101 09: the window ends at a DMA bar, and the profiler warns DMA values may be inaccurate; the why of two
+        (the window ends at a DMA bar, and the profiler warns DMA values may be inaccurate; the why of two
         ratios: the window leaves out the start and the tail the table lists for both kernels).
     """
     first = start["first MATMUL (us)"].astype(float)
@@ -457,7 +457,7 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
     for dtype in sorted({name.split("_")[1] for name in start.index}):
         base, fused = (next(n for n in start.index if n.startswith(f"{k}_{dtype}_")) for k in ("baseline", "fused"))
         whole_parts.append(f"{dtype} x{total[fused] / total[base]:.2f}")
-        middle_parts.append(f"{dtype} x{middle[fused] / middle[base]:.2f}")  # the us: the fusion line (cr108 09)
+        middle_parts.append(f"{dtype} x{middle[fused] / middle[base]:.2f}")  # the us: the fusion line
     share = start["first MATMUL / total_time"].astype(float) * 100
     idle = "no" if start["computing before MATMUL"].astype(int).eq(0).all() else "some profile runs an"
     return (
@@ -472,9 +472,9 @@ def start_tail_opcodes(exports: dict[str, Any], name: str = "baseline_bf16_s512"
     """Two lines: the most frequent opcodes drawn as bars (neither computing nor waits) of one profile before its
     first MATMUL and in its tail.
 
-    Why here: 09 says the start's and the tail's bars are "other opcodes"; its cold readers (r89) asked which.
+    Why here: 09 says the start's and the tail's bars are "other opcodes"; its cold readers asked which.
     The line names and counts them; it reads no meaning in. The waits (analysis.WAIT_OPCODES) are left out
-    because the bars leave them out (r90's cold reader).
+    because the bars leave them out.
 
     Args:
         exports: profile name -> its NeuronExport (analysis.load_exports).
@@ -578,7 +578,7 @@ def engine_opcode_counts(exports: dict[str, Any], engine: str = "scalar") -> str
     """One line: per dtype, how fusion changed an engine's computing instructions, opcode by opcode.
 
     Why: 09's predict step asks about the scalar lane, which shrinks with fusion; the per-engine table gives only
-    the count, and 09's cold readers (r87) had to subtract two lists to see which opcodes went. The line prints
+    the count, and 09's cold readers had to subtract two lists to see which opcodes went. The line prints
     the changed opcodes as "baseline->fused" and names the unchanged ones, so it never points at an opcode that
     stayed. Which source lines the removed instructions come from, the profile does not say.
 
@@ -623,7 +623,7 @@ def per_engine_table(work: dict[str, pd.DataFrame], origin: str) -> Any:
 
     Returns:
         A pandas Styler with the caption "Per engine: us, and computing instructions (count; computing opcodes:
-        ACTIVATE, ...) [origin]": the opcode list moved from a print in 09 (r99: 09's sentence-building share).
+        ACTIVATE, ...) [origin]": the opcode list moved from a print in 09 (09's sentence-building share).
     """
     from analysis import COMPUTING_OPCODES
 
@@ -642,8 +642,8 @@ def per_engine_table(work: dict[str, pd.DataFrame], origin: str) -> Any:
 def _bursts(e: Any) -> tuple[list[list[Any]], list[tuple[float, float]]]:
     """A profile's bursts: runs of HBM stores then loads between its first and last MATMUL, and each burst's DMA
     bar span (us): the merged DMA bars that start between its first instruction and the next burst's (or the
-    last MATMUL), so that matching a burst to its bars by time can be checked (cr97 09 #5). `burst_spans` runs
-    each round trip from its first store instruction instead (cr109 09 #4: the stores start before the bars)."""
+    last MATMUL), so that matching a burst to its bars by time can be checked. `burst_spans` runs
+    each round trip from its first store instruction instead (the stores start before the bars)."""
     from analysis.neuron_export import merged_intervals
 
     mm = e.instructions.loc[e.instructions["opcode"] == "MATMUL", "start_ns"]
@@ -668,7 +668,7 @@ def device_view_reading(exports: dict[str, Any], start: pd.DataFrame, dtype: str
     each burst), that the fused profile has none (what `_bursts` tests), and both compute windows (first MATMUL to the
     DMA row's last bar) with their drop.
 
-    Why: cr108 09 M1: the page listed empty lanes (gpsimd empty all through the window in both kernels) and never
+    Why: the page listed empty lanes (gpsimd empty all through the window in both kernels) and never
     stated the lesson. One execution each, so a reading: it does not show the round trips cause the shorter window.
     The idle burst time is printed once, as a measurement beside the shaded time it is part of (the figure shows it:
     shaded, light bars only), not as an "at most" bound on the window's drop, which the page could not derive; the
@@ -700,20 +700,20 @@ def device_view_reading(exports: dict[str, Any], start: pd.DataFrame, dtype: str
 
 def burst_spans(exports: dict[str, Any], name: str = "baseline_bf16_s512") -> dict[str, list[tuple[str, float, float]]]:
     """{name: [(label, start_us, end_us), ...]}: each round trip, from its first store instruction to its last DMA
-    bar, labelled S then P by time order, for analysis.draw_lanes to shade (cr97 09 M2: the figure marked no
-    burst; cr109 09 #4: the stores start before the first bar, so the span starts at them)."""
+    bar, labelled S then P by time order, for analysis.draw_lanes to shade (the figure marked no
+    burst; the stores start before the first bar, so the span starts at them)."""
     bursts, spans = _bursts(exports[name])
     return {name: [(label, min(rows[0].start_ns / 1e3, lo), hi) for label, rows, (lo, hi) in zip("SP", bursts, spans)]}
 
 
 def burst_transfers(exports: dict[str, Any], name: str = "baseline_bf16_s512") -> str:
-    """One line per DMA burst of one baseline profile (09's markdown names it: the line does not, cr108 09): its HBM
+    """One line per DMA burst of one baseline profile (09's markdown names it: the line does not): its HBM
     store and load instructions (start, bytes) and the span of its DMA bars.
 
-    Why: 09 said the bursts "fit the round trip of S and P" by eye (cr83 09 #1); the HBM instructions between
+    Why: 09 said the bursts "fit the round trip of S and P" by eye; the HBM instructions between
     the first and the last MATMUL show it. A burst is a run of stores followed by loads; it fits a round trip
     when it loads back the bytes it stored and they equal the source's S (first burst) or P (second) store.
-    The bar span lets a reader check the match by time (cr97 09 #5).
+    The bar span lets a reader check the match by time.
     """
     from analysis import attention_hbm_traffic
 

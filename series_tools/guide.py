@@ -135,7 +135,7 @@ def timings_markdown() -> str:
     rows.append(f"| **sum of the notebooks** | **{total:.1f}** | | |")
     rows += [
         "",
-        # the 00 sentence: cold reads r85 and r87 (00) saw two reference-run figures for one column
+        # the 00 sentence: readers of 00 saw two reference-run figures for one column
         f"cpu: {CPU_SECONDS_MEASURED_ON}, the committed cpu reference run (docs/reference-runs/): its README lists "
         "the same times beside each executed notebook. Notebook 00's plan in any run quotes the reference run "
         "committed when that run started, so the committed run's own 00 quotes the run before it. cuda and Trainium: no run of this project has timed them; "

@@ -57,7 +57,7 @@ def test_own_time_line_gives_the_part_inside_the_whole_per_step():
 
 
 def test_fused_rate_line_gives_the_second_rate_and_the_range_it_cannot_narrow():
-    """cr88 03: the far smaller fused calls' rate is the byte model's other end, not a check of its headline."""
+    """The far smaller fused calls' rate is the byte model's other end, not a check of its headline."""
     from analysis.verdicts import estimate
     from lesson.changed_ops import fused_rate_line
 
@@ -75,12 +75,12 @@ def test_fused_rate_line_gives_the_second_rate_and_the_range_it_cannot_narrow():
     line = fused_rate_line(mixed, call, saving, ["an AMD MI300X"])
     assert line.startswith(
         "naive moves about 9x the one-pass minimum (330 MB, counted from its kernels' shapes in 02, against 36.6 MB):"
-        " the room a one-pass kernel has\n"  # the byte model's takeaway, first; cr111: the bytes are counted, not derived
+        " the room a one-pass kernel has\n"  # the byte model's takeaway, first; the bytes are counted, not derived
         "S:\nH100: about 134 us at the naive rate (one rate only: not a verdict)\n"
         "MI300X: about 104 us at the naive rate, -31 us at the small fused calls' rate: inconclusive;"
-        " kernels stamped back to back: times may include idle\n"  # cr111: 02's caveat, where the rate is given
+        " kernels stamped back to back: times may include idle\n"  # 02's caveat, where the rate is given
         "(estimated, not measured: a byte model; this estimate cannot show launch overhead)\n"
-    )  # cr109: one plain line per device, each rate named beside its figure; cr101: the MI300X's fused rate prices no H100 kernel
+    )  # one plain line per device, each rate named beside its figure; the MI300X's fused rate prices no H100 kernel
     assert line.endswith(
         "the small fused calls' rate: the median of the 6 recorded (MI300X, 35x fewer bytes), 247 GB/s"
     )  # where the second rate comes from; the one-pass time at it is the table's row
@@ -94,7 +94,7 @@ def test_fused_rate_line_gives_the_second_rate_and_the_range_it_cannot_narrow():
 
 
 def test_own_time_line_takes_the_median_step_from_the_trace(tmp_path):
-    """cr104 03: the 5-step mean (one slow step) read 135 ms beside the tree's 103 ms; the share is of the same step."""
+    """The 5-step mean (one slow step) read 135 ms beside the tree's 103 ms; the share is of the same step."""
     from unittest import mock
 
     from lesson import changed_ops
@@ -107,7 +107,7 @@ def test_own_time_line_takes_the_median_step_from_the_trace(tmp_path):
 
 
 def test_priced_table_names_its_rows_in_plain_words():
-    """cr89 03: the displayed rows were the metric keys, defined nowhere on the page."""
+    """The displayed rows were the metric keys, defined nowhere on the page."""
     from lesson.changed_ops import PRICED_ROWS, priced_table
 
     priced = pd.DataFrame({"an NVIDIA H100": dict.fromkeys(PRICED_ROWS, 1.04), "an AMD MI300X": dict.fromkeys(PRICED_ROWS, 2.0)})
@@ -116,7 +116,7 @@ def test_priced_table_names_its_rows_in_plain_words():
     assert shown.loc["saved, fused rate (us, estimate)"].tolist() == [
         "none recorded",
         0.0,
-    ]  # cr93: a saved row per end; cr101: MI300X only
+    ]  # a saved row per end; MI300X only
 
 
 def test_ratio_ends_says_which_slow_rounds_set_the_range():
@@ -130,9 +130,9 @@ def test_ratio_ends_says_which_slow_rounds_set_the_range():
     fused = np.array([100.0 - i * 0.1 for i in range(13)] + [170.0, 180.0])  # its 2 slow rounds: the top two ratios
     timings = {"naive": Timing("naive", naive, 1), "torch.rms_norm": Timing("torch.rms_norm", fused, 1)}
     line = ratio_ends(timings, paired_ratio(timings, "torch.rms_norm", "naive"))
-    # cr96 04: an end no slow round sets names the round's furthest variant and its factor
+    # an end no slow round sets names the round's furthest variant and its factor
     assert "p10 from a round where torch.rms_norm took 0.99x its median (under 1.5x), p90 from a round slow" in line
-    naive[3:5] = [123.0, 124.0]  # cr96 04: naive rounds under the cut; the second lowest ratio (p10 of 15) is 1.23x
+    naive[3:5] = [123.0, 124.0]  # naive rounds under the cut; the second lowest ratio (p10 of 15) is 1.23x
     timings["naive"] = Timing("naive", naive, 1)
     assert "p10 from a round where naive took 1.23x its median (under 1.5x)" in ratio_ends(
         timings, paired_ratio(timings, "torch.rms_norm", "naive")
@@ -145,7 +145,7 @@ def test_ratio_ends_says_which_slow_rounds_set_the_range():
 
 
 def test_saving_sentence_states_its_condition_untested():
-    """cr105 03: "it would save ... about 134 us" read alone as a finding. cr109 03: each device's line now names its
+    """The line "it would save ... about 134 us" read alone as a finding. Each device's line now names its
     rate and says "untested" or "inconclusive" (`fused_rate_line`); the subject heads them."""
     import json
     from pathlib import Path

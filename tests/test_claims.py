@@ -63,7 +63,7 @@ def test_an_overlap_claim_holds_only_where_the_published_ranges_overlap_or_touch
 
 
 def test_an_inconclusive_ratio_records_inconclusive_not_about_1():
-    """01 published "about 1" beside "inconclusive, not a finding that they cost the same" (cr96 01 #4)."""
+    """01 published "about 1" beside "inconclusive, not a finding that they cost the same"."""
     wide = {"r": {"value": 1.08, "unit": "ratio", "p10": 1.01, "p90": 1.13}}
     verdict = judge_ratio(PairedRatio("a", "b", np.array([1.01] * 2 + [1.08] * 6 + [1.13] * 2)))
     assert verdict.relation == "inconclusive" and check_claims([verdict.claim("r").record()], wide) == []

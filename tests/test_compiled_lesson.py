@@ -51,15 +51,15 @@ def test_break_evens_price_the_first_compile_and_give_the_later_one_only_its_tim
         "  of the process's first compile (9.0 s) against naive, rounded up to whole calls\n"
         "  that compile is expected to include Inductor's start-up (not measured)"
     )
-    assert "over the saving at HIDDEN = 4096" in basis and basis.startswith("  its basis:")  # cr59: its own line
+    assert "over the saving at HIDDEN = 4096" in basis and basis.startswith("  its basis:")  # its own line
     assert "per-round ratio's p10-p90" not in paid_back.sentence  # no spread given: none printed
-    # cr59: the setup named by its evidence, and what one run cannot split
-    # cr60: the kinds of the files the first added beyond the later one, only those it added more of
+    # the setup named by its evidence, and what one run cannot split
+    # the kinds of the files the first added beyond the later one, only those it added more of
     assert (
         setup
         == "which setup ran (not its cost): the first compile added 36 cache files, the later one 6; the 30 more: 12 .cpp, 12 .so (compiled code), 3 .py, 3 in locks/ (file locks)"
     )
-    # cr47: a compile at HIDDEN = 1024 over the saving at 4096 answered no real question: only its time
+    # a compile at HIDDEN = 1024 over the saving at 4096 answered no real question: only its time
     assert later.kind == "withheld"
     # called a compile only with its evidence beside it (the first's is its origin line)
     assert "a later compile at HIDDEN = 1024 (cache_misses 1) took 600 ms; its break-even: withheld" in later.sentence
@@ -70,14 +70,14 @@ def test_break_evens_price_the_first_compile_and_give_the_later_one_only_its_tim
     )
     # the two cold calls' ratio measured neither the setup nor a compile, yet read as the setup's cost: not printed
     assert "x the first" not in later.sentence
-    # cr60: "so most of the first may be setup" claimed beyond the evidence; cr73: the ratio says it does not price it
+    # "so most of the first may be setup" claimed beyond the evidence; the ratio says it does not price it
     assert "most of the first" not in later.sentence
     assert "that shape's saving was not timed" in later.sentence
     assert "4096" not in later.sentence and "about" not in later.sentence  # no number priced with the other shape
 
 
 def test_the_first_break_even_says_setup_included_and_no_evidence_line_without_cache_counts():
-    """cr52: the only break-even printed included the setup while a later compile took 0.07x of it."""
+    """The only break-even printed included the setup while a later compile took 0.07x of it."""
     from types import SimpleNamespace
 
     from lesson.compiled import break_evens
@@ -101,12 +101,12 @@ def test_break_even_prints_the_range_the_paired_ratios_spread_gives():
         ColdCall({"seconds": 9.0}), ColdCall({"seconds": 0.6}), naive, _verdict("faster", 0.5, 0.75), 4096, 1024
     )
     assert "223-446 calls from the per-round ratio's p10-p90 alone" in paid_back.sentence  # 8.92 s over 40 ms and over 20 ms
-    # cr97: the range is the warm ratio's; the cold call's own spread is unknown, said beside it
+    # the range is the warm ratio's; the cold call's own spread is unknown, said beside it
     assert "p10-p90 alone (the cold call is one sample; its spread is unknown)" in paid_back.sentence
 
 
 def test_break_even_takes_its_saving_from_the_paired_ratios_median_so_it_sits_inside_its_range():
-    """cr49: 04 took the saving from the difference of the table's medians (a 3.35x) while its range used
+    """04 took the saving from the difference of the table's medians (a 3.35x) while its range used
     the per-round ratios (median 0.32): the estimate sat at the edge of its own range."""
     from types import SimpleNamespace
 
@@ -120,7 +120,7 @@ def test_break_even_takes_its_saving_from_the_paired_ratios_median_so_it_sits_in
 
 
 def test_break_evens_round_up_to_whole_calls_as_exercise_2_does():
-    """cr44: 04 rounded the first break-even (185.2 -> 185) but ceiled exercise 2's (1.15 -> 2)."""
+    """04 rounded the first break-even (185.2 -> 185) but ceiled exercise 2's (1.15 -> 2)."""
     from types import SimpleNamespace
 
     from lesson.compiled import break_evens
@@ -182,7 +182,7 @@ def test_a_cache_files_kind_is_its_named_subfolder_else_its_suffix():
 
 
 def test_a_cpu_feature_probe_is_one_kind_apart_from_the_kernels_files(tmp_path):
-    """f72: the first compile's 30 extra files were read as "compiled code"; on cpu they are Inductor's
+    """The first compile's 30 extra files were read as "compiled code"; on cpu they are Inductor's
     CPU-feature probes (a .cpp with a `*_chk_kernel`, its .so and a lock each)."""
     from pathlib import Path
 
@@ -213,12 +213,12 @@ def test_the_setup_evidence_names_the_probes_not_compiled_code():
     assert setup == (
         "which setup ran (not its cost): the first compile added 36 cache files, the later one 6;"
         " the 30 more: 30 files of CPU-feature probes (sources defining __avx512_chk_kernel, __amx_chk_kernel...)"
-    )  # cr102 04: one short line, no per-check inventory; cr103 04: "probes" shown by the checks their sources define
+    )  # one short line, no per-check inventory; "probes" shown by the checks their sources define
     assert "compiled code" not in setup
 
 
 def test_the_probes_are_named_by_the_checks_their_sources_define(tmp_path):
-    """cr72: the `*_chk_kernel` each probe source defines, read from the sources themselves (cr102 04: no
+    """The `*_chk_kernel` each probe source defines, read from the sources themselves (no
     longer printed beside the break-even; `ColdCall.probe_names` keeps them)."""
     from pathlib import Path
 
@@ -235,7 +235,7 @@ def test_the_probes_are_named_by_the_checks_their_sources_define(tmp_path):
 
 
 def test_the_break_even_is_labelled_a_first_compile_only_where_the_counts_say_so():
-    """cr72: re-running 04's cold-call cell in one kernel loads from the cache, yet the break-even still read
+    """Re-running 04's cold-call cell in one kernel loads from the cache, yet the break-even still read
     "the process's first compile (setup included)"; on neuron a pre-warmed NEFF cache serves a NEFF."""
     from types import SimpleNamespace
 
@@ -255,7 +255,7 @@ def test_the_break_even_is_labelled_a_first_compile_only_where_the_counts_say_so
 
 
 def test_a_busy_cold_call_withholds_the_break_even_and_the_later_ratio():
-    """r73: 04's exercise 2 printed BUSY for its cold call, then a ratio and a break-even from that same call;
+    """04's exercise 2 printed BUSY for its cold call, then a ratio and a break-even from that same call;
     a busy block concludes nothing, so break_evens withholds what it would draw from a busy cold call."""
     from types import SimpleNamespace
 
@@ -271,7 +271,7 @@ def test_a_busy_cold_call_withholds_the_break_even_and_the_later_ratio():
 
 
 def test_break_evens_gives_the_estimate_its_basis_and_the_later_compile():
-    """cr82 04: a few slow naive rounds set the range's low end; the slow-round count is no longer a line beside the break-even."""
+    """A few slow naive rounds set the range's low end; the slow-round count is no longer a line beside the break-even."""
     import numpy as np
 
     from analysis.timing import Timing
@@ -284,17 +284,17 @@ def test_break_evens_gives_the_estimate_its_basis_and_the_later_compile():
 
 
 def test_keep_neff_says_the_neff_stays_in_the_neff_cache_as_n43_does():
-    """cr93 04 #1: the printed line said the NEFF was kept only with PRESERVE=1, against 04's markdown and N43."""
+    """The printed line said the NEFF was kept only with PRESERVE=1, against 04's markdown and N43."""
     from lesson.compiled import KEEP_NEFF
 
     assert KEEP_NEFF.startswith("its NEFF stays in the NEFF cache (TORCH_NEURONX_NEFF_CACHE_DIR, else /tmp/neff_cache;")
     assert "NEFF and StableHLO are kept only" not in KEEP_NEFF
     assert "StableHLO" in KEEP_NEFF and "TORCH_NEURONX_PRESERVE_COMPILATION_ARTIFACTS=1" in KEEP_NEFF
-    assert "docs/reference-runs/README.md" in KEEP_NEFF and "notebook 09" in KEEP_NEFF  # cr93 04: the listing's place
+    assert "docs/reference-runs/README.md" in KEEP_NEFF and "notebook 09" in KEEP_NEFF  # the listing's place
 
 
 def test_the_break_even_range_names_the_slow_rounds_that_set_its_end():
-    """cr93 04 #2: 122-158 calls, whose low end came from two rounds in which only naive ran about 2.5x slow."""
+    """122-158 calls, whose low end came from two rounds in which only naive ran about 2.5x slow."""
     import numpy as np
 
     from analysis.timing import Timing
@@ -319,7 +319,7 @@ def test_the_break_even_range_names_the_slow_rounds_that_set_its_end():
 
 
 def test_beside_03_reads_03s_published_verdict(tmp_path):
-    """cr98 04 M1: the page said "where the two disagree" without saying whether they did; an inconclusive block disagrees with neither."""
+    """The page said "where the two disagree" without saying whether they did; an inconclusive block disagrees with neither."""
     from types import SimpleNamespace
 
     from analysis.verdicts import judge_ratio
@@ -336,7 +336,7 @@ def test_beside_03_reads_03s_published_verdict(tmp_path):
     both = judge_ratio(SimpleNamespace(numerator="torch.rms_norm", denominator="naive", median=1.0, p10=0.96, p90=3.35))
     assert beside_03(tmp_path / "04_torch_compile", both).endswith(
         "; here: the same: two inconclusive results, not agreement that they are equal"
-    )  # cr102 04: "the same verdict" read as a finding that they are equal
+    )  # "the same verdict" read as a finding that they are equal
     same = judge_ratio(SimpleNamespace(numerator="torch.rms_norm", denominator="naive", median=0.6, p10=0.55, p90=0.65))
     entry |= {"value": 0.6, "p10": 0.55, "p90": 0.65}
     write_metrics(tmp_path / "03_fused_rms_norm", "03_fused_rms_norm", "cpu", {"fused_over_naive": entry})

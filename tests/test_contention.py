@@ -182,7 +182,7 @@ def test_the_worst_of_several_blocks_names_its_span_as_the_longest():
     quiet = combined([one, Contention(0.05, 0.0, 0.0, None)])  # 06 printed "waited for a CPU at most 0% of any of the 3"
     assert "waited for a CPU 0% of the time in each of 2 timed blocks" in quiet.seen() and "at most 0%" not in quiet.seen()
     # 07 times one block in a second process, measured by the machine's pressure only: kept apart, and it decides BUSY
-    # too (cr49: "0% of each of the 4 timed blocks" counted a block whose wait was never measured)
+    # too ("0% of each of the 4 timed blocks" counted a block whose wait was never measured)
     second = Contention(5.4, None, 0.02, None)
     mixed = combined([second, one, two])
     assert mixed.blocks == 2 and mixed.other_process == second and mixed.busy is False
@@ -203,12 +203,12 @@ def test_one_interleaved_timing_is_one_block_however_many_variants_share_it():
 
 
 def test_a_wait_just_under_the_busy_rule_is_not_printed_at_the_rule():
-    # cr83 08 #1: 9.81% printed as "10%" beside "quiet" and "BUSY when ... 10% or more"
+    # 9.81% printed as "10%" beside "quiet" and "BUSY when ... 10% or more"
     from analysis.contention import _percent
 
     assert _percent(0.0981) == "9.8%" and _percent(0.0999) == "9.99%"
     assert _percent(0.10) == "10%" and _percent(0.094) == "9%" and _percent(0.0) == "0%" and _percent(0.23) == "23%"
-    # cr95 08: "at most 5%" for a rank that waited 5.45%: a bound rounds up, and stays on its side of the rule
+    # "at most 5%" for a rank that waited 5.45%: a bound rounds up, and stays on its side of the rule
     assert _percent(0.0545, up=True) == "6%" and _percent(0.05, up=True) == "5%" and _percent(0.0981, up=True) == "9.9%"
     assert (
         "at most 6% of the time in any"

@@ -78,7 +78,7 @@ def test_one_ranking_orders_by_the_ratio_to_the_copy_and_judges_every_pair():
     ranking = rank_over_floor(timings, ["naive", "fused", "compiled"], floor, "large")
     assert ranking.order == ["compiled", "naive", "fused"] and ranking.gate is None
     assert list(ranking.table().index) == ranking.order and ranking.table()["over_copy"].iloc[0] == pytest.approx(1.2)
-    tiers = ranking.tiers()  # each row names the others of its group (cr81 05: the tie beside the rows)
+    tiers = ranking.tiers()  # each row names the others of its group (the tie beside the rows)
     assert all(ranking.table().at[n, "not_told_apart_from"] == ", ".join(m for m in t if m != n) for t in tiers for n in t)
     kinds = {(v.subject, v.reference): v.kind for v in ranking.verdicts}
     assert kinds == {("naive", "fused"): "faster", ("naive", "compiled"): "slower", ("fused", "compiled"): "slower"}
@@ -122,7 +122,7 @@ def test_a_busy_block_ranks_nothing_and_claims_busy():
 
 
 def test_time_with_floor_keeps_a_block_with_slow_rounds_and_a_good_floor(monkeypatch):
-    """Slow rounds are not re-timed (a second large block varied again, r83); the verdicts say they include them."""
+    """Slow rounds are not re-timed (a second large block varied again); the verdicts say they include them."""
     import analysis.floor as floor_module
 
     slow = interleaved(copy=100.0, **{"triad probe": 60.0})
@@ -172,9 +172,9 @@ def test_variants_no_pair_verdict_tells_apart_are_shown_as_a_tie():
     floor = check_floor(timings["copy"], timings["probe"], 2_000_000, memory_bound=True)
     ranking = rank_over_floor(timings, ["naive", "fused", "compiled"], floor, "large")
     assert ranking.tiers() == [["compiled"], ranking.order[1:]] and len(ranking.order) == 3
-    # the group carries its pair's own word: "no measurable difference" here, as the pair table says (cr76 05 #1)
+    # the group carries its pair's own word: "no measurable difference" here, as the pair table says
     assert "compiled 1.20x, then naive 3.30x and fused 3.30x (no measurable difference)" in ranking.sentence_with_ties
-    assert "≈" not in ranking.sentence_with_ties  # cr50: "a ≈ b" read as "about equal" where the pair was inconclusive
+    assert "≈" not in ranking.sentence_with_ties  # "a ≈ b" read as "about equal" where the pair was inconclusive
     timings["fused"] = Timing("fused", 330.0 * np.array([0.9, 1.1] * 5), inner=1)  # p10-p90 past 5% of 1: inconclusive
     ranking = rank_over_floor(timings, ["naive", "fused", "compiled"], floor, "large")
     assert sorted(ranking.tiers()[1]) == ["fused", "naive"]
@@ -256,13 +256,13 @@ def test_05s_metrics_publish_every_metric_its_claims_cite_and_the_claims_hold():
         reports, {"large": block}, {"large": floor}, {"large": ranking}, errors, {"large": (64, 64)}, "float32", "cpu"
     )
     assert m["best_large_variant"]["value"] == "torch.compile" and m["large_floor_sound"]["value"] is True
-    assert m["best_large_variant"]["note"] == ranking.sentence_with_ties  # the stored note keeps ties as ties (cr36 BLOCKER)
+    assert m["best_large_variant"]["note"] == ranking.sentence_with_ties  # the stored note keeps ties as ties
     assert m["large_naive_over_copy"]["value"] == pytest.approx(3.3) and "large_compile_speedup_over_naive" in m
     assert len(m["claims"]["value"]) == 4 and check_claims(m["claims"]["value"], m) == []
 
 
 GROUP = "(cannot tell apart, inconclusive)"  # a ranking's group its pair verdicts do not order (analysis.floor)
-SAME = "(no measurable difference)"  # such a group whose pair's p10-p90 lies within 5% of 1: the pair's own word (cr76 05 #1)
+SAME = "(no measurable difference)"  # such a group whose pair's p10-p90 lies within 5% of 1: the pair's own word
 
 
 ONE_COPY = {("large", n): 1.0 for n in ("naive", "fused", "compiled")}  # each variant allocates its output only
@@ -283,7 +283,7 @@ def takeaway_case(copy: float, compiled: float, probe: float = 80.0, spread: flo
 def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_estimates_it():
     """Every branch of the large shape's bound: an estimate of each variant's bytes (alloc_over_input
     copies', at least one) at the copy's rate, every variant with a recorded allocation labelled, the others'
-    share withheld (cr72 05); a failed floor (the triad's rate); a busy block (nothing)."""
+    share withheld; a failed floor (the triad's rate); a busy block (nothing)."""
     from dataclasses import replace
 
     from analysis.contention import Contention
@@ -311,9 +311,9 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     no_notes = shape_takeaways(
         {"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=unrecorded, notes=False
     )
-    # 05 explains the footnotes in markdown (cr87 05 M1), the labels' definitions too: one short line each (cr93 05 M4)
-    # the shares one a line, then each label by name, as the overhead lines (cr100 05 M1)
-    # one worked share from the run's numbers, before the shares (cr101 05 M2); naive's where recorded
+    # 05 explains the footnotes in markdown, the labels' definitions too: one short line each
+    # the shares one a line, then each label by name, as the overhead lines
+    # one worked share from the run's numbers, before the shares; naive's where recorded
     worked = "  byte share = allocated ÷ time over the copy's; fused: 1.0 ÷ 3.60 = 0.28"
     shares = [worked, "  byte share (median, p10-p90):", "    fused 0.28 (0.28-0.28)", "    compiled 1.00 (1.00-1.00)"]
     labels = ["  memory-bound† (over 0.5): compiled", "  not memory-bound: fused"]
@@ -328,9 +328,9 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=allocs)
     assert lines[2].endswith("included), byte share (p10-p90): naive 0.91 (0.91-0.91), compiled 1.00 (1.00-1.00)")  # 3 x 0.30
     assert lines[3] == "  not memory-bound: fused 0.28 (0.28-0.28)"
-    # the ranking's two lines, one per verdict kind, the bytes line, then the footnote (no "apart from 1" line: cr65 05 #1)
+    # the ranking's two lines, one per verdict kind, the bytes line, then the footnote (no "apart from 1" line)
     assert len(lines) == 6
-    # what the pair verdicts say against the bytes allocated, not "ordered as" (cr102 05 M1): fused allocates one copy
+    # what the pair verdicts say against the bytes allocated, not "ordered as": fused allocates one copy
     # yet is measurably slower than naive, and the 1.0 pair is told apart
     assert lines[4] == (
         "  compiled and fused (1.0 allocated each) differ; compiled and fused (1.0) are not measurably fastest, but the variants differ in more than allocations, so this is not a test of time against allocations"
@@ -351,7 +351,7 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
         "  naive and fused (3.0 allocated each) show no measurable difference; compiled (1.0) is measurably fastest, but the variants differ in more than allocations, so this is not a test of time against allocations"
         in lines
     )
-    # the op counts, where each side has one, name the other difference (cr104 05 M1)
+    # the op counts, where each side has one, name the other difference
     ops = {("large", "naive"): 7.0, ("large", "fused"): 7.0, ("large", "compiled"): 1.0}  # as row() gives them
     lines = shape_takeaways({"large": tied}, {"large": floor}, {"large": tie}, None, alloc_over_input=allocs, ops=ops)
     assert (
@@ -400,7 +400,7 @@ def test_05s_takeaway_says_memory_bound_only_for_a_variant_at_the_copy_and_else_
     lines = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None, alloc_over_input=ONE_COPY)
     assert not floor.ok and lines[0].startswith("large: the ranking against the copy is withheld (above); ")
     assert "another run" not in lines[0] and "withheld, the copy floor failed" not in "".join(lines)  # said once
-    assert lines[0].endswith(  # the pairs table above is not repeated (cr58 05)
+    assert lines[0].endswith(  # the pairs table above is not repeated
         "this shape's result is the pairs above (timed in the same rounds; no copy needed)"
     )
     assert lines[1] == (
@@ -500,7 +500,7 @@ def test_05s_takeaway_estimates_the_small_shapes_fixed_part_without_the_copy():
         "  measured: 8x the tokens took naive 7.27x (7.27-7.27), fused 7.50x (7.50-7.50), compiled 1.70x (1.70-1.70)"
         " the time (per-round median, p10-p90)"
     )
-    # the label from the measured ratio against half of 8x by the ratio rule, no fixed share read at 0 tokens (cr95 05 #2)
+    # the label from the measured ratio against half of 8x by the ratio rule, no fixed share read at 0 tokens
     assert lines[2] == "  overhead-bound* (under 4x): compiled"
     assert lines[3] == "  not shown overhead-bound (4x or more): naive, fused"  # the growth bounds the fixed part from below only
     assert (
@@ -540,10 +540,10 @@ def test_05s_figure_marks_tied_bars_and_draws_nothing_for_a_gated_shape(tmp_path
     rankings = {"large": tied, "small": dataclasses.replace(gated, label="small")}
     ax = plot_over_copy(rankings, ["naive", "fused", "compiled"], "SYNTHETIC [measured on cpu]", tmp_path / "f.png")
     assert [t.get_text() for t in ax.texts] == ["3.30x ≈", "3.60x", "3.35x ≈", "small: copy floor failed: its pairs, right"]
-    # cr51/cr52: a failed copy withholds the ratios to the copy, not the pairs: they are drawn beside it, newer over earlier
+    # a failed copy withholds the ratios to the copy, not the pairs: they are drawn beside it, newer over earlier
     pairs = ax.figure.axes[1]
     assert pairs.get_title() == "small, this run: its pairs (the ratio to the copy withheld)"
-    assert "grey: within 5% of 1" in pairs.get_xlabel()  # its own band, around a pair ratio of 1 (cr53 05 #5)
+    assert "grey: within 5% of 1" in pairs.get_xlabel()  # its own band, around a pair ratio of 1
     assert {1.0, 0.5, 2.0} <= set(pairs.get_xticks()) and not len(pairs.xaxis.get_minorticklocs())
     assert len(pairs.texts) == len(rankings["small"].pairs) and all(
         v.reference in t.get_text() for v, t in zip(rankings["small"].pairs, pairs.get_yticklabels())
@@ -551,7 +551,7 @@ def test_05s_figure_marks_tied_bars_and_draws_nothing_for_a_gated_shape(tmp_path
     assert [t.get_text() for t in ax.get_legend().get_texts()] == [
         "copy floor",
         "within 5% of the copy (a whisker into it:\ncannot tell apart; wholly inside: no measurable difference)",
-        "≈ marks naive and compiled (large shape):\nno measurable difference (the pair table)",  # the pair's own word (cr76 05 #2)
+        "≈ marks naive and compiled (large shape):\nno measurable difference (the pair table)",  # the pair's own word
         "large",
     ]  # no swatch for a shape not drawn
     ax = plot_over_copy({"small": rankings["small"]}, ["naive"], "SYNTHETIC [measured on cpu]", tmp_path / "g.png")
@@ -583,7 +583,7 @@ def test_floor_summary_says_what_was_compared_and_the_verdict():
 
 
 def test_05s_bound_label_holds_back_a_share_whose_per_round_spread_holds_half():
-    """A share printed with its p10-p90; one whose p10-p90 holds 0.5 is not called memory-bound (cr35 MAJOR 1)."""
+    """A share printed with its p10-p90; one whose p10-p90 holds 0.5 is not called memory-bound."""
     from lesson.study import shape_takeaways
 
     block, floor, ranking = takeaway_case(copy=100.0, compiled=110.0)
@@ -614,14 +614,14 @@ def test_05s_takeaway_says_the_closest_variants_verdict_against_the_copy_where_i
     ranking = rank_over_floor(block, ["naive", "fused", "compiled"], floor, "large")
     first = shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)[0]
     assert first.startswith("large: closest to the copy: compiled, 1.05x the copy's time (p10-p90 ")
-    assert first.endswith(": cannot tell apart from the copy, inconclusive)")  # its target named (cr88 05)
+    assert first.endswith(": cannot tell apart from the copy, inconclusive)")  # its target named
     block, floor, ranking = takeaway_case(copy=100.0, compiled=110.0)  # 1.10x: measurably slower than the copy
     assert shape_takeaways({"large": ranking}, {"large": floor}, {"large": block}, None)[0].endswith("(p10-p90 1.10-1.10)")
 
 
 def test_05s_bound_is_withheld_where_the_triad_stand_in_fails_the_copys_spread_check():
-    """The triad replaces a failed copy only if it passes the copy's own spread check (cr35 MAJOR 2); then
-    the pairs' time ratios stand beside their allocation ratios, as consistent with memory-bound or not (cr41 P1)."""
+    """The triad replaces a failed copy only if it passes the copy's own spread check; then
+    the pairs' time ratios stand beside their allocation ratios, as consistent with memory-bound or not."""
     from analysis.floor import rank_over_floor
     from lesson.study import shape_takeaways
 
@@ -650,7 +650,7 @@ def test_05s_bound_is_withheld_where_the_triad_stand_in_fails_the_copys_spread_c
 
 
 def test_05s_reference_ranking_reads_the_newest_cpu_reference_run_with_its_origin(tmp_path):
-    """A withheld shape shows the committed cpu reference run's ranking, labelled as that run's (cr35 MAJOR 3/4)."""
+    """A withheld shape shows the committed cpu reference run's ranking, labelled as that run's."""
     import json
 
     from lesson.study import reference_ranking, reference_reading
@@ -669,14 +669,14 @@ def test_05s_reference_ranking_reads_the_newest_cpu_reference_run_with_its_origi
     assert (
         reference_ranking("large", tmp_path)
         == f"Reference run ({origin}): large 8192x4096, from closest to the copy: torch.compile 1.16x, then naive 3.3x"
-        " (p10-p90: naive 3.10-3.40)"  # each recorded ratio's p10-p90 where published (cr49 05 #6)
+        " (p10-p90: naive 3.10-3.40)"  # each recorded ratio's p10-p90 where published
     )
     assert reference_reading(tmp_path)[0]["large_naive_over_copy"]["value"] == 3.3
     assert reference_ranking("small", tmp_path) == ""  # no such metric: nothing extra
 
 
 def test_05s_reference_ranking_shows_the_recorded_tie_an_older_note_dropped(tmp_path):
-    """A note written without ties gets them back from the reference run's own pair metrics (cr36 BLOCKER)."""
+    """A note written without ties gets them back from the reference run's own pair metrics."""
     import json
 
     from lesson.study import reference_ranking
@@ -707,7 +707,7 @@ def test_05s_reference_ranking_shows_the_recorded_tie_an_older_note_dropped(tmp_
         assert reference_ranking("large", tmp_path) == line
     metrics["large_rms_norm_speedup_over_naive"] = {"value": 0.99, "p10": 0.96, "p90": 1.02}  # within 5% of 1
     (run / "metrics.json").write_text(json.dumps({"notebooks": {"05_compare_variants": metrics}}))
-    assert reference_ranking("large", tmp_path) == line.replace(GROUP, SAME)  # the pair's own word (cr76 05 #1)
+    assert reference_ranking("large", tmp_path) == line.replace(GROUP, SAME)  # the pair's own word
     metrics["large_rms_norm_speedup_over_naive"] = {"value": 1.07, "p10": 1.06, "p90": 1.08}  # measurable: no tie
     metrics["best_large_variant"]["note"] = note
     (run / "metrics.json").write_text(json.dumps({"notebooks": {"05_compare_variants": metrics}}))
@@ -752,7 +752,7 @@ def test_05s_exercise_1_answer_judges_both_byte_models_ranked_withheld_and_from_
         "  this run p10-p90 / 6.5 (source): 0.51-0.51, lies at least 5% from 1",
         "  this run p10-p90 / 3.0 (allocation): 1.10-1.10, lies at least 5% from 1",
     ]
-    # an inconclusive reading beside slow rounds says they widen the range (cr87 05 #5: 3.38 against 3.5 read as "matches")
+    # an inconclusive reading beside slow rounds says they widen the range (3.38 against 3.5 read as "matches")
     from analysis.timing import PairedRatio
 
     wide = PairedRatio("naive", "copy", np.array([3.4] * 13 + [7.8] * 2))
@@ -761,14 +761,12 @@ def test_05s_exercise_1_answer_judges_both_byte_models_ranked_withheld_and_from_
     assert slowed_lines[-2].endswith("(2 slow rounds widen the range)") and slowed_lines[-1].startswith("Above the allocation")
     assert "widen" not in copies_answer(ops, replace(ranked, slow={"naive": 2}), 3.0, tmp_path)  # apart: not said
     block, _, _ = takeaway_case(copy=100.0, compiled=110.0)
-    both = copies_answer(ops, ranked, 3.0, tmp_path, block, "compiled").split(
-        "\n"
-    )  # the pair, checked by this run's ratio (cr59 05 #1)
+    both = copies_answer(ops, ranked, 3.0, tmp_path, block, "compiled").split("\n")  # the pair, checked by this run's ratio
     assert "via the pair" not in "\n".join(both) and both[4:6] == [
         "the pair (this run, measured): naive takes 3.00 compiled calls (p10-p90 3.00-3.00)",
         "compiled is 1.10x the copy (this run, p10-p90 1.10-1.10): measurably slower than one copy, so the pair counts compiled calls, not copies",
     ]
-    edge_block, _, edge = takeaway_case(copy=100.0, compiled=105.5)  # p10 1.055 against the 1.05 edge (cr98 05 #1)
+    edge_block, _, edge = takeaway_case(copy=100.0, compiled=105.5)  # p10 1.055 against the 1.05 edge
     assert "measurably slower than one copy (at the margin's edge: may read differently on another run), so" in (
         copies_answer(ops, edge, 3.0, tmp_path, edge_block, "compiled")
     )
@@ -802,7 +800,7 @@ def test_05s_exercise_1_answer_judges_both_byte_models_ranked_withheld_and_from_
         and "via the pair" not in pair[3]
     )
     assert pair[6].startswith("unchecked: no ratio of compiled to the copy")
-    # the reference run measured the compiled variant apart from one copy: the pair's assumption is refuted (cr58 05 #1)
+    # the reference run measured the compiled variant apart from one copy: the pair's assumption is refuted
     compiled = {"value": 1.24, "p10": 1.11, "p90": 1.51, "unit": "x"}
     metrics = {"large_naive_over_copy": record, "large_compile_over_copy": compiled}
     (run / "metrics.json").write_text(json.dumps({"notebooks": {"05_compare_variants": metrics}}))
@@ -820,9 +818,9 @@ def test_05s_exercise_1_answer_judges_both_byte_models_ranked_withheld_and_from_
     assert (
         "Verdict (this run, via the pair): naive's time: no measurable difference from the allocation count; below the source count"
         in kept
-    )  # 3.00-3.00 against 3.0: the whole p10-p90 within the margin, the glossary's word (cr72 05 #2)
+    )  # 3.00-3.00 against 3.0: the whole p10-p90 within the margin, the glossary's word
     assert any(line.endswith("within 5% of one copy-like pass, so the pair also counts naive in copies") for line in kept)
-    metrics["large_compile_over_copy"] = {"value": 1.08, "p10": 1.04, "p90": 1.19, "unit": "x"}  # inconclusive (cr69 05 #2)
+    metrics["large_compile_over_copy"] = {"value": 1.08, "p10": 1.04, "p90": 1.19, "unit": "x"}  # inconclusive
     (run / "metrics.json").write_text(json.dumps({"notebooks": {"05_compare_variants": metrics}}))
     unsure = copies_answer(ops, failed, 3.0, tmp_path, renamed, "torch.compile")
     assert "via the pair" not in unsure and "cannot tell whether it is one copy-like pass" in unsure
@@ -869,9 +867,9 @@ def test_a_reference_run_whose_copy_failed_offers_no_ranking_to_fall_back_on(tmp
 
 
 def test_05s_line_test_answer_says_the_miss_with_its_medians_and_never_the_label():
-    """Exercise 2's verdict from the cell's arithmetic: the three medians it rests on first (cr95 05 #3), an upward miss
+    """Exercise 2's verdict from the cell's arithmetic: the three medians it rests on first, an upward miss
     in words, a line that predicts the largest call gets the verdict's word, an inconclusive one "not shown either way",
-    a busy block concludes nothing; no line mentions the takeaway's label (cr95 05 #2)."""
+    a busy block concludes nothing; no line mentions the takeaway's label."""
     from dataclasses import replace
 
     from analysis.contention import Contention
@@ -888,21 +886,18 @@ def test_05s_line_test_answer_says_the_miss_with_its_medians_and_never_the_label
         missed[0]
         == "medians: 8 tokens 20.0 us, 64 tokens 24.0 us, 512 tokens 100.0 us (the line predicts 56.0 us for 512 tokens)"
     )
-    assert (
-        missed[1:]
-        == [  # one short sentence a line (r101: the one ~60-word line was 05's densest)
-            "No: 512 tokens takes 1.79x the line's prediction (median of per-round ratios, p10-p90 1.79-1.79; of the medians: 1.79x).",
-            "Between 64 and 512 tokens, time grows faster than the line.",
-            "By the medians: the rejected line's intercept is 19 us, not a measured fixed cost; the rest grew 18x for 8x the tokens.",
-            "A3's overhead-bound label (8x the tokens, under 4x the time) rests on 8 to 64 tokens only; this test does not contradict it.",
-            "Not measured: whether the 512-token input stays in the cache.",  # tied to the overhead-bound bound, a cause offered (cr97 05 M2)
-        ]
-    )
+    assert missed[1:] == [  # one short sentence a line (the one ~60-word line was 05's densest)
+        "No: 512 tokens takes 1.79x the line's prediction (median of per-round ratios, p10-p90 1.79-1.79; of the medians: 1.79x).",
+        "Between 64 and 512 tokens, time grows faster than the line.",
+        "By the medians: the rejected line's intercept is 19 us, not a measured fixed cost; the rest grew 18x for 8x the tokens.",
+        "A3's overhead-bound label (8x the tokens, under 4x the time) rests on 8 to 64 tokens only; this test does not contradict it.",
+        "Not measured: whether the 512-token input stays in the cache.",  # tied to the overhead-bound bound, a cause offered
+    ]
     assert len(missed) == 6
     held = answer(56.0).split("\n")
     assert held[2] == "Does the line predict 512 tokens? No measurable difference (p10-p90 within 5% of 1)."
     # a range that straddles 1: the counts, not "some rounds below and others above", and the yes/no question answered
-    # "not shown either way", never "cannot tell apart", which read as "yes" (cr93 05 #1, M1)
+    # "not shown either way", never "cannot tell apart", which read as "yes" (M1)
     by_count = interleaved(**{"8 tokens": 20.0, "64 tokens": 24.0, "512 tokens": 56.0})
     n = len(by_count["8 tokens"].samples_us)
     straddle = line_test_answer(by_count, np.array([0.9, 0.95, 0.98] + [1.8] * (n - 3))).split("\n")
@@ -917,16 +912,16 @@ def test_05s_line_test_answer_says_the_miss_with_its_medians_and_never_the_label
 def test_05s_exercise_1_word_against_a_count_is_the_rules_word():
     """A p10-p90 wholly within 5% of a count reads "no measurable difference" from it, one that reaches past the
     margin "cannot tell apart" (analysis.verdicts.about_one): 05 printed "cannot tell apart from the source count"
-    for 3.35-3.56 against 3.5 (cr72 05 #2)."""
+    for 3.35-3.56 against 3.5."""
     from lesson.study import _against_counts, copies_spread
 
     told, row, verdict = _against_counts(3.348, 3.557, {"source": 3.5, "allocation": 3.0})
     assert told == ["source"] and verdict == "no measurable difference from the source count; above the allocation count"
     told, _, verdict = _against_counts(3.1, 3.38, {"source": 3.5, "allocation": 3.0})
     assert told == ["source", "allocation"] and verdict == "cannot tell apart from the source or allocation count, inconclusive"
-    # the band beside the word, its edges and the p10-p90 at the decimals that place them (cr75 05 #1: 3.33-3.44
+    # the band beside the word, its edges and the p10-p90 at the decimals that place them (3.33-3.44
     # "within the margin" of 3.5 read as "no measurable difference"; its p10 3.332 lies below the band's 3.333), and the
-    # side it lies on: "reaches past the band" said why not "no measurable difference", not why not "below" (cr93 05 #2)
+    # side it lies on: "reaches past the band" said why not "no measurable difference", not why not "below"
     _, row, _ = _against_counts(3.332, 3.44, {"source": 3.5})
     assert (
         row
@@ -939,7 +934,7 @@ def test_05s_exercise_1_word_against_a_count_is_the_rules_word():
         " and lies above 3.0 but reaches into the allocation count's 2.86-3.15)"
     )
     # the count as the table row prints it: 3.5 for 3.50079 (the per-row tensors), more only where a p90 lies between
-    # (cr97 05 #2: "lies below 3.50079" beside "by source 3.5")
+    # ("lies below 3.50079" beside "by source 3.5")
     _, row, _ = _against_counts(3.31, 3.38, {"source": 3.50079})
     assert "lies below 3.5 but" in row and "3.50079" not in row
     _, row, _ = _against_counts(3.31, 3.5003, {"source": 3.50079})
@@ -950,7 +945,7 @@ def test_05s_exercise_1_word_against_a_count_is_the_rules_word():
 
 def test_05s_growth_is_the_median_of_the_per_round_ratios_it_ranges():
     """The measured growth is the median of the per-round ratios beside their p10-p90 (a median of medians read
-    beside it as another figure, cr73 05 #1), and a range wholly under 4x by the margin labels each variant."""
+    beside it as another figure), and a range wholly under 4x by the margin labels each variant."""
     from lesson.study import shape_takeaways
 
     block, _, _ = takeaway_case(copy=2.0, compiled=20.0, probe=2.0, spread=0.6)
@@ -969,7 +964,7 @@ def test_05s_growth_is_the_median_of_the_per_round_ratios_it_ranges():
 
 def test_05s_bound_label_counts_the_rounds_on_the_other_side_of_half():
     """naive's byte share 0.88 (0.58-0.90) was called memory-bound with 2 of 15 rounds at 0.37: an interpolated p10 fell
-    into the gap between the rounds (cr74 05 #2). The series' p10 is an order statistic (analysis.timing.p10_p90): with
+    into the gap between the rounds. The series' p10 is an order statistic (analysis.timing.p10_p90): with
     one round of ten under half, the p10 is that round, and it cannot tell apart from 0.5."""
     from lesson.study import shape_takeaways
 
@@ -982,7 +977,7 @@ def test_05s_bound_label_counts_the_rounds_on_the_other_side_of_half():
 
 def test_05s_quiet_block_says_which_case_had_slow_rounds():
     """05 called its large block "quiet" beside naive at 2.4x its median in 2 of 15 rounds (the figure's longest
-    whisker): a quiet line names any case whose p90 is over 1.5x its median, with its slow rounds (cr73 05 M1)."""
+    whisker): a quiet line names any case whose p90 is over 1.5x its median, with its slow rounds."""
     from types import SimpleNamespace
 
     from lesson.study import quiet_note
@@ -991,24 +986,22 @@ def test_05s_quiet_block_says_which_case_had_slow_rounds():
     naive = Timing("naive", np.array([100.0] * 13 + [243.0] * 2), inner=1)
     passed, failed = SimpleNamespace(ok=True, measurements=1), SimpleNamespace(ok=False, measurements=2)
     note = quiet_note("quiet while timing", passed, {"copy": steady, "naive": naive}, "large")
-    assert note.startswith(  # grouped by count: four cases made four long clauses (r101)
+    assert note.startswith(  # grouped by count: four cases made four long clauses
         '\n  The CPU was quiet, yet some rounds took over 1.5x their case\'s median: 2 of 15 in naive (samples: blocks["large"][case]'
     )
     assert note.endswith(
         "\n  The verdicts below on naive include those rounds: where one is inconclusive, rerun the cell, or raise REPEATS; a rerun may still be inconclusive."
-    )  # cr74 05 M1: why a pair is inconclusive
-    assert "\n  Cause not measured here; candidates: memory traffic, page faults (A3).\n" in note  # cr87 05 #2
-    assert all(line.endswith(".") for line in note.splitlines()[1:])  # short lines, each a sentence (cr88 05 M1)
+    )  # why a pair is inconclusive
+    assert "\n  Cause not measured here; candidates: memory traffic, page faults (A3).\n" in note
+    assert all(line.endswith(".") for line in note.splitlines()[1:])  # short lines, each a sentence
     assert quiet_note("quiet while timing", passed, {"copy": steady}, "large") == ""
     assert quiet_note("BUSY while timing", failed, {"naive": naive}, "large") == ""  # the busy line says it
     assert "yet the copy varied" in quiet_note("quiet while timing", failed, {"copy": steady}, "large")
-    assert "The copy was timed 2 times; the verdicts below" in quiet_note(
-        "quiet while timing", failed, {"copy": steady}, "large"
-    )  # cr81 05 M1
+    assert "The copy was timed 2 times; the verdicts below" in quiet_note("quiet while timing", failed, {"copy": steady}, "large")
     slow_copy = Timing("copy", np.array([10.0] * 13 + [25.0] * 2), inner=1)  # a failed copy with slow rounds: named once
     once = quiet_note("quiet while timing", failed, {"copy": slow_copy}, "large")
     assert "yet the copy varied and" not in once and "median: 2 of 15 in the copy (samples" in once  # named once
-    # one round over 1.5x, above a p90 under it: named, so the share line's "1 outlier round" has its cause (cr83 05 #1)
+    # one round over 1.5x, above a p90 under it: named, so the share line's "1 outlier round" has its cause
     lone = Timing("torch.rms_norm", np.array([100.0] * 14 + [253.0]), inner=1)
     both = quiet_note("quiet while timing", passed, {"naive": naive, "torch.rms_norm": lone}, "large")
     assert both.endswith(
@@ -1019,7 +1012,7 @@ def test_05s_quiet_block_says_which_case_had_slow_rounds():
 
 
 def test_05s_quiet_note_names_a_round_slow_in_most_cases_not_one_variant():
-    """cr100 05 #2: round 0 was 1.7-4x its median in every case but the copy, yet the note named torch.rms_norm as
+    """Round 0 was 1.7-4x its median in every case but the copy, yet the note named torch.rms_norm as
     "varied" and listed the rest as lone slow rounds. A round slow in most cases (three at least) is said once, by
     its index; a case slow only in it is not listed again. SYNTHETIC rounds."""
     from types import SimpleNamespace
@@ -1044,7 +1037,7 @@ def test_05s_quiet_note_names_a_round_slow_in_most_cases_not_one_variant():
         "\n  Round 0 (the first) took over 1.5x its median in every case but the copy.\n  The CPU was quiet, yet other rounds"
         " took over 1.5x their case's median: 1 of 15 in torch.rms_norm (samples:"
     )
-    # two shared rounds, one line each; a case slow in them only is not named again (r101's run: rounds 5 and 10)
+    # two shared rounds, one line each; a case slow in them only is not named again (rounds 5 and 10 of one run)
     both = {n: Timing(n, np.array([100.0] * 5 + [300.0] + [100.0] * 4 + [300.0] + [100.0] * 4), inner=1) for n in "abc"}
     two_rounds = quiet_note("quiet while timing", passed, {"copy": block["copy"], **both}, "large").split("\n  ")
     assert two_rounds[1:3] == [
@@ -1058,7 +1051,7 @@ def test_05s_quiet_note_names_a_round_slow_in_most_cases_not_one_variant():
 
 
 def test_a_variant_with_slow_rounds_says_so_in_the_ranking_and_an_unresolved_pair_is_marked_not_equal(tmp_path):
-    """cr77 05: 2 slow naive rounds moved the ranking and its takeaway, yet only the timing cell's line said so;
+    """2 slow naive rounds moved the ranking and its takeaway, yet only the timing cell's line said so;
     the figure's "≈3.39x" beside an inconclusive pair read as equal. SYNTHETIC rounds."""
     import matplotlib
 
@@ -1084,8 +1077,8 @@ def test_a_variant_with_slow_rounds_says_so_in_the_ranking_and_an_unresolved_pai
 
 
 def test_05s_bound_lines_split_rounds_per_name_and_say_why_a_label_is_withheld():
-    """cr79 05: "1 of 15 rounds under half" per share; cr94 05 M3: the line naming the shared round said nothing of
-    what it implied, so it is gone; cr94 05 M1: a withheld share at a labelled one's median says slow rounds are why."""
+    """ "1 of 15 rounds under half" per share; the line naming the shared round said nothing of
+    what it implied, so it is gone; a withheld share at a labelled one's median says slow rounds are why."""
     from analysis.verdicts import estimate
     from lesson.study import _bound_lines
 
@@ -1093,10 +1086,10 @@ def test_05s_bound_lines_split_rounds_per_name_and_say_why_a_label_is_withheld()
     shares = {n: float(np.median(r)) for n, r in same.items()}
     share = estimate("moving its bytes", shares, "of the time", "a model", "a read-only pass", 2)
     lines = _bound_lines("memory-bound", "moving its bytes", shares, share, rounds=same, mark="†")
-    assert not any("other side of half" in line for line in lines)  # cr94 05 M3
+    assert not any("other side of half" in line for line in lines)
     wide = {"a": (0.9, 0.9), "b": (0.3, 0.9)}  # b's range holds 0.5: withheld, at a's median
     withheld = _bound_lines("memory-bound", "x", shares, share, spreads=wide, rounds=same, slow={"b": 2}, brief=True)
-    assert withheld[:5] == [  # brief (05): the shares one a line, then the labels by name (cr100 05 M1)
+    assert withheld[:5] == [  # brief (05): the shares one a line, then the labels by name
         "  byte share (median, p10-p90):",
         "    a 0.90 (0.90-0.90; 1 of 4 rounds under 0.5)",
         "    b 0.90 (0.30-0.90; as a's median, but its time had 2 slow rounds)",
@@ -1105,16 +1098,16 @@ def test_05s_bound_lines_split_rounds_per_name_and_say_why_a_label_is_withheld()
     ]
     spreads = {n: (0.9, 0.9) for n in same}  # the split prints beside a p10-p90 (a spread not near half)
     first = _bound_lines("memory-bound", "x", shares, share, spreads=spreads, rounds=same)[0]
-    assert "a 0.90 (0.90-0.90; 1 of 4 rounds under 0.5)" in first  # plain words, no "outlier ... half" (cr86 05 M3)
+    assert "a 0.90 (0.90-0.90; 1 of 4 rounds under 0.5)" in first  # plain words, no "outlier ... half"
     slow = _bound_lines("memory-bound", "x", shares, share, spreads=spreads, rounds=same, slow={"a": 2})[0]
-    assert "a 0.90 (0.90-0.90; its time had 2 slow rounds)," in slow  # one qualifier per name (cr86 05 M3)
+    assert "a 0.90 (0.90-0.90; its time had 2 slow rounds)," in slow  # one qualifier per name
     assert lines[0].startswith("  memory-bound† (") and lines[-1].startswith("  † estimated")
     apart = {"a": same["a"], "b": np.array([0.4, 0.9, 0.9, 0.9])}
     assert not any("same rounds" in line for line in _bound_lines("memory-bound", "x", shares, share, rounds=apart))
 
 
 def test_a_ranking_claims_no_order_inside_a_group_the_pairs_do_not_tell_apart():
-    # r85: a busy benchmark run "flipped" the claim naive < torch.rms_norm (3.39x, 3.36x), a pair its verdict
+    # a busy benchmark run "flipped" the claim naive < torch.rms_norm (3.39x, 3.36x), a pair its verdict
     # could not tell apart: the claims order only names in different groups, whatever the medians inside one
     from analysis.floor import rank_over_floor
 
@@ -1127,7 +1120,7 @@ def test_a_ranking_claims_no_order_inside_a_group_the_pairs_do_not_tell_apart():
 
 
 def test_05s_takeaways_say_a_pair_of_equal_ops_and_allocation_has_an_unmeasured_cause():
-    """cr86 05 M1: torch.rms_norm 0.82x naive at the small shape, both at 7 device_ops and 3.0x allocation, read as "the
+    """Torch.rms_norm 0.82x naive at the small shape, both at 7 device_ops and 3.0x allocation, read as "the
     fused one wins": a measured pair with equal columns says its cause is not measured; a pair that differs says nothing."""
     from types import SimpleNamespace
 
@@ -1139,7 +1132,7 @@ def test_05s_takeaways_say_a_pair_of_equal_ops_and_allocation_has_an_unmeasured_
         SimpleNamespace(subject="compiled", reference="fused", kind="cannot tell apart"),
     ]
     ops = {("small", "naive"): 7, ("small", "fused"): 7, ("small", "compiled"): 1}
-    allocs = {("small", "naive"): 3.0037, ("small", "fused"): 3.0027, ("small", "compiled"): 1.0}  # r86's, as the table rounds
+    allocs = {("small", "naive"): 3.0037, ("small", "fused"): 3.0027, ("small", "compiled"): 1.0}  # as the table rounds
     assert _same_work(pairs, "small", ops, allocs) == [
         "  fused faster than naive at the same device_ops (7) and alloc_over_input (3.0): cause not measured here"
     ]
@@ -1148,7 +1141,7 @@ def test_05s_takeaways_say_a_pair_of_equal_ops_and_allocation_has_an_unmeasured_
 
 
 def test_a_bar_whose_whisker_enters_the_band_around_the_copy_is_marked(tmp_path):
-    """cr88 05 #5: torch.compile's bar read "1.10x" unmarked beside a line saying "cannot tell apart from the copy"
+    """Torch.compile's bar read "1.10x" unmarked beside a line saying "cannot tell apart from the copy"
     (its p10 1.047, inside the 5% band by 0.003). SYNTHETIC rounds."""
     import matplotlib
 
@@ -1164,11 +1157,11 @@ def test_a_bar_whose_whisker_enters_the_band_around_the_copy_is_marked(tmp_path)
     labels = [t.get_text() for t in ax.texts]
     assert labels[2].startswith("1.") and labels[2].endswith("◇") and not labels[0].endswith(("?", "◇", "≈")), labels
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert any(t.startswith("◇ (whisker in the band)") for t in legend), legend  # not "?" (cr94 05)
+    assert any(t.startswith("◇ (whisker in the band)") for t in legend), legend  # not "?"
 
 
 def test_05s_recap_is_one_line_per_shape_cut_from_the_takeaways():
-    """05's Summary stated no result (cr101 05 M4): a recap of each shape's headline and bound labels, before the
+    """05's Summary stated no result: a recap of each shape's headline and bound labels, before the
     predict answer, cut from the takeaways' own lines."""
     from lesson.study import recap
 
@@ -1186,7 +1179,7 @@ def test_05s_recap_is_one_line_per_shape_cut_from_the_takeaways():
         "small 8x1024: closest to the copy: a, 8.97x the copy's time; overhead-bound*: a, c",
         "large 8192x4096: closest to the copy: c, 1.12x the copy's time; memory-bound† (estimated): a, c",
     ]
-    # a tie keeps its verdict and quotes no one number; a withheld label keeps its slow rounds (cr103 05 #2-3)
+    # a tie keeps its verdict and quotes no one number; a withheld label keeps its slow rounds
     tied = [
         "small: closest to the copy: a and b (cannot tell apart, inconclusive); a at 7.79x the copy's time (p10-p90 7.30-9.12)",
         "large: closest to the copy: c, 1.14x the copy's time (p10-p90 1.09-1.18)",
@@ -1199,7 +1192,7 @@ def test_05s_recap_is_one_line_per_shape_cut_from_the_takeaways():
         "large: closest to the copy: c, 1.14x the copy's time; memory-bound† (estimated): a, c;"
         " cannot tell apart from 0.5: b (same median as a; its time had 3 slow rounds)",
     ]
-    # same ops and allocations as the labelled one: the slow rounds, not the bytes, split them (cr105 05 #4)
+    # same ops and allocations as the labelled one: the slow rounds, not the bytes, split them
     kin = [*tied[:3], "  memory-bound† (over 0.5): a, c", "  cannot tell apart from 0.5: b"]
     kin[2] = "    b 0.88 (0.30-0.90; its time had 3 slow rounds)"
     kin.append("  a and b (3.0 allocated, 7 ops each) cannot be told apart (inconclusive); c (1.0) is measurably fastest")
@@ -1209,7 +1202,7 @@ def test_05s_recap_is_one_line_per_shape_cut_from_the_takeaways():
 
 
 def test_small_order_note_offers_causes_only_for_an_order_the_pair_tells_apart():
-    """cr109 05 #1: candidate causes for naive and torch.rms_norm's small-shape order printed beside an
+    """Candidate causes for naive and torch.rms_norm's small-shape order printed beside an
     inconclusive pair read as a finding; the pair's verdict picks the sentence."""
     from analysis.floor import rank_over_floor
     from lesson.study import small_order_note

@@ -88,7 +88,7 @@ def test_a_bound_near_one_prints_the_decimals_that_place_it():
 
 
 def test_p10_p90_are_mirrored_order_statistics_so_a_range_inverts_and_agrees_with_a_count():
-    """cr77 05: an interpolated p10 of 0.58 beside "2 of 15 rounds under half", and 1/p10 of a ratio that was not the
+    """An interpolated p10 of 0.58 beside "2 of 15 rounds under half", and 1/p10 of a ratio that was not the
     p90 of its inverse. The series' p10/p90 are samples, mirrored from both ends."""
     from analysis.timing import p10_p90
 

@@ -62,7 +62,7 @@ def test_gap_share_verdict_holds_only_where_the_ops_held_most_of_every_step():
 
 def test_longest_gap_line_reads_the_longest_gaps_own_row_and_names_what_was_allocated_in_it(profiled):
     # a real cpu profile: the line reads the longest gap's own row; where nothing was freed it says so
-    # (not "0 B (they coincide)", cr102 02 #1), and the ops it names allocated that row's bytes
+    # (not "0 B (they coincide)"), and the ops it names allocated that row's bytes
     from analysis.steps import gap_table
     from analysis.traces import representative_step
     from lesson.naive_rmsnorm import longest_gap_line

@@ -195,7 +195,7 @@ def test_contract_explorer_commands_are_neuron_explorer_only():
     )
     assert c["schema"].startswith("neuron-explorer view --show-profile-schema")
     assert "Summary" in c["first_look"]
-    # cold read 41 (09): a reader who passes the file capture wrote must not get "k_exec_2_exec_2.ntff"
+    # 09: a reader who passes the file capture wrote must not get "k_exec_2_exec_2.ntff"
     assert explorer_commands(neff="k.neff", ntff="k_exec_2.ntff")["one_pair"] == c["one_pair"]
     # the old call still works: notebooks 06 and 09 call explorer_commands(folder)
     assert explorer_commands("/data/prof")["view"] == c["view"]
@@ -349,7 +349,7 @@ def test_contract_system_event_cores_count_runtime_and_device_events_by_nc_idx()
 
 
 def test_json_pair_writes_where_load_exports_finds_it(tmp_path):
-    """cr98 09: json_pair wrote profile.json, which load_exports' default glob never finds."""
+    """Json_pair wrote profile.json, which load_exports' default glob never finds."""
     import gzip
     import shlex
 

@@ -49,7 +49,7 @@ def test_orientation_names_the_recorded_run_time_as_another_runs():
     assert lines[0].endswith("this run's own time is in its summary.md.")
     assert " run 20" in lines[0]
     assert any("Optional" in line for line in orientation("08_many_processes"))
-    # cold read cr48: "skip it if time is short" read wrong to a reader bound for a trn2 whose shapes vary
+    # "skip it if time is short" read wrong to a reader bound for a trn2 whose shapes vary
     assert any(
         line.endswith("unless your model's input shapes vary: the Neuron docs say each new shape compiles anew.")
         for line in orientation("07_shapes_and_recompiles")

@@ -1,7 +1,7 @@
 """Every relative link in a stored notebook's markdown, the README and docs/ resolves to a file in the repository.
 
 Why: a link that points one folder too high reads fine in the source and leads nowhere from the page
-(cold read r87 02: the trn2 box's six links, its reader's only way to the next steps).
+(the trn2 box's six links, its reader's only way to the next steps).
 """
 
 import json

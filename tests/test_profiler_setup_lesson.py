@@ -1,5 +1,5 @@
 """lesson.profiler_setup: notebook 01's bookkeeping on a real cpu profile and on the figures of a
-recorded run (cold read 11's cpu run of 01: its steps, steady state and key_averages rows)."""
+recorded run (a cpu run of 01: its steps, steady state and key_averages rows)."""
 
 import dataclasses
 import json
@@ -115,31 +115,31 @@ def test_cost_takeaway_states_a_ratio_only_where_measurable():
     tiny = PairedRatio("tiny profiled", "tiny bare", np.array([1.09, 1.15, 1.20, 1.25, 1.33]))
     verdicts = {"lesson": judge_ratio(lesson, "cheaper", "costlier"), "tiny": judge_ratio(tiny, "cheaper", "costlier")}
     line = cost_takeaway(verdicts)
-    # the verdict's own decimals: a p90 of 1.048 at two decimals read 1.05, the margin's edge (cr72 05 #1)
+    # the verdict's own decimals: a p90 of 1.048 at two decimals read 1.05, the margin's edge
     assert (
         "\nlesson call: cannot tell apart, inconclusive (p10-p90 holds 1 and reaches past the 5% margin): ratio p10-p90 0.940-1.048, median 1.010\n"
         in line
     )
     assert "tiny call: costlier, 1.20x (p10-p90 " in line and "us per call" not in line
     assert line.count("x (p10-p90") == 1  # no "N.NNx" stated for the call whose spread crosses 1
-    # cold read cr57 item 1: no two medians beside the ratio (they pointed opposite ways); the extra us per call
+    # no two medians beside the ratio (they pointed opposite ways); the extra us per call
     # comes from the same rounds, and only where the ratio is measurable
     extra = {"lesson": np.array([-141.0, -20.0, 5.0, 9.0, 12.0]), "tiny": np.array([1.0, 2.0, 2.5, 3.0, 4.0])}
     line = cost_takeaway(verdicts, extra)
-    # cr108 01 M2: the two calls' ratios against each other by Exercise 2's rule, a last line
+    # the two calls' ratios against each other by Exercise 2's rule, a last line
     assert line.endswith(
         "\ntiny call: costlier, 1.20x (p10-p90 1.09-1.33), +2.5 us per call\n" + PAIR.format("cannot tell apart in this run")
     )
     ops_line = cost_takeaway(verdicts, extra, {"tiny": 20})
-    # cr98 01 c1: "per call of those ops" read as per op; the line gives both, with the op count
-    # cr104 01 c2: the per-op figure states its assumption
-    # cr108 01 c3: the median extra over the ops, no bound (the ratio's p10-p90 spans a wider extra): 2.5 / 20
+    # "per call of those ops" read as per op; the line gives both, with the op count
+    # the per-op figure states its assumption
+    # the median extra over the ops, no bound (the ratio's p10-p90 spans a wider extra): 2.5 / 20
     assert "+2.5 us per call\ntiny call, median extra per recorded op: 0.12 us (20 ops; all of it taken as per op)" in ops_line
-    # cr104 01 c1: the lesson ratio inconclusive (or busy): its extra is not told from zero, so no prediction is tested
+    # the lesson ratio inconclusive (or busy): its extra is not told from zero, so no prediction is tested
     untested = cost_takeaway(verdicts, {**extra, "lesson": np.array([31.2, 400.0, 900.0, 997.3])}, {"tiny": 20, "lesson": 30})
     assert untested.endswith("\n" + NO_TEST + "\n" + PAIR.format("cannot tell apart in this run"))
     assert "predicted" not in untested and "measurably more" not in untested and "prediction," not in untested
-    # cr109 01 M1: given the bare medians, the prediction with its inputs, from the printed per-op figure: 1 + 30 x 0.12 / 375;
+    # given the bare medians, the prediction with its inputs, from the printed per-op figure: 1 + 30 x 0.12 / 375;
     # the lesson range (0.940-1.048) not 5% apart from 1.010 by ranges_apart: this run cannot tell
     told = cost_takeaway(verdicts, {**extra, "lesson": np.array([31.2, 400.0])}, {"tiny": 20, "lesson": 30}, {"lesson": 375.0})
     assert "\nper-op prediction, lesson call: 1 + 30 ops x 0.12 us / 375 us bare = 1.010\n" + NO_TEST_INSIDE + "\n" in told
@@ -150,7 +150,7 @@ def test_cost_takeaway_states_a_ratio_only_where_measurable():
     busy_lesson = {**verdicts, "lesson": dataclasses.replace(verdicts["lesson"], kind="busy")}
     busy_line = cost_takeaway(busy_lesson, {**extra, "lesson": np.array([400.0, 900.0])}, {"tiny": 20, "lesson": 30})
     assert NO_TEST in busy_line and "readings" not in busy_line  # a busy block's figures conclude nothing
-    # cr99 01 MAJOR 1, cr102 01 c1: only with the lesson ratio measurably above 1, its extra us (p10-p90) against its
+    # only with the lesson ratio measurably above 1, its extra us (p10-p90) against its
     # ops' predicted extra, in us
     slower = PairedRatio("lesson profiled", "lesson bare", np.array([1.06, 1.08, 1.10, 1.12, 1.14]))
     measured = {**verdicts, "lesson": judge_ratio(slower, "cheaper", "costlier")}
@@ -165,7 +165,7 @@ def test_cost_takeaway_states_a_ratio_only_where_measurable():
     assert (
         "extra p10-p90 1.0 to 3.0 us per call against about 3.8 us predicted: measurably less: within that per-op bound" in below
     )
-    # cr102 01 c1's run: 806.7 us against 19.4 us predicted read "cannot tell" when judged as a ratio near 1
+    # one run: 806.7 us against 19.4 us predicted read "cannot tell" when judged as a ratio near 1
     above = cost_takeaway(
         measured, {**extra, "lesson": np.array([400.0, 700.0, 806.7, 900.0, 1500.0])}, {"tiny": 20, "lesson": 30}
     )
@@ -176,23 +176,23 @@ def test_cost_takeaway_states_a_ratio_only_where_measurable():
     assert "extra p10-p90 3.95 to 4.30 us per call against about 3.75 us predicted: measurably more" in edge
     assert "resolves" not in above + below + expected and all(len(row.split()) <= 25 for row in above.splitlines())
     assert all(len(row.split()) <= 25 for row in expected.splitlines())
-    # cr98 01 MAJOR: an inconclusive ratio prints no per-call difference in us (cr98 read a range above 0 under
-    # "inconclusive" as a finding; cr94/cr95 had too): the ratio line with its verdict is the result
+    # an inconclusive ratio prints no per-call difference in us (a reader took a range above 0 under
+    # "inconclusive" as a finding, and others had too): the ratio line with its verdict is the result
     positive = cost_takeaway(verdicts, {"lesson": np.array([1.0, 2.0, 5.0, 9.0, 12.0])})
     assert " us" not in positive.split("lesson call:")[1].split("\n")[0] and "per-call difference" not in positive
-    assert all(len(row.split()) <= 25 for row in ops_line.splitlines())  # cr94 01 #2: no line past about 25 words
+    assert all(len(row.split()) <= 25 for row in ops_line.splitlines())  # no line past about 25 words
     busy = dataclasses.replace(verdicts["lesson"], kind="busy")
     assert cost_takeaway({"lesson": busy}, extra).endswith("\nlesson call: busy")  # one call: no clause against the other
-    # cold reads cr72, cr77: a median below 1 is noise, not a negative cost (01 alternates the order each round)
+    # a median below 1 is noise, not a negative cost (01 alternates the order each round)
     assert "below 1" not in cost_takeaway({"tiny": verdicts["tiny"]}) and "below 1" not in cost_takeaway({"lesson": busy})
     below = PairedRatio("lesson profiled", "lesson bare", np.array([0.80, 0.82, 0.85, 0.88, 0.90]))
     cheaper = cost_takeaway({"lesson": judge_ratio(below, "cheaper", "costlier"), "tiny": verdicts["tiny"]})
     assert cheaper.startswith("take-home, the profiler's cost, per-round profiled / bare:\nlesson call: cheaper, 0.85x")
     assert cheaper.endswith("\na median below 1 lies within the spread, not a negative cost: the order alternates each round")
-    # cr83 01 #2: an inconclusive call states no p90 as a bound; both unresolved calls are named
+    # an inconclusive call states no p90 as a bound; both unresolved calls are named
     both = cost_takeaway({"lesson": verdicts["lesson"], "tiny": verdicts["lesson"]})
     assert "90%" not in both and both.count("cannot tell apart, inconclusive") == 2
-    # cr108 01 M2: the two calls' ratios judged against each other (tiny wholly above a cheaper lesson call)
+    # the two calls' ratios judged against each other (tiny wholly above a cheaper lesson call)
     apart = cost_takeaway({"lesson": judge_ratio(below, "cheaper", "costlier"), "tiny": verdicts["tiny"]})
     assert PAIR.format("measurably above") in apart and "against the lesson" not in cost_takeaway({**verdicts, "lesson": busy})
 
@@ -210,7 +210,7 @@ def test_copy_shares_on_a_real_cpu_profile(tmp_path):
     shares = copy_shares(load_trace(tmp_path / "t.json", "cpu").events)
     assert set(shares) == {1, 2} and len(shares[1]) == len(shares[2]) == 3  # one bias copy per Linear per recorded step
     assert all(0 < s < 100 for n in (1, 2) for s in shares[n])  # a copy inside its addmm: a share, never all of it
-    trace = load_trace(tmp_path / "t.json", "cpu")  # cr86 01 #4: the tree's one call is one of Linear 1's shares
+    trace = load_trace(tmp_path / "t.json", "cpu")  # the tree's one call is one of Linear 1's shares
     assert tree_copy_share(trace) in shares[1]
     below = judge_timings("Linear 2", Timing("a", np.full(5, 0.9), 1), "Linear 1", Timing("b", np.full(5, 2.8), 1), "%", 2)
     said = larger_hidden_answer(below, trace=trace)
@@ -250,7 +250,7 @@ def test_first_recorded_step_keeps_a_one_off_cost_only_without_warmup(cpu_backen
 
 
 def test_first_recorded_steps_profiles_fresh_models_per_warmup(cpu_backend):
-    """Exercise 1's loop in one call (cr96 01 C): each model is fresh and called once before its profile."""
+    """Exercise 1's loop in one call: each model is fresh and called once before its profile."""
     made = []
 
     def make():
@@ -278,16 +278,16 @@ def test_recorded_steps_judges_a_real_cpu_profile_against_a_steady_state(tmp_pat
     assert steps.device_time[0] is False and steps.lines[-1] == steps.device_time[1]
     core = [line for line in steps.lines if "reads longest" not in line]  # that line: only where #1 is the longest
     assert len(core) == 4 and re.fullmatch(r"recorded steps \(us\): #1 \d+(, #\d \d+){4}", core[1])
-    # cold read cr87 01 #2: two blocks timed at different moments are readings, never a verdict word
+    # two blocks timed at different moments are readings, never a verdict word
     assert core[2].startswith("readings only (not compared): recorded steps ")
     assert not any(w in core[2] for w in ("measurably", "above", "below", "cannot tell", "higher", "lower"))
-    busy = Contention(1.0, 0.5, 0.5, 0.0)  # cold read cr60 item 6: the busy block said once, the readings withheld
+    busy = Contention(1.0, 0.5, 0.5, 0.0)  # the busy block said once, the readings withheld
     lines = recorded_steps(key_averages_frame(prof), load_trace(tmp_path / "t.json"), steady, busy, cpu_backend).lines
     lines = [line for line in lines if "reads longest" not in line]
     assert lines[0].startswith("BUSY:") and lines[2].endswith(": withheld (BUSY)") and "busy" not in lines[2]
-    # cold reads cr79 01 #1, cr88 02 M1: on cpu ops' rows hold compute time, a label's Self CPU host time outside its ops
+    # on cpu ops' rows hold compute time, a label's Self CPU host time outside its ops
     assert lines[3].endswith("timeline: ops' rows hold compute time; a label's Self CPU is host time outside its ops.")
-    # cr102 01 M2: a longest first recorded step is one reading, not a sign that warm-up failed
+    # a longest first recorded step is one reading, not a sign that warm-up failed
     assert first_longest_line(pd.Series([6525.0, 5139.0, 4726.0], index=[4, 5, 6])) == [
         "#4 reads longest: one reading, not a verdict (Exercise 1 judges first steps)"
     ]
@@ -303,10 +303,10 @@ def test_exercise_answers_read_right_for_every_verdict_kind(cpu_backend):
     above = judge_timings("Linear 2", Timing("a", np.full(5, 2.8), 1), "Linear 1", Timing("b", np.full(5, 0.9), 1), "%", 2)
     close = judge_timings("Linear 2", Timing("a", np.full(5, 1.0), 1), "Linear 1", Timing("b", np.full(5, 1.01), 1), "%", 2)
     assert "0.90-0.90" in str(below)  # two decimals: a narrow range does not print as "0.9-0.9"
-    # cold read cr72 item 3 / cr74 01 #1: Linear 2 differs from Linear 1 in input features, a larger HIDDEN in both;
+    # Linear 2 differs from Linear 1 in input features, a larger HIDDEN in both;
     # the answer is an expectation, not a measurement of a larger HIDDEN
-    # cr79 01 #3: it says what Linear 2 against Linear 1 measures, not a larger HIDDEN; cr86 01 #4: in plain words
-    # cr108 01 c1/c2: only what the measured shares support; no fixed/per-element cost model, no stand-in
+    # it says what Linear 2 against Linear 1 measures, not a larger HIDDEN; in plain words
+    # only what the measured shares support; no fixed/per-element cost model, no stand-in
     # Linear 2 (4x the inputs, 1/4 the outputs) is no larger HIDDEN: the answer is an expectation, its premise two-sided
     not_run = larger_hidden_answer(below)[-2:]
     assert (
@@ -317,7 +317,7 @@ def test_exercise_answers_read_right_for_every_verdict_kind(cpu_backend):
     assert larger_hidden_answer(withheld("share", "no copy_")) == [str(withheld("share", "no copy_"))]  # no share, no answer
     assert larger_hidden_answer(below) == [str(below), *not_run] and larger_hidden_answer(close) == [str(close), *not_run]
     assert larger_hidden_answer(above)[-2:] == not_run
-    # cold read cr60 item 1: a busy block is named, its readings not printed, and the answer says withheld (BUSY)
+    # a busy block is named, its readings not printed, and the answer says withheld (BUSY)
     busy_share = judge_timings(
         "Linear 2", Timing("a", np.full(5, 0.9), 1, Contention(1.0, 0.5, 0.5, 0.0)), "Linear 1", Timing("b", np.full(5, 2.8), 1)
     )
@@ -327,17 +327,17 @@ def test_exercise_answers_read_right_for_every_verdict_kind(cpu_backend):
     why = "why (explained, not measured):"
     over = judge_timings("a", Timing("a", np.array([1.0, 1.0, 1.1, 1.2, 1.2]), 1), "b", Timing("b", np.full(5, 1.1), 1))
     assert over.kind == "no measurable difference" and warmup_explanation(over, cpu_backend)[0].startswith(why)
-    assert "one untimed call before its profile" in warmup_explanation(over, cpu_backend)[0]  # cr81: as cell 5 says
-    # cr90 01 #3: on a verdict that does not show warm-up shortening the step, no "which shortens"
+    assert "one untimed call before its profile" in warmup_explanation(over, cpu_backend)[0]  # as cell 5 says
+    # on a verdict that does not show warm-up shortening the step, no "which shortens"
     assert "whether warm-up shortens the first step is not shown here;" in warmup_explanation(over, cpu_backend)[0]
     slower = next(v for v in (below, above) if v.kind == "slower")  # warmup=0 measurably longer
     faster = next(v for v in (below, above) if v.kind == "faster")
-    # cr89 01 #1: where it does, the warm-up's two effects are not separated by this run
+    # where it does, the warm-up's two effects are not separated by this run
     assert "also run the model: this run cannot say which shortens the first step" in warmup_explanation(slower, cpu_backend)[0]
     assert "the profiler's own start-up" in warmup_explanation(slower, cpu_backend)[0]  # what warm-up steps discard
     assert warmup_explanation(faster, cpu_backend) == warmup_explanation(over, cpu_backend)
     assert "which" not in warmup_explanation(over, cpu_backend)[0]
-    # cold read 35's exercise 1: overlapping ranges ~12% apart at the medians read "inconclusive": still an answer and a why
+    # exercise 1: overlapping ranges ~12% apart at the medians read "inconclusive": still an answer and a why
     warm0 = Timing("a", np.array([3470.2, 3500.0, 3600.0, 3700.0, 3790.7]), 1)
     warm3 = Timing("b", np.array([3060.4, 3100.0, 3200.0, 3400.0, 3492.0]), 1)
     inconclusive = judge_timings("first step, warmup=0", warm0, "first step, warmup=3", warm3)
@@ -383,7 +383,7 @@ def test_queue_stand_in_shows_the_clock_a_loop_without_synchronize_misses(monkey
 
 
 def test_no_cell_of_01_rebinds_a_name_whose_attributes_the_publish_cell_reads():
-    """Cold read 35's blocker: a cuda/neuron-only cell set `steps = dict(...)`, and the publish cell's
+    """A cuda/neuron-only cell set `steps = dict(...)`, and the publish cell's
     `steps.device_time` then failed on every device seat, which a cpu run cannot show."""
     import ast
     from pathlib import Path
@@ -403,8 +403,8 @@ def test_no_cell_of_01_rebinds_a_name_whose_attributes_the_publish_cell_reads():
 
 
 def test_warmup_answer_says_yes_or_no_only_where_measurable():
-    """Cold read cr36 item 6: exercise 1's verdict never answered its question in words."""
-    warm0 = Timing("a", np.array([3484.5, 3500.0, 3600.0, 3700.0, 3751.8]), 1)  # cold read 36's ranges
+    """Exercise 1's verdict never answered its question in words."""
+    warm0 = Timing("a", np.array([3484.5, 3500.0, 3600.0, 3700.0, 3751.8]), 1)  # a recorded run's ranges
     warm3 = Timing("b", np.array([3206.9, 3220.0, 3240.0, 3260.0, 3284.5]), 1)
     above = judge_timings("first step, warmup=0", warm0, "first step, warmup=3", warm3)
     assert above.kind == "slower" and warmup_answer(above).endswith(
@@ -431,7 +431,7 @@ def test_documented_neuron_call_prints_only_what_neuron_notes_n9_documents():
     assert printed.startswith("not built on cpu; what Trainium would run (AWS docs, N9; not run here):")
     documented = re.findall(r"`([^`]+)`", n9)  # NeuronConfig(...), the exporter, on_trace_ready, experimental_config, activities
     assert len(documented) == 5 and all(piece in printed for piece in documented), (documented, printed)
-    # the import comes first, as lesson/neuron_profiler.py makes it: the printed call runs as copied (cr61 01 item 4)
+    # the import comes first, as lesson/neuron_profiler.py makes it: the printed call runs as copied
     imported = "from torch_neuronx.profiling import NeuronConfig, NeuronProfiler, ProfileMode"
     assert printed.splitlines()[1].strip() == imported
     assert imported in (Path(__file__).parents[1] / "lesson" / "neuron_profiler.py").read_text()
@@ -452,7 +452,7 @@ def test_queue_takeaway_gives_a_share_only_for_a_measurable_gap():
 def test_readings_line_prints_both_ranges_and_no_verdict():
     steady = Timing("steady state", np.array([4165.0, 4244.0, 4300.0, 4485.6]), 1, None)
     line = readings_line(Timing("recorded steps", np.array([5016.0, 4511.0, 5344.0, 4609.0, 4685.0]), 1, None), steady)
-    assert line.startswith("readings only (not compared): ") and line.endswith("(p10-p90)")  # cr103 01 M1: why, in markdown
+    assert line.startswith("readings only (not compared): ") and line.endswith("(p10-p90)")  # why, in markdown
     assert "us, steady state 4,1" in line and "above" not in line and "measurably" not in line
 
 

@@ -130,16 +130,16 @@ def test_a_last_arrival_count_certain_by_counting_is_not_printed_as_a_probabilit
     assert rare[1].endswith("last in all 5, if steps were independent: 0.06; 5 steps cannot give less" + label)  # 2 x 0.5**5
     four = last_arrival_lines(collective_waits(_alternating_steps([0, 0, 0, 0, 1])), slowest=1, ranks=2)
     assert four[1].endswith("chance of some rank last in 4 or more of 5, if steps were independent: 0.38" + label)  # 2 x 6/32
-    # below the series' rule (0.05) too: the chance assumes independent steps, so it is never a finding (cr94 08)
-    # cr102 08: where the last rank also left the step before later on most off steps, the line says so
+    # below the series' rule (0.05) too: the chance assumes independent steps, so it is never a finding
+    # where the last rank also left the step before later on most off steps, the line says so
     steps = _alternating_steps([0, 0, 0, 0, 1])
     steps["collective_end"] += ((steps["step"] % 2 == 1) & (steps["rank"] == 0)) * 2.0  # rank 0 leaves odd steps later
     dependent = last_arrival_lines(collective_waits(steps), slowest=1, ranks=2)[1]
-    assert dependent.endswith(  # cr103 08: the count, and "not independent" only as a reading
+    assert dependent.endswith(  # the count, and "not independent" only as a reading
         "independent: 0.38; a reading: they may not be: on 3 of 4 off steps"
         " the last rank also left the previous step later (Exercise 2))"
     )
-    # leaving the step before 0.1 ms later or less is a tie too, so it is not counted as later (cr114 08: 0.05 ms was)
+    # leaving the step before 0.1 ms later or less is a tie too, so it is not counted as later (0.05 ms was)
     steps["collective_end"] -= ((steps["step"] % 2 == 1) & (steps["rank"] == 0)) * 1.94  # rank 0 now 0.06 ms later
     tied = last_arrival_lines(collective_waits(steps), slowest=1, ranks=2)[1]
     assert "they may not be" not in tied and tied.endswith("; a reading, not a finding (Exercise 2))")
@@ -200,12 +200,12 @@ def test_neuron_recipe_lines_explain_the_neuron_parts_and_warn_a_seat_on_every_b
     lines = neuron_recipe_lines(2, active=10, straggler_rank=1, straggler_ms=20)
     assert neuron_torchrun_recipe(2, vendor_variables=False) in lines[0] and "documented" not in lines[0]
     assert "NEURON_RT_NUM_CORES" not in lines[0] and "UNVERIFIED" not in lines[0]  # the command to launch first
-    worker = next(line for line in lines if "lesson/rank_worker.py" in line)  # cr103 08: section 4 needs slow steps
+    worker = next(line for line in lines if "lesson/rank_worker.py" in line)  # section 4 needs slow steps
     assert "--active 10 --straggler-rank 1 --straggler-ms 20 " in worker
     assert "waits = collective_waits(rank_steps(DIR)); plot_rank_steps(" in lines[-1]  # how to read the stamps after
     unset = next(line for line in lines[1:] if "env -u NEURON_RT_VISIBLE_CORES" in line)  # the part a seat must change
     assert "In a shared workshop, the 2 ranks would take NeuronCores 0-1 from other students" in unset
-    assert "the instructor runs it after class" in unset  # what a seat does instead (cr93 08)
+    assert "the instructor runs it after class" in unset  # what a seat does instead
     vendor = next(line for line in lines[1:] if "NEURON_RT_NUM_CORES" in line)  # the example's, named as such
     assert "NEURON_RT_NUM_CORES=2 NEURON_RT_VIRTUAL_CORE_SIZE=2 (N30; under torchrun UNVERIFIED)" in vendor
     check = next(line for line in lines[1:] if line.startswith("  check:"))  # how to see the cores taken
@@ -469,18 +469,18 @@ def test_arrival_parts_split_each_wait_into_the_later_start_and_the_longer_compu
     # the step before: step 1's last rank (0) left step 0's all-reduce 1.5 ms before its first rank (1); step 0 has none
     assert parts["left previous step later by (ms)"].iloc[1] == pytest.approx(-1.5)
     assert parts["left previous step later by (ms)"].isna().iloc[0]
-    assert arrival_parts_line(parts) == (  # cr98 08: who waited, summed per rank (not who arrived last most often)
+    assert arrival_parts_line(parts) == (  # who waited, summed per rank (not who arrived last most often)
         "in all, over the 2 off steps, rank 0 waited 1.0 ms; rank 1 waited 3.0 ms. Why: 4.0 ms waited (ranks 0 and 1): the last rank computed"
         " 3.0 ms longer (less on step 0) and started 1.0 ms later (gaps: +2.0 where it started later, -1.0 where earlier);"
         " the larger part changes from step to step; not a verdict"
     )  # step 0: the start gap (2.0) is larger, step 1: the compute (4.0)
-    tiny = parts.assign(**{"computed longer by (ms)": [-0.01, 4.0]})  # cr105 08: every negative the table shows counts
+    tiny = parts.assign(**{"computed longer by (ms)": [-0.01, 4.0]})  # every negative the table shows counts
     assert "(less on step 0)" in arrival_parts_line(tiny)
     twice = pd.concat([parts, parts.iloc[[1]].assign(wait_ms=0.5).rename(index={1: 2})])  # rank 1: 3.0 of 3.5 at step 1
     assert arrival_parts_line(twice).startswith(
         "in all, over the 3 off steps, rank 0 waited 1.0 ms; rank 1 waited 3.5 ms, 3.0 at step 1 (rank 0 computed 4.0 ms longer, left step 0's all-reduce 1.5 ms earlier)."
     )
-    fewer = twice.assign(**{"computed longer by (ms)": [-1.0, -0.1, 4.0]})  # r119: "computed 0.1 ms less", not "-0.1 ms longer"
+    fewer = twice.assign(**{"computed longer by (ms)": [-1.0, -0.1, 4.0]})  # "computed 0.1 ms less", not "-0.1 ms longer"
     assert "(rank 0 computed 0.1 ms less, left step 0's all-reduce" in arrival_parts_line(fewer)
     only = arrival_parts(collective_waits(steps), steps=[1])  # the split steps chosen; the step before still read
     assert only.index.tolist() == [1] and only["left previous step later by (ms)"].iloc[0] == pytest.approx(-1.5)
@@ -489,12 +489,12 @@ def test_arrival_parts_split_each_wait_into_the_later_start_and_the_longer_compu
     assert " and started 3.0 ms earlier;" in arrival_parts_line(behind)
     tiny = parts.iloc[:1].assign(wait_ms=0.06, **{"step-start gap (ms)": -0.04, "computed longer by (ms)": 0.1})
     assert " and started 0.0 ms later; " in arrival_parts_line(tiny)  # -0.04 prints 0.0, not -0.0, and no "earlier"
-    # cr97 08: a total built from rounded parts printed 9.5 for 9.44 ms: the true total, and "parts rounded" where they differ
+    # a total built from rounded parts printed 9.5 for 9.44 ms: the true total, and "parts rounded" where they differ
     run = parts.iloc[:1].assign(wait_ms=1.74, **{"step-start gap (ms)": 1.35, "computed longer by (ms)": 0.39})
     line = arrival_parts_line(run)
     assert "1.7 ms waited: the last rank computed 0.4 ms longer and started 1.4 ms later, parts rounded;" in line
     assert ", parts rounded" not in arrival_parts_line(parts)  # 4.0 = 3.0 + 1.0 and 1.0 = 2.0 - 1.0: no note
-    # cr99 08: +4.0 compute against -3.8 gap in one step; later gaps (5.6) reach the net compute (5.1): no larger part named
+    # +4.0 compute against -3.8 gap in one step; later gaps (5.6) reach the net compute (5.1): no larger part named
     netted = parts.assign(**{"step-start gap (ms)": [5.6, -3.8], "computed longer by (ms)": [1.1, 4.0]})
     assert arrival_parts_line(netted).endswith("; netted over the steps: which part is larger, 2 steps cannot say")
 
@@ -535,16 +535,16 @@ def test_ranks_contention_is_the_worst_rank_and_names_a_rank(tmp_path):
     assert "(a rank's CPU run-queue delay was at most 40% of its profiled steps)" in line
     assert "a rank's CPU run-queue delay was at most 40% of its profiled steps" == contention.seen(short=True)
     assert "of 2 timed blocks, one per rank, which" in contention.seen()  # the full form metrics.json records
-    for rank, waited in ((0, 0.01), (1, 0.0801)):  # cr100 08: quiet 2 points below the limit prints the margin
+    for rank, waited in ((0, 0.01), (1, 0.0801)):  # quiet 2 points below the limit prints the margin
         (tmp_path / f"rank{rank}.json").write_text(
             json.dumps({"rank": rank, "contention": vars(Contention(0.2, waited, 0.05, 0.0))})
         )
-    # cr102 08: every rank's CPU wait, rounded up as metrics.json's "at most" (8.01% is 9%, never 8%)
+    # every rank's CPU wait, rounded up as metrics.json's "at most" (8.01% is 9%, never 8%)
     quiet = "quiet, under the 10% BUSY line: CPU run-queue delay at most rank 0 1% , rank 1 9% of the profiled steps"
     assert ranks_contention(tmp_path)[1] == quiet.replace(" ,", ",")
     assert "at most 9%" in ranks_contention(tmp_path)[0].seen()  # the same rounding as the metrics' bound
     (tmp_path / "rank1.json").write_text(json.dumps({"rank": 1, "contention": vars(Contention(0.2, 0.0993, 0.05, 0.0))}))
-    near = "just under the 10% BUSY line: rank 1's CPU run-queue delay was 9.93% of its profiled steps"  # cr105 08: one number
+    near = "just under the 10% BUSY line: rank 1's CPU run-queue delay was 9.93% of its profiled steps"  # one number
     assert ranks_contention(tmp_path)[1] == near
     assert rank_cpu_waits(tmp_path) == {0: 0.01, 1: 0.0993}
 

@@ -205,9 +205,7 @@ def test_gap_memory_line_names_each_size_and_the_separate_profile():
     line = gap_memory_line("aten::mul", "aten::mul", 4096, 0, 16777216, 4096, 2, made_by=made_by)
     assert line.splitlines()[0].endswith("freed 4096 B (one value per row, made in aten::rsqrt); allocated 0 B (nothing)")
     made_by = {"freed": [("aten::pow", 16777216), ("aten::div_", 8)], "allocated": [("code outside any op", 8)]}
-    line = gap_memory_line(
-        "aten::div_", "aten::add", 16777224, 8, 16777216, 4096, 2, made_by=made_by
-    )  # cr103 06: each block named
+    line = gap_memory_line("aten::div_", "aten::add", 16777224, 8, 16777216, 4096, 2, made_by=made_by)  # each block named
     assert line.splitlines()[0].endswith(
         "freed 16777216 B (x's size, made in aten::pow) + 8 B (a few bytes, made in aten::div_); "
         "allocated 8 B (a few bytes, made in code outside any op)"
@@ -300,7 +298,7 @@ def test_drawn_steps_names_the_split_as_the_page_does(cpu_traces):
 
 
 def test_labelled_gap_line_reads_the_drawn_steps_largest_gap_over_all_steps(tmp_path):
-    """cr103 06 M1: the figure's arrow labels one step's gap; the line gives that pair's median and p10-p90 over the recorded steps."""
+    """The figure's arrow labels one step's gap; the line gives that pair's median and p10-p90 over the recorded steps."""
     from helpers.backend import select_backend
 
     from analysis import gap_table

@@ -194,14 +194,14 @@ def test_stream_metrics_check_the_strategies_then_publish_07s_numbers():
 
 
 def test_new_process_label_says_cache_loads_only_where_inductor_counts_them():
-    """Neuron runs no Inductor (N26): its zero misses say nothing, so the label never claims a cache load there (cr94 07)."""
+    """Neuron runs no Inductor (N26): its zero misses say nothing, so the label never claims a cache load there."""
     assert new_process_label("cpu", 0) == " (each graph's first call, all strategies pooled)"
     assert new_process_label("cuda", 2) == ""  # a miss: some first calls compiled
     assert "not counted" in new_process_label("neuron", 0) and "cache load)" not in new_process_label("neuron", 0)
 
 
 def test_cache_table_is_long_with_one_name_per_column():
-    """cr100 07: the wide table wrapped into stacked blocks and renamed columns between processes."""
+    """The wide table wrapped into stacked blocks and renamed columns between processes."""
     here = pd.DataFrame(
         {"compiles": [8, 2], "compile_s": [7.704, 2.25], "cache_hits": [0, 0], "cache_misses": [8, 2]},
         index=["static", "dynamic"],
@@ -217,7 +217,7 @@ def test_cache_table_is_long_with_one_name_per_column():
 
 
 def test_show_verdicts_shows_every_verdict_whole(capsys):
-    """cr95 07: the verdict column was cut at "inconclusive (p10-p90 reach...", hiding the reason."""
+    """The verdict column was cut at "inconclusive (p10-p90 reach...", hiding the reason."""
     import numpy as np
 
     from analysis.contention import Contention
@@ -234,7 +234,7 @@ def test_show_verdicts_shows_every_verdict_whole(capsys):
     show_verdicts(steady_state_verdicts([ratio]))
     out = capsys.readouterr().out
     assert "inconclusive (p10-p90 reaches within 5% of 1)" in out
-    assert "1.4" not in out  # the median; cr101 07: an inconclusive row's median is blanked, not quotable
+    assert "1.4" not in out  # the median; an inconclusive row's median is blanked, not quotable
 
 
 def test_eager_calls_line_says_the_count_comes_from_lengths_without_a_graph():

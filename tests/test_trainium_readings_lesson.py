@@ -66,7 +66,7 @@ def test_claims_hold_on_the_recordings(published):
     _, m = published
     claims, table = device_view_claims(m, band=True)  # A4's table: the stand-in rule's time verdicts included
     records = claims["claims"]["value"]
-    # 09 (r96): times are readings there, so its claims hold no cut-off verdict
+    # 09: times are readings there, so its claims hold no cut-off verdict
     plain = device_view_claims(m)[0]["claims"]["value"]
     assert len(plain) == 6 and not any("cut-off" in r["text"] for r in plain) and check_claims(plain, m) == []
     assert len(records) == 8  # 4 longest-engine readings, 2 dtypes x (bytes, time outside the tensor lane's spread)
@@ -121,11 +121,11 @@ def test_guess_table_reads_directions_from_the_exports(published):
     assert "outside it: total_time, vector" not in line
     # each no-verdict ratio with its distance to the nearer cut-off (09's cold reader: x0.869 against x0.867)
     vb, vf = (table.at["vector_engine_active_time", d] for d in ("bf16", "fp32"))
-    assert vb - cut_low < EDGE <= vf - cut_low  # a miss of 0.002 is at the edge, one of 0.047 is not (cr100 09)
+    assert vb - cut_low < EDGE <= vf - cut_low  # a miss of 0.002 is at the edge, one of 0.047 is not
     assert line.endswith(
         f"no verdict in either dtype: vector_engine_active_time (bf16 x{vb:.3f} at the edge: not evidence either way; "
         f"fp32 x{vf:.3f} inside, {round(vf, 3) - round(cut_low, 3):.3f} above the low cut-off)"
-    )  # cr101 09: the miss from the printed, rounded values (0.913 - 0.867 = 0.046, not the unrounded 0.047)
+    )  # the miss from the printed, rounded values (0.913 - 0.867 = 0.046, not the unrounded 0.047)
     assert "past a cut-off in both dtypes: total_time" in line
     assert "at any margin" not in line  # cut: the lesson needs only the cut-offs (09's self-paced reader)
     # the recordings carry the profiler's DMA warning: the DMA row's verdict says so
@@ -199,14 +199,14 @@ def test_after_first_matmul_reading_prints_the_start_and_two_readings():
         "whether it recurs per call inside a larger program is not shown (A4)"
     )
     assert line.startswith("fused / baseline, whole execution (total_time): bf16 x")
-    # cr101 09: the window ends at a DMA bar, and the profiler warns DMA values may be inaccurate
+    # the window ends at a DMA bar, and the profiler warns DMA values may be inaccurate
     assert "\ncompute window (ends at a DMA bar the profiler warns may be inaccurate): " in line
     for dtype in ("bf16", "fp32"):
         b, f = (exports[f"{k}_{dtype}_s512"] for k in ("baseline", "fused"))
         assert f"{dtype} x{f.total_time_ns / b.total_time_ns:.2f}" in line.splitlines()[0]
         first = {k: e.instructions.loc[e.instructions["opcode"] == "MATMUL", "start_ns"].min() for k, e in (("b", b), ("f", f))}
         window = {"b": b.dma["end_ns"].max() - first["b"], "f": f.dma["end_ns"].max() - first["f"]}
-        assert f"{dtype} x{window['f'] / window['b']:.2f}" in line.splitlines()[1]  # the us: the fusion line (cr108 09)
+        assert f"{dtype} x{window['f'] / window['b']:.2f}" in line.splitlines()[1]  # the us: the fusion line
     assert len(line.splitlines()) == 2 and "setup and tail once" not in line  # the three cases are A4's (per_call_bounds)
 
 
@@ -245,15 +245,15 @@ def test_per_call_bounds_links_the_start_to_total_time():
         assert f"{dtype} x{whole_ratio:.2f}" in line
         once_ratio = once["fused"] / once["baseline"]
         assert "setup and tail once: bf16 x" in line and f"{dtype} x{once_ratio:.2f}" in line.split("setup and tail once: ")[1]
-        # cr94: the three bounds, in order (all per call >= setup and tail once >= only the compute window)
+        # the three bounds, in order (all per call >= setup and tail once >= only the compute window)
         assert middle_ratio < once_ratio < whole_ratio < 1  # the shared start and tail dilute the gain in total_time
     assert f"{min(firsts):.1f}-{max(firsts):.1f} us in every profile, no computing instruction" in line
-    # one name for the window, distinct from the start (r93: "the stretch's" ratio stopped every reader)
+    # one name for the window, distinct from the start ("the stretch's" ratio stopped every reader)
     assert "in the compute window (first MATMUL to the DMA row's last bar)" in line.splitlines()[0]
     assert line.splitlines()[1].startswith("per call, if all recurs (total_time): bf16 x")
     assert "; only the compute window per call: bf16 x" in line
     assert "first HBM-reading instruction" in line and "declaring" not in line and "stretch" not in line
-    assert "approaches" not in line  # cr94: the compute window's ratio is not what "setup and tail once" gives
+    assert "approaches" not in line  # the compute window's ratio is not what "setup and tail once" gives
     assert line.endswith("one profile cannot tell which") and len(line.splitlines()) == 2
     # a profile with a computing instruction before its first MATMUL is named, not hidden
     start.loc["fused_fp32_s512", "computing before MATMUL"] = 3
@@ -302,7 +302,7 @@ def test_engine_opcode_counts_and_per_engine_table_agree_with_engine_work():
     exports = load_exports(RECORDED_NEURON_DIR)
     work = {name: engine_work(e) for name, e in exports.items()}
     line = engine_opcode_counts(exports)
-    # 09's cold reader (r87) had to subtract two opcode lists: the line prints each change, and keeps ACTIVATE (exp) apart
+    # 09's cold reader had to subtract two opcode lists: the line prints each change, and keeps ACTIVATE (exp) apart
     assert line == (
         "scalar computing instructions, baseline->fused: bf16 CAST 4->1, COPY 6->3 (ACTIVATE 4 in both); "
         "fp32 COPY 10->4 (ACTIVATE 4 in both)"
@@ -326,8 +326,8 @@ def test_burst_transfers_lists_each_bursts_stores_and_loads():
     assert len(lines) == 2
     assert lines[0].startswith("burst S (scores): stores at 19.2, 20.0 us, loads at 22.4, 23.6 us")
     assert all("NOT" not in line and line.endswith("source's 1,048,576 B") for line in lines)
-    assert lines[1].startswith("burst P (weights): ")  # the bytes cannot tell S from P (r93)
-    # each burst's DMA bar span, so the match by time can be checked (cr97 09 #5)
+    assert lines[1].startswith("burst P (weights): ")  # the bytes cannot tell S from P
+    # each burst's DMA bar span, so the match by time can be checked
     assert "; DMA bars 20.5-28.3 us;" in lines[0] and "; DMA bars 36.0-43.7 us;" in lines[1]
 
 
@@ -338,7 +338,7 @@ def test_device_view_reading_states_the_fusion_lesson():
     exports = load_exports(RECORDED_NEURON_DIR)
     start = execution_start(exports, detail=False)
     line = device_view_reading(exports, start)
-    # cr108 09 M1: the lesson in one line: round trips mostly idle for computing, none in the fused kernel, the windows
+    # the lesson in one line: round trips mostly idle for computing, none in the fused kernel, the windows
     spans = burst_spans(exports)["baseline_bf16_s512"]
     ins = exports["baseline_bf16_s512"].instructions
     ins = ins[ins["opcode"].isin(COMPUTING_OPCODES)]
@@ -354,7 +354,7 @@ def test_device_view_reading_states_the_fusion_lesson():
         f"bursts matched to S and P (shaded, A4) last {shaded:.1f} us, {idle:.1f} us of it with no lane computing; fused" in line
     )
     assert line.count(f"{idle:.1f} us") == 1  # the idle time, printed once
-    assert "; fused has none\n" in line  # cr105 09 #3: no HBM round trip, though its DMA row has bars
+    assert "; fused has none\n" in line  # no HBM round trip, though its DMA row has bars
     windows = {}
     for k in ("baseline", "fused"):
         e = exports[f"{k}_bf16_s512"]

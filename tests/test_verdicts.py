@@ -58,7 +58,7 @@ def test_a_spread_reaching_closer_to_one_than_runs_agree_on_is_no_measurable_dif
     assert above.kind == "no measurable difference" and "the p10-p90 lies above 1 but reaches within 5% of it" in above.sentence
     # both spreads lie inside the margin on both sides: "no measurable difference", said only there
     assert busy.word == quiet.word == "no measurable difference (p10-p90 within 5% of 1)"
-    # not "cannot tell ... apart", the inconclusive verdict's words (cr75 03)
+    # not "cannot tell ... apart", the inconclusive verdict's words
     assert busy.sentence.startswith("no measurable difference between") and "whole p10-p90 lies within 5% of 1" in quiet.sentence
     assert above.word == "cannot tell apart, inconclusive (p10-p90 reaches within 5% of 1)" and above.sentence.endswith(
         "not a finding that they cost the same"
@@ -86,7 +86,7 @@ def test_an_inconclusive_ratio_is_never_a_negative_finding():
     below, above = int(np.sum(ratio.per_round < 1)), int(np.sum(ratio.per_round > 1))  # counted, not "some ... others"
     assert f"the p10-p90 holds 1, with {below} of {ratio.per_round.size} rounds below 1, {above} above" in verdict.sentence
     assert not any(phrase in verdict.sentence for phrase in NEGATIVE_FINDINGS)
-    assert verdict.relation == "inconclusive"  # the record says what the sentence says (cr96 01 #4)
+    assert verdict.relation == "inconclusive"  # the record says what the sentence says
 
 
 def test_measurable_differences_name_the_factor_and_the_spread():
@@ -140,7 +140,7 @@ def test_ranges_that_touch_are_not_measurably_apart():
     near = judge_ranges("rank 1 exit", (10.1, 12.0), "rank 0 exit", (8.0, 10.0), unit="ms")  # apart by 1%: not a finding
     assert near.kind == "no measurable difference" and near.word == "inconclusive (ranges not 5% apart)"
     assert "the ranges are 0.1 ms (1.0%) from each other, under the 5% margin" in str(near)
-    # cr81 02 #1: the inconclusive verdict's reason from the rule's own numbers; the noise verdict has none
+    # the inconclusive verdict's reason from the rule's own numbers; the noise verdict has none
     assert near.reason == "ranges not 5% apart, and together they span 50.0%, more than the 5% margin"
     assert inside.reason == "" and touching.reason.startswith("the ranges touch, and together they span 50.0%")
     apart = judge_ranges("rank 1 exit", (10.6, 12.0), "rank 0 exit", (8.0, 10.0), unit="ms")
@@ -162,7 +162,7 @@ def test_apart_bounds_are_where_ranges_apart_flips_for_one_reading():
 
 
 def test_cut_off_miss_calls_a_reading_within_edge_of_a_cut_off_no_evidence():
-    """cr100 09: "vector bf16 x0.869 misses by 0.002" read as a finding, where a margin a point wider flips it."""
+    """ "vector bf16 x0.869 misses by 0.002" read as a finding, where a margin a point wider flips it."""
     from analysis.verdicts import EDGE, cut_off_miss
 
     cut_offs = (0.867, 1.124)
@@ -394,7 +394,7 @@ def test_a_spread_that_holds_1_is_said_without_sizes():
     """07 printed "between 41% faster and 1% slower" (ratio 0.59) three lines above "1.69x faster":
     two sizes for one kind of effect. A spread that holds 1 now says only which way its rounds went."""
     verdict = judge_ratio(PairedRatio("a", "b", np.array([0.94] * 2 + [0.97] * 6 + [1.001] * 2)))
-    # counted (cr95 04 #2: "some faster and others slower" read as a balance where 2 of 15 set the p10)
+    # counted ("some faster and others slower" read as a balance where 2 of 15 set the p10)
     assert "the p10-p90 holds 1, with 8 of 10 rounds below 1, 2 above" in str(verdict) and "%" not in str(verdict)
     exact = judge_ratio(PairedRatio("a", "b", np.array([1.0] * 5 + [1.2] * 5)))
     assert "the p10-p90 touches 1" in str(exact)
@@ -536,7 +536,7 @@ def test_a_faster_ratio_prints_the_decimals_that_give_back_its_factor():
 
 
 def test_a_gap_inside_the_margin_is_the_gap_between_the_ends_as_printed():
-    """cr102 06: ends printed 13.7 and 13.8 sat beside "the ranges lie 0.2 ... apart" (the unrounded gap)."""
+    """Ends printed 13.7 and 13.8 sat beside "the ranges lie 0.2 ... apart" (the unrounded gap)."""
     from analysis.verdicts import _why_not_apart
 
     line = _why_not_apart((13.84, 44.8), (3.3, 13.66), "% host only", ".1f")  # unrounded gap 0.18
