@@ -469,7 +469,7 @@ def larger_hidden_answer(verdict: Verdict, block: str = "the profile of 'The fir
     # no rate (a measured copy time need not grow with its count: a fixed part per call makes it grow less)
     answer = (
         "at a larger HIDDEN the share is expected to shrink (not run: one HIDDEN per run)",
-        "why (from the counts, not measured): the copy writes TOKENS x out values, the matmul does TOKENS x in x out"
+        "why (from the counts, not measured; counts give a direction, not a size): the copy writes TOKENS x out values, the matmul does TOKENS x in x out"
         " multiply-adds; in and out both grow with HIDDEN, so the matmul's count grows faster than the copy's",
     )
     lines = [said]
