@@ -209,7 +209,9 @@ class RanksContention(Contention):
 
     def seen(self, short: bool = False, whose: str = "the") -> str:
         if short and self.waited_fraction is not None and self.waited_fraction >= BUSY_WAITED_FRACTION:
-            return f"a rank's CPU run-queue delay was at most {_percent(self.waited_fraction, up=True)} of its profiled steps"
+            # the share itself, rounded to the BUSY side, and the line it reached: an "at most" bound cannot say BUSY
+            share = _percent(self.waited_fraction)
+            return f"a rank's CPU run-queue delay was {share} of its profiled steps, at or over the {BUSY_WAITED_FRACTION:.0%} BUSY line"
         return (
             super().seen(short, whose).replace("this process", "a rank").replace(" timed blocks,", " timed blocks, one per rank,")
         )
@@ -302,7 +304,11 @@ def neuron_recipe_lines(ranks: int, active: int, straggler_rank: int, straggler_
         f"  your_script.py: lesson/rank_worker.py --out DIR --backend neuron --device neuron --active {active}"
         f" --straggler-rank {straggler_rank} --straggler-ms {straggler_ms:g} (UNVERIFIED: never run here).",
         "  then: waits = collective_waits(rank_steps(DIR)); plot_rank_steps(ax, waits, STRAGGLER_RANK).",
-    ]
+    ] + (  # what to look for: the prediction, not a recorded Neuron result
+        [f'  expected: rank {straggler_rank} arrives last on its slow steps (section 4\'s "slow steps:" line counts them).']
+        if straggler_rank >= 0 and straggler_ms > 0
+        else []
+    )
 
 
 TIE_MS = 0.1  # arrivals or starts closer than this are read as ties, not as one rank later
