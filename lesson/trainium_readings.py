@@ -129,18 +129,20 @@ def counter_readings(exports: dict[str, Any], guesses: dict[str, str]) -> pd.Dat
     """09's predict-then-check table: per guessed counter, fused / baseline in each dtype, the learner's guess,
     what the row shows, and the guess against it. Only the bytes rows are graded: instructions declare them, so
     their direction is a count. A time from one execution each is a reading, not graded; which time rows moved
-    more than an assumed stand-in for noise is A4's section (`guesses_against_counters`, `spread_line`), not 09's.
+    more than an assumed stand-in for noise is A4's section (`guesses_against_counters`, `spread_line`), not 09's; the
+    table adds that stand-in's row (`tensor_engine_active_time`, ungraded) so its values sit beside the other time rows.
 
     Args:
         exports: profile name ("baseline_bf16_s512", ...) -> its NeuronExport (analysis.load_exports).
         guesses: counter name -> the learner's "down", "up", "same" or "?".
 
     Returns:
-        DataFrame, one row per guessed counter: `bf16`, `fp32` (fused / baseline), `your_guess`, `shows` (bytes
+        DataFrame, one row per guessed counter and `tensor_engine_active_time`: `bf16`, `fp32` (fused / baseline), `your_guess`, `shows` (bytes
         rows: "down", "up" or "same", per dtype where they differ; time rows: "a reading" (the caption says one execution each), the
         DMA row with the profiler's warning where an export carries it) and `match` ("✓"/"✗" on a bytes row both
         dtypes agree on, "dtypes differ" where not; "" on time rows and unfilled guesses).
     """
+    guesses = {**guesses, "tensor_engine_active_time": guesses.get("tensor_engine_active_time", "")}  # A4's yardstick, not graded
     ratios = pd.DataFrame(
         {
             d: {c: exports[f"fused_{d}_s512"].counter(c) / exports[f"baseline_{d}_s512"].counter(c) for c in guesses}
@@ -153,6 +155,7 @@ def counter_readings(exports: dict[str, Any], guesses: dict[str, str]) -> pd.Dat
         guess = ratios.at[c, "your_guess"]
         if "bytes" not in c:  # a time: one execution each, so a reading, never graded
             note = "; profiler: DMA values may be inaccurate" * (c.startswith("dma_") and warned)
+            note += "; A4's stand-in for noise" * (c == "tensor_engine_active_time")
             shows.append(f"a reading{note}")
             match.append("")
             continue
@@ -444,8 +447,8 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
     Returns:
         four lines: the start's share of each execution (the lesson's main finding: the first MATMUL's start in us, the
         same reference in every profile, and its share, with no computing instruction before it), e.g. "the start, before the first MATMUL: 17.2-18.2 us, 31-47% of each execution; no
-        opcode this page counts as computing", the per-call hedge (the profile is the 2nd execution, N37, so the start
-        is no first-call warm-up; whether it recurs per call inside a larger program, A4's three cases), then "fused / baseline,
+        opcode this page counts as computing", the per-call hedge (the profile is the 2nd execution, not the 1st that
+        N37 says carries the one-time warm-up; whether it recurs per call inside a larger program, A4's three cases), then "fused / baseline,
         whole execution (total_time): bf16 x0.67, fp32 x0.65" and "compute window (ends at a DMA bar the profiler warns may be inaccurate): bf16 x0.49, fp32 x0.49"
         (the window ends at a DMA bar, and the profiler warns DMA values may be inaccurate; the why of two
         ratios: the window leaves out the start and the tail the table lists for both kernels).
@@ -462,7 +465,7 @@ def after_first_matmul_reading(start: pd.DataFrame) -> str:
     idle = "no" if start["computing before MATMUL"].astype(int).eq(0).all() else "some profile runs an"
     return (
         f"the start, before the first MATMUL: {first.min():.1f}-{first.max():.1f} us, {share.min():.0f}-{share.max():.0f}% of each execution; {idle} opcode this page counts as computing\n"
-        "profiled: the 2nd execution, so the start is not the 1st's one-time warm-up; whether it recurs per call inside a larger program is not shown (A4)\n"
+        "profiled: the 2nd execution, not the 1st that carries the one-time warm-up (N37); whether the start recurs per call inside a larger program is not shown (A4)\n"
         f"fused / baseline, whole execution (total_time): {', '.join(whole_parts)}\n"
         f"compute window (ends at a DMA bar the profiler warns may be inaccurate): {', '.join(middle_parts)}"
     )
