@@ -7,8 +7,8 @@ caches, allocator growth) excluded, and the median of N samples reported with it
 A sample is `timeit.Timer(...).timeit(inner)` from Python's standard library, the measured loop
 that `torch.utils.benchmark.Timer` itself runs: `inner` back-to-back calls between two clock reads,
 with Python's garbage collector paused, divided by `inner`, so that a call of a few microseconds is
-not drowned by timer and synchronize overhead; `inner` is chosen so that one sample lasts at least
-`min_sample_s`. (torch's public `Timer.timeit` adds max(inner // 100, 2) untimed calls before every
+not drowned by timer and synchronize overhead; `inner` is chosen so that one sample lasts about
+`min_sample_s` (at most `max_inner` calls). (torch's public `Timer.timeit` adds max(inner // 100, 2) untimed calls before every
 sample: the rounds here are already warm, and at a large shape, where a sample is one call, those
 calls tripled the time of notebook 05's timing cell.) The clock it reads synchronizes this backend's
 device first (`Backend.synchronize`: torch.neuron's on Trainium, not only what `torch.accelerator`
@@ -173,12 +173,22 @@ def _synchronized_clock(backend: Backend) -> Callable[[], float]:
 
 
 def _inner_calls(fn: Callable[[], Any], backend: Backend, min_sample_s: float, max_inner: int) -> int:
-    backend.synchronize()
-    start = time.perf_counter()
-    fn()
-    backend.synchronize()
-    one = time.perf_counter() - start
-    return int(min(max_inner, max(1, math.ceil(min_sample_s / max(one, 1e-9)))))
+    """Calls per sample, so that a sample lasts about `min_sample_s`: sized from a batch of calls timed
+    together (1, 10, 100, ... until the batch lasts a tenth of `min_sample_s`), not from one call, whose
+    clock reads and synchronize would make a call of a few microseconds look several times longer."""
+    batch = 1
+    while True:
+        backend.synchronize()
+        start = time.perf_counter()
+        for _ in range(batch):
+            fn()
+        backend.synchronize()
+        elapsed = time.perf_counter() - start
+        if elapsed >= min_sample_s / 10 or batch >= max_inner:
+            break
+        batch = min(max_inner, batch * 10)
+    per_call = max(elapsed / batch, 1e-9)
+    return int(min(max_inner, max(1, math.ceil(min_sample_s / per_call))))
 
 
 def time_interleaved(

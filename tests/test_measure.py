@@ -34,6 +34,14 @@ def test_time_per_call_batches_short_calls(cpu_backend):
     assert t.inner > 1 and t.median_us > 0 and t.p10_us <= t.median_us <= t.p90_us
 
 
+def test_a_sample_of_a_microsecond_call_lasts_about_min_sample_s(cpu_backend):
+    # sized from one call, a sample of a call this short lasted a fraction of min_sample_s (one call's clock
+    # reads counted as the call); sized from a batch, it lasts about min_sample_s
+    x = list(range(50))
+    t = time_per_call(lambda: sum(x), cpu_backend, repeats=5, min_sample_s=0.01, max_inner=100_000)
+    assert t.inner * t.median_us * 1e-6 >= 0.006
+
+
 def test_paired_ratio_is_taken_per_round():
     timings = {
         "slow": Timing("slow", np.array([200.0, 400.0, 220.0, 300.0, 260.0]), 1),
