@@ -55,7 +55,7 @@ def device_time_verdict(
     whether that NeuronConfig keyword was passed (docs/NEURON_NOTES.md N11)."""
     if not has_device_timeline:  # first: without a device there is nothing to wait for, synchronized or not
         return False, (
-            f"device time not captured: {backend} has no separate device timeline: ops' rows hold compute time; a label's Self CPU is host time outside its ops."
+            f"device time not captured: {backend} has no separate device timeline: an op's row holds the time spent inside it (its work and its dispatch); a label's Self CPU is host time outside its ops."
         )
     if not synchronized:
         return False, (

@@ -285,8 +285,10 @@ def test_recorded_steps_judges_a_real_cpu_profile_against_a_steady_state(tmp_pat
     lines = recorded_steps(key_averages_frame(prof), load_trace(tmp_path / "t.json"), steady, busy, cpu_backend).lines
     lines = [line for line in lines if "reads longest" not in line]
     assert lines[0].startswith("BUSY:") and lines[2].endswith(": withheld (BUSY)") and "busy" not in lines[2]
-    # on cpu ops' rows hold compute time, a label's Self CPU host time outside its ops
-    assert lines[3].endswith("timeline: ops' rows hold compute time; a label's Self CPU is host time outside its ops.")
+    # on cpu an op's row holds the time inside it, a label's Self CPU host time outside its ops
+    assert lines[3].endswith(
+        "an op's row holds the time spent inside it (its work and its dispatch); a label's Self CPU is host time outside its ops."
+    )
     # a longest first recorded step is one reading, not a sign that warm-up failed
     assert first_longest_line(pd.Series([6525.0, 5139.0, 4726.0], index=[4, 5, 6])) == [
         "#4 reads longest: one reading, not a verdict (Exercise 1 judges first steps)"
