@@ -397,7 +397,7 @@ def queue_takeaway(verdict: Verdict, sent_us: float, done_us: float) -> str:
         return f"{head} none from this run ({verdict.word}), so it shows no queue"
     return (  # plain words, one number, named as the medians' ratio (the ranges are the verdict line's); N6: a device
         f"{head} a timer stopped when the calls return reads {100 * sent_us / done_us:.2f}% of the work (median ratio):"
-        " it timed only handing the calls to the worker thread's queue (a device's queue: the same effect expected, not this share, N6)"
+        " it does not wait for the worker thread's work (a device's queue: the same effect expected, not this share, N6)"
     )
 
 
