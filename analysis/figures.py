@@ -150,7 +150,8 @@ def plot_timeline(
         which = (
             "its only step" if len(trace.steps) == 1 else f"median length of {len(trace.steps)} recorded, profiler's numbering"
         )
-        ax.set_title(f"{label}: step {s} ({which}), {len(ops)} operation{'' if len(ops) == 1 else 's'}", loc="left", fontsize=10)
+        what = "device operation" if trace.has_device_lane else "compute op"  # as the bottom row is named
+        ax.set_title(f"{label}: step {s} ({which}), {len(ops)} {what}{'' if len(ops) == 1 else 's'}", loc="left", fontsize=10)
     axes[-1, 0].set_xlabel("time since the start of the step (us)")
     cpu_only = not any(t.has_device_lane for t in traces.values())
     legend = [
