@@ -47,7 +47,7 @@ def train_step(model, x, straggle_s: float) -> dict[str, int]:
     marks["compute_end"] = now()
     with record_function("all_reduce"):
         grads = torch.cat([p.grad.flatten() for p in model.parameters()])
-        dist.all_reduce(grads)  # every rank blocks here until the slowest rank arrives
+        dist.all_reduce(grads)  # gloo (cpu) blocks here until the slowest rank arrives; on cuda/neuron, now() may wait instead
     marks["collective_end"] = now()
     for p in model.parameters():
         p.grad = None

@@ -282,8 +282,9 @@ def neuron_recipe_lines(ranks: int, active: int, straggler_rank: int, straggler_
     meaning no source here gives. The check line says how to see the cores the job took. The workshop-seat warning is
     printed on every backend: an instructor reads it on a cpu run before class (docs/INSTRUCTOR_GUIDE.md).
 
-    The worker line carries the notebook's own --active and straggler flags (without them section 4 found no
-    slow steps), then the calls that read the stamps afterwards.
+    The command ends in the notebook's own worker (`-m lesson.rank_worker`, as section 2 launches it) with its --active and
+    straggler flags (without them section 4 found no slow steps): one command to paste, no placeholder to fill in.
+    Then the calls that read the stamps afterwards.
 
     Args:
         ranks: how many ranks the recipe starts.
@@ -292,8 +293,12 @@ def neuron_recipe_lines(ranks: int, active: int, straggler_rank: int, straggler_
     Returns:
         The recipe, then one line per part.
     """
+    worker = (  # the notebook's own worker, as section 2 launches it (-m: run from the repository root)
+        f"-m lesson.rank_worker --out DIR --backend neuron --device neuron --active {active}"
+        f" --straggler-rank {straggler_rank} --straggler-ms {straggler_ms:g}"
+    )
     return [
-        f"The recipe (not run here): {neuron_torchrun_recipe(ranks, vendor_variables=False)}",
+        f"The recipe (UNVERIFIED: never run here): {neuron_torchrun_recipe(ranks, worker, vendor_variables=False)}",
         "  env -u NEURON_RT_VISIBLE_CORES: unset, TorchNeuron sets it to each rank's local rank (N30, its source); if inherited,"
         f" every rank lands on that one core. In a shared workshop, the {ranks} ranks would take NeuronCores 0-{ranks - 1}"
         " from other students: the instructor runs it after class.",
@@ -301,8 +306,6 @@ def neuron_recipe_lines(ranks: int, active: int, straggler_rank: int, straggler_
         "  check: while it runs, `neuron-ls` lists the processes on each Neuron device and their commands (N52).",
         "  torchrun: --nproc_per_node, ranks per machine; --rdzv_backend, --rdzv_endpoint: where ranks meet;"
         " --local-ranks-filter 0 --tee 3: the console shows rank 0; every rank logs to files under --log-dir (unset: a temporary folder).",
-        f"  your_script.py: lesson/rank_worker.py --out DIR --backend neuron --device neuron --active {active}"
-        f" --straggler-rank {straggler_rank} --straggler-ms {straggler_ms:g} (UNVERIFIED: never run here).",
         "  then: waits = collective_waits(rank_steps(DIR)); plot_rank_steps(ax, waits, STRAGGLER_RANK).",
     ] + (  # what to look for: the prediction, not a recorded Neuron result
         [f'  expected: rank {straggler_rank} arrives last on its slow steps (section 4\'s "slow steps:" line counts them).']
@@ -415,7 +418,7 @@ def slow_step_wait_line(waits: pd.DataFrame, slowest: int, straggler_ms: float) 
         shown = lags.round(2)  # as printed
         low, high = f"{shown.min():.2f}", f"{shown.max():.2f}"
         # no count of later starts: a gap comes from the previous step's exchange, not from this step's extra work
-        line += f"\nstep-start gaps (+ = rank {slowest} later) {low} to {high} ms, largest at step {shown.idxmax()}"
+        line += f"\nslow steps' step-start gaps (+ = rank {slowest} later) {low} to {high} ms, largest at step {shown.idxmax()}"
     return line
 
 

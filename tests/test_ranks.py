@@ -161,15 +161,17 @@ def test_slow_step_wait_line_names_the_later_start_only_where_the_wait_exceeds_t
     line = slow_step_wait_line(collective_waits(late), slowest=1, straggler_ms=3)
     assert line == (
         "slow steps (medians): rank 0 waited 5.0 ms (rank 1 was set to add 3 ms), rank 1 itself 0.0 ms\n"
-        "step-start gaps (+ = rank 1 later) 1.00 to 1.00 ms, largest at step 1"
+        "slow steps' step-start gaps (+ = rank 1 later) 1.00 to 1.00 ms, largest at step 1"
     )
     early, level = (late["rank"] == 1) & (late["step"] == 1), (late["rank"] == 1) & (late["step"] == 3)
     mixed = late.assign(  # one slow step where rank 1 started 0.5 ms earlier, one 0.104 ms later
         start=late["start"].mask(early, -0.5).mask(level, 0.104),
         compute_end=late["compute_end"].mask(early, 8.5).mask(level, 8.104),
     )
-    assert slow_step_wait_line(collective_waits(mixed), slowest=1, straggler_ms=3).endswith(
-        "step-start gaps (+ = rank 1 later) -0.50 to 1.00 ms, largest at step 5"  # the lags' range, not their median alone
+    assert slow_step_wait_line(
+        collective_waits(mixed), slowest=1, straggler_ms=3
+    ).endswith(
+        "slow steps' step-start gaps (+ = rank 1 later) -0.50 to 1.00 ms, largest at step 5"  # the lags' range, not their median alone
     )
     covered = slow_step_wait_line(collective_waits(late), slowest=1, straggler_ms=5)  # the wait does not exceed it
     assert covered.endswith("rank 0 waited 5.0 ms (rank 1 was set to add 5 ms), rank 1 itself 0.0 ms")
@@ -198,10 +200,13 @@ def test_neuron_recipe_lines_explain_the_neuron_parts_and_warn_a_seat_on_every_b
     vendor example's two variables (UNVERIFIED under torchrun) on a line of their own, never in the command; the
     workshop-seat warning on a cpu run too (instructors)."""
     lines = neuron_recipe_lines(2, active=10, straggler_rank=1, straggler_ms=20)
-    assert neuron_torchrun_recipe(2, vendor_variables=False) in lines[0] and "documented" not in lines[0]
-    assert "NEURON_RT_NUM_CORES" not in lines[0] and "UNVERIFIED" not in lines[0]  # the command to launch first
-    worker = next(line for line in lines if "lesson/rank_worker.py" in line)  # section 4 needs slow steps
-    assert "--active 10 --straggler-rank 1 --straggler-ms 20 " in worker
+    assert neuron_torchrun_recipe(2, "-m lesson.rank_worker", vendor_variables=False) in lines[0] and "documented" not in lines[0]
+    assert "NEURON_RT_NUM_CORES" not in lines[0] and lines[0].startswith("The recipe (UNVERIFIED: never run here): env -u ")
+    assert lines[0].endswith(
+        " --tee 3 -m lesson.rank_worker --out DIR --backend neuron --device neuron --active 10"
+        " --straggler-rank 1 --straggler-ms 20"
+    )  # one command to paste; section 4 needs slow steps
+    assert not any("your_script.py" in line for line in lines)
     assert "waits = collective_waits(rank_steps(DIR)); plot_rank_steps(" in lines[-2]  # how to read the stamps after
     assert lines[-1].startswith("  expected: rank 1 arrives last on its slow steps")  # what to compare against
     assert not neuron_recipe_lines(2, 10, -1, 20)[-1].startswith("  expected")  # no straggler, no prediction
@@ -214,7 +219,6 @@ def test_neuron_recipe_lines_explain_the_neuron_parts_and_warn_a_seat_on_every_b
     assert "`neuron-ls`" in check
     for flag in ("--nproc_per_node", "--rdzv_backend", "--rdzv_endpoint", "--local-ranks-filter", "--tee"):  # each in words
         assert any(flag in line for line in lines[1:]), flag
-    assert any("lesson/rank_worker.py --out DIR --backend neuron --device neuron" in line for line in lines)
 
 
 def test_contract_torchrun_recipe_drops_an_inherited_visible_cores(monkeypatch):
