@@ -129,20 +129,20 @@ def counter_readings(exports: dict[str, Any], guesses: dict[str, str]) -> pd.Dat
     """09's predict-then-check table: per guessed counter, fused / baseline in each dtype, the learner's guess,
     what the row shows, and the guess against it. Only the bytes rows are graded: instructions declare them, so
     their direction is a count. A time from one execution each is a reading, not graded; which time rows moved
-    more than an assumed stand-in for noise is A4's section (`guesses_against_counters`, `spread_line`), not 09's; the
-    table adds that stand-in's row (`tensor_engine_active_time`, ungraded) so its values sit beside the other time rows.
+    more than an assumed stand-in for noise is A4's section (`guesses_against_counters`, `spread_line`), not 09's: the
+    stand-in's row is left out here, since a row 09 gives no rule for stopped its readers (its values stay on the page,
+    in the per-engine table's tensor lane).
 
     Args:
         exports: profile name ("baseline_bf16_s512", ...) -> its NeuronExport (analysis.load_exports).
         guesses: counter name -> the learner's "down", "up", "same" or "?".
 
     Returns:
-        DataFrame, one row per guessed counter and `tensor_engine_active_time`: `bf16`, `fp32` (fused / baseline), `your_guess`, `shows` (bytes
+        DataFrame, one row per guessed counter: `bf16`, `fp32` (fused / baseline), `your_guess`, `shows` (bytes
         rows: "down", "up" or "same", per dtype where they differ; time rows: "a reading" (the caption says one execution each), the
         DMA row with the profiler's warning where an export carries it) and `match` ("✓"/"✗" on a bytes row both
         dtypes agree on, "dtypes differ" where not; "" on time rows and unfilled guesses).
     """
-    guesses = {**guesses, "tensor_engine_active_time": guesses.get("tensor_engine_active_time", "")}  # A4's yardstick, not graded
     ratios = pd.DataFrame(
         {
             d: {c: exports[f"fused_{d}_s512"].counter(c) / exports[f"baseline_{d}_s512"].counter(c) for c in guesses}
@@ -155,7 +155,6 @@ def counter_readings(exports: dict[str, Any], guesses: dict[str, str]) -> pd.Dat
         guess = ratios.at[c, "your_guess"]
         if "bytes" not in c:  # a time: one execution each, so a reading, never graded
             note = "; profiler: DMA values may be inaccurate" * (c.startswith("dma_") and warned)
-            note += "; A4's stand-in for noise" * (c == "tensor_engine_active_time")
             shows.append(f"a reading{note}")
             match.append("")
             continue
@@ -532,15 +531,18 @@ def start_reads(exports: dict[str, Any]) -> str:
         # the HBM counters are the HBM instructions' sums, and none of those starts before `first`
         sums = all(e.counter(f"hbm_{d}_bytes") == hbm[f"hbm_{d}_bytes"].sum() for d in ("read", "write"))
         outside &= sums and bool((hbm["start_ns"] >= first).all())
-    what = "exactly Q, K, V and the NEFF's constants" if all(fits) else "not just Q, K, V and the NEFF's constants"
-    carry = "the export does not say what they carry" if tensors <= {"unknown"} else f"their tensor: {'/'.join(sorted(tensors))}"
+    carry = "contents: not in the export" if tensors <= {"unknown"} else f"their tensor: {'/'.join(sorted(tensors))}"
     one = len(queues) == 1
-    counters = "not in the HBM counters" if outside else "the HBM counters may hold them"
-    kinds = f'"{"/".join(sorted(queues))}" queue{"" if one else "s"}{" only" if one else ""}, {counters} (glossary: DMA); {carry}'
+    counters = (
+        "outside the HBM counters (inferred: no HBM instruction starts that early)"
+        if outside
+        else "the HBM counters may hold them"
+    )
+    kinds = f'"{"/".join(sorted(queues))}" queue{"" if one else "s"}{" only" if one else ""}, {counters}; {carry}'
     bars = f"DMA bars before that, {min(spans):.1f}-{max(spans):.1f} us: {kinds}" if queues else "DMA bars before that: none"
     return (
-        f"the start's HBM-reading instructions read {what} in {sum(fits)} of {len(fits)} profiles, "
-        f"the first at {min(firsts):.1f}-{max(firsts):.1f} us\n{bars}"
+        f"the start's HBM-reading instructions read as many bytes as Q, K, V plus the NEFF's constants in {sum(fits)} of {len(fits)} profiles; "
+        f"first at {min(firsts):.1f}-{max(firsts):.1f} us\n{bars}"
     )
 
 
