@@ -26,7 +26,7 @@ ULPS_ALLOWED = 4
 
 
 def rmsnorm_naive(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
-    """Separate ops: pow and the two muls write full-size tensors; mean reads the full-size
+    """Separate ops (float32): pow and the two muls write full-size tensors; mean reads the full-size
     squares and writes a (tokens x 1) tensor, on which add and rsqrt work."""
     return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight
 
