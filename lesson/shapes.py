@@ -218,7 +218,7 @@ def rows_computed(steady: list[Verdict], lengths: list[int], buckets: list[int])
     faster = [v.subject.split(" (")[0] for v in steady if v.reference.startswith("bucketed") and v.kind == "faster"]
     # the strategies named, not the verdict words as nouns ("causes of static faster and dynamic faster")
     tail = (
-        f"\ncandidate causes of bucketed's slower pass 2 (against {' and '.join(faster)}; not separated here): "
+        f"\ncandidate causes where a verdict ranks bucketed's pass 2 slower (against {' and '.join(faster)}; not separated here): "
         "its padded rows, and its pad and slice on every call"
     )
     counts = found.sentence.rsplit(", ", 1)[0]  # its bare "0.6x" named no direction

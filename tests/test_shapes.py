@@ -125,7 +125,9 @@ def test_rows_computed_names_candidate_causes_only_where_a_strategy_ranks_faster
         "(real + padded): real rows are 0.6x of bucketed's, a count of work, not of time\n" in found.sentence
     )  # the ratio's direction in words
     assert "\ncandidate causes" in found.sentence  # its own printed line
-    assert "candidate causes of bucketed's slower pass 2 (against dynamic; not separated here)" in found.sentence
+    assert (
+        "candidate causes where a verdict ranks bucketed's pass 2 slower (against dynamic; not separated here)" in found.sentence
+    )
     assert "pad and slice" in found.sentence
     both = steady_state_verdicts(
         [PairedRatio(n, "bucketed (padded)", np.full(10, 0.5), "request") for n in ("static (2/3 eager)", "dynamic")]
