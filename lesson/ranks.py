@@ -298,7 +298,7 @@ def neuron_recipe_lines(ranks: int, active: int, straggler_rank: int, straggler_
         f" --straggler-rank {straggler_rank} --straggler-ms {straggler_ms:g}"
     )
     return [
-        f"The recipe (UNVERIFIED: never run here): {neuron_torchrun_recipe(ranks, worker, vendor_variables=False)}",
+        f"The recipe (from the repository root, in the course's Python environment; UNVERIFIED: never run here): {neuron_torchrun_recipe(ranks, worker, vendor_variables=False)}",
         "  env -u NEURON_RT_VISIBLE_CORES: unset, TorchNeuron sets it to each rank's local rank (N30, its source); if inherited,"
         f" every rank lands on that one core. In a shared workshop, the {ranks} ranks would take NeuronCores 0-{ranks - 1}"
         " from other students: the instructor runs it after class.",
@@ -306,7 +306,8 @@ def neuron_recipe_lines(ranks: int, active: int, straggler_rank: int, straggler_
         "  check: while it runs, `neuron-ls` lists the processes on each Neuron device and their commands (N52).",
         "  torchrun: --nproc_per_node, ranks per machine; --rdzv_backend, --rdzv_endpoint: where ranks meet;"
         " --local-ranks-filter 0 --tee 3: the console shows rank 0; every rank logs to files under --log-dir (unset: a temporary folder).",
-        "  then: waits = collective_waits(rank_steps(DIR)); plot_rank_steps(ax, waits, STRAGGLER_RANK).",
+        "  then, in a cell of this notebook after section 1:"
+        " waits = collective_waits(rank_steps(DIR)); plot_rank_steps(plt.subplots()[1], waits, STRAGGLER_RANK).",
     ] + (  # what to look for: the prediction, not a recorded Neuron result
         [f'  expected: rank {straggler_rank} arrives last on its slow steps (section 4\'s "slow steps:" line counts them).']
         if straggler_rank >= 0 and straggler_ms > 0
@@ -544,7 +545,7 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
             where = ""
         # the extra work is traced ("straggler work" regions): the split names the value set, the rest is all other compute
         steps = round(per_set.sum() / ms)  # net count of steps the work set adds (last) or takes away (first)
-        split = f" (extra work {steps} x {ms:g} ms as set, the rest {_one_decimal(rest.sum())}{where})"
+        split = f" (extra work {steps} x {ms:g} ms as set, not its traced time; the rest {_one_decimal(rest.sum())}{where})"
         sums.append((float(_one_decimal(per_set.sum())) + float(_one_decimal(rest.sum())), compute))
     # parts netted over steps hide which is larger (+4.0 compute, -3.8 gap in one step) where the other part's
     # gross sum of one sign reaches the larger net: then the line says the steps cannot tell which part is larger

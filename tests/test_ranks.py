@@ -201,7 +201,9 @@ def test_neuron_recipe_lines_explain_the_neuron_parts_and_warn_a_seat_on_every_b
     workshop-seat warning on a cpu run too (instructors)."""
     lines = neuron_recipe_lines(2, active=10, straggler_rank=1, straggler_ms=20)
     assert neuron_torchrun_recipe(2, "-m lesson.rank_worker", vendor_variables=False) in lines[0] and "documented" not in lines[0]
-    assert "NEURON_RT_NUM_CORES" not in lines[0] and lines[0].startswith("The recipe (UNVERIFIED: never run here): env -u ")
+    assert "NEURON_RT_NUM_CORES" not in lines[0] and lines[0].startswith(
+        "The recipe (from the repository root, in the course's Python environment; UNVERIFIED: never run here): env -u "
+    )
     assert lines[0].endswith(
         " --tee 3 -m lesson.rank_worker --out DIR --backend neuron --device neuron --active 10"
         " --straggler-rank 1 --straggler-ms 20"
@@ -518,14 +520,14 @@ def test_arrival_parts_line_splits_the_compute_share_into_the_work_set_and_the_r
         index=pd.Index([0, 1], name="step"),
     )
     both = arrival_parts_line(parts, (1, 1.0))  # the rest: -2.0 in step 0, 5.0 in step 1: a part over the net 3.0
-    assert "(extra work 0 x 1 ms as set, the rest 3.0)" in both
+    assert "(extra work 0 x 1 ms as set, not its traced time; the rest 3.0)" in both
     assert " in step" not in both
     same = parts.assign(**{"computed longer by (ms)": [1.0, 2.0]})  # the rest 0.0 and 3.0: one sign, step 1 most
-    assert "(extra work 0 x 1 ms as set, the rest 3.0; 3.0 in step 1)" in arrival_parts_line(same, (1, 1.0))
+    assert "(extra work 0 x 1 ms as set, not its traced time; the rest 3.0; 3.0 in step 1)" in arrival_parts_line(same, (1, 1.0))
     one = arrival_parts_line(parts.iloc[:1], (1, 1.0))  # the straggler last: its 1 ms set, and -2.0 the rest
-    assert "computed 1.0 ms less (extra work 1 x 1 ms as set, the rest -2.0; -2.0 in step 0)" in one
+    assert "computed 1.0 ms less (extra work 1 x 1 ms as set, not its traced time; the rest -2.0; -2.0 in step 0)" in one
     spread = parts.assign(**{"computed longer by (ms)": [2.0, 0.0]})  # the rest 1.0 and 1.0: no step holds most
-    assert "(extra work 0 x 1 ms as set, the rest 2.0)" in arrival_parts_line(spread, (1, 1.0))
+    assert "(extra work 0 x 1 ms as set, not its traced time; the rest 2.0)" in arrival_parts_line(spread, (1, 1.0))
 
 
 def test_ranks_contention_is_the_worst_rank_and_names_a_rank(tmp_path):
