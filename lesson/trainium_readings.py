@@ -678,7 +678,7 @@ def device_view_reading(exports: dict[str, Any], start: pd.DataFrame, dtype: str
     The idle burst time is printed once, as a measurement beside the shaded time it is part of (the figure shows it:
     shaded, light bars only), not as an "at most" bound on the window's drop, which the page could not derive; the
     third line compares the scalar and vector computing instruction counts (engine_work's `computing`), since fused
-    also runs different compute, and says no cause is shown.
+    also runs different compute, and says the window's change is attributed to neither.
     """
     from analysis import COMPUTING_OPCODES, engine_work, merged_intervals
 
@@ -699,7 +699,7 @@ def device_view_reading(exports: dict[str, Any], start: pd.DataFrame, dtype: str
         f"fusion ({dtype}): baseline's bursts matched to S and P (shaded, A4) last {span:.1f} us, {span - computing:.1f} us of it with no lane computing; fused {has}\n"
         f"compute window ({dtype}), baseline -> fused: {window[base]:.1f} -> {window[fused]:.1f} us, down "
         f"{round(window[base], 1) - round(window[fused], 1):.1f} us\n"
-        f"fused also runs {fewer} scalar and vector computing instructions (the per-engine table); one execution each: no cause shown"
+        f"fused also runs {fewer} scalar and vector computing instructions (the per-engine table); one execution each: the window's change is not attributed (bursts or instructions)"
     )
 
 

@@ -365,7 +365,7 @@ def test_device_view_reading_states_the_fusion_lesson():
     assert line.endswith(
         f"compute window (bf16), baseline -> fused: {windows['baseline']:.1f} -> {windows['fused']:.1f} us, "
         f"down {drop:.1f} us\n"
-        "fused also runs fewer scalar and vector computing instructions (the per-engine table); one execution each: no cause shown"
+        "fused also runs fewer scalar and vector computing instructions (the per-engine table); one execution each: the window's change is not attributed (bursts or instructions)"
     )
     assert "gpsimd" not in line and all(len(part.split()) <= 25 for part in line.splitlines())
 
