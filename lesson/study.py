@@ -23,7 +23,7 @@ from analysis.floor import SLOW_ROUND, FloorCheck, Ranking, cannot_tell_group, g
 from analysis.timing import Timing, p10_p90, time_per_call
 from analysis.steps import per_call_summary, step_ops
 from analysis.traces import Trace, load_trace
-from analysis.verdicts import CANNOT_TELL, CANNOT_TELL_ALONE, EDGE, NO_DIFFERENCE
+from analysis.verdicts import CANNOT_TELL, CANNOT_TELL_ALONE, EDGE, NO_DIFFERENCE, margin_percent
 from helpers.backend import Backend
 from helpers.errors import SeriesError
 from helpers.outputs import write_json
@@ -845,7 +845,12 @@ def copies_answer(
         table.append("  (by allocation: one copy per full-size tensor allocated, A3)")
     for w, c in models.items() if brief and readings else ():  # why each count's verdict reads as it does
         name, _, lo, hi, told, *_ = readings[0]
-        near = "reaches within 5% of 1" if w in told else "lies at least 5% from 1"
+        if lo / c <= 1 <= hi / c:  # a range that holds 1 does more than reach within the margin of it
+            near = "holds 1"
+        elif w in told:
+            near = f"reaches within {margin_percent()}% of 1"
+        else:
+            near = f"lies beyond the {margin_percent()}% margin of 1"
         whose = name.split(",")[0].split(" (")[0]  # "this run" or "reference run"
         table.append(f"  {whose} p10-p90 / {_count_text(c, (lo, hi))} ({w}): {lo / c:.2f}-{hi / c:.2f}, {near}")
     if readings:
