@@ -338,7 +338,7 @@ def warmup_explanation(verdict: Verdict, backend: Any) -> list[str]:
         causes = "whether warm-up shortens the first step is not shown here"
     return [
         f"why (explained, not measured): {causes}; each fresh model had one untimed call before its profile,"
-        f" so its first-call cost stays out{left}"
+        f" so its first-call cost is expected to stay out{left}"
     ]
 
 
@@ -396,7 +396,7 @@ def queue_takeaway(verdict: Verdict, sent_us: float, done_us: float) -> str:
     if verdict.kind != "faster":
         return f"{head} none from this run ({verdict.word}), so it shows no queue"
     return (  # plain words, one number, named as the medians' ratio (the ranges are the verdict line's); N6: a device
-        f"{head} a timer stopped when the calls return reads {100 * sent_us / done_us:.2f}% of the work (median ratio):"
+        f"{head} a timer stopped when the calls return reads {100 * sent_us / done_us:.2f}% of the stand-in's work (median ratio):"
         " it does not wait for the worker thread's work (a device's queue: the same effect expected, not this share, N6)"
     )
 

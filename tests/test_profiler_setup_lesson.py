@@ -373,7 +373,7 @@ def test_queue_stand_in_shows_the_clock_a_loop_without_synchronize_misses(monkey
     share = float(takeaway.split("reads ")[1].split("%")[0])  # a few us of submitting against 100 ms of work
     assert takeaway.startswith("take-home (the stand-in):") and 0 < share < 20
     assert takeaway.endswith(
-        "of the work (median ratio): it does not wait for the worker thread's work (a device's queue: the same effect expected, not this share, N6)"
+        "of the stand-in's work (median ratio): it does not wait for the worker thread's work (a device's queue: the same effect expected, not this share, N6)"
     )
     monkeypatch.setattr(setup, "contention_between", lambda before, after: Contention(1.0, 0.5, 0.5, 0.0))
     busy, busy_takeaway = setup.queue_stand_in(lambda: None, n_calls=2, rounds=5)
@@ -445,7 +445,7 @@ def test_queue_takeaway_gives_a_share_only_for_a_measurable_gap():
 
     apart = Verdict("sent", "done", "faster", "s", form="ranges")
     line = queue_takeaway(apart, 310.0, 34_000.0)  # one number: the verdict line above gives the two clocks' ranges
-    assert "reads 0.91% of the work (median ratio): it does not wait" in line and "medians" not in line
+    assert "reads 0.91% of the stand-in's work (median ratio): it does not wait" in line and "medians" not in line
     for kind in ("no measurable difference", "busy"):
         line = queue_takeaway(Verdict("sent", "done", kind, "s", form="ranges"), 310.0, 34_000.0)
         assert "none from this run" in line and "%" not in line.replace("5% apart", "")
