@@ -632,7 +632,7 @@ def plot_call_kernels(
     fig.legend(
         handles=[
             Patch(color=LANE_COLORS["device"], label="kernel (named by the op that launched it)"),
-            Patch(color=MEANING_COLORS["idle"], alpha=IDLE_ALPHA, label="device idle between the call's kernels"),
+            Patch(color=MEANING_COLORS["idle"], alpha=IDLE_ALPHA, label="no kernel of this call running"),
         ],
         loc="upper left",
         bbox_to_anchor=(0.01, 0.91),
