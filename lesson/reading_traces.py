@@ -460,8 +460,7 @@ def largest_gap_host_calls(trace: Any) -> tuple[str, pd.DataFrame]:
     Returns:
         (caption naming the gap's two ops, short kernel names (a copy's direction spelled out), its length and its
         start from the step's start (plot_timeline's axis, so a reader can find the rows on the figure), the
-        longest stretch of it no host call covers (where one of 1 us or more occurs), and what a negative
-        from_gap_start_us means where one occurs, and the gap's cause (idle_gaps: "launched late" when the
+        longest stretch of it no host call covers (where one of 1 us or more occurs), and the gap's cause (idle_gaps: "launched late" when the
         next launch began only after the device went idle); DataFrame with
         columns name, lane, from_gap_start_us, dur_us, sorted by start), or an empty table
         where the step has no gap.
@@ -489,8 +488,6 @@ def largest_gap_host_calls(trace: Any) -> tuple[str, pd.DataFrame]:
         ended = calls[((calls["from_gap_start_us"] + calls["dur_us"]) - quiet[0]).abs() < 1e-6]["name"]
         after = f" (when {ended.iloc[0]} ended)" if quiet[0] > 0 and len(ended) else ""
         caption += f"; the host traced nothing from +{quiet[0]:.0f}{after} to +{quiet[1]:.0f} us"
-    if (calls["from_gap_start_us"] < 0).any():  # a call already running when the device went idle
-        caption += "; negative from_gap_start_us: began before the gap"
     causes = idle_gaps(trace, step)  # the same gaps; its cause column compares the next launch with the gap's start
     caption += f"; cause: {causes.nlargest(1, 'gap_us')['cause'].iloc[0]} (glossary)"
     return caption, calls.reset_index(drop=True)

@@ -175,7 +175,7 @@ def test_largest_gap_host_calls_finds_the_sync_in_the_recorded_gap():
     names = list(calls["name"])  # the host reads a device value back, waits, then launches again
     assert names.index("aten::is_nonzero") < names.index("cudaStreamSynchronize") < names.index("cudaLaunchKernel")
     assert (calls["from_gap_start_us"] < 100).all() and "ProfilerStep#100" not in names
-    assert (calls["from_gap_start_us"] < 0).any() and "; negative from_gap_start_us: began before the gap" in caption
+    assert (calls["from_gap_start_us"] < 0).any() and "negative" not in caption  # the page's row notes say it
     assert "; the host traced nothing from +20 (when aten::" in caption and " ended) to +80 us;" in caption  # the next call: +80
     assert caption.endswith("; cause: launched late (glossary)")  # the next launch (+90) began after the device went idle
 
