@@ -388,8 +388,8 @@ def test_start_reads_names_what_the_start_loads():
     hi = max(e.dma.loc[m, "end_ns"].max() for e, m in zip(exports.values(), spans)) / 1e3
     assert all(e.counter("hbm_read_bytes") == e.hbm_instructions()["hbm_read_bytes"].sum() for e in exports.values())
     assert before == (
-        f'DMA bars before that, {lo:.1f}-{hi:.1f} us: "instruction" queue only, outside the HBM counters (inferred: no HBM instruction starts that early); '
-        "contents: not in the export"
+        f"DMA bars at {lo:.1f}-{hi:.1f} us: not Q, K, V loads, as no HBM instruction starts that early (inferred); "
+        'queue: "instruction" only; contents: not exported'
     )
     assert all(len(part.split()) <= 25 for part in (reads, before))
 
