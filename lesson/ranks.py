@@ -309,7 +309,10 @@ def neuron_recipe_lines(ranks: int, active: int, straggler_rank: int, straggler_
         "  then, in a cell of this notebook after section 1:"
         " waits = collective_waits(rank_steps(DIR)); plot_rank_steps(plt.subplots()[1], waits, STRAGGLER_RANK).",
     ] + (  # what to look for: the prediction, not a recorded Neuron result
-        [f'  expected: rank {straggler_rank} arrives last on its slow steps (section 4\'s "slow steps:" line counts them).']
+        [
+            f'  expected: rank {straggler_rank} arrives last on its slow steps (section 4\'s "slow steps:" line counts them);'
+            f" the other ranks wait about the {straggler_ms:g} ms set, give or take step-start gaps and compute differences (section 4)."
+        ]
         if straggler_rank >= 0 and straggler_ms > 0
         else []
     )
@@ -571,7 +574,7 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
     whose = f" (ranks {(' and ' if len(waiting) == 2 else ', ').join(map(str, waiting))})" if len(waiting) > 1 else ""
     return (
         f"{opener}{_one_decimal(compute + start)} ms"
-        f" waited{whose}: the last rank computed {_one_decimal(abs(compute))} ms {'less' if shown_compute < 0 else 'longer'}"
+        f" waited{whose}: summed over the steps, each step's last rank computed {_one_decimal(abs(compute))} ms {'less' if shown_compute < 0 else 'longer'}"
         f"{shorter}{split} and started {_one_decimal(abs(start))} ms {'earlier' if net < 0 else 'later'}{signed}{rounded}; {ending}"
     )
 
