@@ -509,7 +509,7 @@ def start_reads(exports: dict[str, Any]) -> str:
     took the whole start for Q, K and V arriving. The reads start late in the start, and the DMA bars before them
     belong to a DMA queue type (here `instruction`, a queue type: nothing in the export says it holds the program),
     whose contents the export does not give. The line gives those bars' span, to find them in the figure, and says
-    they are not Q, K, V loads only where each HBM counter is the sum of the HBM instructions and none of those
+    they fall outside the HBM counters only where each HBM counter is the sum of the HBM instructions and none of those
     starts before the first read (the room's first question about the figure's early DMA bars).
     """
     from analysis import attention_hbm_traffic, recorded_case
@@ -531,13 +531,11 @@ def start_reads(exports: dict[str, Any]) -> str:
         # the HBM counters are the HBM instructions' sums, and none of those starts before `first`
         sums = all(e.counter(f"hbm_{d}_bytes") == hbm[f"hbm_{d}_bytes"].sum() for d in ("read", "write"))
         outside &= sums and bool((hbm["start_ns"] >= first).all())
-    carry = "contents: not exported" if tensors <= {"unknown"} else f"their tensor: {'/'.join(sorted(tensors))}"
+    carry = "contents not exported" if tensors <= {"unknown"} else f"their tensor: {'/'.join(sorted(tensors))}"
     one = len(queues) == 1
-    counters = (
-        "not Q, K, V loads, as no HBM instruction starts that early (inferred)" if outside else "the HBM counters may hold them"
-    )
-    kinds = f'{counters}; queue{"" if one else "s"}: "{"/".join(sorted(queues))}"{" only" if one else ""}; {carry}'
-    bars = f"DMA bars at {min(spans):.1f}-{max(spans):.1f} us: {kinds}" if queues else "DMA bars before that: none"
+    counters = "before any HBM instruction (so outside the HBM counters)" if outside else "the HBM counters may hold them"
+    kinds = f'{counters}: queue{"" if one else "s"} "{"/".join(sorted(queues))}"{" only" if one else ""}; {carry}'
+    bars = f"DMA bars at {min(spans):.1f}-{max(spans):.1f} us, {kinds}" if queues else "DMA bars before that: none"
     return (
         f"the start's HBM-reading instructions read as many bytes as Q, K, V plus the NEFF's constants in {sum(fits)} of {len(fits)} profiles; "
         f"first at {min(firsts):.1f}-{max(firsts):.1f} us\n{bars}"

@@ -381,15 +381,15 @@ def test_start_reads_names_what_the_start_loads():
         "the start's HBM-reading instructions read as many bytes as Q, K, V plus the NEFF's constants in 4 of 4 profiles; "
         f"first at {min(firsts):.1f}-{max(firsts):.1f} us"
     )
-    # the DMA bars before the first read carry instruction-queue packets, not the inputs: the line says so, gives
+    # the DMA bars before the first read carry instruction-queue packets: the line says so, gives
     # their span (to find them in the figure) and that the HBM counters (the HBM instructions' sums) leave them out
     spans = [(e.dma["start_ns"] < first * 1e3) for e, first in zip(exports.values(), firsts)]
     lo = min(e.dma.loc[m, "start_ns"].min() for e, m in zip(exports.values(), spans)) / 1e3
     hi = max(e.dma.loc[m, "end_ns"].max() for e, m in zip(exports.values(), spans)) / 1e3
     assert all(e.counter("hbm_read_bytes") == e.hbm_instructions()["hbm_read_bytes"].sum() for e in exports.values())
     assert before == (
-        f"DMA bars at {lo:.1f}-{hi:.1f} us: not Q, K, V loads, as no HBM instruction starts that early (inferred); "
-        'queue: "instruction" only; contents: not exported'
+        f"DMA bars at {lo:.1f}-{hi:.1f} us, before any HBM instruction (so outside the HBM counters): "
+        'queue "instruction" only; contents not exported'
     )
     assert all(len(part.split()) <= 25 for part in (reads, before))
 
