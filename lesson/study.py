@@ -23,7 +23,7 @@ from analysis.floor import SLOW_ROUND, FloorCheck, Ranking, cannot_tell_group, g
 from analysis.timing import Timing, p10_p90, time_per_call
 from analysis.steps import per_call_summary, step_ops
 from analysis.traces import Trace, load_trace
-from analysis.verdicts import CANNOT_TELL, CANNOT_TELL_ALONE, EDGE, NO_DIFFERENCE, margin_percent
+from analysis.verdicts import CANNOT_TELL, CANNOT_TELL_ALONE, EDGE, NO_DIFFERENCE, RESOLUTION, decimals_apart, margin_percent
 from helpers.backend import Backend
 from helpers.errors import SeriesError
 from helpers.outputs import write_json
@@ -852,7 +852,8 @@ def copies_answer(
         else:
             near = f"lies beyond the {margin_percent()}% margin of 1"
         whose = name.split(",")[0].split(" (")[0]  # "this run" or "reference run"
-        table.append(f"  {whose} p10-p90 / {_count_text(c, (lo, hi))} ({w}): {lo / c:.2f}-{hi / c:.2f}, {near}")
+        ends = "-".join(max((decimals_apart(e / c, b) for b in (1 / RESOLUTION, RESOLUTION)), key=len) for e in (lo, hi))
+        table.append(f"  {whose} p10-p90 / {_count_text(c, (lo, hi))} ({w}): {ends}, {near}")  # 1.0497, not 1.05
     if readings:
         name, *_, told, _, said = readings[0]
         follows = ": the time cannot say which count it follows" if len(told) > 1 else ""
