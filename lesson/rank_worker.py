@@ -29,7 +29,7 @@ from analysis.contention import contention_between, read_counters
 
 def train_step(model, x, straggle_s: float) -> dict[str, int]:
     """Forward, backward, extra work on a slow rank, then the all-reduce of the gradients.
-    Returns when each phase ended (time.monotonic_ns: one clock for every process of a machine)."""
+    Returns when each phase ended (time.monotonic_ns; Linux: one clock for every process of a machine)."""
 
     def now():  # the clock is read once the device has finished its queued work
         if x.device.type in ("cuda", "neuron"):  # both queue work asynchronously (docs/NEURON_NOTES.md N6)

@@ -236,7 +236,7 @@ def ranks_contention(out_dir: Path) -> tuple[Contention | None, str]:
         if waited[worst] > BUSY_WAITED_FRACTION - 0.01:
             line = (
                 f"just under the {BUSY_WAITED_FRACTION:.0%} BUSY line: rank {worst}'s CPU run-queue delay"
-                f" was {_percent(waited[worst], up=True)} of its profiled steps"
+                f" was at most {_percent(waited[worst], up=True)} of its profiled steps"
             )
     return contention, line
 

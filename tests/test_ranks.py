@@ -556,7 +556,7 @@ def test_ranks_contention_is_the_worst_rank_and_names_a_rank(tmp_path):
     assert ranks_contention(tmp_path)[1] == quiet.replace(" ,", ",")
     assert "at most 9%" in ranks_contention(tmp_path)[0].seen()  # the same rounding as the metrics' bound
     (tmp_path / "rank1.json").write_text(json.dumps({"rank": 1, "contention": vars(Contention(0.2, 0.0993, 0.05, 0.0))}))
-    near = "just under the 10% BUSY line: rank 1's CPU run-queue delay was 9.93% of its profiled steps"  # one number
+    near = "just under the 10% BUSY line: rank 1's CPU run-queue delay was at most 9.93% of its profiled steps"  # one number
     assert ranks_contention(tmp_path)[1] == near
     assert rank_cpu_waits(tmp_path) == {0: 0.01, 1: 0.0993}
 
