@@ -291,7 +291,7 @@ def draw_lanes(exports, cases, pair, origin: str, d_head: int, bursts=None, comp
         ax.axvline(e.total_time_ns / 1e3, color="black", linewidth=1, label="end of execution")
         for label, lo, hi in (bursts or {}).get(name, []):
             ax.axvspan(lo, hi, color="grey", alpha=0.15, zorder=0)
-            ax.text((lo + hi) / 2, -0.5, f"burst {label}", ha="center", va="bottom", fontsize=8)
+            ax.text((lo + hi) / 2, -0.5, f"{label} (A4)", ha="center", va="bottom", fontsize=8)
         ax.set_yticks(range(len(lanes)), lanes)
         ax.invert_yaxis()
         ax.set_title(f"{cases[name]['kernel']} ({cases[name]['dtype']})", fontsize=10)
