@@ -32,7 +32,7 @@ from analysis.facade import lazy_namespace
 _EXPORTS = {
     "trainium_readings": "against_spread same_work_spread spread_line device_view_claims device_view_metrics guesses_against_counters execution_start"
     " after_first_matmul_reading per_call_bounds device_view_reading counter_readings lane_not_all_work engine_opcode_counts per_engine_table burst_transfers burst_spans start_tail_opcodes start_reads",
-    "naive_rmsnorm": "allocation_line call_exceptions gap_share idle_split longest_gap_line op_around recorded_call_metrics recorded_kernel_table"
+    "naive_rmsnorm": "allocation_line call_exceptions gap_share idle_split op_around recorded_call_metrics recorded_kernel_table"
     " stamps_back_to_back",
     "compiled": "BUSY_COLD_CALL KEEP_NEFF beside_03 break_evens cold_call written_over_input speedup_lines cache_load_lines",
     "changed_ops": "change_line fused_rate_line op_changes own_time_line priced_table ratio_ends",

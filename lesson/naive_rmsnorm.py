@@ -89,51 +89,6 @@ def gap_share(steps: pd.DataFrame, step: int | None = None) -> tuple[float, str]
     return share, f"{line}\n{most.sentence}"
 
 
-def longest_gap_line(trace, step: int | None = None, memory_device_type: int | None = None) -> str:
-    """The longest gap between two ops of one step, with what was freed in it and which ops allocated
-    what in it (computed from the same window), so that the reader need not find that row in the table.
-    An allocation charged to a label (no op running) is said to be one, not read as the label's whole
-    allocation.
-    A free only coincides with a gap: not shown to be its cause; where nothing was
-    freed the line says so rather than "0 B (they coincide)".
-
-    Args:
-        trace: `analysis.load_trace`'s result.
-        step: the step of the gap table (the representative one by default).
-        memory_device_type: the backend's `[memory]` device type; None: no memory part.
-
-    Returns:
-        e.g. "longest gap: aten::pow -> aten::sum, 1501.6 us; nothing freed in it; allocated in it: 8 B
-        (charged to the naive label: no op running)"; a line saying there was none where the step had
-        fewer than two ops.
-    """
-    from analysis.allocations import allocations_by_op
-    from analysis.steps import gap_table
-    from analysis.traces import representative_step
-    from lesson.rmsnorm import format_bytes
-
-    step = representative_step(trace) if step is None else step
-    gaps = gap_table(trace, step, memory_device_type)
-    if gaps.empty:
-        return "longest gap: none (fewer than two ops in the step)"
-    row = gaps.loc[gaps["gap_us"].idxmax()]
-    parts = [f"longest gap: {row['after']} -> {row['before']}, {row['gap_us']:.1f} us"]
-    if memory_device_type is None or trace.memory.empty:
-        return parts[0]
-    freed = row["freed_bytes"]
-    parts.append(
-        f"freed in it: {format_bytes(freed)} (they coincide; not shown as the cause)" if freed else "nothing freed in it"
-    )
-    start = row["start_us"] + float(trace.steps.set_index("step")["ts"].get(step, 0.0))  # gap_table's clock: the step's
-    allocs = allocations_by_op(trace, step, memory_device_type)
-    made = allocs[(allocs["ts"] >= start) & (allocs["ts"] < start + row["gap_us"])].groupby("op", sort=False)["bytes"].sum()
-    labels = set(trace.events.loc[trace.events["cat"] == "user_annotation", "name"].astype(str))
-    # who is charged: a `record_function` label is open, not running an op; "?": nothing was open
-    who = {op: f"the {op} label: no op running" if op in labels else op for op in made.index} | {"?": "no row"}
-    parts += [f"allocated in it: {format_bytes(b)} (charged to {who[op]})" for op, b in made.items()]
-    return "; ".join(parts)
-
-
 def recorded_kernel_table(recorded: dict, unread: list) -> tuple[str, pd.DataFrame]:
     """02's per-kernel table of the two recorded calls (H100, MI300X). Why here: it is display code
     (labels, GiB/s conversion, the idle star) that would stall a workshop seat; the lesson

@@ -60,27 +60,6 @@ def test_gap_share_verdict_holds_only_where_the_ops_held_most_of_every_step():
     assert line.split("\n")[1].endswith(": in 4 of 5 steps of this run, not in every one")
 
 
-def test_longest_gap_line_reads_the_longest_gaps_own_row_and_names_what_was_allocated_in_it(profiled):
-    # a real cpu profile: the line reads the longest gap's own row; where nothing was freed it says so
-    # (not "0 B (they coincide)"), and the ops it names allocated that row's bytes
-    from analysis.steps import gap_table
-    from analysis.traces import representative_step
-    from lesson.naive_rmsnorm import longest_gap_line
-    from lesson.rmsnorm import format_bytes
-
-    *_, trace = profiled
-    step = representative_step(trace)
-    row = gap_table(trace, step, 0).nlargest(1, "gap_us").iloc[0]
-    line = longest_gap_line(trace, step, 0)
-    assert line.startswith(f"longest gap: {row['after']} -> {row['before']}, {row['gap_us']:.1f} us; ")
-    freed = "nothing freed in it" if row["freed_bytes"] == 0 else f"freed in it: {format_bytes(row['freed_bytes'])} (they"
-    assert freed in line and ("0 B" not in line.split("; ")[1])
-    made = [part for part in line.split("; ") if part.startswith("allocated in it: ")]  # "(they coincide; ...)"
-    assert (len(made) > 0) == (row["allocated_bytes"] > 0)
-    assert all("(charged to " in part for part in made)  # not "naive allocated 8 B": that reads as naive's total
-    assert longest_gap_line(trace, step) == line.split("; ")[0]  # no memory device type: no memory part
-
-
 def test_naive_call_metrics_keeps_the_published_names(profiled):
     backend, x, w, trace = profiled
     pc = per_call_summary(trace, memory_device_type=0)
