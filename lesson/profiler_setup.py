@@ -238,7 +238,7 @@ def cost_takeaway(
         side = ranges_apart(*((v.p10, v.p90) for v in pair))
         said = f"measurably {side}" if side else f"{verdict_rules.CANNOT_TELL} in this run"
         parts.append(f"tiny call's ratio against the lesson call's: {said}")
-    if any(v.kind != "busy" and v.median < 1 for v in verdicts.values()):  # the profiler only adds work
+    if any(v.kind != "busy" and round(v.median, 2) < 1 for v in verdicts.values()):  # as printed (2 decimals): 0.9994 reads 1.00
         parts.append("a median below 1 lies within the spread, not a negative cost: the order alternates each round")
     return "\n".join(["take-home, the profiler's cost, per-round profiled / bare:", *parts])  # a line per call
 

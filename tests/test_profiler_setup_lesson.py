@@ -189,6 +189,8 @@ def test_cost_takeaway_states_a_ratio_only_where_measurable():
     cheaper = cost_takeaway({"lesson": judge_ratio(below, "cheaper", "costlier"), "tiny": verdicts["tiny"]})
     assert cheaper.startswith("take-home, the profiler's cost, per-round profiled / bare:\nlesson call: cheaper, 0.85x")
     assert cheaper.endswith("\na median below 1 lies within the spread, not a negative cost: the order alternates each round")
+    at_one = PairedRatio("lesson profiled", "lesson bare", np.array([0.92, 0.97, 0.9994, 1.03, 1.13]))  # prints "median 1.00"
+    assert "below 1" not in cost_takeaway({"lesson": judge_ratio(at_one, "cheaper", "costlier")})
     # an inconclusive call states no p90 as a bound; both unresolved calls are named
     both = cost_takeaway({"lesson": verdicts["lesson"], "tiny": verdicts["lesson"]})
     assert "90%" not in both and both.count("cannot tell apart, inconclusive") == 2
