@@ -310,8 +310,8 @@ def neuron_recipe_lines(ranks: int, active: int, straggler_rank: int, straggler_
         " waits = collective_waits(rank_steps(DIR)); plot_rank_steps(plt.subplots()[1], waits, STRAGGLER_RANK).",
     ] + (  # what to look for: the prediction, not a recorded Neuron result
         [
-            f'  expected: rank {straggler_rank} arrives last on its slow steps (section 4\'s "slow steps:" line counts them);'
-            f" the other ranks wait about the {straggler_ms:g} ms set, give or take step-start gaps and compute differences (section 4)."
+            f"  expected: rank {straggler_rank} arrives last on its slow steps (steps marked * in the plot);"
+            f" the other ranks wait about the {straggler_ms:g} ms set, give or take step-start gaps and compute differences."
         ]
         if straggler_rank >= 0 and straggler_ms > 0
         else []
