@@ -574,7 +574,7 @@ def arrival_parts_line(parts: pd.DataFrame, extra: tuple[int, float] | None = No
     whose = f" (ranks {(' and ' if len(waiting) == 2 else ', ').join(map(str, waiting))})" if len(waiting) > 1 else ""
     return (
         f"{opener}{_one_decimal(compute + start)} ms"
-        f" waited{whose}: summed over the steps, each step's last rank computed {_one_decimal(abs(compute))} ms {'less' if shown_compute < 0 else 'longer'}"
+        f" waited{whose}: summed over the steps, the last-arriving ranks computed {_one_decimal(abs(compute))} ms {'less' if shown_compute < 0 else 'longer'}"
         f"{shorter}{split} and started {_one_decimal(abs(start))} ms {'earlier' if net < 0 else 'later'}{signed}{rounded}; {ending}"
     )
 

@@ -478,7 +478,7 @@ def test_arrival_parts_split_each_wait_into_the_later_start_and_the_longer_compu
     assert parts["left previous step later by (ms)"].iloc[1] == pytest.approx(-1.5)
     assert parts["left previous step later by (ms)"].isna().iloc[0]
     assert arrival_parts_line(parts) == (  # who waited, summed per rank (not who arrived last most often)
-        "in all, over the 2 off steps, rank 0 waited 1.0 ms; rank 1 waited 3.0 ms. Why: 4.0 ms waited (ranks 0 and 1): summed over the steps, each step's last rank computed"
+        "in all, over the 2 off steps, rank 0 waited 1.0 ms; rank 1 waited 3.0 ms. Why: 4.0 ms waited (ranks 0 and 1): summed over the steps, the last-arriving ranks computed"
         " 3.0 ms longer (less on step 0) and started 1.0 ms later (gaps: +2.0 where it started later, -1.0 where earlier);"
         " the larger part changes from step to step; not a verdict"
     )  # step 0: the start gap (2.0) is larger, step 1: the compute (4.0)
@@ -501,7 +501,7 @@ def test_arrival_parts_split_each_wait_into_the_later_start_and_the_longer_compu
     run = parts.iloc[:1].assign(wait_ms=1.74, **{"step-start gap (ms)": 1.35, "computed longer by (ms)": 0.39})
     line = arrival_parts_line(run)
     assert (
-        "1.7 ms waited: summed over the steps, each step's last rank computed 0.4 ms longer and started 1.4 ms later, parts rounded;"
+        "1.7 ms waited: summed over the steps, the last-arriving ranks computed 0.4 ms longer and started 1.4 ms later, parts rounded;"
         in line
     )
     assert ", parts rounded" not in arrival_parts_line(parts)  # 4.0 = 3.0 + 1.0 and 1.0 = 2.0 - 1.0: no note
