@@ -533,11 +533,7 @@ def start_reads(exports: dict[str, Any]) -> str:
         outside &= sums and bool((hbm["start_ns"] >= first).all())
     carry = "contents not exported" if tensors <= {"unknown"} else f"their tensor: {'/'.join(sorted(tensors))}"
     one = len(queues) == 1
-    counters = (
-        "before any HBM instruction (outside the HBM counters, which equal the HBM instructions' sums)"
-        if outside
-        else "the HBM counters may hold them"
-    )
+    counters = "before any HBM instruction" if outside else "the HBM counters may hold them"
     kinds = f'{counters}: queue{"" if one else "s"} "{"/".join(sorted(queues))}"{" only" if one else ""}; {carry}'
     bars = f"DMA bars at {min(spans):.1f}-{max(spans):.1f} us, {kinds}" if queues else "DMA bars before that: none"
     return (

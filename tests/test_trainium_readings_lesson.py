@@ -388,8 +388,7 @@ def test_start_reads_names_what_the_start_loads():
     hi = max(e.dma.loc[m, "end_ns"].max() for e, m in zip(exports.values(), spans)) / 1e3
     assert all(e.counter("hbm_read_bytes") == e.hbm_instructions()["hbm_read_bytes"].sum() for e in exports.values())
     assert before == (
-        f"DMA bars at {lo:.1f}-{hi:.1f} us, before any HBM instruction (outside the HBM counters, which equal the HBM instructions' sums): "
-        'queue "instruction" only; contents not exported'
+        f'DMA bars at {lo:.1f}-{hi:.1f} us, before any HBM instruction: queue "instruction" only; contents not exported'
     )
     assert all(len(part.split()) <= 25 for part in (reads, before))
 
