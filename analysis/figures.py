@@ -276,12 +276,13 @@ def draw_lanes(exports, cases, pair, origin: str, d_head: int, bursts=None, comp
     fig, axes = plt.subplots(len(pair), 1, figsize=(11, 5.5), sharex=True)
     for ax, name in zip(axes, pair):
         e = exports[name]
+        doing = e.instructions[e.instructions["opcode"].isin(COMPUTING_OPCODES)] if computing else None
+        engine = doing["engine"].map(engine_of) if computing else None  # once per profile, not per lane
         for row, lane in enumerate(lanes):
             table = e.dma if lane == "DMA" else e.engine_intervals[e.engine_intervals["engine"] == lane]
             bars = [(s / 1e3, (t - s) / 1e3) for s, t in merged_intervals(table["start_ns"], table["end_ns"])]
             ax.broken_barh(bars, (row - 0.4, 0.8), color=OKABE_ITO[row], alpha=0.3 if computing and lane != "DMA" else None)
-            ins = e.instructions[e.instructions["opcode"].isin(COMPUTING_OPCODES)]
-            ins = ins[ins["engine"].map(engine_of) == lane]
+            ins = doing[engine == lane] if computing else None
             if computing and len(ins):
                 solid = [(s / 1e3, (t - s) / 1e3) for s, t in merged_intervals(ins["start_ns"], ins["end_ns"])]
                 ax.broken_barh(solid, (row - 0.4, 0.8), color=OKABE_ITO[row])

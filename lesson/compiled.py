@@ -58,7 +58,7 @@ KEEP_NEFF = (
     " cpu reference run's listing (docs/reference-runs/README.md, 04), and a NEFF's device view in notebook 09"
 )
 BUSY_COLD_CALL = "a cold call's block was BUSY (its machine line above): one sample, nothing to conclude"
-_START_UP = "it is expected to include Inductor's start-up (not measured)"
+_START_UP = "is expected to include Inductor's start-up (not measured)"
 CHECKS_RECORD = "warmup.json"  # series_tools.inductor_warmup.RECORD: `make run` copied Inductor's CPU checks into the cache
 
 
@@ -81,10 +81,10 @@ def _setup_paid(cold: ColdCall) -> str:
         return "is expected to include the backend's one-time setup (not measured)"
     if cold.checks:
         how = f"built beforehand in {cold.checks['seconds']} s" if cold.checks.get("built") else "copied in beforehand"
-        return f"did not pay the CPU checks ({how}; the run's summary.md says so); {_START_UP}"
+        return f"did not pay the CPU checks ({how}; the run's summary.md says so); it {_START_UP}"
     if cold.added_kinds.get(_PROBE):
-        return f"paid its CPU checks (this call wrote their probe files); {_START_UP}"
-    return "is expected to include Inductor's start-up (not measured)"
+        return f"paid its CPU checks (this call wrote their probe files); it {_START_UP}"
+    return _START_UP
 
 
 def break_evens(
